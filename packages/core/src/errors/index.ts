@@ -1,0 +1,171 @@
+/**
+ * The one error catalog. Every error Tiffin raises on purpose is a `TiffinError`; its class decides the
+ * HTTP status and gRPC status a client sees. Anything else thrown by user code is an internal error (500)
+ * whose details go to the log, never to the client.
+ */
+
+/** gRPC status codes (numeric values of grpc's `status` enum). */
+export const GrpcStatus = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const;
+export type GrpcStatusCode = (typeof GrpcStatus)[keyof typeof GrpcStatus];
+
+/** HTTP status → gRPC status, as the spec's table (section 1.2) gives it. */
+export function grpcStatusForHttp(status: number): GrpcStatusCode {
+  switch (status) {
+    case 200:
+      return GrpcStatus.OK;
+    case 400:
+      return GrpcStatus.INVALID_ARGUMENT;
+    case 401:
+      return GrpcStatus.UNAUTHENTICATED;
+    case 403:
+      return GrpcStatus.PERMISSION_DENIED;
+    case 404:
+      return GrpcStatus.NOT_FOUND;
+    case 413:
+      return GrpcStatus.RESOURCE_EXHAUSTED;
+    case 422:
+      return GrpcStatus.FAILED_PRECONDITION;
+    case 429:
+    case 502:
+    case 503:
+      return GrpcStatus.UNAVAILABLE;
+    case 500:
+      return GrpcStatus.INTERNAL;
+    case 504:
+      return GrpcStatus.DEADLINE_EXCEEDED;
+    default:
+      return GrpcStatus.UNKNOWN;
+  }
+}
+
+export interface TiffinErrorOptions {
+  /** Override the class's HTTP status (a number in 400..599). */
+  errorCode?: number;
+  /** Structured, client-safe detail (e.g. schema validation issues) sent as `detail`. */
+  detail?: unknown;
+  cause?: unknown;
+}
+
+/** The JSON body of every error response (spec D4). */
+export interface ErrorBody {
+  error: string;
+  type: string;
+  detail?: unknown;
+}
+
+export class TiffinError extends Error {
+  static readonly httpStatus: number = 500;
+  readonly errorCode: number;
+  readonly detail: unknown;
+
+  constructor(message: string, options: TiffinErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    const ctor = new.target as unknown as { httpStatus: number };
+    this.errorCode = options.errorCode ?? ctor.httpStatus;
+    this.detail = options.detail;
+  }
+
+  /** HTTP status a client sees. */
+  get httpStatus(): number {
+    return this.errorCode;
+  }
+
+  get grpcStatus(): GrpcStatusCode {
+    return grpcStatusForHttp(this.errorCode);
+  }
+
+  /** Client-facing body. 5xx errors keep their message (they were raised on purpose). */
+  toBody(): ErrorBody {
+    const body: ErrorBody = { error: this.message, type: this.name };
+    if (this.detail !== undefined) body.detail = this.detail;
+    return body;
+  }
+}
+
+export class InvalidArgument extends TiffinError {
+  static override readonly httpStatus: number = 400;
+}
+/** The request could not be turned into the API's input. */
+export class BadInput extends InvalidArgument {}
+export class NotFound extends TiffinError {
+  static override readonly httpStatus: number = 404;
+  override get grpcStatus(): GrpcStatusCode {
+    return GrpcStatus.NOT_FOUND;
+  }
+}
+export class MethodNotAllowed extends TiffinError {
+  static override readonly httpStatus: number = 405;
+}
+export class PayloadTooLarge extends TiffinError {
+  static override readonly httpStatus: number = 413;
+}
+export class UnsupportedMediaType extends TiffinError {
+  static override readonly httpStatus: number = 415;
+}
+export class UnprocessableEntity extends TiffinError {
+  static override readonly httpStatus: number = 422;
+}
+export class TooManyRequests extends TiffinError {
+  static override readonly httpStatus: number = 429;
+}
+export class InternalServerError extends TiffinError {
+  static override readonly httpStatus: number = 500;
+}
+export class ServiceUnavailable extends TiffinError {
+  static override readonly httpStatus: number = 503;
+}
+export class GatewayTimeout extends TiffinError {
+  static override readonly httpStatus: number = 504;
+}
+/** An optional package a feature needs is not installed; the message names the package to add. */
+export class MissingDependencyException extends TiffinError {
+  constructor(message: string, options: TiffinErrorOptions = {}) {
+    super(message, options);
+  }
+  /** Standard message: `<feature> requires <pkg>; install it with \`pnpm add <pkg>\``. */
+  static forPackage(pkg: string, feature: string, cause?: unknown): MissingDependencyException {
+    return new MissingDependencyException(
+      `${feature} requires the package '${pkg}'. Install it with \`pnpm add ${pkg}\` (or npm install ${pkg}).`,
+      { cause },
+    );
+  }
+}
+export class ConfigError extends TiffinError {}
+export class CLIException extends TiffinError {}
+export class ImportServiceError extends TiffinError {}
+export class NotImplementedError extends TiffinError {
+  static override readonly httpStatus: number = 500;
+}
+
+export function isTiffinError(err: unknown): err is TiffinError {
+  return err instanceof TiffinError;
+}
+
+/** The body sent for an unexpected exception: no details leave the server (D4). */
+export function internalErrorBody(requestId?: string): ErrorBody {
+  return {
+    error: requestId
+      ? `An internal error occurred while handling the request (request id ${requestId}); see the server logs.`
+      : 'An internal error occurred while handling the request; see the server logs.',
+    type: 'InternalServerError',
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * The protobuf messages of the `bentoml.grpc.v1` wire protocol (spec section 11) as plain objects, in the
+ * shape @grpc/proto-loader produces with `{keepCase: true, longs: String, enums: String, bytes: Buffer,
+ * defaults: false, oneofs: true}`: snake_case field names, int64/uint64 as decimal strings, enums by name,
+ * and the oneof member name in the oneof's own key (`content`, `representation`).
+ */
+
+export type NDArrayDType =
+  | 'DTYPE_UNSPECIFIED'
+  | 'DTYPE_FLOAT'
+  | 'DTYPE_DOUBLE'
+  | 'DTYPE_BOOL'
+  | 'DTYPE_INT32'
+  | 'DTYPE_INT64'
+  | 'DTYPE_UINT32'
+  | 'DTYPE_UINT64'
+  | 'DTYPE_STRING';
+
+export interface NDArrayMessage {
+  dtype?: NDArrayDType | number;
+  shape?: number[];
+  string_values?: string[];
+  float_values?: number[];
+  double_values?: number[];
+  bool_values?: boolean[];
+  int32_values?: number[];
+  int64_values?: Array<string | number>;
+  uint32_values?: number[];
+  uint64_values?: Array<string | number>;
+}
+
+export interface SeriesMessage {
+  bool_values?: boolean[];
+  float_values?: number[];
+  int32_values?: number[];
+  int64_values?: Array<string | number>;
+  double_values?: number[];
+  string_values?: string[];
+}
+
+export interface DataFrameMessage {
+  column_names?: string[];
+  columns?: SeriesMessage[];
+}
+
+export interface FileMessage {
+  kind?: string;
+  content?: Buffer | Uint8Array;
+}
+
+/** google.protobuf.Value */
+export interface ValueMessage {
+  null_value?: 'NULL_VALUE' | 0;
+  number_value?: number;
+  string_value?: string;
+  bool_value?: boolean;
+  struct_value?: StructMessage;
+  list_value?: { values?: ValueMessage[] };
+  kind?: 'null_value' | 'number_value' | 'string_value' | 'bool_value' | 'struct_value' | 'list_value';
+}
+export interface StructMessage {
+  fields?: Record<string, ValueMessage>;
+}
+/** google.protobuf.StringValue */
+export interface StringValueMessage {
+  value?: string;
+}
+
+/** Names of the oneof members a descriptor reads and writes. */
+export type ProtoField = 'ndarray' | 'dataframe' | 'series' | 'file' | 'text' | 'json' | 'multipart';
+
+export interface PartMessage {
+  ndarray?: NDArrayMessage;
+  dataframe?: DataFrameMessage;
+  series?: SeriesMessage;
+  file?: FileMessage;
+  text?: StringValueMessage;
+  json?: ValueMessage;
+  serialized_bytes?: Buffer | Uint8Array;
+  representation?: ProtoField | 'serialized_bytes';
+}
+
+export interface MultipartMessage {
+  fields?: Record<string, PartMessage>;
+}
+
+/** The payload of one typed oneof member: what `fromProto` receives and `toProto` returns. */
+export type ProtoPayload =
+  | NDArrayMessage
+  | DataFrameMessage
+  | SeriesMessage
+  | FileMessage
+  | StringValueMessage
+  | ValueMessage
+  | MultipartMessage;
+
+export interface RequestMessage {
+  api_name?: string;
+  ndarray?: NDArrayMessage;
+  dataframe?: DataFrameMessage;
+  series?: SeriesMessage;
+  file?: FileMessage;
+  text?: StringValueMessage;
+  json?: ValueMessage;
+  multipart?: MultipartMessage;
+  serialized_bytes?: Buffer | Uint8Array;
+  content?: ProtoField | 'serialized_bytes';
+}
+
+export interface ResponseMessage {
+  ndarray?: NDArrayMessage;
+  dataframe?: DataFrameMessage;
+  series?: SeriesMessage;
+  file?: FileMessage;
+  text?: StringValueMessage;
+  json?: ValueMessage;
+  multipart?: MultipartMessage;
+  serialized_bytes?: Buffer | Uint8Array;
+  content?: ProtoField | 'serialized_bytes';
+}

@@ -1,0 +1,213 @@
+import { Readable } from 'node:stream';
+import busboy from 'busboy';
+import { BadInput, PayloadTooLarge } from '../errors/index.js';
+import { type MediaType, parseMediaType } from './media-type.js';
+
+/** One part of a multipart/form-data body, in body order. */
+export interface FormPart {
+  readonly name: string;
+  /** Present (possibly empty) when the part's Content-Disposition had a `filename` parameter. */
+  readonly filename: string | undefined;
+  readonly isFile: boolean;
+  /** The part's own headers (lower-cased names). Plain fields have none but content-disposition. */
+  readonly headers: Headers;
+  readonly contentType: MediaType | null;
+  readonly data: Buffer;
+}
+
+export interface MultipartLimits {
+  /** Max number of parts (files + fields). */
+  maxParts: number;
+  /** Max bytes in one file part. */
+  maxFileSize: number;
+  /** Max bytes in one plain field. */
+  maxFieldSize: number;
+}
+
+export const DEFAULT_MULTIPART_LIMITS: MultipartLimits = {
+  maxParts: 1000,
+  maxFileSize: 100 * 1024 * 1024,
+  maxFieldSize: 16 * 1024 * 1024,
+};
+
+/**
+ * The request as descriptors see it: transport-neutral (the Koa server, Multipart sub-requests and tests
+ * all build one), with the body read lazily and at most once.
+ */
+export interface HttpRequest {
+  readonly method: string;
+  /** Path plus query string, as received. */
+  readonly url: string;
+  readonly path: string;
+  readonly headers: Headers;
+  readonly query: URLSearchParams;
+  /** Parsed Content-Type, or null when missing/malformed. */
+  readonly contentType: MediaType | null;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+  /** The whole body (bounded by the server's body limit; over it → PayloadTooLarge). */
+  body(): Promise<Buffer>;
+  /** The body as multipart/form-data parts, in body order. Malformed → BadInput. */
+  formData(): Promise<FormPart[]>;
+}
+
+export interface BufferedHttpRequestInit {
+  method?: string;
+  url?: string;
+  headers?: ConstructorParameters<typeof Headers>[0] | Headers;
+  /** The body, or a function reading it once (e.g. from a socket). */
+  body?: Buffer | Uint8Array | string | (() => Promise<Buffer>);
+  signal?: AbortSignal;
+  multipartLimits?: Partial<MultipartLimits>;
+  /** For sub-requests: the form a child descriptor sees when it asks for one. */
+  form?: FormPart[];
+}
+
+/** The standard HttpRequest implementation. */
+export class BufferedHttpRequest implements HttpRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly path: string;
+  readonly headers: Headers;
+  readonly query: URLSearchParams;
+  readonly signal: AbortSignal;
+  private readonly readBody: () => Promise<Buffer>;
+  private bodyPromise: Promise<Buffer> | undefined;
+  private formPromise: Promise<FormPart[]> | undefined;
+  private readonly limits: MultipartLimits;
+
+  constructor(init: BufferedHttpRequestInit = {}) {
+    this.method = (init.method ?? 'POST').toUpperCase();
+    this.url = init.url ?? '/';
+    const q = this.url.indexOf('?');
+    this.path = q >= 0 ? this.url.slice(0, q) : this.url;
+    this.query = new URLSearchParams(q >= 0 ? this.url.slice(q + 1) : '');
+    this.headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+    this.signal = init.signal ?? new AbortController().signal;
+    this.limits = { ...DEFAULT_MULTIPART_LIMITS, ...init.multipartLimits };
+    const body = init.body;
+    if (typeof body === 'function') this.readBody = body;
+    else {
+      const buf =
+        body === undefined
+          ? Buffer.alloc(0)
+          : typeof body === 'string'
+            ? Buffer.from(body, 'utf8')
+            : Buffer.from(body);
+      this.readBody = async () => buf;
+    }
+    if (init.form) this.formPromise = Promise.resolve(init.form);
+  }
+
+  get contentType(): MediaType | null {
+    return parseMediaType(this.headers.get('content-type'));
+  }
+
+  body(): Promise<Buffer> {
+    this.bodyPromise ??= this.readBody();
+    return this.bodyPromise;
+  }
+
+  formData(): Promise<FormPart[]> {
+    this.formPromise ??= this.body().then((buf) => parseMultipart(buf, this.headers, this.limits));
+    return this.formPromise;
+  }
+
+  /** A request sharing method, url and signal, with other headers/body (Multipart sub-requests). */
+  derive(init: { headers?: Headers; body?: Buffer; form?: FormPart[] }): BufferedHttpRequest {
+    return new BufferedHttpRequest({
+      method: this.method,
+      url: this.url,
+      headers: init.headers ?? this.headers,
+      body: init.body ?? (() => this.body()),
+      signal: this.signal,
+      multipartLimits: this.limits,
+      form: init.form,
+    });
+  }
+}
+
+/** Parse a multipart/form-data body. Every failure is the client's: BadInput (or 413 for size). */
+export function parseMultipart(body: Buffer, headers: Headers, limits: MultipartLimits): Promise<FormPart[]> {
+  const contentType = headers.get('content-type') ?? '';
+  const mt = parseMediaType(contentType);
+  if (!mt || mt.essence !== 'multipart/form-data') {
+    return Promise.reject(
+      new BadInput(`Expected a multipart/form-data body, got Content-Type '${contentType || '(none)'}'`),
+    );
+  }
+  if (!mt.parameters.boundary) {
+    return Promise.reject(new BadInput('multipart/form-data Content-Type has no boundary parameter'));
+  }
+  return new Promise<FormPart[]>((resolve, reject) => {
+    const parts: FormPart[] = [];
+    let failed = false;
+    const fail = (err: Error) => {
+      if (!failed) {
+        failed = true;
+        reject(err);
+      }
+    };
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: { 'content-type': contentType },
+        preservePath: true,
+        defParamCharset: 'utf8',
+        limits: {
+          parts: limits.maxParts,
+          fileSize: limits.maxFileSize,
+          fieldSize: limits.maxFieldSize,
+          fieldNameSize: 1024,
+        },
+      });
+    } catch (err) {
+      fail(new BadInput(`Invalid multipart request: ${(err as Error).message}`));
+      return;
+    }
+    parser.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('limit', () =>
+        fail(new PayloadTooLarge(`Multipart file part '${name}' exceeds ${limits.maxFileSize} bytes`)),
+      );
+      stream.on('end', () => {
+        const h = new Headers();
+        h.set('content-disposition', `form-data; name="${name}"; filename="${info.filename ?? ''}"`);
+        if (info.mimeType) h.set('content-type', info.mimeType);
+        parts.push({
+          name,
+          filename: info.filename ?? '',
+          isFile: true,
+          headers: h,
+          contentType: parseMediaType(info.mimeType),
+          data: Buffer.concat(chunks),
+        });
+      });
+    });
+    parser.on('field', (name, value, info) => {
+      if (info.valueTruncated) {
+        fail(new PayloadTooLarge(`Multipart field '${name}' exceeds ${limits.maxFieldSize} bytes`));
+        return;
+      }
+      const h = new Headers();
+      h.set('content-disposition', `form-data; name="${name}"`);
+      parts.push({
+        name,
+        filename: undefined,
+        isFile: false,
+        headers: h,
+        contentType: null,
+        data: Buffer.from(value, 'utf8'),
+      });
+    });
+    parser.on('partsLimit', () =>
+      fail(new PayloadTooLarge(`Multipart body has more than ${limits.maxParts} parts`)),
+    );
+    parser.on('error', (err: Error) => fail(new BadInput(`Invalid multipart request: ${err.message}`)));
+    parser.on('close', () => {
+      if (!failed) resolve(parts);
+    });
+    Readable.from([body]).pipe(parser);
+  });
+}

@@ -1,0 +1,166 @@
+import { InvalidArgument, NotImplementedError } from '../errors/index.js';
+import type { ProtoField, ProtoPayload } from '../grpc/messages.js';
+import type { HttpRequest } from '../http/request.js';
+import type { HttpResponse } from '../http/response.js';
+import type { Context } from '../service/context.js';
+import type {
+  ComponentsObject,
+  DescriptorSpec,
+  RequestBodyObject,
+  ResponseObject,
+  SchemaObject,
+} from './openapi.js';
+
+/**
+ * The contract between the wire and an API function. An input descriptor turns a request (HTTP or gRPC)
+ * into the value the function receives (`In`); an output descriptor turns what the function returns
+ * (`Out`) into a response. Built-ins and user descriptors extend this class.
+ *
+ * Subclasses implement the abstract members; the OpenAPI hooks throw until implemented (spec 1.1).
+ * A class with a `descriptorId` registers itself with `registerDescriptor` so `descriptorFromSpec` can
+ * re-create it from a manifest.
+ */
+export abstract class IODescriptor<In = unknown, Out = In> {
+  /** Registry id (`tiffin.io.<Name>`); null for unregistered user descriptors. */
+  static readonly descriptorId: string | null = null;
+
+  /** Example value set by `fromSample`; drives OpenAPI examples. */
+  sample: unknown = undefined;
+
+  /** The oneof members of the gRPC protocol this descriptor reads and writes, preferred first. */
+  abstract readonly protoFields: readonly ProtoField[];
+
+  /** Main media type (OpenAPI consumes/produces, default response content type). */
+  abstract get mimeType(): string | null;
+
+  /** Methods the API route accepts. */
+  get httpMethods(): readonly string[] {
+    return ['POST'];
+  }
+
+  /** Name used in messages and OpenAPI summaries. */
+  get displayName(): string {
+    return this.constructor.name;
+  }
+
+  get descriptorId(): string | null {
+    return (this.constructor as typeof IODescriptor).descriptorId;
+  }
+
+  abstract fromHttpRequest(request: HttpRequest): Promise<In>;
+
+  /**
+   * `ctx` carries the handler's status/headers/cookies (spec 1.3 rule 4); null when the value is not the
+   * result of a request (e.g. Multipart composes children with the same ctx, tests pass null).
+   */
+  abstract toHttpResponse(value: Out, ctx: Context | null): Promise<HttpResponse>;
+
+  /** Decode a gRPC payload: the typed oneof member, or raw `serialized_bytes`. */
+  fromProto(_message: ProtoPayload | Uint8Array): Promise<In> {
+    return Promise.reject(new NotImplementedError(`${this.displayName} does not support gRPC input`));
+  }
+
+  /** Encode for gRPC: the payload of the `protoFields[0]` oneof member. */
+  toProto(_value: Out): Promise<ProtoPayload> {
+    return Promise.reject(new NotImplementedError(`${this.displayName} does not support gRPC output`));
+  }
+
+  openapiSchema(): SchemaObject {
+    throw new NotImplementedError(`${this.displayName}.openapiSchema() is not implemented`);
+  }
+
+  openapiComponents(): ComponentsObject | null {
+    throw new NotImplementedError(`${this.displayName}.openapiComponents() is not implemented`);
+  }
+
+  openapiExample(): unknown {
+    throw new NotImplementedError(`${this.displayName}.openapiExample() is not implemented`);
+  }
+
+  openapiRequestBody(): RequestBodyObject {
+    throw new NotImplementedError(`${this.displayName}.openapiRequestBody() is not implemented`);
+  }
+
+  openapiResponses(): ResponseObject {
+    throw new NotImplementedError(`${this.displayName}.openapiResponses() is not implemented`);
+  }
+
+  /** Helper for subclasses: the request body object of spec 1.6 for one media type. */
+  protected buildRequestBody(mediaType: string | null = this.mimeType): RequestBodyObject {
+    return {
+      content: { [mediaType ?? '*/*']: this.mediaTypeObject() },
+      required: true,
+      'x-tiffin-io-descriptor': this.toSpec(),
+    };
+  }
+
+  /** Helper for subclasses: the 200 response object of spec 1.6 for one media type. */
+  protected buildResponses(mediaType: string | null = this.mimeType): ResponseObject {
+    return {
+      description: 'Successful Response',
+      content: { [mediaType ?? '*/*']: this.mediaTypeObject() },
+      'x-tiffin-io-descriptor': this.toSpec(),
+    };
+  }
+
+  private mediaTypeObject(): { schema: SchemaObject; example?: unknown } {
+    const example = this.openapiExample();
+    return example === null || example === undefined
+      ? { schema: this.openapiSchema() }
+      : { schema: this.openapiSchema(), example };
+  }
+
+  /** Serializable description (for manifests and `x-tiffin-io-descriptor`); null when not describable. */
+  toSpec(): DescriptorSpec | null {
+    return null;
+  }
+
+  /** Re-create from `toSpec()` output. Each registered class overrides this. */
+  static fromSpec(_spec: DescriptorSpec): IODescriptor {
+    throw new NotImplementedError(`${this.name}.fromSpec() is not implemented`);
+  }
+}
+
+/** Value an input descriptor produces. */
+export type InputOf<D> = D extends IODescriptor<infer In, unknown> ? In : never;
+/** Value an output descriptor accepts. */
+export type OutputOf<D> = D extends IODescriptor<unknown, infer Out> ? Out : never;
+
+/** A descriptor class that can be rebuilt from a spec. */
+export interface DescriptorClass {
+  readonly descriptorId: string | null;
+  readonly name: string;
+  fromSpec(spec: DescriptorSpec): IODescriptor;
+}
+
+const registry = new Map<string, DescriptorClass>();
+
+/** Register a descriptor class under its `descriptorId`; the same id twice is an error. */
+export function registerDescriptor(cls: DescriptorClass): void {
+  const id = cls.descriptorId;
+  if (!id) throw new InvalidArgument(`Descriptor class ${cls.name} has no descriptorId to register`);
+  const existing = registry.get(id);
+  if (existing && existing !== cls) {
+    throw new InvalidArgument(`IO descriptor id '${id}' is already registered by ${existing.name}`);
+  }
+  registry.set(id, cls);
+}
+
+export function registeredDescriptors(): ReadonlyMap<string, DescriptorClass> {
+  return registry;
+}
+
+/** Rebuild a descriptor from its spec (spec 1.1 dispatcher rules). */
+export function descriptorFromSpec(spec: DescriptorSpec): IODescriptor {
+  if (!spec || typeof spec !== 'object' || !('id' in spec)) {
+    throw new InvalidArgument(`IO descriptor spec (${JSON.stringify(spec)}) missing ID.`);
+  }
+  if (spec.id === null) throw new InvalidArgument('No IO descriptor spec found.');
+  const cls = registry.get(spec.id);
+  if (!cls) {
+    throw new InvalidArgument(
+      `Unknown IO descriptor id '${spec.id}'; is the package that provides it installed and imported?`,
+    );
+  }
+  return cls.fromSpec(spec);
+}

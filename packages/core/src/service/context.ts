@@ -1,0 +1,66 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { HttpRequest } from '../http/request.js';
+import type { Cookie } from '../http/response.js';
+
+/** Per-request response settings a handler may change (spec 10.4, D11). */
+export class ResponseContext {
+  /** Status code of the response (default 200). */
+  status = 200;
+  /** Headers sent before the descriptor's own; `append` keeps duplicates. */
+  readonly headers: Headers = new Headers();
+  readonly cookies: Cookie[] = [];
+
+  setCookie(key: string, value: string, options: Omit<Cookie, 'key' | 'value'> = {}): void {
+    this.cookies.push({ key, value, ...options });
+  }
+
+  /** Alias of `status`, under the reference's name. */
+  get statusCode(): number {
+    return this.status;
+  }
+  set statusCode(value: number) {
+    this.status = value;
+  }
+
+  /** Headers in wire order with lower-case names (set-cookie excluded: cookies go last). */
+  headerList(): Array<[string, string]> {
+    return [...this.headers.entries()];
+  }
+}
+
+/** Process-wide state shared by lifecycle hooks and every request. */
+export type ServiceState = Record<string, unknown>;
+
+/**
+ * What an API function gets as its second argument: the request, the response settings and the service
+ * state. A fresh one per request; `state` is the service's, shared.
+ */
+export class Context {
+  readonly response = new ResponseContext();
+  private tempDirPromise: Promise<string> | undefined;
+
+  constructor(
+    readonly request: HttpRequest,
+    readonly state: ServiceState,
+    /** Set by the server: id of this request in logs and the `x-request-id` header. */
+    readonly requestId: string = '',
+  ) {}
+
+  /** A per-request temporary directory, removed after the request. */
+  tempDir(): Promise<string> {
+    this.tempDirPromise ??= mkdtemp(join(tmpdir(), 'tiffin-req-'));
+    return this.tempDirPromise;
+  }
+
+  /** Called by the server when the request is finished. */
+  async dispose(): Promise<void> {
+    if (this.tempDirPromise) await rm(await this.tempDirPromise, { recursive: true, force: true });
+  }
+}
+
+/** What lifecycle hooks receive: the service state (no request). */
+export interface LifecycleContext {
+  readonly state: ServiceState;
+}

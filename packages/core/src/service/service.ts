@@ -1,0 +1,135 @@
+import { InvalidArgument, TiffinError } from '../errors/index.js';
+import type { InputOf, IODescriptor, OutputOf } from '../io/descriptor.js';
+import type { Context, LifecycleContext, ServiceState } from './context.js';
+
+const API_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const RESERVED = new Set(['index', 'swagger', 'docs', 'metrics', 'healthz', 'livez', 'readyz']);
+const SERVICE_NAME = /^[a-z0-9](?:[a-z0-9._-]{0,61}[a-z0-9])?$/;
+
+export type ApiFunction<I extends IODescriptor, O extends IODescriptor> = (
+  input: InputOf<I>,
+  ctx: Context,
+) => OutputOf<O> | Promise<OutputOf<O>>;
+
+export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
+  input: I;
+  output: O;
+  /** API name; defaults to the function's name. */
+  name?: string;
+  /** URL path; defaults to `/<name>`. */
+  route?: string;
+  /** Description shown on the API page. */
+  doc?: string;
+  /** Per-API timeout in seconds (overrides the server's). */
+  timeout?: number;
+}
+
+/** One registered API. */
+export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends IODescriptor = IODescriptor> {
+  readonly name: string;
+  /** URL path with a leading slash. */
+  readonly route: string;
+  readonly input: I;
+  readonly output: O;
+  readonly doc: string;
+  readonly timeout: number | undefined;
+  readonly fn: ApiFunction<I, O>;
+}
+
+export type LifecycleHook = (ctx: LifecycleContext) => void | Promise<void>;
+
+export interface ServiceOptions {
+  /** Markdown shown at the top of the API page. */
+  doc?: string;
+  version?: string;
+  /** Model tags (`name:version`) the service uses; `tiffin build` packages them. */
+  models?: string[];
+}
+
+/** A named set of APIs plus lifecycle hooks and shared state. */
+export class Service {
+  readonly name: string;
+  readonly doc: string;
+  readonly version: string | undefined;
+  readonly models: readonly string[];
+  readonly state: ServiceState = {};
+  private readonly apiMap = new Map<string, InferenceApi>();
+  private readonly startupHooks: LifecycleHook[] = [];
+  private readonly shutdownHooks: LifecycleHook[] = [];
+
+  constructor(name: string, options: ServiceOptions = {}) {
+    const lower = name.toLowerCase();
+    if (!SERVICE_NAME.test(lower)) {
+      throw new InvalidArgument(
+        `Invalid service name '${name}': use 1-63 characters of a-z, 0-9, '.', '_' or '-', starting and ending with a letter or digit`,
+      );
+    }
+    this.name = lower;
+    this.doc = options.doc ?? '';
+    this.version = options.version;
+    this.models = options.models ?? [];
+  }
+
+  /** Register an API; returns the function so it can still be called directly. */
+  api<I extends IODescriptor, O extends IODescriptor>(
+    options: ApiOptions<I, O>,
+    fn: ApiFunction<I, O>,
+  ): ApiFunction<I, O> {
+    const name = options.name ?? fn.name;
+    if (!name || !API_NAME.test(name)) {
+      throw new InvalidArgument(
+        `Invalid API name: '${name}' (use letters, digits and underscores, not starting with a digit; anonymous functions need options.name)`,
+      );
+    }
+    if (RESERVED.has(name))
+      throw new InvalidArgument(`Reserved API name: '${name}' is reserved for infra endpoints`);
+    if (this.apiMap.has(name))
+      throw new TiffinError(`API ${name} is already defined in Service ${this.name}`);
+    const rawRoute = options.route ?? name;
+    if (/[?#]/.test(rawRoute) || rawRoute.startsWith('//') || rawRoute.startsWith(':')) {
+      throw new InvalidArgument(`The path ${rawRoute} contains illegal url characters`);
+    }
+    const route = rawRoute.startsWith('/') ? rawRoute : `/${rawRoute}`;
+    if (RESERVED.has(route.slice(1)) || route === '/') {
+      throw new InvalidArgument(`Reserved API route: '${rawRoute}' is reserved for infra endpoints`);
+    }
+    for (const other of this.apiMap.values()) {
+      if (other.route === route)
+        throw new InvalidArgument(`API route ${route} is already used by API ${other.name}`);
+    }
+    this.apiMap.set(name, {
+      name,
+      route,
+      input: options.input,
+      output: options.output,
+      doc: options.doc ?? '',
+      timeout: options.timeout,
+      fn: fn as unknown as ApiFunction<IODescriptor, IODescriptor>,
+    });
+    return fn;
+  }
+
+  get apis(): ReadonlyMap<string, InferenceApi> {
+    return this.apiMap;
+  }
+
+  onStartup(hook: LifecycleHook): this {
+    this.startupHooks.push(hook);
+    return this;
+  }
+
+  onShutdown(hook: LifecycleHook): this {
+    this.shutdownHooks.push(hook);
+    return this;
+  }
+
+  /** Run startup hooks in registration order (the server calls this before it is ready). */
+  async startup(): Promise<void> {
+    for (const hook of this.startupHooks) await hook({ state: this.state });
+  }
+
+  /** Run shutdown hooks in reverse registration order. */
+  async shutdown(): Promise<void> {
+    for (const hook of [...this.shutdownHooks].reverse()) await hook({ state: this.state });
+  }
+}

@@ -1,0 +1,2 @@
+// @tiffin/diffusion — implementation in progress.
+export {};

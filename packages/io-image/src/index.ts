@@ -1,0 +1,2 @@
+// @tiffin/io-image — implementation in progress.
+export {};

@@ -1,0 +1,2 @@
+// @tiffin/io-json — implementation in progress.
+export {};

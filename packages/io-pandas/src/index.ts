@@ -1,0 +1,2 @@
+// @tiffin/io-pandas — implementation in progress.
+export {};
