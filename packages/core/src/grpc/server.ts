@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { ReflectionService } from '@grpc/reflection';
+import { HealthImplementation } from 'grpc-health-check';
+import type { Registry } from 'prom-client';
+import { GrpcStatus, type GrpcStatusCode, InvalidArgument, isTiffinError, NotFound } from '../errors/index.js';
+import { BufferedHttpRequest } from '../http/request.js';
+import type { IODescriptor } from '../io/descriptor.js';
+import { Context } from '../service/context.js';
+import type { InferenceApi, Service } from '../service/service.js';
+import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from './messages.js';
+import { grpcMetrics } from './metrics.js';
+import { GRPC_SERVICE_NAME, inferenceServiceDefinition, loadProtocol } from './proto.js';
+import { serviceMetadata } from './service-metadata.js';
+
+export interface GrpcServerOptions {
+  host?: string;
+  /** 0 picks a free port. Default 3001. */
+  port?: number;
+  /** Largest request message in bytes (default 64 MiB). */
+  maxReceiveMessageLength?: number;
+  /** Largest response message in bytes (default 64 MiB). */
+  maxSendMessageLength?: number;
+  /** Registry for the gRPC metrics (default: prom-client's global one, which `/metrics` exposes). */
+  metricsRegistry?: Registry;
+  /** Serve grpc.reflection.v1(alpha) (default true). */
+  reflection?: boolean;
+  /** Log function for unexpected errors (default console.error as a JSON line). */
+  log?: (entry: Record<string, unknown>) => void;
+  /** Run the service's startup hooks before serving (default true; false when the HTTP server already did). */
+  runStartupHooks?: boolean;
+}
+
+export interface GrpcServerHandle {
+  readonly server: grpc.Server;
+  readonly port: number;
+  /** `host:port` a client can dial. */
+  readonly address: string;
+  /** Mark NOT_SERVING, finish in-flight calls, stop; runs shutdown hooks when startup hooks ran here. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024;
+const RUNTIME_ERROR_MESSAGE = 'An internal error occurred while handling the call; see the server logs.';
+
+/** Serve every API of `svc` over gRPC (the `bentoml.grpc.v1.BentoService` protocol). */
+export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): Promise<GrpcServerHandle> {
+  const runHooks = options.runStartupHooks ?? true;
+  if (runHooks) await svc.startup();
+  const maxReceive = options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE;
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': maxReceive,
+    'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
+  });
+  const log =
+    options.log ?? ((entry: Record<string, unknown>) => console.error(JSON.stringify({ time: new Date(), ...entry })));
+  const metrics = grpcMetrics(options.metricsRegistry);
+
+  server.addService(inferenceServiceDefinition(), {
+    Call: (
+      call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
+      callback: grpc.sendUnaryData<ResponseMessage>,
+    ) => {
+      const apiName = call.request.api_name ?? '';
+      const started = process.hrtime.bigint();
+      const labels = { api_name: apiName, service_name: svc.name };
+      metrics.inProgress.inc(labels);
+      handleCall(svc, call, log)
+        .then(
+          (response) => {
+            finish(GrpcStatus.OK);
+            callback(null, response);
+          },
+          (err: unknown) => {
+            const { code, message } = toStatus(err, apiName, call, log);
+            finish(code);
+            callback({ code, details: message, metadata: new grpc.Metadata() });
+          },
+        )
+        .catch(() => undefined);
+      function finish(code: number) {
+        metrics.inProgress.dec(labels);
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const known = svc.apis.has(apiName) ? apiName : '<unknown>';
+        metrics.total.inc({ api_name: known, service_name: svc.name, grpc_code: String(code) });
+        metrics.duration.observe({ api_name: known, service_name: svc.name, grpc_code: String(code) }, seconds);
+      }
+    },
+    ServiceMetadata: (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      try {
+        callback(null, serviceMetadata(svc));
+      } catch (err) {
+        log({ level: 'error', msg: 'ServiceMetadata failed', error: String((err as Error)?.stack ?? err) });
+        callback({ code: GrpcStatus.INTERNAL, details: RUNTIME_ERROR_MESSAGE });
+      }
+    },
+  });
+
+  const health = new HealthImplementation({ '': 'SERVING', [GRPC_SERVICE_NAME]: 'SERVING' });
+  health.addToServer(server);
+  if (options.reflection ?? true) new ReflectionService(loadProtocol()).addToServer(server);
+
+  const host = options.host ?? '127.0.0.1';
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${options.port ?? 3001}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+
+  let closed: Promise<void> | undefined;
+  return {
+    server,
+    port,
+    address: `${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close() {
+      closed ??= (async () => {
+        health.setStatus('', 'NOT_SERVING');
+        health.setStatus(GRPC_SERVICE_NAME, 'NOT_SERVING');
+        await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+        if (runHooks) await svc.shutdown();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** Decode, call, encode: spec 11.2. */
+async function handleCall(
+  svc: Service,
+  call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
+  log: (entry: Record<string, unknown>) => void,
+): Promise<ResponseMessage> {
+  const message = call.request;
+  const apiName = message.api_name ?? '';
+  const api = svc.apis.get(apiName);
+  if (!api) throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${apiName}'`);
+  const input = await api.input.fromProto(selectPayload(api, message));
+  const requestId = randomUUID();
+  const ctx = new Context(grpcRequest(call, api), svc.state, requestId);
+  try {
+    const result = await api.fn(input as never, ctx);
+    const payload = await api.output.toProto(result as never);
+    const field = api.output.protoFields[0];
+    if (!field) throw new Error(`${api.output.displayName} declares no protoFields`);
+    return { [field]: payload, content: field } as ResponseMessage;
+  } catch (err) {
+    if (!isTiffinError(err)) log({ level: 'error', msg: 'gRPC call failed', api: apiName, requestId, error: stackOf(err) });
+    throw err;
+  } finally {
+    await ctx.dispose();
+  }
+}
+
+/** The oneof member the input descriptor accepts (spec 11.2 rule 2). */
+function selectPayload(api: InferenceApi, message: RequestMessage): ProtoPayload | Uint8Array {
+  const field = message.content;
+  if (!field) throw new InvalidArgument('"field" cannot be empty.');
+  if (field === 'serialized_bytes') return message.serialized_bytes ?? new Uint8Array(0);
+  const accepted: readonly ProtoField[] = (api.input as IODescriptor).protoFields;
+  if (!accepted.includes(field)) {
+    throw new InvalidArgument(
+      `'${api.input.displayName}' accepts one of the following fields: '${[...accepted, 'serialized_bytes'].join(',')}' got '${field}' instead.`,
+    );
+  }
+  const payload = message[field];
+  if (payload === undefined) throw new InvalidArgument('"field" cannot be empty.');
+  return payload;
+}
+
+/** A request object for Context: gRPC metadata as headers. */
+function grpcRequest(call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>, api: InferenceApi) {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(call.metadata.getMap())) {
+    if (typeof value === 'string') headers.set(key, value);
+  }
+  const controller = new AbortController();
+  call.on('cancelled', () => controller.abort());
+  return new BufferedHttpRequest({ method: 'POST', url: api.route, headers, signal: controller.signal });
+}
+
+function toStatus(
+  err: unknown,
+  apiName: string,
+  call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
+  log: (entry: Record<string, unknown>) => void,
+): { code: GrpcStatusCode; message: string } {
+  if (isTiffinError(err)) return { code: err.grpcStatus, message: err.message };
+  log({ level: 'error', msg: 'gRPC call failed', api: apiName, peer: call.getPeer(), error: stackOf(err) });
+  return { code: GrpcStatus.INTERNAL, message: RUNTIME_ERROR_MESSAGE };
+}
+
+function stackOf(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}

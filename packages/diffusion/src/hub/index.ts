@@ -1,0 +1,2 @@
+export * from './download.js';
+export * from './select-files.js';

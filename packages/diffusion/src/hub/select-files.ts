@@ -1,0 +1,45 @@
+/**
+ * Which files of a diffusers repository a Stable Diffusion pipeline needs: the configs, the tokenizer and
+ * one safetensors file per model component. Everything else (pickled .bin/.ckpt weights, fp16/ema
+ * variants when the plain file exists, the safety checker, sample images) is skipped.
+ */
+const COMPONENTS_WITH_WEIGHTS = ['text_encoder', 'unet', 'vae'] as const;
+const CONFIG_FILES = new Set([
+  'model_index.json',
+  'scheduler/scheduler_config.json',
+  'text_encoder/config.json',
+  'unet/config.json',
+  'vae/config.json',
+  'tokenizer/vocab.json',
+  'tokenizer/merges.txt',
+  'tokenizer/tokenizer_config.json',
+  'tokenizer/special_tokens_map.json',
+  'tokenizer/tokenizer.json',
+]);
+
+export interface RepoFile {
+  path: string;
+  size: number;
+}
+
+export function selectPipelineFiles(files: readonly RepoFile[]): RepoFile[] {
+  const selected = files.filter((f) => CONFIG_FILES.has(f.path));
+  const missing: string[] = [];
+  for (const component of COMPONENTS_WITH_WEIGHTS) {
+    const weights = files.filter((f) => f.path.startsWith(`${component}/`) && f.path.endsWith('.safetensors'));
+    // Prefer the plain (full-precision) file, then fp16, then anything else (e.g. a single custom name).
+    const pick =
+      weights.find((f) => /\/(model|diffusion_pytorch_model)\.safetensors$/.test(f.path)) ??
+      weights.find((f) => /\.fp16\.safetensors$/.test(f.path)) ??
+      weights[0];
+    if (pick) selected.push(pick);
+    else missing.push(component);
+  }
+  if (!files.some((f) => f.path === 'model_index.json')) missing.unshift('model_index.json');
+  if (missing.length > 0) {
+    throw new Error(
+      `The repository is not a diffusers Stable Diffusion pipeline with safetensors weights: missing ${missing.join(', ')}`,
+    );
+  }
+  return selected;
+}

@@ -1,0 +1,118 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { downloadPipeline, HubUnreachableError, selectPipelineFiles } from '../../src/hub/index.js';
+import { type MockHub, startMockHub } from './mock-hub.js';
+
+const REPO = 'acme/tiny-sd';
+
+function repoFiles(): Record<string, Buffer> {
+  const big = Buffer.alloc(300_000);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 31) % 251;
+  return {
+    'model_index.json': Buffer.from('{"_class_name":"StableDiffusionPipeline"}'),
+    'scheduler/scheduler_config.json': Buffer.from('{}'),
+    'text_encoder/config.json': Buffer.from('{}'),
+    'text_encoder/model.safetensors': Buffer.from('te-weights'),
+    'text_encoder/pytorch_model.bin': Buffer.from('pickle: never downloaded'),
+    'tokenizer/vocab.json': Buffer.from('{}'),
+    'tokenizer/merges.txt': Buffer.from('#version: 0.2\n'),
+    'unet/config.json': Buffer.from('{}'),
+    'unet/diffusion_pytorch_model.safetensors': big,
+    'unet/diffusion_pytorch_model.fp16.safetensors': Buffer.from('fp16 variant: skipped'),
+    'vae/config.json': Buffer.from('{}'),
+    'vae/diffusion_pytorch_model.safetensors': Buffer.from('vae-weights'),
+    'safety_checker/model.safetensors': Buffer.from('not needed'),
+  };
+}
+
+let hub: MockHub | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await hub?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  hub = undefined;
+  dir = undefined;
+});
+
+describe('downloadPipeline (against a loopback hub)', () => {
+  it('downloads only the files the pipeline needs, with progress', async () => {
+    const files = repoFiles();
+    hub = await startMockHub(REPO, files);
+    dir = await mkdtemp(join(tmpdir(), 'hub-'));
+    const seen: number[] = [];
+    const result = await downloadPipeline({
+      modelId: REPO,
+      destination: dir,
+      endpoint: hub.url,
+      onProgress: (p) => seen.push(p.bytes),
+    });
+    const paths = result.files.map((f) => f.path).sort();
+    expect(paths).not.toContain('text_encoder/pytorch_model.bin');
+    expect(paths).not.toContain('unet/diffusion_pytorch_model.fp16.safetensors');
+    expect(paths).not.toContain('safety_checker/model.safetensors');
+    expect(paths).toContain('unet/diffusion_pytorch_model.safetensors');
+    expect(await readFile(join(dir, 'unet/diffusion_pytorch_model.safetensors'))).toEqual(
+      files['unet/diffusion_pytorch_model.safetensors'],
+    );
+    expect(seen.at(-1)).toBe(result.bytes);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+  });
+
+  it('resumes an interrupted file with a range request instead of starting over', async () => {
+    const files = repoFiles();
+    hub = await startMockHub(REPO, files);
+    dir = await mkdtemp(join(tmpdir(), 'hub-'));
+    hub.interruptNext('unet/diffusion_pytorch_model.safetensors', 100_000);
+    await expect(downloadPipeline({ modelId: REPO, destination: dir, endpoint: hub.url })).rejects.toThrow();
+    const partial = await stat(join(dir, 'unet/diffusion_pytorch_model.safetensors.part'));
+    expect(partial.size).toBeGreaterThan(0);
+    expect(partial.size).toBeLessThan(300_000);
+
+    hub.log.length = 0;
+    await downloadPipeline({ modelId: REPO, destination: dir, endpoint: hub.url });
+    expect(await readFile(join(dir, 'unet/diffusion_pytorch_model.safetensors'))).toEqual(
+      files['unet/diffusion_pytorch_model.safetensors'],
+    );
+    const resumed = hub.log.find(
+      (l) => l.startsWith('GET /acme/tiny-sd/resolve/main/unet/diffusion_pytorch_model.safetensors') && !l.endsWith('bytes=0-0'),
+    );
+    expect(resumed).toMatch(new RegExp(`bytes=${partial.size}-`));
+    // Files finished in the first run are not fetched again.
+    expect(hub.log.some((l) => l.includes('text_encoder/model.safetensors'))).toBe(false);
+  });
+
+  it('sends the token and reads HF_ENDPOINT', async () => {
+    hub = await startMockHub(REPO, repoFiles(), 'hf_secret');
+    dir = await mkdtemp(join(tmpdir(), 'hub-'));
+    const before = process.env.HF_ENDPOINT;
+    process.env.HF_ENDPOINT = hub.url;
+    try {
+      await expect(downloadPipeline({ modelId: REPO, destination: dir })).rejects.toThrow();
+      const result = await downloadPipeline({ modelId: REPO, destination: dir, token: 'hf_secret' });
+      expect(result.files.length).toBe(10);
+    } finally {
+      if (before === undefined) delete process.env.HF_ENDPOINT;
+      else process.env.HF_ENDPOINT = before;
+    }
+  });
+
+  it('offline: one actionable error', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hub-'));
+    const err = await downloadPipeline({ modelId: REPO, destination: dir, endpoint: 'http://127.0.0.1:9' }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(HubUnreachableError);
+    expect(String((err as Error).message)).toMatch(/Cannot reach the model hub.*HF_ENDPOINT.*--model-id/);
+  });
+
+  it('refuses a repository without safetensors weights', () => {
+    expect(() =>
+      selectPipelineFiles([
+        { path: 'model_index.json', size: 1 },
+        { path: 'unet/diffusion_pytorch_model.bin', size: 1 },
+      ]),
+    ).toThrow(/missing text_encoder, unet, vae/);
+  });
+});
