@@ -1,1 +1,3 @@
-export {};
+export { registerServe } from './commands/serve.js';
+export { type CommandRegistration, createProgram } from './program.js';
+export { loadService, parseServiceTarget, type ServiceTarget } from './service-loader.js';

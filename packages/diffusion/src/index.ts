@@ -1,2 +1,39 @@
-// @tiffin/diffusion — implementation in progress.
-export {};
+// @tiffin/diffusion — Stable Diffusion 1.x / 2.x on TensorFlow.js.
+export { BACKEND_PREFERENCE, type BackendChoice, type BackendName, selectBackend } from './backend.js';
+export * from './lora/index.js';
+export { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from './models/clip-text-encoder.js';
+export { UNet2DConditionModel, type UNetConfig, unetWeightSpecs, validateUNetConfig } from './models/unet.js';
+export { AutoencoderKL, type VaeConfig, vaeWeightSpecs } from './models/vae.js';
+export {
+  type LoadComponentsOptions,
+  loadComponents,
+  type PipelineComponents,
+} from './pipeline/components.js';
+export { type FromPretrainedOptions, StableDiffusionPipeline } from './pipeline/pipeline.js';
+export type {
+  CommonRequest,
+  GeneratedImage,
+  GenerationProgress,
+  GenerationResult,
+  Img2ImgRequest,
+  InjectedNoise,
+  NoisePurpose,
+  RgbImage,
+  Text2ImgRequest,
+} from './pipeline/types.js';
+export { PipelineWeightTarget } from './pipeline/weight-target.js';
+export * from './schedulers/index.js';
+export type { TinyFlavour } from './tiny/tiny-configs.js';
+export { type WriteTinyPipelineOptions, writeTinyPipeline } from './tiny/write-tiny-pipeline.js';
+export { ClipTokenizer, type ClipTokenizerOptions } from './tokenizer/clip-tokenizer.js';
+export { detInput, detUniform, detWeight, fnv1a32 } from './weights/deterministic.js';
+export { componentWeightFiles, ModelFolderError, type ModelIndex, readModelIndex } from './weights/folder.js';
+export {
+  encodeSafetensors,
+  type SafetensorsEntry,
+  SafetensorsError,
+  SafetensorsFile,
+  type TensorToWrite,
+  writeSafetensors,
+} from './weights/safetensors.js';
+export { type WeightKind, WeightShapeError, type WeightSpec, WeightStore } from './weights/store.js';

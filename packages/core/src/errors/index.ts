@@ -61,6 +61,8 @@ export interface TiffinErrorOptions {
   errorCode?: number;
   /** Structured, client-safe detail (e.g. schema validation issues) sent as `detail`. */
   detail?: unknown;
+  /** Extra response headers, e.g. `retry-after` on a 503. */
+  headers?: Record<string, string>;
   cause?: unknown;
 }
 
@@ -75,6 +77,7 @@ export class TiffinError extends Error {
   static readonly httpStatus: number = 500;
   readonly errorCode: number;
   readonly detail: unknown;
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(message: string, options: TiffinErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -82,6 +85,7 @@ export class TiffinError extends Error {
     const ctor = new.target as unknown as { httpStatus: number };
     this.errorCode = options.errorCode ?? ctor.httpStatus;
     this.detail = options.detail;
+    this.headers = options.headers ?? {};
   }
 
   /** HTTP status a client sees. */

@@ -48,15 +48,18 @@ export interface FileMessage {
   content?: Buffer | Uint8Array;
 }
 
-/** google.protobuf.Value */
+/**
+ * google.protobuf.Value. protobufjs ships the well-known types pre-compiled with camelCase field names,
+ * which `keepCase` does not change (the wire format is the same).
+ */
 export interface ValueMessage {
-  null_value?: 'NULL_VALUE' | 0;
-  number_value?: number;
-  string_value?: string;
-  bool_value?: boolean;
-  struct_value?: StructMessage;
-  list_value?: { values?: ValueMessage[] };
-  kind?: 'null_value' | 'number_value' | 'string_value' | 'bool_value' | 'struct_value' | 'list_value';
+  nullValue?: 'NULL_VALUE' | 0;
+  numberValue?: number;
+  stringValue?: string;
+  boolValue?: boolean;
+  structValue?: StructMessage;
+  listValue?: { values?: ValueMessage[] };
+  kind?: 'nullValue' | 'numberValue' | 'stringValue' | 'boolValue' | 'structValue' | 'listValue';
 }
 export interface StructMessage {
   fields?: Record<string, ValueMessage>;

@@ -2,13 +2,13 @@ import type { StructMessage, ValueMessage } from './messages.js';
 
 /** Plain JSON-compatible value → google.protobuf.Value (proto-loader shape). */
 export function toValueMessage(value: unknown): ValueMessage {
-  if (value === null || value === undefined) return { null_value: 'NULL_VALUE', kind: 'null_value' };
-  if (typeof value === 'number') return { number_value: value, kind: 'number_value' };
-  if (typeof value === 'bigint') return { number_value: Number(value), kind: 'number_value' };
-  if (typeof value === 'string') return { string_value: value, kind: 'string_value' };
-  if (typeof value === 'boolean') return { bool_value: value, kind: 'bool_value' };
-  if (Array.isArray(value)) return { list_value: { values: value.map(toValueMessage) }, kind: 'list_value' };
-  return { struct_value: toStructMessage(value as Record<string, unknown>), kind: 'struct_value' };
+  if (value === null || value === undefined) return { nullValue: 'NULL_VALUE', kind: 'nullValue' };
+  if (typeof value === 'number') return { numberValue: value, kind: 'numberValue' };
+  if (typeof value === 'bigint') return { numberValue: Number(value), kind: 'numberValue' };
+  if (typeof value === 'string') return { stringValue: value, kind: 'stringValue' };
+  if (typeof value === 'boolean') return { boolValue: value, kind: 'boolValue' };
+  if (Array.isArray(value)) return { listValue: { values: value.map(toValueMessage) }, kind: 'listValue' };
+  return { structValue: toStructMessage(value as Record<string, unknown>), kind: 'structValue' };
 }
 
 export function toStructMessage(obj: Record<string, unknown>): StructMessage {
@@ -22,20 +22,20 @@ export function fromValueMessage(message: ValueMessage | undefined): unknown {
   if (!message) return null;
   const kind =
     message.kind ??
-    (['null_value', 'number_value', 'string_value', 'bool_value', 'struct_value', 'list_value'] as const).find(
+    (['nullValue', 'numberValue', 'stringValue', 'boolValue', 'structValue', 'listValue'] as const).find(
       (k) => message[k] !== undefined,
     );
   switch (kind) {
-    case 'number_value':
-      return message.number_value ?? 0;
-    case 'string_value':
-      return message.string_value ?? '';
-    case 'bool_value':
-      return message.bool_value ?? false;
-    case 'struct_value':
-      return fromStructMessage(message.struct_value);
-    case 'list_value':
-      return (message.list_value?.values ?? []).map(fromValueMessage);
+    case 'numberValue':
+      return message.numberValue ?? 0;
+    case 'stringValue':
+      return message.stringValue ?? '';
+    case 'boolValue':
+      return message.boolValue ?? false;
+    case 'structValue':
+      return fromStructMessage(message.structValue);
+    case 'listValue':
+      return (message.listValue?.values ?? []).map(fromValueMessage);
     default:
       return null;
   }

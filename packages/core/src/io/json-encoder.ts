@@ -23,3 +23,67 @@ export function registerJsonEncoder(rule: JsonEncoderRule): void {
 export function jsonEncoderRules(): readonly JsonEncoderRule[] {
   return rules;
 }
+
+/** A value → plain JSON data converter (the JSON descriptor's `json_encoder` option has this type). */
+export type JsonEncoder = (value: unknown) => unknown;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The default encoder: returns plain JSON data for `value`, deeply. NDArray → nested lists (it has a
+ * `toJSON`), Map → object, Set → array, Date → ISO string, BigInt → number when exact else a decimal
+ * string, typed arrays → arrays, registered rules (DataFrame, ...), objects with `toJSON` → its result,
+ * other objects (class instances too) → their own enumerable fields. Non-finite numbers stay numbers: the
+ * writer turns them into null (D3). Functions and undefined members are dropped as JSON.stringify does.
+ */
+export function defaultJsonEncoder(value: unknown): unknown {
+  return encode(value, new Set());
+}
+
+function encode(value: unknown, seen: Set<object>): unknown {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'bigint') {
+      return value >= -MAX_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
+    }
+    return value;
+  }
+  if (seen.has(value)) throw new TypeError('defaultJsonEncoder: the value contains a circular reference');
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) return value.map((v) => encodeMember(v, seen));
+    if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
+      return Array.from(value as unknown as ArrayLike<number | bigint>, (v) => encode(v, seen));
+    }
+    for (const rule of rules) if (rule.test(value)) return encode(rule.encode(value), seen);
+    if (value instanceof Map) {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of value) {
+        const encoded = encode(v, seen);
+        if (encoded !== undefined) out[String(k)] = encoded;
+      }
+      return out;
+    }
+    if (value instanceof Set) return [...value].map((v) => encodeMember(v, seen));
+    if (value instanceof Date) return value.toISOString();
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') return encode(toJSON.call(value), seen);
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const encoded = encode(v, seen);
+      if (encoded !== undefined && typeof encoded !== 'function' && typeof encoded !== 'symbol') {
+        out[k] = encoded;
+      }
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+/** Array members that JSON cannot carry become null, as JSON.stringify does. */
+function encodeMember(value: unknown, seen: Set<object>): unknown {
+  const encoded = encode(value, seen);
+  return encoded === undefined || typeof encoded === 'function' || typeof encoded === 'symbol'
+    ? null
+    : encoded;
+}

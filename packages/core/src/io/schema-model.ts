@@ -10,7 +10,12 @@ export interface SchemaIssue {
   /** Path into the value, e.g. `['items', 0, 'name']`. */
   path: Array<string | number>;
   message: string;
+  /** The library's machine-readable issue code (zod: `invalid_type`, `unrecognized_keys`, ...), when it has one. */
+  code?: string;
 }
+
+/** Which side of a model a JSON Schema describes: what clients send (defaults optional) or what they receive. */
+export type SchemaDirection = 'input' | 'output';
 
 export type SchemaValidation<T = unknown> = { ok: true; value: T } | { ok: false; issues: SchemaIssue[] };
 
@@ -24,7 +29,12 @@ export interface SchemaModelAdapter {
   /** Schema name for OpenAPI components (`#/components/schemas/<name>`). */
   modelName(model: unknown): string;
   /** JSON Schema for OpenAPI: the model's own schema plus named sub-schemas, refs as `#/components/schemas/X`. */
-  jsonSchema(model: unknown): { schema: SchemaObject; components: Record<string, SchemaObject> };
+  jsonSchema(
+    model: unknown,
+    direction?: SchemaDirection,
+  ): { schema: SchemaObject; components: Record<string, SchemaObject> };
+  /** An example value generated from the model's schema, for OpenAPI when no sample was given. */
+  example?(model: unknown, direction?: SchemaDirection): unknown;
   /** Turn a validated value back into plain JSON data (e.g. class instances → objects). */
   toPlain?(model: unknown, value: unknown): unknown;
 }

@@ -1,0 +1,93 @@
+/**
+ * Quickstart service: an iris species classifier (softmax regression) and a sentiment model (naive Bayes),
+ * both trained at startup from small embedded datasets, served over several IO descriptors.
+ *
+ *   pnpm start            # serves this file on http://127.0.0.1:3000 (API page at /)
+ */
+import { BadInput, JSON, NDArray, NumpyNdarray, Service, Text } from '@tiffin/core';
+import { FEATURES, IRIS, SPECIES } from './src/iris-data.js';
+import { NaiveBayesSentiment } from './src/sentiment.js';
+import { SoftmaxClassifier } from './src/softmax.js';
+
+export interface Models {
+  iris: SoftmaxClassifier;
+  sentiment: NaiveBayesSentiment;
+}
+
+const svc = new Service('quickstart', {
+  version: '1.0.0',
+  doc: 'An iris classifier and a sentiment model, trained at startup from embedded data.',
+});
+
+svc.onStartup(({ state }) => {
+  const models: Models = {
+    iris: SoftmaxClassifier.train(
+      IRIS.map((r) => r.slice(0, 4) as number[]),
+      IRIS.map((r) => r[4]),
+      SPECIES.length,
+    ),
+    sentiment: new NaiveBayesSentiment(),
+  };
+  state.models = models;
+});
+
+const models = (state: Record<string, unknown>) => state.models as Models;
+
+/** Rows of 4 measurements (cm) in, the species index of each row out. */
+svc.api(
+  {
+    input: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }),
+    output: new NumpyNdarray({ dtype: 'int64' }),
+    doc: 'Species index (0 setosa, 1 versicolor, 2 virginica) of each row [sepal_length, sepal_width, petal_length, petal_width].',
+  },
+  function classify(input, ctx) {
+    const { iris } = models(ctx.state);
+    const data = input.data as Float64Array;
+    const labels: number[] = [];
+    for (let i = 0; i < input.shape[0]!; i++) labels.push(iris.predict(data.subarray(i * 4, i * 4 + 4)));
+    return NDArray.from(labels, 'int64');
+  },
+);
+
+/** Named measurements in, species and class probabilities out. */
+svc.api(
+  {
+    input: new JSON(),
+    output: new JSON(),
+    doc: 'One flower {"sepal_length", "sepal_width", "petal_length", "petal_width"} or a list of them.',
+  },
+  function classify_json(input, ctx) {
+    const { iris } = models(ctx.state);
+    const flowers = Array.isArray(input) ? input : [input];
+    const results = flowers.map((flower, index) => {
+      if (typeof flower !== 'object' || flower === null) {
+        throw new BadInput(`Item ${index} must be an object with ${FEATURES.join(', ')}`);
+      }
+      const record = flower as Record<string, unknown>;
+      const row = FEATURES.map((name) => {
+        const value = record[name];
+        if (typeof value !== 'number' || !Number.isFinite(value)) {
+          throw new BadInput(`Item ${index}: '${name}' must be a number (cm)`);
+        }
+        return value;
+      });
+      const p = iris.probabilities(row);
+      const best = p.indexOf(Math.max(...p));
+      return {
+        species: SPECIES[best],
+        probabilities: Object.fromEntries(SPECIES.map((s, i) => [s, Number(p[i]!.toFixed(4))])),
+      };
+    });
+    return Array.isArray(input) ? results : results[0];
+  },
+);
+
+/** A review in, "positive" or "negative" out. */
+svc.api(
+  { input: new Text(), output: new Text(), doc: 'Sentiment of an English review: positive or negative.' },
+  function sentiment(input, ctx) {
+    return models(ctx.state).sentiment.predict(input);
+  },
+);
+
+export default svc;

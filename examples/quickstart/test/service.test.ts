@@ -1,0 +1,69 @@
+import { type ServerHandle, serve, silentLogger } from '@tiffin/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import svc from '../service.js';
+import { IRIS, SPECIES } from '../src/iris-data.js';
+
+let server: ServerHandle;
+beforeAll(async () => {
+  server = await serve(svc, { port: 0, host: '127.0.0.1', handleSignals: false, logger: silentLogger });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const post = (path: string, body: BodyInit, contentType: string) =>
+  fetch(server.url + path, { method: 'POST', body, headers: { 'content-type': contentType } });
+
+describe('quickstart service', () => {
+  it('classifies rows of measurements through NumpyNdarray', async () => {
+    const res = await post('/classify', '[[5.1,3.5,1.4,0.2],[5.9,3.0,4.2,1.5],[6.7,3.0,5.2,2.3]]', 'application/json');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual([0, 1, 2]);
+  });
+
+  it('fits its training data (a trained model, not a constant)', async () => {
+    const rows = IRIS.map((r) => r.slice(0, 4));
+    const res = await post('/classify', JSON.stringify(rows), 'application/json');
+    const predicted = (await res.json()) as number[];
+    const correct = predicted.filter((p, i) => p === IRIS[i]![4]).length;
+    expect(correct / IRIS.length).toBeGreaterThanOrEqual(0.95);
+    expect(new Set(predicted).size).toBe(3);
+  });
+
+  it('rejects a wrongly shaped array with 400', async () => {
+    const res = await post('/classify', '[1,2,3]', 'application/json');
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ type: expect.any(String), error: expect.any(String) });
+  });
+
+  it('classifies named measurements through JSON with probabilities', async () => {
+    const res = await post(
+      '/classify_json',
+      JSON.stringify({ sepal_length: 6.7, sepal_width: 3.0, petal_length: 5.2, petal_width: 2.3 }),
+      'application/json',
+    );
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { species: string; probabilities: Record<string, number> };
+    expect(body.species).toBe('virginica');
+    expect(Object.keys(body.probabilities)).toEqual([...SPECIES]);
+    expect(body.probabilities.virginica).toBeGreaterThan(0.5);
+  });
+
+  it('names a missing feature in a 400', async () => {
+    const res = await post('/classify_json', JSON.stringify([{ sepal_length: 5 }]), 'application/json');
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toContain("'sepal_width'");
+  });
+
+  it('tells the sentiment of a review through Text', async () => {
+    const pos = await post('/sentiment', 'I love it, great quality and fast delivery', 'text/plain');
+    expect(await pos.text()).toBe('positive');
+    const neg = await post('/sentiment', 'poor quality, the delivery was slow and awful', 'text/plain');
+    expect(await neg.text()).toBe('negative');
+  });
+
+  it('lists every API on the docs', async () => {
+    const doc = (await (await fetch(`${server.url}/docs.json`)).json()) as { paths: Record<string, unknown> };
+    for (const api of svc.apis.values()) expect(doc.paths[api.route]).toBeDefined();
+  });
+});

@@ -1,0 +1,63 @@
+import { extname } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { buildPackage, type ServiceModuleLoader } from '@tiffin/core';
+import type { Command } from 'commander';
+import { reportError } from '../errors.js';
+import { collectLabel } from '../store-output.js';
+
+interface BuildFlags {
+  name?: string;
+  version?: string;
+  label?: Record<string, string>;
+  lockfile: boolean;
+}
+
+const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
+
+/** Imports TypeScript service files under plain Node too (the built CLI registers tsx on demand). */
+const loadModule: ServiceModuleLoader = async (file) => {
+  if (TS_EXTENSIONS.has(extname(file)) && !import.meta.url.endsWith('.ts')) {
+    const { register } = await import('tsx/esm/api');
+    register();
+  }
+  return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+};
+
+/** `tiffin build <service.ts[:export]>`: make a deployable package in $TIFFIN_HOME/packages. */
+export function registerBuild(program: Command): void {
+  program
+    .command('build')
+    .description('Build a deployable package (bundled code, dependencies, models, Dockerfile, Kubernetes manifests)')
+    .argument('<service>', 'service module, e.g. service.ts or service.ts:myService')
+    .option('--name <name>', "package name (default: the service's name)")
+    .option('--version <version>', 'package version (default: a hash of its content)')
+    .option('--label <key=value>', 'label recorded in the manifest (repeatable)', collectLabel)
+    .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)')
+    .action(async (spec: string, flags: BuildFlags) => {
+      try {
+        const pkg = await buildPackage({
+          service: spec,
+          name: flags.name,
+          version: flags.version,
+          labels: flags.label,
+          lockfile: flags.lockfile,
+          loadModule,
+        });
+        process.stdout.write(
+          [
+            `Successfully built package ${pkg.tag}`,
+            `  at ${pkg.path}`,
+            '',
+            'Next steps:',
+            `  * Serve it locally:          tiffin serve ${pkg.tag}`,
+            `  * Build a container image:   tiffin containerize ${pkg.tag}`,
+            `  * Push it to a cluster:      push that image to your registry, then kubectl apply -f ${pkg.path}/kubernetes.yaml`,
+            `  * Move it to another machine: tiffin export ${pkg.tag}`,
+            '',
+          ].join('\n'),
+        );
+      } catch (err) {
+        reportError(err);
+      }
+    });
+}

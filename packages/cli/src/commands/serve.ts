@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { resolveServeArgument, type ServeOptions } from '@tiffin/core';
+import { reportError } from '../errors.js';
+import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
+import { serveWithReload } from '../serve/reload.js';
+import { serveInProcess } from '../serve/single.js';
+import { serveWithWorkers } from '../serve/workers.js';
+import { loadService, parseServiceTarget } from '../service-loader.js';
+
+interface ServeFlags {
+  port: number;
+  host: string;
+  reload?: boolean;
+  workers: number;
+  timeout?: number;
+  maxConcurrency?: number;
+  maxBodySize?: number;
+  cors?: string[];
+  metrics: boolean;
+}
+
+/** `tiffin serve <service.ts[:export]>` */
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('Serve a service over HTTP (TypeScript files run without a build step)')
+    .argument('<service>', 'service module, e.g. service.ts or service.ts:myService (default export, else `svc`), or a built package tag (name[:version])')
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', parsePort, 3000)
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--reload', 'restart when a file in the service folder changes (development)')
+    .option('--workers <n>', 'number of server processes sharing the port', parsePositiveInt, 1)
+    .option('--timeout <seconds>', 'per-request timeout before 504 (default 60)', parseSeconds)
+    .option('--max-concurrency <n>', 'requests handled at once before 503 (default 128)', parsePositiveInt)
+    .option('--max-body-size <bytes>', 'largest request body before 413 (default 32 MiB)', parsePositiveInt)
+    .option('--cors <origin...>', 'enable CORS for these origins (`*` for any)')
+    .option('--no-metrics', 'disable /metrics')
+    .action(async (spec: string, flags: ServeFlags) => {
+      try {
+        // A package tag (`name[:version]`) serves that built package's entry module.
+        const target = parseServiceTarget(await resolveServeArgument(spec));
+        const options: ServeOptions = {
+          port: flags.port,
+          host: flags.host,
+          timeout: flags.timeout,
+          maxConcurrency: flags.maxConcurrency,
+          maxBodySize: flags.maxBodySize,
+          metrics: flags.metrics,
+          cors: flags.cors
+            ? {
+                enabled: true,
+                access_control_allow_origins: flags.cors,
+                access_control_allow_methods: ['GET', 'POST', 'OPTIONS'],
+              }
+            : undefined,
+        };
+        if (flags.reload) {
+          // Validate once up front so a typo is a one-line error, not a restart loop.
+          await loadService(target);
+          const childArgs = process.argv.slice(1).filter((arg) => arg !== '--reload');
+          serveWithReload(target.file, childArgs);
+        } else if (flags.workers > 1) {
+          await serveWithWorkers(target, options, flags.workers);
+        } else {
+          await serveInProcess(target, options);
+        }
+      } catch (err) {
+        reportError(err);
+      }
+    });
+}

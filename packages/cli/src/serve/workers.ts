@@ -1,0 +1,44 @@
+import cluster, { type Worker } from 'node:cluster';
+import { JsonLineLogger, type ServeOptions } from '@tiffin/core';
+import { loadService, type ServiceTarget } from '../service-loader.js';
+import { serveInProcess } from './single.js';
+
+/**
+ * `--workers N`: the primary forks N processes that all listen on one port (node:cluster shares the socket).
+ * SIGTERM/SIGINT are passed on; the primary exits 0 once every worker drained and exited.
+ */
+export async function serveWithWorkers(target: ServiceTarget, options: ServeOptions, workers: number): Promise<void> {
+  if (!cluster.isPrimary) {
+    await serveInProcess(target, options);
+    return;
+  }
+  // Fail fast, in one line, on a bad file or export before forking anything.
+  await loadService(target);
+  const logger = new JsonLineLogger();
+  let stopping = false;
+  const live = new Set<Worker>();
+  const fork = () => {
+    const worker = cluster.fork();
+    live.add(worker);
+    worker.once('exit', (code, signal) => {
+      live.delete(worker);
+      if (stopping) {
+        if (live.size === 0) process.exit(0);
+        return;
+      }
+      logger.log('warn', 'worker exited; starting another', { pid: worker.process.pid, code, signal });
+      setTimeout(fork, 1000).unref();
+    });
+  };
+  for (let i = 0; i < workers; i++) fork();
+  logger.log('info', 'primary started', { pid: process.pid, workers });
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log('info', 'shutting down workers', { signal });
+    if (live.size === 0) process.exit(0);
+    for (const worker of live) worker.process.kill('SIGTERM');
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}

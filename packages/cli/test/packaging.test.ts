@@ -1,0 +1,203 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerBuild } from '../src/commands/build.js';
+import { registerContainerize } from '../src/commands/containerize.js';
+import { registerModels } from '../src/commands/models.js';
+import { registerPackageCommands } from '../src/commands/packages.js';
+import { registerServe } from '../src/commands/serve.js';
+import { createProgram } from '../src/program.js';
+
+const CLI_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+const REPO = join(CLI_DIR, '..', '..');
+const QUICKSTART = join(REPO, 'examples', 'quickstart', 'service.ts');
+const TSX = pathToFileURL(createRequire(join(CLI_DIR, 'package.json')).resolve('tsx')).href;
+const BIN = join(CLI_DIR, 'src', 'bin.ts');
+
+let home: string;
+let clean: string;
+
+/** Start `tiffin ...` from sources in `cwd` with a private TIFFIN_HOME (and optionally another PATH). */
+function start(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
+  return spawn(process.execPath, ['--conditions=source', '--import', TSX, BIN, ...args], {
+    cwd,
+    env: { ...process.env, TIFFIN_HOME: home, TIFFIN_MODELS_DIR: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Run `tiffin ...` in this process (fast) and capture what it prints. */
+async function tiffin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const program = createProgram([registerServe, registerBuild, registerPackageCommands, registerModels, registerContainerize]);
+  let stdout = '';
+  let stderr = '';
+  const out = process.stdout.write.bind(process.stdout);
+  const err = process.stderr.write.bind(process.stderr);
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    stdout += chunk.toString();
+    return true;
+  }) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    stderr += chunk.toString();
+    return true;
+  }) as typeof process.stderr.write;
+  process.exitCode = undefined;
+  try {
+    await program.parseAsync(['node', 'tiffin', ...args]);
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+  }
+  const code = Number(process.exitCode ?? 0);
+  process.exitCode = undefined;
+  return { code, stdout, stderr };
+}
+
+/** Run `tiffin ...` as its own process. */
+async function tiffinProcess(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const child = start(args, options.cwd ?? REPO, options.env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr };
+}
+
+let previousHome: string | undefined;
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'tiffin-cli-home-'));
+  clean = await mkdtemp(join(tmpdir(), 'tiffin-cli-clean-'));
+  previousHome = process.env.TIFFIN_HOME;
+  process.env.TIFFIN_HOME = home;
+  delete process.env.TIFFIN_MODELS_DIR;
+});
+
+afterAll(async () => {
+  if (previousHome === undefined) delete process.env.TIFFIN_HOME;
+  else process.env.TIFFIN_HOME = previousHome;
+  await rm(home, { recursive: true, force: true });
+  await rm(clean, { recursive: true, force: true });
+});
+
+describe('tiffin build / list / serve <tag>', () => {
+  let tag = '';
+
+  it('builds the quickstart into a package and prints the tag and next steps', async () => {
+    const result = await tiffin(['build', QUICKSTART, '--no-lockfile', '--label', 'stage=test']);
+    expect(result.stderr).not.toContain('error');
+    expect(result.code).toBe(0);
+    tag = /Successfully built package (quickstart:[0-9a-f]{16})/.exec(result.stdout)?.[1] ?? '';
+    expect(tag).not.toBe('');
+    expect(result.stdout).toContain(`tiffin serve ${tag}`);
+    expect(result.stdout).toContain(`tiffin containerize ${tag}`);
+  }, 180_000);
+
+  it('lists the package as a table and as JSON, and shows its manifest', async () => {
+    const table = await tiffin(['list']);
+    expect(table.stdout.split('\n')[0]).toMatch(/^Tag\s+Size\s+Model Size\s+Creation Time$/);
+    expect(table.stdout).toContain(tag);
+    const json = JSON.parse((await tiffin(['list', '--output', 'json'])).stdout);
+    expect(json).toEqual([expect.objectContaining({ tag, service: 'quickstart', labels: { stage: 'test' } })]);
+    const manifest = JSON.parse((await tiffin(['get', 'quickstart', '-o', 'json'])).stdout);
+    expect(manifest.apis.map((a: { name: string }) => a.name)).toContain('classify');
+  }, 60_000);
+
+  it('serves the built package by tag from a clean folder, and its APIs answer', async () => {
+    const server = start(['serve', tag, '--port', '0'], clean);
+    try {
+      let output = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ready line: ${output}`)), 60_000);
+        server.stdout?.on('data', (d: Buffer) => {
+          output += d.toString();
+          const match = /"msg":"ready","url":"([^"]+)"/.exec(output);
+          if (match?.[1]) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+        server.stderr?.on('data', (d: Buffer) => {
+          output += d.toString();
+        });
+        server.on('close', () => reject(new Error(`serve exited: ${output}`)));
+      });
+      const res = await fetch(`${url}/classify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '[[5.1,3.5,1.4,0.2],[6.7,3.0,5.2,2.3]]',
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual([0, 2]);
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    } finally {
+      server.kill('SIGTERM');
+    }
+  }, 90_000);
+
+  it('exports, deletes and imports the package', async () => {
+    const archive = join(clean, 'qs.tar.gz');
+    expect((await tiffin(['export', tag, archive])).stdout).toContain(`Exported package ${tag}`);
+    expect((await tiffin(['delete', tag])).stdout).toContain(`Deleted package ${tag}`);
+    expect((await tiffin(['list', '-o', 'json'])).stdout.trim()).toBe('[]');
+    const missing = await tiffin(['get', tag]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^tiffin: error: Package '.*' not found/);
+    expect((await tiffin(['import', archive])).stdout).toContain(`Imported package ${tag}`);
+  }, 60_000);
+});
+
+describe('tiffin models', () => {
+  it('lists, gets, exports, deletes and imports models', async () => {
+    const src = join(clean, 'weights.bin');
+    await writeFile(src, Buffer.alloc(2048, 1));
+    const { ModelStore } = await import('@tiffin/core');
+    const saved = await new ModelStore().save({ name: 'iris', paths: [src], module: '@tiffin/example' });
+    const table = (await tiffin(['models', 'list'])).stdout.split('\n');
+    expect(table[0]).toMatch(/^Tag\s+Module\s+Size\s+Creation Time$/);
+    expect(table[1]).toMatch(new RegExp(`^${saved.tag}\\s+@tiffin/example\\s+2\\.00 KiB\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`));
+    const json = JSON.parse((await tiffin(['models', 'list', '--output', 'json'])).stdout);
+    expect(json).toEqual([expect.objectContaining({ tag: saved.tag, module: '@tiffin/example', size: 2048 })]);
+    expect((await tiffin(['models', 'get', 'iris:latest'])).stdout).toContain(`tag: ${saved.tag}`);
+    const archive = join(clean, 'iris.tar.gz');
+    await tiffin(['models', 'export', 'iris', archive]);
+    expect((await tiffin(['models', 'delete', saved.tag])).stdout).toContain(`Deleted model ${saved.tag}`);
+    expect((await tiffin(['models', 'import', archive])).stdout).toContain(`Imported model ${saved.tag}`);
+    expect(await readFile(join(home, 'models', 'iris', saved.manifest.version, 'files', 'weights.bin'))).toHaveLength(2048);
+  }, 60_000);
+});
+
+describe('tiffin containerize', () => {
+  it('gives a one-line error naming the choices when no container tool is installed', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = '';
+    let result: Awaited<ReturnType<typeof tiffin>>;
+    let chosen: Awaited<ReturnType<typeof tiffin>>;
+    try {
+      result = await tiffin(['containerize', 'quickstart:latest']);
+      chosen = await tiffin(['containerize', 'quickstart:latest', '--backend', 'podman']);
+    } finally {
+      process.env.PATH = path;
+    }
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'tiffin: error: No container tool found on PATH: install one of docker, podman, buildah (or pass --backend)\n',
+    );
+    expect(chosen.stderr).toBe(
+      "tiffin: error: Container tool 'podman' not found on PATH; install it or choose another backend (docker, podman, buildah)\n",
+    );
+    // commander rejects an unknown backend before any lookup (it exits, so run it as a process).
+    const unknown = await tiffinProcess(['containerize', 'quickstart:latest', '--backend', 'rkt'], { env: { PATH: '' } });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("Allowed choices are docker, podman, buildah");
+  }, 60_000);
+});

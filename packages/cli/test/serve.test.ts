@@ -1,0 +1,118 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI_DIR, CliProcess, FIXTURE } from './cli-process.js';
+
+const running: CliProcess[] = [];
+function cli(args: string[]): CliProcess {
+  const p = new CliProcess(args);
+  running.push(p);
+  return p;
+}
+afterEach(async () => {
+  for (const p of running.splice(0)) {
+    p.kill('SIGKILL');
+    await p.exited;
+  }
+});
+
+describe('tiffin serve', () => {
+  it('serves a TypeScript service file without a build step', async () => {
+    const p = cli(['serve', FIXTURE, '--port', '0']);
+    const url = await p.readyUrl();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const res = await fetch(`${url}/echo`, { method: 'POST', body: 'hello' });
+    expect(await res.text()).toBe('hello');
+    const doc = (await (await fetch(`${url}/docs.json`)).json()) as { info: { title: string } };
+    expect(doc.info.title).toBe('cli_fixture');
+    const access = await p.waitFor((r) => r.msg === 'request' && r.path === '/echo');
+    expect(access[0]!.requestId).toBe(res.headers.get('x-request-id'));
+  });
+
+  it('picks a named export with file:export', async () => {
+    const p = cli(['serve', `${FIXTURE}:other`, '--port', '0']);
+    const url = await p.readyUrl();
+    const doc = (await (await fetch(`${url}/docs.json`)).json()) as { info: { title: string } };
+    expect(doc.info.title).toBe('other_export');
+  });
+
+  it('drains an in-flight request on SIGTERM, runs shutdown hooks and exits 0', async () => {
+    const p = cli(['serve', FIXTURE, '--port', '0']);
+    const url = await p.readyUrl();
+    const inFlight = fetch(`${url}/slow`, { method: 'POST', body: '1000' });
+    await p.waitFor((r) => r.msg === 'ready');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    p.kill('SIGTERM');
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('slept 1000');
+    expect(await p.exited).toEqual({ code: 0, signal: null });
+    const msgs = p.records().map((r) => r.msg);
+    expect(msgs).toContain('fixture shutdown hook ran');
+    expect(msgs.indexOf('shutting down')).toBeLessThan(msgs.indexOf('fixture shutdown hook ran'));
+  });
+
+  it('runs N worker processes on one port with --workers', async () => {
+    const p = cli(['serve', FIXTURE, '--port', '0', '--workers', '2']);
+    const ready = await p.waitFor((r) => r.msg === 'ready', 2);
+    expect(ready[0]!.url).toBe(ready[1]!.url);
+    expect(ready[0]!.pid).not.toBe(ready[1]!.pid);
+    const pids = new Set<string>();
+    for (let i = 0; i < 40 && pids.size < 2; i++) {
+      const res = await fetch(`${ready[0]!.url}/pid`, { method: 'POST', body: '', headers: { connection: 'close' } });
+      pids.add(await res.text());
+    }
+    expect(pids).toEqual(new Set(ready.map((r) => String(r.pid))));
+    p.kill('SIGTERM');
+    expect((await p.exited).code).toBe(0);
+  });
+
+  it('restarts on a file change with --reload', async () => {
+    const dir = await mkdtemp(join(CLI_DIR, 'test', '.tmp-reload-'));
+    try {
+      const file = join(dir, 'service.ts');
+      await cp(FIXTURE, file);
+      const p = cli(['serve', file, '--port', '0', '--reload']);
+      const first = await p.readyUrl(1);
+      expect(await (await fetch(`${first}/echo`, { method: 'POST', body: 'a' })).text()).toBe('a');
+      const source = await readFile(file, 'utf8');
+      await writeFile(file, source.replace('return input;', "return 'edited ' + input;"));
+      const second = await p.readyUrl(2);
+      expect(await (await fetch(`${second}/echo`, { method: 'POST', body: 'a' })).text()).toBe('edited a');
+      p.kill('SIGTERM');
+      expect((await p.exited).code).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.concurrent('tiffin serve errors: one line on stderr, exit code != 0', () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ['missing file', ['serve', 'does-not-exist.ts'], /Service file not found: .*does-not-exist\.ts/],
+    ['missing export', ['serve', `${FIXTURE}:nope`], /has no export named 'nope'/],
+    ['export that is not a Service', ['serve', `${FIXTURE}:notAService`], /is not a Service/],
+    ['unknown flag', ['serve', FIXTURE, '--bogus'], /unknown option '--bogus'/],
+    ['bad port', ['serve', FIXTURE, '--port', 'abc'], /argument 'abc' is invalid/],
+    ['missing argument', ['serve'], /missing required argument 'service'/],
+  ];
+  for (const [name, args, pattern] of cases) {
+    it(name, async () => {
+      const p = cli(args);
+      const { code } = await p.exited;
+      expect(code).not.toBe(0);
+      const lines = p.stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(pattern);
+    });
+  }
+
+  it('prints help for the program and for serve', async () => {
+    const top = cli(['--help']);
+    await top.exited;
+    expect(top.stdoutLines.join('\n')).toContain('serve [options] <service>');
+    const sub = cli(['serve', '--help']);
+    await sub.exited;
+    expect(sub.stdoutLines.join('\n')).toContain('--workers <n>');
+  });
+});

@@ -1,0 +1,176 @@
+import { InternalServerError, InvalidArgument } from '../../errors/index.js';
+import type { ProtoField, ProtoPayload, StringValueMessage } from '../../grpc/messages.js';
+import type { HttpRequest } from '../../http/request.js';
+import { buildResponse, type HttpResponse } from '../../http/response.js';
+import type { Context } from '../../service/context.js';
+import { IODescriptor, registerDescriptor } from '../descriptor.js';
+import type {
+  ComponentsObject,
+  DescriptorSpec,
+  RequestBodyObject,
+  ResponseObject,
+  SchemaObject,
+} from '../openapi.js';
+import { decodeUtf8 } from '../utf8.js';
+import { responseSettings, typeName } from './common.js';
+
+export interface TextOptions {
+  /** Response media type: `text/plain` (default) or `text/event-stream`; `; charset=utf-8` is added. */
+  content_type?: string;
+}
+
+/** A chunk a streaming handler may yield. */
+export type TextChunk = string | Uint8Array;
+
+/** What an API function may return to a Text output. */
+export type TextOutput = string | Uint8Array | Iterable<TextChunk> | AsyncIterable<TextChunk>;
+
+/**
+ * Plain text (spec section 6). Input: the body as strict UTF-8 (invalid bytes → 400, D1), whatever the
+ * Content-Type. Output: always streamed — a string is one chunk, an (async) iterable of strings/bytes is
+ * sent chunk by chunk as it yields (server-sent events with `content_type: 'text/event-stream'` and
+ * `sseEvent`).
+ */
+export class Text extends IODescriptor<string, TextOutput> {
+  static override readonly descriptorId = 'tiffin.io.Text';
+  readonly protoFields: readonly ProtoField[] = ['text'];
+  readonly content_type: string;
+
+  constructor(options: TextOptions = {}) {
+    super();
+    this.content_type = options.content_type ?? 'text/plain';
+  }
+
+  get mimeType(): string {
+    return this.content_type;
+  }
+
+  /** Spec 6: bytes are decoded as UTF-8, strings kept. */
+  static fromSample(sample: string | Uint8Array, options: TextOptions = {}): Text {
+    const descriptor = new Text(options);
+    descriptor.sample = typeof sample === 'string' ? sample : decodeUtf8(sample, 'Text sample');
+    return descriptor;
+  }
+
+  async fromHttpRequest(request: HttpRequest): Promise<string> {
+    return decodeUtf8(await request.body(), 'Text input');
+  }
+
+  async toHttpResponse(value: TextOutput, ctx: Context | null): Promise<HttpResponse> {
+    return buildResponse({ body: textChunks(value), mediaType: this.content_type, ...responseSettings(ctx) });
+  }
+
+  override async fromProto(message: ProtoPayload | Uint8Array): Promise<string> {
+    if (message instanceof Uint8Array) return decodeUtf8(message, 'Text input');
+    return (message as StringValueMessage).value ?? '';
+  }
+
+  /** gRPC is unary: a streamed result is collected into one string. */
+  override async toProto(value: TextOutput): Promise<StringValueMessage> {
+    const decoder = new TextDecoder();
+    let out = '';
+    for await (const chunk of textChunks(value)) out += decoder.decode(chunk, { stream: true });
+    return { value: out + decoder.decode() };
+  }
+
+  override openapiSchema(): SchemaObject {
+    return { type: 'string' };
+  }
+
+  override openapiComponents(): ComponentsObject | null {
+    return null;
+  }
+
+  /** D13: the sample, or no example at all (never the text "None"). */
+  override openapiExample(): unknown {
+    return typeof this.sample === 'string' ? this.sample : null;
+  }
+
+  override openapiRequestBody(): RequestBodyObject {
+    return this.buildRequestBody();
+  }
+
+  override openapiResponses(): ResponseObject {
+    return this.buildResponses();
+  }
+
+  /** Spec 6: no args; the content type is not recorded. */
+  override toSpec(): DescriptorSpec {
+    return { id: Text.descriptorId };
+  }
+
+  static override fromSpec(_spec: DescriptorSpec): Text {
+    return new Text();
+  }
+}
+
+/**
+ * The chunks of a Text result, as bytes. A value that is neither text nor an iterable fails before any
+ * byte is sent (so the server can still answer 500); a bad chunk mid-stream ends the stream.
+ */
+function textChunks(value: TextOutput): AsyncIterable<Uint8Array> {
+  if (typeof value === 'string' || value instanceof Uint8Array) {
+    const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+    return (async function* single() {
+      yield bytes;
+    })();
+  }
+  const source = value as Iterable<TextChunk> | AsyncIterable<TextChunk> | null | undefined;
+  const iterable =
+    source &&
+    (typeof (source as AsyncIterable<TextChunk>)[Symbol.asyncIterator] === 'function' ||
+      typeof (source as Iterable<TextChunk>)[Symbol.iterator] === 'function');
+  if (!iterable) {
+    throw new InternalServerError(
+      `Text output expects a string or an (async) iterable of strings/bytes, got ${typeName(value)}`,
+    );
+  }
+  return (async function* stream() {
+    for await (const chunk of source as AsyncIterable<TextChunk>) {
+      if (typeof chunk === 'string') yield Buffer.from(chunk, 'utf8');
+      else if (chunk instanceof Uint8Array) yield chunk;
+      else {
+        throw new InternalServerError(`Text output chunks must be strings or bytes, got ${typeName(chunk)}`);
+      }
+    }
+  })();
+}
+
+export interface SseEventInit {
+  /** Payload; an object is written as JSON. Each line becomes its own `data:` line. */
+  data: string | object;
+  /** Event type (`event:` line). */
+  event?: string;
+  /** Event id (`id:` line). */
+  id?: string | number;
+  /** Reconnection time in milliseconds (`retry:` line). */
+  retry?: number;
+}
+
+/**
+ * Frame one server-sent event: optional `event:`, `id:`, `retry:` lines, one `data:` line per payload line,
+ * then a blank line. Yield the result from a Text(`text/event-stream`) handler.
+ */
+export function sseEvent(init: SseEventInit): string {
+  let out = '';
+  if (init.event !== undefined) {
+    if (/[\r\n]/.test(init.event)) throw new InvalidArgument('SSE event name must not contain a newline');
+    out += `event: ${init.event}\n`;
+  }
+  if (init.id !== undefined) {
+    const id = String(init.id);
+    if (/[\r\n\0]/.test(id)) throw new InvalidArgument('SSE event id must not contain a newline or NUL');
+    out += `id: ${id}\n`;
+  }
+  if (init.retry !== undefined) {
+    if (!Number.isInteger(init.retry) || init.retry < 0) {
+      throw new InvalidArgument('SSE retry must be a non-negative integer (milliseconds)');
+    }
+    out += `retry: ${init.retry}\n`;
+  }
+  const data = typeof init.data === 'string' ? init.data : JSON.stringify(init.data);
+  for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
+  return `${out}\n`;
+}
+
+registerDescriptor(Text);

@@ -1,0 +1,48 @@
+import { writeJson } from '../io/json/write.js';
+import { defaultJsonEncoder } from '../io/json-encoder.js';
+import type { NDArray } from './ndarray.js';
+
+/**
+ * Compact JSON of an array's nested-list form (D3). Written directly from the storage: int64/uint64 values
+ * keep all their digits (JSON numbers have no size limit), non-finite floats become null, floats are
+ * written as JavaScript writes them (float32 values widened to double: 0.1 → 0.10000000149011612).
+ */
+export function ndarrayToJson(arr: NDArray): string {
+  const leaf = leafWriter(arr);
+  if (arr.shape.length === 0) return leaf(0);
+  const parts: string[] = [];
+  let index = 0;
+  const shape = arr.shape;
+  const write = (depth: number): void => {
+    const n = shape[depth]!;
+    parts.push('[');
+    for (let i = 0; i < n; i++) {
+      if (i > 0) parts.push(',');
+      if (depth === shape.length - 1) parts.push(leaf(index++));
+      else write(depth + 1);
+    }
+    parts.push(']');
+  };
+  write(0);
+  return parts.join('');
+}
+
+function leafWriter(arr: NDArray): (i: number) => string {
+  const data = arr.data as ArrayLike<unknown>;
+  switch (arr.dtype) {
+    case 'bool':
+      return (i) => (data[i] ? 'true' : 'false');
+    case 'str':
+      return (i) => JSON.stringify(data[i]);
+    case 'object':
+      return (i) => writeJson(defaultJsonEncoder(data[i]));
+    case 'int64':
+    case 'uint64':
+      return (i) => (data[i] as bigint).toString();
+    default:
+      return (i) => {
+        const v = data[i] as number;
+        return Number.isFinite(v) ? String(v) : 'null';
+      };
+  }
+}

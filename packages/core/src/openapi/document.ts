@@ -1,0 +1,131 @@
+import type { IODescriptor } from '../io/descriptor.js';
+import type {
+  ComponentsObject,
+  RequestBodyObject,
+  ResponseObject,
+  SchemaObject,
+} from '../io/openapi.js';
+import type { InferenceApi, Service } from '../service/service.js';
+
+/** The OpenAPI 3.0 document `/docs.json` serves (spec 10.7 with D4, D6, D13). */
+export interface OpenApiDocument {
+  openapi: '3.0.2';
+  info: { title: string; version: string; description: string };
+  servers: Array<{ url: string }>;
+  tags: Array<{ name: string; description: string }>;
+  paths: Record<string, Record<string, unknown>>;
+  components: { schemas: Record<string, SchemaObject> };
+}
+
+export const SERVICE_APIS_TAG = 'Service APIs';
+export const INFRASTRUCTURE_TAG = 'Infrastructure';
+
+/** Error responses every API may give, each with the D4 body schema. */
+const API_ERRORS: ReadonlyArray<{ status: string; schema: string; description: string }> = [
+  { status: '400', schema: 'InvalidArgument', description: 'Bad Request' },
+  { status: '404', schema: 'NotFound', description: 'Not Found' },
+  { status: '413', schema: 'PayloadTooLarge', description: 'Payload Too Large' },
+  { status: '500', schema: 'InternalServerError', description: 'Internal Server Error' },
+  { status: '503', schema: 'ServiceUnavailable', description: 'Service Unavailable' },
+  { status: '504', schema: 'GatewayTimeout', description: 'Gateway Timeout' },
+];
+
+const INFRA_PATHS: ReadonlyArray<[string, string]> = [
+  ['/healthz', 'Health check endpoint (alias of /livez).'],
+  ['/livez', 'Liveness probe: answers while the process runs.'],
+  ['/readyz', 'Readiness probe: 200 once startup finished, 503 while starting or shutting down.'],
+  ['/metrics', 'Prometheus metrics of the API server.'],
+];
+
+/** The JSON schema of the one error body (D4). */
+export function errorBodySchema(title: string, description: string): SchemaObject {
+  return {
+    type: 'object',
+    title,
+    description,
+    required: ['error', 'type'],
+    properties: {
+      error: { type: 'string', title: 'Message' },
+      type: { type: 'string', title: 'Error Type' },
+      detail: { title: 'Error Detail' },
+    },
+  };
+}
+
+/** A descriptor without OpenAPI hooks still gets a generic (but valid) entry rather than breaking the page. */
+function safely<T>(build: () => T, fallback: () => T): T {
+  try {
+    return build();
+  } catch {
+    return fallback();
+  }
+}
+
+function genericContent(descriptor: IODescriptor) {
+  return { [descriptor.mimeType ?? '*/*']: { schema: {} } };
+}
+
+function apiOperation(service: Service, api: InferenceApi): Record<string, unknown> {
+  const ok = safely<ResponseObject>(
+    () => api.output.openapiResponses(),
+    () => ({
+      description: 'Successful Response',
+      content: genericContent(api.output),
+      'x-tiffin-io-descriptor': api.output.toSpec(),
+    }),
+  );
+  const responses: Record<string, unknown> = { '200': ok };
+  for (const e of API_ERRORS) {
+    responses[e.status] = {
+      description: e.description,
+      content: { 'application/json': { schema: { $ref: `#/components/schemas/${e.schema}` } } },
+    };
+  }
+  const requestBody = safely<RequestBodyObject>(
+    () => api.input.openapiRequestBody(),
+    () => ({ content: genericContent(api.input), required: true, 'x-tiffin-io-descriptor': api.input.toSpec() }),
+  );
+  return {
+    responses,
+    tags: [SERVICE_APIS_TAG],
+    consumes: [api.input.mimeType],
+    produces: [api.output.mimeType],
+    'x-tiffin-name': api.name,
+    summary: `InferenceAPI(${api.input.displayName} → ${api.output.displayName})`,
+    description: api.doc,
+    requestBody,
+    operationId: `${service.name}__${api.name}`,
+  };
+}
+
+export function buildOpenApiDocument(service: Service): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
+  for (const [path, description] of INFRA_PATHS) {
+    paths[path] = {
+      get: {
+        responses: { '200': { description: 'Successful Response' } },
+        tags: [INFRASTRUCTURE_TAG],
+        description,
+      },
+    };
+  }
+  const schemas: Record<string, SchemaObject> = {};
+  const addComponents = (c: ComponentsObject | null) => Object.assign(schemas, c?.schemas ?? {});
+  for (const api of service.apis.values()) {
+    paths[api.route] = { post: apiOperation(service, api) };
+    addComponents(safely(() => api.input.openapiComponents(), () => null));
+    addComponents(safely(() => api.output.openapiComponents(), () => null));
+  }
+  for (const e of API_ERRORS) schemas[e.schema] = errorBodySchema(e.schema, e.description);
+  return {
+    openapi: '3.0.2',
+    info: { title: service.name, version: service.version ?? '0.0.0', description: service.doc },
+    servers: [{ url: '.' }],
+    tags: [
+      { name: SERVICE_APIS_TAG, description: 'Inference endpoints of this service.' },
+      { name: INFRASTRUCTURE_TAG, description: 'Common infrastructure endpoints for observability.' },
+    ],
+    paths,
+    components: { schemas },
+  };
+}

@@ -1,0 +1,57 @@
+import { type ErrorBody, internalErrorBody, isTiffinError } from '../errors/index.js';
+import type { Logger } from './logger.js';
+
+export interface ErrorAnswer {
+  status: number;
+  body: ErrorBody;
+}
+
+/** Koa/http-errors style client errors (status 4xx, exposable) thrown by middleware we use. */
+interface ExposedHttpError {
+  status: number;
+  expose: boolean;
+  message: string;
+}
+
+function isExposedClientError(err: unknown): err is ExposedHttpError {
+  const e = err as Partial<ExposedHttpError> | null;
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.status === 'number' &&
+    e.status >= 400 &&
+    e.status < 500 &&
+    e.expose === true
+  );
+}
+
+/**
+ * Spec 10.3 as changed by D1/D4: a TiffinError answers with its own status and `toBody()`; any other error is
+ * a 500 whose body says only that something failed, while the stack goes to the log with the request id.
+ */
+export function errorAnswer(err: unknown, requestId: string, logger: Logger): ErrorAnswer {
+  if (isTiffinError(err)) {
+    const status = err.httpStatus;
+    if (status >= 500) {
+      logger.log('error', 'request failed', {
+        requestId,
+        status,
+        type: err.name,
+        error: err.message,
+        stack: err.stack,
+      });
+    }
+    return { status, body: err.toBody() };
+  }
+  if (isExposedClientError(err)) {
+    return { status: err.status, body: { error: err.message, type: 'BadInput' } };
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  logger.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });
+  return { status: 500, body: internalErrorBody(requestId) };
+}
+
+/** The D4 body as bytes with its content type. */
+export function encodeErrorBody(body: ErrorBody): Buffer {
+  return Buffer.from(JSON.stringify(body), 'utf8');
+}

@@ -1,0 +1,18 @@
+import type Koa from 'koa';
+import { encodeErrorBody, errorAnswer } from '../error-response.js';
+import type { Logger } from '../logger.js';
+import type { RequestState } from '../state.js';
+
+/** Turns any thrown error into the one error body (D4): TiffinError → its status, anything else → 500. */
+export function errorHandler(logger: Logger): Koa.Middleware<RequestState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      const answer = errorAnswer(err, ctx.state.requestId, logger);
+      ctx.status = answer.status;
+      ctx.set('content-type', 'application/json');
+      ctx.body = encodeErrorBody(answer.body);
+    }
+  };
+}

@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type Koa from 'koa';
+import { NotFound } from '../../errors/index.js';
+import type { RequestState } from '../state.js';
+
+/** Swagger UI files served from the installed package (no CDN): name → content type. */
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'index.css': 'text/css; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+  'favicon-16x16.png': 'image/png',
+};
+
+/** Replaces the stock initializer, which points at a public demo document and an online validator. */
+const INITIALIZER = `window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    url: './docs.json',
+    dom_id: '#swagger-ui',
+    validatorUrl: null,
+    deepLinking: true,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+  });
+};
+`;
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function pageHtml(title: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="UTF-8">
+  <title>${escapeHtml(title)} · API</title>
+  <link rel="stylesheet" type="text/css" href="./static_content/swagger-ui.css">
+  <link rel="stylesheet" type="text/css" href="./static_content/index.css">
+  <link rel="icon" type="image/png" href="./static_content/favicon-32x32.png" sizes="32x32">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="./static_content/swagger-ui-bundle.js" charset="UTF-8"></script>
+  <script src="./static_content/swagger-initializer.js" charset="UTF-8"></script>
+</body>
+</html>
+`;
+}
+
+function swaggerDistDir(): string {
+  const require = createRequire(import.meta.url);
+  return dirname(require.resolve('swagger-ui-dist/package.json'));
+}
+
+/** The interactive API page at `/` and its assets at `/static_content/<file>`. */
+export class ApiPage {
+  private readonly html: string;
+  private readonly cache = new Map<string, Buffer>();
+  private distDir: string | undefined;
+
+  constructor(title: string) {
+    this.html = pageHtml(title);
+  }
+
+  readonly index = (ctx: Koa.ParameterizedContext<RequestState>): void => {
+    ctx.status = 200;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = this.html;
+  };
+
+  /** Paths this page serves, for the route table. */
+  assetPaths(): string[] {
+    return ['swagger-initializer.js', ...Object.keys(ASSETS)].map((name) => `/static_content/${name}`);
+  }
+
+  readonly asset = (ctx: Koa.ParameterizedContext<RequestState>): void => {
+    const name = ctx.path.slice('/static_content/'.length);
+    ctx.status = 200;
+    ctx.set('cache-control', 'public, max-age=3600');
+    if (name === 'swagger-initializer.js') {
+      ctx.type = 'text/javascript; charset=utf-8';
+      ctx.body = INITIALIZER;
+      return;
+    }
+    const type = ASSETS[name];
+    if (!type) throw new NotFound(`Not Found: no asset ${name}`);
+    let bytes = this.cache.get(name);
+    if (!bytes) {
+      this.distDir ??= swaggerDistDir();
+      bytes = readFileSync(join(this.distDir, name));
+      this.cache.set(name, bytes);
+    }
+    ctx.type = type;
+    ctx.body = bytes;
+  };
+}

@@ -1,0 +1,41 @@
+import type Koa from 'koa';
+import { PayloadTooLarge, ServiceUnavailable } from '../../errors/index.js';
+import { Context } from '../../service/context.js';
+import type { InferenceApi, Service } from '../../service/service.js';
+import { adaptRequest } from '../request-adapter.js';
+import type { RequestState } from '../state.js';
+import { writeResponse } from '../write-response.js';
+
+export interface ApiRouteDeps {
+  service: Service;
+  maxBodySize: number;
+  isReady: () => boolean;
+}
+
+/**
+ * The request pipeline of spec 10.3 with D11: request → input descriptor → API function (with ctx) →
+ * output descriptor (with ctx) → the wire. Errors propagate to the error handler.
+ */
+export function apiHandler(api: InferenceApi, deps: ApiRouteDeps) {
+  return async (ctx: Koa.ParameterizedContext<RequestState>): Promise<void> => {
+    if (!deps.isReady()) throw new ServiceUnavailable('The service is starting; try again shortly');
+    const declared = Number(ctx.get('content-length') || 0);
+    if (declared > deps.maxBodySize) {
+      throw new PayloadTooLarge(`Request body exceeds the limit of ${deps.maxBodySize} bytes`);
+    }
+    const request = adaptRequest(ctx.req, ctx.url, {
+      maxBodySize: deps.maxBodySize,
+      signal: ctx.state.abort.signal,
+    });
+    const context = new Context(request, deps.service.state, ctx.state.requestId);
+    // The temp dir lives until the response (possibly streamed) is over.
+    ctx.res.once('close', () => {
+      context.dispose().catch(() => {});
+    });
+    const input = await api.input.fromHttpRequest(request);
+    const result = await api.fn(input, context);
+    const response = await api.output.toHttpResponse(result, context);
+    if (ctx.state.timedOut) return;
+    writeResponse(ctx, response);
+  };
+}

@@ -1,0 +1,59 @@
+import type Koa from 'koa';
+import { MethodNotAllowed, NotFound } from '../../errors/index.js';
+import type { InferenceApi } from '../../service/service.js';
+import type { RequestState } from '../state.js';
+
+export type RouteHandler = (ctx: Koa.ParameterizedContext<RequestState>) => Promise<void> | void;
+
+export interface Route {
+  readonly path: string;
+  /** Set for API routes. */
+  readonly api: InferenceApi | undefined;
+  readonly handlers: ReadonlyMap<string, RouteHandler>;
+}
+
+/**
+ * Exact-path routing with the answers of spec 10.1: unknown path → 404, known path with another method →
+ * 405 with `allow`, a trailing slash on a known path → 307 to the path without it. GET routes answer HEAD.
+ */
+export class RouteTable {
+  private readonly routes = new Map<string, Route>();
+
+  add(path: string, methods: Record<string, RouteHandler>, api?: InferenceApi): void {
+    const handlers = new Map<string, RouteHandler>();
+    for (const [method, handler] of Object.entries(methods)) handlers.set(method.toUpperCase(), handler);
+    if (handlers.has('GET') && !handlers.has('HEAD')) handlers.set('HEAD', handlers.get('GET')!);
+    this.routes.set(path, { path, api, handlers });
+  }
+
+  match(path: string): Route | undefined {
+    return this.routes.get(path);
+  }
+
+  /** Koa middleware dispatching to the table. */
+  middleware(): Koa.Middleware<RequestState> {
+    return async (ctx) => {
+      const route = this.routes.get(ctx.path);
+      if (!route) {
+        const trimmed = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.replace(/\/+$/, '') : null;
+        if (trimmed && this.routes.has(trimmed)) {
+          ctx.status = 307;
+          const base = ctx.host ? `${ctx.protocol}://${ctx.host}` : '';
+          ctx.set('location', `${base}${trimmed}${ctx.search}`);
+          ctx.body = '';
+          return;
+        }
+        throw new NotFound(`Not Found: no route for ${ctx.method} ${ctx.path}`);
+      }
+      const handler = route.handlers.get(ctx.method);
+      if (!handler) {
+        const allow = [...route.handlers.keys()];
+        // Order as the spec shows it: HEAD before GET.
+        allow.sort((a, b) => (a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : 0));
+        ctx.set('allow', allow.join(', '));
+        throw new MethodNotAllowed(`Method Not Allowed: ${ctx.method} ${ctx.path} accepts ${allow.join(', ')}`);
+      }
+      await handler(ctx);
+    };
+  }
+}

@@ -1,0 +1,84 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Service } from '../service/service.js';
+import { createApp, type TiffinApp } from './app.js';
+import type { ServerOptions } from './options.js';
+
+export interface ServeOptions extends ServerOptions {
+  /**
+   * On SIGTERM/SIGINT: stop accepting, fail /readyz, drain, run shutdown hooks, exit 0 (default true).
+   * The listeners are removed by `close()`.
+   */
+  handleSignals?: boolean;
+}
+
+/** A running server. */
+export interface ServerHandle {
+  /** e.g. `http://127.0.0.1:3000` */
+  readonly url: string;
+  readonly port: number;
+  readonly server: Server;
+  readonly app: TiffinApp;
+  /** Stop accepting, drain in-flight requests (up to `drainTimeout`), run shutdown hooks. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Listen on host:port and serve `service`; resolves once startup hooks ran and the server is ready. */
+export async function serve(service: Service, options: ServeOptions = {}): Promise<ServerHandle> {
+  const tiffin = createApp(service, options);
+  const { lifecycle, logger } = tiffin;
+  const { host, port: wantedPort, drainTimeout } = tiffin.options;
+  const server = createServer(tiffin.app.callback());
+  // Requests are bounded by our own timeout; do not let Node's 5-minute request timeout cut long uploads short.
+  server.requestTimeout = 0;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(wantedPort, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.log('info', 'shutting down', { signal });
+    close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.log('error', 'shutdown failed', { error: err instanceof Error ? err.message : String(err) });
+        process.exit(1);
+      },
+    );
+  };
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      for (const s of signals) process.off(s, onSignal);
+      lifecycle.beginDrain();
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const drained = await lifecycle.waitForIdle(drainTimeout * 1000);
+      if (!drained) logger.log('warn', 'drain timeout: closing remaining connections', { drainTimeout });
+      server.closeAllConnections();
+      await stopped;
+      await lifecycle.shutdown();
+      logger.log('info', 'stopped', { url });
+    })();
+    return closing;
+  };
+
+  if (options.handleSignals !== false) for (const s of signals) process.once(s, onSignal);
+
+  try {
+    await lifecycle.startup();
+  } catch (err) {
+    await close().catch(() => {});
+    throw err;
+  }
+  logger.log('info', 'ready', { url, service: service.name, apis: [...service.apis.keys()], pid: process.pid });
+  return { url, port, server, app: tiffin, close };
+}

@@ -1,0 +1,14 @@
+import type { InferenceApi } from '../service/service.js';
+
+/** What the app's middleware share about one request (Koa `ctx.state`). */
+export interface RequestState {
+  requestId: string;
+  /** The matched route path (metrics label); 'unmatched' when no route matched. */
+  endpoint: string;
+  /** The API this request targets, if any. */
+  api: InferenceApi | undefined;
+  /** Fires when the client disconnects or the request times out. */
+  abort: AbortController;
+  /** Set once the timeout answered: later writes by the handler are dropped. */
+  timedOut: boolean;
+}

@@ -1,0 +1,72 @@
+import { existsSync } from 'node:fs';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Service } from '../../src/index.js';
+import { PlainText, start } from './helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+const svc = new Service('browser_page', { doc: 'A service for the API page test' });
+svc.api({ input: new PlainText(), output: new PlainText(), doc: 'Shouts the input' }, function shout(input) {
+  return `${input.toUpperCase()}!`;
+});
+svc.api({ input: new PlainText(), output: new PlainText() }, function reverse(input) {
+  return [...input].reverse().join('');
+});
+svc.api({ input: new PlainText(), output: new PlainText(), route: '/v1/nested/route' }, function nested(input) {
+  return input;
+});
+
+let server: Awaited<ReturnType<typeof start>>;
+let browser: Browser;
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install it with apt-get install -y chromium (CI's .ci/run does)`);
+  }
+  server = await start(svc);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe('API page in a real browser', () => {
+  it('lists every API and runs "try it out" against the server, loading nothing from elsewhere', async () => {
+    const page = await browser.newPage();
+    const foreign: string[] = [];
+    page.on('request', (req) => {
+      if (!req.url().startsWith(server.url)) foreign.push(req.url());
+    });
+    await page.goto(`${server.url}/`);
+    await page.locator('.opblock-summary-path').first().waitFor({ timeout: 20_000 });
+    const paths = await page.locator('.opblock-summary-path').allInnerTexts();
+    const listed = paths.map((p) => p.replace(/\u200b/g, '').trim());
+    for (const route of ['/shout', '/reverse', '/v1/nested/route', '/livez', '/readyz', '/metrics']) {
+      expect(listed).toContain(route);
+    }
+
+    const op = page.locator('#operations-Service_APIs-browser_page__shout');
+    await op.locator('.opblock-summary').click();
+    await op.getByRole('button', { name: 'Try it out' }).click();
+    await op.locator('textarea.body-param__text').fill('hello page');
+    await op.getByRole('button', { name: 'Execute' }).click();
+    const responseBody = op.locator('.live-responses-table .response-col_description pre').first();
+    await responseBody.waitFor({ timeout: 20_000 });
+    expect(await responseBody.innerText()).toContain('HELLO PAGE!');
+    const status = await op.locator('.live-responses-table .response .response-col_status').first().innerText();
+    expect(status.trim()).toBe('200');
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+});

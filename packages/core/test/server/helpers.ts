@@ -1,0 +1,81 @@
+import {
+  BadInput,
+  buildResponse,
+  type Context,
+  type HttpRequest,
+  type HttpResponse,
+  IODescriptor,
+  MemoryLogger,
+  type ProtoField,
+  type RequestBodyObject,
+  type ResponseObject,
+  type SchemaObject,
+  type ServeOptions,
+  type ServerHandle,
+  type Service,
+  serve,
+} from '../../src/index.js';
+
+/**
+ * A minimal test-local descriptor: UTF-8 text in, text (or a stream of text chunks) out, honouring the ctx's
+ * status/headers/cookies. It lets the server be tested independently of the built-in descriptors.
+ */
+export class PlainText extends IODescriptor<string, string | AsyncIterable<string>> {
+  readonly protoFields: readonly ProtoField[] = ['text'];
+
+  get mimeType(): string {
+    return 'text/plain';
+  }
+
+  async fromHttpRequest(request: HttpRequest): Promise<string> {
+    const body = await request.body();
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(body);
+    } catch {
+      throw new BadInput('Request body is not valid UTF-8');
+    }
+  }
+
+  async toHttpResponse(value: string | AsyncIterable<string>, ctx: Context | null): Promise<HttpResponse> {
+    return buildResponse({
+      body: value,
+      status: ctx?.response.status,
+      headers: ctx?.response.headerList(),
+      cookies: ctx?.response.cookies,
+      mediaType: 'text/plain',
+    });
+  }
+
+  override openapiSchema(): SchemaObject {
+    return { type: 'string' };
+  }
+  override openapiComponents(): null {
+    return null;
+  }
+  override openapiExample(): unknown {
+    return 'hello';
+  }
+  override openapiRequestBody(): RequestBodyObject {
+    return this.buildRequestBody();
+  }
+  override openapiResponses(): ResponseObject {
+    return this.buildResponses();
+  }
+  override toSpec() {
+    return { id: 'test.PlainText', args: {} };
+  }
+}
+
+/** Start `svc` on 127.0.0.1 port 0 with logs kept in memory. */
+export async function start(
+  svc: Service,
+  options: ServeOptions = {},
+): Promise<ServerHandle & { logs: MemoryLogger }> {
+  const logs = new MemoryLogger();
+  const handle = await serve(svc, { port: 0, host: '127.0.0.1', handleSignals: false, logger: logs, ...options });
+  return Object.assign(handle, { logs });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

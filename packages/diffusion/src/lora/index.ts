@@ -1,0 +1,7 @@
+export { LoraCache } from './cache.js';
+export { loraDelta } from './delta.js';
+export { mergeLora } from './merge.js';
+export { readLoraFile } from './parse.js';
+export { resolveLoraPath } from './path.js';
+export { kohyaKeyMap, resolveLora } from './resolve.js';
+export * from './types.js';

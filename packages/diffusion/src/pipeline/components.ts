@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
+import {
+  UNet2DConditionModel,
+  type UNetConfig,
+  unetWeightSpecs,
+  validateUNetConfig,
+} from '../models/unet.js';
+import { AutoencoderKL, type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
+import type { SchedulerConfig } from '../schedulers/types.js';
+import { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
+import {
+  componentWeightFiles,
+  loadWeightsInto,
+  type ModelIndex,
+  readJson,
+  readModelIndex,
+} from '../weights/folder.js';
+import { WeightStore } from '../weights/store.js';
+
+export interface PipelineComponents {
+  index: ModelIndex;
+  tokenizer: ClipTokenizer;
+  textEncoder: ClipTextEncoder;
+  unet: UNet2DConditionModel;
+  vae: AutoencoderKL;
+  schedulerConfig: SchedulerConfig;
+  /** Tensor names in the files that no model uses, per component (logged, not fatal). */
+  unexpectedWeights: Record<string, string[]>;
+}
+
+export interface LoadComponentsOptions {
+  /** Weight file variant, e.g. `fp16` → `diffusion_pytorch_model.fp16.safetensors`. */
+  variant?: string;
+}
+
+/** Load a diffusers SD1/SD2 folder: configs, tokenizer and all weights (once per process). */
+export function loadComponents(dir: string, options: LoadComponentsOptions = {}): PipelineComponents {
+  const index = readModelIndex(dir);
+  const unexpectedWeights: Record<string, string[]> = {};
+  const stores: WeightStore[] = [];
+  const load = (component: string, stem: string, store: WeightStore) => {
+    stores.push(store);
+    const files = componentWeightFiles(join(dir, component), stem, options.variant);
+    unexpectedWeights[component] = loadWeightsInto(store, files).unexpected;
+    return store;
+  };
+  try {
+    const teConfig = readJson(
+      join(dir, 'text_encoder/config.json'),
+      'text_encoder/config.json',
+    ) as unknown as ClipTextConfig;
+    const unetConfig = readJson(join(dir, 'unet/config.json'), 'unet/config.json') as unknown as UNetConfig;
+    validateUNetConfig(unetConfig);
+    const vaeConfig = readJson(join(dir, 'vae/config.json'), 'vae/config.json') as unknown as VaeConfig;
+    const schedulerConfig = readJson(
+      join(dir, 'scheduler/scheduler_config.json'),
+      'scheduler/scheduler_config.json',
+    ) as SchedulerConfig;
+    const tokenizer = ClipTokenizer.fromFolder(join(dir, 'tokenizer'));
+    const textEncoder = new ClipTextEncoder(
+      teConfig,
+      load('text_encoder', 'model', new WeightStore('text_encoder', clipTextWeightSpecs(teConfig))),
+    );
+    const unet = new UNet2DConditionModel(
+      unetConfig,
+      load('unet', 'diffusion_pytorch_model', new WeightStore('unet', unetWeightSpecs(unetConfig))),
+    );
+    const vae = new AutoencoderKL(
+      vaeConfig,
+      load('vae', 'diffusion_pytorch_model', new WeightStore('vae', vaeWeightSpecs(vaeConfig))),
+    );
+    return { index, tokenizer, textEncoder, unet, vae, schedulerConfig, unexpectedWeights };
+  } catch (e) {
+    for (const s of stores) s.dispose();
+    throw e;
+  }
+}

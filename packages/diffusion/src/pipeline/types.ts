@@ -1,0 +1,85 @@
+import type { SchedulerName } from '../schedulers/types.js';
+
+/** An RGB image, row-major HWC. Uint8 values 0–255, or floats in [0, 1]. */
+export interface RgbImage {
+  width: number;
+  height: number;
+  data: Uint8Array | Float32Array;
+}
+
+/** What a noise draw is for; injected sources (tests, fixtures) may keep one counter per purpose. */
+export type NoisePurpose = 'latents' | 'vae' | 'scheduler';
+
+/**
+ * Injected standard-normal draws, in diffusers' NCHW C order, for `shape` (NCHW). Replaces the
+ * seeded source, e.g. to reproduce the reference fixtures.
+ */
+export type InjectedNoise = (purpose: NoisePurpose, shape: number[]) => Float32Array;
+
+export interface GenerationProgress {
+  /** 1-based step just finished. */
+  step: number;
+  totalSteps: number;
+  timestep: number;
+}
+
+export interface CommonRequest {
+  prompt: string;
+  /** null/undefined → "" (spec 8.1). */
+  negative_prompt?: string | null;
+  num_inference_steps?: number;
+  guidance_scale?: number;
+  /** DDIM only; other schedulers ignore it (as diffusers does). */
+  eta?: number;
+  /** Seed of the engine's Gaussian source; random when absent (the result reports it). */
+  seed?: number;
+  /** Scheduler to use instead of the folder's (`from_config` semantics). */
+  scheduler?: SchedulerName;
+  num_images_per_prompt?: number;
+  /** Optional guidance rescale φ (spec 8.1), default 0. */
+  guidance_rescale?: number;
+  /** clip_skip k ≥ 0: use the (k+1)-th last hidden state (final LayerNorm applied). */
+  clip_skip?: number;
+  /** Precomputed prompt embeddings [B, 77, D] (C order); skips the text encoder for the prompt. */
+  prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
+  negative_prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
+  noise?: InjectedNoise;
+  /** Also return the float image(s) in [0, 1] (HWC). */
+  return_float?: boolean;
+  /** Also return the final latents (NCHW, before VAE scaling). */
+  return_latents?: boolean;
+  onProgress?: (p: GenerationProgress) => void;
+}
+
+export interface Text2ImgRequest extends CommonRequest {
+  height?: number;
+  width?: number;
+  /** Starting latents, NCHW C order [B, 4, H/8, W/8] (multiplied by init_noise_sigma). */
+  latents?: Float32Array;
+}
+
+export interface Img2ImgRequest extends CommonRequest {
+  image: RgbImage;
+  /** 0–1, default 0.8. */
+  strength?: number;
+}
+
+export interface GeneratedImage {
+  width: number;
+  height: number;
+  /** RGB uint8, HWC. */
+  data: Uint8Array;
+  /** Floats in [0, 1], HWC (when `return_float`). */
+  float?: Float32Array;
+}
+
+export interface GenerationResult {
+  images: GeneratedImage[];
+  seed: number;
+  scheduler: SchedulerName;
+  timesteps: number[];
+  /** Final latents NCHW (when `return_latents`). */
+  latents?: { shape: number[]; data: Float32Array };
+  /** True when the prompt was longer than the tokenizer's limit and was cut. */
+  promptTruncated: boolean;
+}

@@ -1,0 +1,118 @@
+import * as tf from '@tensorflow/tfjs';
+import { InvalidArgument } from '@tiffin/core';
+import { resolveSchedulerConfig } from './config.js';
+import { computeNoiseSchedule } from './noise-schedule.js';
+import { checkStepCount } from './spacing.js';
+import type {
+  NoiseSource,
+  ResolvedSchedulerConfig,
+  Scheduler,
+  SchedulerConfig,
+  SchedulerName,
+  StepOptions,
+  StepResult,
+} from './types.js';
+
+/** State and helpers common to the five schedulers (noise schedule, step index, begin index). */
+export abstract class BaseScheduler implements Scheduler {
+  readonly config: Readonly<ResolvedSchedulerConfig>;
+  readonly order = 1;
+  /** ᾱ_t, float32 values. */
+  protected readonly alphasCumprod: Float32Array;
+  protected timestepList: number[] = [];
+  protected beginIndex: number | null = null;
+  protected stepIndex: number | null = null;
+  numInferenceSteps: number | null = null;
+  initNoiseSigma = 1;
+
+  constructor(
+    readonly name: SchedulerName,
+    readonly className: string,
+    config: SchedulerConfig | undefined,
+  ) {
+    this.config = resolveSchedulerConfig(name, className, config);
+    this.alphasCumprod = computeNoiseSchedule(this.config).alphasCumprod;
+  }
+
+  get timesteps(): readonly number[] {
+    return this.timestepList;
+  }
+
+  setTimesteps(numInferenceSteps: number): void {
+    checkStepCount(numInferenceSteps, this.config.num_train_timesteps);
+    this.dispose();
+    this.numInferenceSteps = numInferenceSteps;
+    this.beginIndex = null;
+    this.stepIndex = null;
+    this.computeTimesteps(numInferenceSteps);
+  }
+
+  /** Fills `timestepList` (and sigmas, initNoiseSigma) and resets per-generation state. */
+  protected abstract computeTimesteps(numInferenceSteps: number): void;
+
+  setBeginIndex(index: number): void {
+    if (!Number.isInteger(index) || index < 0 || index >= this.timestepList.length) {
+      throw new InvalidArgument(`begin index ${index} is outside the ${this.timestepList.length} timesteps`);
+    }
+    this.beginIndex = index;
+  }
+
+  scaleModelInput(sample: tf.Tensor, _timestep: number): tf.Tensor {
+    return tf.clone(sample);
+  }
+
+  abstract step(
+    modelOutput: tf.Tensor,
+    timestep: number,
+    sample: tf.Tensor,
+    options?: StepOptions,
+  ): StepResult;
+  abstract addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor;
+
+  dispose(): void {}
+
+  protected requireTimesteps(): void {
+    if (this.numInferenceSteps === null) {
+      throw new Error(`${this.className}: call setTimesteps() before stepping`);
+    }
+  }
+
+  /** diffusers `index_for_timestep`: the second occurrence when a value repeats. */
+  protected indexForTimestep(timestep: number): number {
+    const hits: number[] = [];
+    this.timestepList.forEach((t, i) => {
+      if (t === timestep) hits.push(i);
+    });
+    if (hits.length === 0) {
+      throw new InvalidArgument(
+        `${this.className}: timestep ${timestep} is not one of the scheduled timesteps`,
+      );
+    }
+    return hits.length > 1 ? hits[1] : hits[0];
+  }
+
+  /** Step index for the k-diffusion style schedulers (Euler, Euler A, DPM++). */
+  protected currentStepIndex(timestep: number): number {
+    if (this.stepIndex === null) this.stepIndex = this.beginIndex ?? this.indexForTimestep(timestep);
+    return this.stepIndex;
+  }
+}
+
+/** Takes one standard-normal draw of `shape` from `source` as a tensor owned by the caller. */
+export function drawNoise(source: NoiseSource | undefined, shape: number[], who: string): tf.Tensor {
+  if (!source) throw new Error(`${who}: this step draws noise; pass options.noise`);
+  const drawn = source(shape);
+  if (drawn instanceof Float32Array) {
+    const size = shape.reduce((a, b) => a * b, 1);
+    if (drawn.length !== size) {
+      throw new Error(`${who}: noise source returned ${drawn.length} values for shape [${shape.join(', ')}]`);
+    }
+    return tf.tensor(drawn, shape, 'float32');
+  }
+  if (drawn.shape.join(',') !== shape.join(',')) {
+    const got = drawn.shape.join(', ');
+    drawn.dispose();
+    throw new Error(`${who}: noise source returned shape [${got}], expected [${shape.join(', ')}]`);
+  }
+  return drawn;
+}

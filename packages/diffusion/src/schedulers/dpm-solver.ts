@@ -1,0 +1,145 @@
+import * as tf from '@tensorflow/tfjs';
+import { BaseScheduler } from './base.js';
+import { sigmasFromAlphasCumprod } from './noise-schedule.js';
+import { f32, interpIndex, roundHalfEven } from './numeric.js';
+import { karrasSigmas, logSigmaTable, sigmaToT } from './sigmas.js';
+import { dpmTimesteps } from './spacing.js';
+import type { SchedulerConfig, StepOptions, StepResult } from './types.js';
+
+/** α, σ and λ of one noise level, each rounded to float32 as the reference's tensor maths is. */
+interface NoiseLevel {
+  alpha: number;
+  sigma: number;
+  lambda: number;
+}
+
+function noiseLevel(s: number): NoiseLevel {
+  const alpha = f32(1 / f32(Math.sqrt(f32(f32(s * s) + 1))));
+  const sigma = f32(s * alpha);
+  // ln 0 = -Infinity gives λ = +Infinity at the final zero sigma; the update formulas stay finite.
+  const lambda = f32(f32(Math.log(alpha)) - f32(Math.log(sigma)));
+  return { alpha, sigma, lambda };
+}
+
+/** DPMSolverMultistepScheduler, algorithm dpmsolver++ (spec 7.7): 2M by default, 1 to 3 via solver_order. */
+export class DPMSolverMultistepScheduler extends BaseScheduler {
+  private sigmas: number[] = [];
+  /** Data predictions, newest last (own copies). */
+  private modelOutputs: tf.Tensor[] = [];
+  private lowerOrderNums = 0;
+
+  /** The sigmas after `setTimesteps` (N values then the final sigma), float32 values. */
+  get sigmaSchedule(): readonly number[] {
+    return this.sigmas;
+  }
+
+  constructor(config?: SchedulerConfig) {
+    super('dpmpp_2m', 'DPMSolverMultistepScheduler', config);
+  }
+
+  protected computeTimesteps(n: number): void {
+    let timesteps = dpmTimesteps(this.config, n);
+    const table = sigmasFromAlphasCumprod(this.alphasCumprod);
+    let sigmas: number[];
+    if (this.config.use_karras_sigmas) {
+      // Karras range is the full table here (σ_{T-1} … σ_0), unlike Euler.
+      sigmas = karrasSigmas(table[table.length - 1], table[0], n);
+      const logSigmas = logSigmaTable(table);
+      timesteps = sigmas.map((s) => roundHalfEven(sigmaToT(s, logSigmas)));
+    } else {
+      sigmas = timesteps.map((t) => interpIndex(t, table));
+    }
+    const last = this.config.final_sigmas_type === 'sigma_min' ? table[0] : 0;
+    this.sigmas = [...sigmas, last].map(f32);
+    this.timestepList = timesteps;
+    this.initNoiseSigma = 1;
+    this.lowerOrderNums = 0;
+  }
+
+  override dispose(): void {
+    for (const m of this.modelOutputs) m.dispose();
+    this.modelOutputs = [];
+    this.lowerOrderNums = 0;
+  }
+
+  step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, _options?: StepOptions): StepResult {
+    this.requireTimesteps();
+    const k = this.currentStepIndex(timestep);
+    const M = this.timestepList.length;
+    const cfg = this.config;
+    const final =
+      k === M - 1 &&
+      (cfg.euler_at_final || (cfg.lower_order_final && M < 15) || cfg.final_sigmas_type === 'zero');
+    const second = k === M - 2 && cfg.lower_order_final && M < 15;
+
+    const current = noiseLevel(this.sigmas[k]);
+    const x0 = tf.keep(
+      tf.tidy(() => {
+        switch (cfg.prediction_type) {
+          case 'epsilon':
+            return tf.div(tf.sub(sample, tf.mul(modelOutput, current.sigma)), current.alpha);
+          case 'v_prediction':
+            return tf.sub(tf.mul(sample, current.alpha), tf.mul(modelOutput, current.sigma));
+          case 'sample':
+            return tf.clone(modelOutput);
+        }
+      }),
+    );
+    this.modelOutputs.push(x0);
+    while (this.modelOutputs.length > cfg.solver_order) this.modelOutputs.shift()?.dispose();
+
+    let order: 1 | 2 | 3;
+    if (cfg.solver_order === 1 || this.lowerOrderNums < 1 || final) order = 1;
+    else if (cfg.solver_order === 2 || this.lowerOrderNums < 2 || second) order = 2;
+    else order = 3;
+
+    const prevSample = tf.tidy(() => this.update(order, k, sample));
+    if (this.lowerOrderNums < cfg.solver_order) this.lowerOrderNums += 1;
+    this.stepIndex = k + 1;
+    return { prevSample };
+  }
+
+  /** The multistep update of the given order from sigma k to sigma k + 1. */
+  private update(order: 1 | 2 | 3, k: number, sample: tf.Tensor): tf.Tensor {
+    const outs = this.modelOutputs;
+    const t = noiseLevel(this.sigmas[k + 1]);
+    const s0 = noiseLevel(this.sigmas[k]);
+    const h = f32(t.lambda - s0.lambda);
+    const phi = f32(f32(Math.exp(-h)) - 1);
+    const sampleCoeff = f32(t.sigma / s0.sigma);
+    const alphaPhi = f32(t.alpha * phi);
+    const m0 = outs[outs.length - 1];
+    const base = tf.sub(tf.mul(sample, sampleCoeff), tf.mul(m0, alphaPhi));
+    if (order === 1) return base;
+
+    const s1 = noiseLevel(this.sigmas[k - 1]);
+    const h0 = f32(s0.lambda - s1.lambda);
+    const r0 = f32(h0 / h);
+    const m1 = outs[outs.length - 2];
+    const d10 = tf.mul(tf.sub(m0, m1), f32(1 / r0));
+    // (φ / h + 1): the heun and third-order coefficient of D1.
+    const heunCoeff = f32(t.alpha * f32(f32(phi / h) + 1));
+    if (order === 2) {
+      if (this.config.solver_type === 'midpoint') return tf.sub(base, tf.mul(d10, f32(0.5 * alphaPhi)));
+      return tf.add(base, tf.mul(d10, heunCoeff));
+    }
+
+    const s2 = noiseLevel(this.sigmas[k - 2]);
+    const h1 = f32(s1.lambda - s2.lambda);
+    const r1 = f32(h1 / h);
+    const m2 = outs[outs.length - 3];
+    const d11 = tf.mul(tf.sub(m1, m2), f32(1 / r1));
+    const diff = tf.sub(d10, d11);
+    const d1 = tf.add(d10, tf.mul(diff, f32(r0 / f32(r0 + r1))));
+    const d2 = tf.mul(diff, f32(1 / f32(r0 + r1)));
+    const d2Coeff = f32(t.alpha * f32(f32(f32(phi + h) / f32(h * h)) - 0.5));
+    return tf.sub(tf.add(base, tf.mul(d1, heunCoeff)), tf.mul(d2, d2Coeff));
+  }
+
+  addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor {
+    this.requireTimesteps();
+    const index = this.beginIndex ?? this.indexForTimestep(timestep);
+    const level = noiseLevel(this.sigmas[index]);
+    return tf.tidy(() => tf.add(tf.mul(original, level.alpha), tf.mul(noise, level.sigma)));
+  }
+}

@@ -1,0 +1,34 @@
+import * as tf from '@tensorflow/tfjs';
+import { drawNoise } from './base.js';
+import { EulerFamilyScheduler } from './euler.js';
+import { f32 } from './numeric.js';
+import type { SchedulerConfig, StepOptions, StepResult } from './types.js';
+
+/** EulerAncestralDiscreteScheduler (spec 7.6): one fresh noise draw per step. */
+export class EulerAncestralDiscreteScheduler extends EulerFamilyScheduler {
+  constructor(config?: SchedulerConfig) {
+    super('euler_a', 'EulerAncestralDiscreteScheduler', config);
+  }
+
+  step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, options: StepOptions = {}): StepResult {
+    this.requireTimesteps();
+    const k = this.currentStepIndex(timestep);
+    const sigmaFrom = this.sigmas[k];
+    const sigmaTo = this.sigmas[k + 1];
+    const from2 = f32(sigmaFrom * sigmaFrom);
+    const to2 = f32(sigmaTo * sigmaTo);
+    const sigmaUp = f32(Math.sqrt(f32(f32(to2 * f32(from2 - to2)) / from2)));
+    const sigmaDown = f32(Math.sqrt(f32(to2 - f32(sigmaUp * sigmaUp))));
+    const dt = f32(sigmaDown - sigmaFrom);
+    const noise = drawNoise(options.noise, sample.shape, this.className);
+    const prevSample = tf.tidy(() => {
+      const x0 = this.predictOriginal(modelOutput, sample, sigmaFrom);
+      const derivative = tf.div(tf.sub(sample, x0), sigmaFrom);
+      const next = tf.add(sample, tf.mul(derivative, dt));
+      return tf.add(next, tf.mul(noise, sigmaUp));
+    });
+    noise.dispose();
+    this.stepIndex = k + 1;
+    return { prevSample };
+  }
+}

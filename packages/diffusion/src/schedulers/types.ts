@@ -1,0 +1,146 @@
+import type * as tf from '@tensorflow/tfjs';
+
+/** Scheduler names accepted by the service and by {@link createScheduler}. */
+export type SchedulerName = 'pndm' | 'ddim' | 'euler' | 'euler_a' | 'dpmpp_2m';
+
+/** All scheduler names, in a stable order (for validation messages and docs). */
+export const SCHEDULER_NAMES: readonly SchedulerName[] = ['pndm', 'ddim', 'euler', 'euler_a', 'dpmpp_2m'];
+
+/** diffusers class name behind each scheduler name (what `_class_name` says in a model folder). */
+export const SCHEDULER_CLASS_NAMES: Readonly<Record<SchedulerName, string>> = {
+  pndm: 'PNDMScheduler',
+  ddim: 'DDIMScheduler',
+  euler: 'EulerDiscreteScheduler',
+  euler_a: 'EulerAncestralDiscreteScheduler',
+  dpmpp_2m: 'DPMSolverMultistepScheduler',
+};
+
+export type BetaSchedule = 'linear' | 'scaled_linear' | 'squaredcos_cap_v2';
+export type TimestepSpacing = 'leading' | 'trailing' | 'linspace';
+export type PredictionType = 'epsilon' | 'v_prediction' | 'sample';
+
+/**
+ * A diffusers scheduler config as read from `scheduler/scheduler_config.json` (snake_case keys,
+ * all optional). `from_config` semantics (spec 7.8): keys the chosen class knows are used, unknown
+ * keys are ignored, missing keys take the class default.
+ */
+export interface SchedulerConfig {
+  _class_name?: string;
+  _diffusers_version?: string;
+  num_train_timesteps?: number;
+  beta_start?: number;
+  beta_end?: number;
+  beta_schedule?: BetaSchedule | string;
+  trained_betas?: number[] | null;
+  prediction_type?: PredictionType | string;
+  timestep_spacing?: TimestepSpacing | string;
+  steps_offset?: number;
+  // DDIM / PNDM
+  set_alpha_to_one?: boolean;
+  clip_sample?: boolean;
+  clip_sample_range?: number;
+  skip_prk_steps?: boolean;
+  // Euler
+  use_karras_sigmas?: boolean;
+  interpolation_type?: string;
+  sigma_min?: number | null;
+  sigma_max?: number | null;
+  // DPM-Solver++
+  solver_order?: number;
+  algorithm_type?: string;
+  solver_type?: string;
+  lower_order_final?: boolean;
+  euler_at_final?: boolean;
+  final_sigmas_type?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Standard-normal draws for stochastic steps. Called once per draw with the sample's shape; returns
+ * a tensor (ownership passes to the scheduler, which disposes it) or a Float32Array in C order.
+ */
+export type NoiseSource = (shape: number[]) => tf.Tensor | Float32Array;
+
+export interface StepOptions {
+  /** Required by schedulers that draw noise (Euler ancestral; DDIM with eta > 0); ignored by others. */
+  noise?: NoiseSource;
+  /** DDIM only (spec 7.3); other schedulers ignore it, as diffusers does. Default 0. */
+  eta?: number;
+}
+
+export interface StepResult {
+  /** The sample for the next timestep. New tensor owned by the caller. */
+  prevSample: tf.Tensor;
+}
+
+/** Timesteps left after img2img strength truncation (spec 8.2). */
+export interface Img2ImgTimesteps {
+  /** The timesteps to denoise over (a copy). `timesteps[0]` is the one to pass to `addNoise`. */
+  timesteps: number[];
+  /** Index into `scheduler.timesteps` where denoising starts (`start · order`). */
+  beginIndex: number;
+}
+
+/**
+ * One scheduler instance holds per-generation state (step index, multistep history): create a
+ * fresh one per generation with {@link createScheduler}; never share one between concurrent
+ * generations.
+ *
+ * Tensor ownership: methods never dispose their arguments. Every returned tensor is new and owned
+ * by the caller (`scaleModelInput` may return a `tf.clone` of its input, which shares storage but
+ * must still be disposed). Tensors the scheduler keeps between steps (previous model outputs) are
+ * its own copies; call `dispose()` when the generation ends (also on error) to release them.
+ */
+export interface Scheduler {
+  readonly name: SchedulerName;
+  /** diffusers class name, e.g. `PNDMScheduler`. */
+  readonly className: string;
+  /** The resolved config: the class defaults overlaid with the known keys of the given config. */
+  readonly config: Readonly<ResolvedSchedulerConfig>;
+  /** Model evaluations per "step" in diffusers' sense (1 for all five classes, spec 7.9). */
+  readonly order: number;
+  /** Factor for the initial latents (txt2img). Valid after `setTimesteps`. */
+  readonly initNoiseSigma: number;
+  /** Descending timesteps after `setTimesteps` (PNDM: N + 1 entries; Euler: possibly fractional). */
+  readonly timesteps: readonly number[];
+  readonly numInferenceSteps: number | null;
+
+  /** Computes timesteps (and sigmas) for N inference steps and resets the per-generation state. */
+  setTimesteps(numInferenceSteps: number): void;
+  /** img2img: the index of the first timestep that will be stepped (diffusers `set_begin_index`). */
+  setBeginIndex(index: number): void;
+  /** Scales the UNet input for `timestep` (identity for DDIM/PNDM/DPM++). */
+  scaleModelInput(sample: tf.Tensor, timestep: number): tf.Tensor;
+  /** One denoising step from `timestep`. */
+  step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, options?: StepOptions): StepResult;
+  /** Forward-noises `original` to `timestep` (img2img start, spec 7.9). */
+  addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor;
+  /** Releases tensors held between steps. The instance can be reused after `setTimesteps`. */
+  dispose(): void;
+}
+
+/** Config after applying class defaults; every field the implementation reads is present. */
+export interface ResolvedSchedulerConfig {
+  num_train_timesteps: number;
+  beta_start: number;
+  beta_end: number;
+  beta_schedule: BetaSchedule;
+  trained_betas: number[] | null;
+  prediction_type: PredictionType;
+  timestep_spacing: TimestepSpacing;
+  steps_offset: number;
+  set_alpha_to_one: boolean;
+  clip_sample: boolean;
+  clip_sample_range: number;
+  skip_prk_steps: boolean;
+  use_karras_sigmas: boolean;
+  interpolation_type: 'linear';
+  sigma_min: number | null;
+  sigma_max: number | null;
+  solver_order: number;
+  algorithm_type: 'dpmsolver++';
+  solver_type: 'midpoint' | 'heun';
+  lower_order_final: boolean;
+  euler_at_final: boolean;
+  final_sigmas_type: 'zero' | 'sigma_min';
+}

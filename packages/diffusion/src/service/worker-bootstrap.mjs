@@ -1,0 +1,7 @@
+// Loads the TypeScript worker entry when running from source (tests, `pnpm cli`): Node workers cannot
+// import .ts on their own, so register tsx's ESM loader inside the worker first.
+import { workerData } from 'node:worker_threads';
+
+const { register } = await import('tsx/esm/api');
+register();
+await import(workerData.entry);

@@ -1,0 +1,63 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
+import { type UNetConfig, unetWeightSpecs } from '../models/unet.js';
+import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
+import { detWeight } from '../weights/deterministic.js';
+import { type TensorToWrite, writeSafetensors } from '../weights/safetensors.js';
+import type { WeightSpec } from '../weights/store.js';
+import { type TinyFlavour, tinyConfigs } from './tiny-configs.js';
+import { tinyTokenizerFiles } from './tiny-tokenizer.js';
+
+export interface WriteTinyPipelineOptions {
+  flavour?: TinyFlavour;
+  /** Store weights as F16 or BF16 instead of F32 (to exercise widening on load). */
+  dtype?: 'F32' | 'F16' | 'BF16';
+}
+
+function weightsFor(
+  specs: readonly WeightSpec[],
+  dtype: 'F32' | 'F16' | 'BF16',
+): Record<string, TensorToWrite> {
+  const out: Record<string, TensorToWrite> = {};
+  for (const s of specs) out[s.name] = { shape: s.shape, data: detWeight(s.name, s.shape), dtype };
+  return out;
+}
+
+/**
+ * Write the spec-11 tiny random-but-deterministic pipeline in diffusers layout: configs,
+ * tokenizer files and safetensors weights (about 8 MB of f32).
+ */
+export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions = {}): string {
+  const flavour = options.flavour ?? 'sd1';
+  const dtype = options.dtype ?? 'F32';
+  const c = tinyConfigs(flavour);
+  const json = (rel: string, value: unknown) => {
+    const path = join(dir, rel);
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+  };
+  json('model_index.json', c.modelIndex);
+  json('scheduler/scheduler_config.json', c.scheduler);
+  json('text_encoder/config.json', c.textEncoder);
+  json('unet/config.json', c.unet);
+  json('vae/config.json', c.vae);
+  json('tokenizer/special_tokens_map.json', c.specialTokens);
+  json('tokenizer/tokenizer_config.json', c.tokenizerConfig);
+  const tok = tinyTokenizerFiles();
+  json('tokenizer/vocab.json', tok.vocab);
+  writeFileSync(join(dir, 'tokenizer/merges.txt'), `#version: 0.2\n${tok.merges.join('\n')}\n`);
+  writeSafetensors(
+    join(dir, 'text_encoder/model.safetensors'),
+    weightsFor(clipTextWeightSpecs(c.textEncoder as ClipTextConfig), dtype),
+  );
+  writeSafetensors(
+    join(dir, 'unet/diffusion_pytorch_model.safetensors'),
+    weightsFor(unetWeightSpecs(c.unet as unknown as UNetConfig), dtype),
+  );
+  writeSafetensors(
+    join(dir, 'vae/diffusion_pytorch_model.safetensors'),
+    weightsFor(vaeWeightSpecs(c.vae as VaeConfig), dtype),
+  );
+  return dir;
+}

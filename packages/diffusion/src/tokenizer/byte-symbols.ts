@@ -1,0 +1,26 @@
+/** CLIP's byte ↔ printable-symbol table (spec 3). */
+
+function build(): { byteToSymbol: string[]; symbolToByte: Map<string, number>; order: number[] } {
+  const printable: number[] = [];
+  for (let b = 33; b <= 126; b++) printable.push(b);
+  for (let b = 161; b <= 172; b++) printable.push(b);
+  for (let b = 174; b <= 255; b++) printable.push(b);
+  const byteToSymbol: string[] = new Array(256);
+  for (const b of printable) byteToSymbol[b] = String.fromCodePoint(b);
+  let next = 0;
+  const remapped: number[] = [];
+  for (let b = 0; b < 256; b++) {
+    if (byteToSymbol[b] === undefined) {
+      byteToSymbol[b] = String.fromCodePoint(256 + next++);
+      remapped.push(b);
+    }
+  }
+  const symbolToByte = new Map(byteToSymbol.map((s, b) => [s, b] as const));
+  return { byteToSymbol, symbolToByte, order: [...printable, ...remapped] };
+}
+
+const table = build();
+export const BYTE_TO_SYMBOL: readonly string[] = table.byteToSymbol;
+export const SYMBOL_TO_BYTE: ReadonlyMap<string, number> = table.symbolToByte;
+/** Bytes in vocabulary order: ids 0–255 are BYTE_TO_SYMBOL[BYTE_ORDER[i]]. */
+export const BYTE_ORDER: readonly number[] = table.order;

@@ -1,0 +1,230 @@
+import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { bytesToFloat32, DTYPE_SIZES } from './dtype.js';
+
+/** One entry of a safetensors header. */
+export interface SafetensorsEntry {
+  readonly name: string;
+  readonly dtype: string;
+  readonly shape: readonly number[];
+  /** Absolute byte offsets in the file. */
+  readonly begin: number;
+  readonly end: number;
+}
+
+export class SafetensorsError extends Error {
+  override readonly name = 'SafetensorsError';
+}
+
+const MAX_HEADER = 100_000_000;
+
+/**
+ * A safetensors file read lazily: the header at open, each tensor by offset on demand, so a
+ * multi-GB checkpoint never lives in one Buffer (spec 2, memory note).
+ */
+export class SafetensorsFile {
+  readonly entries: ReadonlyMap<string, SafetensorsEntry>;
+  readonly metadata: Readonly<Record<string, string>>;
+  private fd: number | null;
+
+  private constructor(
+    readonly path: string,
+    fd: number,
+    entries: Map<string, SafetensorsEntry>,
+    metadata: Record<string, string>,
+  ) {
+    this.fd = fd;
+    this.entries = entries;
+    this.metadata = metadata;
+  }
+
+  static open(path: string): SafetensorsFile {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new SafetensorsError(
+        code === 'ENOENT' ? `safetensors file not found: ${path}` : `cannot open ${path}: ${code}`,
+      );
+    }
+    try {
+      const { entries, metadata } = parseHeader(fd, path);
+      return new SafetensorsFile(path, fd, entries, metadata);
+    } catch (e) {
+      closeSync(fd);
+      throw e;
+    }
+  }
+
+  names(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Raw little-endian bytes of one tensor. */
+  readBytes(name: string): Uint8Array {
+    const e = this.entry(name);
+    const buf = Buffer.alloc(e.end - e.begin);
+    let done = 0;
+    while (done < buf.length) {
+      const n = readSync(this.openFd(), buf, done, buf.length - done, e.begin + done);
+      if (n === 0) throw new SafetensorsError(`${this.path}: unexpected end of file reading ${name}`);
+      done += n;
+    }
+    return buf;
+  }
+
+  /** One tensor widened to float32 (F16/BF16/ints converted). */
+  readFloat32(name: string): Float32Array {
+    return bytesToFloat32(this.readBytes(name), this.entry(name).dtype);
+  }
+
+  entry(name: string): SafetensorsEntry {
+    const e = this.entries.get(name);
+    if (!e) throw new SafetensorsError(`${this.path}: no tensor named ${name}`);
+    return e;
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+
+  private openFd(): number {
+    if (this.fd === null) throw new SafetensorsError(`${this.path} is closed`);
+    return this.fd;
+  }
+}
+
+function parseHeader(
+  fd: number,
+  path: string,
+): { entries: Map<string, SafetensorsEntry>; metadata: Record<string, string> } {
+  const size = fstatSync(fd).size;
+  const bad = (why: string) => new SafetensorsError(`${path}: invalid safetensors header: ${why}`);
+  if (size < 8) throw bad('file shorter than 8 bytes');
+  const lenBuf = Buffer.alloc(8);
+  readSync(fd, lenBuf, 0, 8, 0);
+  const n = Number(lenBuf.readBigUInt64LE(0));
+  if (n > MAX_HEADER) throw bad(`header length ${n} exceeds 100 MB`);
+  if (8 + n > size) throw bad(`header length ${n} runs past the end of the file (${size} bytes)`);
+  const hb = Buffer.alloc(n);
+  readSync(fd, hb, 0, n, 8);
+  const text = hb.toString('utf8');
+  if (!text.startsWith('{')) throw bad('header does not start with "{"');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw bad(`JSON does not parse (${(e as Error).message})`);
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw bad('not a JSON object');
+  const entries = new Map<string, SafetensorsEntry>();
+  let metadata: Record<string, string> = {};
+  const base = 8 + n;
+  for (const [name, raw] of Object.entries(json as Record<string, unknown>)) {
+    if (name === '__metadata__') {
+      metadata = (raw ?? {}) as Record<string, string>;
+      continue;
+    }
+    const v = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+    if (typeof v?.dtype !== 'string') throw bad(`tensor ${name} has no dtype`);
+    const itemSize = DTYPE_SIZES[v.dtype];
+    if (itemSize === undefined) throw bad(`tensor ${name} has unknown dtype ${v.dtype}`);
+    if (!Array.isArray(v.shape) || !v.shape.every((d) => Number.isInteger(d) && d >= 0))
+      throw bad(`tensor ${name} has an invalid shape`);
+    const off = v.data_offsets;
+    if (!Array.isArray(off) || off.length !== 2 || !off.every((d) => Number.isInteger(d) && d >= 0))
+      throw bad(`tensor ${name} has invalid data_offsets`);
+    const shape = v.shape as number[];
+    const count = shape.reduce((a, b) => a * b, 1);
+    if (off[1] - off[0] !== count * itemSize)
+      throw bad(
+        `tensor ${name}: data_offsets cover ${off[1] - off[0]} bytes, shape needs ${count * itemSize}`,
+      );
+    entries.set(name, { name, dtype: v.dtype, shape, begin: base + off[0], end: base + off[1] });
+  }
+  // The data buffer must be covered exactly, without gaps or overlaps.
+  const sorted = [...entries.values()].sort((a, b) => a.begin - b.begin || a.end - b.end);
+  let pos = base;
+  for (const e of sorted) {
+    if (e.begin !== pos) throw bad(`tensor ${e.name} does not start where the previous one ends`);
+    pos = e.end;
+  }
+  if (pos !== size) throw bad(`data buffer ends at ${pos} but the file has ${size} bytes`);
+  return { entries, metadata };
+}
+
+/** A tensor to write: float32 data (written as F32 unless dtype says F16/BF16). */
+export interface TensorToWrite {
+  readonly shape: readonly number[];
+  readonly data: Float32Array;
+  readonly dtype?: 'F32' | 'F16' | 'BF16';
+}
+
+function floatToHalf(v: number): number {
+  const f32 = new Float32Array([v]);
+  const x = new Uint32Array(f32.buffer)[0];
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  let mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let h = mant >> shift;
+    const rem = mant & ((1 << shift) - 1);
+    const half = 1 << (shift - 1);
+    if (rem > half || (rem === half && h & 1)) h++;
+    return sign | h;
+  }
+  let h = (e << 10) | (mant >> 13);
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
+  return sign | h;
+}
+
+/** Serialise tensors the way the reference writer does (sorted names, space-padded header). */
+export function encodeSafetensors(
+  tensors: Readonly<Record<string, TensorToWrite>>,
+  metadata?: Readonly<Record<string, string>>,
+): Buffer {
+  const names = Object.keys(tensors).sort();
+  const header: Record<string, unknown> = {};
+  if (metadata) header.__metadata__ = metadata;
+  const chunks: Buffer[] = [];
+  let offset = 0;
+  for (const name of names) {
+    const t = tensors[name];
+    const dtype = t.dtype ?? 'F32';
+    let bytes: Buffer;
+    if (dtype === 'F32') {
+      bytes = Buffer.alloc(t.data.length * 4);
+      for (let i = 0; i < t.data.length; i++) bytes.writeFloatLE(t.data[i], i * 4);
+    } else {
+      bytes = Buffer.alloc(t.data.length * 2);
+      const u32 = new Uint32Array(Float32Array.from(t.data).buffer);
+      for (let i = 0; i < t.data.length; i++)
+        bytes.writeUInt16LE(dtype === 'F16' ? floatToHalf(t.data[i]) : u32[i] >>> 16, i * 2);
+    }
+    header[name] = { dtype, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
+    offset += bytes.length;
+    chunks.push(bytes);
+  }
+  let json = JSON.stringify(header);
+  const pad = (8 - (Buffer.byteLength(json) % 8)) % 8;
+  json += ' '.repeat(pad);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  return Buffer.concat([len, Buffer.from(json, 'utf8'), ...chunks]);
+}
+
+export function writeSafetensors(
+  path: string,
+  tensors: Readonly<Record<string, TensorToWrite>>,
+  metadata?: Readonly<Record<string, string>>,
+): void {
+  writeFileSync(path, encodeSafetensors(tensors, metadata));
+}

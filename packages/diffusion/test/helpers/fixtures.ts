@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+
+export const FIXTURE_DIR = '/work/shared/fixtures/sd-reference';
+
+export interface Summary {
+  shape: number[];
+  mean: number;
+  std: number;
+  abs_sum: number;
+  first: number[];
+  probe_index: number[];
+  probe: number[];
+}
+export interface Full {
+  shape: number[];
+  data: number[];
+}
+
+const cache = new Map<string, unknown>();
+// biome-ignore lint/suspicious/noExplicitAny: fixture JSON is navigated dynamically
+export function fixture(name: string): any {
+  if (!cache.has(name)) cache.set(name, JSON.parse(readFileSync(`${FIXTURE_DIR}/${name}`, 'utf8')));
+  return cache.get(name);
+}
+
+export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`length ${a.length} vs ${b.length}`);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+/** Max abs error of `data` (flat, same layout as the summary) against first/probe values and the mean. */
+export function summaryError(data: ArrayLike<number>, s: Summary): number {
+  let m = 0;
+  s.first.forEach((v, i) => {
+    m = Math.max(m, Math.abs(data[i] - v));
+  });
+  s.probe_index.forEach((idx, i) => {
+    m = Math.max(m, Math.abs(data[idx] - s.probe[i]));
+  });
+  let sum = 0;
+  for (let i = 0; i < data.length; i++) sum += data[i];
+  return Math.max(m, Math.abs(sum / data.length - s.mean));
+}
+
+/** NHWC flat → NCHW flat. */
+export function nhwcToNchw(data: ArrayLike<number>, [b, h, w, c]: number[]): Float32Array {
+  const out = new Float32Array(b * h * w * c);
+  for (let n = 0; n < b; n++)
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++)
+        for (let ch = 0; ch < c; ch++)
+          out[((n * c + ch) * h + y) * w + x] = data[((n * h + y) * w + x) * c + ch];
+  return out;
+}

@@ -1,0 +1,9 @@
+import { BufferedHttpRequest, type HttpResponse, readResponseBody } from '@tiffin/core';
+
+export function jsonRequest(body: string): BufferedHttpRequest {
+  return new BufferedHttpRequest({ headers: { 'content-type': 'application/json' }, body });
+}
+
+export async function bodyText(response: HttpResponse): Promise<string> {
+  return (await readResponseBody(response)).toString('utf8');
+}

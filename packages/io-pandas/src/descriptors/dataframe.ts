@@ -1,0 +1,335 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import {
+  BadInput,
+  type Context,
+  type DataFrameMessage,
+  type DescriptorSpec,
+  type HttpRequest,
+  type HttpResponse,
+  InvalidArgument,
+  IODescriptor,
+  NotImplementedError,
+  type ProtoPayload,
+  type RequestBodyObject,
+  type ResponseObject,
+  type SchemaObject,
+} from '@tiffin/core';
+import { frameView, isDataFrame, tableToDanfo } from '../danfo/convert.js';
+import { type DataFrame, loadDanfo } from '../danfo/load.js';
+import { frameToCsv, rawTableFromCsv } from '../formats/csv.js';
+import { checkFormat, FORMATS, type Format, requestFormat } from '../formats/format.js';
+import { parseJsonBody, rawTableFromJson } from '../formats/json-parse.js';
+import { frameToJson } from '../formats/json-write.js';
+import { frameToParquet, tableFromParquet } from '../formats/parquet.js';
+import { dataFrameFromMessage, dataFrameToMessage } from '../grpc/dataframe.js';
+import { frameSchema } from '../openapi/schema.js';
+import type { Dtype } from '../table/dtype.js';
+import {
+  type DtypeOption,
+  type ResolvedDtype,
+  resolveDtype,
+  resolveShape,
+  shapeMatches,
+} from '../table/options.js';
+import { isOrient, type Orient } from '../table/orient.js';
+import { rowCount, shapeText, type Table, typeName } from '../table/table.js';
+import { typeRawTable } from '../table/type-table.js';
+import type { FrameView } from '../table/view.js';
+import { respond } from './response.js';
+
+export interface PandasDataFrameOptions {
+  /** JSON layout of requests and responses (default `records`). */
+  orient?: Orient;
+  /** Column names, applied to incoming data when `apply_column_names` is set. */
+  columns?: string[] | null;
+  apply_column_names?: boolean;
+  /** true: infer column dtypes; false: no string→number inference; a name or {column: dtype} map. */
+  dtype?: DtypeOption;
+  /** Applies `dtype` (a name or map) to incoming data; failing casts are 400s. */
+  enforce_dtype?: boolean;
+  /** `[rows, columns]` with -1 wildcards, or a bare column count. */
+  shape?: readonly number[] | number | null;
+  enforce_shape?: boolean;
+  /** Response format, and request format when the Content-Type names none (default `json`). */
+  default_format?: Format;
+}
+
+const OWNER = 'PandasDataFrame';
+
+/** A table on the wire (JSON in six orients, CSV or Parquet) ↔ a danfojs-node DataFrame. */
+export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
+  static override readonly descriptorId = 'tiffin.io.PandasDataFrame';
+  readonly protoFields = ['dataframe'] as const;
+  readonly orient: Orient;
+  readonly columns: string[] | null;
+  readonly applyColumnNames: boolean;
+  readonly dtype: ResolvedDtype;
+  readonly enforceDtype: boolean;
+  readonly shape: number[] | null;
+  readonly enforceShape: boolean;
+  readonly defaultFormat: Format;
+  private sampleView: FrameView | undefined;
+
+  constructor(options: PandasDataFrameOptions = {}) {
+    super();
+    const orient = options.orient ?? 'records';
+    if (!isOrient(orient)) {
+      throw new InvalidArgument(
+        `${OWNER}: orient must be one of split, records, index, columns, values, table, got ${JSON.stringify(orient)}`,
+      );
+    }
+    this.orient = orient;
+    this.columns = options.columns ? [...options.columns] : null;
+    this.applyColumnNames = options.apply_column_names ?? false;
+    this.dtype = resolveDtype(options.dtype);
+    this.enforceDtype = options.enforce_dtype ?? false;
+    this.shape = resolveShape(options.shape, OWNER);
+    this.enforceShape = options.enforce_shape ?? false;
+    this.defaultFormat = checkFormat(options.default_format ?? 'json', OWNER);
+    // D8: an enforce flag without what it enforces is a programming error.
+    if (this.enforceDtype && this.dtype === null) {
+      throw new InvalidArgument("'dtype' must be specified when 'enforce_dtype=True'");
+    }
+    if (this.enforceShape && this.shape === null) {
+      throw new InvalidArgument("'shape' must be specified when 'enforce_shape=True'");
+    }
+    if (this.applyColumnNames && !this.columns?.length) {
+      throw new InvalidArgument("'columns' must be specified when 'apply_column_names=True'");
+    }
+  }
+
+  get mimeType(): string {
+    return FORMATS[this.defaultFormat];
+  }
+
+  private get options(): PandasDataFrameOptions {
+    return {
+      orient: this.orient,
+      columns: this.columns,
+      apply_column_names: this.applyColumnNames,
+      dtype: this.dtype,
+      enforce_dtype: this.enforceDtype,
+      shape: this.shape,
+      enforce_shape: this.enforceShape,
+      default_format: this.defaultFormat,
+    };
+  }
+
+  /** Decode one body in `format` to a typed table (no danfo yet). */
+  async decode(body: Buffer, format: Format): Promise<Table> {
+    if (format === 'parquet') return tableFromParquet(body, OWNER);
+    const policy = { dtype: this.dtype, enforceDtype: this.enforceDtype, owner: OWNER };
+    if (format === 'csv') return typeRawTable(rawTableFromCsv(body, OWNER), { ...policy, source: 'csv' });
+    const raw = rawTableFromJson(parseJsonBody(body, OWNER), this.orient, OWNER);
+    return typeRawTable(raw, { ...policy, source: 'json' });
+  }
+
+  async fromHttpRequest(request: HttpRequest): Promise<DataFrame> {
+    const format = requestFormat(request.contentType, this.defaultFormat);
+    const [dfd, table] = await Promise.all([loadDanfo(), request.body().then((b) => this.decode(b, format))]);
+    this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
+    if (this.applyColumnNames) table.columns = [...this.columns!];
+    return tableToDanfo(dfd, table, OWNER);
+  }
+
+  /** Spec 3.5: column renaming and shape (dtype is not checked here). */
+  private validateTable(
+    columns: readonly string[],
+    shape: [number, number],
+    errorClass: typeof BadInput | typeof InvalidArgument,
+  ): void {
+    if (this.applyColumnNames && this.columns!.length !== columns.length) {
+      throw new errorClass(
+        `length of 'columns' (${this.columns!.length}) does not match the # of columns of incoming data (${columns.length}).`,
+      );
+    }
+    if (this.enforceShape && this.shape && !shapeMatches(this.shape, shape)) {
+      throw new errorClass(
+        `${OWNER}: Expecting DataFrame of shape "${shapeText(this.shape)}", but "${shapeText(shape)}" was received.`,
+      );
+    }
+  }
+
+  /** The view the writers use, validated (errors here are 400s: the API returned a mismatching table). */
+  outputView(value: unknown): FrameView {
+    if (!isDataFrame(value)) {
+      throw new InvalidArgument(
+        `return object is not of type 'DataFrame' (danfojs-node), got type '${typeName(value)}' instead`,
+      );
+    }
+    const view = frameView(value);
+    this.validateTable(view.columns, [view.rows.length, view.columns.length], BadInput);
+    return this.applyColumnNames ? { ...view, columns: [...this.columns!] } : view;
+  }
+
+  /** Encode a view in the default format. */
+  encode(view: FrameView): string | Uint8Array {
+    switch (this.defaultFormat) {
+      case 'json':
+        return frameToJson(view, this.orient);
+      case 'csv':
+        return frameToCsv(view);
+      case 'parquet':
+        return frameToParquet(view);
+    }
+  }
+
+  async toHttpResponse(value: DataFrame, ctx: Context | null): Promise<HttpResponse> {
+    const view = this.outputView(value);
+    return respond(this.encode(view), this.mimeType, ctx);
+  }
+
+  override async fromProto(message: ProtoPayload | Uint8Array): Promise<DataFrame> {
+    if (message instanceof Uint8Array) {
+      throw new NotImplementedError(`${OWNER} does not read 'serialized_bytes'; send the 'dataframe' field`);
+    }
+    if (this.orient !== 'columns') {
+      throw new BadInput(
+        "'dataframe' field currently only supports 'columns' orient. Make sure to set 'orient=columns' in PandasDataFrame.",
+      );
+    }
+    const table = dataFrameFromMessage(message as DataFrameMessage);
+    this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
+    if (this.applyColumnNames) table.columns = [...this.columns!];
+    return tableToDanfo(await loadDanfo(), table, OWNER);
+  }
+
+  override async toProto(value: DataFrame): Promise<DataFrameMessage> {
+    return dataFrameToMessage(this.outputView(value));
+  }
+
+  /** `{column: dtype}` when the descriptor knows one per column (given, or from the sample). */
+  private dtypeMap(): Record<string, Dtype> | null {
+    const d = this.dtype;
+    if (d !== null && typeof d === 'object') return d;
+    if (typeof d === 'string' && this.columns) return Object.fromEntries(this.columns.map((c) => [c, d]));
+    return null;
+  }
+
+  override openapiSchema(): SchemaObject {
+    return frameSchema(this.orient, this.dtypeMap());
+  }
+
+  override openapiComponents(): null {
+    return null;
+  }
+
+  /** The sample in the configured orient, as a JSON value (D13: not a string). */
+  override openapiExample(): unknown {
+    return this.sampleView ? JSON.parse(frameToJson(this.sampleView, this.orient)) : null;
+  }
+
+  private formatContent(format: Format): { schema: SchemaObject; example?: unknown } {
+    if (format === 'json') {
+      const example = this.openapiExample();
+      return example === null ? { schema: this.openapiSchema() } : { schema: this.openapiSchema(), example };
+    }
+    if (format === 'csv') return { schema: { type: 'string' } };
+    return { schema: { type: 'string', format: 'binary' } };
+  }
+
+  /** Every accepted request format, the default first. */
+  override openapiRequestBody(): RequestBodyObject {
+    const formats: Format[] = [
+      this.defaultFormat,
+      ...(['json', 'csv', 'parquet'] as const).filter((f) => f !== this.defaultFormat),
+    ];
+    return {
+      content: Object.fromEntries(formats.map((f) => [FORMATS[f], this.formatContent(f)])),
+      required: true,
+      'x-tiffin-io-descriptor': this.toSpec(),
+    };
+  }
+
+  override openapiResponses(): ResponseObject {
+    return {
+      description: 'Successful Response',
+      content: { [this.mimeType]: this.formatContent(this.defaultFormat) },
+      'x-tiffin-io-descriptor': this.toSpec(),
+    };
+  }
+
+  override toSpec(): DescriptorSpec {
+    return {
+      id: PandasDataFrame.descriptorId,
+      args: {
+        orient: this.orient,
+        columns: this.columns,
+        apply_column_names: this.applyColumnNames,
+        dtype: this.dtype,
+        shape: this.shape,
+        enforce_dtype: this.enforceDtype,
+        enforce_shape: this.enforceShape,
+        default_format: this.defaultFormat,
+      },
+    };
+  }
+
+  static override fromSpec(spec: DescriptorSpec): PandasDataFrame {
+    if (!spec.args)
+      throw new InvalidArgument(`Missing args key in PandasDataFrame spec: ${JSON.stringify(spec)}`);
+    return new PandasDataFrame(spec.args as PandasDataFrameOptions);
+  }
+
+  /**
+   * A descriptor whose unset options come from a sample: a danfo DataFrame, records (array of
+   * objects), JSON text in the `orient` layout, or a path to a .json/.csv/.parquet file.
+   * Parquet files need an async read, hence `fromSample` is async.
+   */
+  static async fromSample(sample: unknown, options: PandasDataFrameOptions = {}): Promise<PandasDataFrame> {
+    const probe = new PandasDataFrame({
+      ...options,
+      enforce_dtype: false,
+      enforce_shape: false,
+      apply_column_names: false,
+    });
+    let view: FrameView;
+    if (isDataFrame(sample)) view = frameView(sample);
+    else view = tableAsView(await probe.tableFromSample(sample));
+    const d = new PandasDataFrame({
+      ...options,
+      shape: options.shape ?? [view.rows.length, view.columns.length],
+      columns: options.columns ?? [...view.columns],
+      dtype: options.dtype ?? Object.fromEntries(view.columns.map((c, i) => [c, view.dtypes[i]!])),
+    });
+    d.sample = sample;
+    d.sampleView = view;
+    return d;
+  }
+
+  private async tableFromSample(sample: unknown): Promise<Table> {
+    if (typeof sample === 'string' && existsSync(sample)) {
+      const ext = extname(sample).toLowerCase();
+      const formats: Record<string, Format> = {
+        '.json': 'json',
+        '.csv': 'csv',
+        '.parquet': 'parquet',
+        '.pq': 'parquet',
+      };
+      const format = formats[ext];
+      if (!format) throw new InvalidArgument(`Unsupported sample '${sample}' format.`);
+      return this.decode(readFileSync(sample), format);
+    }
+    const text = typeof sample === 'string' ? sample : JSON.stringify(sample);
+    try {
+      return await this.decode(Buffer.from(text ?? 'null', 'utf8'), 'json');
+    } catch (err) {
+      throw new InvalidArgument(
+        `Failed to create a DataFrame from sample ${String(sample).slice(0, 200)}: ${(err as Error).message}`,
+      );
+    }
+  }
+}
+
+/** A typed table seen as a view (samples that never became a danfo frame). */
+export function tableAsView(table: Table): FrameView {
+  const n = rowCount(table);
+  const rows: unknown[][] = Array.from({ length: n }, (_, r) => table.data.map((col) => col[r]));
+  return {
+    columns: table.columns,
+    index: table.index ?? Array.from({ length: n }, (_, i) => i),
+    dtypes: table.dtypes,
+    rows,
+  };
+}

@@ -1,0 +1,35 @@
+import { InvalidArgument, type MediaType } from '@tiffin/core';
+
+/** Wire formats of a DataFrame. */
+export const FORMATS = {
+  json: 'application/json',
+  parquet: 'application/vnd.apache.parquet',
+  csv: 'text/csv',
+} as const;
+export type Format = keyof typeof FORMATS;
+
+export function checkFormat(value: unknown, owner: string): Format {
+  if (typeof value === 'string' && value in FORMATS) return value as Format;
+  throw new InvalidArgument(
+    `${owner}: default_format must be one of 'json', 'parquet', 'csv', got ${JSON.stringify(value)}`,
+  );
+}
+
+/**
+ * Request format from the parsed Content-Type (D2: essence compared, parameters ignored, so
+ * `text/csv; charset=utf-8` is CSV); anything else or no header → the descriptor's default format.
+ */
+export function requestFormat(contentType: MediaType | null, defaultFormat: Format): Format {
+  switch (contentType?.essence) {
+    case 'application/json':
+      return 'json';
+    case 'application/vnd.apache.parquet':
+    case 'application/x-parquet':
+    case 'application/octet-stream':
+      return 'parquet';
+    case 'text/csv':
+      return 'csv';
+    default:
+      return defaultFormat;
+  }
+}
