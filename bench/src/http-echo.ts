@@ -78,7 +78,7 @@ export interface EchoResult {
  * as child processes; the runs alternate (A B A B) after a warm-up so drift on a shared machine hits both.
  */
 export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 2 } = {}): Promise<EchoResult> {
-  const tiffin = await startServer('tiffin-echo.ts');
+  const tiffin = await startServer(process.env.BENCH_TIFFIN_SERVER ?? 'tiffin-echo.ts');
   const koa = await startServer('koa-echo.ts');
   try {
     const check = await fetch(`${tiffin.url}/echo`, {

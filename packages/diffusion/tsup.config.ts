@@ -1,10 +1,11 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  // The model worker is its own bundle: the service starts it as a worker thread from dist/model-worker.js.
+  entry: { index: 'src/index.ts', 'model-worker': 'src/service/model-worker.ts' },
   format: ['esm'],
   // Consumers resolve through dist; the 'source' condition is for tests and tsc only.
-  dts: { compilerOptions: { customConditions: [] } },
+  dts: { entry: { index: 'src/index.ts' }, compilerOptions: { customConditions: [] } },
   clean: true,
   sourcemap: true,
   target: 'node20',

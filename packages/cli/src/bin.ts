@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { registerBuild } from './commands/build.js';
 import { registerContainerize } from './commands/containerize.js';
+import { registerDiffusion } from './commands/diffusion.js';
 import { registerModels } from './commands/models.js';
 import { registerPackageCommands } from './commands/packages.js';
 import { registerServe } from './commands/serve.js';
@@ -8,6 +9,6 @@ import { reportError } from './errors.js';
 import { createProgram } from './program.js';
 
 // One line per command; each command lives in src/commands/<name>.ts.
-const program = createProgram([registerServe, registerBuild, registerPackageCommands, registerModels, registerContainerize]);
+const program = createProgram([registerServe, registerBuild, registerPackageCommands, registerModels, registerContainerize, registerDiffusion]);
 
 program.parseAsync(process.argv).catch(reportError);

@@ -32,7 +32,13 @@ function start(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): ChildP
 
 /** Run `tiffin ...` in this process (fast) and capture what it prints. */
 async function tiffin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const program = createProgram([registerServe, registerBuild, registerPackageCommands, registerModels, registerContainerize]);
+  const program = createProgram([
+    registerServe,
+    registerBuild,
+    registerPackageCommands,
+    registerModels,
+    registerContainerize,
+  ]);
   let stdout = '';
   let stderr = '';
   const out = process.stdout.write.bind(process.stdout);
@@ -107,7 +113,9 @@ describe('tiffin build / list / serve <tag>', () => {
     expect(table.stdout.split('\n')[0]).toMatch(/^Tag\s+Size\s+Model Size\s+Creation Time$/);
     expect(table.stdout).toContain(tag);
     const json = JSON.parse((await tiffin(['list', '--output', 'json'])).stdout);
-    expect(json).toEqual([expect.objectContaining({ tag, service: 'quickstart', labels: { stage: 'test' } })]);
+    expect(json).toEqual([
+      expect.objectContaining({ tag, service: 'quickstart', labels: { stage: 'test' } }),
+    ]);
     const manifest = JSON.parse((await tiffin(['get', 'quickstart', '-o', 'json'])).stdout);
     expect(manifest.apis.map((a: { name: string }) => a.name)).toContain('classify');
   }, 60_000);
@@ -164,15 +172,23 @@ describe('tiffin models', () => {
     const saved = await new ModelStore().save({ name: 'iris', paths: [src], module: '@tiffin/example' });
     const table = (await tiffin(['models', 'list'])).stdout.split('\n');
     expect(table[0]).toMatch(/^Tag\s+Module\s+Size\s+Creation Time$/);
-    expect(table[1]).toMatch(new RegExp(`^${saved.tag}\\s+@tiffin/example\\s+2\\.00 KiB\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`));
+    expect(table[1]).toMatch(
+      new RegExp(
+        `^${saved.tag}\\s+@tiffin/example\\s+2\\.00 KiB\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`,
+      ),
+    );
     const json = JSON.parse((await tiffin(['models', 'list', '--output', 'json'])).stdout);
-    expect(json).toEqual([expect.objectContaining({ tag: saved.tag, module: '@tiffin/example', size: 2048 })]);
+    expect(json).toEqual([
+      expect.objectContaining({ tag: saved.tag, module: '@tiffin/example', size: 2048 }),
+    ]);
     expect((await tiffin(['models', 'get', 'iris:latest'])).stdout).toContain(`tag: ${saved.tag}`);
     const archive = join(clean, 'iris.tar.gz');
     await tiffin(['models', 'export', 'iris', archive]);
     expect((await tiffin(['models', 'delete', saved.tag])).stdout).toContain(`Deleted model ${saved.tag}`);
     expect((await tiffin(['models', 'import', archive])).stdout).toContain(`Imported model ${saved.tag}`);
-    expect(await readFile(join(home, 'models', 'iris', saved.manifest.version, 'files', 'weights.bin'))).toHaveLength(2048);
+    expect(
+      await readFile(join(home, 'models', 'iris', saved.manifest.version, 'files', 'weights.bin')),
+    ).toHaveLength(2048);
   }, 60_000);
 });
 
@@ -196,8 +212,10 @@ describe('tiffin containerize', () => {
       "tiffin: error: Container tool 'podman' not found on PATH; install it or choose another backend (docker, podman, buildah)\n",
     );
     // commander rejects an unknown backend before any lookup (it exits, so run it as a process).
-    const unknown = await tiffinProcess(['containerize', 'quickstart:latest', '--backend', 'rkt'], { env: { PATH: '' } });
+    const unknown = await tiffinProcess(['containerize', 'quickstart:latest', '--backend', 'rkt'], {
+      env: { PATH: '' },
+    });
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain("Allowed choices are docker, podman, buildah");
+    expect(unknown.stderr).toContain('Allowed choices are docker, podman, buildah');
   }, 60_000);
 });

@@ -103,6 +103,17 @@ async function main(): Promise<void> {
       );
       continue;
     }
+    if (backend === 'wasm') {
+      // wasm32 cannot hold SD1.5's 3.2 GiB of f32 weights (the allocation aborts the wasm module),
+      // so first measure the same geometry at half width (≈¼ params and FLOPs).
+      const half = { ...SD15_UNET, block_out_channels: [160, 320, 640, 640] };
+      const small = new UNet2DConditionModel(half, randomStore(half));
+      const ts = await timeCalls(small, 64, 768, 1);
+      console.log(
+        `${backend}: half-width SD1.5 UNet (${(paramCount(small.weights.specList()) / 1e6).toFixed(1)} M params) 64×64 latents: ${ts[0].toFixed(2)} s/step`,
+      );
+      small.dispose();
+    }
     let big: UNet2DConditionModel | null = null;
     try {
       const t0 = performance.now();
@@ -119,17 +130,6 @@ async function main(): Promise<void> {
       }
     } catch (e) {
       console.log(`${backend}: SD1.5 UNet does not fit/run: ${(e as Error).message.split('\n')[0]}`);
-      if (backend === 'wasm') {
-        // wasm32 cannot hold 3.2 GiB of weights: measure the same geometry at half width (¼ params, ≈¼ FLOPs).
-        await selectBackend('cpu', () => {});
-        await selectBackend('wasm', () => {});
-        const half = { ...SD15_UNET, block_out_channels: [160, 320, 640, 640] };
-        const small = new UNet2DConditionModel(half, randomStore(half));
-        console.log(`${backend}: half-width SD1.5 UNet (${(paramCount(small.weights.specList()) / 1e6).toFixed(1)} M params)`);
-        const ts = await timeCalls(small, 64, 768, 1);
-        console.log(`${backend}: half-width SD1.5 UNet 64×64 latents: ${ts[0].toFixed(2)} s/step`);
-        small.dispose();
-      }
     } finally {
       big?.dispose();
     }

@@ -37,3 +37,5 @@ export {
   writeSafetensors,
 } from './weights/safetensors.js';
 export { type WeightKind, WeightShapeError, type WeightSpec, WeightStore } from './weights/store.js';
+export * from './hub/index.js';
+export * from './service/index.js';

@@ -27,7 +27,9 @@ const loadModule: ServiceModuleLoader = async (file) => {
 export function registerBuild(program: Command): void {
   program
     .command('build')
-    .description('Build a deployable package (bundled code, dependencies, models, Dockerfile, Kubernetes manifests)')
+    .description(
+      'Build a deployable package (bundled code, dependencies, models, Dockerfile, Kubernetes manifests)',
+    )
     .argument('<service>', 'service module, e.g. service.ts or service.ts:myService')
     .option('--name <name>', "package name (default: the service's name)")
     .option('--version <version>', 'package version (default: a hash of its content)')

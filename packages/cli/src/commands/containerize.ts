@@ -17,13 +17,18 @@ export function registerContainerize(program: Command): void {
     .description('Build an OCI image from a package (non-root, port 3000, /readyz health check)')
     .argument('<tag>', 'package tag, e.g. my_service:latest')
     .addOption(
-      new Option('--backend <tool>', 'container tool (default: the first found of docker, podman, buildah)').choices([
-        ...CONTAINER_BACKENDS,
-      ]),
+      new Option(
+        '--backend <tool>',
+        'container tool (default: the first found of docker, podman, buildah)',
+      ).choices([...CONTAINER_BACKENDS]),
     )
     .option('-t, --image-tag <image>', 'image name:tag (default: the package tag)')
     .option('--base-image <image>', 'base image with Node 20+ (default node:20-bookworm-slim)')
-    .option('--backend-arg <arg>', 'extra argument for the build command, e.g. --backend-arg=--isolation=chroot (repeatable)', collect)
+    .option(
+      '--backend-arg <arg>',
+      'extra argument for the build command, e.g. --backend-arg=--isolation=chroot (repeatable)',
+      collect,
+    )
     .action(async (tag: string, flags: ContainerizeFlags) => {
       try {
         const result = await containerize({

@@ -2,7 +2,13 @@ import { resolve } from 'node:path';
 import { humanSize, ModelStore } from '@tiffin/core';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
-import { formatCreationTime, type OutputFormat, parseOutputFormat, renderStructured, renderTable } from '../store-output.js';
+import {
+  formatCreationTime,
+  type OutputFormat,
+  parseOutputFormat,
+  renderStructured,
+  renderTable,
+} from '../store-output.js';
 
 /** `tiffin models list|get|delete|export|import`: the local model store. */
 export function registerModels(program: Command): void {
@@ -53,7 +59,12 @@ export function registerModels(program: Command): void {
     .action(async (tag: string, flags: { output: OutputFormat }) => {
       try {
         const entry = await store().get(tag);
-        process.stdout.write(renderStructured({ ...entry.manifest, path: entry.path }, flags.output === 'json' ? 'json' : 'yaml'));
+        process.stdout.write(
+          renderStructured(
+            { ...entry.manifest, path: entry.path },
+            flags.output === 'json' ? 'json' : 'yaml',
+          ),
+        );
       } catch (err) {
         reportError(err);
       }

@@ -2,7 +2,13 @@ import { resolve } from 'node:path';
 import { humanSize, PackageStore } from '@tiffin/core';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
-import { formatCreationTime, type OutputFormat, parseOutputFormat, renderStructured, renderTable } from '../store-output.js';
+import {
+  formatCreationTime,
+  type OutputFormat,
+  parseOutputFormat,
+  renderStructured,
+  renderTable,
+} from '../store-output.js';
 
 /** `tiffin list|get|delete|export|import`: the local package store ($TIFFIN_HOME/packages). */
 export function registerPackageCommands(program: Command): void {
@@ -34,8 +40,15 @@ export function registerPackageCommands(program: Command): void {
           return;
         }
         const rows = entries.map((e) => {
-          const modelBytes = e.manifest.files.filter((f) => f.path.startsWith('models/')).reduce((s, f) => s + f.size, 0);
-          return [e.tag, humanSize(e.manifest.size), humanSize(modelBytes), formatCreationTime(e.manifest.creationTime)];
+          const modelBytes = e.manifest.files
+            .filter((f) => f.path.startsWith('models/'))
+            .reduce((s, f) => s + f.size, 0);
+          return [
+            e.tag,
+            humanSize(e.manifest.size),
+            humanSize(modelBytes),
+            formatCreationTime(e.manifest.creationTime),
+          ];
         });
         process.stdout.write(renderTable(['Tag', 'Size', 'Model Size', 'Creation Time'], rows));
       } catch (err) {
@@ -51,7 +64,12 @@ export function registerPackageCommands(program: Command): void {
     .action(async (tag: string, flags: { output: OutputFormat }) => {
       try {
         const entry = await store().get(tag);
-        process.stdout.write(renderStructured({ ...entry.manifest, path: entry.path }, flags.output === 'json' ? 'json' : 'yaml'));
+        process.stdout.write(
+          renderStructured(
+            { ...entry.manifest, path: entry.path },
+            flags.output === 'json' ? 'json' : 'yaml',
+          ),
+        );
       } catch (err) {
         reportError(err);
       }

@@ -7,7 +7,11 @@ import { type PackagedApi, PackageStore, type StoredPackage } from '../store/pac
 import { bundleService } from './bundle.js';
 import { resolveDependencies, run } from './dependencies.js';
 import { dockerfileSource, kubernetesSource, packageJsonSource, serverEntrySource } from './runtime-files.js';
-import { loadServiceReference, parseServiceReference, type ServiceModuleLoader } from './service-reference.js';
+import {
+  loadServiceReference,
+  parseServiceReference,
+  type ServiceModuleLoader,
+} from './service-reference.js';
 
 export const PACKAGE_ENTRY = 'service.js';
 
@@ -54,8 +58,12 @@ export async function buildPackage(options: BuildPackageOptions): Promise<Stored
       const resolvedModels: string[] = [];
       for (const tag of service.models) {
         const model = await models.get(tag);
-        await mkdir(dirname(join(dir, 'models', model.manifest.name, model.manifest.version)), { recursive: true });
-        await cp(model.path, join(dir, 'models', model.manifest.name, model.manifest.version), { recursive: true });
+        await mkdir(dirname(join(dir, 'models', model.manifest.name, model.manifest.version)), {
+          recursive: true,
+        });
+        await cp(model.path, join(dir, 'models', model.manifest.name, model.manifest.version), {
+          recursive: true,
+        });
         resolvedModels.push(model.tag);
       }
       const bundle = await bundleService({
@@ -95,7 +103,18 @@ export async function buildPackage(options: BuildPackageOptions): Promise<Stored
       await writeFile(join(dir, 'Dockerfile'), dockerfileSource(tag));
       await writeFile(join(dir, 'kubernetes.yaml'), kubernetesSource(name, version));
       if (options.lockfile !== false) {
-        await run('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+        await run(
+          'npm',
+          [
+            'install',
+            '--package-lock-only',
+            '--ignore-scripts',
+            '--no-audit',
+            '--no-fund',
+            '--loglevel=error',
+          ],
+          dir,
+        );
       }
     },
   });

@@ -26,7 +26,12 @@ export async function bundleService(options: {
       ? `export { default } from ${JSON.stringify(options.file)};`
       : `export { ${options.exportName} as default } from ${JSON.stringify(options.file)};`;
   const result = await build({
-    stdin: { contents: reexport, resolveDir: dirname(options.file), sourcefile: 'tiffin-entry.js', loader: 'js' },
+    stdin: {
+      contents: reexport,
+      resolveDir: dirname(options.file),
+      sourcefile: 'tiffin-entry.js',
+      loader: 'js',
+    },
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -48,7 +53,9 @@ export async function bundleService(options: {
 }
 
 function isBuiltin(specifier: string): boolean {
-  return specifier.startsWith('node:') || BUILTINS.has(specifier) || BUILTINS.has(specifier.split('/')[0] ?? '');
+  return (
+    specifier.startsWith('node:') || BUILTINS.has(specifier) || BUILTINS.has(specifier.split('/')[0] ?? '')
+  );
 }
 
 /** `@scope/name/sub/path` → `@scope/name`; `name/sub` → `name`. */

@@ -43,15 +43,24 @@ export async function findExecutable(name: string, path = process.env.PATH ?? ''
   for (const dir of path.split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, name);
-    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
   }
   return null;
 }
 
 /** Pick a backend: docker when its daemon answers, else podman, else buildah, else a docker client without daemon. */
-export async function detectBackend(path = process.env.PATH ?? ''): Promise<{ backend: ContainerBackend; executable: string } | null> {
+export async function detectBackend(
+  path = process.env.PATH ?? '',
+): Promise<{ backend: ContainerBackend; executable: string } | null> {
   const docker = await findExecutable('docker', path);
-  if (docker && (await succeeds(docker, ['version', '--format', '{{.Server.Version}}']))) return { backend: 'docker', executable: docker };
+  if (docker && (await succeeds(docker, ['version', '--format', '{{.Server.Version}}'])))
+    return { backend: 'docker', executable: docker };
   for (const backend of ['podman', 'buildah'] as const) {
     const executable = await findExecutable(backend, path);
     if (executable) return { backend, executable };
@@ -79,7 +88,9 @@ export async function containerize(options: ContainerizeOptions): Promise<Contai
   let tool: { backend: ContainerBackend; executable: string } | null;
   if (options.backend !== undefined) {
     if (!isContainerBackend(options.backend)) {
-      throw new InvalidArgument(`Unknown container backend '${options.backend}'; choices: ${CONTAINER_BACKENDS.join(', ')}`);
+      throw new InvalidArgument(
+        `Unknown container backend '${options.backend}'; choices: ${CONTAINER_BACKENDS.join(', ')}`,
+      );
     }
     const executable = await findExecutable(options.backend, path);
     if (!executable) {
@@ -105,7 +116,10 @@ export async function containerize(options: ContainerizeOptions): Promise<Contai
     extraArgs: options.backendArgs,
   });
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(tool.executable, args, { stdio: options.stdio === 'pipe' ? 'pipe' : 'inherit', env: { ...process.env, PATH: path } });
+    const child = spawn(tool.executable, args, {
+      stdio: options.stdio === 'pipe' ? 'pipe' : 'inherit',
+      env: { ...process.env, PATH: path },
+    });
     let output = '';
     child.stdout?.on('data', (d: Buffer) => {
       output += d.toString();

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cp, mkdir, readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MissingDependencyException, TiffinError } from '../errors/index.js';
@@ -59,7 +59,10 @@ export async function resolveDependencies(
   for (const name of packages) {
     const installed = await findInstalledPackage(name, serviceDir);
     if (!installed) {
-      throw MissingDependencyException.forPackage(name, `bundling the service (it is imported from ${serviceDir})`);
+      throw MissingDependencyException.forPackage(
+        name,
+        `bundling the service (it is imported from ${serviceDir})`,
+      );
     }
     if (name.startsWith(VENDORED_SCOPE)) {
       dependencies[name] = `file:./${VENDOR_DIR}/${await vendorPackage(installed, packageDir, vendored)}`;
@@ -79,7 +82,11 @@ function vendorFolderName(name: string): string {
  * building it first when its dist is missing or older than its sources. Its own @tiffin dependencies
  * are vendored too and linked with `file:` paths. Returns the vendor folder name.
  */
-async function vendorPackage(sourceDir: string, packageDir: string, done: Map<string, string>): Promise<string> {
+async function vendorPackage(
+  sourceDir: string,
+  packageDir: string,
+  done: Map<string, string>,
+): Promise<string> {
   const pkg = await readPackageJson(sourceDir);
   const folder = vendorFolderName(pkg.name);
   if (done.has(pkg.name)) return folder;
@@ -92,7 +99,9 @@ async function vendorPackage(sourceDir: string, packageDir: string, done: Map<st
     const from = join(sourceDir, entry);
     if (await exists(from)) await cp(from, join(target, entry), { recursive: true, dereference: true });
   }
-  const rewrite = async (deps: Record<string, string> | undefined): Promise<Record<string, string> | undefined> => {
+  const rewrite = async (
+    deps: Record<string, string> | undefined,
+  ): Promise<Record<string, string> | undefined> => {
     if (!deps) return undefined;
     const out: Record<string, string> = {};
     for (const [name, range] of Object.entries(deps)) {
@@ -145,12 +154,40 @@ async function newestMtime(dir: string): Promise<number> {
   return newest;
 }
 
+/** Serialize builds of one package across processes (parallel test workers, two `tiffin build`s). */
+async function withBuildLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+  const lock = join(dir, '.tiffin-build.lock');
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = Date.now() - ((await stat(lock).catch(() => null))?.mtimeMs ?? Date.now());
+      if (age > 300_000) await rm(lock, { recursive: true, force: true }); // left by a killed build
+      if (Date.now() > deadline) throw new TiffinError(`Timed out waiting for the build lock ${lock}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
 async function ensureBuilt(dir: string, pkg: PackageJson): Promise<void> {
+  await withBuildLock(dir, () => buildIfStale(dir, pkg));
+}
+
+async function buildIfStale(dir: string, pkg: PackageJson): Promise<void> {
   const main = join(dir, typeof pkg.main === 'string' ? pkg.main : 'dist/index.js');
   const built = await stat(main).catch(() => null);
   const hasSources = await exists(join(dir, 'src'));
   if (built && (!hasSources || (await newestMtime(join(dir, 'src'))) <= built.mtimeMs)) return;
-  if (!hasSources) throw new TiffinError(`${pkg.name} at ${dir} has no built ${main} and no sources to build it from`);
+  if (!hasSources)
+    throw new TiffinError(`${pkg.name} at ${dir} has no built ${main} and no sources to build it from`);
   const tsup = await findBin('tsup', dir);
   if (!tsup) throw MissingDependencyException.forPackage('tsup', `building ${pkg.name} before vendoring it`);
   await run(tsup, [], dir);
@@ -165,7 +202,12 @@ async function findBin(name: string, fromDir: string): Promise<string | null> {
 }
 
 /** Run a command, collecting output for the error message; resolves on exit code 0. */
-export function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export function run(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -178,7 +220,12 @@ export function run(command: string, args: readonly string[], cwd: string, env: 
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolvePromise(output);
-      else reject(new TiffinError(`'${[command, ...args].join(' ')}' failed (exit ${code}) in ${cwd}:\n${output.trim().split('\n').slice(-15).join('\n')}`));
+      else
+        reject(
+          new TiffinError(
+            `'${[command, ...args].join(' ')}' failed (exit ${code}) in ${cwd}:\n${output.trim().split('\n').slice(-15).join('\n')}`,
+          ),
+        );
     });
   });
 }

@@ -23,7 +23,11 @@ export function npmVersion(version: string): string {
   return `0.0.0-v${version.replace(/[._]/g, '-')}`;
 }
 
-export function packageJsonSource(name: string, version: string, dependencies: Record<string, string>): string {
+export function packageJsonSource(
+  name: string,
+  version: string,
+  dependencies: Record<string, string>,
+): string {
   const pkg = {
     name,
     version: npmVersion(version),
@@ -68,7 +72,11 @@ CMD ["node", "server.mjs"]
 
 /** Kubernetes Deployment + Service for the image `<name>:<version>`, probing /livez and /readyz. */
 export function kubernetesSource(name: string, version: string): string {
-  const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/version': version, 'app.kubernetes.io/managed-by': 'tiffin' };
+  const labels = {
+    'app.kubernetes.io/name': name,
+    'app.kubernetes.io/version': version,
+    'app.kubernetes.io/managed-by': 'tiffin',
+  };
   const probe = (path: string, periodSeconds: number) => ({
     httpGet: { path, port: 'http' },
     initialDelaySeconds: 5,

@@ -14,21 +14,24 @@ export interface ServiceReference {
 
 export function parseServiceReference(text: string): ServiceReference {
   const match = /^(.+?)(?::([A-Za-z_$][\w$]*))?$/.exec(text);
-  if (!match?.[1]) throw new InvalidArgument(`Invalid service reference '${text}': use path/to/service.ts[:exportName]`);
+  if (!match?.[1])
+    throw new InvalidArgument(`Invalid service reference '${text}': use path/to/service.ts[:exportName]`);
   return { file: resolve(match[1]), exportName: match[2] };
 }
 
 /** Loads a service module; the CLI passes one that can import TypeScript under plain Node. */
 export type ServiceModuleLoader = (file: string) => Promise<Record<string, unknown>>;
 
-export const importServiceModule: ServiceModuleLoader = (file) => import(pathToFileURL(file).href) as Promise<Record<string, unknown>>;
+export const importServiceModule: ServiceModuleLoader = (file) =>
+  import(pathToFileURL(file).href) as Promise<Record<string, unknown>>;
 
 /** Import the file and pick the Service: the named export, else the default export, else `svc`. */
 export async function loadServiceReference(
   ref: ServiceReference,
   loader: ServiceModuleLoader = importServiceModule,
 ): Promise<{ service: Service; exportName: string }> {
-  if (!(await stat(ref.file).catch(() => null))?.isFile()) throw new NotFound(`Service file ${ref.file} not found`);
+  if (!(await stat(ref.file).catch(() => null))?.isFile())
+    throw new NotFound(`Service file ${ref.file} not found`);
   let mod: Record<string, unknown>;
   try {
     mod = await loader(ref.file);
@@ -50,5 +53,11 @@ export async function loadServiceReference(
 function isService(value: unknown): value is Service {
   if (value instanceof Service) return true;
   const v = value as Partial<Service> | null;
-  return !!v && typeof v === 'object' && typeof v.name === 'string' && v.apis instanceof Map && Array.isArray(v.models);
+  return (
+    !!v &&
+    typeof v === 'object' &&
+    typeof v.name === 'string' &&
+    v.apis instanceof Map &&
+    Array.isArray(v.models)
+  );
 }

@@ -79,7 +79,7 @@ export class AppLifecycle {
     return async (_ctx, next) => {
       this.inFlight++;
       let counted = true;
-      _ctx.res.once('close', () => {
+      _ctx.state.onClose.push(() => {
         if (counted) {
           counted = false;
           this.inFlight--;

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { type Metric, Registry } from 'prom-client';
 
 /** Metric name prefix (spec 10.6, D6). */
 export const METRICS_PREFIX = 'tiffin_api_server_';
@@ -6,66 +6,131 @@ export const METRICS_PREFIX = 'tiffin_api_server_';
 /** Default latency buckets in seconds (spec 10.6). */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
-type RequestLabels = 'endpoint' | 'service_name' | 'service_version' | 'http_response_code';
-type ProgressLabels = 'endpoint' | 'service_name' | 'service_version';
+type Labels = Record<string, string>;
 
-/** The server's Prometheus metrics, in a registry of its own (several apps can live in one process). */
+/** One (endpoint, status) series: request count, latency sum and per-bucket (non-cumulative) counts. */
+interface RequestSeries {
+  labels: Labels;
+  count: number;
+  sum: number;
+  buckets: Float64Array;
+}
+
+interface MetricValue {
+  value: number;
+  labels: Labels;
+  metricName?: string;
+}
+
+/** The shape prom-client's registry renders (what its own metric classes return from `get()`). */
+interface CollectedMetric {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge' | 'histogram';
+  aggregator: 'sum' | 'max';
+  values: MetricValue[];
+}
+
+/**
+ * The server's Prometheus metrics: request counter, latency histogram, in-progress gauge and last-request
+ * timestamp, labelled per API endpoint. The hot path only bumps numbers in maps (prom-client's own classes
+ * hash label objects on every call, a large share of a small request); the values are handed to a prom-client
+ * `Registry` at scrape time. Users may register their own prom-client metrics in `registry` too.
+ */
 export class ServerMetrics {
   readonly registry = new Registry();
-  private readonly total: Counter<RequestLabels>;
-  private readonly duration: Histogram<RequestLabels>;
-  private readonly inProgress: Gauge<ProgressLabels>;
-  private readonly lastRequest: Gauge<'service_name' | 'service_version'>;
+  private readonly requests = new Map<string, RequestSeries>();
+  private readonly inProgress = new Map<string, { labels: Labels; value: number }>();
+  private lastRequestSeconds: number | undefined;
+  private readonly baseLabels: Labels;
 
-  constructor(
-    private readonly serviceName: string,
-    private readonly serviceVersion: string,
-  ) {
-    const registers = [this.registry];
-    this.total = new Counter({
+  constructor(serviceName: string, serviceVersion: string) {
+    this.baseLabels = { service_name: serviceName, service_version: serviceVersion };
+    const requestLabels = () => [...this.requests.values()];
+    this.register({
       name: `${METRICS_PREFIX}request_total`,
       help: 'Requests answered, by endpoint and status code',
-      labelNames: ['endpoint', 'service_name', 'service_version', 'http_response_code'],
-      registers,
+      type: 'counter',
+      aggregator: 'sum',
+      values: () => requestLabels().map((s) => ({ value: s.count, labels: s.labels })),
     });
-    this.duration = new Histogram({
+    this.register({
       name: `${METRICS_PREFIX}request_duration_seconds`,
       help: 'Time until the response started, by endpoint and status code',
-      labelNames: ['endpoint', 'service_name', 'service_version', 'http_response_code'],
-      buckets: DURATION_BUCKETS,
-      registers,
+      type: 'histogram',
+      aggregator: 'sum',
+      values: () => requestLabels().flatMap((s) => histogramValues(`${METRICS_PREFIX}request_duration_seconds`, s)),
     });
-    this.inProgress = new Gauge({
+    this.register({
       name: `${METRICS_PREFIX}request_in_progress`,
       help: 'Requests being handled now, by endpoint',
-      labelNames: ['endpoint', 'service_name', 'service_version'],
-      registers,
+      type: 'gauge',
+      aggregator: 'sum',
+      values: () => [...this.inProgress.values()].map((g) => ({ value: g.value, labels: g.labels })),
     });
-    this.lastRequest = new Gauge({
+    this.register({
       name: `${METRICS_PREFIX}last_request_timestamp_seconds`,
       help: 'Unix time of the last request to a non-health endpoint',
-      labelNames: ['service_name', 'service_version'],
-      registers,
+      type: 'gauge',
+      aggregator: 'max',
+      values: () =>
+        this.lastRequestSeconds === undefined ? [] : [{ value: this.lastRequestSeconds, labels: this.baseLabels }],
     });
   }
 
-  /** Call when a request starts; the returned function records its end. */
+  private register(def: Omit<CollectedMetric, 'values'> & { values: () => MetricValue[] }): void {
+    const { values, ...meta } = def;
+    const metric = { ...meta, get: async (): Promise<CollectedMetric> => ({ ...meta, values: values() }) };
+    // prom-client renders any object with name/help/type/get(); its typings only name its own classes.
+    this.registry.registerMetric(metric as unknown as Metric);
+  }
+
+  /** Call when a request starts; the returned function records its end with the status code. */
   start(endpoint: string, isHealth: boolean): (status: number) => void {
-    const labels = { endpoint, service_name: this.serviceName, service_version: this.serviceVersion };
-    this.inProgress.inc(labels);
+    let gauge = this.inProgress.get(endpoint);
+    if (!gauge) {
+      gauge = { labels: { endpoint, ...this.baseLabels }, value: 0 };
+      this.inProgress.set(endpoint, gauge);
+    }
+    gauge.value++;
     const begin = process.hrtime.bigint();
+    const inProgress = gauge;
     return (status) => {
-      this.inProgress.dec(labels);
+      inProgress.value--;
       const seconds = Number(process.hrtime.bigint() - begin) / 1e9;
-      const withCode = { ...labels, http_response_code: String(status) };
-      this.total.inc(withCode);
-      this.duration.observe(withCode, seconds);
-      if (!isHealth) {
-        this.lastRequest.set(
-          { service_name: this.serviceName, service_version: this.serviceVersion },
-          Date.now() / 1000,
-        );
+      const key = `${endpoint}\u0000${status}`;
+      let series = this.requests.get(key);
+      if (!series) {
+        series = {
+          labels: { endpoint, ...this.baseLabels, http_response_code: String(status) },
+          count: 0,
+          sum: 0,
+          buckets: new Float64Array(DURATION_BUCKETS.length),
+        };
+        this.requests.set(key, series);
       }
+      series.count++;
+      series.sum += seconds;
+      for (let i = 0; i < DURATION_BUCKETS.length; i++) {
+        if (seconds <= DURATION_BUCKETS[i]!) {
+          series.buckets[i]!++;
+          break;
+        }
+      }
+      if (!isHealth) this.lastRequestSeconds = Date.now() / 1000;
     };
   }
+}
+
+function histogramValues(name: string, s: RequestSeries): MetricValue[] {
+  const out: MetricValue[] = [];
+  let cumulative = 0;
+  for (let i = 0; i < DURATION_BUCKETS.length; i++) {
+    cumulative += s.buckets[i]!;
+    out.push({ value: cumulative, labels: { le: String(DURATION_BUCKETS[i]), ...s.labels }, metricName: `${name}_bucket` });
+  }
+  out.push({ value: s.count, labels: { le: '+Inf', ...s.labels }, metricName: `${name}_bucket` });
+  out.push({ value: s.sum, labels: s.labels, metricName: `${name}_sum` });
+  out.push({ value: s.count, labels: s.labels, metricName: `${name}_count` });
+  return out;
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import getRawBody, { type RawBodyError } from 'raw-body';
 import { BadInput, PayloadTooLarge } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
+import type { LazyAbort } from './lazy-abort.js';
 
 /** Copy Node's raw header list (in order, repeats kept) into a fetch `Headers`. */
 export function headersFromNode(req: IncomingMessage): Headers {
@@ -39,17 +40,22 @@ export async function readRawBody(req: IncomingMessage, limit: number): Promise<
 export function adaptRequest(
   req: IncomingMessage,
   url: string,
-  options: { maxBodySize: number; signal: AbortSignal },
+  options: { maxBodySize: number; abort: LazyAbort },
 ): BufferedHttpRequest {
-  return new BufferedHttpRequest({
+  const request = new BufferedHttpRequest({
     method: req.method ?? 'POST',
     url,
     headers: headersFromNode(req),
     body: () => readRawBody(req, options.maxBodySize),
-    signal: options.signal,
+    // Placeholder replaced below by the lazily created signal (saves an AbortSignal per request).
+    signal: NEVER_ABORTED,
     multipartLimits: {
       maxFileSize: options.maxBodySize,
       maxFieldSize: options.maxBodySize,
     },
   });
+  Object.defineProperty(request, 'signal', { get: () => options.abort.signal, enumerable: true });
+  return request;
 }
+
+const NEVER_ABORTED = new AbortController().signal;

@@ -1,4 +1,5 @@
 import type { InferenceApi } from '../service/service.js';
+import type { LazyAbort } from './lazy-abort.js';
 
 /** What the app's middleware share about one request (Koa `ctx.state`). */
 export interface RequestState {
@@ -8,7 +9,9 @@ export interface RequestState {
   /** The API this request targets, if any. */
   api: InferenceApi | undefined;
   /** Fires when the client disconnects or the request times out. */
-  abort: AbortController;
+  abort: LazyAbort;
+  /** Run once when the response is over (sent, or the connection closed). */
+  onClose: Array<() => void>;
   /** Set once the timeout answered: later writes by the handler are dropped. */
   timedOut: boolean;
 }

@@ -69,7 +69,8 @@ export abstract class EntryStore<M extends BaseManifest> {
       return newest;
     }
     const path = this.entryPath(tag.name, tag.version);
-    if (!(await isDir(path))) throw new NotFound(`${capitalize(this.kind)} '${formatTag(tag)}' not found in ${this.root}`);
+    if (!(await isDir(path)))
+      throw new NotFound(`${capitalize(this.kind)} '${formatTag(tag)}' not found in ${this.root}`);
     return this.load(tag.name, tag.version);
   }
 
@@ -78,7 +79,8 @@ export abstract class EntryStore<M extends BaseManifest> {
     const tag = parseTag(tagText);
     const version = tag.version === LATEST ? (await this.get(tagText)).manifest.version : tag.version;
     const path = this.entryPath(tag.name, version);
-    if (!(await isDir(path))) throw new NotFound(`${capitalize(this.kind)} '${tag.name}:${version}' not found in ${this.root}`);
+    if (!(await isDir(path)))
+      throw new NotFound(`${capitalize(this.kind)} '${tag.name}:${version}' not found in ${this.root}`);
     // Move out of sight first (atomic), then delete at leisure.
     const trash = join(await this.stagingRoot(), `deleted-${randomBytes(6).toString('hex')}`);
     await rename(path, trash);
@@ -92,7 +94,10 @@ export abstract class EntryStore<M extends BaseManifest> {
     const entry = await this.get(tagText);
     const target = resolve(archivePath);
     await mkdir(dirname(target), { recursive: true });
-    await createTar({ gzip: true, portable: true, file: target, cwd: entry.path }, ['.']);
+    // Only what the manifest lists: local additions (e.g. node_modules installed into a package) stay out.
+    const prefix = this.contentFolder() === '' ? '' : `${this.contentFolder()}/`;
+    const members = [MANIFEST_FILE, ...entry.manifest.files.map((f) => `${prefix}${f.path}`)];
+    await createTar({ gzip: true, portable: true, file: target, cwd: entry.path }, members);
     return entry;
   }
 
@@ -190,7 +195,8 @@ export abstract class EntryStore<M extends BaseManifest> {
 export function ensureStorable(name: string, version: string | undefined): void {
   assertValidName(name);
   if (version !== undefined) {
-    if (version === LATEST) throw new InvalidArgument(`'${LATEST}' is not a storable version; it always means the newest`);
+    if (version === LATEST)
+      throw new InvalidArgument(`'${LATEST}' is not a storable version; it always means the newest`);
     assertValidVersion(version);
   }
 }
@@ -201,12 +207,17 @@ function newestFirst(a: BaseManifest, b: BaseManifest): number {
 }
 
 function sameFiles(a: BaseManifest, b: BaseManifest): boolean {
-  return a.files.length === b.files.length && a.files.every((f, i) => f.path === b.files[i]?.path && f.sha256 === b.files[i]?.sha256);
+  return (
+    a.files.length === b.files.length &&
+    a.files.every((f, i) => f.path === b.files[i]?.path && f.sha256 === b.files[i]?.sha256)
+  );
 }
 
 async function childDirs(dir: string): Promise<string[]> {
   try {
-    return (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory() && !d.name.startsWith('.')).map((d) => d.name);
+    return (await readdir(dir, { withFileTypes: true }))
+      .filter((d) => d.isDirectory() && !d.name.startsWith('.'))
+      .map((d) => d.name);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;

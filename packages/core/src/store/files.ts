@@ -64,7 +64,13 @@ export function totalSize(files: readonly FileRecord[]): number {
 }
 
 export async function copyDir(from: string, to: string): Promise<void> {
-  await cp(from, to, { recursive: true, errorOnExist: false, force: true, verbatimSymlinks: false, dereference: true });
+  await cp(from, to, {
+    recursive: true,
+    errorOnExist: false,
+    force: true,
+    verbatimSymlinks: false,
+    dereference: true,
+  });
 }
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

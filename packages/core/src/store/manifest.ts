@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { parse, stringify } from 'yaml';
-import type { FileRecord } from './files.js';
 import { CorruptedStoreEntry } from './errors.js';
+import type { FileRecord } from './files.js';
 
 export const MANIFEST_FILE = 'manifest.yaml';
 
@@ -34,33 +34,50 @@ export async function readManifest<M>(path: string, build: (fields: FieldReader)
   try {
     text = await readFile(path, 'utf8');
   } catch (cause) {
-    throw new CorruptedStoreEntry(`Manifest ${path} cannot be read (${(cause as Error).message}); delete the entry and save it again`, {
-      cause,
-    });
+    throw new CorruptedStoreEntry(
+      `Manifest ${path} cannot be read (${(cause as Error).message}); delete the entry and save it again`,
+      {
+        cause,
+      },
+    );
   }
   let raw: unknown;
   try {
     raw = parse(text);
   } catch (cause) {
-    throw new CorruptedStoreEntry(`Manifest ${path} is not valid YAML (${(cause as Error).message.split('\n')[0]}); delete the entry and save it again`, {
-      cause,
-    });
+    throw new CorruptedStoreEntry(
+      `Manifest ${path} is not valid YAML (${(cause as Error).message.split('\n')[0]}); delete the entry and save it again`,
+      {
+        cause,
+      },
+    );
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new CorruptedStoreEntry(`Manifest ${path} is not a YAML mapping; delete the entry and save it again`);
+    throw new CorruptedStoreEntry(
+      `Manifest ${path} is not a YAML mapping; delete the entry and save it again`,
+    );
   }
   const obj = raw as Record<string, unknown>;
   const bad = (key: string, expected: string): never => {
-    throw new CorruptedStoreEntry(`Manifest ${path} is invalid: field '${key}' must be ${expected}; delete the entry and save it again`);
+    throw new CorruptedStoreEntry(
+      `Manifest ${path} is invalid: field '${key}' must be ${expected}; delete the entry and save it again`,
+    );
   };
-  const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  const isRecord = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === 'object' && !Array.isArray(v);
   const fields: FieldReader = {
-    string: (key) => (typeof obj[key] === 'string' && obj[key] !== '' ? (obj[key] as string) : bad(key, 'a non-empty string')),
-    optionalString: (key) => (obj[key] === undefined || typeof obj[key] === 'string' ? (obj[key] as string | undefined) : bad(key, 'a string')),
-    number: (key) => (typeof obj[key] === 'number' && Number.isFinite(obj[key]) ? (obj[key] as number) : bad(key, 'a number')),
+    string: (key) =>
+      typeof obj[key] === 'string' && obj[key] !== '' ? (obj[key] as string) : bad(key, 'a non-empty string'),
+    optionalString: (key) =>
+      obj[key] === undefined || typeof obj[key] === 'string'
+        ? (obj[key] as string | undefined)
+        : bad(key, 'a string'),
+    number: (key) =>
+      typeof obj[key] === 'number' && Number.isFinite(obj[key]) ? (obj[key] as number) : bad(key, 'a number'),
     record: (key) => (obj[key] === undefined ? {} : isRecord(obj[key]) ? obj[key] : bad(key, 'a mapping')),
     stringRecord: (key) => {
-      const value = obj[key] === undefined ? {} : isRecord(obj[key]) ? obj[key] : bad(key, 'a mapping of strings');
+      const value =
+        obj[key] === undefined ? {} : isRecord(obj[key]) ? obj[key] : bad(key, 'a mapping of strings');
       for (const v of Object.values(value)) if (typeof v !== 'string') bad(key, 'a mapping of strings');
       return value as Record<string, string>;
     },
@@ -74,7 +91,9 @@ export function readBaseFields(fields: FieldReader, path: string): BaseManifest 
   const files = fields.array('files').map((item) => {
     const f = item as Partial<FileRecord> | null;
     if (!f || typeof f.path !== 'string' || typeof f.size !== 'number' || typeof f.sha256 !== 'string') {
-      throw new CorruptedStoreEntry(`Manifest ${path} is invalid: every entry of 'files' needs path, size and sha256; delete the entry and save it again`);
+      throw new CorruptedStoreEntry(
+        `Manifest ${path} is invalid: every entry of 'files' needs path, size and sha256; delete the entry and save it again`,
+      );
     }
     return { path: f.path, size: f.size, sha256: f.sha256 };
   });
@@ -88,7 +107,9 @@ export function readBaseFields(fields: FieldReader, path: string): BaseManifest 
     files,
   };
   if (Number.isNaN(Date.parse(base.creationTime))) {
-    throw new CorruptedStoreEntry(`Manifest ${path} is invalid: 'creationTime' is not a date; delete the entry and save it again`);
+    throw new CorruptedStoreEntry(
+      `Manifest ${path} is invalid: 'creationTime' is not a date; delete the entry and save it again`,
+    );
   }
   return base;
 }

@@ -1,10 +1,10 @@
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, normalize, resolve, sep } from 'node:path';
 import { InvalidArgument, NotFound } from '../errors/index.js';
-import { ensureStorable, EntryStore, type StoreEntry } from './entry-store.js';
+import { EntryStore, ensureStorable, type StoreEntry } from './entry-store.js';
 import { contentVersion, copyDir, listFiles, totalSize } from './files.js';
-import { type BaseManifest, MANIFEST_FILE, readBaseFields, readManifest, writeManifest } from './manifest.js';
 import { modelsDir } from './home.js';
+import { type BaseManifest, MANIFEST_FILE, readBaseFields, readManifest, writeManifest } from './manifest.js';
 
 /** The manifest of a saved model (`models/<name>/<version>/manifest.yaml`). */
 export interface ModelManifest extends BaseManifest {
@@ -48,7 +48,9 @@ export class ModelStore extends EntryStore<ModelManifest> {
   async save(options: SaveModelOptions): Promise<StoredModel> {
     ensureStorable(options.name, options.version);
     if (options.dir === undefined && options.paths === undefined && options.files === undefined) {
-      throw new InvalidArgument('Nothing to save: give a folder (dir), file paths (paths) or in-memory files (files)');
+      throw new InvalidArgument(
+        'Nothing to save: give a folder (dir), file paths (paths) or in-memory files (files)',
+      );
     }
     const staging = await this.stage();
     try {
@@ -56,17 +58,20 @@ export class ModelStore extends EntryStore<ModelManifest> {
       await mkdir(content, { recursive: true });
       if (options.dir !== undefined) {
         const from = resolve(options.dir);
-        if (!(await stat(from).catch(() => null))?.isDirectory()) throw new NotFound(`Model folder ${from} not found`);
+        if (!(await stat(from).catch(() => null))?.isDirectory())
+          throw new NotFound(`Model folder ${from} not found`);
         await copyDir(from, content);
       }
       for (const path of options.paths ?? []) {
         const from = resolve(path);
-        if (!(await stat(from).catch(() => null))?.isFile()) throw new NotFound(`Model file ${from} not found`);
+        if (!(await stat(from).catch(() => null))?.isFile())
+          throw new NotFound(`Model file ${from} not found`);
         await copyDir(from, join(content, basename(from)));
       }
       for (const [rel, data] of Object.entries(options.files ?? {})) {
         const target = normalize(join(content, rel));
-        if (!target.startsWith(content + sep)) throw new InvalidArgument(`Model file path '${rel}' leaves the model folder`);
+        if (!target.startsWith(content + sep))
+          throw new InvalidArgument(`Model file path '${rel}' leaves the model folder`);
         await mkdir(dirname(target), { recursive: true });
         await writeFile(target, data);
       }

@@ -1,11 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DescriptorSpec } from '../io/openapi.js';
-import { ensureStorable, EntryStore, type StoreEntry } from './entry-store.js';
+import { EntryStore, ensureStorable, type StoreEntry } from './entry-store.js';
 import { CorruptedStoreEntry } from './errors.js';
 import { contentVersion, listFiles, totalSize } from './files.js';
-import { type BaseManifest, MANIFEST_FILE, readBaseFields, readManifest, writeManifest } from './manifest.js';
 import { packagesDir } from './home.js';
+import { type BaseManifest, MANIFEST_FILE, readBaseFields, readManifest, writeManifest } from './manifest.js';
 
 /** One API as recorded in a package manifest. */
 export interface PackagedApi {
@@ -34,7 +34,10 @@ export interface PackageManifest extends BaseManifest {
 export type StoredPackage = StoreEntry<PackageManifest>;
 
 /** What a builder fills in; the store adds name/version/tag/size/files/creation time. */
-export type PackageDraft = Omit<PackageManifest, 'name' | 'version' | 'tag' | 'size' | 'creationTime' | 'files'>;
+export type PackageDraft = Omit<
+  PackageManifest,
+  'name' | 'version' | 'tag' | 'size' | 'creationTime' | 'files'
+>;
 
 export interface CreatePackageOptions {
   name: string;
@@ -85,13 +88,23 @@ export class PackageStore extends EntryStore<PackageManifest> {
       const apis = fields.array('apis').map((item) => {
         const api = item as Partial<PackagedApi> | null;
         if (!api || typeof api.name !== 'string' || typeof api.route !== 'string') {
-          throw new CorruptedStoreEntry(`Manifest ${path} is invalid: every entry of 'apis' needs name and route; delete the entry and build it again`);
+          throw new CorruptedStoreEntry(
+            `Manifest ${path} is invalid: every entry of 'apis' needs name and route; delete the entry and build it again`,
+          );
         }
-        return { name: api.name, route: api.route, doc: api.doc ?? '', input: api.input ?? null, output: api.output ?? null };
+        return {
+          name: api.name,
+          route: api.route,
+          doc: api.doc ?? '',
+          input: api.input ?? null,
+          output: api.output ?? null,
+        };
       });
       const models = fields.array('models');
       if (!models.every((m) => typeof m === 'string')) {
-        throw new CorruptedStoreEntry(`Manifest ${path} is invalid: 'models' must be a list of tags; delete the entry and build it again`);
+        throw new CorruptedStoreEntry(
+          `Manifest ${path} is invalid: 'models' must be a list of tags; delete the entry and build it again`,
+        );
       }
       return {
         ...readBaseFields(fields, path),

@@ -1,5 +1,5 @@
-import { register } from 'node:module';
 import { stat } from 'node:fs/promises';
+import { register } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { NotFound } from '../errors/index.js';
@@ -46,7 +46,8 @@ export async function isServiceFileArgument(arg: string): Promise<boolean> {
  */
 export async function resolveServeArgument(arg: string, store?: PackageStore): Promise<string> {
   if (await isServiceFileArgument(arg)) return arg;
-  if (arg.includes('/') || arg.includes('\\') || /\.[cm]?[jt]sx?(?::[A-Za-z_$][\w$]*)?$/.test(arg)) return arg;
+  if (arg.includes('/') || arg.includes('\\') || /\.[cm]?[jt]sx?(?::[A-Za-z_$][\w$]*)?$/.test(arg))
+    return arg;
   return (await resolveServeTarget(arg, store)).entry;
 }
 

@@ -55,7 +55,7 @@ describe('buildPackage', () => {
 
   it('bundles the service and its relative imports, keeping @tiffin/core external', async () => {
     const code = await readFile(join(built.path, 'service.js'), 'utf8');
-    expect(code).toContain('Hello, ${name}!');
+    expect(code).toContain('function greeting(name)'); // the relative import is inlined
     expect(code).toMatch(/from ["']@tiffin\/core["']/);
     expect(code).toContain('TIFFIN_MODELS_DIR');
     expect(code).not.toContain('class Service');
@@ -77,13 +77,17 @@ describe('buildPackage', () => {
     expect(vendored.devDependencies).toBeUndefined();
     expect((await stat(join(built.path, 'vendor/tiffin-core/dist/index.js'))).isFile()).toBe(true);
     await expect(stat(join(built.path, 'vendor/tiffin-core/src'))).rejects.toThrow();
-    expect(await readFile(join(built.path, 'server.mjs'), 'utf8')).toContain("import service from './service.js'");
+    expect(await readFile(join(built.path, 'server.mjs'), 'utf8')).toContain(
+      "import service from './service.js'",
+    );
   });
 
   it('copies the declared models from the model store', async () => {
     const [tag] = built.manifest.models;
     const version = tag?.split(':')[1] ?? '';
-    expect(await readFile(join(built.path, 'models/greeter-words', version, 'files/word.txt'), 'utf8')).toBe('namaste');
+    expect(await readFile(join(built.path, 'models/greeter-words', version, 'files/word.txt'), 'utf8')).toBe(
+      'namaste',
+    );
     const copied = await new ModelStore(join(built.path, 'models')).get('greeter-words:latest');
     expect(copied.tag).toBe(tag);
   });
@@ -100,7 +104,9 @@ describe('buildPackage', () => {
   });
 
   it('writes Kubernetes manifests: a Deployment probing /readyz and /livez and a Service', async () => {
-    const docs = parseAllDocuments(await readFile(join(built.path, 'kubernetes.yaml'), 'utf8')).map((d) => d.toJS());
+    const docs = parseAllDocuments(await readFile(join(built.path, 'kubernetes.yaml'), 'utf8')).map((d) =>
+      d.toJS(),
+    );
     const [deployment, service] = docs;
     expect(deployment.kind).toBe('Deployment');
     const container = deployment.spec.template.spec.containers[0];
@@ -109,24 +115,41 @@ describe('buildPackage', () => {
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
     expect(container.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'http' });
     expect(deployment.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
-    expect(deployment.spec.selector.matchLabels).toEqual(deployment.spec.template.metadata.labels && { 'app.kubernetes.io/name': 'greeter' });
+    expect(deployment.spec.selector.matchLabels).toEqual(
+      deployment.spec.template.metadata.labels && { 'app.kubernetes.io/name': 'greeter' },
+    );
     expect(service.kind).toBe('Service');
     expect(service.spec.selector).toEqual({ 'app.kubernetes.io/name': 'greeter' });
     expect(service.spec.ports[0]).toMatchObject({ port: 80, targetPort: 'http' });
   });
 
   it('gives the same content-hash version when built again, and honours --name/--version', async () => {
-    const again = await buildPackage({ service: `${fixture}:greeter`, lockfile: false, labels: { team: 'web' } });
+    const again = await buildPackage({
+      service: `${fixture}:greeter`,
+      lockfile: false,
+      labels: { team: 'web' },
+    });
     expect(again.tag).toBe(built.tag);
-    const named = await buildPackage({ service: `${fixture}:greeter`, lockfile: false, name: 'hello', version: '1.2.0' });
+    const named = await buildPackage({
+      service: `${fixture}:greeter`,
+      lockfile: false,
+      name: 'hello',
+      version: '1.2.0',
+    });
     expect(named.tag).toBe('hello:1.2.0');
     expect(JSON.parse(await readFile(join(named.path, 'package.json'), 'utf8')).version).toBe('0.0.0-v1-2-0');
   }, 120_000);
 
   it('fails clearly on a missing export or a missing model', async () => {
-    await expect(buildPackage({ service: `${fixture}:nope`, lockfile: false })).rejects.toThrow(/no Service exported as 'nope'/);
-    await expect(buildPackage({ service: join(home, 'missing.ts'), lockfile: false })).rejects.toThrow(/not found/);
+    await expect(buildPackage({ service: `${fixture}:nope`, lockfile: false })).rejects.toThrow(
+      /no Service exported as 'nope'/,
+    );
+    await expect(buildPackage({ service: join(home, 'missing.ts'), lockfile: false })).rejects.toThrow(
+      /not found/,
+    );
     await new ModelStore().delete('greeter-words');
-    await expect(buildPackage({ service: `${fixture}:greeter`, lockfile: false })).rejects.toThrow(/No model named 'greeter-words'/);
+    await expect(buildPackage({ service: `${fixture}:greeter`, lockfile: false })).rejects.toThrow(
+      /No model named 'greeter-words'/,
+    );
   });
 });

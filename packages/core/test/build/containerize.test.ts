@@ -2,7 +2,13 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContainerToolNotFound, containerBuildArgs, containerize, detectBackend, findExecutable } from '../../src/build/index.js';
+import {
+  ContainerToolNotFound,
+  containerBuildArgs,
+  containerize,
+  detectBackend,
+  findExecutable,
+} from '../../src/build/index.js';
 import { PackageStore, resolveServeArgument } from '../../src/store/index.js';
 
 let dir: string;
@@ -17,12 +23,33 @@ afterAll(async () => {
 
 describe('containerize', () => {
   it('builds the command line for each backend (docker format keeps HEALTHCHECK for podman/buildah)', () => {
-    const options = { contextDir: '/pkg', imageTag: 'svc:1', baseImage: 'localhost/base:1', extraArgs: ['--isolation', 'chroot'] };
+    const options = {
+      contextDir: '/pkg',
+      imageTag: 'svc:1',
+      baseImage: 'localhost/base:1',
+      extraArgs: ['--isolation', 'chroot'],
+    };
     expect(containerBuildArgs('docker', options)).toEqual([
-      'build', '-f', '/pkg/Dockerfile', '-t', 'svc:1', '--build-arg', 'BASE_IMAGE=localhost/base:1', '--isolation', 'chroot', '/pkg',
+      'build',
+      '-f',
+      '/pkg/Dockerfile',
+      '-t',
+      'svc:1',
+      '--build-arg',
+      'BASE_IMAGE=localhost/base:1',
+      '--isolation',
+      'chroot',
+      '/pkg',
     ]);
     expect(containerBuildArgs('podman', { contextDir: '/pkg', imageTag: 'svc:1' })).toEqual([
-      'build', '--format', 'docker', '-f', '/pkg/Dockerfile', '-t', 'svc:1', '/pkg',
+      'build',
+      '--format',
+      'docker',
+      '-f',
+      '/pkg/Dockerfile',
+      '-t',
+      'svc:1',
+      '/pkg',
     ]);
     expect(containerBuildArgs('buildah', { contextDir: '/pkg', imageTag: 'svc:1' })[0]).toBe('build');
   });
@@ -43,7 +70,9 @@ describe('containerize', () => {
     const store = new PackageStore(join(dir, 'packages'));
     const attempt = containerize({ tag: 'anything', path: '', packageStore: store });
     await expect(attempt).rejects.toBeInstanceOf(ContainerToolNotFound);
-    await expect(attempt).rejects.toThrow(/^No container tool found on PATH: install one of docker, podman, buildah \(or pass --backend\)$/);
+    await expect(attempt).rejects.toThrow(
+      /^No container tool found on PATH: install one of docker, podman, buildah \(or pass --backend\)$/,
+    );
   });
 });
 
@@ -59,7 +88,15 @@ describe('resolveServeArgument', () => {
       name: 'tiny',
       fill: async (d) => {
         await writeFile(join(d, 'service.js'), 'export default null;');
-        return { service: 'tiny', source: 'svc.ts', entry: 'service.js', apis: [], models: [], dependencies: {}, labels: {} };
+        return {
+          service: 'tiny',
+          source: 'svc.ts',
+          entry: 'service.js',
+          apis: [],
+          models: [],
+          dependencies: {},
+          labels: {},
+        };
       },
     });
     expect(await resolveServeArgument('tiny', store)).toBe(join(pkg.path, 'service.js'));

@@ -1,9 +1,9 @@
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotFound } from '../../src/errors/index.js';
-import { CorruptedStoreEntry, ModelStore, StoreConflict, humanSize } from '../../src/store/index.js';
+import { CorruptedStoreEntry, humanSize, ModelStore, StoreConflict } from '../../src/store/index.js';
 
 let home: string;
 let previousHome: string | undefined;
@@ -71,7 +71,9 @@ describe('ModelStore', () => {
     const fromPaths = await store.save({ name: 'file-model', paths: [join(src, 'sub', 'b.txt')] });
     expect(fromPaths.manifest.files.map((f) => f.path)).toEqual(['b.txt']);
     await expect(store.save({ name: 'nothing' })).rejects.toThrow(/Nothing to save/);
-    await expect(store.save({ name: 'x', files: { '../escape': 'no' } })).rejects.toThrow(/leaves the model folder/);
+    await expect(store.save({ name: 'x', files: { '../escape': 'no' } })).rejects.toThrow(
+      /leaves the model folder/,
+    );
     await expect(store.save({ name: 'Bad Name', files: { a: '1' } })).rejects.toThrow(/Invalid name/);
   });
 
@@ -98,14 +100,22 @@ describe('ModelStore', () => {
   it('refuses a different model under an existing explicit version', async () => {
     const store = new ModelStore();
     await store.save({ name: 'fixed', files: { w: '1' }, version: '1.0' });
-    await expect(store.save({ name: 'fixed', files: { w: 'changed' }, version: '1.0' })).rejects.toBeInstanceOf(StoreConflict);
+    await expect(
+      store.save({ name: 'fixed', files: { w: 'changed' }, version: '1.0' }),
+    ).rejects.toBeInstanceOf(StoreConflict);
     expect(await readFile(join((await store.get('fixed:1.0')).filesPath, 'w'), 'utf8')).toBe('1');
-    await expect(store.save({ name: 'fixed', files: { w: '1' }, version: 'latest' })).rejects.toThrow(/not a storable version/);
+    await expect(store.save({ name: 'fixed', files: { w: '1' }, version: 'latest' })).rejects.toThrow(
+      /not a storable version/,
+    );
   });
 
   it('exports and imports an archive', async () => {
     const store = new ModelStore();
-    const saved = await store.save({ name: 'portable', files: { 'w.bin': 'weights', 'nested/x': 'y' }, labels: { a: 'b' } });
+    const saved = await store.save({
+      name: 'portable',
+      files: { 'w.bin': 'weights', 'nested/x': 'y' },
+      labels: { a: 'b' },
+    });
     const archive = join(home, 'out', 'portable.tar.gz');
     await store.export('portable:latest', archive);
     const other = new ModelStore(join(home, 'elsewhere'));
@@ -113,6 +123,10 @@ describe('ModelStore', () => {
     expect(imported.tag).toBe(saved.tag);
     expect(imported.manifest).toEqual(saved.manifest);
     expect(await readFile(join(imported.filesPath, 'nested/x'), 'utf8')).toBe('y');
+    // Files added to the entry folder by hand are not part of the model and are not exported.
+    await writeFile(join(saved.path, 'local-note.txt'), 'not listed');
+    await store.export(saved.tag, archive);
+    expect((await new ModelStore(join(home, 'third')).import(archive)).tag).toBe(saved.tag);
     // Importing the same archive twice is a no-op.
     expect((await other.import(archive)).tag).toBe(saved.tag);
     await expect(other.import(join(home, 'missing.tar.gz'))).rejects.toThrow(/not found/);
@@ -133,7 +147,9 @@ describe('ModelStore', () => {
     const store = new ModelStore();
     const big = new Uint8Array(256 * 1024).fill(7);
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => store.save({ name: 'concurrent', files: { 'w.bin': big, 'id.txt': String(i % 4) } })),
+      Array.from({ length: 8 }, (_, i) =>
+        store.save({ name: 'concurrent', files: { 'w.bin': big, 'id.txt': String(i % 4) } }),
+      ),
     );
     const versions = new Set(results.map((r) => r.manifest.version));
     expect(versions.size).toBe(4); // identical content collapses onto one entry
@@ -151,7 +167,9 @@ describe('ModelStore', () => {
     await expect(store.get('broken:v1')).rejects.toBeInstanceOf(CorruptedStoreEntry);
     await expect(store.list()).rejects.toThrow(/manifest\.yaml is not valid YAML/);
     await writeFile(join(saved.path, 'manifest.yaml'), 'name: broken\nversion: v1\n');
-    await expect(store.get('broken:v1')).rejects.toThrow(/field 'tag' must be a non-empty string; delete the entry/);
+    await expect(store.get('broken:v1')).rejects.toThrow(
+      /field 'tag' must be a non-empty string; delete the entry/,
+    );
     expect(await store.delete('broken:v1')).toBe('broken:v1');
     expect(await store.list()).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { isTiffinError } from '@tiffin/core';
 import { LoraCache } from '../lora/cache.js';
 import { mergeLora } from '../lora/merge.js';
@@ -11,8 +11,8 @@ import type { HostMessage, JobMessage, WorkerInit, WorkerMessage } from './worke
  * The model worker: the only owner of the pipeline. It runs one job at a time, so a per-request LoRA
  * is merged, used and unmerged (in `finally`) before the next job sees the weights.
  */
-const port = parentPort;
-if (!port) throw new Error('model-worker must run in a worker thread');
+if (!parentPort) throw new Error('model-worker must run in a worker thread');
+const port: MessagePort = parentPort;
 const init = (workerData as { init: WorkerInit }).init;
 const send = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 

@@ -5,7 +5,13 @@ import { parseMediaType } from '../../http/media-type.js';
 import { BufferedHttpRequest, type FormPart, type HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse, readResponseBody } from '../../http/response.js';
 import type { Context } from '../../service/context.js';
-import { descriptorFromSpec, IODescriptor, registerDescriptor } from '../descriptor.js';
+import {
+  descriptorFromSpec,
+  type InputOf,
+  IODescriptor,
+  type OutputOf,
+  registerDescriptor,
+} from '../descriptor.js';
 import type {
   ComponentsObject,
   DescriptorSpec,
@@ -21,17 +27,26 @@ export type MultipartFields = Record<string, IODescriptor>;
 /** What the API function receives / returns: one value per part name. */
 export type MultipartValue = Record<string, unknown>;
 
+/** The handler's argument: each part's value typed by its child descriptor. */
+export type MultipartInput<F extends MultipartFields> = { [K in keyof F]: InputOf<F[K]> };
+
+/** What the handler returns: each field's value typed by its child descriptor. */
+export type MultipartOutput<F extends MultipartFields> = { [K in keyof F]: OutputOf<F[K]> };
+
 /**
  * A multipart/form-data body whose named parts are read by child descriptors (spec section 9). The API
  * function gets one object keyed by part name; every declared part must be present (D12). Output is a
  * multipart/form-data body with one part per declared field, in declaration order.
  */
-export class Multipart extends IODescriptor<MultipartValue, MultipartValue> {
+export class Multipart<F extends MultipartFields = MultipartFields> extends IODescriptor<
+  MultipartInput<F>,
+  MultipartOutput<F>
+> {
   static override readonly descriptorId = 'tiffin.io.Multipart';
   readonly protoFields: readonly ProtoField[] = ['multipart'];
-  readonly fields: Readonly<MultipartFields>;
+  readonly fields: Readonly<F>;
 
-  constructor(fields: MultipartFields) {
+  constructor(fields: F) {
     super();
     if (!fields || typeof fields !== 'object') {
       throw new InvalidArgument('Multipart needs an object of child descriptors keyed by part name');
@@ -63,7 +78,7 @@ export class Multipart extends IODescriptor<MultipartValue, MultipartValue> {
     throw new NotImplementedError("'fromSample' is not supported for Multipart.");
   }
 
-  async fromHttpRequest(request: HttpRequest): Promise<MultipartValue> {
+  async fromHttpRequest(request: HttpRequest): Promise<MultipartInput<F>> {
     const header = request.headers.get('content-type');
     if (!header) throw new BadInput('Multipart input requires a Content-Type header (multipart/form-data)');
     if (request.contentType?.essence !== 'multipart/form-data') {
@@ -84,14 +99,15 @@ export class Multipart extends IODescriptor<MultipartValue, MultipartValue> {
         { detail: { expected, received, missing } },
       );
     }
-    const entries = Object.entries(this.fields);
+    const entries = Object.entries(this.fields as MultipartFields);
     const results = await Promise.allSettled(
       entries.map(([name, child]) => child.fromHttpRequest(subRequest(request, byName.get(name)!))),
     );
-    return collect(entries, results);
+    return collect(entries, results) as MultipartInput<F>;
   }
 
-  async toHttpResponse(value: MultipartValue, ctx: Context | null): Promise<HttpResponse> {
+  async toHttpResponse(result: MultipartOutput<F>, ctx: Context | null): Promise<HttpResponse> {
+    const value = result as MultipartValue;
     const entries = this.checkedEntries(value, 'output');
     const settled = await Promise.allSettled(
       entries.map(([name, child]) => child.toHttpResponse(value[name], ctx)),
@@ -130,17 +146,17 @@ export class Multipart extends IODescriptor<MultipartValue, MultipartValue> {
         `Multipart ${what} is missing field(s) ${missing.join(', ')}; expected ${Object.keys(this.fields).join(', ')}`,
       );
     }
-    return Object.entries(this.fields);
+    return Object.entries(this.fields as MultipartFields);
   }
 
   // --- gRPC (spec 11.3) ---
 
-  override async fromProto(message: ProtoPayload | Uint8Array): Promise<MultipartValue> {
+  override async fromProto(message: ProtoPayload | Uint8Array): Promise<MultipartInput<F>> {
     if (message instanceof Uint8Array)
       throw new InvalidArgument("cannot use 'serialized_bytes' with Multipart");
     const fields = (message as MultipartMessage).fields ?? {};
     this.checkKeys(Object.keys(fields), 'MultipartMessage');
-    const entries = Object.entries(this.fields);
+    const entries = Object.entries(this.fields as MultipartFields);
     const results = await Promise.allSettled(
       entries.map(([name, child]) => {
         const part = fields[name] ?? {};
@@ -152,10 +168,11 @@ export class Multipart extends IODescriptor<MultipartValue, MultipartValue> {
         );
       }),
     );
-    return collect(entries, results);
+    return collect(entries, results) as MultipartInput<F>;
   }
 
-  override async toProto(value: MultipartValue): Promise<MultipartMessage> {
+  override async toProto(result: MultipartOutput<F>): Promise<MultipartMessage> {
+    const value = result as MultipartValue;
     this.checkKeys(Object.keys(value ?? {}), typeName(value));
     const entries = this.checkedEntries(value, 'output');
     const settled = await Promise.allSettled(entries.map(([name, child]) => child.toProto(value[name])));

@@ -25,7 +25,7 @@ export function concurrencyLimit(max: number, retryAfterSeconds: number): Koa.Mi
         inFlight--;
       }
     };
-    ctx.res.once('close', release);
+    ctx.state.onClose.push(release);
     try {
       await next();
     } catch (err) {

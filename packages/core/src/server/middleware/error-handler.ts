@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { isTiffinError } from '../../errors/index.js';
 import { encodeErrorBody, errorAnswer } from '../error-response.js';
 import type { Logger } from '../logger.js';
 import type { RequestState } from '../state.js';
@@ -11,6 +12,8 @@ export function errorHandler(logger: Logger): Koa.Middleware<RequestState> {
     } catch (err) {
       const answer = errorAnswer(err, ctx.state.requestId, logger);
       ctx.status = answer.status;
+      // e.g. Retry-After on a 503 from a full queue.
+      if (isTiffinError(err)) for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
       ctx.set('content-type', 'application/json');
       ctx.body = encodeErrorBody(answer.body);
     }

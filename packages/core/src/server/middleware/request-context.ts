@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import type { Logger } from '../logger.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { LazyAbort } from '../lazy-abort.js';
 import { requestIdFor } from '../request-id.js';
 import type { RouteTable } from '../routes/route-table.js';
 import type { RequestState } from '../state.js';
@@ -20,21 +21,26 @@ export function requestContext(deps: RequestContextDeps): Koa.Middleware<Request
     const start = process.hrtime.bigint();
     const requestId = requestIdFor(ctx.get('x-request-id') || undefined);
     const match = deps.routes.match(ctx.path);
-    const abort = new AbortController();
+    const abort = new LazyAbort();
+    const onClose: Array<() => void> = [];
     ctx.state.requestId = requestId;
     ctx.state.endpoint = match?.path ?? 'unmatched';
     ctx.state.api = match?.api;
     ctx.state.abort = abort;
     ctx.state.timedOut = false;
+    ctx.state.onClose = onClose;
+    // One listener per request; the others register callbacks in `onClose`.
     ctx.res.once('close', () => {
       if (!ctx.res.writableFinished) abort.abort(new Error('client disconnected'));
+      for (const fn of onClose) fn();
     });
     try {
       await next();
     } finally {
       ctx.set('x-request-id', requestId);
       if (deps.isDraining()) ctx.set('connection', 'close');
-      deps.logger.log('info', 'request', {
+      if (deps.logger !== silentLogger)
+        deps.logger.log('info', 'request', {
         requestId,
         method: ctx.method,
         path: ctx.path,

@@ -25,11 +25,11 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps) {
     }
     const request = adaptRequest(ctx.req, ctx.url, {
       maxBodySize: deps.maxBodySize,
-      signal: ctx.state.abort.signal,
+      abort: ctx.state.abort,
     });
     const context = new Context(request, deps.service.state, ctx.state.requestId);
     // The temp dir lives until the response (possibly streamed) is over.
-    ctx.res.once('close', () => {
+    ctx.state.onClose.push(() => {
       context.dispose().catch(() => {});
     });
     const input = await api.input.fromHttpRequest(request);

@@ -1,0 +1,273 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildPackage, CLIException, containerize, ModelStore, serve, type ServiceModuleLoader } from '@tiffin/core';
+import {
+  type BackendName,
+  createDiffusionService,
+  DEFAULT_MODEL_ID,
+  type DiffusionPipelineKind,
+  resolveDiffusionModel,
+  type ResolvedModel,
+} from '@tiffin/diffusion';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { downloadProgressBar } from '../download-progress.js';
+import { reportError } from '../errors.js';
+import { parsePort, parsePositiveInt } from '../options.js';
+
+const SUPPORTED_PIPELINES = ['stable-diffusion'];
+/** Names we recognise but cannot serve yet: each gets a clear error instead of "unknown". */
+const NOT_YET_SUPPORTED: Record<string, string> = {
+  'stable-diffusion-xl': 'stable-diffusion-xl is not supported yet: @tiffin/diffusion serves Stable Diffusion 1.x and 2.x (use stable-diffusion)',
+};
+
+interface ModelFlags {
+  modelId: string;
+  revision: string;
+}
+
+interface StartFlags extends ModelFlags {
+  loraWeights?: string;
+  loraDir?: string;
+  pipeline: DiffusionPipelineKind;
+  port: number;
+  host: string;
+  maxQueue: number;
+  maxSize: number;
+  maxSteps: number;
+  backend?: BackendName;
+}
+
+interface BuildFlags extends ModelFlags {
+  pipeline: DiffusionPipelineKind;
+  loraDir?: string;
+  loraWeights?: string;
+  name?: string;
+  version?: string;
+  containerize?: boolean;
+  lockfile: boolean;
+}
+
+function checkPipelineName(name: string): void {
+  const later = NOT_YET_SUPPORTED[name];
+  if (later) throw new CLIException(later);
+  if (!SUPPORTED_PIPELINES.includes(name)) {
+    throw new CLIException(`Unknown diffusion pipeline '${name}': use ${SUPPORTED_PIPELINES.join(' or ')}`);
+  }
+}
+
+function parsePipelineKind(value: string): DiffusionPipelineKind {
+  if (value === 'text2image' || value === 'text2img') return 'text2image';
+  if (value === 'img2img') return 'img2img';
+  throw new InvalidArgumentError('expected text2image or img2img');
+}
+
+function parseMultipleOf8(value: string): number {
+  const n = parsePositiveInt(value);
+  if (n % 8 !== 0) throw new InvalidArgumentError('expected a multiple of 8');
+  return n;
+}
+
+/** A local folder as it is; a hub id from the model store, downloaded into it (progress on stderr) when absent. */
+async function resolveModel(flags: ModelFlags): Promise<ResolvedModel> {
+  const bar = downloadProgressBar();
+  try {
+    const model = await resolveDiffusionModel({ modelId: flags.modelId, revision: flags.revision, onProgress: bar.update });
+    bar.finish();
+    if (model.downloaded) process.stderr.write(`Saved model ${model.tag} to the model store\n`);
+    return model;
+  } catch (err) {
+    bar.finish();
+    throw err;
+  }
+}
+
+const modelOptions = (command: Command): Command =>
+  command
+    .option('--model-id <id>', 'hub model id or a local diffusers folder', DEFAULT_MODEL_ID)
+    .option('--revision <rev>', 'hub branch, tag or commit', 'main');
+
+/** `tiffin diffusion start|download|build`: serve Stable Diffusion without writing a service. */
+export function registerDiffusion(program: Command): void {
+  const diffusion = program.command('diffusion').description('Serve, download and package Stable Diffusion models');
+
+  modelOptions(
+    diffusion
+      .command('start')
+      .description('Serve POST /text2img (or /img2img) for a Stable Diffusion model, downloading it first if needed')
+      .argument('<pipeline>', 'stable-diffusion'),
+  )
+    .option('--lora-weights <file>', 'LoRA merged at start; its folder is also a LoRA directory for requests')
+    .option('--lora-dir <dir>', 'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)')
+    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', parsePort, 3000)
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--max-queue <n>', 'requests waiting behind the running one before 503', parsePositiveInt, 4)
+    .option('--max-size <px>', 'largest height/width accepted (multiple of 8)', parseMultipleOf8, 1024)
+    .option('--max-steps <n>', 'most num_inference_steps accepted', parsePositiveInt, 150)
+    .addOption(new Option('--backend <name>', 'tfjs backend').choices(['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']))
+    .action(async (name: string, flags: StartFlags) => {
+      try {
+        checkPipelineName(name);
+        if (flags.loraWeights && !existsSync(flags.loraWeights)) throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
+        const model = await resolveModel(flags);
+        const { service } = createDiffusionService({
+          modelDir: model.dir,
+          pipeline: flags.pipeline,
+          loraWeights: flags.loraWeights,
+          loraDir: flags.loraDir,
+          limits: { maxSize: flags.maxSize, maxSteps: flags.maxSteps },
+          maxQueue: flags.maxQueue,
+          backend: flags.backend,
+          models: model.tag ? [model.tag] : [],
+        });
+        await serve(service, { port: flags.port, host: flags.host, handleSignals: true });
+      } catch (err) {
+        reportError(err);
+      }
+    });
+
+  modelOptions(
+    diffusion
+      .command('download')
+      .description('Download a model from the hub into the model store without serving it (resumes an interrupted download)')
+      .argument('<pipeline>', 'stable-diffusion'),
+  ).action(async (name: string, flags: ModelFlags) => {
+    try {
+      checkPipelineName(name);
+      const model = await resolveModel(flags);
+      process.stdout.write(
+        model.tag
+          ? `${model.downloaded ? 'Downloaded' : 'Already in the store:'} ${model.tag}\n  at ${model.dir}\n`
+          : `${model.dir} is a local folder: nothing to download\n`,
+      );
+    } catch (err) {
+      reportError(err);
+    }
+  });
+
+  modelOptions(
+    diffusion
+      .command('build')
+      .description('Package the model, LoRA files and the diffusion service into a deployable package')
+      .argument('<pipeline>', 'stable-diffusion'),
+  )
+    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
+    .option('--lora-dir <dir>', 'folder of LoRA files packaged for per-request use')
+    .option('--lora-weights <file>', 'LoRA packaged and merged at start')
+    .option('--name <name>', 'package name (default stable-diffusion)')
+    .option('--version <version>', 'package version (default: a hash of its content)')
+    .option('--containerize', 'then build a container image from the package')
+    .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)')
+    .action(async (name: string, flags: BuildFlags) => {
+      try {
+        checkPipelineName(name);
+        const pkg = await buildDiffusionPackage(flags);
+        const lines = [
+          `Successfully built package ${pkg.tag}`,
+          `  at ${pkg.path}`,
+          '',
+          'Next steps:',
+          `  * Serve it locally:          tiffin serve ${pkg.tag}`,
+          `  * Build a container image:   tiffin containerize ${pkg.tag}`,
+          `  * Move it to another machine: tiffin export ${pkg.tag}`,
+          '',
+        ];
+        process.stdout.write(lines.join('\n'));
+        if (flags.containerize) {
+          const image = await containerize({ tag: pkg.tag });
+          process.stdout.write(`Successfully built image ${image.imageTag} with ${image.backend}\n`);
+        }
+      } catch (err) {
+        reportError(err);
+      }
+    });
+}
+
+/** The folder of this CLI package: generated service files live below it so `@tiffin/*` imports resolve. */
+function cliPackageDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (dir !== dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@tiffin/cli') return dir;
+    dir = dirname(dir);
+  }
+  throw new CLIException('Cannot find the @tiffin/cli package folder');
+}
+
+const importModule: ServiceModuleLoader = async (file) => (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+
+/**
+ * Models and LoRA files go into the model store (so core's build copies them into the package); a small
+ * generated service module creates the diffusion service from those store entries when the package runs.
+ */
+async function buildDiffusionPackage(flags: BuildFlags) {
+  const store = new ModelStore();
+  const packageName = (flags.name ?? 'stable-diffusion').toLowerCase();
+  let model = await resolveModel(flags);
+  if (!model.tag) {
+    const saved = await store.save({
+      name: `${packageName}-model`,
+      dir: model.dir,
+      module: 'tiffin.diffusion',
+      labels: { source: basename(model.dir) },
+    });
+    model = { ...model, tag: saved.tag };
+  }
+  let loraTag: string | undefined;
+  if (flags.loraDir || flags.loraWeights) {
+    const saved = await store.save({
+      name: `${packageName}-lora`,
+      ...(flags.loraDir ? { dir: resolve(flags.loraDir) } : {}),
+      ...(flags.loraWeights ? { paths: [resolve(flags.loraWeights)] } : {}),
+      module: 'tiffin.diffusion.lora',
+    });
+    loraTag = saved.tag;
+  }
+  const source = serviceModuleSource({
+    name: packageName,
+    modelTag: model.tag as string,
+    loraTag,
+    loraWeights: flags.loraWeights ? basename(flags.loraWeights) : undefined,
+    pipeline: flags.pipeline,
+  });
+  const workDir = join(cliPackageDir(), '.diffusion-build', `${process.pid}-${Date.now()}`);
+  await mkdir(workDir, { recursive: true });
+  const file = join(workDir, 'service.mjs');
+  try {
+    await writeFile(file, source);
+    return await buildPackage({ service: file, name: packageName, version: flags.version, lockfile: flags.lockfile, loadModule: importModule });
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+function serviceModuleSource(o: {
+  name: string;
+  modelTag: string;
+  loraTag?: string;
+  loraWeights?: string;
+  pipeline: DiffusionPipelineKind;
+}): string {
+  const j = JSON.stringify;
+  return `// Generated by \`tiffin diffusion build\`: the diffusion service over models from the package's store.
+import { join } from 'node:path';
+import { ModelStore } from '@tiffin/core';
+import { createDiffusionService } from '@tiffin/diffusion';
+
+const store = new ModelStore();
+const model = await store.get(${j(o.modelTag)});
+const loras = ${o.loraTag ? `await store.get(${j(o.loraTag)})` : 'undefined'};
+const loraWeights = ${j(o.loraWeights ?? null)};
+
+export default createDiffusionService({
+  name: ${j(o.name)},
+  modelDir: model.filesPath,
+  pipeline: ${j(o.pipeline)},
+  loraDir: loras?.filesPath,
+  loraWeights: loras && loraWeights ? join(loras.filesPath, loraWeights) : undefined,
+  models: ${j([o.modelTag, ...(o.loraTag ? [o.loraTag] : [])])},
+}).service;
+`;
+}

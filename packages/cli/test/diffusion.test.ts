@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { writeTinyPipeline } from '@tiffin/diffusion';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type MockHub, startMockHub } from '../../diffusion/test/hub/mock-hub.js';
+import { CLI_DIR } from './cli-process.js';
+
+/** `tiffin diffusion ...` as a process run from sources, with its own TIFFIN_HOME and hub endpoint. */
+function tiffin(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/bin.ts', ...args], {
+    cwd: CLI_DIR,
+    env: { ...process.env, TIFFIN_TF_BACKEND: 'wasm', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+const run = (args: string[], env: Record<string, string>) => tiffin(args, env).done;
+
+/** Every file of a folder as relative path → bytes. */
+function folderFiles(dir: string, base = dir, out: Record<string, Buffer> = {}): Record<string, Buffer> {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) folderFiles(path, base, out);
+    else out[relative(base, path)] = readFileSync(path);
+  }
+  return out;
+}
+
+const tiny = writeTinyPipeline(mkdtempSync(join(tmpdir(), 'tiffin-cli-tiny-')));
+let hub: MockHub | undefined;
+afterAll(async () => {
+  await hub?.close();
+});
+
+describe('tiffin diffusion download', () => {
+  it('downloads into the model store, resuming after an interrupted transfer, and models list shows it', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tiffin-cli-home-'));
+    hub = await startMockHub('acme/tiny-sd', folderFiles(tiny));
+    const env = { TIFFIN_HOME: home, HF_ENDPOINT: hub.url };
+    hub.interruptNext('unet/diffusion_pytorch_model.safetensors', 100_000);
+    const first = await run(['diffusion', 'download', 'stable-diffusion', '--model-id', 'acme/tiny-sd'], env);
+    expect(first.code).toBe(1);
+    expect(first.stderr).toMatch(/tiffin: error: .*(resume|terminated|aborted|closed|socket)/i);
+
+    const second = await run(['diffusion', 'download', 'stable-diffusion', '--model-id', 'acme/tiny-sd'], env);
+    expect(second.stderr).not.toMatch(/error/);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('Downloaded acme--tiny-sd:main');
+    // The interrupted file continued from where it stopped.
+    expect(hub.log.some((l) => /unet\/diffusion_pytorch_model\.safetensors bytes=\d+-/.test(l))).toBe(true);
+
+    const list = await run(['models', 'list', '-o', 'json'], env);
+    const models = JSON.parse(list.stdout) as Array<{ tag: string; module: string; labels: Record<string, string> }>;
+    expect(models.map((m) => [m.tag, m.module])).toEqual([['acme--tiny-sd:main', 'tiffin.diffusion']]);
+    expect(models[0].labels).toMatchObject({ model_id: 'acme/tiny-sd', revision: 'main' });
+    const stored = join(home, 'models', 'acme--tiny-sd', 'main', 'files', 'unet', 'diffusion_pytorch_model.safetensors');
+    expect(readFileSync(stored).equals(readFileSync(join(tiny, 'unet', 'diffusion_pytorch_model.safetensors')))).toBe(true);
+
+    const again = await run(['diffusion', 'download', 'stable-diffusion', '--model-id', 'acme/tiny-sd'], env);
+    expect(again.stdout).toContain('Already in the store: acme--tiny-sd:main');
+  }, 60_000);
+
+  it('says in one line what to do when the hub cannot be reached', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tiffin-cli-home-'));
+    const res = await run(['diffusion', 'download', 'stable-diffusion', '--model-id', 'acme/absent'], {
+      TIFFIN_HOME: home,
+      HF_ENDPOINT: 'http://127.0.0.1:9',
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toMatch(/Cannot reach the model hub .*HF_ENDPOINT.*--model-id <folder>/);
+  });
+
+  it('refuses stable-diffusion-xl with a clear error', async () => {
+    const res = await run(['diffusion', 'start', 'stable-diffusion-xl'], {});
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/stable-diffusion-xl is not supported yet/);
+  });
+});
+
+describe('tiffin diffusion start', () => {
+  it('serves POST /text2img for a local folder', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tiffin-cli-home-'));
+    const proc = tiffin(['diffusion', 'start', 'stable-diffusion', '--model-id', tiny, '--port', '0'], { TIFFIN_HOME: home });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        proc.child.stdout?.on('data', (c: Buffer) => {
+          out += c.toString();
+          const m = /"msg":"ready","url":"([^"]+)"/.exec(out);
+          if (m) resolve(m[1]);
+        });
+        proc.done.then((r) => reject(new Error(`exited: ${r.stderr}`)));
+      });
+      const res = await fetch(`${url}/text2img`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'x', height: 16, width: 16, num_inference_steps: 1, seed: 2 }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('image/jpeg');
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(100);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.done;
+    }
+  }, 60_000);
+});

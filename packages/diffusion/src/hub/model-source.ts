@@ -1,0 +1,103 @@
+import { existsSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { InvalidArgument, ModelStore, NotFound, type StoredModel, tiffinHome } from '@tiffin/core';
+import { type DownloadProgress, downloadPipeline } from './download.js';
+
+/** The module recorded in the manifest of models this package downloads. */
+export const DIFFUSION_MODEL_MODULE = 'tiffin.diffusion';
+export const DEFAULT_MODEL_ID = 'stabilityai/stable-diffusion-2';
+
+export interface ResolveModelOptions {
+  /** Hub id (`owner/name`) or a local diffusers folder. */
+  modelId: string;
+  /** Branch, tag or commit (default `main`). */
+  revision?: string;
+  store?: ModelStore;
+  endpoint?: string;
+  token?: string;
+  onProgress?: (progress: DownloadProgress) => void;
+}
+
+export interface ResolvedModel {
+  /** Folder holding the diffusers layout. */
+  dir: string;
+  /** Model store tag; absent for a local folder served directly. */
+  tag?: string;
+  /** True when this call downloaded it. */
+  downloaded: boolean;
+}
+
+const HUB_ID = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/;
+
+/** Store tag of a hub model: `owner--name:revision`, lower-case, as the store's names allow. */
+export function storeTagFor(modelId: string, revision = 'main'): { name: string; version: string } {
+  const name = modelId
+    .toLowerCase()
+    .replace('/', '--')
+    .replace(/[^a-z0-9._-]/g, '-')
+    .slice(0, 63)
+    .replace(/[^a-z0-9]+$/, '');
+  const version = revision.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 128);
+  return { name, version };
+}
+
+/**
+ * A local folder is used as it is. A hub id is looked up in the model store (`owner--name:revision`) and,
+ * when absent, downloaded (resumably, into `$TIFFIN_HOME/downloads/`) and saved there with module
+ * `tiffin.diffusion`.
+ */
+export async function resolveDiffusionModel(options: ResolveModelOptions): Promise<ResolvedModel> {
+  const local = resolve(options.modelId);
+  if (existsSync(local)) {
+    if (!statSync(local).isDirectory() || !existsSync(join(local, 'model_index.json'))) {
+      throw new InvalidArgument(`${local} is not a diffusers pipeline folder (no model_index.json)`);
+    }
+    return { dir: local, downloaded: false };
+  }
+  if (!HUB_ID.test(options.modelId)) {
+    throw new InvalidArgument(
+      `--model-id '${options.modelId}' is neither an existing folder nor a hub id like stabilityai/stable-diffusion-2`,
+    );
+  }
+  const revision = options.revision ?? 'main';
+  const store = options.store ?? new ModelStore();
+  const { name, version } = storeTagFor(options.modelId, revision);
+  try {
+    const model = await store.get(`${name}:${version}`);
+    return { dir: model.filesPath, tag: model.tag, downloaded: false };
+  } catch (err) {
+    if (!(err instanceof NotFound)) throw err;
+  }
+  const model = await downloadIntoStore(options, store, name, version, revision);
+  return { dir: model.filesPath, tag: model.tag, downloaded: true };
+}
+
+async function downloadIntoStore(
+  options: ResolveModelOptions,
+  store: ModelStore,
+  name: string,
+  version: string,
+  revision: string,
+): Promise<StoredModel> {
+  // A fixed folder per model and revision, so an interrupted download resumes where it stopped.
+  const destination = join(tiffinHome(), 'downloads', `${name}@${version}`);
+  await downloadPipeline({
+    modelId: options.modelId,
+    revision,
+    destination,
+    endpoint: options.endpoint,
+    token: options.token,
+    onProgress: options.onProgress,
+  });
+  const model = await store.save({
+    name,
+    version,
+    dir: destination,
+    module: DIFFUSION_MODEL_MODULE,
+    labels: { model_id: options.modelId, revision },
+    metadata: { modelId: options.modelId, revision, pipeline: 'stable-diffusion' },
+  });
+  await rm(destination, { recursive: true, force: true });
+  return model;
+}

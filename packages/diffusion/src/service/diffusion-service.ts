@@ -1,0 +1,225 @@
+import { dirname, resolve } from 'node:path';
+import {
+  BadInput,
+  type Context,
+  JsonLineLogger,
+  type Logger,
+  NDArray,
+  Multipart,
+  Service,
+  ServiceUnavailable,
+  sseEvent,
+  Text,
+} from '@tiffin/core';
+import { Image, type TiffinImage } from '@tiffin/io-image';
+import { jsonModel } from '@tiffin/io-json';
+import type { BackendName } from '../backend.js';
+import type { SchedulerName } from '../schedulers/types.js';
+import { GenerationQueue, JobAbortedError, QueueFullError } from './generation-queue.js';
+import { LoraPathError, LoraRoots } from './lora-roots.js';
+import { defaultImageSize } from './model-config.js';
+import { ProgressHub } from './progress.js';
+import {
+  DEFAULT_LIMITS,
+  type GenerationLimits,
+  type Img2ImgBody,
+  img2imgSchema,
+  progressSchema,
+  type Text2ImgBody,
+  text2imgSchema,
+} from './request-schemas.js';
+import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
+import type { JobInput, JobParameters } from './worker-protocol.js';
+
+export type DiffusionPipelineKind = 'text2image' | 'img2img';
+
+export interface DiffusionServiceOptions {
+  /** Diffusers folder of the Stable Diffusion 1.x / 2.x pipeline. */
+  modelDir: string;
+  /** Which API to serve: `POST /text2img` (default) or `POST /img2img`. */
+  pipeline?: DiffusionPipelineKind;
+  /** LoRA merged into the model at start, for every request. Its folder becomes a LoRA root. */
+  loraWeights?: string;
+  /** Folder of LoRA files requests may name (`lora_weights`); `$TIFFIN_LORA_DIR` is one too. */
+  loraDir?: string;
+  /** Service name (default `stable-diffusion`). */
+  name?: string;
+  /** Size and step bounds (default 1024 px, 150 steps). */
+  limits?: Partial<GenerationLimits>;
+  /** Requests that may wait behind the running one before 503 + Retry-After (default 4). */
+  maxQueue?: number;
+  /** Parsed per-request LoRA files kept in memory (default 4). */
+  loraCacheSize?: number;
+  /** Force a tfjs backend (default: `$TIFFIN_TF_BACKEND`, else the best that loads). */
+  backend?: BackendName;
+  /** Per-request timeout in seconds (default 600: a full-size generation on CPU is slow). */
+  timeout?: number;
+  /** Model store tags the service uses (so `tiffin build` packages them). */
+  models?: string[];
+  /** Where per-step progress lines go (default JSON lines on stderr). */
+  logger?: Logger;
+}
+
+/** What the factory returns: the Service plus handles tests and embedders use. */
+export interface DiffusionService {
+  service: Service;
+  progress: ProgressHub;
+  queue: GenerationQueue;
+}
+
+/**
+ * A Stable Diffusion service: one model worker thread owns the pipeline (so health checks and metrics
+ * answer while an image is generated), a bounded FIFO queue in front of it, per-request LoRA files from
+ * allowed folders only, per-step progress in the log and on `POST /progress` (server-sent events).
+ */
+export function createDiffusionService(options: DiffusionServiceOptions): DiffusionService {
+  const modelDir = resolve(options.modelDir);
+  const kind = options.pipeline ?? 'text2image';
+  const limits: GenerationLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const logger = options.logger ?? new JsonLineLogger((line) => process.stderr.write(line));
+  const progress = new ProgressHub();
+  const queue = new GenerationQueue(options.maxQueue ?? 4, 1);
+  const service = new Service(options.name ?? 'stable-diffusion', {
+    doc: `Stable Diffusion (${kind === 'img2img' ? 'image to image' : 'text to image'}) from ${modelDir}.`,
+    models: options.models,
+  });
+
+  let host: ModelWorkerHost | undefined;
+  let roots: LoraRoots | undefined;
+  const baseLora = options.loraWeights ? resolve(options.loraWeights) : undefined;
+
+  service.onStartup(async () => {
+    roots = await LoraRoots.create([options.loraDir, baseLora && dirname(baseLora), process.env.TIFFIN_LORA_DIR]);
+    host = await ModelWorkerHost.start({
+      modelDir,
+      backend: options.backend,
+      baseLoraPath: baseLora,
+      loraCacheSize: options.loraCacheSize ?? 4,
+    });
+    logger.log('info', 'diffusion model loaded', {
+      modelDir,
+      backend: host.backend,
+      defaultSize: host.defaultSize,
+      loraRoots: roots.directories,
+    });
+  });
+  service.onShutdown(async () => {
+    await host?.close();
+  });
+
+  /** Queue the job, run it on the worker, report progress; client errors are 400, a full queue 503. */
+  async function generate(input: JobInput, loraName: string | null, ctx: Context): Promise<NDArray> {
+    if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
+    const worker = host;
+    let loraPath: string | undefined;
+    if (loraName !== null) {
+      try {
+        loraPath = await roots.resolve(loraName);
+      } catch (err) {
+        if (err instanceof LoraPathError) throw new BadInput(err.message);
+        throw err;
+      }
+    }
+    const requestId = ctx.requestId;
+    progress.publish({ request_id: requestId, status: 'queued' });
+    let outcome: JobOutcome;
+    try {
+      outcome = await queue.submit(
+        () =>
+          worker.run(requestId, input, {
+            loraPath,
+            onProgress: (p) => {
+              logger.log('info', 'generation step', { requestId, step: p.step, totalSteps: p.totalSteps });
+              progress.publish({
+                request_id: requestId,
+                status: 'step',
+                step: p.step,
+                total_steps: p.totalSteps,
+                timestep: p.timestep,
+              });
+            },
+          }),
+        ctx.request.signal,
+      );
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      progress.publish({ request_id: requestId, status: 'failed', error: message });
+      if (err instanceof QueueFullError) {
+        throw new ServiceUnavailable(err.message, { headers: { 'retry-after': String(err.retryAfterSeconds) } });
+      }
+      if (err instanceof JobAbortedError) throw new BadInput(err.message);
+      throw err;
+    }
+    logger.log('info', 'generation done', { requestId, seconds: outcome.seconds, seed: outcome.seed });
+    progress.publish({ request_id: requestId, status: 'done', seconds: outcome.seconds });
+    ctx.response.headers.set('x-seed', String(outcome.seed));
+    const { image } = outcome;
+    return new NDArray(image.data, [image.height, image.width, 3], 'uint8');
+  }
+
+  const output = new Image({ mime_type: 'image/jpeg' });
+  if (kind === 'text2image') {
+    const input = jsonModel(text2imgSchema(limits, defaultImageSize(modelDir)));
+    service.api(
+      { name: 'text2img', input, output, timeout: options.timeout ?? 600, doc: 'Generate an image from a prompt (JPEG).' },
+      (body: Text2ImgBody, ctx) =>
+        generate({ kind: 'text2img', params: parameters(body), height: body.height, width: body.width }, body.lora_weights, ctx),
+    );
+  } else {
+    const input = new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits)) });
+    service.api(
+      { name: 'img2img', input, output, timeout: options.timeout ?? 600, doc: 'Re-draw an image guided by a prompt (JPEG).' },
+      (parts, ctx) => {
+        const body = parts.data as Img2ImgBody;
+        const image = rgbInput(parts.img as TiffinImage, limits);
+        return generate({ kind: 'img2img', params: parameters(body), strength: body.strength, image }, body.lora_weights, ctx);
+      },
+    );
+  }
+
+  service.api(
+    {
+      name: 'progress',
+      input: jsonModel(progressSchema),
+      output: new Text({ content_type: 'text/event-stream' }),
+      doc: 'Server-sent events of generation progress: one request (request_id) until it finishes, or all until you disconnect.',
+    },
+    (body, ctx) => progressStream(progress, ctx.request.signal, body.request_id ?? undefined),
+  );
+
+  return { service, progress, queue };
+}
+
+async function* progressStream(hub: ProgressHub, signal: AbortSignal, requestId: string | undefined): AsyncGenerator<string> {
+  // A comment line first, so clients see the stream open before the next event.
+  yield ': progress\n\n';
+  for await (const event of hub.events(signal, requestId)) yield sseEvent({ event: event.status, data: event });
+}
+
+function parameters(body: Text2ImgBody | Img2ImgBody): JobParameters {
+  return {
+    prompt: body.prompt,
+    negative_prompt: body.negative_prompt,
+    num_inference_steps: body.num_inference_steps,
+    guidance_scale: body.guidance_scale,
+    eta: body.eta,
+    ...(body.seed !== null ? { seed: body.seed } : {}),
+    ...(body.scheduler !== null ? { scheduler: body.scheduler as SchedulerName } : {}),
+  };
+}
+
+/** The uploaded image as RGB uint8, cropped to multiples of 8 (the VAE's grid) and within the size bound. */
+function rgbInput(img: TiffinImage, limits: GenerationLimits): { width: number; height: number; data: Uint8Array } {
+  if (img.width > limits.maxSize || img.height > limits.maxSize) {
+    throw new BadInput(`img is ${img.width}×${img.height}; the largest accepted side is ${limits.maxSize} pixels`);
+  }
+  const width = img.width - (img.width % 8);
+  const height = img.height - (img.height % 8);
+  if (width === 0 || height === 0) throw new BadInput(`img is ${img.width}×${img.height}; both sides must be at least 8 pixels`);
+  if (!(img.data instanceof Uint8Array) || img.channels !== 3) throw new BadInput('img must decode to 8-bit RGB');
+  const data = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    data.set(img.data.subarray(y * img.width * 3, y * img.width * 3 + width * 3), y * width * 3);
+  }
+  return { width, height, data };
+}

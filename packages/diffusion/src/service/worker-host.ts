@@ -1,0 +1,132 @@
+import { Worker } from 'node:worker_threads';
+import { BadInput, InternalServerError, ServiceUnavailable, type TiffinError } from '@tiffin/core';
+import type { SchedulerName } from '../schedulers/types.js';
+import type { JobImage, JobInput, WorkerInit, WorkerMessage } from './worker-protocol.js';
+
+export interface JobProgress {
+  step: number;
+  totalSteps: number;
+  timestep: number;
+}
+
+export interface JobOutcome {
+  image: JobImage;
+  seed: number;
+  /** Seconds the worker spent on the job (LoRA merge + generation). */
+  seconds: number;
+}
+
+interface Pending {
+  resolve: (outcome: JobOutcome) => void;
+  reject: (err: Error) => void;
+  onProgress?: (progress: JobProgress) => void;
+}
+
+/**
+ * From source (a `.ts` module URL: tests, `pnpm cli`) the worker starts on a tiny .mjs bootstrap that
+ * registers tsx, because a worker cannot import TypeScript itself; from the build it starts on the
+ * separately bundled `model-worker.js` next to this module's bundle.
+ */
+function workerEntry(): { file: URL; entry?: string; execArgv: string[] } {
+  if (import.meta.url.endsWith('.ts')) {
+    return {
+      file: new URL('./worker-bootstrap.mjs', import.meta.url),
+      entry: new URL('./model-worker.ts', import.meta.url).href,
+      // Workspace packages resolve to their sources under the `source` export condition.
+      execArgv: ['--conditions=source'],
+    };
+  }
+  return { file: new URL('./model-worker.js', import.meta.url), execArgv: [] };
+}
+
+/** The thread that owns the model: jobs go in one at a time, images and progress come back. */
+export class ModelWorkerHost {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private failure: TiffinError | undefined;
+
+  private constructor(
+    private readonly worker: Worker,
+    /** Output size when a request gives none (unet sample_size × 8). */
+    readonly defaultSize: number,
+    readonly backend: string,
+    readonly defaultScheduler: SchedulerName,
+  ) {
+    worker.on('message', (message: WorkerMessage) => this.onMessage(message));
+    worker.on('error', (err) => this.fail(new InternalServerError(`The model worker crashed: ${err.message}`)));
+    worker.on('exit', (code) => this.fail(new ServiceUnavailable(`The model worker exited (code ${code})`)));
+  }
+
+  /** Start the worker and wait until the pipeline is loaded. */
+  static start(init: WorkerInit): Promise<ModelWorkerHost> {
+    const { file, entry, execArgv } = workerEntry();
+    const worker = new Worker(file, { workerData: { init, entry }, execArgv });
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number) => reject(new Error(`The model worker exited while loading (code ${code})`));
+      worker.once('error', reject);
+      worker.once('exit', onExit);
+      const onMessage = (message: WorkerMessage) => {
+        if (message.type === 'init-failed') {
+          worker.off('message', onMessage);
+          worker.off('exit', onExit);
+          worker.terminate().catch(() => {});
+          reject(new Error(`Could not load the diffusion pipeline from ${init.modelDir}: ${message.message}`));
+        } else if (message.type === 'ready') {
+          worker.off('message', onMessage);
+          worker.off('error', reject);
+          worker.off('exit', onExit);
+          resolve(new ModelWorkerHost(worker, message.defaultSize, message.backend, message.defaultScheduler));
+        }
+      };
+      worker.on('message', onMessage);
+    });
+  }
+
+  /** Run one job on the worker. The caller (the queue) makes sure only one runs at a time. */
+  run(
+    requestId: string,
+    input: JobInput,
+    options: { loraPath?: string; onProgress?: (progress: JobProgress) => void } = {},
+  ): Promise<JobOutcome> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onProgress: options.onProgress });
+      this.worker.postMessage({ type: 'job', id, requestId, input, loraPath: options.loraPath });
+    });
+  }
+
+  /** Let the running job finish, then stop the worker. */
+  async close(): Promise<void> {
+    if (this.failure) return;
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.postMessage({ type: 'shutdown' });
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000).unref());
+    await Promise.race([exited, timeout]);
+    await this.worker.terminate();
+  }
+
+  private onMessage(message: WorkerMessage): void {
+    if (message.type === 'ready' || message.type === 'init-failed') return;
+    const pending = this.pending.get(message.id);
+    if (!pending) return;
+    if (message.type === 'progress') {
+      pending.onProgress?.({ step: message.step, totalSteps: message.totalSteps, timestep: message.timestep });
+      return;
+    }
+    this.pending.delete(message.id);
+    if (message.type === 'done') {
+      pending.resolve({ image: message.image, seed: message.seed, seconds: message.seconds });
+    } else if (message.status >= 400 && message.status < 500) {
+      pending.reject(new BadInput(message.message));
+    } else {
+      pending.reject(new InternalServerError(message.message));
+    }
+  }
+
+  private fail(err: TiffinError): void {
+    this.failure ??= err;
+    for (const pending of this.pending.values()) pending.reject(err);
+    this.pending.clear();
+  }
+}

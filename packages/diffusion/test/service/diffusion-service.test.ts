@@ -1,0 +1,214 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDiffusionService, type DiffusionService } from '../../src/service/diffusion-service.js';
+import { tinyDir } from '../helpers/tiny.js';
+import { jpegSize, writeTinyLora } from './service-helpers.js';
+
+/**
+ * The service end to end over HTTP on the tiny random pipeline: the worker thread loads the model,
+ * requests are tiny (2 steps, ≤ 32 px) so the suite stays fast on a shared 2-core machine.
+ */
+const work = mkdtempSync(join(tmpdir(), 'tiffin-sd-service-'));
+const loraDir = join(work, 'loras');
+const figures: string[] = [];
+
+let handle: ServerHandle;
+let sd: DiffusionService;
+const logger = new MemoryLogger();
+
+const post = (path: string, body: unknown, init: RequestInit = {}) =>
+  fetch(`${handle.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string> | undefined) },
+    body: JSON.stringify(body),
+    signal: init.signal,
+  });
+
+const small = { prompt: 'a tiny cat', height: 16, width: 24, num_inference_steps: 2, seed: 7 };
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t0 = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - t0 };
+}
+
+beforeAll(async () => {
+  writeTinyLora(loraDir, 'style.safetensors', 'style');
+  writeFileSync(join(work, 'outside.safetensors'), 'not inside a root');
+  sd = createDiffusionService({ modelDir: tinyDir('sd1'), loraDir, backend: 'wasm', maxQueue: 1, logger });
+  const started = performance.now();
+  handle = await serve(sd.service, { port: 0, host: '127.0.0.1', logger: false, handleSignals: false });
+  figures.push(`server start incl. worker + model load: ${(performance.now() - started).toFixed(0)} ms`);
+}, 120_000);
+
+afterAll(async () => {
+  await handle?.close();
+  console.info(`[diffusion service figures]\n  ${figures.join('\n  ')}`);
+});
+
+describe('POST /text2img', () => {
+  it('returns a JPEG of the requested size, the same bytes for the same seed', async () => {
+    const first = await timed(() => post('/text2img', small));
+    expect(first.value.status).toBe(200);
+    expect(first.value.headers.get('content-type')).toBe('image/jpeg');
+    expect(first.value.headers.get('x-seed')).toBe('7');
+    const a = new Uint8Array(await first.value.arrayBuffer());
+    expect(jpegSize(a)).toEqual({ width: 24, height: 16 });
+    const second = await timed(() => post('/text2img', small));
+    const b = new Uint8Array(await second.value.arrayBuffer());
+    expect(Buffer.from(b).equals(Buffer.from(a))).toBe(true);
+    const other = new Uint8Array(await (await post('/text2img', { ...small, seed: 8 })).arrayBuffer());
+    expect(Buffer.from(other).equals(Buffer.from(a))).toBe(false);
+    figures.push(`text2img 24×16, 2 steps: first ${first.ms.toFixed(0)} ms, second ${second.ms.toFixed(0)} ms`);
+    // Per-step progress is logged with the request id.
+    const steps = logger.records.filter((r) => r.msg === 'generation step');
+    expect(steps.length).toBeGreaterThanOrEqual(2);
+    expect(typeof steps[0].requestId).toBe('string');
+  });
+
+  it("defaults to the model's own size, accepts nulls and extra fields", async () => {
+    const res = await post('/text2img', { prompt: 'x', negative_prompt: null, lora_weights: null, num_inference_steps: 1, seed: 1, extra: 'ignored' });
+    expect(res.status).toBe(200);
+    expect(jpegSize(new Uint8Array(await res.arrayBuffer()))).toEqual({ width: 32, height: 32 });
+  });
+
+  it.each([
+    ['a size that is not a multiple of 8', { height: 20 }],
+    ['a size above the bound', { width: 2048 }],
+    ['too many steps', { num_inference_steps: 500 }],
+    ['an unknown scheduler', { scheduler: 'nope' }],
+    ['no prompt', { prompt: undefined }],
+  ])('answers 400 for %s', async (_what, change) => {
+    const res = await post('/text2img', { ...small, ...change });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: string };
+    expect(body.error.length).toBeGreaterThan(0);
+  });
+});
+
+describe('LoRA per request', () => {
+  it('changes the output for that request only', async () => {
+    const base = Buffer.from(await (await post('/text2img', small)).arrayBuffer());
+    const lora = await timed(() => post('/text2img', { ...small, lora_weights: 'style.safetensors' }));
+    expect(lora.value.status).toBe(200);
+    const withLora = Buffer.from(await lora.value.arrayBuffer());
+    expect(withLora.equals(base)).toBe(false);
+    const after = Buffer.from(await (await post('/text2img', small)).arrayBuffer());
+    expect(after.equals(base)).toBe(true);
+    figures.push(`text2img with a per-request LoRA (merge + generate + unmerge): ${lora.ms.toFixed(0)} ms`);
+  });
+
+  it.each([
+    ['a relative path leaving the root', '../outside.safetensors'],
+    ['an absolute path elsewhere', join(work, 'outside.safetensors')],
+    ['a file that does not exist', 'missing.safetensors'],
+  ])('refuses %s with 400', async (_what, name) => {
+    const res = await post('/text2img', { ...small, lora_weights: name });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(/lora_weights/);
+  });
+});
+
+describe('the model worker keeps the server responsive', () => {
+  it('answers /livez and /metrics while an image is generated', async () => {
+    let finished = 0;
+    const generation = post('/text2img', { ...small, height: 32, width: 32, num_inference_steps: 12 }).then(async (res) => {
+      await res.arrayBuffer();
+      finished = performance.now();
+      return res.status;
+    });
+    // Wait until the worker reports a step, so the probe really lands mid-generation.
+    await new Promise<void>((resolve) => {
+      const stream = sd.progress.events(new AbortController().signal);
+      (async () => {
+        for await (const event of stream) if (event.status === 'step') break;
+        resolve();
+      })();
+    });
+    const live = await timed(() => fetch(`${handle.url}/livez`));
+    const liveAnswered = performance.now();
+    const metrics = await timed(() => fetch(`${handle.url}/metrics`));
+    expect(live.value.status).toBe(200);
+    expect(metrics.value.status).toBe(200);
+    expect(await generation).toBe(200);
+    expect(liveAnswered).toBeLessThan(finished);
+    figures.push(`/livez during generation: ${live.ms.toFixed(1)} ms; /metrics: ${metrics.ms.toFixed(1)} ms`);
+  });
+
+  it('streams per-step progress for one request on POST /progress', async () => {
+    const res = await post('/progress', { request_id: 'follow-me' });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const image = post('/text2img', small, { headers: { 'x-request-id': 'follow-me' } });
+    let text = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    expect((await image).status).toBe(200);
+    const events = [...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    expect(events[0]).toBe('queued');
+    expect(events.filter((e) => e === 'step').length).toBeGreaterThanOrEqual(2);
+    expect(events.at(-1)).toBe('done');
+    expect(text).toContain('"request_id":"follow-me"');
+  });
+
+  it('answers 503 with Retry-After when the queue is full, and drops a waiting request whose client left', async () => {
+    const long = { ...small, height: 32, width: 32, num_inference_steps: 10 };
+    const running = post('/text2img', long);
+    await waitFor(() => sd.queue.size.running === 1);
+    const leaving = new AbortController();
+    const waiting = post('/text2img', small, { signal: leaving.signal }).catch((err: Error) => err);
+    await waitFor(() => sd.queue.size.waiting === 1);
+    const refused = await post('/text2img', small);
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await refused.json()) as { error: string }).error).toMatch(/queue is full/);
+    leaving.abort();
+    expect(await waiting).toBeInstanceOf(Error);
+    await waitFor(() => sd.queue.size.waiting === 0);
+    expect(sd.queue.size.running).toBe(1);
+    expect((await running).status).toBe(200);
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('img2img', () => {
+  let img2img: ServerHandle;
+  beforeAll(async () => {
+    const modelDir = tinyDir('sd1');
+    const svc = createDiffusionService({ modelDir, pipeline: 'img2img', backend: 'wasm', logger: new MemoryLogger() });
+    img2img = await serve(svc.service, { port: 0, host: '127.0.0.1', logger: false, handleSignals: false });
+  }, 120_000);
+  afterAll(async () => {
+    await img2img?.close();
+  });
+
+  it('re-draws an uploaded image at its size', async () => {
+    const source = new Uint8Array(await (await post('/text2img', { ...small, width: 32, height: 24 })).arrayBuffer());
+    const send = (data: unknown) => {
+      const form = new FormData();
+      form.set('img', new Blob([source], { type: 'image/jpeg' }), 'in.jpg');
+      form.set('data', new Blob([JSON.stringify(data)], { type: 'application/json' }));
+      return fetch(`${img2img.url}/img2img`, { method: 'POST', body: form });
+    };
+    const res = await timed(() => send({ prompt: 'a dog', num_inference_steps: 4, strength: 0.5, seed: 3 }));
+    expect(res.value.status).toBe(200);
+    const out = new Uint8Array(await res.value.arrayBuffer());
+    expect(jpegSize(out)).toEqual({ width: 32, height: 24 });
+    figures.push(`img2img 32×24, 4 steps × strength 0.5: ${res.ms.toFixed(0)} ms`);
+    const bad = await send({ prompt: 'a dog', strength: 1.5 });
+    expect(bad.status).toBe(400);
+  });
+});

@@ -1,0 +1,40 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { unetWeightSpecs, type UNetConfig } from '../../src/models/unet.js';
+import { tinyConfigs } from '../../src/tiny/tiny-configs.js';
+import { detInput } from '../../src/weights/deterministic.js';
+import { type TensorToWrite, writeSafetensors } from '../../src/weights/safetensors.js';
+
+/** Width and height from a JPEG's start-of-frame marker. */
+export function jpegSize(bytes: Uint8Array): { width: number; height: number } {
+  if (bytes[0] !== 0xff || bytes[1] !== 0xd8) throw new Error('not a JPEG');
+  let i = 2;
+  while (i < bytes.length) {
+    if (bytes[i] !== 0xff) throw new Error(`bad JPEG marker at ${i}`);
+    const marker = bytes[i + 1];
+    const length = (bytes[i + 2] << 8) | bytes[i + 3];
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return { height: (bytes[i + 5] << 8) | bytes[i + 6], width: (bytes[i + 7] << 8) | bytes[i + 8] };
+    }
+    i += 2 + length;
+  }
+  throw new Error('no JPEG frame header');
+}
+
+/** A PEFT-layout LoRA (rank 2) on every attention projection of the tiny sd1 UNet, strong enough to show. */
+export function writeTinyLora(dir: string, name: string, salt: string): string {
+  mkdirSync(dir, { recursive: true });
+  const unet = tinyConfigs('sd1').unet as unknown as UNetConfig;
+  const tensors: Record<string, TensorToWrite> = {};
+  for (const spec of unetWeightSpecs(unet)) {
+    if (!/\.attn[12]\.to_[qkv]\.weight$/.test(spec.name) || spec.shape.length !== 2) continue;
+    const [out, inner] = spec.shape;
+    const key = `unet.${spec.name.slice(0, -'.weight'.length)}`;
+    tensors[`${key}.lora_A.weight`] = { shape: [2, inner], data: detInput(`${salt}/${key}/A`, [2, inner], 0.8) };
+    tensors[`${key}.lora_B.weight`] = { shape: [out, 2], data: detInput(`${salt}/${key}/B`, [out, 2], 0.8) };
+  }
+  if (Object.keys(tensors).length === 0) throw new Error('the tiny UNet has no attention projections');
+  const path = join(dir, name);
+  writeSafetensors(path, tensors);
+  return path;
+}
