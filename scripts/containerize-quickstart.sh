@@ -7,6 +7,7 @@
 #   4. runs the image with runc and calls the /classify API inside the container.
 #
 # Needs root and: apt-get install podman buildah debootstrap runc
+# (--no-healthcheck on run: podman drives health checks with systemd timers, absent here; the image keeps its HEALTHCHECK.)
 # Environment: WORK (scratch folder, default /tmp/tiffin-containerize), DEBIAN_MIRROR (default: the first
 # URIs entry of this machine's apt sources), TIFFIN_HOME (default $WORK/home).
 set -euo pipefail
@@ -16,7 +17,7 @@ WORK=${WORK:-/tmp/tiffin-containerize}
 export TIFFIN_HOME=${TIFFIN_HOME:-$WORK/home}
 BASE_IMAGE=localhost/tiffin-node-base:bookworm
 IMAGE=localhost/quickstart:latest
-RUN_FLAGS=(--runtime runc --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --network none --rm)
+RUN_FLAGS=(--runtime runc --no-healthcheck --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --network none --rm)
 
 for tool in podman debootstrap runc node; do
   command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install podman buildah debootstrap runc" >&2; exit 1; }

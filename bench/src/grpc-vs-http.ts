@@ -2,7 +2,7 @@
  * gRPC vs HTTP: calls per second of the same 1k-float NumpyNdarray echo API over both transports, in one
  * run on loopback, with the same closed-loop load (a fixed number of calls in flight for a fixed time).
  */
-import { request as httpRequest, Agent } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import {
   inferenceClientConstructor,
@@ -37,9 +37,12 @@ async function closedLoop(call: CallFn, seconds: number): Promise<number> {
 
 export async function runGrpcVsHttp(): Promise<{ http: number; grpc: number }> {
   const svc = new Service('bench_grpc');
-  svc.api({ input: new NumpyNdarray({ dtype: 'float64' }), output: new NumpyNdarray() }, function echo(x: NDArray) {
-    return x;
-  });
+  svc.api(
+    { input: new NumpyNdarray({ dtype: 'float64' }), output: new NumpyNdarray() },
+    function echo(x: NDArray) {
+      return x;
+    },
+  );
   const http = await serve(svc, { port: 0, host: '127.0.0.1', logger: false });
   const rpc = await serveGrpc(svc, { port: 0, runStartupHooks: false, log: () => undefined });
   const body = Buffer.from(JSON.stringify(VALUES));
@@ -48,10 +51,16 @@ export async function runGrpcVsHttp(): Promise<{ http: number; grpc: number }> {
     new Promise((resolve, reject) => {
       const req = httpRequest(
         `${http.url}/echo`,
-        { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': body.length },
+        },
         (res) => {
           res.resume();
-          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`)),
+          );
         },
       );
       req.on('error', reject);
@@ -61,7 +70,10 @@ export async function runGrpcVsHttp(): Promise<{ http: number; grpc: number }> {
   const client = new Client(rpc.address, grpc.credentials.createInsecure()) as grpc.Client & {
     Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
   };
-  const message: RequestMessage = { api_name: 'echo', ndarray: { dtype: 'DTYPE_DOUBLE', shape: [1000], double_values: VALUES } };
+  const message: RequestMessage = {
+    api_name: 'echo',
+    ndarray: { dtype: 'DTYPE_DOUBLE', shape: [1000], double_values: VALUES },
+  };
   const grpcCall: CallFn = () =>
     new Promise((resolve, reject) => client.Call(message, (err) => (err ? reject(err) : resolve())));
 

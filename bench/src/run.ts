@@ -13,10 +13,14 @@ console.log(`  tiffin (JSON → JSON API)      ${fmt(echo.tiffin)}`);
 console.log(`  koa route (same work)         ${fmt(echo.koa)}`);
 console.log(`  ratio tiffin/koa              ${fmt(echo.tiffin / echo.koa, 3)}x   (target >= 0.9x)`);
 console.log('Server CPU per request, microseconds (steadier than req/s when other work shares the machine):');
-console.log(`  tiffin ${fmt(echo.tiffinCpuUs, 1)}   koa ${fmt(echo.koaCpuUs, 1)}   ratio koa/tiffin ${fmt(echo.koaCpuUs / echo.tiffinCpuUs, 3)}x\n`);
+console.log(
+  `  tiffin ${fmt(echo.tiffinCpuUs, 1)}   koa ${fmt(echo.koaCpuUs, 1)}   ratio koa/tiffin ${fmt(echo.koaCpuUs / echo.tiffinCpuUs, 3)}x\n`,
+);
 
 const parse = await benchNdarrayParse();
 console.log(`NumpyNdarray parse, 1M float64 as a ${fmt(parse.bodyMB, 1)} MB JSON body, MB/s (best of 5):`);
 console.log(`  tiffin NumpyNdarray           ${fmt(parse.tiffinMBps, 1)}`);
 console.log(`  JSON.parse → Float64Array     ${fmt(parse.baselineMBps, 1)}`);
-console.log(`  ratio tiffin/baseline         ${fmt(parse.tiffinMBps / parse.baselineMBps, 3)}x   (target >= 0.8x)`);
+console.log(
+  `  ratio tiffin/baseline         ${fmt(parse.tiffinMBps / parse.baselineMBps, 3)}x   (target >= 0.8x)`,
+);

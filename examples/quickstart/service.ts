@@ -4,7 +4,16 @@
  *
  *   pnpm start            # serves this file on http://127.0.0.1:3000 (API page at /)
  */
-import { BadInput, JSON, NDArray, NumpyNdarray, Service, Text } from '@tiffin/core';
+import {
+  BadInput,
+  File,
+  JSONDescriptor,
+  Multipart,
+  NDArray,
+  NumpyNdarray,
+  Service,
+  Text,
+} from '@tiffin/core';
 import { FEATURES, IRIS, SPECIES } from './src/iris-data.js';
 import { NaiveBayesSentiment } from './src/sentiment.js';
 import { SoftmaxClassifier } from './src/softmax.js';
@@ -52,8 +61,8 @@ svc.api(
 /** Named measurements in, species and class probabilities out. */
 svc.api(
   {
-    input: new JSON(),
-    output: new JSON(),
+    input: new JSONDescriptor(),
+    output: new JSONDescriptor(),
     doc: 'One flower {"sepal_length", "sepal_width", "petal_length", "petal_width"} or a list of them.',
   },
   function classify_json(input, ctx) {
@@ -87,6 +96,54 @@ svc.api(
   { input: new Text(), output: new Text(), doc: 'Sentiment of an English review: positive or negative.' },
   function sentiment(input, ctx) {
     return models(ctx.state).sentiment.predict(input);
+  },
+);
+
+/** A CSV file of measurements in (header row + 4 numeric columns), the same CSV with a species column out. */
+svc.api(
+  {
+    input: new File({ mime_type: 'text/csv' }),
+    output: new File({ mime_type: 'text/csv' }),
+    doc: 'Upload a CSV with columns sepal_length,sepal_width,petal_length,petal_width; get it back with a species column.',
+  },
+  function classify_csv(file, ctx) {
+    const { iris } = models(ctx.state);
+    const lines = file.bytes
+      .toString('utf8')
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '');
+    if (lines.length === 0) throw new BadInput('The CSV file is empty');
+    const [header, ...rows] = lines;
+    const out = [`${header},species`];
+    rows.forEach((line, i) => {
+      const cells = line.split(',').map((c) => Number(c.trim()));
+      if (cells.length !== 4 || cells.some((c) => !Number.isFinite(c))) {
+        throw new BadInput(`CSV row ${i + 2}: expected 4 numbers, got '${line}'`);
+      }
+      out.push(`${line},${SPECIES[iris.predict(cells)]}`);
+    });
+    return Buffer.from(`${out.join('\n')}\n`, 'utf8');
+  },
+);
+
+/** Both models at once: a multipart form with measurements (JSON array) and a review (text). */
+svc.api(
+  {
+    input: new Multipart({
+      measurements: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }),
+      review: new Text(),
+    }),
+    output: new JSONDescriptor(),
+    doc: 'Multipart form: part `measurements` (JSON rows of 4 numbers) and part `review` (text).',
+  },
+  function analyze({ measurements, review }, ctx) {
+    const { iris, sentiment } = models(ctx.state);
+    const data = measurements.data as Float64Array;
+    const species: string[] = [];
+    for (let i = 0; i < measurements.shape[0]!; i++) {
+      species.push(SPECIES[iris.predict(data.subarray(i * 4, i * 4 + 4))]!);
+    }
+    return { species, sentiment: sentiment.predict(review), scores: sentiment.scores(review) };
   },
 );
 

@@ -11,12 +11,16 @@ afterAll(async () => {
   await server.close();
 });
 
-const post = (path: string, body: BodyInit, contentType: string) =>
+const post = (path: string, body: string, contentType: string) =>
   fetch(server.url + path, { method: 'POST', body, headers: { 'content-type': contentType } });
 
 describe('quickstart service', () => {
   it('classifies rows of measurements through NumpyNdarray', async () => {
-    const res = await post('/classify', '[[5.1,3.5,1.4,0.2],[5.9,3.0,4.2,1.5],[6.7,3.0,5.2,2.3]]', 'application/json');
+    const res = await post(
+      '/classify',
+      '[[5.1,3.5,1.4,0.2],[5.9,3.0,4.2,1.5],[6.7,3.0,5.2,2.3]]',
+      'application/json',
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual([0, 1, 2]);
   });
@@ -65,5 +69,46 @@ describe('quickstart service', () => {
   it('lists every API on the docs', async () => {
     const doc = (await (await fetch(`${server.url}/docs.json`)).json()) as { paths: Record<string, unknown> };
     for (const api of svc.apis.values()) expect(doc.paths[api.route]).toBeDefined();
+  });
+});
+
+describe('quickstart file and multipart APIs', () => {
+  it('classifies a CSV upload through File', async () => {
+    const csv = 'sepal_length,sepal_width,petal_length,petal_width\n5.1,3.5,1.4,0.2\n6.7,3.0,5.2,2.3\n';
+    const res = await post('/classify_csv', csv, 'text/csv');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/csv');
+    expect(await res.text()).toBe(
+      'sepal_length,sepal_width,petal_length,petal_width,species\n5.1,3.5,1.4,0.2,setosa\n6.7,3.0,5.2,2.3,virginica\n',
+    );
+  });
+
+  it('accepts the CSV as a multipart file upload too', async () => {
+    const form = new FormData();
+    form.append('file', new Blob(['h1,h2,h3,h4\n5.9,3.0,4.2,1.5\n'], { type: 'text/csv' }), 'flowers.csv');
+    const res = await fetch(`${server.url}/classify_csv`, { method: 'POST', body: form });
+    expect(await res.text()).toBe('h1,h2,h3,h4,species\n5.9,3.0,4.2,1.5,versicolor\n');
+  });
+
+  it('names the bad CSV row in a 400', async () => {
+    const res = await post('/classify_csv', 'a,b,c,d\n1,2,x,4\n', 'text/csv');
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toContain('row 2');
+  });
+
+  it('runs both models on a multipart form', async () => {
+    const form = new FormData();
+    form.append('measurements', '[[5.1,3.5,1.4,0.2],[6.7,3.0,5.2,2.3]]');
+    form.append('review', 'great quality, I love it');
+    const res = await fetch(`${server.url}/analyze`, { method: 'POST', body: form });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      species: string[];
+      sentiment: string;
+      scores: Record<string, number>;
+    };
+    expect(body.species).toEqual(['setosa', 'virginica']);
+    expect(body.sentiment).toBe('positive');
+    expect(body.scores.positive).toBeGreaterThan(0.5);
   });
 });

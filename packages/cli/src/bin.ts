@@ -9,6 +9,13 @@ import { reportError } from './errors.js';
 import { createProgram } from './program.js';
 
 // One line per command; each command lives in src/commands/<name>.ts.
-const program = createProgram([registerServe, registerBuild, registerPackageCommands, registerModels, registerContainerize, registerDiffusion]);
+const program = createProgram([
+  registerServe,
+  registerBuild,
+  registerPackageCommands,
+  registerModels,
+  registerContainerize,
+  registerDiffusion,
+]);
 
 program.parseAsync(process.argv).catch(reportError);

@@ -9,7 +9,9 @@ export function createProgram(registrations: readonly CommandRegistration[]): Co
     .version('0.1.0')
     // Program options only before the command name, so `tiffin build --version 1.0` reaches build.
     .enablePositionalOptions()
-    .configureOutput({ outputError: (text, write) => write(`tiffin: ${text.trimEnd().replace(/\n+/g, ' ')}\n`) });
+    .configureOutput({
+      outputError: (text, write) => write(`tiffin: ${text.trimEnd().replace(/\n+/g, ' ')}\n`),
+    });
   for (const register of registrations) register(program);
   return program;
 }

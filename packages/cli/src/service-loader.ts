@@ -16,7 +16,8 @@ const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
 export function parseServiceTarget(spec: string, cwd: string = process.cwd()): ServiceTarget {
   const colon = spec.lastIndexOf(':');
   // A colon right after a drive letter (C:\...) is part of the path, not an export separator.
-  const hasExport = colon > 1 && !spec.slice(colon + 1).includes('/') && !spec.slice(colon + 1).includes('\\');
+  const hasExport =
+    colon > 1 && !spec.slice(colon + 1).includes('/') && !spec.slice(colon + 1).includes('\\');
   const path = hasExport ? spec.slice(0, colon) : spec;
   const exportName = hasExport ? spec.slice(colon + 1) : undefined;
   if (exportName !== undefined && !/^[A-Za-z_$][\w$]*$/.test(exportName)) {
@@ -61,7 +62,9 @@ export async function loadService(target: ServiceTarget): Promise<Service> {
     if (!(name in mod)) continue;
     const value = mod[name];
     if (!isService(value)) {
-      throw new CLIException(`Export '${name}' of ${target.file} is not a Service (create one with new Service(name))`);
+      throw new CLIException(
+        `Export '${name}' of ${target.file} is not a Service (create one with new Service(name))`,
+      );
     }
     return value;
   }

@@ -1,14 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { writeTinyPipeline } from '@tiffin/diffusion';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type MockHub, startMockHub } from '../../diffusion/test/hub/mock-hub.js';
 import { CLI_DIR } from './cli-process.js';
 
 /** `tiffin diffusion ...` as a process run from sources, with its own TIFFIN_HOME and hub endpoint. */
-function tiffin(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+function tiffin(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/bin.ts', ...args], {
     cwd: CLI_DIR,
     env: { ...process.env, TIFFIN_TF_BACKEND: 'wasm', ...env },
@@ -40,6 +42,19 @@ function folderFiles(dir: string, base = dir, out: Record<string, Buffer> = {}):
   return out;
 }
 
+/** The diffusion package's loopback hub (outside this package's tsc root, so imported by URL). */
+interface MockHub {
+  url: string;
+  log: string[];
+  interruptNext(path: string, bytes: number): void;
+  close(): Promise<void>;
+}
+const { startMockHub } = (await import(
+  new URL('../../diffusion/test/hub/mock-hub.ts', import.meta.url).href
+)) as {
+  startMockHub: (repo: string, files: Record<string, Buffer>) => Promise<MockHub>;
+};
+
 const tiny = writeTinyPipeline(mkdtempSync(join(tmpdir(), 'tiffin-cli-tiny-')));
 let hub: MockHub | undefined;
 afterAll(async () => {
@@ -56,7 +71,10 @@ describe('tiffin diffusion download', () => {
     expect(first.code).toBe(1);
     expect(first.stderr).toMatch(/tiffin: error: .*(resume|terminated|aborted|closed|socket)/i);
 
-    const second = await run(['diffusion', 'download', 'stable-diffusion', '--model-id', 'acme/tiny-sd'], env);
+    const second = await run(
+      ['diffusion', 'download', 'stable-diffusion', '--model-id', 'acme/tiny-sd'],
+      env,
+    );
     expect(second.stderr).not.toMatch(/error/);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('Downloaded acme--tiny-sd:main');
@@ -64,11 +82,25 @@ describe('tiffin diffusion download', () => {
     expect(hub.log.some((l) => /unet\/diffusion_pytorch_model\.safetensors bytes=\d+-/.test(l))).toBe(true);
 
     const list = await run(['models', 'list', '-o', 'json'], env);
-    const models = JSON.parse(list.stdout) as Array<{ tag: string; module: string; labels: Record<string, string> }>;
+    const models = JSON.parse(list.stdout) as Array<{
+      tag: string;
+      module: string;
+      labels: Record<string, string>;
+    }>;
     expect(models.map((m) => [m.tag, m.module])).toEqual([['acme--tiny-sd:main', 'tiffin.diffusion']]);
     expect(models[0].labels).toMatchObject({ model_id: 'acme/tiny-sd', revision: 'main' });
-    const stored = join(home, 'models', 'acme--tiny-sd', 'main', 'files', 'unet', 'diffusion_pytorch_model.safetensors');
-    expect(readFileSync(stored).equals(readFileSync(join(tiny, 'unet', 'diffusion_pytorch_model.safetensors')))).toBe(true);
+    const stored = join(
+      home,
+      'models',
+      'acme--tiny-sd',
+      'main',
+      'files',
+      'unet',
+      'diffusion_pytorch_model.safetensors',
+    );
+    expect(
+      readFileSync(stored).equals(readFileSync(join(tiny, 'unet', 'diffusion_pytorch_model.safetensors'))),
+    ).toBe(true);
 
     const again = await run(['diffusion', 'download', 'stable-diffusion', '--model-id', 'acme/tiny-sd'], env);
     expect(again.stdout).toContain('Already in the store: acme--tiny-sd:main');
@@ -95,7 +127,9 @@ describe('tiffin diffusion download', () => {
 describe('tiffin diffusion start', () => {
   it('serves POST /text2img for a local folder', async () => {
     const home = mkdtempSync(join(tmpdir(), 'tiffin-cli-home-'));
-    const proc = tiffin(['diffusion', 'start', 'stable-diffusion', '--model-id', tiny, '--port', '0'], { TIFFIN_HOME: home });
+    const proc = tiffin(['diffusion', 'start', 'stable-diffusion', '--model-id', tiny, '--port', '0'], {
+      TIFFIN_HOME: home,
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -119,4 +153,39 @@ describe('tiffin diffusion start', () => {
       await proc.done;
     }
   }, 60_000);
+});
+
+describe('tiffin diffusion build', () => {
+  it('packages the model, the LoRA files and the service, and prints the tag and next steps', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tiffin-cli-home-'));
+    const loras = mkdtempSync(join(tmpdir(), 'tiffin-cli-loras-'));
+    writeFileSync(join(loras, 'style.safetensors'), 'lora bytes');
+    const res = await run(
+      [
+        'diffusion',
+        'build',
+        'stable-diffusion',
+        '--model-id',
+        tiny,
+        '--lora-dir',
+        loras,
+        '--name',
+        'tiny-sd',
+        '--version',
+        '1',
+        '--no-lockfile',
+      ],
+      { TIFFIN_HOME: home },
+    );
+    expect(res.stderr).not.toMatch(/error/);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('Successfully built package tiny-sd:1');
+    expect(res.stdout).toContain('tiffin serve tiny-sd:1');
+    const pkg = join(home, 'packages', 'tiny-sd', '1');
+    const manifest = readFileSync(join(pkg, 'manifest.yaml'), 'utf8');
+    expect(manifest).toMatch(/tiny-sd-model:/);
+    expect(manifest).toMatch(/tiny-sd-lora:/);
+    expect(readdirSync(join(pkg, 'models')).sort()).toEqual(['tiny-sd-lora', 'tiny-sd-model']);
+    expect(readFileSync(join(pkg, 'service.js'), 'utf8')).toContain('createDiffusionService');
+  }, 120_000);
 });

@@ -106,6 +106,10 @@ describe('tiffin build / list / serve <tag>', () => {
     expect(tag).not.toBe('');
     expect(result.stdout).toContain(`tiffin serve ${tag}`);
     expect(result.stdout).toContain(`tiffin containerize ${tag}`);
+    // --version/--name reach the build command (not the program's own --version).
+    const named = await tiffin(['build', QUICKSTART, '--no-lockfile', '--name', 'qs', '--version', '1.0']);
+    expect(named.stdout).toContain('Successfully built package qs:1.0');
+    expect((await tiffin(['delete', 'qs:1.0'])).stdout).toContain('Deleted package qs:1.0');
   }, 180_000);
 
   it('lists the package as a table and as JSON, and shows its manifest', async () => {

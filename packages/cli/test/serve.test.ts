@@ -4,9 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_DIR, CliProcess, FIXTURE } from './cli-process.js';
 
 const running: CliProcess[] = [];
-function cli(args: string[]): CliProcess {
+/** Long-running servers are tracked and killed after each test; short commands (`track: false`) exit alone. */
+function cli(args: string[], track = true): CliProcess {
   const p = new CliProcess(args);
-  running.push(p);
+  if (track) running.push(p);
   return p;
 }
 afterEach(async () => {
@@ -59,7 +60,11 @@ describe('tiffin serve', () => {
     expect(ready[0]!.pid).not.toBe(ready[1]!.pid);
     const pids = new Set<string>();
     for (let i = 0; i < 40 && pids.size < 2; i++) {
-      const res = await fetch(`${ready[0]!.url}/pid`, { method: 'POST', body: '', headers: { connection: 'close' } });
+      const res = await fetch(`${ready[0]!.url}/pid`, {
+        method: 'POST',
+        body: '',
+        headers: { connection: 'close' },
+      });
       pids.add(await res.text());
     }
     expect(pids).toEqual(new Set(ready.map((r) => String(r.pid))));
@@ -98,7 +103,7 @@ describe.concurrent('tiffin serve errors: one line on stderr, exit code != 0', (
   ];
   for (const [name, args, pattern] of cases) {
     it(name, async () => {
-      const p = cli(args);
+      const p = cli(args, false);
       const { code } = await p.exited;
       expect(code).not.toBe(0);
       const lines = p.stderr.trimEnd().split('\n');
@@ -108,10 +113,10 @@ describe.concurrent('tiffin serve errors: one line on stderr, exit code != 0', (
   }
 
   it('prints help for the program and for serve', async () => {
-    const top = cli(['--help']);
+    const top = cli(['--help'], false);
     await top.exited;
     expect(top.stdoutLines.join('\n')).toContain('serve [options] <service>');
-    const sub = cli(['serve', '--help']);
+    const sub = cli(['serve', '--help'], false);
     await sub.exited;
     expect(sub.stdoutLines.join('\n')).toContain('--workers <n>');
   });

@@ -1,5 +1,6 @@
 // @tiffin/diffusion — Stable Diffusion 1.x / 2.x on TensorFlow.js.
 export { BACKEND_PREFERENCE, type BackendChoice, type BackendName, selectBackend } from './backend.js';
+export * from './hub/index.js';
 export * from './lora/index.js';
 export { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from './models/clip-text-encoder.js';
 export { UNet2DConditionModel, type UNetConfig, unetWeightSpecs, validateUNetConfig } from './models/unet.js';
@@ -23,6 +24,7 @@ export type {
 } from './pipeline/types.js';
 export { PipelineWeightTarget } from './pipeline/weight-target.js';
 export * from './schedulers/index.js';
+export * from './service/index.js';
 export type { TinyFlavour } from './tiny/tiny-configs.js';
 export { type WriteTinyPipelineOptions, writeTinyPipeline } from './tiny/write-tiny-pipeline.js';
 export { ClipTokenizer, type ClipTokenizerOptions } from './tokenizer/clip-tokenizer.js';
@@ -37,5 +39,3 @@ export {
   writeSafetensors,
 } from './weights/safetensors.js';
 export { type WeightKind, WeightShapeError, type WeightSpec, WeightStore } from './weights/store.js';
-export * from './hub/index.js';
-export * from './service/index.js';

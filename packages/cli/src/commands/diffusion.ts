@@ -1,15 +1,22 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { buildPackage, CLIException, containerize, ModelStore, serve, type ServiceModuleLoader } from '@tiffin/core';
+import {
+  buildPackage,
+  CLIException,
+  containerize,
+  ModelStore,
+  type ServiceModuleLoader,
+  serve,
+} from '@tiffin/core';
 import {
   type BackendName,
   createDiffusionService,
   DEFAULT_MODEL_ID,
   type DiffusionPipelineKind,
-  resolveDiffusionModel,
   type ResolvedModel,
+  resolveDiffusionModel,
 } from '@tiffin/diffusion';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { downloadProgressBar } from '../download-progress.js';
@@ -19,7 +26,8 @@ import { parsePort, parsePositiveInt } from '../options.js';
 const SUPPORTED_PIPELINES = ['stable-diffusion'];
 /** Names we recognise but cannot serve yet: each gets a clear error instead of "unknown". */
 const NOT_YET_SUPPORTED: Record<string, string> = {
-  'stable-diffusion-xl': 'stable-diffusion-xl is not supported yet: @tiffin/diffusion serves Stable Diffusion 1.x and 2.x (use stable-diffusion)',
+  'stable-diffusion-xl':
+    'stable-diffusion-xl is not supported yet: @tiffin/diffusion serves Stable Diffusion 1.x and 2.x (use stable-diffusion)',
 };
 
 interface ModelFlags {
@@ -73,7 +81,11 @@ function parseMultipleOf8(value: string): number {
 async function resolveModel(flags: ModelFlags): Promise<ResolvedModel> {
   const bar = downloadProgressBar();
   try {
-    const model = await resolveDiffusionModel({ modelId: flags.modelId, revision: flags.revision, onProgress: bar.update });
+    const model = await resolveDiffusionModel({
+      modelId: flags.modelId,
+      revision: flags.revision,
+      onProgress: bar.update,
+    });
     bar.finish();
     if (model.downloaded) process.stderr.write(`Saved model ${model.tag} to the model store\n`);
     return model;
@@ -90,27 +102,37 @@ const modelOptions = (command: Command): Command =>
 
 /** `tiffin diffusion start|download|build`: serve Stable Diffusion without writing a service. */
 export function registerDiffusion(program: Command): void {
-  const diffusion = program.command('diffusion').description('Serve, download and package Stable Diffusion models');
+  const diffusion = program
+    .command('diffusion')
+    .description('Serve, download and package Stable Diffusion models');
 
   modelOptions(
     diffusion
       .command('start')
-      .description('Serve POST /text2img (or /img2img) for a Stable Diffusion model, downloading it first if needed')
+      .description(
+        'Serve POST /text2img (or /img2img) for a Stable Diffusion model, downloading it first if needed',
+      )
       .argument('<pipeline>', 'stable-diffusion'),
   )
     .option('--lora-weights <file>', 'LoRA merged at start; its folder is also a LoRA directory for requests')
-    .option('--lora-dir <dir>', 'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)')
+    .option(
+      '--lora-dir <dir>',
+      'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
+    )
     .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', parsePort, 3000)
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--max-queue <n>', 'requests waiting behind the running one before 503', parsePositiveInt, 4)
     .option('--max-size <px>', 'largest height/width accepted (multiple of 8)', parseMultipleOf8, 1024)
     .option('--max-steps <n>', 'most num_inference_steps accepted', parsePositiveInt, 150)
-    .addOption(new Option('--backend <name>', 'tfjs backend').choices(['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']))
+    .addOption(
+      new Option('--backend <name>', 'tfjs backend').choices(['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']),
+    )
     .action(async (name: string, flags: StartFlags) => {
       try {
         checkPipelineName(name);
-        if (flags.loraWeights && !existsSync(flags.loraWeights)) throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
+        if (flags.loraWeights && !existsSync(flags.loraWeights))
+          throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
         const model = await resolveModel(flags);
         const { service } = createDiffusionService({
           modelDir: model.dir,
@@ -131,7 +153,9 @@ export function registerDiffusion(program: Command): void {
   modelOptions(
     diffusion
       .command('download')
-      .description('Download a model from the hub into the model store without serving it (resumes an interrupted download)')
+      .description(
+        'Download a model from the hub into the model store without serving it (resumes an interrupted download)',
+      )
       .argument('<pipeline>', 'stable-diffusion'),
   ).action(async (name: string, flags: ModelFlags) => {
     try {
@@ -190,13 +214,18 @@ function cliPackageDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (dir !== dirname(dir)) {
     const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@tiffin/cli') return dir;
+    if (
+      existsSync(manifest) &&
+      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@tiffin/cli'
+    )
+      return dir;
     dir = dirname(dir);
   }
   throw new CLIException('Cannot find the @tiffin/cli package folder');
 }
 
-const importModule: ServiceModuleLoader = async (file) => (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+const importModule: ServiceModuleLoader = async (file) =>
+  (await import(pathToFileURL(file).href)) as Record<string, unknown>;
 
 /**
  * Models and LoRA files go into the model store (so core's build copies them into the package); a small
@@ -237,9 +266,17 @@ async function buildDiffusionPackage(flags: BuildFlags) {
   const file = join(workDir, 'service.mjs');
   try {
     await writeFile(file, source);
-    return await buildPackage({ service: file, name: packageName, version: flags.version, lockfile: flags.lockfile, loadModule: importModule });
+    return await buildPackage({
+      service: file,
+      name: packageName,
+      version: flags.version,
+      lockfile: flags.lockfile,
+      loadModule: importModule,
+    });
   } finally {
     await rm(workDir, { recursive: true, force: true });
+    // Leave no empty folder behind (another build running at the same time keeps it).
+    await rmdir(dirname(workDir)).catch(() => {});
   }
 }
 

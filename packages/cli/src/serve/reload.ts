@@ -22,7 +22,8 @@ export function serveWithReload(serviceFile: string, childArgs: string[]): void 
     proc.once('exit', (code) => {
       if (child === proc) child = undefined;
       if (stopping) process.exit(0);
-      else if (code !== 0 && code !== null) logger.log('warn', 'server exited; waiting for a file change', { code });
+      else if (code !== 0 && code !== null)
+        logger.log('warn', 'server exited; waiting for a file change', { code });
     });
   };
 

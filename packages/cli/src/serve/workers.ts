@@ -7,7 +7,11 @@ import { serveInProcess } from './single.js';
  * `--workers N`: the primary forks N processes that all listen on one port (node:cluster shares the socket).
  * SIGTERM/SIGINT are passed on; the primary exits 0 once every worker drained and exited.
  */
-export async function serveWithWorkers(target: ServiceTarget, options: ServeOptions, workers: number): Promise<void> {
+export async function serveWithWorkers(
+  target: ServiceTarget,
+  options: ServeOptions,
+  workers: number,
+): Promise<void> {
   if (!cluster.isPrimary) {
     await serveInProcess(target, options);
     return;

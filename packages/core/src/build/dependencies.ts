@@ -91,14 +91,6 @@ async function vendorPackage(
   const folder = vendorFolderName(pkg.name);
   if (done.has(pkg.name)) return folder;
   done.set(pkg.name, folder);
-  await ensureBuilt(sourceDir, pkg);
-  const target = join(packageDir, VENDOR_DIR, folder);
-  await mkdir(target, { recursive: true });
-  for (const entry of pkg.files ?? ['dist']) {
-    if (entry === 'src' || entry.startsWith('src/')) continue;
-    const from = join(sourceDir, entry);
-    if (await exists(from)) await cp(from, join(target, entry), { recursive: true, dereference: true });
-  }
   const rewrite = async (
     deps: Record<string, string> | undefined,
   ): Promise<Record<string, string> | undefined> => {
@@ -115,6 +107,17 @@ async function vendorPackage(
     }
     return out;
   };
+  // Dependencies first: vendoring them builds them, and this package's type declarations need theirs.
+  const dependencies = await rewrite(pkg.dependencies);
+  const optionalDependencies = await rewrite(pkg.optionalDependencies);
+  await ensureBuilt(sourceDir, pkg);
+  const target = join(packageDir, VENDOR_DIR, folder);
+  await mkdir(target, { recursive: true });
+  for (const entry of pkg.files ?? ['dist']) {
+    if (entry === 'src' || entry.startsWith('src/')) continue;
+    const from = join(sourceDir, entry);
+    if (await exists(from)) await cp(from, join(target, entry), { recursive: true, dereference: true });
+  }
   const published: PackageJson = {
     name: pkg.name,
     version: pkg.version,
@@ -122,9 +125,9 @@ async function vendorPackage(
     main: pkg.main,
     types: pkg.types,
     exports: stripSourceCondition(pkg.exports),
-    dependencies: await rewrite(pkg.dependencies),
+    dependencies,
     peerDependencies: pkg.peerDependencies,
-    optionalDependencies: await rewrite(pkg.optionalDependencies),
+    optionalDependencies,
     license: pkg.license,
   };
   await writeFile(join(target, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);

@@ -1,10 +1,5 @@
 import type { IODescriptor } from '../io/descriptor.js';
-import type {
-  ComponentsObject,
-  RequestBodyObject,
-  ResponseObject,
-  SchemaObject,
-} from '../io/openapi.js';
+import type { ComponentsObject, RequestBodyObject, ResponseObject, SchemaObject } from '../io/openapi.js';
 import type { InferenceApi, Service } from '../service/service.js';
 
 /** The OpenAPI 3.0 document `/docs.json` serves (spec 10.7 with D4, D6, D13). */
@@ -83,7 +78,11 @@ function apiOperation(service: Service, api: InferenceApi): Record<string, unkno
   }
   const requestBody = safely<RequestBodyObject>(
     () => api.input.openapiRequestBody(),
-    () => ({ content: genericContent(api.input), required: true, 'x-tiffin-io-descriptor': api.input.toSpec() }),
+    () => ({
+      content: genericContent(api.input),
+      required: true,
+      'x-tiffin-io-descriptor': api.input.toSpec(),
+    }),
   );
   return {
     responses,
@@ -113,8 +112,18 @@ export function buildOpenApiDocument(service: Service): OpenApiDocument {
   const addComponents = (c: ComponentsObject | null) => Object.assign(schemas, c?.schemas ?? {});
   for (const api of service.apis.values()) {
     paths[api.route] = { post: apiOperation(service, api) };
-    addComponents(safely(() => api.input.openapiComponents(), () => null));
-    addComponents(safely(() => api.output.openapiComponents(), () => null));
+    addComponents(
+      safely(
+        () => api.input.openapiComponents(),
+        () => null,
+      ),
+    );
+    addComponents(
+      safely(
+        () => api.output.openapiComponents(),
+        () => null,
+      ),
+    );
   }
   for (const e of API_ERRORS) schemas[e.schema] = errorBodySchema(e.schema, e.description);
   return {

@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { Service } from '../service/service.js';
-import { type Logger, JsonLineLogger, silentLogger } from './logger.js';
+import { JsonLineLogger, type Logger, silentLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
 import { concurrencyLimit } from './middleware/concurrency.js';
 import { corsMiddleware } from './middleware/cors.js';
@@ -114,7 +114,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
   const isReady = () => lifecycle.isReady;
   for (const api of service.apis.values()) {
-    routes.add(api.route, { POST: apiHandler(api, { service, maxBodySize: resolved.maxBodySize, isReady }) }, api);
+    routes.add(
+      api.route,
+      { POST: apiHandler(api, { service, maxBodySize: resolved.maxBodySize, isReady }) },
+      api,
+    );
   }
   let docsJson: string | undefined;
   routes.add('/docs.json', {
@@ -147,7 +151,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   // Errors after the response started (a failing stream) reach Koa's own handler: log them, quietly.
   app.silent = true;
   app.on('error', (err: Error, ctx?: Koa.ParameterizedContext<RequestState>) => {
-    logger.log('error', 'response failed', { requestId: ctx?.state.requestId, error: err.message, stack: err.stack });
+    logger.log('error', 'response failed', {
+      requestId: ctx?.state.requestId,
+      error: err.message,
+      stack: err.stack,
+    });
   });
   return { app, lifecycle, options: resolved, logger, metrics };
 }

@@ -59,7 +59,8 @@ export class ServerMetrics {
       help: 'Time until the response started, by endpoint and status code',
       type: 'histogram',
       aggregator: 'sum',
-      values: () => requestLabels().flatMap((s) => histogramValues(`${METRICS_PREFIX}request_duration_seconds`, s)),
+      values: () =>
+        requestLabels().flatMap((s) => histogramValues(`${METRICS_PREFIX}request_duration_seconds`, s)),
     });
     this.register({
       name: `${METRICS_PREFIX}request_in_progress`,
@@ -74,7 +75,9 @@ export class ServerMetrics {
       type: 'gauge',
       aggregator: 'max',
       values: () =>
-        this.lastRequestSeconds === undefined ? [] : [{ value: this.lastRequestSeconds, labels: this.baseLabels }],
+        this.lastRequestSeconds === undefined
+          ? []
+          : [{ value: this.lastRequestSeconds, labels: this.baseLabels }],
     });
   }
 
@@ -127,7 +130,11 @@ function histogramValues(name: string, s: RequestSeries): MetricValue[] {
   let cumulative = 0;
   for (let i = 0; i < DURATION_BUCKETS.length; i++) {
     cumulative += s.buckets[i]!;
-    out.push({ value: cumulative, labels: { le: String(DURATION_BUCKETS[i]), ...s.labels }, metricName: `${name}_bucket` });
+    out.push({
+      value: cumulative,
+      labels: { le: String(DURATION_BUCKETS[i]), ...s.labels },
+      metricName: `${name}_bucket`,
+    });
   }
   out.push({ value: s.count, labels: { le: '+Inf', ...s.labels }, metricName: `${name}_bucket` });
   out.push({ value: s.sum, labels: s.labels, metricName: `${name}_sum` });

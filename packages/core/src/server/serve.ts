@@ -79,6 +79,11 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
     await close().catch(() => {});
     throw err;
   }
-  logger.log('info', 'ready', { url, service: service.name, apis: [...service.apis.keys()], pid: process.pid });
+  logger.log('info', 'ready', {
+    url,
+    service: service.name,
+    apis: [...service.apis.keys()],
+    pid: process.pid,
+  });
   return { url, port, server, app: tiffin, close };
 }

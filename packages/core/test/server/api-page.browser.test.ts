@@ -13,15 +13,20 @@ svc.api({ input: new PlainText(), output: new PlainText(), doc: 'Shouts the inpu
 svc.api({ input: new PlainText(), output: new PlainText() }, function reverse(input) {
   return [...input].reverse().join('');
 });
-svc.api({ input: new PlainText(), output: new PlainText(), route: '/v1/nested/route' }, function nested(input) {
-  return input;
-});
+svc.api(
+  { input: new PlainText(), output: new PlainText(), route: '/v1/nested/route' },
+  function nested(input) {
+    return input;
+  },
+);
 
 let server: Awaited<ReturnType<typeof start>>;
 let browser: Browser;
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install it with apt-get install -y chromium (CI's .ci/run does)`);
+    throw new Error(
+      `${CHROMIUM} is missing: install it with apt-get install -y chromium (CI's .ci/run does)`,
+    );
   }
   server = await start(svc);
   browser = await chromium.launch({
@@ -64,7 +69,10 @@ describe('API page in a real browser', () => {
     const responseBody = op.locator('.live-responses-table .response-col_description pre').first();
     await responseBody.waitFor({ timeout: 20_000 });
     expect(await responseBody.innerText()).toContain('HELLO PAGE!');
-    const status = await op.locator('.live-responses-table .response .response-col_status').first().innerText();
+    const status = await op
+      .locator('.live-responses-table .response .response-col_status')
+      .first()
+      .innerText();
     expect(status.trim()).toBe('200');
     expect(foreign).toEqual([]);
     await page.close();

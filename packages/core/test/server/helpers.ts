@@ -72,7 +72,13 @@ export async function start(
   options: ServeOptions = {},
 ): Promise<ServerHandle & { logs: MemoryLogger }> {
   const logs = new MemoryLogger();
-  const handle = await serve(svc, { port: 0, host: '127.0.0.1', handleSignals: false, logger: logs, ...options });
+  const handle = await serve(svc, {
+    port: 0,
+    host: '127.0.0.1',
+    handleSignals: false,
+    logger: logs,
+    ...options,
+  });
   return Object.assign(handle, { logs });
 }
 

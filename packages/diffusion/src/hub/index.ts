@@ -1,3 +1,3 @@
 export * from './download.js';
-export * from './select-files.js';
 export * from './model-source.js';
+export * from './select-files.js';

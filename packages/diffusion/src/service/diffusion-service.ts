@@ -4,8 +4,8 @@ import {
   type Context,
   JsonLineLogger,
   type Logger,
-  NDArray,
   Multipart,
+  NDArray,
   Service,
   ServiceUnavailable,
   sseEvent,
@@ -89,7 +89,11 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const baseLora = options.loraWeights ? resolve(options.loraWeights) : undefined;
 
   service.onStartup(async () => {
-    roots = await LoraRoots.create([options.loraDir, baseLora && dirname(baseLora), process.env.TIFFIN_LORA_DIR]);
+    roots = await LoraRoots.create([
+      options.loraDir,
+      baseLora && dirname(baseLora),
+      process.env.TIFFIN_LORA_DIR,
+    ]);
     host = await ModelWorkerHost.start({
       modelDir,
       backend: options.backend,
@@ -145,7 +149,9 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       const message = err instanceof Error ? err.message : String(err);
       progress.publish({ request_id: requestId, status: 'failed', error: message });
       if (err instanceof QueueFullError) {
-        throw new ServiceUnavailable(err.message, { headers: { 'retry-after': String(err.retryAfterSeconds) } });
+        throw new ServiceUnavailable(err.message, {
+          headers: { 'retry-after': String(err.retryAfterSeconds) },
+        });
       }
       if (err instanceof JobAbortedError) throw new BadInput(err.message);
       throw err;
@@ -161,18 +167,38 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   if (kind === 'text2image') {
     const input = jsonModel(text2imgSchema(limits, defaultImageSize(modelDir)));
     service.api(
-      { name: 'text2img', input, output, timeout: options.timeout ?? 600, doc: 'Generate an image from a prompt (JPEG).' },
+      {
+        name: 'text2img',
+        input,
+        output,
+        timeout: options.timeout ?? 600,
+        doc: 'Generate an image from a prompt (JPEG).',
+      },
       (body: Text2ImgBody, ctx) =>
-        generate({ kind: 'text2img', params: parameters(body), height: body.height, width: body.width }, body.lora_weights, ctx),
+        generate(
+          { kind: 'text2img', params: parameters(body), height: body.height, width: body.width },
+          body.lora_weights,
+          ctx,
+        ),
     );
   } else {
     const input = new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits)) });
     service.api(
-      { name: 'img2img', input, output, timeout: options.timeout ?? 600, doc: 'Re-draw an image guided by a prompt (JPEG).' },
+      {
+        name: 'img2img',
+        input,
+        output,
+        timeout: options.timeout ?? 600,
+        doc: 'Re-draw an image guided by a prompt (JPEG).',
+      },
       (parts, ctx) => {
         const body = parts.data as Img2ImgBody;
         const image = rgbInput(parts.img as TiffinImage, limits);
-        return generate({ kind: 'img2img', params: parameters(body), strength: body.strength, image }, body.lora_weights, ctx);
+        return generate(
+          { kind: 'img2img', params: parameters(body), strength: body.strength, image },
+          body.lora_weights,
+          ctx,
+        );
       },
     );
   }
@@ -190,10 +216,15 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   return { service, progress, queue };
 }
 
-async function* progressStream(hub: ProgressHub, signal: AbortSignal, requestId: string | undefined): AsyncGenerator<string> {
+async function* progressStream(
+  hub: ProgressHub,
+  signal: AbortSignal,
+  requestId: string | undefined,
+): AsyncGenerator<string> {
   // A comment line first, so clients see the stream open before the next event.
   yield ': progress\n\n';
-  for await (const event of hub.events(signal, requestId)) yield sseEvent({ event: event.status, data: event });
+  for await (const event of hub.events(signal, requestId))
+    yield sseEvent({ event: event.status, data: event });
 }
 
 function parameters(body: Text2ImgBody | Img2ImgBody): JobParameters {
@@ -209,14 +240,21 @@ function parameters(body: Text2ImgBody | Img2ImgBody): JobParameters {
 }
 
 /** The uploaded image as RGB uint8, cropped to multiples of 8 (the VAE's grid) and within the size bound. */
-function rgbInput(img: TiffinImage, limits: GenerationLimits): { width: number; height: number; data: Uint8Array } {
+function rgbInput(
+  img: TiffinImage,
+  limits: GenerationLimits,
+): { width: number; height: number; data: Uint8Array } {
   if (img.width > limits.maxSize || img.height > limits.maxSize) {
-    throw new BadInput(`img is ${img.width}×${img.height}; the largest accepted side is ${limits.maxSize} pixels`);
+    throw new BadInput(
+      `img is ${img.width}×${img.height}; the largest accepted side is ${limits.maxSize} pixels`,
+    );
   }
   const width = img.width - (img.width % 8);
   const height = img.height - (img.height % 8);
-  if (width === 0 || height === 0) throw new BadInput(`img is ${img.width}×${img.height}; both sides must be at least 8 pixels`);
-  if (!(img.data instanceof Uint8Array) || img.channels !== 3) throw new BadInput('img must decode to 8-bit RGB');
+  if (width === 0 || height === 0)
+    throw new BadInput(`img is ${img.width}×${img.height}; both sides must be at least 8 pixels`);
+  if (!(img.data instanceof Uint8Array) || img.channels !== 3)
+    throw new BadInput('img must decode to 8-bit RGB');
   const data = new Uint8Array(width * height * 3);
   for (let y = 0; y < height; y++) {
     data.set(img.data.subarray(y * img.width * 3, y * img.width * 3 + width * 3), y * width * 3);

@@ -45,7 +45,9 @@ export class GenerationQueue {
     if (this.running < this.concurrency) return this.start(run);
     if (this.waiting.length >= this.maxWaiting) {
       const ahead = this.waiting.length + this.running;
-      return Promise.reject(new QueueFullError(Math.max(1, Math.ceil((ahead * this.averageSeconds) / this.concurrency))));
+      return Promise.reject(
+        new QueueFullError(Math.max(1, Math.ceil((ahead * this.averageSeconds) / this.concurrency))),
+      );
     }
     return new Promise<T>((resolve, reject) => {
       const entry: Waiting<T> = {

@@ -17,6 +17,8 @@ function readJson(path: string): unknown {
   try {
     return JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new Error(`${path} is missing or not valid JSON: is this a diffusers Stable Diffusion folder?`, { cause: err });
+    throw new Error(`${path} is missing or not valid JSON: is this a diffusers Stable Diffusion folder?`, {
+      cause: err,
+    });
   }
 }

@@ -19,7 +19,10 @@ const send = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.post
 async function start(): Promise<void> {
   let pipe: StableDiffusionPipeline;
   try {
-    pipe = await StableDiffusionPipeline.fromPretrained(init.modelDir, { backend: init.backend, log: () => {} });
+    pipe = await StableDiffusionPipeline.fromPretrained(init.modelDir, {
+      backend: init.backend,
+      log: () => {},
+    });
     if (init.baseLoraPath) mergeLora(pipe.loraTarget, new LoraCache(1).get(init.baseLoraPath));
   } catch (err) {
     send({ type: 'init-failed', message: err instanceof Error ? err.message : String(err) });

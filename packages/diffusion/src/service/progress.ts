@@ -26,7 +26,9 @@ export class ProgressHub {
 
   /** Events as they happen (starting with the current state of unfinished requests) until `signal` aborts. */
   async *events(signal: AbortSignal, requestId?: string): AsyncGenerator<ProgressEvent> {
-    const buffered: ProgressEvent[] = [...this.latest.values()].filter((e) => !requestId || e.request_id === requestId);
+    const buffered: ProgressEvent[] = [...this.latest.values()].filter(
+      (e) => !requestId || e.request_id === requestId,
+    );
     let wake: (() => void) | undefined;
     const listener: Listener = (event) => {
       if (requestId && event.request_id !== requestId) return;

@@ -23,18 +23,23 @@ function commonFields(limits: GenerationLimits) {
       .nullable()
       .default(null)
       .describe('LoRA file inside the server LoRA directories, applied to this request only'),
-    seed: z.int().min(0).max(2 ** 32 - 1).nullable().default(null).describe('Random when absent'),
-    scheduler: z.enum(SCHEDULER_NAMES as [string, ...string[]]).nullable().default(null).describe("Default: the model's"),
+    seed: z
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1)
+      .nullable()
+      .default(null)
+      .describe('Random when absent'),
+    scheduler: z
+      .enum(SCHEDULER_NAMES as [string, ...string[]])
+      .nullable()
+      .default(null)
+      .describe("Default: the model's"),
   };
 }
 
 function sizeField(limits: GenerationLimits, defaultSize: number) {
-  return z
-    .int()
-    .min(8)
-    .max(limits.maxSize)
-    .multipleOf(8)
-    .default(Math.min(defaultSize, limits.maxSize));
+  return z.int().min(8).max(limits.maxSize).multipleOf(8).default(Math.min(defaultSize, limits.maxSize));
 }
 
 /** Body of `POST /text2img`; unknown fields are accepted (and ignored) like the reference service does. */

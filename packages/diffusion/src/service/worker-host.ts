@@ -53,7 +53,9 @@ export class ModelWorkerHost {
     readonly defaultScheduler: SchedulerName,
   ) {
     worker.on('message', (message: WorkerMessage) => this.onMessage(message));
-    worker.on('error', (err) => this.fail(new InternalServerError(`The model worker crashed: ${err.message}`)));
+    worker.on('error', (err) =>
+      this.fail(new InternalServerError(`The model worker crashed: ${err.message}`)),
+    );
     worker.on('exit', (code) => this.fail(new ServiceUnavailable(`The model worker exited (code ${code})`)));
   }
 
@@ -62,7 +64,8 @@ export class ModelWorkerHost {
     const { file, entry, execArgv } = workerEntry();
     const worker = new Worker(file, { workerData: { init, entry }, execArgv });
     return new Promise((resolve, reject) => {
-      const onExit = (code: number) => reject(new Error(`The model worker exited while loading (code ${code})`));
+      const onExit = (code: number) =>
+        reject(new Error(`The model worker exited while loading (code ${code})`));
       worker.once('error', reject);
       worker.once('exit', onExit);
       const onMessage = (message: WorkerMessage) => {
@@ -70,12 +73,16 @@ export class ModelWorkerHost {
           worker.off('message', onMessage);
           worker.off('exit', onExit);
           worker.terminate().catch(() => {});
-          reject(new Error(`Could not load the diffusion pipeline from ${init.modelDir}: ${message.message}`));
+          reject(
+            new Error(`Could not load the diffusion pipeline from ${init.modelDir}: ${message.message}`),
+          );
         } else if (message.type === 'ready') {
           worker.off('message', onMessage);
           worker.off('error', reject);
           worker.off('exit', onExit);
-          resolve(new ModelWorkerHost(worker, message.defaultSize, message.backend, message.defaultScheduler));
+          resolve(
+            new ModelWorkerHost(worker, message.defaultSize, message.backend, message.defaultScheduler),
+          );
         }
       };
       worker.on('message', onMessage);
@@ -111,7 +118,11 @@ export class ModelWorkerHost {
     const pending = this.pending.get(message.id);
     if (!pending) return;
     if (message.type === 'progress') {
-      pending.onProgress?.({ step: message.step, totalSteps: message.totalSteps, timestep: message.timestep });
+      pending.onProgress?.({
+        step: message.step,
+        totalSteps: message.totalSteps,
+        timestep: message.timestep,
+      });
       return;
     }
     this.pending.delete(message.id);

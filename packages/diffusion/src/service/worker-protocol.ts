@@ -25,7 +25,12 @@ export interface JobParameters {
 
 export type JobInput =
   | { kind: 'text2img'; params: JobParameters; height: number; width: number }
-  | { kind: 'img2img'; params: JobParameters; strength: number; image: { width: number; height: number; data: Uint8Array } };
+  | {
+      kind: 'img2img';
+      params: JobParameters;
+      strength: number;
+      image: { width: number; height: number; data: Uint8Array };
+    };
 
 export interface JobMessage {
   type: 'job';
@@ -51,4 +56,9 @@ export type WorkerMessage =
   | { type: 'init-failed'; message: string }
   | { type: 'progress'; id: number; step: number; totalSteps: number; timestep: number }
   | { type: 'done'; id: number; image: JobImage; seed: number; seconds: number }
-  | { type: 'failed'; id: number; message: string; /** HTTP status the error maps to (4xx: the request's fault). */ status: number };
+  | {
+      type: 'failed';
+      id: number;
+      message: string /** HTTP status the error maps to (4xx: the request's fault). */;
+      status: number;
+    };

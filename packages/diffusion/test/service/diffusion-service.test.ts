@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
@@ -62,7 +62,9 @@ describe('POST /text2img', () => {
     expect(Buffer.from(b).equals(Buffer.from(a))).toBe(true);
     const other = new Uint8Array(await (await post('/text2img', { ...small, seed: 8 })).arrayBuffer());
     expect(Buffer.from(other).equals(Buffer.from(a))).toBe(false);
-    figures.push(`text2img 24×16, 2 steps: first ${first.ms.toFixed(0)} ms, second ${second.ms.toFixed(0)} ms`);
+    figures.push(
+      `text2img 24×16, 2 steps: first ${first.ms.toFixed(0)} ms, second ${second.ms.toFixed(0)} ms`,
+    );
     // Per-step progress is logged with the request id.
     const steps = logger.records.filter((r) => r.msg === 'generation step');
     expect(steps.length).toBeGreaterThanOrEqual(2);
@@ -70,7 +72,14 @@ describe('POST /text2img', () => {
   });
 
   it("defaults to the model's own size, accepts nulls and extra fields", async () => {
-    const res = await post('/text2img', { prompt: 'x', negative_prompt: null, lora_weights: null, num_inference_steps: 1, seed: 1, extra: 'ignored' });
+    const res = await post('/text2img', {
+      prompt: 'x',
+      negative_prompt: null,
+      lora_weights: null,
+      num_inference_steps: 1,
+      seed: 1,
+      extra: 'ignored',
+    });
     expect(res.status).toBe(200);
     expect(jpegSize(new Uint8Array(await res.arrayBuffer()))).toEqual({ width: 32, height: 32 });
   });
@@ -115,11 +124,13 @@ describe('LoRA per request', () => {
 describe('the model worker keeps the server responsive', () => {
   it('answers /livez and /metrics while an image is generated', async () => {
     let finished = 0;
-    const generation = post('/text2img', { ...small, height: 32, width: 32, num_inference_steps: 12 }).then(async (res) => {
-      await res.arrayBuffer();
-      finished = performance.now();
-      return res.status;
-    });
+    const generation = post('/text2img', { ...small, height: 32, width: 32, num_inference_steps: 12 }).then(
+      async (res) => {
+        await res.arrayBuffer();
+        finished = performance.now();
+        return res.status;
+      },
+    );
     // Wait until the worker reports a step, so the probe really lands mid-generation.
     await new Promise<void>((resolve) => {
       const stream = sd.progress.events(new AbortController().signal);
@@ -188,7 +199,12 @@ describe('img2img', () => {
   let img2img: ServerHandle;
   beforeAll(async () => {
     const modelDir = tinyDir('sd1');
-    const svc = createDiffusionService({ modelDir, pipeline: 'img2img', backend: 'wasm', logger: new MemoryLogger() });
+    const svc = createDiffusionService({
+      modelDir,
+      pipeline: 'img2img',
+      backend: 'wasm',
+      logger: new MemoryLogger(),
+    });
     img2img = await serve(svc.service, { port: 0, host: '127.0.0.1', logger: false, handleSignals: false });
   }, 120_000);
   afterAll(async () => {
@@ -196,7 +212,9 @@ describe('img2img', () => {
   });
 
   it('re-draws an uploaded image at its size', async () => {
-    const source = new Uint8Array(await (await post('/text2img', { ...small, width: 32, height: 24 })).arrayBuffer());
+    const source = new Uint8Array(
+      await (await post('/text2img', { ...small, width: 32, height: 24 })).arrayBuffer(),
+    );
     const send = (data: unknown) => {
       const form = new FormData();
       form.set('img', new Blob([source], { type: 'image/jpeg' }), 'in.jpg');

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { unetWeightSpecs, type UNetConfig } from '../../src/models/unet.js';
+import { type UNetConfig, unetWeightSpecs } from '../../src/models/unet.js';
 import { tinyConfigs } from '../../src/tiny/tiny-configs.js';
 import { detInput } from '../../src/weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../../src/weights/safetensors.js';
@@ -30,7 +30,10 @@ export function writeTinyLora(dir: string, name: string, salt: string): string {
     if (!/\.attn[12]\.to_[qkv]\.weight$/.test(spec.name) || spec.shape.length !== 2) continue;
     const [out, inner] = spec.shape;
     const key = `unet.${spec.name.slice(0, -'.weight'.length)}`;
-    tensors[`${key}.lora_A.weight`] = { shape: [2, inner], data: detInput(`${salt}/${key}/A`, [2, inner], 0.8) };
+    tensors[`${key}.lora_A.weight`] = {
+      shape: [2, inner],
+      data: detInput(`${salt}/${key}/A`, [2, inner], 0.8),
+    };
     tensors[`${key}.lora_B.weight`] = { shape: [out, 2], data: detInput(`${salt}/${key}/B`, [out, 2], 0.8) };
   }
   if (Object.keys(tensors).length === 0) throw new Error('the tiny UNet has no attention projections');

@@ -29,7 +29,7 @@ export function corsMiddleware(options: CorsOptions): Koa.Middleware<RequestStat
   const exposeHeaders = list(options.access_control_expose_headers);
 
   const originAllowed = (origin: string) =>
-    allowAllOrigins || origins.includes(origin) || (originRegex !== null && originRegex.test(origin));
+    allowAllOrigins || origins.includes(origin) || originRegex?.test(origin) === true;
   // With credentials a literal '*' is not allowed by browsers: echo the origin instead.
   const allowOriginValue = (origin: string) => (allowAllOrigins && !credentials ? '*' : origin);
 

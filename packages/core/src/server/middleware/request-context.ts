@@ -1,6 +1,6 @@
 import type Koa from 'koa';
-import { type Logger, silentLogger } from '../logger.js';
 import { LazyAbort } from '../lazy-abort.js';
+import { type Logger, silentLogger } from '../logger.js';
 import { requestIdFor } from '../request-id.js';
 import type { RouteTable } from '../routes/route-table.js';
 import type { RequestState } from '../state.js';
@@ -41,15 +41,15 @@ export function requestContext(deps: RequestContextDeps): Koa.Middleware<Request
       if (deps.isDraining()) ctx.set('connection', 'close');
       if (deps.logger !== silentLogger)
         deps.logger.log('info', 'request', {
-        requestId,
-        method: ctx.method,
-        path: ctx.path,
-        status: ctx.status,
-        requestType: ctx.get('content-type') || undefined,
-        requestLength: ctx.get('content-length') || undefined,
-        responseType: ctx.response.get('content-type') || undefined,
-        ms: Number(process.hrtime.bigint() - start) / 1e6,
-      });
+          requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          requestType: ctx.get('content-type') || undefined,
+          requestLength: ctx.get('content-length') || undefined,
+          responseType: ctx.response.get('content-type') || undefined,
+          ms: Number(process.hrtime.bigint() - start) / 1e6,
+        });
     }
   };
 }

@@ -51,7 +51,9 @@ export class RouteTable {
         // Order as the spec shows it: HEAD before GET.
         allow.sort((a, b) => (a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : 0));
         ctx.set('allow', allow.join(', '));
-        throw new MethodNotAllowed(`Method Not Allowed: ${ctx.method} ${ctx.path} accepts ${allow.join(', ')}`);
+        throw new MethodNotAllowed(
+          `Method Not Allowed: ${ctx.method} ${ctx.path} accepts ${allow.join(', ')}`,
+        );
       }
       await handler(ctx);
     };
