@@ -17,6 +17,9 @@ interface ServeFlags {
   maxBodySize?: number;
   cors?: string[];
   metrics: boolean;
+  grpc?: boolean;
+  grpcPort: number;
+  http: boolean;
 }
 
 /** `tiffin serve <service.ts[:export]>` */
@@ -37,8 +40,12 @@ export function registerServe(program: Command): void {
     .option('--max-body-size <bytes>', 'largest request body before 413 (default 32 MiB)', parsePositiveInt)
     .option('--cors <origin...>', 'enable CORS for these origins (`*` for any)')
     .option('--no-metrics', 'disable /metrics')
+    .option('--grpc', 'also serve the APIs over gRPC (bentoml.grpc.v1 protocol)')
+    .option('--grpc-port <port>', 'gRPC port (with --grpc)', parsePort, 3001)
+    .option('--no-http', 'with --grpc: serve gRPC only')
     .action(async (spec: string, flags: ServeFlags) => {
       try {
+        if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
         // A package tag (`name[:version]`) serves that built package's entry module.
         const target = parseServiceTarget(await resolveServeArgument(spec));
         const options: ServeOptions = {
@@ -64,7 +71,11 @@ export function registerServe(program: Command): void {
         } else if (flags.workers > 1) {
           await serveWithWorkers(target, options, flags.workers);
         } else {
-          await serveInProcess(target, options);
+          await serveInProcess(target, options, {
+            enabled: flags.grpc === true,
+            port: flags.grpcPort,
+            http: flags.http,
+          });
         }
       } catch (err) {
         reportError(err);

@@ -1,8 +1,47 @@
-import { type ServeOptions, serve } from '@tiffin/core';
+import { type GrpcServerHandle, type ServeOptions, type ServerHandle, serve, serveGrpc } from '@tiffin/core';
 import { loadService, type ServiceTarget } from '../service-loader.js';
 
-/** Load the service and serve it in this process until SIGTERM/SIGINT (then drain and exit 0). */
-export async function serveInProcess(target: ServiceTarget, options: ServeOptions): Promise<void> {
+export interface GrpcServeOptions {
+  /** Also (or only) serve the APIs over gRPC. */
+  enabled: boolean;
+  port: number;
+  /** Serve HTTP too (default true); false serves gRPC only. */
+  http: boolean;
+}
+
+/**
+ * Load the service and serve it in this process until SIGTERM/SIGINT (then drain and exit 0): over HTTP, and
+ * over gRPC next to it (or instead of it) when asked.
+ */
+export async function serveInProcess(
+  target: ServiceTarget,
+  options: ServeOptions,
+  grpc: GrpcServeOptions = { enabled: false, port: 3001, http: true },
+): Promise<void> {
   const service = await loadService(target);
-  await serve(service, { ...options, handleSignals: true });
+  if (!grpc.enabled) {
+    await serve(service, { ...options, handleSignals: true });
+    return;
+  }
+  let http: ServerHandle | undefined;
+  if (grpc.http) http = await serve(service, { ...options, handleSignals: false });
+  const rpc: GrpcServerHandle = await serveGrpc(service, {
+    host: options.host,
+    port: grpc.port,
+    // The HTTP server already ran the startup hooks; gRPC metrics join its /metrics registry.
+    runStartupHooks: !http,
+    metricsRegistry: http?.app.metrics.registry,
+  });
+  process.stdout.write(
+    `${JSON.stringify({ time: new Date(), level: 'info', msg: 'gRPC ready', address: rpc.address })}\n`,
+  );
+  const stop = (signal: NodeJS.Signals) => {
+    console.error(JSON.stringify({ time: new Date(), level: 'info', msg: 'shutting down', signal }));
+    Promise.all([rpc.close(), http?.close()]).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
 }

@@ -1,5 +1,5 @@
 export * from './messages.js';
 export * from './proto.js';
 export * from './server.js';
-export * from './struct.js';
 export { serviceMetadata } from './service-metadata.js';
+export * from './struct.js';

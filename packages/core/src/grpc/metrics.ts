@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, type Registry, register as defaultRegistry } from 'prom-client';
+import { Counter, register as defaultRegistry, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** Metrics of gRPC calls, next to the HTTP ones (`tiffin_api_server_*`) in the same registry. */
 export interface GrpcMetrics {

@@ -3,7 +3,13 @@ import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Registry } from 'prom-client';
-import { GrpcStatus, type GrpcStatusCode, InvalidArgument, isTiffinError, NotFound } from '../errors/index.js';
+import {
+  GrpcStatus,
+  type GrpcStatusCode,
+  InvalidArgument,
+  isTiffinError,
+  NotFound,
+} from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { IODescriptor } from '../io/descriptor.js';
 import { Context } from '../service/context.js';
@@ -53,7 +59,8 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
   });
   const log =
-    options.log ?? ((entry: Record<string, unknown>) => console.error(JSON.stringify({ time: new Date(), ...entry })));
+    options.log ??
+    ((entry: Record<string, unknown>) => console.error(JSON.stringify({ time: new Date(), ...entry })));
   const metrics = grpcMetrics(options.metricsRegistry);
 
   server.addService(inferenceServiceDefinition(), {
@@ -83,10 +90,16 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         const known = svc.apis.has(apiName) ? apiName : '<unknown>';
         metrics.total.inc({ api_name: known, service_name: svc.name, grpc_code: String(code) });
-        metrics.duration.observe({ api_name: known, service_name: svc.name, grpc_code: String(code) }, seconds);
+        metrics.duration.observe(
+          { api_name: known, service_name: svc.name, grpc_code: String(code) },
+          seconds,
+        );
       }
     },
-    ServiceMetadata: (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    ServiceMetadata: (
+      _call: grpc.ServerUnaryCall<unknown, unknown>,
+      callback: grpc.sendUnaryData<unknown>,
+    ) => {
       try {
         callback(null, serviceMetadata(svc));
       } catch (err) {
@@ -144,7 +157,8 @@ async function handleCall(
     if (!field) throw new Error(`${api.output.displayName} declares no protoFields`);
     return { [field]: payload, content: field } as ResponseMessage;
   } catch (err) {
-    if (!isTiffinError(err)) log({ level: 'error', msg: 'gRPC call failed', api: apiName, requestId, error: stackOf(err) });
+    if (!isTiffinError(err))
+      log({ level: 'error', msg: 'gRPC call failed', api: apiName, requestId, error: stackOf(err) });
     throw err;
   } finally {
     await ctx.dispose();

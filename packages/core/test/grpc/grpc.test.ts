@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BadInput,
   File,
-  GrpcStatus,
   type GrpcServerHandle,
+  GrpcStatus,
   inferenceClientConstructor,
   JSON as JSONDescriptor,
   Multipart,
@@ -13,8 +13,8 @@ import {
   NumpyNdarray,
   type RequestMessage,
   type ResponseMessage,
-  Service,
   type ServerHandle,
+  Service,
   serve,
   serveGrpc,
   Text,
@@ -30,14 +30,20 @@ function buildService(): Service {
     );
   });
   svc.api(
-    { input: new NumpyNdarray({ shape: [2, 2], enforce_shape: true, dtype: 'float32' }), output: new NumpyNdarray() },
+    {
+      input: new NumpyNdarray({ shape: [2, 2], enforce_shape: true, dtype: 'float32' }),
+      output: new NumpyNdarray(),
+    },
     function nd_enforced(x: NDArray) {
       return x;
     },
   );
-  svc.api({ input: new NumpyNdarray({ dtype: 'float32' }), output: new NumpyNdarray() }, function nd_f32(x: NDArray) {
-    return x;
-  });
+  svc.api(
+    { input: new NumpyNdarray({ dtype: 'float32' }), output: new NumpyNdarray() },
+    function nd_f32(x: NDArray) {
+      return x;
+    },
+  );
   svc.api({ input: new JSONDescriptor(), output: new JSONDescriptor() }, function echo_json(v: unknown) {
     return v;
   });
@@ -102,7 +108,11 @@ async function callError(req: RequestMessage): Promise<grpc.ServiceError> {
 }
 
 async function http(path: string, body: string, contentType = 'application/json') {
-  const res = await fetch(`${httpServer.url}${path}`, { method: 'POST', body, headers: { 'content-type': contentType } });
+  const res = await fetch(`${httpServer.url}${path}`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': contentType },
+  });
   return { status: res.status, text: await res.text() };
 }
 
@@ -151,7 +161,9 @@ describe('gRPC Call dispatches by api_name', () => {
         structValue: {
           fields: {
             a: { numberValue: 1 },
-            b: { listValue: { values: [{ stringValue: 'é' }, { boolValue: true }, { nullValue: 'NULL_VALUE' }] } },
+            b: {
+              listValue: { values: [{ stringValue: 'é' }, { boolValue: true }, { nullValue: 'NULL_VALUE' }] },
+            },
           },
         },
       },
@@ -170,7 +182,10 @@ describe('gRPC Call dispatches by api_name', () => {
   });
 
   it('File: bytes round trip with the default kind application/octet-stream (D14)', async () => {
-    const res = await call({ api_name: 'file_echo', file: { content: Buffer.from([0x81, 0x30, 0x89, 0x39]) } });
+    const res = await call({
+      api_name: 'file_echo',
+      file: { content: Buffer.from([0x81, 0x30, 0x89, 0x39]) },
+    });
     expect(res.content).toBe('file');
     expect(Buffer.from(res.file?.content ?? [])).toEqual(Buffer.from([0x81, 0x30, 0x89, 0x39]));
     expect(res.file?.kind).toBe('application/octet-stream');
@@ -188,7 +203,9 @@ describe('gRPC Call dispatches by api_name', () => {
     expect(res.multipart?.fields?.y?.text?.value).toBe('HEY');
     const extra = await callError({
       api_name: 'mp',
-      multipart: { fields: { a: { json: { numberValue: 3 } }, b: { text: { value: 'x' } }, c: { text: { value: 'y' } } } },
+      multipart: {
+        fields: { a: { json: { numberValue: 3 } }, b: { text: { value: 'x' } }, c: { text: { value: 'y' } } },
+      },
     });
     expect(extra.code).toBe(GrpcStatus.INVALID_ARGUMENT);
   });
@@ -210,7 +227,9 @@ describe('gRPC error mapping', () => {
   it('a field the descriptor does not accept → INVALID_ARGUMENT naming the accepted ones', async () => {
     const err = await callError({ api_name: 'yo', json: { numberValue: 1 } });
     expect(err.code).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(err.details).toBe("'Text' accepts one of the following fields: 'text,serialized_bytes' got 'json' instead.");
+    expect(err.details).toBe(
+      "'Text' accepts one of the following fields: 'text,serialized_bytes' got 'json' instead.",
+    );
   });
 
   it.each([
@@ -235,8 +254,13 @@ describe('ServiceMetadata, health and limits', () => {
     const meta = await new Promise<{
       name: string;
       docs: string;
-      apis: Array<{ name: string; input: { descriptor_id: string; attributes: { fields: Record<string, unknown> } } }>;
-    }>((resolve, reject) => client.ServiceMetadata({}, (err, res) => (err ? reject(err) : resolve(res as never))));
+      apis: Array<{
+        name: string;
+        input: { descriptor_id: string; attributes: { fields: Record<string, unknown> } };
+      }>;
+    }>((resolve, reject) =>
+      client.ServiceMetadata({}, (err, res) => (err ? reject(err) : resolve(res as never))),
+    );
     expect(meta.name).toBe('grpc_test');
     expect(meta.docs).toBe('gRPC test service');
     const nd = meta.apis.find((a) => a.name === 'nd_enforced');
@@ -251,7 +275,10 @@ describe('ServiceMetadata, health and limits', () => {
     const def = grpc.loadPackageDefinition(loadSync(protoPath, { enums: String })) as unknown as {
       grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client } } };
     };
-    const health = new def.grpc.health.v1.Health(grpcServer.address, grpc.credentials.createInsecure()) as grpc.Client & {
+    const health = new def.grpc.health.v1.Health(
+      grpcServer.address,
+      grpc.credentials.createInsecure(),
+    ) as grpc.Client & {
       Check(req: { service: string }, cb: (err: Error | null, res: { status: string }) => void): void;
     };
     const res = await new Promise<{ status: string }>((resolve, reject) =>
@@ -262,7 +289,11 @@ describe('ServiceMetadata, health and limits', () => {
   });
 
   it('refuses a message over the configured size with RESOURCE_EXHAUSTED', async () => {
-    const small = await serveGrpc(buildService(), { port: 0, maxReceiveMessageLength: 1024, log: () => undefined });
+    const small = await serveGrpc(buildService(), {
+      port: 0,
+      maxReceiveMessageLength: 1024,
+      log: () => undefined,
+    });
     const Ctor = inferenceClientConstructor();
     const c = new Ctor(small.address, grpc.credentials.createInsecure()) as unknown as Client;
     const err = await new Promise<grpc.ServiceError>((resolve) =>

@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 
-export const FIXTURE_DIR = '/work/shared/fixtures/sd-reference';
+import { fileURLToPath } from 'node:url';
+
+/** The reference fixtures live in `shared/` beside the checkout (CI clones with shared/ next to it). */
+export const FIXTURE_DIR =
+  process.env.TIFFIN_SD_FIXTURES ??
+  fileURLToPath(new URL('../../../../../shared/fixtures/sd-reference', import.meta.url));
 
 export interface Summary {
   shape: number[];

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { BadInput, InternalServerError, InvalidArgument, TiffinError } from '../../errors/index.js';
 import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import type { HttpRequest } from '../../http/request.js';
@@ -8,6 +9,7 @@ import {
   type DType,
   dtypeKind,
   formatShape,
+  isFloatDType,
   itemSize,
   normalizeDType,
   roundToFloat16,
@@ -18,6 +20,12 @@ import { NDArray, type NestedArray, resolveShape } from '../../ndarray/ndarray.j
 import type { Context } from '../../service/context.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJsonBytes } from '../json/parse.js';
+
+const NOT_FAST: unique symbol = Symbol('not-fast');
+/** An integer literal of 16+ digits (not the fraction or mantissa of a float literal). */
+const LONG_INTEGER = /(?<![\d.])\d{16,}(?![\d.eE])/;
+const FLOAT_LITERAL = /[.eE]/;
+
 import type {
   ComponentsObject,
   DescriptorSpec,
@@ -149,13 +157,33 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
 
   async fromHttpRequest(request: HttpRequest): Promise<NDArray> {
     const body = await request.body();
-    let parsed: unknown;
-    try {
-      parsed = parseJsonBytes(body, { exact: true });
-    } catch (err) {
-      throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
+    let parsed = this.parseFast(body);
+    if (parsed === NOT_FAST) {
+      try {
+        parsed = parseJsonBytes(body, { exact: true });
+      } catch (err) {
+        throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
+      }
     }
     return this.validate(this.toArray(parsed, 'NumpyNdarray input'));
+  }
+
+  /**
+   * The platform's JSON.parse is several times faster than the exact parser, and gives the same array when
+   * the body is ASCII, has no integer literal that may exceed 2^53 (16+ digits) and, unless the dtype is a
+   * float one, no float literal (`2.0` must still infer float64). Anything else — including NaN/Infinity
+   * literals and syntax errors, whose messages the exact parser words better — takes the exact path.
+   */
+  private parseFast(body: Buffer): unknown {
+    if (!isAscii(body)) return NOT_FAST;
+    const text = body.toString('latin1');
+    if (LONG_INTEGER.test(text)) return NOT_FAST;
+    if (!(this.dtype && isFloatDType(this.dtype)) && FLOAT_LITERAL.test(text)) return NOT_FAST;
+    try {
+      return globalThis.JSON.parse(text);
+    } catch {
+      return NOT_FAST;
+    }
   }
 
   /** Spec 2.3 step 2: convert to `dtype`; a failed conversion falls back to inference. */

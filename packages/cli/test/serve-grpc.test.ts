@@ -1,0 +1,54 @@
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { inferenceClientConstructor, type RequestMessage, type ResponseMessage } from '@tiffin/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI_DIR, CliProcess } from './cli-process.js';
+
+const FIXTURE = join(CLI_DIR, 'test', 'fixtures', 'grpc-service.ts');
+let proc: CliProcess | undefined;
+afterEach(async () => {
+  if (proc && proc.child.exitCode === null) {
+    proc.child.kill('SIGTERM');
+    await proc.exited;
+  }
+  proc = undefined;
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('tiffin serve --grpc', () => {
+  it('serves the same API over HTTP and gRPC, and exits 0 on SIGTERM', async () => {
+    const grpcPort = await freePort();
+    proc = new CliProcess(['serve', FIXTURE, '--port', '0', '--grpc', '--grpc-port', String(grpcPort)]);
+    const url = await proc.readyUrl();
+    await proc.waitFor((r) => r.msg === 'gRPC ready');
+    const viaHttp = await fetch(`${url}/yo`, { method: 'POST', body: 'Bob' });
+    expect(await viaHttp.text()).toBe('yo Bob');
+    const Client = inferenceClientConstructor();
+    const client = new Client(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure()) as grpc.Client & {
+      Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
+    };
+    const res = await new Promise<ResponseMessage>((resolve, reject) =>
+      client.Call({ api_name: 'yo', text: { value: 'Ann' } }, (err, r) => (err ? reject(err) : resolve(r))),
+    );
+    client.close();
+    expect(res.text?.value).toBe('yo Ann');
+    proc.child.kill('SIGTERM');
+    expect((await proc.exited).code).toBe(0);
+  });
+
+  it('--no-http without --grpc is a one-line error', async () => {
+    proc = new CliProcess(['serve', FIXTURE, '--no-http']);
+    const { code } = await proc.exited;
+    expect(code).not.toBe(0);
+    expect(proc.stderr.trim().split('\n')).toHaveLength(1);
+    expect(proc.stderr).toMatch(/--no-http needs --grpc/);
+  });
+});
