@@ -24,3 +24,10 @@ console.log(`  JSON.parse → Float64Array     ${fmt(parse.baselineMBps, 1)}`);
 console.log(
   `  ratio tiffin/baseline         ${fmt(parse.tiffinMBps / parse.baselineMBps, 3)}x   (target >= 0.8x)`,
 );
+
+const { runGrpcVsHttp } = await import('./grpc-vs-http.js');
+const transports = await runGrpcVsHttp();
+console.log('\nNumpyNdarray 1k-float echo, 32 calls in flight, calls/s:');
+console.log(`  HTTP                          ${fmt(transports.http)}`);
+console.log(`  gRPC                          ${fmt(transports.grpc)}`);
+console.log(`  ratio gRPC/HTTP               ${fmt(transports.grpc / transports.http, 3)}x`);
