@@ -57,7 +57,8 @@ export interface BufferedHttpRequestInit {
   headers?: ConstructorParameters<typeof Headers>[0] | Headers;
   /** The body, or a function reading it once (e.g. from a socket). */
   body?: Buffer | Uint8Array | string | (() => Promise<Buffer>);
-  signal?: AbortSignal;
+  /** The abort signal, or a function creating it on first use (an AbortSignal costs a few µs). */
+  signal?: AbortSignal | (() => AbortSignal);
   multipartLimits?: Partial<MultipartLimits>;
   /** For sub-requests: the form a child descriptor sees when it asks for one. */
   form?: FormPart[];
@@ -70,7 +71,7 @@ export class BufferedHttpRequest implements HttpRequest {
   readonly path: string;
   readonly headers: Headers;
   readonly query: URLSearchParams;
-  readonly signal: AbortSignal;
+  private signalSource: AbortSignal | (() => AbortSignal) | undefined;
   private readonly readBody: () => Promise<Buffer>;
   private bodyPromise: Promise<Buffer> | undefined;
   private formPromise: Promise<FormPart[]> | undefined;
@@ -83,7 +84,7 @@ export class BufferedHttpRequest implements HttpRequest {
     this.path = q >= 0 ? this.url.slice(0, q) : this.url;
     this.query = new URLSearchParams(q >= 0 ? this.url.slice(q + 1) : '');
     this.headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
-    this.signal = init.signal ?? new AbortController().signal;
+    this.signalSource = init.signal;
     this.limits = { ...DEFAULT_MULTIPART_LIMITS, ...init.multipartLimits };
     const body = init.body;
     if (typeof body === 'function') this.readBody = body;
@@ -103,6 +104,13 @@ export class BufferedHttpRequest implements HttpRequest {
     return parseMediaType(this.headers.get('content-type'));
   }
 
+  get signal(): AbortSignal {
+    if (typeof this.signalSource !== 'object') {
+      this.signalSource = this.signalSource ? this.signalSource() : new AbortController().signal;
+    }
+    return this.signalSource;
+  }
+
   body(): Promise<Buffer> {
     this.bodyPromise ??= this.readBody();
     return this.bodyPromise;
@@ -120,7 +128,7 @@ export class BufferedHttpRequest implements HttpRequest {
       url: this.url,
       headers: init.headers ?? this.headers,
       body: init.body ?? (() => this.body()),
-      signal: this.signal,
+      signal: () => this.signal,
       multipartLimits: this.limits,
       form: init.form,
     });

@@ -42,20 +42,16 @@ export function adaptRequest(
   url: string,
   options: { maxBodySize: number; abort: LazyAbort },
 ): BufferedHttpRequest {
-  const request = new BufferedHttpRequest({
+  return new BufferedHttpRequest({
     method: req.method ?? 'POST',
     url,
     headers: headersFromNode(req),
     body: () => readRawBody(req, options.maxBodySize),
-    // Placeholder replaced below by the lazily created signal (saves an AbortSignal per request).
-    signal: NEVER_ABORTED,
+    // Created only when something asks for it (saves an AbortSignal per request).
+    signal: () => options.abort.signal,
     multipartLimits: {
       maxFileSize: options.maxBodySize,
       maxFieldSize: options.maxBodySize,
     },
   });
-  Object.defineProperty(request, 'signal', { get: () => options.abort.signal, enumerable: true });
-  return request;
 }
-
-const NEVER_ABORTED = new AbortController().signal;
