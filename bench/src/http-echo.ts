@@ -17,7 +17,12 @@ const PAYLOAD = JSON.stringify({
 async function startServer(script: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
-    ['--conditions=source', '--import', 'tsx', join(HERE, 'servers', script)],
+    [
+      ...(process.env.BENCH_FROM_SOURCE ? ['--conditions=source'] : []),
+      '--import',
+      'tsx',
+      join(HERE, 'servers', script),
+    ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },

@@ -1,8 +1,15 @@
 import * as tf from '@tensorflow/tfjs';
+import { MissingDependencyException } from '@tiffin/core';
 
-/** Backends in order of preference; `tfjs-node(-gpu)` register `tensorflow`. */
-export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'wasm' | 'cpu';
+/** tfjs backends this engine can use; `tfjs-node(-gpu)` register `tensorflow`. */
+export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'webgpu' | 'wasm' | 'cpu';
+/**
+ * The order tried when no backend is forced. `webgpu` is only used when forced: its packages
+ * are optional, and the only adapter measured so far (Mesa's software OpenGL) is slower than wasm.
+ */
 export const BACKEND_PREFERENCE: readonly BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+/** Every name `selectBackend` / `TIFFIN_TF_BACKEND` accepts. */
+export const BACKEND_NAMES: readonly BackendName[] = [...BACKEND_PREFERENCE, 'webgpu'];
 
 export interface BackendChoice {
   name: BackendName;
@@ -10,6 +17,91 @@ export interface BackendChoice {
   tfBackend: string;
   /** Why preferred backends were skipped. */
   skipped: { name: BackendName; reason: string }[];
+}
+
+/** The parts of the `webgpu` package (Dawn's Node bindings) used here. */
+interface DawnAdapter {
+  readonly limits: Readonly<Record<string, number>>;
+  readonly info?: { readonly description?: string; readonly vendor?: string };
+  requestDevice(descriptor?: object): Promise<unknown>;
+}
+interface DawnModule {
+  create(flags: string[]): { requestAdapter(options?: object): Promise<DawnAdapter | null> };
+  /** GPUBufferUsage, GPUMapMode, ...: tfjs-backend-webgpu reads them as globals. */
+  globals: object;
+}
+interface TfWebGpuModule {
+  WebGPUBackend: new (device: unknown, adapterInfo?: unknown) => tf.KernelBackend;
+}
+
+/** The optional packages of the `webgpu` backend, pinned to the versions evaluated. */
+export const WEBGPU_PACKAGES = {
+  dawn: 'webgpu@0.6.2',
+  tfjs: '@tensorflow/tfjs-backend-webgpu@4.22.0',
+} as const;
+
+async function importOptional<T>(spec: string): Promise<T> {
+  const name = spec.slice(0, spec.lastIndexOf('@'));
+  try {
+    const mod = (await import(name)) as T & { default?: T };
+    // CommonJS bundles (tfjs-backend-webgpu) may expose their names only on `default`.
+    return { ...mod.default, ...mod } as T;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND')
+      throw MissingDependencyException.forPackage(spec, 'the webgpu tfjs backend', e);
+    throw e;
+  }
+}
+
+let webgpuInfo = '';
+
+/**
+ * Registers tfjs's WebGPU backend on a Dawn adapter. `TIFFIN_WEBGPU_DAWN_FLAGS` passes Dawn
+ * toggles (comma-separated, e.g. `backend=opengl`); a compatibility-mode adapter (Dawn's
+ * OpenGL backend) is accepted when no core adapter exists.
+ */
+async function initWebGpu(): Promise<string> {
+  const dawn = await importOptional<DawnModule>(WEBGPU_PACKAGES.dawn);
+  const tfWebGpu = await importOptional<TfWebGpuModule>(WEBGPU_PACKAGES.tfjs);
+  const flags = (process.env.TIFFIN_WEBGPU_DAWN_FLAGS ?? '')
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+  const gpu = dawn.create(flags);
+  const adapter =
+    (await gpu.requestAdapter({ powerPreference: 'high-performance' })) ??
+    (await gpu.requestAdapter({ featureLevel: 'compatibility' }));
+  if (!adapter)
+    throw new Error(
+      `Dawn found no WebGPU adapter (flags: ${flags.join(',') || 'none'}); it needs a Vulkan driver, or ` +
+        'TIFFIN_WEBGPU_DAWN_FLAGS=backend=opengl with EGL_PLATFORM=surfaceless for Mesa',
+    );
+  Object.assign(globalThis, dawn.globals);
+  // tfjs-backend-webgpu checks `navigator.gpu` when a backend is made (Node 20 has no navigator).
+  // Set after importing the package, so its own registration (core adapters only) stays off.
+  const nav = (globalThis as { navigator?: { gpu?: unknown } }).navigator;
+  if (!nav) Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true });
+  else if (!nav.gpu) Object.defineProperty(nav, 'gpu', { value: gpu, configurable: true });
+  if (!tf.findBackendFactory('webgpu')) {
+    tf.registerBackend('webgpu', async () => {
+      // The limits tfjs-backend-webgpu itself asks for: the adapter's maxima.
+      const keys = [
+        'maxComputeWorkgroupStorageSize',
+        'maxComputeWorkgroupsPerDimension',
+        'maxStorageBufferBindingSize',
+        'maxBufferSize',
+        'maxComputeWorkgroupSizeX',
+        'maxComputeInvocationsPerWorkgroup',
+      ];
+      const requiredLimits = Object.fromEntries(keys.map((k) => [k, adapter.limits[k]]));
+      const device = await adapter.requestDevice({ requiredLimits });
+      return new tfWebGpu.WebGPUBackend(device, adapter.info);
+    });
+  }
+  if (!(await tf.setBackend('webgpu'))) throw new Error('webgpu backend did not initialise');
+  webgpuInfo = adapter.info?.description || adapter.info?.vendor || 'unknown adapter';
+  return 'webgpu';
 }
 
 async function tryBackend(name: BackendName): Promise<string> {
@@ -23,6 +115,8 @@ async function tryBackend(name: BackendName): Promise<string> {
       await import('@tensorflow/tfjs-node' as string);
       if (!(await tf.setBackend('tensorflow'))) throw new Error('tensorflow backend did not initialise');
       return 'tensorflow';
+    case 'webgpu':
+      return initWebGpu();
     case 'wasm':
       await import('@tensorflow/tfjs-backend-wasm');
       if (!(await tf.setBackend('wasm'))) throw new Error('wasm backend did not initialise');
@@ -37,17 +131,18 @@ let current: Promise<BackendChoice> | null = null;
 let currentRequest: string | undefined;
 
 /**
- * Select the tfjs backend: `requested` (or env TIFFIN_TF_BACKEND) forces one; otherwise the
- * first of tfjs-node-gpu, tfjs-node, wasm, cpu that loads. tfjs has one global backend per
- * process, so the choice is made once and later calls with the same request reuse it.
+ * Select the tfjs backend: `requested` (or env TIFFIN_TF_BACKEND) forces one (including
+ * `webgpu`); otherwise the first of tfjs-node-gpu, tfjs-node, wasm, cpu that loads. tfjs has one
+ * global backend per process, so the choice is made once and later calls with the same request
+ * reuse it.
  */
 export function selectBackend(
   requested: BackendName | undefined = process.env.TIFFIN_TF_BACKEND as BackendName | undefined,
   log: (msg: string) => void = (m) => console.info(m),
 ): Promise<BackendChoice> {
-  if (requested !== undefined && !BACKEND_PREFERENCE.includes(requested)) {
+  if (requested !== undefined && !BACKEND_NAMES.includes(requested)) {
     return Promise.reject(
-      new Error(`unknown tfjs backend "${requested}" (use one of ${BACKEND_PREFERENCE.join(', ')})`),
+      new Error(`unknown tfjs backend "${requested}" (use one of ${BACKEND_NAMES.join(', ')})`),
     );
   }
   if (current && currentRequest === requested) return current;
@@ -58,7 +153,7 @@ export function selectBackend(
     for (const name of order) {
       try {
         const tfBackend = await tryBackend(name);
-        log(`@tiffin/diffusion: using tfjs backend ${name}`);
+        log(`@tiffin/diffusion: using tfjs backend ${name}${name === 'webgpu' ? ` (${webgpuInfo})` : ''}`);
         return { name, tfBackend, skipped };
       } catch (e) {
         skipped.push({ name, reason: (e as Error).message.split('\n')[0] });

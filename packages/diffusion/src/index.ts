@@ -1,9 +1,17 @@
 // @tiffin/diffusion — Stable Diffusion 1.x / 2.x on TensorFlow.js.
-export { BACKEND_PREFERENCE, type BackendChoice, type BackendName, selectBackend } from './backend.js';
+export {
+  BACKEND_NAMES,
+  BACKEND_PREFERENCE,
+  type BackendChoice,
+  type BackendName,
+  selectBackend,
+  WEBGPU_PACKAGES,
+} from './backend.js';
 export * from './hub/index.js';
 export * from './lora/index.js';
 export { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from './models/clip-text-encoder.js';
 export { UNet2DConditionModel, type UNetConfig, unetWeightSpecs, validateUNetConfig } from './models/unet.js';
+export { type UNetActivations, type UNetStage, unetStages } from './models/unet-stages.js';
 export { AutoencoderKL, type VaeConfig, vaeWeightSpecs } from './models/vae.js';
 export {
   type LoadComponentsOptions,

@@ -13,7 +13,10 @@ export interface JsonEncoderRule {
 
 const rules: JsonEncoderRule[] = [];
 
-/** Register an encoder rule; the most recently registered rule is tried first. */
+/**
+ * Register an encoder rule; the most recently registered rule is tried first. Rules see values that are not
+ * plain JSON data (class instances, Maps, ...): plain objects and arrays are written as they are.
+ */
 export function registerJsonEncoder(rule: JsonEncoderRule): void {
   const i = rules.findIndex((r) => r.name === rule.name);
   if (i >= 0) rules.splice(i, 1);
@@ -37,7 +40,40 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  * writer turns them into null (D3). Functions and undefined members are dropped as JSON.stringify does.
  */
 export function defaultJsonEncoder(value: unknown): unknown {
-  return encode(value, new Set());
+  // Most results already are plain JSON data: a read-only walk is far cheaper than the copying encode.
+  return isPlainJsonData(value, 0) ? value : encode(value, new Set());
+}
+
+/** Deeper than this the walk gives up and leaves it to `encode` (which also detects cycles). */
+const MAX_PLAIN_DEPTH = 64;
+
+/**
+ * True when JSON.stringify alone would write `value` as the encoder would: only primitives (no BigInt),
+ * arrays and plain objects without `toJSON`. Anything else (class instances, Map, typed arrays, ...) may need
+ * a rule, so it is not plain.
+ */
+function isPlainJsonData(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object') return typeof value !== 'bigint';
+  if (depth > MAX_PLAIN_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (v !== null && typeof v === 'object' ? !isPlainJsonData(v, depth + 1) : typeof v === 'bigint') {
+        return false;
+      }
+    }
+    return true;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+  for (const key in value) {
+    const v: unknown = (value as Record<string, unknown>)[key];
+    if (v !== null && typeof v === 'object' ? !isPlainJsonData(v, depth + 1) : typeof v === 'bigint') {
+      return false;
+    }
+  }
+  return true;
 }
 
 function encode(value: unknown, seen: Set<object>): unknown {

@@ -1,17 +1,17 @@
+import { isUtf8 } from 'node:buffer';
 import { BadInput } from '../errors/index.js';
-
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
  * Decode a request body as strict UTF-8 (a leading BOM is dropped). Invalid bytes are the client's fault
  * (D1): BadInput naming `what` and the offset of the first bad byte.
  */
 export function decodeUtf8(bytes: Uint8Array, what: string): string {
-  try {
-    return decoder.decode(bytes);
-  } catch {
+  // isUtf8 (simdutf) + a plain decode is about twice as fast as a fatal TextDecoder on large bodies.
+  if (!isUtf8(bytes)) {
     throw new BadInput(`${what} is not valid UTF-8 (invalid byte at offset ${firstInvalidUtf8(bytes)})`);
   }
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** Offset of the first byte that breaks UTF-8 (only called on failure, so speed does not matter). */

@@ -1,6 +1,7 @@
 export * from './app.js';
+export * from './lifecycle.js';
 export * from './logger.js';
 export * from './metrics.js';
-export { UNLIMITED_PATHS } from './middleware/concurrency.js';
 export * from './options.js';
+export { UNLIMITED_PATHS } from './pipeline/concurrency-gate.js';
 export * from './serve.js';

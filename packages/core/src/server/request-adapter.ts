@@ -45,7 +45,7 @@ export function adaptRequest(
   return new BufferedHttpRequest({
     method: req.method ?? 'POST',
     url,
-    headers: headersFromNode(req),
+    headers: () => headersFromNode(req),
     body: () => readRawBody(req, options.maxBodySize),
     // Created only when something asks for it (saves an AbortSignal per request).
     signal: () => options.abort.signal,

@@ -8,16 +8,16 @@ import type { HttpResponse } from '../http/response.js';
  */
 export function writeResponse(ctx: Koa.Context, response: HttpResponse): void {
   ctx.status = response.status;
-  const seen = new Set<string>();
-  for (const [name, value] of response.headers) {
-    // The first occurrence replaces anything set earlier; later ones (set-cookie, ...) append.
-    if (seen.has(name)) ctx.append(name, value);
-    else {
-      ctx.set(name, value);
-      seen.add(name);
-    }
-  }
   const body = response.body;
+  const headers = response.headers;
+  for (let i = 0; i < headers.length; i++) {
+    const [name, value] = headers[i]!;
+    // Koa sets the length of a byte body itself.
+    if (name === 'content-length' && body instanceof Uint8Array) continue;
+    // The first occurrence replaces anything set earlier; later ones (set-cookie, ...) append.
+    if (seenBefore(headers, i, name)) ctx.append(name, value);
+    else ctx.set(name, value);
+  }
   if (body === null) {
     ctx.body = Buffer.alloc(0);
   } else if (body instanceof Uint8Array) {
@@ -25,4 +25,10 @@ export function writeResponse(ctx: Koa.Context, response: HttpResponse): void {
   } else {
     ctx.body = Readable.from(body, { objectMode: false });
   }
+}
+
+/** Whether `name` occurs in `headers` before index `end` (lists are short: a scan beats a Set). */
+function seenBefore(headers: ReadonlyArray<readonly [string, string]>, end: number, name: string): boolean {
+  for (let i = 0; i < end; i++) if (headers[i]![0] === name) return true;
+  return false;
 }

@@ -8,9 +8,14 @@ import type { Cookie } from '../http/response.js';
 export class ResponseContext {
   /** Status code of the response (default 200). */
   status = 200;
-  /** Headers sent before the descriptor's own; `append` keeps duplicates. */
-  readonly headers: Headers = new Headers();
+  private headerStore: Headers | undefined;
   readonly cookies: Cookie[] = [];
+
+  /** Headers sent before the descriptor's own; `append` keeps duplicates. Made on first use. */
+  get headers(): Headers {
+    this.headerStore ??= new Headers();
+    return this.headerStore;
+  }
 
   setCookie(key: string, value: string, options: Omit<Cookie, 'key' | 'value'> = {}): void {
     this.cookies.push({ key, value, ...options });
@@ -26,7 +31,7 @@ export class ResponseContext {
 
   /** Headers in wire order with lower-case names (set-cookie excluded: cookies go last). */
   headerList(): Array<[string, string]> {
-    return [...this.headers.entries()];
+    return this.headerStore ? [...this.headerStore.entries()] : [];
   }
 }
 
@@ -52,6 +57,11 @@ export class Context {
   tempDir(): Promise<string> {
     this.tempDirPromise ??= mkdtemp(join(tmpdir(), 'tiffin-req-'));
     return this.tempDirPromise;
+  }
+
+  /** Whether `tempDir()` was called (so `dispose()` has something to remove). */
+  get usedTempDir(): boolean {
+    return this.tempDirPromise !== undefined;
   }
 
   /** Called by the server when the request is finished. */

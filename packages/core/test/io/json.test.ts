@@ -199,6 +199,34 @@ describe('default JSON encoder', () => {
       args: { has_pydantic_model: false, has_json_encoder: true },
     });
   });
+  it('plain JSON data is returned as it is (no copy); BigInt or a class deep inside still gets encoded', () => {
+    const plain = { a: [1, 'x', null, true, { b: [2.5] }], c: { d: null } };
+    expect(defaultJsonEncoder(plain)).toBe(plain);
+    const deepBigInt = { a: [{ b: [1n] }] };
+    expect(defaultJsonEncoder(deepBigInt)).toEqual({ a: [{ b: [1] }] });
+    const deepMap = [[{ m: new Map([['k', 1]]) }]];
+    expect(defaultJsonEncoder(deepMap)).toEqual([[{ m: { k: 1 } }]]);
+    const withToJson = { toJSON: () => 'custom' };
+    expect(defaultJsonEncoder({ v: withToJson })).toEqual({ v: 'custom' });
+  });
+  it('a deeply nested cycle is still reported, not walked forever', () => {
+    const root: Record<string, unknown> = {};
+    let node = root;
+    for (let i = 0; i < 100; i++) {
+      const next: Record<string, unknown> = {};
+      node.next = next;
+      node = next;
+    }
+    node.next = root;
+    expect(() => defaultJsonEncoder(root)).toThrow(/circular/);
+  });
+  it('the JSON writer keeps BigInt exact when it can and as a string when it cannot', async () => {
+    const res = await new JSONDescriptor({ json_encoder: (v) => v }).toHttpResponse(
+      { small: 7n, big: 2n ** 64n },
+      null,
+    );
+    expect(await text(res)).toBe('{"small":7,"big":"18446744073709551616"}');
+  });
   it('circular references are reported', () => {
     const a: Record<string, unknown> = {};
     a.self = a;

@@ -33,6 +33,12 @@ describe('Text (spec 6)', () => {
     );
   });
 
+  it('a leading UTF-8 BOM is dropped; a BOM later in the text is kept', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const body = Buffer.concat([bom, Buffer.from('hi'), bom]);
+    expect(await new Text().fromHttpRequest(request(body))).toBe('hi\ufeff');
+  });
+
   it('case 53: an async generator streams chunk by chunk', async () => {
     async function* gen() {
       for (let i = 0; i < 10; i++) yield `yo ${i}`;

@@ -1,6 +1,5 @@
-import { InvalidArgument } from '@tiffin/core';
 import { loraDelta } from './delta.js';
-import { resolveLora } from './resolve.js';
+import { resolveForApply } from './resolve.js';
 import type {
   AppliedLora,
   ApplyLoraOptions,
@@ -17,16 +16,7 @@ import type {
  * A failure part-way restores what was already merged before rethrowing.
  */
 export function mergeLora(target: LoraTarget, file: LoraFile, options: ApplyLoraOptions = {}): AppliedLora {
-  const scale = options.scale ?? 1;
-  if (!Number.isFinite(scale)) throw new InvalidArgument(`LoRA scale must be a finite number, got ${scale}`);
-  const { modules, unmatched } = resolveLora(file, target);
-  if (unmatched.length > 0 && (options.onUnmatched ?? 'error') === 'error') {
-    const shown = unmatched.slice(0, 5).map((u) => `${u.key} (${u.reason})`);
-    const more = unmatched.length > 5 ? `, and ${unmatched.length - 5} more` : '';
-    throw new InvalidArgument(
-      `LoRA${file.source ? ` ${file.source}` : ''} does not match this model: ${unmatched.length} of ${file.modules.length} modules unmatched: ${shown.join('; ')}${more}`,
-    );
-  }
+  const { scale, modules, unmatched } = resolveForApply(file, target, options);
   const exact = typeof target.snapshotWeight === 'function' && typeof target.restoreWeight === 'function';
   const snapshots = new Map<string, WeightSnapshot>();
   const applied: ResolvedLoraModule[] = [];

@@ -1,4 +1,6 @@
+import { InvalidArgument } from '@tiffin/core';
 import type {
+  ApplyLoraOptions,
   LoraComponent,
   LoraFile,
   LoraFileModule,
@@ -65,4 +67,26 @@ export function resolveLora(file: LoraFile, target: LoraTarget): LoraResolution 
     modules.push({ module, weightName, rank, alphaScale: module.alpha === null ? 1 : module.alpha / rank });
   }
   return { modules, unmatched };
+}
+
+/**
+ * The checks shared by merging and run-time application: a finite scale, and no unmatched module
+ * unless `onUnmatched: 'skip'` (then they are reported).
+ */
+export function resolveForApply(
+  file: LoraFile,
+  target: LoraTarget,
+  options: ApplyLoraOptions,
+): LoraResolution & { scale: number } {
+  const scale = options.scale ?? 1;
+  if (!Number.isFinite(scale)) throw new InvalidArgument(`LoRA scale must be a finite number, got ${scale}`);
+  const { modules, unmatched } = resolveLora(file, target);
+  if (unmatched.length > 0 && (options.onUnmatched ?? 'error') === 'error') {
+    const shown = unmatched.slice(0, 5).map((u) => `${u.key} (${u.reason})`);
+    const more = unmatched.length > 5 ? `, and ${unmatched.length - 5} more` : '';
+    throw new InvalidArgument(
+      `LoRA${file.source ? ` ${file.source}` : ''} does not match this model: ${unmatched.length} of ${file.modules.length} modules unmatched: ${shown.join('; ')}${more}`,
+    );
+  }
+  return { scale, modules, unmatched };
 }

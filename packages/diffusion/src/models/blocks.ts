@@ -114,8 +114,10 @@ export function upsample(w: Weights, p: string, x: tf.Tensor, size?: [number, nu
   const [b, h, wd, c] = x.shape as number[];
   let up: tf.Tensor;
   if (!size || (size[0] === 2 * h && size[1] === 2 * wd)) {
-    // Each pixel repeated 2×2: exact, no interpolation arithmetic.
-    up = tf.tile(x.reshape([b, h, 1, wd, 1, c]), [1, 1, 2, 1, 2, 1]).reshape([b, 2 * h, 2 * wd, c]);
+    // Each pixel repeated 2×2: exact, no interpolation arithmetic. Two rank-4 tiles (columns, then
+    // rows): tfjs-backend-webgpu runs rank ≥ 5 tiles on the CPU through a browser-only canvas.
+    const cols = tf.tile(x.reshape([b * h, wd, 1, c]), [1, 1, 2, 1]).reshape([b * h, 1, 2 * wd, c]);
+    up = tf.tile(cols, [1, 2, 1, 1]).reshape([b, 2 * h, 2 * wd, c]);
   } else {
     up = tf.image.resizeNearestNeighbor(x as tf.Tensor4D, size, false, false);
   }

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { WeightSpec, WeightStore } from '../weights/store.js';
 import { attention, gelu, layerNorm, linear, quickGelu } from './layers.js';
+import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from './low-rank.js';
 
 /** The fields of transformers' CLIPTextConfig this encoder uses (spec 4). */
 export interface ClipTextConfig {
@@ -67,8 +68,14 @@ export class ClipTextEncoder {
 
   /**
    * Encode token ids [B][L]. `clipSkip` k > 0 returns final_layer_norm(hidden_states[-(k+1)]).
+   * `lora`: low-rank branches added at run time (unfused LoRA), keyed by weight name.
    */
-  encode(ids: readonly (readonly number[])[], clipSkip = 0): ClipTextOutput {
+  encode(ids: readonly (readonly number[])[], clipSkip = 0, lora?: LowRankBranchesByName): ClipTextOutput {
+    const w = (n: string) => this.weights.get(n);
+    return withLowRankBranches(branchesByTensor(lora, w), () => this.forward(ids, clipSkip));
+  }
+
+  private forward(ids: readonly (readonly number[])[], clipSkip: number): ClipTextOutput {
     const c = this.config;
     const w = (n: string) => this.weights.get(n);
     const B = ids.length;

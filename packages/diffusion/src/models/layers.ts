@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { linearBranches, lowRankBranchesFor, upChannels } from './low-rank.js';
 
 /** Building blocks in NHWC / [..., features] layout (spec 12). Callers run them inside tf.tidy. */
 
@@ -6,7 +7,11 @@ import * as tf from '@tensorflow/tfjs';
 export function linear(x: tf.Tensor, w: tf.Tensor, b?: tf.Tensor): tf.Tensor {
   const [inDim, outDim] = w.shape as number[];
   const lead = x.shape.slice(0, -1);
-  let y = tf.matMul(x.reshape([-1, inDim]) as tf.Tensor2D, w as tf.Tensor2D);
+  const x2d = x.reshape([-1, inDim]) as tf.Tensor2D;
+  let y = tf.matMul(x2d, w as tf.Tensor2D);
+  // Unfused LoRA of this request (spec 9.3): base weights stay untouched.
+  const branches = lowRankBranchesFor(w);
+  if (branches) y = tf.add(y, linearBranches(x2d, branches));
   if (b) y = tf.add(y, b);
   return y.reshape([...lead, outDim]);
 }
@@ -45,6 +50,9 @@ export function conv2d(
           ]);
     y = tf.conv2d(input, w as tf.Tensor4D, stride, 'valid');
   }
+  // Unfused LoRA: `down` is a conv with W's kernel, stride and padding, `up` a 1×1 conv.
+  for (const branch of lowRankBranchesFor(w) ?? [])
+    y = tf.add(y, upChannels(conv2d(x, branch.down, undefined, stride, pad), branch.up));
   return b ? tf.add(y, b) : y;
 }
 

@@ -1,18 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import type { WeightSpec, WeightStore } from '../weights/store.js';
-import {
-  convSpecs,
-  downsample,
-  linearSpecs,
-  type NormOptions,
-  normSpecs,
-  resnet,
-  resnetSpecs,
-  transformer2d,
-  transformerSpecs,
-  upsample,
-} from './blocks.js';
-import { conv2d, groupNorm, linear, silu } from './layers.js';
+import { convSpecs, linearSpecs, normSpecs, resnetSpecs, transformerSpecs } from './blocks.js';
+import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from './low-rank.js';
+import { type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';
 
 /** UNet2DConditionModel config fields (spec 5.1). */
 export interface UNetConfig {
@@ -83,14 +73,15 @@ export function validateUNetConfig(c: UNetConfig): void {
 
 const perBlock = (v: number | number[], n: number): number[] => (Array.isArray(v) ? v : Array(n).fill(v));
 
-interface Layout {
+export interface UNetLayout {
   C: number[];
   heads: number[];
   layers: number[];
   temb: number;
 }
 
-function layout(c: UNetConfig): Layout {
+/** Per-level channels, attention heads and transformer depth, and the time-embedding width. */
+export function unetLayout(c: UNetConfig): UNetLayout {
   const N = c.block_out_channels.length;
   return {
     C: c.block_out_channels,
@@ -101,7 +92,7 @@ function layout(c: UNetConfig): Layout {
 }
 
 export function unetWeightSpecs(c: UNetConfig): WeightSpec[] {
-  const { C, layers, temb } = layout(c);
+  const { C, layers, temb } = unetLayout(c);
   const N = C.length;
   const n = c.layers_per_block;
   const lp = c.use_linear_projection ?? false;
@@ -176,75 +167,36 @@ export function timestepEmbedding(
 
 /** UNet2DConditionModel forward in NHWC (spec 5.5). */
 export class UNet2DConditionModel {
-  private readonly lay: Layout;
-  private readonly norm: NormOptions;
+  private readonly stages: readonly UNetStage[];
 
   constructor(
     readonly config: UNetConfig,
     readonly weights: WeightStore,
   ) {
     validateUNetConfig(config);
-    this.lay = layout(config);
-    this.norm = { groups: config.norm_num_groups, eps: config.norm_eps };
+    this.stages = unetStages(config);
   }
 
-  /** sample NHWC [B, h, w, 4], timestep scalar, context [B, 77, Dc] → NHWC prediction. */
-  predict(sample: tf.Tensor4D, timestep: number, context: tf.Tensor3D): tf.Tensor4D {
-    const c = this.config;
-    const { C, heads, layers } = this.lay;
-    const N = C.length;
-    const n = c.layers_per_block;
-    const lp = c.use_linear_projection ?? false;
-    const G = c.norm_num_groups;
+  /**
+   * sample NHWC [B, h, w, 4], timestep scalar, context [B, 77, Dc] → NHWC prediction.
+   * `lora`: low-rank branches added at run time (unfused LoRA), keyed by weight name.
+   */
+  predict(
+    sample: tf.Tensor4D,
+    timestep: number,
+    context: tf.Tensor3D,
+    lora?: LowRankBranchesByName,
+  ): tf.Tensor4D {
+    const w = (name: string) => this.weights.get(name);
+    return withLowRankBranches(branchesByTensor(lora, w), () => this.forward(sample, timestep, context));
+  }
+
+  private forward(sample: tf.Tensor4D, timestep: number, context: tf.Tensor3D): tf.Tensor4D {
     const w = (name: string) => this.weights.get(name);
     return tf.tidy(() => {
-      const B = sample.shape[0];
-      const emb1 = timestepEmbedding(timestep, C[0], c.flip_sin_to_cos ?? true, c.freq_shift ?? 0);
-      const emb = tf.tile(tf.tensor2d(emb1, [1, C[0]]), [B, 1]);
-      const temb = linear(
-        silu(linear(emb, w('time_embedding.linear_1.weight'), w('time_embedding.linear_1.bias'))),
-        w('time_embedding.linear_2.weight'),
-        w('time_embedding.linear_2.bias'),
-      );
-      const tembAct = silu(temb);
-      let h: tf.Tensor = conv2d(sample, w('conv_in.weight'), w('conv_in.bias'));
-      const skips: tf.Tensor[] = [h];
-      for (let i = 0; i < N; i++) {
-        const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';
-        for (let j = 0; j < n; j++) {
-          h = resnet(w, `down_blocks.${i}.resnets.${j}`, h, tembAct, this.norm);
-          if (cross)
-            h = transformer2d(w, `down_blocks.${i}.attentions.${j}`, h, context, heads[i], G, lp, layers[i]);
-          skips.push(h);
-        }
-        if (i < N - 1) {
-          h = downsample(w, `down_blocks.${i}.downsamplers.0`, h, 'same-as-torch');
-          skips.push(h);
-        }
-      }
-      h = resnet(w, 'mid_block.resnets.0', h, tembAct, this.norm);
-      h = transformer2d(w, 'mid_block.attentions.0', h, context, heads[N - 1], G, lp, layers[N - 1]);
-      h = resnet(w, 'mid_block.resnets.1', h, tembAct, this.norm);
-      const RH = [...heads].reverse();
-      const RL = [...layers].reverse();
-      for (let i = 0; i < N; i++) {
-        const cross = c.up_block_types[i] === 'CrossAttnUpBlock2D';
-        for (let j = 0; j <= n; j++) {
-          const s = skips.pop() as tf.Tensor;
-          h = resnet(w, `up_blocks.${i}.resnets.${j}`, tf.concat([h, s], 3), tembAct, this.norm);
-          if (cross) h = transformer2d(w, `up_blocks.${i}.attentions.${j}`, h, context, RH[i], G, lp, RL[i]);
-        }
-        if (i < N - 1) {
-          // Upsample to the next skip's size so odd latent sizes work as in diffusers.
-          const next = skips[skips.length - 1];
-          h = upsample(w, `up_blocks.${i}.upsamplers.0`, h, [
-            (next.shape as number[])[1],
-            (next.shape as number[])[2],
-          ]);
-        }
-      }
-      h = silu(groupNorm(h, G, c.norm_eps, w('conv_norm_out.weight'), w('conv_norm_out.bias')));
-      return conv2d(h, w('conv_out.weight'), w('conv_out.bias'));
+      let a: UNetActivations = { h: sample, skips: [], tembAct: null };
+      for (const stage of this.stages) a = stage.run(w, a, timestep, context);
+      return a.h as tf.Tensor4D;
     });
   }
 

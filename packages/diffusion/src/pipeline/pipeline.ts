@@ -1,7 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
-import { InvalidArgument } from '@tiffin/core';
+import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
-import type { LoraTarget } from '../lora/types.js';
+import { mergeLora } from '../lora/merge.js';
+import { prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
+import type { AppliedLora, LoraTarget } from '../lora/types.js';
 import type { ClipTextEncoder } from '../models/clip-text-encoder.js';
 import type { UNet2DConditionModel } from '../models/unet.js';
 import type { AutoencoderKL } from '../models/vae.js';
@@ -24,7 +26,9 @@ import type {
   GenerationResult,
   Img2ImgRequest,
   InjectedNoise,
+  LoraMode,
   NoisePurpose,
+  RequestLora,
   Text2ImgRequest,
 } from './types.js';
 import { PipelineWeightTarget } from './weight-target.js';
@@ -90,6 +94,9 @@ export class StableDiffusionPipeline {
   readonly defaultScheduler: SchedulerName;
   /** LoRA merge target (`unet.*`, `text_encoder.*` weights). */
   readonly loraTarget: LoraTarget;
+  /** Generations in flight, and whether one of them has a LoRA fused into the shared weights. */
+  private inFlight = 0;
+  private fusedInFlight = false;
 
   constructor(
     components: PipelineComponents,
@@ -129,9 +136,10 @@ export class StableDiffusionPipeline {
     return this.unet.config.sample_size * this.vae.scaleFactor;
   }
 
-  /** Prompt embeddings [1, 77, D] (caller disposes). */
-  encodePrompt(text: string, clipSkip = 0): tf.Tensor3D {
-    return this.textEncoder.encode([this.tokenizer.encode(text)], clipSkip).lastHiddenState;
+  /** Prompt embeddings [1, 77, D] (caller disposes); `lora` adds an unfused LoRA's branches. */
+  encodePrompt(text: string, clipSkip = 0, lora?: RuntimeLora): tf.Tensor3D {
+    return this.textEncoder.encode([this.tokenizer.encode(text)], clipSkip, lora?.component('text_encoder'))
+      .lastHiddenState;
   }
 
   async text2img(request: Text2ImgRequest): Promise<GenerationResult> {
@@ -169,6 +177,11 @@ export class StableDiffusionPipeline {
     const seed = request.seed ?? Math.floor(Math.random() * 2 ** 32);
     if (!Number.isSafeInteger(seed) || seed < 0)
       throw new InvalidArgument(`seed must be a non-negative integer, got ${request.seed}`);
+    const loraMode = requestLoraMode(request.lora);
+    if (this.fusedInFlight || (loraMode === 'fused' && this.inFlight > 0))
+      throw new ServiceUnavailable(
+        'a fused LoRA needs the pipeline to itself: another generation is running (serialise requests or use lora mode "unfused")',
+      );
     const cfg = guidance > 1;
     const noise = new NoiseDraws(seed, request.noise);
     const scheduler = createScheduler(schedulerName, this.schedulerConfig);
@@ -177,10 +190,23 @@ export class StableDiffusionPipeline {
     const f = this.vae.scaleFactor;
     const latentShape = [perPrompt, size.height / f, size.width / f, this.unet.config.in_channels];
     const owned: tf.Tensor[] = [];
+    let fused: AppliedLora | undefined;
+    let runtime: RuntimeLora | undefined;
+    this.inFlight++;
     try {
+      // --- the request's LoRA (spec 9.3/9.4): merged now and restored in `finally`, or run-time ---
+      if (request.lora) {
+        const options = { scale: request.lora.scale, onUnmatched: request.lora.onUnmatched };
+        if (loraMode === 'fused') {
+          this.fusedInFlight = true;
+          fused = mergeLora(this.loraTarget, request.lora.file, options);
+        } else runtime = prepareRuntimeLora(this.loraTarget, request.lora.file, options);
+      }
+      const unetLora = runtime?.component('unet');
+
       // --- prompt embeddings (negative first, spec 8.1) ---
       const embed = (text: string | null | undefined, given: CommonRequest['prompt_embeds']) =>
-        given ? tf.tensor3d(given.data, given.shape) : this.encodePrompt(text ?? '', clipSkip);
+        given ? tf.tensor3d(given.data, given.shape) : this.encodePrompt(text ?? '', clipSkip, runtime);
       const context = tf.tidy(() => {
         const pos = embed(request.prompt, request.prompt_embeds);
         const rep = (t: tf.Tensor3D) => (perPrompt > 1 ? tf.tile(t, [perPrompt, 1, 1]) : t);
@@ -229,7 +255,7 @@ export class StableDiffusionPipeline {
         const scaled = scheduler.scaleModelInput(input, t) as tf.Tensor4D;
         input.dispose();
         const modelOutput = tf.tidy(() => {
-          let m: tf.Tensor = this.unet.predict(scaled, t, context);
+          let m: tf.Tensor = this.unet.predict(scaled, t, context, unetLora);
           if (cfg) {
             const [mu, mc] = tf.split(m, 2, 0);
             const guided = tf.add(mu, tf.mul(tf.sub(mc, mu), guidance));
@@ -276,6 +302,10 @@ export class StableDiffusionPipeline {
     } finally {
       tf.dispose(owned);
       scheduler.dispose();
+      fused?.unmerge();
+      runtime?.dispose();
+      if (loraMode === 'fused') this.fusedInFlight = false;
+      this.inFlight--;
     }
   }
 
@@ -298,6 +328,17 @@ export class StableDiffusionPipeline {
     this.unet.dispose();
     this.vae.dispose();
   }
+}
+
+/** The request's LoRA mode (`fused` by default), or null without a LoRA. */
+function requestLoraMode(lora: RequestLora | undefined): LoraMode | null {
+  if (!lora) return null;
+  if (!lora.file || !Array.isArray(lora.file.modules))
+    throw new InvalidArgument('lora.file must be a parsed LoRA file (readLoraFile)');
+  const mode = lora.mode ?? 'fused';
+  if (mode !== 'fused' && mode !== 'unfused')
+    throw new InvalidArgument(`lora.mode must be "fused" or "unfused", got ${JSON.stringify(lora.mode)}`);
+  return mode;
 }
 
 /** guidance_rescale (spec 8.1): std over all non-batch axes. */

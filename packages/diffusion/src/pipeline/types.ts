@@ -1,3 +1,4 @@
+import type { LoraFile } from '../lora/types.js';
 import type { SchedulerName } from '../schedulers/types.js';
 
 /** An RGB image, row-major HWC. Uint8 values 0–255, or floats in [0, 1]. */
@@ -23,6 +24,27 @@ export interface GenerationProgress {
   timestep: number;
 }
 
+/**
+ * How a request's LoRA is applied (spec 9.3):
+ * - `fused`: merged into the weights for the request and restored bit-exactly afterwards; no cost per
+ *   step, but the pipeline's weights are shared state, so no other generation may run meanwhile.
+ * - `unfused`: `W x + s · (alpha/r) · up(down(x))` during the forward pass; base weights untouched,
+ *   so requests may run concurrently; a little extra work per LoRA layer and step.
+ */
+export type LoraMode = 'fused' | 'unfused';
+
+/** A LoRA applied to one request only. */
+export interface RequestLora {
+  /** A parsed file (`readLoraFile`, `LoraCache`). */
+  file: LoraFile;
+  /** Request scale (multiplier), default 1. */
+  scale?: number;
+  /** Default `fused`. */
+  mode?: LoraMode;
+  /** Modules matching no base weight: an error (default) or skipped. */
+  onUnmatched?: 'error' | 'skip';
+}
+
 export interface CommonRequest {
   prompt: string;
   /** null/undefined → "" (spec 8.1). */
@@ -44,6 +66,8 @@ export interface CommonRequest {
   prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
   negative_prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
   noise?: InjectedNoise;
+  /** LoRA for this request only; the pipeline's weights are as before once the request ends. */
+  lora?: RequestLora;
   /** Also return the float image(s) in [0, 1] (HWC). */
   return_float?: boolean;
   /** Also return the final latents (NCHW, before VAE scaling). */

@@ -1,6 +1,6 @@
-/** CLIP's byte ↔ printable-symbol table (spec 3). */
+/** CLIP's byte → printable-symbol table and vocabulary byte order (spec 3), for laying out vocabularies. */
 
-function build(): { byteToSymbol: string[]; symbolToByte: Map<string, number>; order: number[] } {
+function build(): { byteToSymbol: string[]; order: number[] } {
   const printable: number[] = [];
   for (let b = 33; b <= 126; b++) printable.push(b);
   for (let b = 161; b <= 172; b++) printable.push(b);
@@ -15,12 +15,10 @@ function build(): { byteToSymbol: string[]; symbolToByte: Map<string, number>; o
       remapped.push(b);
     }
   }
-  const symbolToByte = new Map(byteToSymbol.map((s, b) => [s, b] as const));
-  return { byteToSymbol, symbolToByte, order: [...printable, ...remapped] };
+  return { byteToSymbol, order: [...printable, ...remapped] };
 }
 
 const table = build();
 export const BYTE_TO_SYMBOL: readonly string[] = table.byteToSymbol;
-export const SYMBOL_TO_BYTE: ReadonlyMap<string, number> = table.symbolToByte;
 /** Bytes in vocabulary order: ids 0–255 are BYTE_TO_SYMBOL[BYTE_ORDER[i]]. */
 export const BYTE_ORDER: readonly number[] = table.order;

@@ -1,11 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BYTE_TO_SYMBOL, SYMBOL_TO_BYTE } from './byte-symbols.js';
-
-const PATTERN =
-  /<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+/giu;
-const BOS = '<|startoftext|>';
-const EOS = '<|endoftext|>';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { BOS_TOKEN, clipPipelineDescription, EOS_TOKEN } from './clip-pipeline.js';
 
 export interface ClipTokenizerOptions {
   vocab: Readonly<Record<string, number>>;
@@ -19,32 +15,33 @@ type TokenSpec = string | { content: string } | null | undefined;
 const tokenText = (t: TokenSpec): string | undefined =>
   typeof t === 'string' ? t : (t?.content ?? undefined);
 
-/** CLIP byte-level BPE tokenizer (spec 3), fast-tokenizer normalisation. */
+/**
+ * CLIP byte-level BPE tokenizer (spec 3). Normalisation, splitting and BPE run in
+ * @huggingface/tokenizers; this class adds the SD prompt layout: BOS, EOS, truncation and padding to
+ * `maxLength` with the folder's pad token.
+ */
 export class ClipTokenizer {
   readonly maxLength: number;
   readonly bosId: number;
   readonly eosId: number;
   readonly padId: number;
-  private readonly vocab: ReadonlyMap<string, number>;
-  private readonly idToToken: Map<number, string>;
-  private readonly ranks = new Map<string, number>();
-  private readonly cache = new Map<string, number[]>();
+  private readonly tokenizer: Tokenizer;
 
   constructor(opts: ClipTokenizerOptions) {
-    this.vocab = new Map(Object.entries(opts.vocab));
-    this.idToToken = new Map([...this.vocab].map(([t, i]) => [i, t]));
-    opts.merges.forEach((line, rank) => {
-      if (!this.ranks.has(line)) this.ranks.set(line, rank);
-    });
-    this.maxLength = opts.maxLength ?? 77;
     const id = (tok: string) => {
-      const v = this.vocab.get(tok);
+      const v = opts.vocab[tok];
       if (v === undefined) throw new Error(`tokenizer vocabulary lacks the special token ${tok}`);
       return v;
     };
-    this.bosId = id(BOS);
-    this.eosId = id(EOS);
-    this.padId = id(opts.padToken ?? EOS);
+    this.bosId = id(BOS_TOKEN);
+    this.eosId = id(EOS_TOKEN);
+    this.padId = id(opts.padToken ?? EOS_TOKEN);
+    this.maxLength = opts.maxLength ?? 77;
+    const description = clipPipelineDescription(opts.vocab, opts.merges, {
+      bos: this.bosId,
+      eos: this.eosId,
+    });
+    this.tokenizer = new Tokenizer(description, {});
   }
 
   /** Load from a diffusers `tokenizer/` folder (vocab.json, merges.txt, special tokens; tokenizer.json if alone). */
@@ -80,15 +77,7 @@ export class ClipTokenizer {
 
   /** Token ids of a text, without BOS/EOS. */
   tokenize(text: string): number[] {
-    const norm = text.normalize('NFC').replace(/\s+/gu, ' ').trim().toLowerCase();
-    const ids: number[] = [];
-    for (const m of norm.matchAll(PATTERN)) {
-      const word = m[0];
-      if (word === BOS) ids.push(this.bosId);
-      else if (word === EOS) ids.push(this.eosId);
-      else ids.push(...this.bpe(word));
-    }
-    return ids;
+    return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
   }
 
   /** SD prompt encoding: [bos] + tokens[0:max-2] + [eos], padded to maxLength. */
@@ -104,50 +93,9 @@ export class ClipTokenizer {
     return this.tokenize(text).length > this.maxLength - 2;
   }
 
+  /** Text of token ids, for logging: `</w>` becomes a space, bytes are UTF-8 decoded, ends trimmed. */
   decode(ids: readonly number[]): string {
-    const text = ids
-      .map((i) => this.idToToken.get(i) ?? '')
-      .join('')
-      .replaceAll('</w>', ' ');
-    const bytes: number[] = [];
-    for (const ch of text) {
-      const b = SYMBOL_TO_BYTE.get(ch);
-      if (b !== undefined) bytes.push(b);
-      else bytes.push(...new TextEncoder().encode(ch));
-    }
-    return new TextDecoder().decode(Uint8Array.from(bytes)).trim();
-  }
-
-  private bpe(word: string): number[] {
-    const cached = this.cache.get(word);
-    if (cached) return cached;
-    const symbols = [...new TextEncoder().encode(word)].map((b) => BYTE_TO_SYMBOL[b]);
-    symbols[symbols.length - 1] += '</w>';
-    let parts = symbols;
-    while (parts.length > 1) {
-      let best = -1;
-      let bestRank = Number.POSITIVE_INFINITY;
-      for (let i = 0; i < parts.length - 1; i++) {
-        const r = this.ranks.get(`${parts[i]} ${parts[i + 1]}`);
-        if (r !== undefined && r < bestRank) {
-          bestRank = r;
-          best = i;
-        }
-      }
-      if (best < 0) break;
-      const left = parts[best];
-      const right = parts[best + 1];
-      const next: string[] = [];
-      for (let i = 0; i < parts.length; i++) {
-        if (i < parts.length - 1 && parts[i] === left && parts[i + 1] === right) {
-          next.push(left + right);
-          i++;
-        } else next.push(parts[i]);
-      }
-      parts = next;
-    }
-    const ids = parts.map((p) => this.vocab.get(p) ?? this.eosId);
-    this.cache.set(word, ids);
-    return ids;
+    if (ids.length === 0) return '';
+    return this.tokenizer.decode([...ids], { clean_up_tokenization_spaces: false }).trim();
   }
 }

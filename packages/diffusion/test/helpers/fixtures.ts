@@ -59,3 +59,34 @@ export function nhwcToNchw(data: ArrayLike<number>, [b, h, w, c]: number[]): Flo
           out[((n * c + ch) * h + y) * w + x] = data[((n * h + y) * w + x) * c + ch];
   return out;
 }
+
+/** How far `data` is from a summary: max abs error of first/probe values, relative errors of the moments. */
+export interface SummaryComparison {
+  maxAbs: number;
+  meanRel: number;
+  stdRel: number;
+  absSumRel: number;
+}
+
+/** Compares flat `data` with a summary (std over all values, ddof 0 as numpy). */
+export function compareSummary(data: ArrayLike<number>, s: Summary): SummaryComparison {
+  let maxAbs = 0;
+  s.first.forEach((v, i) => {
+    maxAbs = Math.max(maxAbs, Math.abs(data[i] - v));
+  });
+  s.probe_index.forEach((idx, i) => {
+    maxAbs = Math.max(maxAbs, Math.abs(data[idx] - s.probe[i]));
+  });
+  let sum = 0;
+  let absSum = 0;
+  for (let i = 0; i < data.length; i++) {
+    sum += data[i];
+    absSum += Math.abs(data[i]);
+  }
+  const mean = sum / data.length;
+  let sq = 0;
+  for (let i = 0; i < data.length; i++) sq += (data[i] - mean) ** 2;
+  const std = Math.sqrt(sq / data.length);
+  const rel = (a: number, b: number) => Math.abs(a - b) / Math.max(Math.abs(b), 1e-12);
+  return { maxAbs, meanRel: rel(mean, s.mean), stdRel: rel(std, s.std), absSumRel: rel(absSum, s.abs_sum) };
+}

@@ -1,73 +1,24 @@
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument, NotFound } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoraCache, type LoraFile, mergeLora, readLoraFile, resolveLoraPath } from '../../src/lora/index.js';
-import { detInput } from '../../src/weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../../src/weights/safetensors.js';
 import { ArrayTarget, SnapshotArrayTarget, tinyTarget } from './array-target.js';
+import { loraFixture, loraPairs, writeReferenceKohya } from './reference-lora.js';
 
 /**
- * LoRA merge check against the reference (lora.json, spec 9.3 and 13): rank 4, alpha 2, scale 0.8,
- * kohya keys for 120 UNet / text-encoder layers of the tiny sd1 pipeline, tensors
- * det_input("lora/<kohya key>.down" | ".up", shape, 0.05). The fixture stores which modules were
- * fused (all 120, none left out) and that the fused weights equal W + s·(alpha/r)·up@down (to
- * 1.5e-8 in diffusers); the same formula is recomputed here in float64 as the check.
+ * LoRA merge check against the reference (lora.json, see reference-lora.ts): the fused weights equal
+ * W + s·(alpha/r)·up@down (to 1.5e-8 in diffusers); the same formula is recomputed here in float64.
  */
-interface LoraFixture {
-  alpha: number;
-  rank: number;
-  scale: number;
-  not_applied: string[];
-  targets: Record<string, { module: string; shape: number[] }>;
-}
-const fixture = JSON.parse(
-  readFileSync(new URL('../../../../../shared/fixtures/sd-reference/lora.json', import.meta.url), 'utf8'),
-) as LoraFixture;
+const fixture = loraFixture;
+const pairs = loraPairs;
+const writeKohya = writeReferenceKohya;
 
 const dir = mkdtempSync(join(tmpdir(), 'tiffin-lora-'));
 const figures: string[] = [];
-
-/** Base weight name (`unet.<P>.weight`) of a fixture target. */
-function weightName(module: string): string {
-  const [component, path] = module.split(':');
-  return `${component === 'te' ? 'text_encoder' : 'unet'}.${path}.weight`;
-}
-
-/** down [r, in(, kh, kw)], up [out, r(, 1, 1)] for a weight shape. */
-function pairShapes(shape: number[], r: number): { down: number[]; up: number[] } {
-  return shape.length === 4
-    ? { down: [r, shape[1], shape[2], shape[3]], up: [shape[0], r, 1, 1] }
-    : { down: [r, shape[1]], up: [shape[0], r] };
-}
-
-const pairs = Object.entries(fixture.targets).map(([key, t]) => {
-  const { down, up } = pairShapes(t.shape, fixture.rank);
-  return {
-    key,
-    module: t.module,
-    weight: weightName(t.module),
-    shape: t.shape,
-    down: { shape: down, data: detInput(`lora/${key}.down`, down, 0.05) },
-    up: { shape: up, data: detInput(`lora/${key}.up`, up, 0.05) },
-  };
-});
-
-function writeKohya(path: string, extra: Record<string, TensorToWrite> = {}): string {
-  const tensors: Record<string, TensorToWrite> = { ...extra };
-  for (const p of pairs) {
-    tensors[`${p.key}.lora_down.weight`] = p.down;
-    tensors[`${p.key}.lora_up.weight`] = p.up;
-    tensors[`${p.key}.alpha`] = { shape: [], data: Float32Array.of(fixture.alpha), dtype: 'F16' };
-  }
-  writeSafetensors(path, tensors, {
-    ss_network_dim: String(fixture.rank),
-    ss_network_alpha: String(fixture.alpha),
-  });
-  return path;
-}
 
 /** Expected ΔW = s·(alpha/r)·up@down in float64. */
 function expectedDelta(p: (typeof pairs)[number], factor: number): Float64Array {

@@ -15,7 +15,7 @@ export function responseSettings(ctx: Context | null | undefined): ResponseSetti
   return {
     status: ctx.response.status,
     headers: ctx.response.headerList(),
-    cookies: [...ctx.response.cookies],
+    cookies: ctx.response.cookies.length > 0 ? [...ctx.response.cookies] : [],
   };
 }
 

@@ -117,7 +117,11 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     return this.validateValue(value);
   }
 
-  private async validateValue(value: unknown): Promise<unknown> {
+  private validateValue(value: unknown): unknown {
+    return this.adapter ? this.validateWithModel(value) : value;
+  }
+
+  private async validateWithModel(value: unknown): Promise<unknown> {
     if (!this.adapter) return value;
     const result = await this.adapter.validate(this.pydantic_model, value);
     if (result.ok) return result.value;

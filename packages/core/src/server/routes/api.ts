@@ -30,7 +30,7 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps) {
     const context = new Context(request, deps.service.state, ctx.state.requestId);
     // The temp dir lives until the response (possibly streamed) is over.
     ctx.state.onClose.push(() => {
-      context.dispose().catch(() => {});
+      if (context.usedTempDir) context.dispose().catch(() => {});
     });
     const input = await api.input.fromHttpRequest(request);
     const result = await api.fn(input, context);

@@ -30,9 +30,9 @@ export class RouteTable {
     return this.routes.get(path);
   }
 
-  /** Koa middleware dispatching to the table. */
-  middleware(): Koa.Middleware<RequestState> {
-    return async (ctx) => {
+  /** Answer a request from the table (404, 405 and 307 included). */
+  async dispatch(ctx: Koa.ParameterizedContext<RequestState>): Promise<void> {
+    {
       const route = this.routes.get(ctx.path);
       if (!route) {
         const trimmed = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.replace(/\/+$/, '') : null;
@@ -56,6 +56,6 @@ export class RouteTable {
         );
       }
       await handler(ctx);
-    };
+    }
   }
 }

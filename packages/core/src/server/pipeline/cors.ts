@@ -1,7 +1,6 @@
-import type Koa from 'koa';
 import { BadInput } from '../../errors/index.js';
 import type { CorsOptions } from '../options.js';
-import type { RequestState } from '../state.js';
+import type { PipelineStage } from './request-pipeline.js';
 
 const SAFELISTED_HEADERS = ['Accept', 'Accept-Language', 'Content-Language', 'Content-Type'];
 
@@ -11,7 +10,7 @@ function list(value: string | string[] | undefined): string[] {
 }
 
 /** CORS per spec 10.6: preflights answered here, other requests get allow-origin when the origin is allowed. */
-export function corsMiddleware(options: CorsOptions): Koa.Middleware<RequestState> {
+export function corsStage(options: CorsOptions): PipelineStage {
   const origins = list(options.access_control_allow_origins);
   const allowAllOrigins = origins.includes('*');
   const originRegex = options.access_control_allow_origin_regex

@@ -1,0 +1,75 @@
+import type { Service } from '../service/service.js';
+
+/** Readiness and shutdown of one app: startup hooks before ready, drain before shutdown hooks. */
+export class AppLifecycle {
+  private ready = false;
+  private draining = false;
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+  private shutdownPromise: Promise<void> | undefined;
+
+  constructor(private readonly service: Service) {}
+
+  get isReady(): boolean {
+    return this.ready && !this.draining;
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** Requests whose handling has not finished. */
+  get activeRequests(): number {
+    return this.inFlight;
+  }
+
+  /** Run the service's startup hooks, then mark the app ready. */
+  async startup(): Promise<void> {
+    await this.service.startup();
+    this.ready = true;
+  }
+
+  /** Stop being ready (readyz → 503); in-flight requests continue. */
+  beginDrain(): void {
+    this.draining = true;
+  }
+
+  /** Count a request until the returned function is called (once its response is fully sent). */
+  requestStarted(): () => void {
+    this.inFlight++;
+    let counted = true;
+    return () => {
+      if (!counted) return;
+      counted = false;
+      this.inFlight--;
+      if (this.inFlight === 0 && this.idleWaiters.length > 0) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const w of waiters) w();
+      }
+    };
+  }
+
+  /** Resolves when no request is in flight (or after `timeoutMs`); true when drained. */
+  waitForIdle(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.idleWaiters = this.idleWaiters.filter((w) => w !== done);
+        resolve(false);
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.idleWaiters.push(done);
+    });
+  }
+
+  /** Run the shutdown hooks once. */
+  shutdown(): Promise<void> {
+    this.beginDrain();
+    this.shutdownPromise ??= this.service.shutdown();
+    return this.shutdownPromise;
+  }
+}

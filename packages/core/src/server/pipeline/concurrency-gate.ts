@@ -1,0 +1,38 @@
+import { ServiceUnavailable } from '../../errors/index.js';
+
+/** Paths that must answer even when the server is saturated (D5). */
+export const UNLIMITED_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/readyz', '/metrics']);
+
+/**
+ * At most `max` requests at once (health paths excluded); one more is refused at once with 503 and
+ * `Retry-After` (D5), never queued. A permit is held until the response is fully sent.
+ */
+export class ConcurrencyGate {
+  private inFlight = 0;
+
+  constructor(
+    readonly max: number,
+    readonly retryAfterSeconds: number,
+  ) {}
+
+  get active(): number {
+    return this.inFlight;
+  }
+
+  /** Take a permit, or throw the 503; the returned release may be called more than once. */
+  enter(): () => void {
+    if (this.inFlight >= this.max) {
+      throw new ServiceUnavailable(`Too many requests: the server is handling its limit of ${this.max}`, {
+        headers: { 'retry-after': String(this.retryAfterSeconds) },
+      });
+    }
+    this.inFlight++;
+    let released = false;
+    return () => {
+      if (!released) {
+        released = true;
+        this.inFlight--;
+      }
+    };
+  }
+}

@@ -1,0 +1,143 @@
+/** What a deadline wait resolves to: the work finished, or the deadline passed first. */
+export type DeadlineOutcome = 'done' | 'expired';
+
+interface Waiter {
+  readonly due: number;
+  /** Null once the work finished or the deadline fired. */
+  expire: (() => void) | null;
+}
+
+/** Waiters of one duration, in start order (hence in due order); `head` skips the settled ones. */
+interface Queue {
+  items: Waiter[];
+  head: number;
+  /** Filter settled waiters out when this many are held (settled ones behind a slow head included). */
+  compactAt: number;
+}
+
+const MIN_COMPACT_AT = 4096;
+
+/**
+ * Per-request deadlines without a timer per request: waiters with the same duration expire in the order they
+ * started, so one FIFO per duration and a single timer armed for the earliest due time are enough. Settling a
+ * request clears its waiter and moves the queue's head past settled ones (no timer to cancel).
+ */
+export class Deadlines {
+  private readonly queues = new Map<number, Queue>();
+  private timer: NodeJS.Timeout | undefined;
+  private timerDue = Number.POSITIVE_INFINITY;
+
+  /**
+   * Wait for `work`, at most `seconds` (no limit when not a positive finite number). On 'expired' the work keeps
+   * running: the caller decides what to do with it.
+   */
+  wait(work: Promise<void>, seconds: number): Promise<DeadlineOutcome> {
+    if (!(seconds > 0) || !Number.isFinite(seconds)) return work.then(() => 'done');
+    const ms = Math.max(1, Math.round(seconds * 1000));
+    return new Promise<DeadlineOutcome>((resolve, reject) => {
+      const waiter: Waiter = { due: performance.now() + ms, expire: () => resolve('expired') };
+      const queue = this.enqueue(ms, waiter);
+      work.then(
+        () => {
+          this.settle(ms, queue, waiter);
+          resolve('done');
+        },
+        (err: unknown) => {
+          this.settle(ms, queue, waiter);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  /** Waiters whose work is still running before its deadline (tests, diagnostics). */
+  get pending(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) {
+      for (let i = queue.head; i < queue.items.length; i++) if (queue.items[i]!.expire) n++;
+    }
+    return n;
+  }
+
+  /** Waiters held in memory, settled ones not yet dropped included (tests: memory follows load). */
+  get retained(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) n += queue.items.length - queue.head;
+    return n;
+  }
+
+  private enqueue(ms: number, waiter: Waiter): Queue {
+    let queue = this.queues.get(ms);
+    if (!queue) {
+      queue = { items: [], head: 0, compactAt: MIN_COMPACT_AT };
+      this.queues.set(ms, queue);
+    }
+    if (queue.items.length - queue.head >= queue.compactAt) compact(queue);
+    queue.items.push(waiter);
+    if (waiter.due < this.timerDue) this.arm(waiter.due);
+    return queue;
+  }
+
+  private settle(ms: number, queue: Queue, waiter: Waiter): void {
+    waiter.expire = null;
+    const items = queue.items;
+    let head = queue.head;
+    while (head < items.length && items[head]!.expire === null) head++;
+    if (head === items.length) {
+      // Empty: forget it (a later request of this duration starts a fresh queue).
+      if (this.queues.get(ms) === queue) this.queues.delete(ms);
+      queue.items = [];
+      queue.head = 0;
+      return;
+    }
+    // Drop the settled prefix now and then so memory follows the requests in flight, not those served.
+    if (head >= 1024 && head * 2 >= items.length) {
+      items.splice(0, head);
+      head = 0;
+    }
+    queue.head = head;
+  }
+
+  private arm(due: number): void {
+    clearTimeout(this.timer);
+    this.timerDue = due;
+    this.timer = setTimeout(() => this.sweep(), Math.max(0, due - performance.now()));
+    // Deadlines alone must not keep the process alive.
+    this.timer.unref();
+  }
+
+  private sweep(): void {
+    this.timer = undefined;
+    this.timerDue = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [ms, queue] of this.queues) {
+      const items = queue.items;
+      let head = queue.head;
+      while (head < items.length) {
+        const waiter = items[head]!;
+        if (waiter.expire && waiter.due > now) break;
+        head++;
+        const expire = waiter.expire;
+        waiter.expire = null;
+        expire?.();
+      }
+      if (head === items.length) {
+        this.queues.delete(ms);
+        queue.items = [];
+        queue.head = 0;
+      } else {
+        queue.head = head;
+        next = Math.min(next, items[head]!.due);
+      }
+    }
+    if (next < Number.POSITIVE_INFINITY) this.arm(next);
+  }
+}
+
+/** Drop settled waiters (order kept); the next compaction waits until the queue doubles, so it is amortised O(1). */
+function compact(queue: Queue): void {
+  queue.items = queue.items.filter((w, i) => i >= queue.head && w.expire !== null);
+  queue.head = 0;
+  queue.compactAt = Math.max(MIN_COMPACT_AT, queue.items.length * 2);
+}
