@@ -62,6 +62,50 @@ export function flattenNested(value: unknown): { shape: number[]; leaves: unknow
   return { shape, leaves };
 }
 
+/**
+ * The common case without the general machinery: a regular nested list of JS numbers going to float64 or
+ * float32 (asked for, or inferred because some value is not an integer). Writes straight into the typed
+ * array — no intermediate list of leaves — and returns null for anything else (ragged lists, non-numbers,
+ * all-integer input to infer), which the general path then handles with its own rules and errors.
+ */
+export function fillFloats(
+  value: unknown,
+  dtype: 'float32' | 'float64' | undefined,
+): { shape: number[]; data: Float32Array | Float64Array } | null {
+  const shape: number[] = [];
+  let probe: unknown = value;
+  while (Array.isArray(probe)) {
+    shape.push(probe.length);
+    if (probe.length === 0) return null;
+    probe = probe[0];
+  }
+  if (shape.length === 0 || typeof probe !== 'number') return null;
+  let size = 1;
+  for (const n of shape) size *= n;
+  const data = dtype === 'float32' ? new Float32Array(size) : new Float64Array(size);
+  let at = 0;
+  let integersOnly = true;
+  const last = shape.length - 1;
+  const walk = (node: unknown, depth: number): boolean => {
+    if (!Array.isArray(node) || node.length !== shape[depth]) return false;
+    if (depth === last) {
+      for (let i = 0; i < node.length; i++) {
+        const v: unknown = node[i];
+        if (typeof v !== 'number') return false;
+        if (integersOnly && !Number.isInteger(v)) integersOnly = false;
+        data[at++] = v;
+      }
+      return true;
+    }
+    for (let i = 0; i < node.length; i++) if (!walk(node[i], depth + 1)) return false;
+    return true;
+  };
+  if (!walk(value, 0)) return null;
+  // Inference makes all-integer input int64 (spec 2.2): not ours to decide here.
+  if (dtype === undefined && integersOnly) return null;
+  return { shape, data };
+}
+
 function raggedError(shape: number[], path: number[], what: string): RaggedArrayError {
   return new RaggedArrayError(
     `Ragged nested sequence: expected ${what} at index [${path.join(', ')}] (shape of the first elements is ${formatShape(shape)}); all lists at one level must have the same length`,

@@ -1,5 +1,5 @@
 import { InvalidArgument } from '../errors/index.js';
-import { convertLeaves, flattenNested, inferDType } from './convert.js';
+import { convertLeaves, fillFloats, flattenNested, inferDType } from './convert.js';
 import {
   allocate,
   type DType,
@@ -70,6 +70,13 @@ export class NDArray<D extends DType = DType> {
     if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
       const arr = new NDArray(value as TypedArray as DTypeStorage[DType]);
       return (want ? arr.astype(want) : arr) as NDArray<T>;
+    }
+    if (want === undefined || want === 'float64' || want === 'float32') {
+      const filled = fillFloats(value, want);
+      if (filled) {
+        const dt = (want ?? 'float64') as T;
+        return new NDArray(filled.data as DTypeStorage[T], filled.shape, dt);
+      }
     }
     const { shape, leaves } = flattenNested(value);
     const dt = want ?? (inferDType(leaves) as T);

@@ -21,9 +21,7 @@ import type { Context } from '../../service/context.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJsonBytes } from '../json/parse.js';
 
-const NOT_FAST: unique symbol = Symbol('not-fast');
 /** An integer literal of 16+ digits (not the fraction or mantissa of a float literal). */
-const LONG_INTEGER = /(?<![\d.])\d{16,}(?![\d.eE])/;
 const FLOAT_LITERAL = /[.eE]/;
 
 import type {
@@ -157,32 +155,41 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
 
   async fromHttpRequest(request: HttpRequest): Promise<NDArray> {
     const body = await request.body();
-    let parsed = this.parseFast(body);
-    if (parsed === NOT_FAST) {
-      try {
-        parsed = parseJsonBytes(body, { exact: true });
-      } catch (err) {
-        throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
-      }
+    const fast = this.fromBodyFast(body);
+    if (fast) return this.validate(fast);
+    let parsed: unknown;
+    try {
+      parsed = parseJsonBytes(body, { exact: true });
+    } catch (err) {
+      throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
     }
     return this.validate(this.toArray(parsed, 'NumpyNdarray input'));
   }
 
   /**
    * The platform's JSON.parse is several times faster than the exact parser, and gives the same array when
-   * the body is ASCII, has no integer literal that may exceed 2^53 (16+ digits) and, unless the dtype is a
-   * float one, no float literal (`2.0` must still infer float64). Anything else — including NaN/Infinity
-   * literals and syntax errors, whose messages the exact parser words better — takes the exact path.
+   * the body is ASCII and either the dtype is a float one (a number literal becomes the same float whichever
+   * parser reads it) or the body has no integer literal that may exceed 2^53 (16+ digits) and no float literal
+   * (`2.0` must still infer float64). Anything else — NaN/Infinity literals, syntax errors (the exact parser
+   * words them better), values a float dtype cannot take (the fallback inference must see exact literals) —
+   * returns null for the exact path.
    */
-  private parseFast(body: Buffer): unknown {
-    if (!isAscii(body)) return NOT_FAST;
+  private fromBodyFast(body: Buffer): NDArray | null {
+    if (!isAscii(body)) return null;
     const text = body.toString('latin1');
-    if (LONG_INTEGER.test(text)) return NOT_FAST;
-    if (!(this.dtype && isFloatDType(this.dtype)) && FLOAT_LITERAL.test(text)) return NOT_FAST;
+    const floatTarget = this.dtype !== null && isFloatDType(this.dtype);
+    if (!floatTarget && (FLOAT_LITERAL.test(text) || hasLongInteger(body))) return null;
+    let parsed: unknown;
     try {
-      return globalThis.JSON.parse(text);
+      parsed = globalThis.JSON.parse(text);
     } catch {
-      return NOT_FAST;
+      return null;
+    }
+    if (!floatTarget) return this.toArray(parsed, 'NumpyNdarray input');
+    try {
+      return NDArray.from(parsed, this.dtype!);
+    } catch {
+      return null;
     }
   }
 
@@ -457,3 +464,30 @@ function halfBitsToNumber(bits: number): number {
 }
 
 registerDescriptor(NumpyNdarray);
+
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+const DOT = 0x2e;
+const LOWER_E = 0x65;
+const UPPER_E = 0x45;
+
+/**
+ * Whether a JSON body has an integer literal of 16 or more digits (one that may not survive as a double): a run
+ * of digits not after a '.' (a fraction) and not followed by '.', 'e' or 'E' (a float's integer part). A byte
+ * scan: several times faster than the equivalent regular expression on large bodies.
+ */
+export function hasLongInteger(body: Uint8Array): boolean {
+  let run = 0;
+  let fraction = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c >= DIGIT_0 && c <= DIGIT_9) {
+      if (run === 0) fraction = i > 0 && body[i - 1] === DOT;
+      run++;
+      continue;
+    }
+    if (run >= 16 && !fraction && c !== DOT && c !== LOWER_E && c !== UPPER_E) return true;
+    run = 0;
+  }
+  return run >= 16 && !fraction;
+}
