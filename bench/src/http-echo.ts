@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { cpuPinning } from './cpu-pinning.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -14,10 +15,17 @@ const PAYLOAD = JSON.stringify({
   meta: { source: 'bench', ok: true },
 });
 
-async function startServer(script: string): Promise<{ url: string; child: ChildProcess }> {
+async function startServer(
+  script: string,
+  prefix: readonly string[],
+): Promise<{ url: string; child: ChildProcess }> {
+  // Through `taskset` when pinned (it execs node, so the pid is the server's).
+  const [command, ...prefixArgs] = prefix.length > 0 ? prefix : [process.execPath];
   const child = spawn(
-    process.execPath,
+    command!,
     [
+      ...(prefix.length > 0 ? [...prefixArgs, process.execPath] : []),
+      // @tiffin/core from its build (what users run); BENCH_FROM_SOURCE=1 measures src through tsx instead.
       ...(process.env.BENCH_FROM_SOURCE ? ['--conditions=source'] : []),
       '--import',
       'tsx',
@@ -80,15 +88,19 @@ export interface EchoResult {
   /** Server CPU microseconds per request (robust to other load on the machine). */
   tiffinCpuUs: number;
   koaCpuUs: number;
+  /** How the processes were placed on CPUs. */
+  pinning: string;
 }
 
 /**
  * Requests/s of a JSON echo API served by Tiffin against a bare Koa route doing the same work. Both servers run
  * as child processes; the runs alternate (A B A B) after a warm-up so drift on a shared machine hits both.
  */
-export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 2 } = {}): Promise<EchoResult> {
-  const tiffin = await startServer(process.env.BENCH_TIFFIN_SERVER ?? 'tiffin-echo.ts');
-  const koa = await startServer('koa-echo.ts');
+export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 3 } = {}): Promise<EchoResult> {
+  const pinning = cpuPinning();
+  const tiffin = await startServer(process.env.BENCH_TIFFIN_SERVER ?? 'tiffin-echo.ts', pinning.serverPrefix);
+  const koa = await startServer('koa-echo.ts', pinning.serverPrefix);
+  const unpin = pinning.pinLoadGenerator();
   try {
     const check = await fetch(`${tiffin.url}/echo`, {
       method: 'POST',
@@ -114,8 +126,10 @@ export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 2 
       koa: sums.koa / rounds,
       tiffinCpuUs: (sums.tiffinCpu / sums.tiffinReq) * 1e6,
       koaCpuUs: (sums.koaCpu / sums.koaReq) * 1e6,
+      pinning: pinning.description,
     };
   } finally {
+    unpin();
     tiffin.child.kill('SIGTERM');
     koa.child.kill('SIGTERM');
   }

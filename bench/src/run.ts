@@ -8,7 +8,9 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 console.log(`Tiffin benchmarks (node ${process.version}, loopback; load generator shares the machine)\n`);
 
 const echo = await benchHttpEcho({ seconds });
-console.log('JSON echo API, autocannon 50 connections, requests/s (mean of 2 alternating runs):');
+console.log(
+  `JSON echo API, autocannon 50 connections, requests/s (mean of 3 alternating runs; ${echo.pinning}):`,
+);
 console.log(`  tiffin (JSON → JSON API)      ${fmt(echo.tiffin)}`);
 console.log(`  koa route (same work)         ${fmt(echo.koa)}`);
 console.log(`  ratio tiffin/koa              ${fmt(echo.tiffin / echo.koa, 3)}x   (target >= 0.9x)`);

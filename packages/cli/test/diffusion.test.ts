@@ -153,6 +153,27 @@ describe('tiffin diffusion start', () => {
       await proc.done;
     }
   }, 60_000);
+
+  it('--backend webgpu without its optional packages fails in one line naming them, before touching the model', async () => {
+    // An unreachable hub and a model id not in the store: reaching the model would give a hub error instead.
+    const res = await run(
+      ['diffusion', 'start', 'stable-diffusion', '--model-id', 'acme/absent', '--backend', 'webgpu'],
+      { TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-cli-home-')), HF_ENDPOINT: 'http://127.0.0.1:9' },
+    );
+    expect(res.code).not.toBe(0);
+    const lines = res.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^tiffin: error: the webgpu tfjs backend needs the packages /);
+    expect(lines[0]).toContain('webgpu@0.6.2');
+    expect(lines[0]).toContain('@tensorflow/tfjs-backend-webgpu@4.22.0');
+    expect(lines[0]).not.toMatch(/hub/i);
+  });
+
+  it('lists webgpu among the --backend choices', async () => {
+    const res = await run(['diffusion', 'start', 'stable-diffusion', '--backend', 'metal'], {});
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/Allowed choices are tensorflow-gpu, tensorflow, wasm, cpu, webgpu/);
+  });
 });
 
 describe('tiffin diffusion build', () => {

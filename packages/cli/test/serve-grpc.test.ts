@@ -32,7 +32,10 @@ describe('tiffin serve --grpc', () => {
     const viaHttp = await fetch(`${url}/yo`, { method: 'POST', body: 'Bob' });
     expect(await viaHttp.text()).toBe('yo Bob');
     const Client = inferenceClientConstructor();
-    const client = new Client(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+    const client = new Client(
+      `127.0.0.1:${grpcPort}`,
+      grpc.credentials.createInsecure(),
+    ) as unknown as grpc.Client & {
       Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
     };
     const res = await new Promise<ResponseMessage>((resolve, reject) =>

@@ -16,6 +16,14 @@ describe('generated examples', () => {
     expect(model.safeParse(example).success).toBe(true);
   });
 
+  it('read exclusive bounds spelt as booleans (OpenAPI 3.0) and as numbers (later drafts)', () => {
+    expect(exampleFromJsonSchema({ type: 'integer', minimum: 5, exclusiveMinimum: true }, {})).toBe(6);
+    expect(exampleFromJsonSchema({ type: 'integer', exclusiveMinimum: 5 }, {})).toBe(6);
+    expect(exampleFromJsonSchema({ type: 'number', maximum: -1, exclusiveMaximum: true }, {})).toBe(-1.5);
+    expect(exampleFromJsonSchema({ type: 'number', exclusiveMaximum: -1 }, {})).toBe(-1.5);
+    expect(exampleFromJsonSchema({ type: 'number', minimum: 2, exclusiveMinimum: false }, {})).toBe(2);
+  });
+
   it('respect string lengths and array sizes', () => {
     const model = z.object({
       code: z.string().length(3),

@@ -126,6 +126,33 @@ describe('construction rules (D8) and options', () => {
     expect(() => new PandasDataFrame({ orient: 'rows' as 'records' })).toThrow(/orient/);
   });
 
+  it('DataFrame and Series report option, gRPC and spec errors the same way', async () => {
+    for (const [cls, owner] of [
+      [PandasDataFrame, 'PandasDataFrame'],
+      [PandasSeries, 'PandasSeries'],
+    ] as const) {
+      expect(() => new cls({ orient: 'rows' as 'records' })).toThrow(
+        `${owner}: orient must be one of split, records, index, columns, values, table, got "rows"`,
+      );
+      expect(() => new cls({ enforce_dtype: true, enforce_shape: true })).toThrow(
+        "'dtype' must be specified when 'enforce_dtype=True'",
+      );
+      expect(() => new cls({ enforce_shape: true })).toThrow(
+        "'shape' must be specified when 'enforce_shape=True'",
+      );
+      const field = owner === 'PandasSeries' ? 'series' : 'dataframe';
+      await expect(new cls({ orient: 'columns' }).fromProto(new Uint8Array([1]))).rejects.toThrow(
+        `${owner} does not read 'serialized_bytes'; send the '${field}' field`,
+      );
+      expect(() => cls.fromSpec({ id: `tiffin.io.${owner}` })).toThrow(
+        `Missing args key in ${owner} spec: {"id":"tiffin.io.${owner}"}`,
+      );
+    }
+    // A frame's dtype `true` (infer) counts as given; a series needs one concrete dtype to enforce.
+    expect(new PandasDataFrame({ dtype: true, enforce_dtype: true }).enforceDtype).toBe(true);
+    expect(() => new PandasSeries({ dtype: true, enforce_dtype: true })).toThrow(/'dtype' must be specified/);
+  });
+
   it('apply_column_names renames, and a count mismatch is a 400', async () => {
     const d = new PandasDataFrame({ columns: ['x', 'y'], apply_column_names: true });
     const df = await d.fromHttpRequest(jsonRequest('[{"a":1,"b":2}]'));

@@ -11,6 +11,8 @@ import {
   serve,
 } from '@tiffin/core';
 import {
+  assertBackendPackages,
+  BACKEND_NAMES,
   type BackendName,
   createDiffusionService,
   DEFAULT_MODEL_ID,
@@ -126,11 +128,16 @@ export function registerDiffusion(program: Command): void {
     .option('--max-size <px>', 'largest height/width accepted (multiple of 8)', parseMultipleOf8, 1024)
     .option('--max-steps <n>', 'most num_inference_steps accepted', parsePositiveInt, 150)
     .addOption(
-      new Option('--backend <name>', 'tfjs backend').choices(['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']),
+      new Option(
+        '--backend <name>',
+        'tfjs backend (webgpu only when named, and needs webgpu@0.6.2 and @tensorflow/tfjs-backend-webgpu@4.22.0 installed)',
+      ).choices([...BACKEND_NAMES]),
     )
     .action(async (name: string, flags: StartFlags) => {
       try {
         checkPipelineName(name);
+        // Before resolving (maybe downloading) the model: a missing optional backend package fails now.
+        assertBackendPackages(flags.backend);
         if (flags.loraWeights && !existsSync(flags.loraWeights))
           throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
         const model = await resolveModel(flags);

@@ -72,7 +72,8 @@ export interface StringValueMessage {
 /** Names of the oneof members a descriptor reads and writes. */
 export type ProtoField = 'ndarray' | 'dataframe' | 'series' | 'file' | 'text' | 'json' | 'multipart';
 
-export interface PartMessage {
+/** The oneof members a multipart part, a request and a response all carry. */
+export interface PayloadMembers {
   ndarray?: NDArrayMessage;
   dataframe?: DataFrameMessage;
   series?: SeriesMessage;
@@ -80,6 +81,9 @@ export interface PartMessage {
   text?: StringValueMessage;
   json?: ValueMessage;
   serialized_bytes?: Buffer | Uint8Array;
+}
+
+export interface PartMessage extends PayloadMembers {
   representation?: ProtoField | 'serialized_bytes';
 }
 
@@ -97,27 +101,13 @@ export type ProtoPayload =
   | ValueMessage
   | MultipartMessage;
 
-export interface RequestMessage {
-  api_name?: string;
-  ndarray?: NDArrayMessage;
-  dataframe?: DataFrameMessage;
-  series?: SeriesMessage;
-  file?: FileMessage;
-  text?: StringValueMessage;
-  json?: ValueMessage;
+/** A response's payload: one member, multipart included, named by `content`. */
+export interface ResponseMessage extends PayloadMembers {
   multipart?: MultipartMessage;
-  serialized_bytes?: Buffer | Uint8Array;
   content?: ProtoField | 'serialized_bytes';
 }
 
-export interface ResponseMessage {
-  ndarray?: NDArrayMessage;
-  dataframe?: DataFrameMessage;
-  series?: SeriesMessage;
-  file?: FileMessage;
-  text?: StringValueMessage;
-  json?: ValueMessage;
-  multipart?: MultipartMessage;
-  serialized_bytes?: Buffer | Uint8Array;
-  content?: ProtoField | 'serialized_bytes';
+/** A request carries a response-shaped payload addressed to one API. */
+export interface RequestMessage extends ResponseMessage {
+  api_name?: string;
 }

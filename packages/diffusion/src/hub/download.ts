@@ -71,13 +71,21 @@ export async function downloadPipeline(options: HubDownloadOptions): Promise<Hub
     const existing = await sizeOf(target);
     if (existing === file.size) {
       done += file.size;
-      options.onProgress?.({ file: file.path, fileBytes: file.size, fileTotal: file.size, bytes: done, total });
+      options.onProgress?.({
+        file: file.path,
+        fileBytes: file.size,
+        fileTotal: file.size,
+        bytes: done,
+        total,
+      });
       continue;
     }
     const partial = `${target}.part`;
     let offset = await sizeOf(partial);
     if (offset !== undefined && offset > file.size) offset = undefined; // stale: start again
-    const blob = await reachable(hubUrl, options.modelId, () => downloadFile({ ...common, path: file.path, xet: false }));
+    const blob = await reachable(hubUrl, options.modelId, () =>
+      downloadFile({ ...common, path: file.path, xet: false }),
+    );
     if (!blob) throw new Error(`${options.modelId}: ${file.path} disappeared from the hub while downloading`);
     const start = offset ?? 0;
     done += start;
@@ -91,7 +99,9 @@ export async function downloadPipeline(options: HubDownloadOptions): Promise<Hub
     await pipeline(source, createWriteStream(partial, { flags: start > 0 ? 'a' : 'w' }));
     const written = await sizeOf(partial);
     if (written !== file.size) {
-      throw new Error(`${file.path}: downloaded ${written} bytes, expected ${file.size}; run the command again to resume`);
+      throw new Error(
+        `${file.path}: downloaded ${written} bytes, expected ${file.size}; run the command again to resume`,
+      );
     }
     await rename(partial, target);
   }

@@ -26,7 +26,9 @@ export function selectPipelineFiles(files: readonly RepoFile[]): RepoFile[] {
   const selected = files.filter((f) => CONFIG_FILES.has(f.path));
   const missing: string[] = [];
   for (const component of COMPONENTS_WITH_WEIGHTS) {
-    const weights = files.filter((f) => f.path.startsWith(`${component}/`) && f.path.endsWith('.safetensors'));
+    const weights = files.filter(
+      (f) => f.path.startsWith(`${component}/`) && f.path.endsWith('.safetensors'),
+    );
     // Prefer the plain (full-precision) file, then fp16, then anything else (e.g. a single custom name).
     const pick =
       weights.find((f) => /\/(model|diffusion_pytorch_model)\.safetensors$/.test(f.path)) ??

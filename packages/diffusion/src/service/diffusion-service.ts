@@ -15,7 +15,9 @@ import { Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
 import type { BackendName } from '../backend.js';
 import type { SchedulerName } from '../schedulers/types.js';
+import { assertBackendPackages } from './backend-packages.js';
 import { GenerationQueue, JobAbortedError, QueueFullError } from './generation-queue.js';
+import { resizeLanczos } from './lanczos-resize.js';
 import { LoraPathError, LoraRoots } from './lora-roots.js';
 import { defaultImageSize } from './model-config.js';
 import { ProgressHub } from './progress.js';
@@ -32,6 +34,9 @@ import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
 import type { JobInput, JobParameters } from './worker-protocol.js';
 
 export type DiffusionPipelineKind = 'text2image' | 'img2img';
+
+/** img2img uploads are resized to multiples of this (the SD VAE's scale factor). */
+const VAE_GRID = 8;
 
 export interface DiffusionServiceOptions {
   /** Diffusers folder of the Stable Diffusion 1.x / 2.x pipeline. */
@@ -89,6 +94,8 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const baseLora = options.loraWeights ? resolve(options.loraWeights) : undefined;
 
   service.onStartup(async () => {
+    // Same default as the worker's backend selection: the option, else $TIFFIN_TF_BACKEND.
+    assertBackendPackages(options.backend ?? (process.env.TIFFIN_TF_BACKEND as BackendName | undefined));
     roots = await LoraRoots.create([
       options.loraDir,
       baseLora && dirname(baseLora),
@@ -239,7 +246,11 @@ function parameters(body: Text2ImgBody | Img2ImgBody): JobParameters {
   };
 }
 
-/** The uploaded image as RGB uint8, cropped to multiples of 8 (the VAE's grid) and within the size bound. */
+/**
+ * The uploaded image as RGB uint8 within the size bound, with sides rounded down to multiples of 8
+ * (SD's VAE scale factor) by a Lanczos resize of the whole picture, as diffusers' `VaeImageProcessor`
+ * does (it resizes with PIL's LANCZOS; `resizeLanczos` matches it byte for byte), not by cropping.
+ */
 function rgbInput(
   img: TiffinImage,
   limits: GenerationLimits,
@@ -249,15 +260,11 @@ function rgbInput(
       `img is ${img.width}×${img.height}; the largest accepted side is ${limits.maxSize} pixels`,
     );
   }
-  const width = img.width - (img.width % 8);
-  const height = img.height - (img.height % 8);
+  const width = img.width - (img.width % VAE_GRID);
+  const height = img.height - (img.height % VAE_GRID);
   if (width === 0 || height === 0)
-    throw new BadInput(`img is ${img.width}×${img.height}; both sides must be at least 8 pixels`);
+    throw new BadInput(`img is ${img.width}×${img.height}; both sides must be at least ${VAE_GRID} pixels`);
   if (!(img.data instanceof Uint8Array) || img.channels !== 3)
     throw new BadInput('img must decode to 8-bit RGB');
-  const data = new Uint8Array(width * height * 3);
-  for (let y = 0; y < height; y++) {
-    data.set(img.data.subarray(y * img.width * 3, y * img.width * 3 + width * 3), y * width * 3);
-  }
-  return { width, height, data };
+  return resizeLanczos({ width: img.width, height: img.height, data: img.data }, width, height);
 }

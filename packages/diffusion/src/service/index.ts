@@ -1,3 +1,4 @@
+export { assertBackendPackages, missingBackendPackages } from './backend-packages.js';
 export * from './diffusion-service.js';
 export { GenerationQueue, JobAbortedError, QueueFullError } from './generation-queue.js';
 export { LoraPathError, LoraRoots } from './lora-roots.js';

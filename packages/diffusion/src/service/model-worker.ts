@@ -2,14 +2,16 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { isTiffinError } from '@tiffin/core';
 import { LoraCache } from '../lora/cache.js';
 import { mergeLora } from '../lora/merge.js';
-import type { AppliedLora } from '../lora/types.js';
 import { StableDiffusionPipeline } from '../pipeline/pipeline.js';
-import type { GenerationResult } from '../pipeline/types.js';
+import type { GenerationResult, RequestLora } from '../pipeline/types.js';
 import type { HostMessage, JobMessage, WorkerInit, WorkerMessage } from './worker-protocol.js';
 
 /**
- * The model worker: the only owner of the pipeline. It runs one job at a time, so a per-request LoRA
- * is merged, used and unmerged (in `finally`) before the next job sees the weights.
+ * The model worker: the only owner of the pipeline. The start-up LoRA (`--lora-weights`) is merged
+ * into the weights once and stays for every job. A request's own LoRA runs unfused (a run-time
+ * low-rank branch next to the start-up-merged weights): the shared weights are never written, so
+ * the state after any request is exactly the state before it, whatever happens mid-request. Jobs
+ * still run one at a time: they share this thread, so interleaving them would only slow each down.
  */
 if (!parentPort) throw new Error('model-worker must run in a worker thread');
 const port: MessagePort = parentPort;
@@ -50,13 +52,14 @@ async function start(): Promise<void> {
 
 async function runJob(pipe: StableDiffusionPipeline, loras: LoraCache, job: JobMessage): Promise<void> {
   const started = performance.now();
-  let applied: AppliedLora | undefined;
   try {
-    if (job.loraPath) applied = mergeLora(pipe.loraTarget, loras.get(job.loraPath));
+    const lora: RequestLora | undefined = job.loraPath
+      ? { file: loras.get(job.loraPath), mode: 'unfused' }
+      : undefined;
     const { input } = job;
     const onProgress = (p: { step: number; totalSteps: number; timestep: number }) =>
       send({ type: 'progress', id: job.id, ...p });
-    const common = { ...input.params, onProgress };
+    const common = { ...input.params, onProgress, ...(lora ? { lora } : {}) };
     const result: GenerationResult =
       input.kind === 'text2img'
         ? await pipe.text2img({ ...common, height: input.height, width: input.width })
@@ -76,8 +79,6 @@ async function runJob(pipe: StableDiffusionPipeline, loras: LoraCache, job: JobM
   } catch (err) {
     const status = isTiffinError(err) ? err.httpStatus : 500;
     send({ type: 'failed', id: job.id, message: err instanceof Error ? err.message : String(err), status });
-  } finally {
-    applied?.unmerge();
   }
 }
 

@@ -12,7 +12,7 @@ export interface JobProgress {
 export interface JobOutcome {
   image: JobImage;
   seed: number;
-  /** Seconds the worker spent on the job (LoRA merge + generation). */
+  /** Seconds the worker spent on the job (LoRA preparation + generation). */
   seconds: number;
 }
 

@@ -37,7 +37,7 @@ export interface JobMessage {
   id: number;
   requestId: string;
   input: JobInput;
-  /** Resolved, allowed path of this request's LoRA, merged for this job only. */
+  /** Resolved, allowed path of this request's LoRA, applied unfused to this job only. */
   loraPath?: string;
 }
 

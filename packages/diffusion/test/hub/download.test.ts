@@ -76,7 +76,9 @@ describe('downloadPipeline (against a loopback hub)', () => {
       files['unet/diffusion_pytorch_model.safetensors'],
     );
     const resumed = hub.log.find(
-      (l) => l.startsWith('GET /acme/tiny-sd/resolve/main/unet/diffusion_pytorch_model.safetensors') && !l.endsWith('bytes=0-0'),
+      (l) =>
+        l.startsWith('GET /acme/tiny-sd/resolve/main/unet/diffusion_pytorch_model.safetensors') &&
+        !l.endsWith('bytes=0-0'),
     );
     expect(resumed).toMatch(new RegExp(`bytes=${partial.size}-`));
     // Files finished in the first run are not fetched again.
@@ -100,9 +102,11 @@ describe('downloadPipeline (against a loopback hub)', () => {
 
   it('offline: one actionable error', async () => {
     dir = await mkdtemp(join(tmpdir(), 'hub-'));
-    const err = await downloadPipeline({ modelId: REPO, destination: dir, endpoint: 'http://127.0.0.1:9' }).catch(
-      (e: unknown) => e,
-    );
+    const err = await downloadPipeline({
+      modelId: REPO,
+      destination: dir,
+      endpoint: 'http://127.0.0.1:9',
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HubUnreachableError);
     expect(String((err as Error).message)).toMatch(/Cannot reach the model hub.*HF_ENDPOINT.*--model-id/);
   });

@@ -12,7 +12,11 @@ export interface MockHub {
   close(): Promise<void>;
 }
 
-export async function startMockHub(repo: string, files: Record<string, Buffer>, token?: string): Promise<MockHub> {
+export async function startMockHub(
+  repo: string,
+  files: Record<string, Buffer>,
+  token?: string,
+): Promise<MockHub> {
   const log: string[] = [];
   const interrupts = new Map<string, number>();
   const server: Server = createServer((req, res) => {
@@ -24,7 +28,12 @@ export async function startMockHub(repo: string, files: Record<string, Buffer>, 
     }
     const treePrefix = `/api/models/${repo}/tree/main`;
     if (url.pathname === treePrefix) {
-      const entries = Object.entries(files).map(([path, data]) => ({ type: 'file', path, size: data.length, oid: 'x' }));
+      const entries = Object.entries(files).map(([path, data]) => ({
+        type: 'file',
+        path,
+        size: data.length,
+        oid: 'x',
+      }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(entries));
       return;
     }

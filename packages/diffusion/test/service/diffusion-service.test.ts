@@ -2,8 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
+import { encodeBmp } from '@tiffin/io-image';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiffusionService, type DiffusionService } from '../../src/service/diffusion-service.js';
+import { resizeLanczos } from '../../src/service/lanczos-resize.js';
 import { tinyDir } from '../helpers/tiny.js';
 import { jpegSize, writeTinyLora } from './service-helpers.js';
 
@@ -107,7 +109,22 @@ describe('LoRA per request', () => {
     expect(withLora.equals(base)).toBe(false);
     const after = Buffer.from(await (await post('/text2img', small)).arrayBuffer());
     expect(after.equals(base)).toBe(true);
-    figures.push(`text2img with a per-request LoRA (merge + generate + unmerge): ${lora.ms.toFixed(0)} ms`);
+    figures.push(`text2img with a per-request LoRA (unfused): ${lora.ms.toFixed(0)} ms`);
+  });
+
+  it('gives the same images for two requests in flight together (one with a LoRA) as one by one', async () => {
+    const withLora = { ...small, seed: 11, lora_weights: 'style.safetensors' };
+    const bytes = async (res: Response | Promise<Response>) => {
+      const r = await res;
+      expect(r.status).toBe(200);
+      return Buffer.from(await r.arrayBuffer());
+    };
+    const alone = [await bytes(post('/text2img', withLora)), await bytes(post('/text2img', small))];
+    // The queue lets one generation run at a time (maxQueue 1 here: the second waits, not refused).
+    const together = await Promise.all([bytes(post('/text2img', withLora)), bytes(post('/text2img', small))]);
+    expect(together[0].equals(alone[0])).toBe(true);
+    expect(together[1].equals(alone[1])).toBe(true);
+    expect(together[0].equals(together[1])).toBe(false);
   });
 
   it.each([
@@ -228,5 +245,29 @@ describe('img2img', () => {
     figures.push(`img2img 32×24, 4 steps × strength 0.5: ${res.ms.toFixed(0)} ms`);
     const bad = await send({ prompt: 'a dog', strength: 1.5 });
     expect(bad.status).toBe(400);
+  });
+
+  it('resizes (Lanczos, like diffusers) an upload whose sides are not multiples of 8, instead of cropping it', async () => {
+    // A lossless (BMP) 37×29 upload: the service must treat it exactly like its 32×24 Lanczos resize.
+    const width = 37;
+    const height = 29;
+    const rgb = new Uint8Array(width * height * 3);
+    for (let i = 0; i < rgb.length; i++) rgb[i] = (i * 7 + ((i / 3) | 0) * 13) % 256;
+    const resized = resizeLanczos({ width, height, data: rgb }, 32, 24);
+    const cropped = new Uint8Array(32 * 24 * 3);
+    for (let y = 0; y < 24; y++) cropped.set(rgb.subarray(y * width * 3, y * width * 3 + 32 * 3), y * 32 * 3);
+    const data = { prompt: 'a dog', num_inference_steps: 2, strength: 0.5, seed: 5 };
+    const send = async (bmp: Uint8Array) => {
+      const form = new FormData();
+      form.set('img', new Blob([bmp], { type: 'image/bmp' }), 'in.bmp');
+      form.set('data', new Blob([JSON.stringify(data)], { type: 'application/json' }));
+      const res = await fetch(`${img2img.url}/img2img`, { method: 'POST', body: form });
+      expect(res.status).toBe(200);
+      return Buffer.from(await res.arrayBuffer());
+    };
+    const fromOdd = await send(encodeBmp(rgb, width, height));
+    expect(jpegSize(fromOdd)).toEqual({ width: 32, height: 24 });
+    expect(fromOdd.equals(await send(encodeBmp(resized.data, 32, 24)))).toBe(true);
+    expect(fromOdd.equals(await send(encodeBmp(cropped, 32, 24)))).toBe(false);
   });
 });

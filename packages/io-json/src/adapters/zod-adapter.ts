@@ -1,10 +1,8 @@
-import type { SchemaDirection, SchemaModelAdapter, SchemaObject, SchemaValidation } from '@tiffin/core';
+import type { SchemaModelAdapter } from '@tiffin/core';
 import { z } from 'zod';
 import type * as zc from 'zod/v4/core';
-import { exampleFromJsonSchema } from '../json-schema/example.js';
-import { type OpenApiModelSchema, toOpenApiModelSchema } from '../json-schema/openapi-components.js';
 import { toSchemaIssues } from './issues.js';
-import { anonymousModelName, sanitizeComponentName } from './model-name.js';
+import { schemaModelAdapter } from './model-library.js';
 
 type ZodSchema = zc.$ZodType;
 
@@ -13,11 +11,6 @@ export function isZodSchema(model: unknown): model is ZodSchema {
   if (typeof model !== 'object' || model === null || !('_zod' in model)) return false;
   const standard = (model as { '~standard'?: { vendor?: unknown } })['~standard'];
   return standard?.vendor === 'zod';
-}
-
-function asZod(model: unknown): ZodSchema {
-  if (!isZodSchema(model)) throw new TypeError('The zod schema-model adapter was given a non-zod model');
-  return model;
 }
 
 /** JSON Schema for what JSON cannot spell natively: dates travel as ISO strings, bigints as integers. */
@@ -32,52 +25,26 @@ const unrepresentable: zc.UnrepresentableHandler = ({ zodSchema }) => {
   }
 };
 
-const cache = new WeakMap<ZodSchema, Map<SchemaDirection, OpenApiModelSchema>>();
-
-/** The model's OpenAPI 3.0 schema (cached: the docs ask for it several times per API). */
-function openApiSchema(model: ZodSchema, direction: SchemaDirection): OpenApiModelSchema {
-  let byDirection = cache.get(model);
-  if (!byDirection) {
-    byDirection = new Map();
-    cache.set(model, byDirection);
-  }
-  const cached = byDirection.get(direction);
-  if (cached) return cached;
-  const generated = z.toJSONSchema(model, {
-    target: 'openapi-3.0',
-    io: direction,
-    unrepresentable,
-  }) as Record<string, unknown>;
-  const meta = z.globalRegistry.get(model);
-  const fallback =
-    typeof meta?.title === 'string' ? sanitizeComponentName(meta.title) : anonymousModelName(generated);
-  const result = toOpenApiModelSchema(generated, fallback);
-  byDirection.set(direction, result);
-  return result;
-}
-
 /**
  * zod 4: validation through zod's own async parser (so `.default()`, coercion, `.strict()`, transforms and
  * async refinements behave exactly as in zod), JSON Schema through `z.toJSONSchema` (OpenAPI 3.0 target),
  * model names from `.meta({ id })` (or `title`).
  */
-export const zodSchemaModelAdapter: SchemaModelAdapter = {
+export const zodSchemaModelAdapter: SchemaModelAdapter = schemaModelAdapter<ZodSchema>({
   name: 'zod',
   accepts: isZodSchema,
-  async validate(model: unknown, value: unknown): Promise<SchemaValidation> {
-    const result = await z.safeParseAsync(asZod(model), value);
+  foreignModelMessage: 'The zod schema-model adapter was given a non-zod model',
+  async validate(model, value) {
+    const result = await z.safeParseAsync(model, value);
     if (result.success) return { ok: true, value: result.data };
     return { ok: false, issues: toSchemaIssues(result.error.issues) };
   },
-  modelName(model: unknown): string {
-    return openApiSchema(asZod(model), 'input').name;
+  generateJsonSchema(model, direction) {
+    const jsonSchema = z.toJSONSchema(model, {
+      target: 'openapi-3.0',
+      io: direction,
+      unrepresentable,
+    }) as Record<string, unknown>;
+    return { jsonSchema, title: z.globalRegistry.get(model)?.title };
   },
-  jsonSchema(model: unknown, direction: SchemaDirection = 'input') {
-    const { schema, components } = openApiSchema(asZod(model), direction);
-    return { schema, components };
-  },
-  example(model: unknown, direction: SchemaDirection = 'input'): unknown {
-    const { schema, components } = openApiSchema(asZod(model), direction);
-    return exampleFromJsonSchema(schema as SchemaObject, components);
-  },
-};
+});

@@ -35,20 +35,26 @@ function stringExample(schema: SchemaObject): string {
   }
 }
 
+interface NumericBound {
+  readonly bound: number;
+  readonly exclusive: boolean;
+}
+
+/**
+ * One side's bound. OpenAPI 3.0 / draft-04 write an exclusive bound as a boolean next to
+ * minimum/maximum; later drafts as the number itself.
+ */
+function numericBound(exclusiveKeyword: unknown, inclusiveKeyword: unknown): NumericBound | null {
+  if (typeof exclusiveKeyword === 'number') return { bound: exclusiveKeyword, exclusive: true };
+  if (typeof inclusiveKeyword === 'number') {
+    return { bound: inclusiveKeyword, exclusive: exclusiveKeyword === true };
+  }
+  return null;
+}
+
 function numberExample(schema: SchemaObject, integer: boolean): number {
-  // OpenAPI 3.0 / draft-04 write exclusive bounds as booleans next to minimum/maximum; later drafts as numbers.
-  const lower =
-    typeof schema.exclusiveMinimum === 'number'
-      ? { bound: schema.exclusiveMinimum, exclusive: true }
-      : typeof schema.minimum === 'number'
-        ? { bound: schema.minimum, exclusive: schema.exclusiveMinimum === true }
-        : null;
-  const upper =
-    typeof schema.exclusiveMaximum === 'number'
-      ? { bound: schema.exclusiveMaximum, exclusive: true }
-      : typeof schema.maximum === 'number'
-        ? { bound: schema.maximum, exclusive: schema.exclusiveMaximum === true }
-        : null;
+  const lower = numericBound(schema.exclusiveMinimum, schema.minimum);
+  const upper = numericBound(schema.exclusiveMaximum, schema.maximum);
   const step = integer ? 1 : 0.5;
   let value = 0;
   if (lower && (value < lower.bound || (lower.exclusive && value === lower.bound))) {

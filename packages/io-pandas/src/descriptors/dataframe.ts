@@ -9,7 +9,6 @@ import {
   type HttpResponse,
   InvalidArgument,
   IODescriptor,
-  NotImplementedError,
   type ProtoPayload,
   type RequestBodyObject,
   type ResponseObject,
@@ -28,15 +27,18 @@ import type { Dtype } from '../table/dtype.js';
 import {
   type DtypeOption,
   type ResolvedDtype,
+  requireEnforceTargets,
   resolveDtype,
   resolveShape,
   shapeMatches,
 } from '../table/options.js';
-import { isOrient, type Orient } from '../table/orient.js';
+import { type Orient, resolveOrient } from '../table/orient.js';
 import { rowCount, shapeText, type Table, typeName } from '../table/table.js';
 import { typeRawTable } from '../table/type-table.js';
 import type { FrameView } from '../table/view.js';
+import { protoPayload } from './proto-payload.js';
 import { respond } from './response.js';
+import { specArgs } from './spec-args.js';
 
 export interface PandasDataFrameOptions {
   /** JSON layout of requests and responses (default `records`). */
@@ -73,13 +75,7 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
 
   constructor(options: PandasDataFrameOptions = {}) {
     super();
-    const orient = options.orient ?? 'records';
-    if (!isOrient(orient)) {
-      throw new InvalidArgument(
-        `${OWNER}: orient must be one of split, records, index, columns, values, table, got ${JSON.stringify(orient)}`,
-      );
-    }
-    this.orient = orient;
+    this.orient = resolveOrient(options.orient, OWNER);
     this.columns = options.columns ? [...options.columns] : null;
     this.applyColumnNames = options.apply_column_names ?? false;
     this.dtype = resolveDtype(options.dtype);
@@ -87,13 +83,12 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
     this.shape = resolveShape(options.shape, OWNER);
     this.enforceShape = options.enforce_shape ?? false;
     this.defaultFormat = checkFormat(options.default_format ?? 'json', OWNER);
-    // D8: an enforce flag without what it enforces is a programming error.
-    if (this.enforceDtype && this.dtype === null) {
-      throw new InvalidArgument("'dtype' must be specified when 'enforce_dtype=True'");
-    }
-    if (this.enforceShape && this.shape === null) {
-      throw new InvalidArgument("'shape' must be specified when 'enforce_shape=True'");
-    }
+    requireEnforceTargets({
+      enforceDtype: this.enforceDtype,
+      hasDtype: this.dtype !== null,
+      enforceShape: this.enforceShape,
+      hasShape: this.shape !== null,
+    });
     if (this.applyColumnNames && !this.columns?.length) {
       throw new InvalidArgument("'columns' must be specified when 'apply_column_names=True'");
     }
@@ -101,19 +96,6 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
 
   get mimeType(): string {
     return FORMATS[this.defaultFormat];
-  }
-
-  private get options(): PandasDataFrameOptions {
-    return {
-      orient: this.orient,
-      columns: this.columns,
-      apply_column_names: this.applyColumnNames,
-      dtype: this.dtype,
-      enforce_dtype: this.enforceDtype,
-      shape: this.shape,
-      enforce_shape: this.enforceShape,
-      default_format: this.defaultFormat,
-    };
   }
 
   /** Decode one body in `format` to a typed table (no danfo yet). */
@@ -181,15 +163,13 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
   }
 
   override async fromProto(message: ProtoPayload | Uint8Array): Promise<DataFrame> {
-    if (message instanceof Uint8Array) {
-      throw new NotImplementedError(`${OWNER} does not read 'serialized_bytes'; send the 'dataframe' field`);
-    }
+    const payload = protoPayload<DataFrameMessage>(message, OWNER, 'dataframe');
     if (this.orient !== 'columns') {
       throw new BadInput(
         "'dataframe' field currently only supports 'columns' orient. Make sure to set 'orient=columns' in PandasDataFrame.",
       );
     }
-    const table = dataFrameFromMessage(message as DataFrameMessage);
+    const table = dataFrameFromMessage(payload);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];
     return tableToDanfo(await loadDanfo(), table, OWNER);
@@ -267,9 +247,7 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
   }
 
   static override fromSpec(spec: DescriptorSpec): PandasDataFrame {
-    if (!spec.args)
-      throw new InvalidArgument(`Missing args key in PandasDataFrame spec: ${JSON.stringify(spec)}`);
-    return new PandasDataFrame(spec.args as PandasDataFrameOptions);
+    return new PandasDataFrame(specArgs<PandasDataFrameOptions>(spec, 'PandasDataFrame'));
   }
 
   /**

@@ -6,7 +6,6 @@ import {
   type HttpResponse,
   InvalidArgument,
   IODescriptor,
-  NotImplementedError,
   type ProtoPayload,
   type RequestBodyObject,
   type ResponseObject,
@@ -27,12 +26,14 @@ import {
 } from '../grpc/series-message.js';
 import { seriesSchema } from '../openapi/schema.js';
 import { canCastSameKind, type Dtype, dtypeKind } from '../table/dtype.js';
-import { resolveDtype, resolveShape, shapeMatches } from '../table/options.js';
-import { isOrient, type Orient } from '../table/orient.js';
+import { requireEnforceTargets, resolveDtype, resolveShape, shapeMatches } from '../table/options.js';
+import { type Orient, resolveOrient } from '../table/orient.js';
 import { axisLabel, type Label, shapeText, typeName } from '../table/table.js';
 import { castColumn, inferColumn } from '../table/typing.js';
 import type { SeriesView } from '../table/view.js';
+import { protoPayload } from './proto-payload.js';
 import { respond } from './response.js';
+import { specArgs } from './spec-args.js';
 
 export interface PandasSeriesOptions {
   orient?: Orient;
@@ -69,13 +70,7 @@ export class PandasSeries extends IODescriptor<Series, Series> {
 
   constructor(options: PandasSeriesOptions = {}) {
     super();
-    const orient = options.orient ?? 'records';
-    if (!isOrient(orient)) {
-      throw new InvalidArgument(
-        `${OWNER}: orient must be one of split, records, index, columns, values, table, got ${JSON.stringify(orient)}`,
-      );
-    }
-    this.orient = orient;
+    this.orient = resolveOrient(options.orient, OWNER);
     const dtype = resolveDtype(options.dtype);
     if (dtype !== null && typeof dtype === 'object') {
       throw new InvalidArgument(`${OWNER}: dtype must be one dtype name, not a column map`);
@@ -85,12 +80,12 @@ export class PandasSeries extends IODescriptor<Series, Series> {
     const shape = options.shape;
     this.shape = typeof shape === 'number' ? resolveShape([shape], OWNER) : resolveShape(shape, OWNER);
     this.enforceShape = options.enforce_shape ?? false;
-    if (this.enforceDtype && (this.dtype === null || typeof this.dtype === 'boolean')) {
-      throw new InvalidArgument("'dtype' must be specified when 'enforce_dtype=True'");
-    }
-    if (this.enforceShape && this.shape === null) {
-      throw new InvalidArgument("'shape' must be specified when 'enforce_shape=True'");
-    }
+    requireEnforceTargets({
+      enforceDtype: this.enforceDtype,
+      hasDtype: this.concreteDtype !== null,
+      enforceShape: this.enforceShape,
+      hasShape: this.shape !== null,
+    });
   }
 
   get mimeType(): string {
@@ -202,10 +197,7 @@ export class PandasSeries extends IODescriptor<Series, Series> {
   }
 
   override async fromProto(message: ProtoPayload | Uint8Array): Promise<Series> {
-    if (message instanceof Uint8Array) {
-      throw new NotImplementedError(`${OWNER} does not read 'serialized_bytes'; send the 'series' field`);
-    }
-    const msg = message as SeriesMessage;
+    const msg = protoPayload<SeriesMessage>(message, OWNER, 'series');
     const want = this.concreteDtype;
     let field: SeriesField | null;
     if (want) {
@@ -260,9 +252,7 @@ export class PandasSeries extends IODescriptor<Series, Series> {
   }
 
   static override fromSpec(spec: DescriptorSpec): PandasSeries {
-    if (!spec.args)
-      throw new InvalidArgument(`Missing args key in PandasSeries spec: ${JSON.stringify(spec)}`);
-    return new PandasSeries(spec.args as PandasSeriesOptions);
+    return new PandasSeries(specArgs<PandasSeriesOptions>(spec, 'PandasSeries'));
   }
 
   /** Unset options come from the sample: a danfo Series, a JSON list/object, or JSON text. */

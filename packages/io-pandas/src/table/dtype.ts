@@ -1,22 +1,19 @@
-import { UnprocessableEntity } from '@tiffin/core';
+import {
+  dtypeKind as arrayDtypeKind,
+  integerRange as arrayIntegerRange,
+  canCastSameKind as canCastArraySameKind,
+  DTYPES,
+  type DType,
+  type DTypeKind,
+  isIntegerDType,
+  UnprocessableEntity,
+} from '@tiffin/core';
 
-/** Column dtypes, by their pandas/numpy names. */
-export type Dtype =
-  | 'int8'
-  | 'int16'
-  | 'int32'
-  | 'int64'
-  | 'uint8'
-  | 'uint16'
-  | 'uint32'
-  | 'uint64'
-  | 'float16'
-  | 'float32'
-  | 'float64'
-  | 'bool'
-  | 'str'
-  | 'object'
-  | 'datetime64[ns]';
+/** pandas datetimes (nanosecond resolution); the one column dtype numpy arrays here lack. */
+export const DATETIME = 'datetime64[ns]';
+
+/** Column dtypes, by their pandas/numpy names: core's array dtypes plus datetimes. */
+export type Dtype = DType | typeof DATETIME;
 
 export type DtypeKind = 'int' | 'uint' | 'float' | 'bool' | 'str' | 'object' | 'datetime';
 
@@ -55,10 +52,7 @@ const ALIASES: Record<string, Dtype> = {
   'datetime64[ms]': 'datetime64[ns]',
   'datetime64[us]': 'datetime64[ns]',
 };
-for (const n of ['int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64']) {
-  ALIASES[n] = n as Dtype;
-}
-for (const n of ['float16', 'float32', 'float64']) ALIASES[n] = n as Dtype;
+for (const n of DTYPES) ALIASES[n] = n;
 
 /** Canonical dtype for a name; unknown → UnprocessableEntity (a construction-time error). */
 export function normalizeDtype(name: string): Dtype {
@@ -71,14 +65,17 @@ export function normalizeDtype(name: string): Dtype {
   return d;
 }
 
+const KIND_NAMES: Record<DTypeKind, DtypeKind> = {
+  b: 'bool',
+  i: 'int',
+  u: 'uint',
+  f: 'float',
+  U: 'str',
+  O: 'object',
+};
+
 export function dtypeKind(d: Dtype): DtypeKind {
-  if (d.startsWith('int')) return 'int';
-  if (d.startsWith('uint')) return 'uint';
-  if (d.startsWith('float')) return 'float';
-  if (d === 'bool') return 'bool';
-  if (d === 'str') return 'str';
-  if (d === 'datetime64[ns]') return 'datetime';
-  return 'object';
+  return d === DATETIME ? 'datetime' : KIND_NAMES[arrayDtypeKind(d)];
 }
 
 export function toDanfoDtype(d: Dtype): DanfoDtype {
@@ -113,16 +110,16 @@ export function fromDanfoDtype(label: string): Dtype {
   }
 }
 
-const INT_RANGES: Partial<Record<Dtype, readonly [number, number]>> = {
-  int8: [-128, 127],
-  int16: [-32768, 32767],
-  int32: [-2147483648, 2147483647],
-  int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
-  uint8: [0, 255],
-  uint16: [0, 65535],
-  uint32: [0, 4294967295],
-  uint64: [0, Number.MAX_SAFE_INTEGER],
-};
+/** core's exact (bigint) integer ranges, with int64/uint64 limited to exact JS integers. */
+const INT_RANGES: Partial<Record<Dtype, readonly [number, number]>> = Object.fromEntries(
+  DTYPES.filter(isIntegerDType).map((d) => {
+    const { min, max } = arrayIntegerRange(d);
+    return [
+      d,
+      [Math.max(Number(min), Number.MIN_SAFE_INTEGER), Math.min(Number(max), Number.MAX_SAFE_INTEGER)],
+    ];
+  }),
+);
 
 /** Inclusive value range of an integer dtype (int64/uint64 limited to exact JS integers). */
 export function integerRange(d: Dtype): readonly [number, number] | undefined {
@@ -147,17 +144,9 @@ export function openapiType(d: Dtype): string {
   }
 }
 
-const SAME_KIND: Record<DtypeKind, readonly DtypeKind[]> = {
-  bool: ['bool', 'int', 'uint', 'float', 'str', 'object'],
-  int: ['int', 'float', 'str', 'object'],
-  uint: ['int', 'uint', 'float', 'str', 'object'],
-  float: ['float', 'str', 'object'],
-  str: ['str', 'object'],
-  datetime: ['datetime', 'str', 'object'],
-  object: ['object'],
-};
-
-/** numpy's same-kind casting rule (spec 2.4 table). */
+/** numpy's same-kind casting rule (spec 2.4 table), with datetimes castable only to str/object. */
 export function canCastSameKind(from: Dtype, to: Dtype): boolean {
-  return SAME_KIND[dtypeKind(from)].includes(dtypeKind(to));
+  if (from === DATETIME) return to === DATETIME || to === 'str' || to === 'object';
+  if (to === DATETIME) return false;
+  return canCastArraySameKind(from, to);
 }

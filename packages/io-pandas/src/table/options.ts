@@ -50,3 +50,18 @@ export function shapeMatches(want: readonly number[], got: readonly number[]): b
   }
   return true;
 }
+
+/** D8: an enforce flag without what it enforces is a programming error (dtype checked before shape). */
+export function requireEnforceTargets(flags: {
+  enforceDtype: boolean;
+  hasDtype: boolean;
+  enforceShape: boolean;
+  hasShape: boolean;
+}): void {
+  if (flags.enforceDtype && !flags.hasDtype) {
+    throw new InvalidArgument("'dtype' must be specified when 'enforce_dtype=True'");
+  }
+  if (flags.enforceShape && !flags.hasShape) {
+    throw new InvalidArgument("'shape' must be specified when 'enforce_shape=True'");
+  }
+}

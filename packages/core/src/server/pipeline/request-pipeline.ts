@@ -74,7 +74,7 @@ export function requestPipeline(deps: RequestPipelineDeps): Koa.Middleware<Reque
   const inner = cors ? (ctx: RequestContext) => cors(ctx, () => routed(ctx)) : routed;
 
   return async (ctx) => {
-    const start = logging ? process.hrtime.bigint() : 0n;
+    const start = logging ? performance.now() : 0;
     const requestId = requestIdFor(ctx.get('x-request-id') || undefined);
     const path = ctx.path;
     const match = routes.match(path);
@@ -113,7 +113,7 @@ export function requestPipeline(deps: RequestPipelineDeps): Koa.Middleware<Reque
         requestType: ctx.get('content-type') || undefined,
         requestLength: ctx.get('content-length') || undefined,
         responseType: ctx.response.get('content-type') || undefined,
-        ms: Number(process.hrtime.bigint() - start) / 1e6,
+        ms: performance.now() - start,
       });
   };
 }
