@@ -64,6 +64,35 @@ describe('lifecycle', () => {
     }
   });
 
+  it('middleware put in front of the pipeline (as docs/server.md says) sees every request', async () => {
+    const svc = new Service('wrapped');
+    svc.api({ input: new PlainText(), output: new PlainText() }, function echo(input) {
+      return input;
+    });
+    const { app, lifecycle } = createApp(svc, { logger: silentLogger });
+    const seen: string[] = [];
+    app.middleware.unshift(async (ctx, next) => {
+      seen.push(ctx.path);
+      await next();
+      ctx.set('x-wrapped', 'yes');
+    });
+    await lifecycle.startup();
+    const server = createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const res = await fetch(`${url}/echo`, { method: 'POST', body: 'hi' });
+      expect(await res.text()).toBe('hi');
+      expect(res.headers.get('x-wrapped')).toBe('yes');
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+      expect((await fetch(`${url}/nope`)).status).toBe(404);
+      expect(seen).toEqual(['/echo', '/nope']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('rejects serve() and closes when a startup hook fails', async () => {
     const svc = new Service('broken');
     svc.onStartup(() => {
