@@ -1,4 +1,4 @@
-import { BYTE_ORDER, BYTE_TO_SYMBOL } from '../tokenizer/byte-symbols.js';
+import { clipVocabFromMerges } from '../tokenizer/byte-symbols.js';
 
 const TINY_WORDS = 'photo of an astronaut riding horse on mars cat dog bento box the painting pixel art lora';
 
@@ -18,12 +18,6 @@ export function tinyTokenizerFiles(): { vocab: Record<string, number>; merges: s
       left += chars[i];
     }
   }
-  const vocab: Record<string, number> = {};
-  let id = 0;
-  for (const b of BYTE_ORDER) vocab[BYTE_TO_SYMBOL[b]] = id++;
-  for (const b of BYTE_ORDER) vocab[`${BYTE_TO_SYMBOL[b]}</w>`] = id++;
-  for (const m of merges) vocab[m.replace(' ', '')] = id++;
-  vocab['<|startoftext|>'] = id++;
-  vocab['<|endoftext|>'] = id++;
+  const vocab = clipVocabFromMerges(merges);
   return { vocab, merges };
 }

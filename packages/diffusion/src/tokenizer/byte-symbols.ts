@@ -22,3 +22,18 @@ const table = build();
 export const BYTE_TO_SYMBOL: readonly string[] = table.byteToSymbol;
 /** Bytes in vocabulary order: ids 0–255 are BYTE_TO_SYMBOL[BYTE_ORDER[i]]. */
 export const BYTE_ORDER: readonly number[] = table.order;
+
+/**
+ * The CLIP vocabulary a merges list implies (spec section 3): the 256 byte symbols, the same with `</w>`,
+ * one entry per merge in merge order, then `<|startoftext|>` and `<|endoftext|>`.
+ */
+export function clipVocabFromMerges(merges: readonly string[]): Record<string, number> {
+  const vocab: Record<string, number> = {};
+  let id = 0;
+  for (const b of BYTE_ORDER) vocab[BYTE_TO_SYMBOL[b]!] = id++;
+  for (const b of BYTE_ORDER) vocab[`${BYTE_TO_SYMBOL[b]}</w>`] = id++;
+  for (const m of merges) vocab[m.replace(' ', '')] = id++;
+  vocab['<|startoftext|>'] = id++;
+  vocab['<|endoftext|>'] = id++;
+  return vocab;
+}

