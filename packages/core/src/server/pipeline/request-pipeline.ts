@@ -43,7 +43,8 @@ export function requestPipeline(deps: RequestPipelineDeps): Koa.Middleware<Reque
   const deadlines = new Deadlines();
 
   const routed = async (ctx: RequestContext): Promise<void> => {
-    if (UNLIMITED_PATHS.has(ctx.path)) return routes.dispatch(ctx);
+    // Health paths skip the concurrency gate (D5), not the deadline (spec 10.6: it applies to every path).
+    if (UNLIMITED_PATHS.has(ctx.path)) return runWithDeadline(ctx);
     const release = gate.enter();
     ctx.state.onClose.push(release);
     try {
