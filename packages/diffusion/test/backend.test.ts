@@ -1,6 +1,9 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { selectBackend } from '../src/backend.js';
+import { nativeAddonProblem, selectBackend } from '../src/backend.js';
 
 describe('backend selection', () => {
   afterEach(() => {
@@ -14,7 +17,13 @@ describe('backend selection', () => {
     expect(choice.name).toBe('wasm');
     expect(tf.getBackend()).toBe('wasm');
     expect(choice.skipped.map((s) => s.name)).toEqual(['tensorflow-gpu', 'tensorflow']);
-    expect(logs).toEqual(['@tiffin/diffusion: using tfjs backend wasm']);
+    // Skipped before import (no duplicate kernel registrations), with the reason.
+    for (const s of choice.skipped)
+      expect(s.reason).toMatch(/installed without its native addon|is not installed/);
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatch(
+      /^@tiffin\/diffusion: using tfjs backend wasm; skipped tensorflow-gpu: .+; tensorflow: .+native addon/,
+    );
   });
 
   it('TIFFIN_TF_BACKEND forces a backend; unknown names are rejected', async () => {
@@ -26,5 +35,14 @@ describe('backend selection', () => {
     await expect(selectBackend('tensorflow', () => {})).rejects.toThrow(
       /no tfjs backend could be loaded: tensorflow:/,
     );
+  });
+
+  it('a tfjs-node package counts only with its native addon in lib/napi-v*', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tfjs-node-'));
+    expect(nativeAddonProblem(dir)).toMatch(/installed without its native addon/);
+    mkdirSync(join(dir, 'lib', 'napi-v8'), { recursive: true });
+    expect(nativeAddonProblem(dir)).toMatch(/tfjs_binding\.node/);
+    writeFileSync(join(dir, 'lib', 'napi-v8', 'tfjs_binding.node'), '');
+    expect(nativeAddonProblem(dir)).toBeNull();
   });
 });

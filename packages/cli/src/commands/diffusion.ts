@@ -279,6 +279,8 @@ async function buildDiffusionPackage(flags: BuildFlags) {
       version: flags.version,
       lockfile: flags.lockfile,
       loadModule: importModule,
+      // The generated module is temporary: record its name, not the build machine's path to it.
+      cwd: workDir,
     });
   } finally {
     await rm(workDir, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { ModelStore } from '../store/model-store.js';
 import { type PackagedApi, PackageStore, type StoredPackage } from '../store/package-store.js';
 import { bundleService } from './bundle.js';
 import { resolveDependencies, run } from './dependencies.js';
+import { makeReadableByAll } from './readable-tree.js';
 import { dockerfileSource, kubernetesSource, packageJsonSource, serverEntrySource } from './runtime-files.js';
 import {
   loadServiceReference,
@@ -33,9 +34,12 @@ export interface BuildPackageOptions {
   cwd?: string;
 }
 
-/** Banner that points the model store at the package's own models when the bundle runs. */
+/**
+ * Banner that points the model store at the package's own models when the bundle runs. An empty
+ * TIFFIN_MODELS_DIR counts as unset, as in modelsDir().
+ */
 const MODELS_BANNER = `import { fileURLToPath as __tiffinFileURLToPath } from 'node:url';
-process.env.TIFFIN_MODELS_DIR ??= __tiffinFileURLToPath(new URL('./models/', import.meta.url));`;
+process.env.TIFFIN_MODELS_DIR ||= __tiffinFileURLToPath(new URL('./models/', import.meta.url));`;
 
 /**
  * Build a deployable package: bundled service code, package.json (+ lockfile) with exact dependency
@@ -116,6 +120,8 @@ export async function buildPackage(options: BuildPackageOptions): Promise<Stored
           dir,
         );
       }
+      // The image runs the package as a non-root user (CONTAINER_USER): it must be able to read all of it.
+      await makeReadableByAll(dir);
     },
   });
 }

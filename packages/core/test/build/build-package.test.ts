@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +101,18 @@ describe('buildPackage', () => {
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n\s+CMD .*\/readyz/m);
     expect(dockerfile).toMatch(/^CMD \["node", "server.mjs"\]$/m);
     expect(dockerfile).toContain('npm ci --omit=dev');
+  });
+
+  it('leaves every file readable and every folder enterable by the non-root user the image runs as', async () => {
+    // Model store entries are made in mkdtemp folders (0700): copied as they are, the image could not read them.
+    const unreadable: string[] = [];
+    for (const entry of await readdir(built.path, { withFileTypes: true, recursive: true })) {
+      const path = join(entry.parentPath, entry.name);
+      const wanted = entry.isDirectory() ? 0o555 : 0o444;
+      if (((await stat(path)).mode & wanted) !== wanted) unreadable.push(path);
+    }
+    expect(unreadable).toEqual([]);
+    expect((await stat(built.path)).mode & 0o555).toBe(0o555);
   });
 
   it('writes Kubernetes manifests: a Deployment probing /readyz and /livez and a Service', async () => {

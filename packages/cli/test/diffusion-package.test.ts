@@ -1,0 +1,278 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { writeTinyPipeline } from '@tiffin/diffusion';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_DIR } from './cli-process.js';
+
+/**
+ * `tiffin diffusion build` end to end: build a package from the tiny pipeline and a LoRA folder, then run
+ * it the two ways its README/Dockerfile give (`tiffin serve <tag>`, and `node server.mjs` in the package).
+ */
+
+const REPO = join(CLI_DIR, '..', '..');
+
+/** The diffusion package's test helpers (outside this package's tsc root, so imported by URL). */
+const { writeTinyLora, jpegSize } = (await import(
+  new URL('../../diffusion/test/service/service-helpers.ts', import.meta.url).href
+)) as {
+  writeTinyLora: (dir: string, name: string, salt: string) => string;
+  jpegSize: (bytes: Uint8Array) => { width: number; height: number };
+};
+
+interface Exited {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A child process whose output is collected; `url` resolves with the URL of its `ready` log record. */
+function collect(child: ChildProcess): { child: ChildProcess; done: Promise<Exited>; url: Promise<string> } {
+  let stdout = '';
+  let stderr = '';
+  const done = new Promise<Exited>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      const ready = /"msg":"ready","url":"([^"]+)"/.exec(stdout);
+      if (ready) resolve(ready[1] as string);
+    });
+    done.then((r) => reject(new Error(`exited (${r.code}) before ready:\n${r.stderr}`)));
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  // Only servers are awaited for `ready`; a command that just exits must not leave an unhandled rejection.
+  url.catch(() => {});
+  return { child, done, url };
+}
+
+/** `tiffin ...` run from sources, as `pnpm cli` does. */
+function tiffin(args: string[], env: NodeJS.ProcessEnv) {
+  return collect(
+    spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/bin.ts', ...args], {
+      cwd: CLI_DIR,
+      env: { ...process.env, TIFFIN_TF_BACKEND: 'wasm', TIFFIN_MODELS_DIR: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+}
+
+async function stop(proc: { child: ChildProcess; done: Promise<Exited> }): Promise<void> {
+  if (proc.child.exitCode === null) proc.child.kill('SIGTERM');
+  await proc.done;
+}
+
+function text2img(url: string, extra: Record<string, unknown> = {}): Promise<Response> {
+  return fetch(`${url}/text2img`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: 'a tiffin box', num_inference_steps: 2, seed: 7, ...extra }),
+  });
+}
+
+async function jpeg(res: Response): Promise<Uint8Array> {
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toBe('image/jpeg');
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+/**
+ * What `npm ci` makes of the package's `file:` dependencies, offline: node_modules/@tiffin/* link to the
+ * vendored copies, and every other dependency of those links to the copy this workspace installed for
+ * the matching workspace package (the registry is not reachable from every test run).
+ */
+function linkNodeModules(packageDir: string): void {
+  const modules = join(packageDir, 'node_modules');
+  for (const folder of readdirSync(join(packageDir, 'vendor'))) {
+    const vendored = join(packageDir, 'vendor', folder);
+    const manifest = JSON.parse(readFileSync(join(vendored, 'package.json'), 'utf8')) as {
+      name: string;
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    };
+    const link = (name: string, target: string) => {
+      const at = join(modules, name);
+      if (existsSync(at)) return;
+      mkdirSync(dirname(at), { recursive: true });
+      symlinkSync(target, at, 'dir');
+    };
+    link(manifest.name, vendored);
+    const workspacePackage = join(REPO, 'packages', manifest.name.replace('@tiffin/', ''));
+    const deps = { ...manifest.dependencies, ...manifest.optionalDependencies };
+    for (const name of Object.keys(deps)) {
+      if (name.startsWith('@tiffin/')) continue;
+      const installed = join(workspacePackage, 'node_modules', name);
+      if (existsSync(installed)) link(name, realpathSync(installed));
+    }
+  }
+}
+
+let home: string;
+let packageDir: string;
+/** Scratch folders (each holds copies of the 8 MB tiny model), removed at the end. */
+const scratch: string[] = [];
+const scratchDir = (prefix: string): string => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+beforeAll(async () => {
+  const work = scratchDir('tiffin-diffusion-package-');
+  home = join(work, 'home');
+  const tiny = writeTinyPipeline(join(work, 'tiny'));
+  const loras = join(work, 'loras');
+  writeTinyLora(loras, 'style.safetensors', 'package-test');
+  const built = await tiffin(
+    [
+      'diffusion',
+      'build',
+      'stable-diffusion',
+      '--model-id',
+      tiny,
+      '--lora-dir',
+      loras,
+      '--name',
+      'tiny-sd',
+      '--version',
+      '1',
+      '--no-lockfile',
+    ],
+    { TIFFIN_HOME: home },
+  ).done;
+  expect(built.stderr).toBe('');
+  expect(built.code).toBe(0);
+  expect(built.stdout).toContain('Successfully built package tiny-sd:1');
+  packageDir = join(home, 'packages', 'tiny-sd', '1');
+}, 120_000);
+
+describe('a package built by tiffin diffusion build', () => {
+  it('carries the model, the LoRA folder and the vendored @tiffin packages, and records no build path', () => {
+    const manifest = readFileSync(join(packageDir, 'manifest.yaml'), 'utf8');
+    expect(manifest).toMatch(/^source: service\.mjs$/m);
+    const [lora] = readdirSync(join(packageDir, 'models', 'tiny-sd-lora'));
+    expect(readdirSync(join(packageDir, 'models', 'tiny-sd-lora', lora as string, 'files'))).toEqual([
+      'style.safetensors',
+    ]);
+    expect(readdirSync(join(packageDir, 'vendor')).sort()).toEqual([
+      'tiffin-core',
+      'tiffin-diffusion',
+      'tiffin-io-image',
+      'tiffin-io-json',
+    ]);
+    // The model worker is its own bundle; the service starts it from the vendored dist.
+    expect(existsSync(join(packageDir, 'vendor', 'tiffin-diffusion', 'dist', 'model-worker.js'))).toBe(true);
+    expect(readFileSync(join(packageDir, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "server.mjs"]');
+  });
+
+  it('serves POST /text2img with `tiffin serve <tag>`, with a request LoRA from the packaged folder', async () => {
+    const served = tiffin(['serve', 'tiny-sd:1', '--port', '0'], { TIFFIN_HOME: home });
+    try {
+      const url = await served.url;
+      const plain = await jpeg(await text2img(url));
+      expect(jpegSize(plain)).toEqual({ width: 32, height: 32 });
+      const styled = await jpeg(await text2img(url, { lora_weights: 'style.safetensors' }));
+      expect(Buffer.from(styled).equals(Buffer.from(plain))).toBe(false);
+      const missing = await text2img(url, { lora_weights: 'absent.safetensors' });
+      expect(missing.status).toBe(400);
+      expect(((await missing.json()) as { error: string }).error).toMatch(
+        /not found in the LoRA directories/,
+      );
+    } finally {
+      await stop(served);
+    }
+  }, 60_000);
+
+  it('runs as `node server.mjs` from a copy outside the workspace on its vendored dists (same image bytes)', async () => {
+    const copy = join(scratchDir('tiffin-diffusion-deploy-'), 'app');
+    cpSync(packageDir, copy, { recursive: true });
+    linkNodeModules(copy);
+    expect(realpathSync(join(copy, 'node_modules', '@tiffin', 'diffusion'))).toBe(
+      realpathSync(join(copy, 'vendor', 'tiffin-diffusion')),
+    );
+    const server = collect(
+      spawn(process.execPath, ['server.mjs'], {
+        cwd: copy,
+        env: {
+          ...process.env,
+          HOST: '127.0.0.1',
+          PORT: '0',
+          TIFFIN_TF_BACKEND: 'wasm',
+          TIFFIN_HOME: join(copy, '..', 'home'),
+          TIFFIN_MODELS_DIR: '',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    let fromPackage: Uint8Array;
+    try {
+      const url = await server.url;
+      fromPackage = await jpeg(await text2img(url));
+      const styled = await jpeg(await text2img(url, { lora_weights: 'style.safetensors' }));
+      expect(Buffer.from(styled).equals(Buffer.from(fromPackage))).toBe(false);
+    } finally {
+      await stop(server);
+    }
+    expect(server.child.exitCode ?? 0).toBe(0);
+    // The same request served from the workspace sources gives the same bytes.
+    const served = tiffin(['serve', 'tiny-sd:1', '--port', '0'], { TIFFIN_HOME: home });
+    try {
+      const fromSources = await jpeg(await text2img(await served.url));
+      expect(Buffer.from(fromPackage).equals(Buffer.from(fromSources))).toBe(true);
+    } finally {
+      await stop(served);
+    }
+  }, 90_000);
+});
+
+describe('tiffin diffusion build --containerize', () => {
+  it('without a container tool: the package is built, then one error line and exit 1', async () => {
+    // A PATH holding only node (tools the build spawns run on it), so docker, podman and buildah are absent.
+    const bin = scratchDir('tiffin-node-only-');
+    symlinkSync(process.execPath, join(bin, 'node'));
+    const res = await tiffin(
+      [
+        'diffusion',
+        'build',
+        'stable-diffusion',
+        '--model-id',
+        join(
+          packageDir,
+          'models',
+          'tiny-sd-model',
+          readdirSync(join(packageDir, 'models', 'tiny-sd-model'))[0] as string,
+          'files',
+        ),
+        '--name',
+        'tiny-image',
+        '--version',
+        '1',
+        '--no-lockfile',
+        '--containerize',
+      ],
+      { TIFFIN_HOME: scratchDir('tiffin-cli-home-'), PATH: bin },
+    ).done;
+    expect(res.code).toBe(1);
+    expect(res.stdout).toContain('Successfully built package tiny-image:1');
+    expect(res.stderr).toBe(
+      'tiffin: error: No container tool found on PATH: install one of docker, podman, buildah (or pass --backend)\n',
+    );
+  }, 60_000);
+});
