@@ -1,6 +1,8 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { Service } from '../service/service.js';
+import { DirectExchange, type Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { JsonLineLogger, type Logger, silentLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
@@ -22,6 +24,13 @@ export interface TiffinApp {
   options: ResolvedServerOptions;
   logger: Logger;
   metrics: ServerMetrics;
+  /**
+   * The Node request listener `serve()` uses: `POST /<api>` goes straight through the request pipeline over
+   * Node's request/response (same behaviour, without Koa's per-request cost), everything else through
+   * `app.callback()`. If middleware was added to `app`, every request goes through Koa so that it sees them all.
+   * Take it after changing `app`.
+   */
+  requestListener(): (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 /** Build the Koa app serving `service` (routes, middleware, docs), without listening. */
@@ -33,12 +42,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const routes = new RouteTable();
 
   const isReady = () => lifecycle.isReady;
+  const apiHandlers = new Map<string, (ctx: Exchange) => Promise<void>>();
   for (const api of service.apis.values()) {
-    routes.add(
-      api.route,
-      { POST: apiHandler(api, { service, maxBodySize: resolved.maxBodySize, isReady }) },
-      api,
-    );
+    const handler = apiHandler(api, { service, maxBodySize: resolved.maxBodySize, isReady });
+    apiHandlers.set(api.route, handler);
+    routes.add(api.route, { POST: handler }, api);
   }
   let docsJson: string | undefined;
   routes.add('/docs.json', {
@@ -59,26 +67,57 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   routes.add('/readyz', { GET: readyHandler(isReady) });
   if (resolved.metrics) routes.add('/metrics', { GET: metricsHandler(metrics) });
 
+  const pipeline = requestPipeline({
+    routes,
+    lifecycle,
+    gate: new ConcurrencyGate(resolved.maxConcurrency, resolved.retryAfter),
+    timeout: resolved.timeout,
+    metrics: resolved.metrics ? metrics : undefined,
+    logger,
+    cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
+  });
   const app = new Koa<RequestState>();
-  app.use(
-    requestPipeline({
-      routes,
-      lifecycle,
-      gate: new ConcurrencyGate(resolved.maxConcurrency, resolved.retryAfter),
-      timeout: resolved.timeout,
-      metrics: resolved.metrics ? metrics : undefined,
-      logger,
-      cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
-    }),
-  );
+  app.use((ctx) => pipeline(ctx, () => routes.dispatch(ctx)));
+  const responseFailed = (err: Error, requestId: string | undefined) =>
+    logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });
   // Errors after the response started (a failing stream) reach Koa's own handler: log them, quietly.
   app.silent = true;
-  app.on('error', (err: Error, ctx?: Koa.ParameterizedContext<RequestState>) => {
-    logger.log('error', 'response failed', {
-      requestId: ctx?.state.requestId,
-      error: err.message,
-      stack: err.stack,
-    });
-  });
-  return { app, lifecycle, options: resolved, logger, metrics };
+  app.on('error', (err: Error, ctx?: Koa.ParameterizedContext<RequestState>) =>
+    responseFailed(err, ctx?.state.requestId),
+  );
+
+  const serveDirect = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    handler: (ctx: Exchange) => Promise<void>,
+  ): void => {
+    const exchange = new DirectExchange(req, res, path);
+    pipeline(exchange, () => handler(exchange)).then(
+      () => exchange.respond((err) => responseFailed(err, exchange.state.requestId)),
+      // The pipeline answers every error itself; getting here is a bug in it.
+      (err: unknown) => {
+        responseFailed(err instanceof Error ? err : new Error(String(err)), exchange.state.requestId);
+        if (!res.headersSent) res.statusCode = 500;
+        res.end();
+      },
+    );
+  };
+
+  const requestListener = (): ((req: IncomingMessage, res: ServerResponse) => void) => {
+    const viaKoa = app.callback();
+    if (app.middleware.length !== 1) return viaKoa;
+    return (req, res) => {
+      if (req.method === 'POST') {
+        const url = req.url ?? '/';
+        const q = url.indexOf('?');
+        const path = q >= 0 ? url.slice(0, q) : url;
+        const handler = apiHandlers.get(path);
+        if (handler) return serveDirect(req, res, path, handler);
+      }
+      viaKoa(req, res);
+    };
+  };
+
+  return { app, lifecycle, options: resolved, logger, metrics, requestListener };
 }

@@ -28,7 +28,7 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
   const tiffin = createApp(service, options);
   const { lifecycle, logger } = tiffin;
   const { host, port: wantedPort, drainTimeout } = tiffin.options;
-  const server = createServer(tiffin.app.callback());
+  const server = createServer(tiffin.requestListener());
   // Requests are bounded by our own timeout; do not let Node's 5-minute request timeout cut long uploads short.
   server.requestTimeout = 0;
 

@@ -1,19 +1,17 @@
 import { Readable } from 'node:stream';
-import type Koa from 'koa';
 import type { HttpResponse } from '../http/response.js';
+import type { Exchange } from './exchange.js';
 
 /**
- * Copy a descriptor's HttpResponse onto Koa: status, headers in their order (repeats kept), then the body as
+ * Copy a descriptor's HttpResponse onto the exchange: status, headers in their order (repeats kept), then the body as
  * bytes or as a stream sent chunked.
  */
-export function writeResponse(ctx: Koa.Context, response: HttpResponse): void {
+export function writeResponse(ctx: Exchange, response: HttpResponse): void {
   ctx.status = response.status;
   const body = response.body;
   const headers = response.headers;
   for (let i = 0; i < headers.length; i++) {
     const [name, value] = headers[i]!;
-    // Koa sets the length of a byte body itself.
-    if (name === 'content-length' && body instanceof Uint8Array) continue;
     // The first occurrence replaces anything set earlier; later ones (set-cookie, ...) append.
     if (seenBefore(headers, i, name)) ctx.append(name, value);
     else ctx.set(name, value);

@@ -55,7 +55,7 @@ export function corsStage(options: CorsOptions): PipelineStage {
       // D4: a refused preflight is a 4xx with the one JSON error body.
       if (failures.length) throw new BadInput(`Disallowed CORS ${failures.join(', ')}`);
       ctx.status = 200;
-      ctx.type = 'text/plain; charset=utf-8';
+      ctx.set('content-type', 'text/plain; charset=utf-8');
       ctx.body = 'OK';
       return;
     }

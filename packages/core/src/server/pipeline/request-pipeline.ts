@@ -1,23 +1,24 @@
-import type Koa from 'koa';
 import { GatewayTimeout } from '../../errors/index.js';
+import type { Exchange } from '../exchange.js';
 import { LazyAbort } from '../lazy-abort.js';
 import type { AppLifecycle } from '../lifecycle.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ServerMetrics } from '../metrics.js';
 import { requestIdFor } from '../request-id.js';
 import type { RouteTable } from '../routes/route-table.js';
-import type { RequestState } from '../state.js';
 import { type ConcurrencyGate, UNLIMITED_PATHS } from './concurrency-gate.js';
 import { Deadlines } from './deadline.js';
 import { writeError } from './write-error.js';
 
-type RequestContext = Koa.ParameterizedContext<RequestState>;
-
 /** A step around the routed handler (CORS): call `next` to go on. */
-export type PipelineStage = (ctx: RequestContext, next: () => Promise<void>) => Promise<void>;
+export type PipelineStage = (ctx: Exchange, next: () => Promise<void>) => Promise<void>;
+
+/** Runs one request through the pipeline; `dispatch` answers it once it passed the gate and the deadline. */
+export type RequestPipeline = (ctx: Exchange, dispatch: () => Promise<void>) => Promise<void>;
 
 export interface RequestPipelineDeps {
-  routes: RouteTable;
+  /** Route lookup (the matched path labels metrics; the API sets the timeout). */
+  routes: Pick<RouteTable, 'match'>;
   lifecycle: AppLifecycle;
   gate: ConcurrencyGate;
   /** Seconds before a response must start; an API's own `timeout` wins. */
@@ -32,32 +33,33 @@ export interface RequestPipelineDeps {
 const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/readyz']);
 
 /**
- * The whole per-request path of the server as one Koa middleware, in this order: request id and route,
+ * The whole per-request path of the server as one function (the Koa app's only middleware, and the direct
+ * API path's), in this order: request id and route,
  * abort on client disconnect, in-flight tracking, metrics, the error answer (D4), CORS, the concurrency gate
  * (503), the deadline (504), the routed handler; then `x-request-id` and one access-log line. One function
  * instead of a middleware per concern: each layer costs an async frame, a closure and header work per request.
  */
-export function requestPipeline(deps: RequestPipelineDeps): Koa.Middleware<RequestState> {
+export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
   const { routes, lifecycle, gate, metrics, logger, cors } = deps;
   const logging = logger !== silentLogger;
   const deadlines = new Deadlines();
 
-  const routed = async (ctx: RequestContext): Promise<void> => {
+  const routed = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
     // Health paths skip the concurrency gate (D5), not the deadline (spec 10.6: it applies to every path).
-    if (UNLIMITED_PATHS.has(ctx.path)) return runWithDeadline(ctx);
+    if (UNLIMITED_PATHS.has(ctx.path)) return runWithDeadline(ctx, dispatch);
     const release = gate.enter();
     ctx.state.onClose.push(release);
     try {
-      await runWithDeadline(ctx);
+      await runWithDeadline(ctx, dispatch);
     } catch (err) {
       release();
       throw err;
     }
   };
 
-  const runWithDeadline = async (ctx: RequestContext): Promise<void> => {
+  const runWithDeadline = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
     const seconds = ctx.state.api?.timeout ?? deps.timeout;
-    const work = routes.dispatch(ctx);
+    const work = dispatch();
     if ((await deadlines.wait(work, seconds)) === 'done') return;
     ctx.state.timedOut = true;
     const error = new GatewayTimeout(`Not able to process the request in ${seconds} seconds`);
@@ -72,9 +74,11 @@ export function requestPipeline(deps: RequestPipelineDeps): Koa.Middleware<Reque
     throw error;
   };
 
-  const inner = cors ? (ctx: RequestContext) => cors(ctx, () => routed(ctx)) : routed;
+  const inner = cors
+    ? (ctx: Exchange, dispatch: () => Promise<void>) => cors(ctx, () => routed(ctx, dispatch))
+    : routed;
 
-  return async (ctx) => {
+  return async (ctx, dispatch) => {
     const start = logging ? performance.now() : 0;
     const requestId = requestIdFor(ctx.get('x-request-id') || undefined);
     const path = ctx.path;
@@ -98,7 +102,7 @@ export function requestPipeline(deps: RequestPipelineDeps): Koa.Middleware<Reque
     const recordMetrics =
       metrics && path !== '/metrics' ? metrics.start(state.endpoint, HEALTH_PATHS.has(path)) : undefined;
     try {
-      await inner(ctx);
+      await inner(ctx, dispatch);
     } catch (err) {
       writeError(ctx, err, logger);
     }

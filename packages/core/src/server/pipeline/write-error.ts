@@ -1,11 +1,10 @@
-import type Koa from 'koa';
 import { isTiffinError } from '../../errors/index.js';
 import { encodeErrorBody, errorAnswer } from '../error-response.js';
+import type { Exchange } from '../exchange.js';
 import type { Logger } from '../logger.js';
-import type { RequestState } from '../state.js';
 
 /** Answer a thrown error with the one error body (D4): TiffinError → its status, anything else → 500. */
-export function writeError(ctx: Koa.ParameterizedContext<RequestState>, err: unknown, logger: Logger): void {
+export function writeError(ctx: Exchange, err: unknown, logger: Logger): void {
   const answer = errorAnswer(err, ctx.state.requestId, logger);
   ctx.status = answer.status;
   // e.g. Retry-After on a 503 from a full queue.

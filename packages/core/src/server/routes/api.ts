@@ -1,9 +1,8 @@
-import type Koa from 'koa';
 import { PayloadTooLarge, ServiceUnavailable } from '../../errors/index.js';
 import { Context } from '../../service/context.js';
 import type { InferenceApi, Service } from '../../service/service.js';
+import type { Exchange } from '../exchange.js';
 import { adaptRequest } from '../request-adapter.js';
-import type { RequestState } from '../state.js';
 import { writeResponse } from '../write-response.js';
 
 export interface ApiRouteDeps {
@@ -16,8 +15,8 @@ export interface ApiRouteDeps {
  * The request pipeline of spec 10.3 with D11: request → input descriptor → API function (with ctx) →
  * output descriptor (with ctx) → the wire. Errors propagate to the error handler.
  */
-export function apiHandler(api: InferenceApi, deps: ApiRouteDeps) {
-  return async (ctx: Koa.ParameterizedContext<RequestState>): Promise<void> => {
+export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchange) => Promise<void> {
+  return async (ctx: Exchange): Promise<void> => {
     if (!deps.isReady()) throw new ServiceUnavailable('The service is starting; try again shortly');
     const declared = Number(ctx.get('content-length') || 0);
     if (declared > deps.maxBodySize) {
