@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
@@ -12,6 +11,7 @@ import {
 } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { IODescriptor } from '../io/descriptor.js';
+import { newRequestId } from '../server/request-id.js';
 import { Context } from '../service/context.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from './messages.js';
@@ -148,7 +148,7 @@ async function handleCall(
   const api = svc.apis.get(apiName);
   if (!api) throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${apiName}'`);
   const input = await api.input.fromProto(selectPayload(api, message));
-  const requestId = randomUUID();
+  const requestId = newRequestId();
   const ctx = new Context(grpcRequest(call, api), svc.state, requestId);
   try {
     const result = await api.fn(input as never, ctx);

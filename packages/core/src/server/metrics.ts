@@ -89,15 +89,14 @@ export class ServerMetrics {
   }
 
   /** Call when a request starts; the returned function records its end with the status code. */
-  start(endpoint: string, isHealth: boolean): (status: number) => void {
+  start(endpoint: string, isHealth: boolean, begin: number = performance.now()): (status: number) => void {
     let gauge = this.inProgress.get(endpoint);
     if (!gauge) {
       gauge = { labels: { endpoint, ...this.baseLabels }, value: 0 };
       this.inProgress.set(endpoint, gauge);
     }
     gauge.value++;
-    // performance.now() is a plain double: no BigInt to allocate and subtract on every request.
-    const begin = performance.now();
+    // `begin` is a performance.now() reading (a plain double: no BigInt per request), the caller's if it has one.
     const inProgress = gauge;
     return (status) => {
       inProgress.value--;

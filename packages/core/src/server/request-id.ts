@@ -1,9 +1,27 @@
-import { randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /** Ids a proxy may pass in `x-request-id`: short, printable, no separators that could forge log fields. */
 const ACCEPTED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+const ID_BYTES = 8;
+const POOL_IDS = 512;
+const pool = Buffer.allocUnsafe(ID_BYTES * POOL_IDS);
+let next = POOL_IDS;
+
+/**
+ * A new request id: 64 random bits as 16 hex digits (the reference uses a random 64-bit id too). Drawn from a
+ * pool refilled 512 ids at a time: one random fill per 512 requests instead of a UUID per request.
+ */
+export function newRequestId(): string {
+  if (next === POOL_IDS) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  const start = next++ * ID_BYTES;
+  return pool.toString('hex', start, start + ID_BYTES);
+}
+
 /** Reuse a well-formed incoming request id (from a proxy), else make one. */
 export function requestIdFor(incoming: string | undefined): string {
-  return incoming && ACCEPTED_ID.test(incoming) ? incoming : randomUUID();
+  return incoming && ACCEPTED_ID.test(incoming) ? incoming : newRequestId();
 }

@@ -12,6 +12,8 @@ export interface RequestState {
   abort: LazyAbort;
   /** Run once when the response is over (sent, or the connection closed). */
   onClose: Array<() => void>;
+  /** performance.now() when the request entered the pipeline (deadline, metrics and log share it). */
+  startedAt: number;
   /** Set once the timeout answered: later writes by the handler are dropped. */
   timedOut: boolean;
 }

@@ -7,6 +7,7 @@ import {
   ServiceUnavailable,
   UnprocessableEntity,
 } from '../../src/index.js';
+import { newRequestId } from '../../src/server/request-id.js';
 import { PlainText, start } from './helpers.js';
 
 const svc = new Service('server_e2e', { version: '1.2.3', doc: 'Server tests' });
@@ -69,7 +70,18 @@ describe('API pipeline', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(await res.text()).toBe('yo Bob');
-    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('request ids are 64 random bits, unique across more requests than one random pool holds', async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 600; i++) ids.add(newRequestId());
+    expect(ids.size).toBe(600);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{16}$/);
+    const res = await post('/yo', 'Bob', { 'x-request-id': 'from-proxy.1' });
+    expect(res.headers.get('x-request-id')).toBe('from-proxy.1');
+    const forged = await post('/yo', 'Bob', { 'x-request-id': 'bad id\twith tab' });
+    expect(forged.headers.get('x-request-id')).toMatch(/^[0-9a-f]{16}$/);
   });
 
   it('applies ctx status without content-length surprises (case 51)', async () => {

@@ -28,14 +28,19 @@ export class Deadlines {
   private timerDue = Number.POSITIVE_INFINITY;
 
   /**
-   * Wait for `work`, at most `seconds` (no limit when not a positive finite number). On 'expired' the work keeps
+   * Wait for `work`, at most `seconds` after `startedAt` (a performance.now() reading; no limit when `seconds`
+   * is not a positive finite number). On 'expired' the work keeps
    * running: the caller decides what to do with it.
    */
-  wait(work: Promise<void>, seconds: number): Promise<DeadlineOutcome> {
+  wait(
+    work: Promise<void>,
+    seconds: number,
+    startedAt: number = performance.now(),
+  ): Promise<DeadlineOutcome> {
     if (!(seconds > 0) || !Number.isFinite(seconds)) return work.then(() => 'done');
     const ms = Math.max(1, Math.round(seconds * 1000));
     return new Promise<DeadlineOutcome>((resolve, reject) => {
-      const waiter: Waiter = { due: performance.now() + ms, expire: () => resolve('expired') };
+      const waiter: Waiter = { due: startedAt + ms, expire: () => resolve('expired') };
       const queue = this.enqueue(ms, waiter);
       work.then(
         () => {

@@ -60,7 +60,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
   const runWithDeadline = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
     const seconds = ctx.state.api?.timeout ?? deps.timeout;
     const work = dispatch();
-    if ((await deadlines.wait(work, seconds)) === 'done') return;
+    if ((await deadlines.wait(work, seconds, ctx.state.startedAt)) === 'done') return;
     ctx.state.timedOut = true;
     const error = new GatewayTimeout(`Not able to process the request in ${seconds} seconds`);
     ctx.state.abort.abort(error);
@@ -79,7 +79,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     : routed;
 
   return async (ctx, dispatch) => {
-    const start = logging ? performance.now() : 0;
+    const start = performance.now();
     const requestId = requestIdFor(ctx.get('x-request-id') || undefined);
     const path = ctx.path;
     const match = routes.match(path);
@@ -92,6 +92,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     state.abort = abort;
     state.timedOut = false;
     state.onClose = onClose;
+    state.startedAt = start;
     // One listener per request; the others register callbacks in `onClose`.
     const res = ctx.res;
     // `on`, not `once`: the response is used once anyway, and once() wraps the listener per request.
@@ -100,7 +101,9 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       for (const fn of onClose) fn();
     });
     const recordMetrics =
-      metrics && path !== '/metrics' ? metrics.start(state.endpoint, HEALTH_PATHS.has(path)) : undefined;
+      metrics && path !== '/metrics'
+        ? metrics.start(state.endpoint, HEALTH_PATHS.has(path), start)
+        : undefined;
     try {
       await inner(ctx, dispatch);
     } catch (err) {
