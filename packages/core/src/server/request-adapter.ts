@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import getRawBody, { type RawBodyError } from 'raw-body';
-import { BadInput, PayloadTooLarge } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { LazyAbort } from './lazy-abort.js';
+import { readBody } from './read-body.js';
 
 /** Copy Node's raw header list (in order, repeats kept) into a fetch `Headers`. */
 export function headersFromNode(req: IncomingMessage): Headers {
@@ -18,24 +17,6 @@ export function headersFromNode(req: IncomingMessage): Headers {
   return headers;
 }
 
-/** Read the whole body as bytes, bounded by `limit` (over it → 413). */
-export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  try {
-    return await getRawBody(req, { length: declared ?? null, limit });
-  } catch (err) {
-    const e = err as RawBodyError;
-    if (e.type === 'entity.too.large') {
-      throw new PayloadTooLarge(`Request body exceeds the limit of ${limit} bytes`);
-    }
-    if (e.type === 'request.aborted') throw new BadInput('The client aborted the request body');
-    if (e.type === 'request.size.invalid') {
-      throw new BadInput(`Request body length does not match Content-Length (${declared})`);
-    }
-    throw new BadInput(`Could not read the request body: ${e.message}`);
-  }
-}
-
 /** The transport-neutral request descriptors read, over a Node request; the body is read on demand. */
 export function adaptRequest(
   req: IncomingMessage,
@@ -46,7 +27,7 @@ export function adaptRequest(
     method: req.method ?? 'POST',
     url,
     headers: () => headersFromNode(req),
-    body: () => readRawBody(req, options.maxBodySize),
+    body: () => readBody(req, options.maxBodySize),
     // Created only when something asks for it (saves an AbortSignal per request).
     signal: () => options.abort.signal,
     multipartLimits: {

@@ -10,5 +10,7 @@ export function writeError(ctx: Exchange, err: unknown, logger: Logger): void {
   // e.g. Retry-After on a 503 from a full queue.
   if (isTiffinError(err)) for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
   ctx.set('content-type', 'application/json');
+  // The rest of an oversized body is not read: close the connection rather than have Node drain it.
+  if (answer.status === 413) ctx.set('connection', 'close');
   ctx.body = encodeErrorBody(answer.body);
 }
