@@ -77,7 +77,8 @@ export class BufferedHttpRequest implements HttpRequest {
   private readonly readBody: () => Promise<Buffer>;
   private bodyPromise: Promise<Buffer> | undefined;
   private formPromise: Promise<FormPart[]> | undefined;
-  private readonly limits: MultipartLimits;
+  private readonly limitOverrides: Partial<MultipartLimits> | undefined;
+  private mergedLimits: MultipartLimits | undefined;
 
   constructor(init: BufferedHttpRequestInit = {}) {
     this.method = (init.method ?? 'POST').toUpperCase();
@@ -92,7 +93,7 @@ export class BufferedHttpRequest implements HttpRequest {
           ? headers
           : new Headers(headers as ConstructorParameters<typeof Headers>[0]);
     this.signalSource = init.signal;
-    this.limits = { ...DEFAULT_MULTIPART_LIMITS, ...init.multipartLimits };
+    this.limitOverrides = init.multipartLimits;
     const body = init.body;
     if (typeof body === 'function') this.readBody = body;
     else {
@@ -105,6 +106,12 @@ export class BufferedHttpRequest implements HttpRequest {
       this.readBody = async () => buf;
     }
     if (init.form) this.formPromise = Promise.resolve(init.form);
+  }
+
+  /** Multipart limits, merged with the defaults on first use (most requests are not multipart). */
+  private get limits(): MultipartLimits {
+    this.mergedLimits ??= { ...DEFAULT_MULTIPART_LIMITS, ...this.limitOverrides };
+    return this.mergedLimits;
   }
 
   get headers(): Headers {

@@ -42,7 +42,7 @@ export class DirectExchange implements Exchange {
   readonly state = {} as RequestState;
   status = 404;
   private content: Buffer | Readable | null = null;
-  readonly response = { get: (field: string): unknown => this.res.getHeader(field) };
+  private responseView: { get(field: string): unknown } | undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -52,6 +52,13 @@ export class DirectExchange implements Exchange {
     this.method = req.method ?? 'POST';
     this.url = req.url ?? '/';
     this.path = path;
+  }
+
+  /** Response headers as Koa's `ctx.response` shows them (read by the access log only). */
+  get response(): { get(field: string): unknown } {
+    const res = this.res;
+    this.responseView ??= { get: (field: string): unknown => res.getHeader(field) };
+    return this.responseView;
   }
 
   get(field: string): string {

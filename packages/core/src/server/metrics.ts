@@ -40,6 +40,8 @@ interface CollectedMetric {
 export class ServerMetrics {
   readonly registry = new Registry();
   private readonly requests = new Map<string, RequestSeries>();
+  /** The same series by endpoint, then status: the hot path finds its series without building a key. */
+  private readonly byEndpoint = new Map<string, Map<number, RequestSeries>>();
   private readonly inProgress = new Map<string, { labels: Labels; value: number }>();
   private lastRequestSeconds: number | undefined;
   private readonly baseLabels: Labels;
@@ -101,8 +103,12 @@ export class ServerMetrics {
     return (status) => {
       inProgress.value--;
       const seconds = (performance.now() - begin) / 1000;
-      const key = `${endpoint}\u0000${status}`;
-      let series = this.requests.get(key);
+      let byStatus = this.byEndpoint.get(endpoint);
+      if (!byStatus) {
+        byStatus = new Map();
+        this.byEndpoint.set(endpoint, byStatus);
+      }
+      let series = byStatus.get(status);
       if (!series) {
         series = {
           labels: { endpoint, ...this.baseLabels, http_response_code: String(status) },
@@ -110,7 +116,8 @@ export class ServerMetrics {
           sum: 0,
           buckets: new Float64Array(DURATION_BUCKETS.length),
         };
-        this.requests.set(key, series);
+        byStatus.set(status, series);
+        this.requests.set(`${endpoint}\u0000${status}`, series);
       }
       series.count++;
       series.sum += seconds;
