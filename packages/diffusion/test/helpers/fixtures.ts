@@ -37,16 +37,8 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 /** Max abs error of `data` (flat, same layout as the summary) against first/probe values and the mean. */
 export function summaryError(data: ArrayLike<number>, s: Summary): number {
-  let m = 0;
-  s.first.forEach((v, i) => {
-    m = Math.max(m, Math.abs(data[i] - v));
-  });
-  s.probe_index.forEach((idx, i) => {
-    m = Math.max(m, Math.abs(data[idx] - s.probe[i]));
-  });
-  let sum = 0;
-  for (let i = 0; i < data.length; i++) sum += data[i];
-  return Math.max(m, Math.abs(sum / data.length - s.mean));
+  const c = compareSummary(data, s);
+  return Math.max(c.maxAbs, c.meanAbs);
 }
 
 /** NHWC flat → NCHW flat. */
@@ -63,6 +55,7 @@ export function nhwcToNchw(data: ArrayLike<number>, [b, h, w, c]: number[]): Flo
 /** How far `data` is from a summary: max abs error of first/probe values, relative errors of the moments. */
 export interface SummaryComparison {
   maxAbs: number;
+  meanAbs: number;
   meanRel: number;
   stdRel: number;
   absSumRel: number;
@@ -88,5 +81,11 @@ export function compareSummary(data: ArrayLike<number>, s: Summary): SummaryComp
   for (let i = 0; i < data.length; i++) sq += (data[i] - mean) ** 2;
   const std = Math.sqrt(sq / data.length);
   const rel = (a: number, b: number) => Math.abs(a - b) / Math.max(Math.abs(b), 1e-12);
-  return { maxAbs, meanRel: rel(mean, s.mean), stdRel: rel(std, s.std), absSumRel: rel(absSum, s.abs_sum) };
+  return {
+    maxAbs,
+    meanAbs: Math.abs(mean - s.mean),
+    meanRel: rel(mean, s.mean),
+    stdRel: rel(std, s.std),
+    absSumRel: rel(absSum, s.abs_sum),
+  };
 }
