@@ -1,6 +1,7 @@
 import { BadInput, NDArray } from '@tiffin/core';
 import sharp, { type Sharp } from 'sharp';
 import { MODE_INFO, type PilMode, type PixelDType } from './modes.js';
+import { snapshotPipeline } from './pipeline/snapshot.js';
 import { fromRgb, toSharpRaw } from './pixels/convert.js';
 import { assertPixelLayout, type PixelData, type Pixels } from './pixels/pixels.js';
 
@@ -123,8 +124,7 @@ export class TiffinImage {
 
   /** Run a sharp pipeline to raw pixels and wrap them (mode null keeps RGB/RGBA/L/LA as it comes). */
   static async fromSharp(pipeline: Sharp, mode: PilMode | null = null): Promise<TiffinImage> {
-    const { data, info } = await pipeline
-      .clone()
+    const { data, info } = await snapshotPipeline(pipeline)
       .raw({ depth: 'uchar' })
       .toBuffer({ resolveWithObject: true });
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);

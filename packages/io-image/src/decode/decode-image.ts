@@ -1,5 +1,5 @@
 import { isTiffinError } from '@tiffin/core';
-import sharp from 'sharp';
+import sharp, { type Metadata, type Sharp } from 'sharp';
 import { decodeBmp, readBmpHeader } from '../codec/bmp.js';
 import type { PilMode } from '../modes.js';
 import { fromRgb } from '../pixels/convert.js';
@@ -50,14 +50,21 @@ async function decodeWithSharp(
   mimeType: string,
   options: DecodeOptions,
 ): Promise<TiffinImage> {
-  // metadata() parses the header only: no pixel buffer exists yet, so sharp's own limit is lifted here
-  // and ours is applied with a clear message.
-  const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
-  if (!meta.width || !meta.height) throw new Error('image has no dimensions');
-  assertWithinPixelLimit(meta.width, meta.height, options.maxPixels);
   const source = () => sharp(bytes, { limitInputPixels: options.maxPixels });
+  const requested = options.mode;
+  if (requested !== null && requested !== 'I') {
+    // Every mode but 'I' (which may come from 16-bit grey) is made from 8-bit sRGB whatever the header says,
+    // so the header is not read first (a pipeline of its own, ~0.5 ms): sharp refuses an oversized image from
+    // its header (`limitInputPixels`, the same width × height test). Only on failure is the header read, so
+    // errors are exactly those of a header-first check (413 for too many pixels, its message for a bad header).
+    return decodeToMode(source, mimeType, requested).catch(async (err: unknown) => {
+      await readCheckedHeader(bytes, options.maxPixels);
+      throw err;
+    });
+  }
+  const meta = await readCheckedHeader(bytes, options.maxPixels);
   const grey16 = (meta.channels ?? 3) <= 2 && meta.depth === 'ushort';
-  const mode: PilMode = options.mode ?? nativeMode(meta.channels ?? 3, meta.space, grey16);
+  const mode: PilMode = requested ?? nativeMode(meta.channels ?? 3, meta.space, grey16);
 
   if (mode === 'I' && grey16) {
     const { data, info } = await source()
@@ -71,6 +78,23 @@ async function decodeWithSharp(
       mimeType,
     );
   }
+  return decodeToMode(source, mimeType, mode);
+}
+
+/**
+ * The header's description of the image, refused (PayloadTooLarge) when it announces more than `maxPixels`.
+ * metadata() parses the header only: no pixel buffer exists yet, so sharp's own limit is lifted here and
+ * ours is applied with a clear message.
+ */
+async function readCheckedHeader(bytes: Uint8Array, maxPixels: number): Promise<Metadata> {
+  const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
+  if (!meta.width || !meta.height) throw new Error('image has no dimensions');
+  assertWithinPixelLimit(meta.width, meta.height, maxPixels);
+  return meta;
+}
+
+/** Decode to 8-bit sRGB (with or without alpha, as `mode` needs) and convert to `mode`. */
+async function decodeToMode(source: () => Sharp, mimeType: string, mode: PilMode): Promise<TiffinImage> {
   const wantsAlpha = mode === 'RGBA' || mode === 'LA';
   const pipeline = wantsAlpha ? source().ensureAlpha() : source().removeAlpha();
   const { data, info } = await pipeline

@@ -1,6 +1,7 @@
 import type { Sharp } from 'sharp';
 import { encodeBmp } from '../codec/bmp.js';
 import type { ImageFormat } from '../formats.js';
+import { snapshotPipeline } from '../pipeline/snapshot.js';
 import { TiffinImage } from '../tiffin-image.js';
 
 /**
@@ -13,7 +14,8 @@ export async function encodeImage(image: TiffinImage | Sharp, format: ImageForma
       image instanceof TiffinImage ? image.convert('RGB') : await TiffinImage.fromSharp(image, 'RGB');
     return encodeBmp(rgbImage.data as Uint8Array, rgbImage.width, rgbImage.height);
   }
-  const pipeline = image instanceof TiffinImage ? image.toSharp() : image.clone();
+  // The caller's pipeline is left as it was (its output format untouched): encode a snapshot of it.
+  const pipeline = image instanceof TiffinImage ? image.toSharp() : snapshotPipeline(image);
   switch (format) {
     case 'jpeg':
       return pipeline.jpeg().toBuffer();
