@@ -34,10 +34,10 @@ const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/ready
 
 /**
  * The whole per-request path of the server as one function (the Koa app's only middleware, and the direct
- * API path's), in this order: request id and route,
- * abort on client disconnect, in-flight tracking, metrics, the error answer (D4), CORS, the concurrency gate
- * (503), the deadline (504), the routed handler; then `x-request-id` and one access-log line. One function
- * instead of a middleware per concern: each layer costs an async frame, a closure and header work per request.
+ * API path's), in this order: request id and route, abort on client disconnect, in-flight tracking, metrics,
+ * the error answer (D4), CORS, the concurrency gate (503), the deadline (504), the routed handler; then
+ * `x-request-id` and one access-log line. One function instead of a middleware per concern: each layer costs
+ * an async frame, a closure and header work per request.
  */
 export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
   const { routes, lifecycle, gate, metrics, logger, cors } = deps;
