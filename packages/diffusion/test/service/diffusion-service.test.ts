@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
-import { encodeBmp } from '@tiffin/io-image';
+import { MemoryLogger, NDArray, readResponseBody, type ServerHandle, serve } from '@tiffin/core';
+import { encodeBmp, Image } from '@tiffin/io-image';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiffusionService, type DiffusionService } from '../../src/service/diffusion-service.js';
 import { resizeLanczos } from '../../src/service/lanczos-resize.js';
@@ -269,5 +269,33 @@ describe('img2img', () => {
     expect(jpegSize(fromOdd)).toEqual({ width: 32, height: 24 });
     expect(fromOdd.equals(await send(encodeBmp(resized.data, 32, 24)))).toBe(true);
     expect(fromOdd.equals(await send(encodeBmp(cropped, 32, 24)))).toBe(false);
+  });
+
+  it('takes an RGBA upload as RGB, the alpha channel dropped as PIL convert("RGB") does', async () => {
+    const width = 32;
+    const height = 24;
+    const rgba = new Uint8Array(width * height * 4);
+    for (let i = 0; i < width * height; i++) {
+      rgba.set([(i * 5) % 256, (i * 11) % 256, (i * 17) % 256, i % 2 ? 255 : 40], i * 4);
+    }
+    const rgb = new Uint8Array(width * height * 3);
+    for (let i = 0; i < width * height; i++) rgb.set(rgba.subarray(i * 4, i * 4 + 3), i * 3);
+    const png = await readResponseBody(
+      await new Image({ pilmode: 'RGBA', mime_type: 'image/png' }).toHttpResponse(
+        new NDArray(rgba, [height, width, 4], 'uint8'),
+        null,
+      ),
+    );
+    const data = { prompt: 'a dog', num_inference_steps: 2, strength: 0.5, seed: 5 };
+    const send = async (bytes: Uint8Array, type: string) => {
+      const form = new FormData();
+      form.set('img', new Blob([bytes], { type }), 'in');
+      form.set('data', new Blob([JSON.stringify(data)], { type: 'application/json' }));
+      const res = await fetch(`${img2img.url}/img2img`, { method: 'POST', body: form });
+      expect(res.status).toBe(200);
+      return Buffer.from(await res.arrayBuffer());
+    };
+    const fromRgba = await send(png, 'image/png');
+    expect(fromRgba.equals(await send(encodeBmp(rgb, width, height), 'image/bmp'))).toBe(true);
   });
 });
