@@ -56,22 +56,14 @@ function isPlainJsonData(value: unknown, depth: number): boolean {
   if (value === null || typeof value !== 'object') return typeof value !== 'bigint';
   if (depth > MAX_PLAIN_DEPTH) return false;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const v: unknown = value[i];
-      if (v !== null && typeof v === 'object' ? !isPlainJsonData(v, depth + 1) : typeof v === 'bigint') {
-        return false;
-      }
-    }
+    for (let i = 0; i < value.length; i++) if (!isPlainJsonData(value[i], depth + 1)) return false;
     return true;
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
   for (const key in value) {
-    const v: unknown = (value as Record<string, unknown>)[key];
-    if (v !== null && typeof v === 'object' ? !isPlainJsonData(v, depth + 1) : typeof v === 'bigint') {
-      return false;
-    }
+    if (!isPlainJsonData((value as Record<string, unknown>)[key], depth + 1)) return false;
   }
   return true;
 }

@@ -39,8 +39,7 @@ interface CollectedMetric {
  */
 export class ServerMetrics {
   readonly registry = new Registry();
-  private readonly requests = new Map<string, RequestSeries>();
-  /** The same series by endpoint, then status: the hot path finds its series without building a key. */
+  /** Request series by endpoint, then status: the hot path finds its series without building a key. */
   private readonly byEndpoint = new Map<string, Map<number, RequestSeries>>();
   private readonly inProgress = new Map<string, { labels: Labels; value: number }>();
   private lastRequestSeconds: number | undefined;
@@ -48,7 +47,7 @@ export class ServerMetrics {
 
   constructor(serviceName: string, serviceVersion: string) {
     this.baseLabels = { service_name: serviceName, service_version: serviceVersion };
-    const requestLabels = () => [...this.requests.values()];
+    const requestLabels = () => [...this.byEndpoint.values()].flatMap((byStatus) => [...byStatus.values()]);
     this.register({
       name: `${METRICS_PREFIX}request_total`,
       help: 'Requests answered, by endpoint and status code',
@@ -117,7 +116,6 @@ export class ServerMetrics {
           buckets: new Float64Array(DURATION_BUCKETS.length),
         };
         byStatus.set(status, series);
-        this.requests.set(`${endpoint}\u0000${status}`, series);
       }
       series.count++;
       series.sum += seconds;

@@ -15,10 +15,6 @@ export class ConcurrencyGate {
     readonly retryAfterSeconds: number,
   ) {}
 
-  get active(): number {
-    return this.inFlight;
-  }
-
   /** Take a permit, or throw the 503; the returned release may be called more than once. */
   enter(): () => void {
     if (this.inFlight >= this.max) {

@@ -32,30 +32,26 @@ export class RouteTable {
 
   /** Answer a request from the table (404, 405 and 307 included). */
   async dispatch(ctx: Koa.ParameterizedContext<RequestState>): Promise<void> {
-    {
-      const route = this.routes.get(ctx.path);
-      if (!route) {
-        const trimmed = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.replace(/\/+$/, '') : null;
-        if (trimmed && this.routes.has(trimmed)) {
-          ctx.status = 307;
-          const base = ctx.host ? `${ctx.protocol}://${ctx.host}` : '';
-          ctx.set('location', `${base}${trimmed}${ctx.search}`);
-          ctx.body = '';
-          return;
-        }
-        throw new NotFound(`Not Found: no route for ${ctx.method} ${ctx.path}`);
+    const route = this.routes.get(ctx.path);
+    if (!route) {
+      const trimmed = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.replace(/\/+$/, '') : null;
+      if (trimmed && this.routes.has(trimmed)) {
+        ctx.status = 307;
+        const base = ctx.host ? `${ctx.protocol}://${ctx.host}` : '';
+        ctx.set('location', `${base}${trimmed}${ctx.search}`);
+        ctx.body = '';
+        return;
       }
-      const handler = route.handlers.get(ctx.method);
-      if (!handler) {
-        const allow = [...route.handlers.keys()];
-        // Order as the spec shows it: HEAD before GET.
-        allow.sort((a, b) => (a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : 0));
-        ctx.set('allow', allow.join(', '));
-        throw new MethodNotAllowed(
-          `Method Not Allowed: ${ctx.method} ${ctx.path} accepts ${allow.join(', ')}`,
-        );
-      }
-      await handler(ctx);
+      throw new NotFound(`Not Found: no route for ${ctx.method} ${ctx.path}`);
     }
+    const handler = route.handlers.get(ctx.method);
+    if (!handler) {
+      const allow = [...route.handlers.keys()];
+      // Order as the spec shows it: HEAD before GET.
+      allow.sort((a, b) => (a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : 0));
+      ctx.set('allow', allow.join(', '));
+      throw new MethodNotAllowed(`Method Not Allowed: ${ctx.method} ${ctx.path} accepts ${allow.join(', ')}`);
+    }
+    await handler(ctx);
   }
 }
