@@ -85,3 +85,50 @@ export class CliProcess {
     if (this.child.exitCode === null) this.child.kill(signal);
   }
 }
+
+/** How a `tiffin` (or any) child process ended, with everything it printed. */
+export interface Exited {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A child process whose output is collected; `url` resolves with the URL of its first `ready` log record. */
+export interface CollectedProcess {
+  child: ChildProcess;
+  done: Promise<Exited>;
+  url: Promise<string>;
+}
+
+export function collectOutput(child: ChildProcess): CollectedProcess {
+  let stdout = '';
+  let stderr = '';
+  const done = new Promise<Exited>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      const ready = /"msg":"ready","url":"([^"]+)"/.exec(stdout);
+      if (ready) resolve(ready[1] as string);
+    });
+    done.then((r) => reject(new Error(`exited (${r.code}) before ready:\n${r.stderr}`)));
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  // Only servers are awaited for `ready`; a command that just exits must not leave an unhandled rejection.
+  url.catch(() => {});
+  return { child, done, url };
+}
+
+/** `tiffin ...` run from sources (as `pnpm cli` does) with extra environment, its output collected. */
+export function spawnTiffin(args: string[], env: NodeJS.ProcessEnv = {}): CollectedProcess {
+  return collectOutput(
+    spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/bin.ts', ...args], {
+      cwd: CLI_DIR,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+}

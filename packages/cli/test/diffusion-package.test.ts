@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { writeTinyPipeline } from '@tiffin/diffusion';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_DIR } from './cli-process.js';
+import { CLI_DIR, collectOutput, type Exited, spawnTiffin } from './cli-process.js';
 
 /**
  * `tiffin diffusion build` end to end: build a package from the tiny pipeline and a LoRA folder, then run
@@ -31,44 +31,9 @@ const { writeTinyLora, jpegSize } = (await import(
   jpegSize: (bytes: Uint8Array) => { width: number; height: number };
 };
 
-interface Exited {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** A child process whose output is collected; `url` resolves with the URL of its `ready` log record. */
-function collect(child: ChildProcess): { child: ChildProcess; done: Promise<Exited>; url: Promise<string> } {
-  let stdout = '';
-  let stderr = '';
-  const done = new Promise<Exited>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-  const url = new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (c: Buffer) => {
-      stdout += c.toString();
-      const ready = /"msg":"ready","url":"([^"]+)"/.exec(stdout);
-      if (ready) resolve(ready[1] as string);
-    });
-    done.then((r) => reject(new Error(`exited (${r.code}) before ready:\n${r.stderr}`)));
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  // Only servers are awaited for `ready`; a command that just exits must not leave an unhandled rejection.
-  url.catch(() => {});
-  return { child, done, url };
-}
-
-/** `tiffin ...` run from sources, as `pnpm cli` does. */
+/** `tiffin ...` run from sources on the wasm backend, models only where TIFFIN_HOME says. */
 function tiffin(args: string[], env: NodeJS.ProcessEnv) {
-  return collect(
-    spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/bin.ts', ...args], {
-      cwd: CLI_DIR,
-      env: { ...process.env, TIFFIN_TF_BACKEND: 'wasm', TIFFIN_MODELS_DIR: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
+  return spawnTiffin(args, { TIFFIN_TF_BACKEND: 'wasm', TIFFIN_MODELS_DIR: '', ...env });
 }
 
 async function stop(proc: { child: ChildProcess; done: Promise<Exited> }): Promise<void> {
@@ -207,7 +172,7 @@ describe('a package built by tiffin diffusion build', () => {
     expect(realpathSync(join(copy, 'node_modules', '@tiffin', 'diffusion'))).toBe(
       realpathSync(join(copy, 'vendor', 'tiffin-diffusion')),
     );
-    const server = collect(
+    const server = collectOutput(
       spawn(process.execPath, ['server.mjs'], {
         cwd: copy,
         env: {

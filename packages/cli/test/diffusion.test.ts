@@ -1,34 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { writeTinyPipeline } from '@tiffin/diffusion';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI_DIR } from './cli-process.js';
+import { spawnTiffin } from './cli-process.js';
 
-/** `tiffin diffusion ...` as a process run from sources, with its own TIFFIN_HOME and hub endpoint. */
-function tiffin(
-  args: string[],
-  env: Record<string, string>,
-): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/bin.ts', ...args], {
-    cwd: CLI_DIR,
-    env: { ...process.env, TIFFIN_TF_BACKEND: 'wasm', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-  return { child, done };
-}
+/** `tiffin diffusion ...` run from sources on the wasm backend, with its own TIFFIN_HOME and hub endpoint. */
+const tiffin = (args: string[], env: Record<string, string>) =>
+  spawnTiffin(args, { TIFFIN_TF_BACKEND: 'wasm', ...env });
 
 const run = (args: string[], env: Record<string, string>) => tiffin(args, env).done;
 
