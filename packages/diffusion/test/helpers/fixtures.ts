@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 
 import { fileURLToPath } from 'node:url';
 
-/** The reference fixtures live in `shared/` beside the checkout (CI clones with shared/ next to it). */
+/** The diffusers reference fixtures, kept in the repository (see fixtures/sd-reference/README.md). */
 export const FIXTURE_DIR =
   process.env.TIFFIN_SD_FIXTURES ??
-  fileURLToPath(new URL('../../../../../shared/fixtures/sd-reference', import.meta.url));
+  fileURLToPath(new URL('../fixtures/sd-reference', import.meta.url));
 
 export interface Summary {
   shape: number[];

@@ -32,7 +32,7 @@ const SD: SchedulerConfig = {
 
 const fixture = JSON.parse(
   readFileSync(
-    new URL('../../../../../shared/fixtures/sd-reference/schedulers.json', import.meta.url),
+    new URL('../fixtures/sd-reference/schedulers.json', import.meta.url),
     'utf8',
   ),
 ) as {

@@ -48,7 +48,7 @@ interface Fixture {
 
 const fixture = JSON.parse(
   readFileSync(
-    new URL('../../../../../shared/fixtures/sd-reference/schedulers.json', import.meta.url),
+    new URL('../fixtures/sd-reference/schedulers.json', import.meta.url),
     'utf8',
   ),
 ) as Fixture;
