@@ -173,3 +173,5 @@ export function internalErrorBody(requestId?: string): ErrorBody {
     type: 'InternalServerError',
   };
 }
+
+export { MESSAGE_VALUE_LENGTH, truncateForMessage } from './truncate.js';

@@ -44,7 +44,12 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const isReady = () => lifecycle.isReady;
   const apiHandlers = new Map<string, (ctx: Exchange) => Promise<void>>();
   for (const api of service.apis.values()) {
-    const handler = apiHandler(api, { service, maxBodySize: resolved.maxBodySize, isReady });
+    const handler = apiHandler(api, {
+      service,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      isReady,
+    });
     apiHandlers.set(api.route, handler);
     routes.add(api.route, { POST: handler }, api);
   }

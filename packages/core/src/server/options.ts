@@ -1,3 +1,4 @@
+import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import type { Logger } from './logger.js';
 
 /** CORS settings (spec 10.6). Disabled unless `enabled` is true. */
@@ -38,6 +39,8 @@ export interface ServerOptions {
   drainTimeout?: number;
   /** Serve the interactive API page at `/` (default true). */
   apiPage?: boolean;
+  /** Bounds on input (nesting depth, multipart parts and names); see `DEFAULT_LIMITS` and docs/security.md. */
+  limits?: LimitOptions;
 }
 
 /** Options with every default filled in. */
@@ -53,9 +56,10 @@ export interface ResolvedServerOptions {
   logger: Logger | false;
   drainTimeout: number;
   apiPage: boolean;
+  limits: Readonly<Limits>;
 }
 
-export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger'> = {
+export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger' | 'limits'> = {
   host: '127.0.0.1',
   port: 3000,
   maxBodySize: 32 * 1024 * 1024,
@@ -72,9 +76,11 @@ export function resolveServerOptions(options: ServerOptions, defaultLogger: Logg
   const resolved: ResolvedServerOptions = {
     ...DEFAULT_SERVER_OPTIONS,
     logger: defaultLogger,
+    limits: resolveLimits(),
   };
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined) (resolved as unknown as Record<string, unknown>)[key] = value;
   }
+  resolved.limits = resolveLimits(options.limits);
   return resolved;
 }
