@@ -110,7 +110,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     const body = await request.body();
     let value: unknown;
     try {
-      value = parseJson(decodeUtf8(body, 'request body'));
+      value = parseJson(decodeUtf8(body, 'request body'), { maxDepth: request.limits.maxDepth });
     } catch (err) {
       throw new BadInput(`Invalid JSON input received: ${(err as Error).message}`);
     }
