@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Service } from '../service/service.js';
 import { createApp, type TiffinApp } from './app.js';
 import type { ServerOptions } from './options.js';
+import { answerOutsideRequests } from './raw-answers.js';
 
 export interface ServeOptions extends ServerOptions {
   /**
@@ -29,6 +30,7 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
   const { lifecycle, logger } = tiffin;
   const { host, port: wantedPort, drainTimeout } = tiffin.options;
   const server = createServer(tiffin.requestListener());
+  answerOutsideRequests(server, logger);
   // Requests are bounded by our own timeout; do not let Node's 5-minute request timeout cut long uploads short.
   server.requestTimeout = 0;
 

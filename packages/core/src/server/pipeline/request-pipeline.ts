@@ -4,6 +4,7 @@ import { LazyAbort } from '../lazy-abort.js';
 import type { AppLifecycle } from '../lifecycle.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ServerMetrics } from '../metrics.js';
+import { NOSNIFF } from '../raw-answers.js';
 import { requestIdFor } from '../request-id.js';
 import type { RouteTable } from '../routes/route-table.js';
 import { type ConcurrencyGate, UNLIMITED_PATHS } from './concurrency-gate.js';
@@ -95,6 +96,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     state.startedAt = start;
     // One listener per request; the others register callbacks in `onClose`.
     const res = ctx.res;
+    res.setHeader(NOSNIFF[0], NOSNIFF[1]);
     // `on`, not `once`: the response is used once anyway, and once() wraps the listener per request.
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));
