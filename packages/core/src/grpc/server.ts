@@ -8,6 +8,7 @@ import {
   InvalidArgument,
   isTiffinError,
   NotFound,
+  truncateForMessage,
 } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { IODescriptor } from '../io/descriptor.js';
@@ -47,6 +48,32 @@ export interface GrpcServerHandle {
 }
 
 const DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024;
+
+/** Marks a request whose bytes did not decode (see `tolerantDefinition`). */
+const UNDECODABLE = Symbol('tiffin.grpc.undecodable');
+type DecodedRequest = RequestMessage & { [UNDECODABLE]?: unknown };
+
+/**
+ * The service definition with a decoder that does not throw: grpc-js answers a throwing decoder with
+ * INTERNAL, while bytes that are not a `Request` are the client's mistake (INVALID_ARGUMENT).
+ */
+function tolerantDefinition(): grpc.ServiceDefinition {
+  const definition = inferenceServiceDefinition();
+  const call = definition.Call!;
+  return {
+    ...definition,
+    Call: {
+      ...call,
+      requestDeserialize: (bytes: Buffer): DecodedRequest => {
+        try {
+          return call.requestDeserialize(bytes) as RequestMessage;
+        } catch (err) {
+          return { [UNDECODABLE]: err } as DecodedRequest;
+        }
+      },
+    },
+  };
+}
 const RUNTIME_ERROR_MESSAGE = 'An internal error occurred while handling the call; see the server logs.';
 
 /** Serve every API of `svc` over gRPC (the `bentoml.grpc.v1.BentoService` protocol). */
@@ -63,11 +90,24 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     ((entry: Record<string, unknown>) => console.error(JSON.stringify({ time: new Date(), ...entry })));
   const metrics = grpcMetrics(options.metricsRegistry);
 
-  server.addService(inferenceServiceDefinition(), {
+  server.addService(tolerantDefinition(), {
     Call: (
-      call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
+      call: grpc.ServerUnaryCall<DecodedRequest, ResponseMessage>,
       callback: grpc.sendUnaryData<ResponseMessage>,
     ) => {
+      if (UNDECODABLE in call.request) {
+        const reason = call.request[UNDECODABLE];
+        metrics.total.inc({
+          api_name: '<unknown>',
+          service_name: svc.name,
+          grpc_code: String(GrpcStatus.INVALID_ARGUMENT),
+        });
+        callback({
+          code: GrpcStatus.INVALID_ARGUMENT,
+          details: `The request is not a valid ${GRPC_SERVICE_NAME} Request message: ${truncateForMessage(reason instanceof Error ? reason.message : String(reason))}`,
+        });
+        return;
+      }
       const apiName = call.request.api_name ?? '';
       const started = process.hrtime.bigint();
       const labels = { api_name: apiName, service_name: svc.name };
@@ -147,7 +187,7 @@ async function handleCall(
   const apiName = message.api_name ?? '';
   const api = svc.apis.get(apiName);
   if (!api) throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${apiName}'`);
-  const input = await api.input.fromProto(selectPayload(api, message));
+  const input = await readInput(api, message, log);
   const requestId = newRequestId();
   const ctx = new Context(grpcRequest(call, api), svc.state, requestId);
   try {
@@ -162,6 +202,26 @@ async function handleCall(
     throw err;
   } finally {
     await ctx.dispose();
+  }
+}
+
+/**
+ * The API's input from the message. Whatever goes wrong here is in the message (a decoder that cannot take
+ * it), so an unexpected error is INVALID_ARGUMENT too; its stack goes to the log in case it is a bug.
+ */
+async function readInput(
+  api: InferenceApi,
+  message: RequestMessage,
+  log: (entry: Record<string, unknown>) => void,
+): Promise<unknown> {
+  try {
+    return await api.input.fromProto(selectPayload(api, message));
+  } catch (err) {
+    if (isTiffinError(err)) throw err;
+    log({ level: 'warn', msg: 'gRPC input not readable', api: api.name, error: stackOf(err) });
+    throw new InvalidArgument(
+      `The request's ${message.content ?? 'payload'} cannot be read as ${api.input.displayName}`,
+    );
   }
 }
 
