@@ -232,4 +232,5 @@ export function internalErrorBody(requestId?: string): ErrorBody {
   };
 }
 
+export { CLIENT_MESSAGE_LENGTH, clientMessage } from './client-message.js';
 export { MESSAGE_VALUE_LENGTH, truncateForMessage } from './truncate.js';

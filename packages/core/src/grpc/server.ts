@@ -3,6 +3,7 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Registry } from 'prom-client';
 import {
+  clientMessage,
   GrpcStatus,
   type GrpcStatusCode,
   InvalidArgument,
@@ -186,7 +187,8 @@ async function handleCall(
   const message = call.request;
   const apiName = message.api_name ?? '';
   const api = svc.apis.get(apiName);
-  if (!api) throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${apiName}'`);
+  if (!api)
+    throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${truncateForMessage(apiName)}'`);
   const input = await readInput(api, message, log);
   const requestId = newRequestId();
   const ctx = new Context(grpcRequest(call, api), svc.state, requestId);
@@ -258,7 +260,7 @@ function toStatus(
   call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
   log: (entry: Record<string, unknown>) => void,
 ): { code: GrpcStatusCode; message: string } {
-  if (isTiffinError(err)) return { code: err.grpcStatus, message: err.message };
+  if (isTiffinError(err)) return { code: err.grpcStatus, message: clientMessage(err.message) };
   log({ level: 'error', msg: 'gRPC call failed', api: apiName, peer: call.getPeer(), error: stackOf(err) });
   return { code: GrpcStatus.INTERNAL, message: RUNTIME_ERROR_MESSAGE };
 }

@@ -206,7 +206,8 @@ export function parseMultipart(
       failed = true;
       reject(err);
     };
-    const malformed = (err: Error) => fail(new BadInput(`Invalid multipart request: ${err.message}`));
+    const malformed = (err: Error) =>
+      fail(new BadInput(`Invalid multipart request: ${truncateForMessage(err.message)}`));
     try {
       parser = busboy({
         headers: { 'content-type': contentType },

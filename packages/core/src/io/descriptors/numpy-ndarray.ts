@@ -1,5 +1,11 @@
 import { isAscii } from 'node:buffer';
-import { BadInput, InternalServerError, InvalidArgument, isTiffinError } from '../../errors/index.js';
+import {
+  BadInput,
+  InternalServerError,
+  InvalidArgument,
+  isTiffinError,
+  truncateForMessage,
+} from '../../errors/index.js';
 import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
@@ -397,10 +403,10 @@ function protoEnumName(value: NDArrayDType | number | undefined): NDArrayDType {
   if (value === undefined || value === null) return 'DTYPE_UNSPECIFIED';
   if (typeof value === 'number') {
     const name = PROTO_ENUM[value];
-    if (!name) throw new BadInput(`${value} is invalid.`);
+    if (!name) throw new BadInput(`${truncateForMessage(String(value))} is invalid.`);
     return name;
   }
-  if (!PROTO_ENUM.includes(value)) throw new BadInput(`${value} is invalid.`);
+  if (!PROTO_ENUM.includes(value)) throw new BadInput(`${truncateForMessage(String(value))} is invalid.`);
   return value;
 }
 

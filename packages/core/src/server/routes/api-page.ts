@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type Koa from 'koa';
-import { NotFound } from '../../errors/index.js';
+import { NotFound, truncateForMessage } from '../../errors/index.js';
 import type { RequestState } from '../state.js';
 
 /** Swagger UI files served from the installed package (no CDN): name → content type. */
@@ -111,7 +111,7 @@ export class ApiPage {
       return;
     }
     const type = ASSETS[name];
-    if (!type) throw new NotFound(`Not Found: no asset ${name}`);
+    if (!type) throw new NotFound(`Not Found: no asset ${truncateForMessage(name)}`);
     let bytes = this.cache.get(name);
     if (!bytes) {
       this.distDir ??= swaggerDistDir();
