@@ -13,6 +13,7 @@ import {
 } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { IODescriptor } from '../io/descriptor.js';
+import { type AuthCheck, bearerAuth, resolveApiToken } from '../server/auth.js';
 import { newRequestId } from '../server/request-id.js';
 import { Context } from '../service/context.js';
 import type { InferenceApi, Service } from '../service/service.js';
@@ -35,6 +36,11 @@ export interface GrpcServerOptions {
   reflection?: boolean;
   /** Log function for unexpected errors (default console.error as a JSON line). */
   log?: (entry: Record<string, unknown>) => void;
+  /**
+   * Bearer token every call must carry in its `authorization` metadata (`Bearer <token>`); missing or wrong →
+   * UNAUTHENTICATED. Default `$TIFFIN_API_TOKEN`; unset or empty → no auth. The health service stays open.
+   */
+  apiToken?: string;
   /** Run the service's startup hooks before serving (default true; false when the HTTP server already did). */
   runStartupHooks?: boolean;
 }
@@ -82,9 +88,11 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   const runHooks = options.runStartupHooks ?? true;
   if (runHooks) await svc.startup();
   const maxReceive = options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE;
+  const token = resolveApiToken(options.apiToken);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': maxReceive,
     'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
+    interceptors: token ? [authInterceptor(bearerAuth({ token }))] : [],
   });
   const log =
     options.log ??
@@ -176,6 +184,29 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       return closed;
     },
   };
+}
+
+/** gRPC's probe service, open like /healthz. */
+const HEALTH_SERVICE_PREFIX = '/grpc.health.v1.Health/';
+
+/**
+ * The auth hook of the gRPC transport: the same check as HTTP, on the call's `authorization` metadata, before
+ * the request message is read. A refused call ends with UNAUTHENTICATED and its handler never runs.
+ */
+function authInterceptor(check: AuthCheck): grpc.ServerInterceptor {
+  return (method, call) =>
+    new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, proceed) => {
+            if (method.path.startsWith(HEALTH_SERVICE_PREFIX)) return proceed(metadata);
+            const value = metadata.get('authorization')[0];
+            const denied = check(method.path, typeof value === 'string' ? value : undefined);
+            if (!denied) return proceed(metadata);
+            call.sendStatus({ code: GrpcStatus.UNAUTHENTICATED, details: denied.message });
+          },
+        }),
+    });
 }
 
 /** Decode, call, encode: spec 11.2. */

@@ -86,6 +86,7 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
     service: service.name,
     apis: [...service.apis.keys()],
     pid: process.pid,
+    auth: tiffin.options.apiToken ? 'bearer token' : 'none',
   });
   return { url, port, server, app: tiffin, close };
 }
