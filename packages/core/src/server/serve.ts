@@ -4,6 +4,7 @@ import type { Service } from '../service/service.js';
 import { createApp, type TiffinApp } from './app.js';
 import type { ServerOptions } from './options.js';
 import { answerOutsideRequests } from './raw-answers.js';
+import { installSafetyNet } from './safety-net.js';
 
 export interface ServeOptions extends ServerOptions {
   /**
@@ -11,6 +12,11 @@ export interface ServeOptions extends ServerOptions {
    * The listeners are removed by `close()`.
    */
   handleSignals?: boolean;
+  /**
+   * Log and survive errors that escape a request (uncaught exceptions, unhandled rejections) instead of
+   * ending the process. Default: the same as `handleSignals` (on when the server owns the process).
+   */
+  safetyNet?: boolean;
 }
 
 /** A running server. */
@@ -31,6 +37,8 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
   const { host, port: wantedPort, drainTimeout } = tiffin.options;
   const server = createServer(tiffin.requestListener());
   answerOutsideRequests(server, logger);
+  const removeSafetyNet =
+    (options.safetyNet ?? options.handleSignals !== false) ? installSafetyNet(logger) : () => {};
   // Requests are bounded by our own timeout; do not let Node's 5-minute request timeout cut long uploads short.
   server.requestTimeout = 0;
 
@@ -68,6 +76,7 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
       server.closeAllConnections();
       await stopped;
       await lifecycle.shutdown();
+      removeSafetyNet();
       logger.log('info', 'stopped', { url });
     })();
     return closing;
