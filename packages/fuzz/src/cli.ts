@@ -1,5 +1,7 @@
 // `pnpm fuzz [--requests N] [--duration S] [--seed K] [--concurrency C] [--grpc-share F] [--load N]`
 // Long fuzz runs against a fresh target server; prints counts by status, findings, hangs and memory.
+// `--load N` sends N more requests afterwards and reports the server's RSS before and after them;
+// `--duration S` caps each phase at S seconds.
 import { parseArgs } from 'node:util';
 import { type FuzzReport, fuzz } from './run.js';
 import { startTarget } from './target.js';
@@ -43,7 +45,12 @@ try {
   const load = Number(values.load);
   if (load > 0 && !target.exit) {
     const before = target.rss();
-    const again = await fuzz(target, { ...common, seed: seed + 1_000_003, requests: load });
+    const again = await fuzz(target, {
+      ...common,
+      seed: seed + 1_000_003,
+      requests: load,
+      durationS: values.duration ? Number(values.duration) : undefined,
+    });
     const after = target.rss();
     print('follow-up load', again);
     console.log(`  RSS before ${mb(before)}, after ${mb(after)}, change ${mb((after ?? 0) - (before ?? 0))}`);
