@@ -39,7 +39,7 @@ describe('outside-read scanner', () => {
     expect(rules('packages/diffusion/test/cfg.json', '{"dir": "../../../../shared"}')).toEqual([
       'climbs-out',
     ]);
-    expect(rules('.ci/config.yaml', 'path: ../shared/fixtures')).toEqual(['climbs-out']);
+    expect(rules('.ci/config.yaml', 'path: ../../shared/fixtures')).toEqual(['climbs-out']);
   });
 
   it('flags the home directory in tests and the checkout path anywhere', () => {

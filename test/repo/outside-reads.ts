@@ -48,7 +48,9 @@ function isTestFile(file: string): boolean {
 function escapes(file: string, packageDir: string, relative: string): boolean {
   const rel = relative.replace(/\\/g, '/');
   if (!/(?:^|\/)\.\.(?:\/|$)/.test(rel) || rel.startsWith('/')) return false;
-  const bases = [posix.dirname(file), packageDir];
+  // Config files (tsconfig "extends", JSON, YAML) name paths relative to themselves; code may also be
+  // run from its package's folder.
+  const bases = /\.(?:json|ya?ml)$/.test(file) ? [posix.dirname(file)] : [posix.dirname(file), packageDir];
   return bases.some((base) => {
     const target = posix.normalize(posix.join(base === '.' ? '' : base, rel));
     // outside-reads: ignore (the test of a path, not a path)
