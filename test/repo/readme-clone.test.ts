@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,9 +10,9 @@ import { answers, freePort, ServerProcess } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const clones: string[] = [];
-afterAll(() => {
-  for (const dir of clones) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(async () => {
+  await Promise.all(clones.map((dir) => rm(dir, { recursive: true, force: true })));
+}, 180_000);
 
 /** A reader's shell: none of the npm_* variables that `pnpm test` itself is running under. */
 function readerEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -24,7 +25,14 @@ function readerEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 /** The request line run as written, or, where there is no curl, the same request through fetch. */
 async function request(line: string, cwd: string): Promise<string> {
   const hasCurl = spawnSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' }).status === 0;
-  if (hasCurl) return execFileSync('sh', ['-c', line], { cwd, encoding: 'utf8', timeout: 30_000 });
+  if (hasCurl) {
+    return execFileSync('sh', ['-c', line], {
+      cwd,
+      encoding: 'utf8',
+      timeout: 30_000,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  }
   const words = shellWords(line);
   const at = (flag: string) => words.flatMap((w, i) => (w === flag ? [words[i + 1]] : []));
   const headers = Object.fromEntries(
