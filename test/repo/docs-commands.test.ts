@@ -96,7 +96,10 @@ async function check(doc: string, command: string, commands: Map<string, Set<str
       }
     } else if (first === 'npm' && (rest[0] === 'run' || rest[0] === 'start' || rest[0] === 'test')) {
       const script = rest[0] === 'run' ? rest[1] : rest[0];
-      if (!(script in scriptsOf(doc))) bad(`no script '${script}' for \`npm ${rest.join(' ')}\``);
+      const scripts = scriptsOf(doc);
+      if (!(script in scripts)) bad(`no script '${script}' for \`npm ${rest.join(' ')}\``);
+      // turbo finds the package manager on PATH, and a fresh machine has no pnpm there.
+      else if (/\bturbo\b/.test(scripts[script])) bad(`'${script}' runs turbo, which needs pnpm: npx -y pnpm@10.34.9`);
     }
   }
   return problems;
