@@ -99,7 +99,8 @@ async function check(doc: string, command: string, commands: Map<string, Set<str
       const scripts = scriptsOf(doc);
       if (!(script in scripts)) bad(`no script '${script}' for \`npm ${rest.join(' ')}\``);
       // turbo finds the package manager on PATH, and a fresh machine has no pnpm there.
-      else if (/\bturbo\b/.test(scripts[script])) bad(`'${script}' runs turbo, which needs pnpm: npx -y pnpm@10.34.9`);
+      else if (/\bturbo\b/.test(scripts[script]))
+        bad(`'${script}' runs turbo, which needs pnpm: npx -y pnpm@10.34.9`);
     }
   }
   return problems;

@@ -6,21 +6,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { codeBlocks, shellCommands, shellWords } from './markdown.js';
-import { answers, freePort, ServerProcess } from './server-process.js';
+import { answers, freePort, readerEnv, ServerProcess } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const clones: string[] = [];
 afterAll(async () => {
   await Promise.all(clones.map((dir) => rm(dir, { recursive: true, force: true })));
 }, 180_000);
-
-/** A reader's shell: none of the npm_* variables that `pnpm test` itself is running under. */
-function readerEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^npm_|^PNPM_|^VITEST|^TURBO_/i.test(k)),
-  );
-  return { ...env, ...extra };
-}
 
 /** The request line run as written, or, where there is no curl, the same request through fetch. */
 async function request(line: string, cwd: string): Promise<string> {

@@ -81,3 +81,11 @@ export async function answers(url: string): Promise<boolean> {
     () => false,
   );
 }
+
+/** A reader's shell: none of the npm_*, pnpm or vitest variables the test run itself is under. */
+export function readerEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(?:npm_|PNPM_|VITEST|TURBO_)/i.test(k)),
+  );
+  return { ...env, ...extra };
+}

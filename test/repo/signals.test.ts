@@ -1,28 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { answers, freePort, ServerProcess } from './server-process.js';
+import { pnpmScript } from './packages.js';
+import { answers, freePort, readerEnv, ServerProcess } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** A reader's shell: none of the npm_* variables that `pnpm test` itself is running under. */
-function readerEnv(port: number): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^npm_|^PNPM_|^VITEST|^TURBO_/i.test(k)),
-  );
-  return { ...env, PORT: String(port) };
-}
-
-/** The pinned pnpm's own script (what `pnpm` on PATH would be), fetched by npm like the README's npx does. */
-function pnpmScript(): string {
-  const bin = execFileSync('npm', ['exec', '--yes', '--package=pnpm@10.34.9', '-c', 'command -v pnpm'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  return realpathSync(bin.trim());
-}
 
 async function stopsOn(
   signal: NodeJS.Signals,
@@ -31,7 +12,7 @@ async function stopsOn(
 ): Promise<{ stopped: boolean; output: string }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = new ServerProcess(command, args, { cwd: ROOT, env: readerEnv(port) });
+  const server = new ServerProcess(command, args, { cwd: ROOT, env: readerEnv({ PORT: String(port) }) });
   try {
     await server.ready(`${url}/readyz`, 120_000);
     server.child.kill(signal); // the process the reader started, not the server under it
@@ -55,7 +36,7 @@ describe('signals reach the server', () => {
     ['SIGINT', 'npm start'],
   ] as const)(
     '%s to `%s` stops the server',
-    async (signal) => {
+    async (signal, _command) => {
       const { stopped, output } = await stopsOn(signal, 'npm', ['start']);
       expect(stopped).toBe(true);
       expect(output).toContain(`"msg":"shutting down","signal":"${signal}"`);
@@ -64,7 +45,7 @@ describe('signals reach the server', () => {
   );
 
   it('SIGTERM to `pnpm start` (the pinned pnpm) stops the server', async () => {
-    const { stopped, output } = await stopsOn('SIGTERM', process.execPath, [pnpmScript(), 'start']);
+    const { stopped, output } = await stopsOn('SIGTERM', process.execPath, [pnpmScript(ROOT), 'start']);
     expect(stopped).toBe(true);
     expect(output).toContain('"msg":"shutting down","signal":"SIGTERM"');
   }, 180_000);
