@@ -115,15 +115,20 @@ describe('buildPackage', () => {
     expect((await stat(built.path)).mode & 0o555).toBe(0o555);
   });
 
-  it('writes Kubernetes manifests: a Deployment probing /readyz and /livez and a Service', async () => {
+  it('writes Kubernetes manifests: a Deployment probing /readyz and /livez, a Service, HPA and PDB', async () => {
     const docs = parseAllDocuments(await readFile(join(built.path, 'kubernetes.yaml'), 'utf8')).map((d) =>
       d.toJS(),
     );
     const [deployment, service] = docs;
-    expect(deployment.kind).toBe('Deployment');
+    expect(docs.map((d) => d.kind)).toEqual([
+      'Deployment',
+      'Service',
+      'HorizontalPodAutoscaler',
+      'PodDisruptionBudget',
+    ]);
     const container = deployment.spec.template.spec.containers[0];
     expect(container.image).toBe(built.tag);
-    expect(container.ports[0]).toEqual({ name: 'http', containerPort: 3000 });
+    expect(container.ports[0]).toEqual({ name: 'http', containerPort: 3000, protocol: 'TCP' });
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
     expect(container.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'http' });
     expect(deployment.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
