@@ -12,6 +12,7 @@ import {
   selectBackend,
 } from '../../src/build/index.js';
 import { PackageStore, resolveServeArgument } from '../../src/store/index.js';
+import { DAEMON_DOWN, standInTool as tool } from './container-tool-stand-in.js';
 
 let dir: string;
 let store: PackageStore;
@@ -43,46 +44,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-/**
- * A stand-in for a container tool: a shell script on a private PATH. `info` exits with `infoExit` (after
- * printing `infoError`, or hanging when `hang`); `build` records its arguments, the Containerfile it was
- * given and the members of any rootfs.tar in the context to `<bin>/<name>.log`.
- */
-async function tool(
-  bin: string,
-  name: string,
-  info: { exit?: number; error?: string; hang?: boolean } = {},
-): Promise<string> {
-  await mkdir(bin, { recursive: true });
-  const file = join(bin, name);
-  // The stand-in runs on the private PATH: its one outside command is named by its full path.
-  const sleep = info.hang ? await findExecutable('sleep') : null;
-  await writeFile(
-    file,
-    `#!/bin/sh
-log="${join(bin, `${name}.log`)}"
-if [ "$1" = info ]; then
-  ${sleep ? `exec ${sleep} 30` : ''}
-  ${info.error ? `echo "${info.error}" >&2` : ''}
-  exit ${info.exit ?? 0}
-fi
-echo "ARGS $*" >>"$log"
-prev=""; for a in "$@"; do
-  if [ "$prev" = -f ]; then cat "$a" >>"$log"; ctx=$(dirname "$a"); fi
-  prev="$a"
-done
-[ -f "$ctx/rootfs.tar" ] && tar -tvf "$ctx/rootfs.tar" >>"$log"
-[ -d "$ctx/node" ] && ls -l "$ctx/node/bin" >>"$log"
-exit 0
-`,
-  );
-  await chmod(file, 0o755);
-  return file;
-}
-
-const DAEMON_DOWN =
-  'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?';
 
 describe('container tool selection', () => {
   it('finds tools only when executable on the given PATH', async () => {
