@@ -66,7 +66,7 @@ export async function containerizePackage(
       '',
       'Next steps:',
       `  * Run it:    ${runner} run --rm -p 3000:3000 ${result.imageTag}`,
-      `  * Deploy it: push it to your registry, then: tiffin kubernetes ${tag} --image <registry>/${result.imageTag} | kubectl apply -f -`,
+      `  * Deploy it: push it to your registry, then: tiffin kubernetes ${result.packageTag} --image <registry>/${result.imageTag} | kubectl apply -f -`,
       '',
     ].join('\n'),
   );

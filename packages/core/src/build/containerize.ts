@@ -30,6 +30,8 @@ export interface ContainerizeOptions {
 }
 
 export interface ContainerizeResult {
+  /** The package the image was built from (`name:version`). */
+  packageTag: string;
   backend: ContainerBackend;
   imageTag: string;
   /** The base image the package was built on (the default when none was given). */
@@ -73,6 +75,24 @@ export async function containerize(options: ContainerizeOptions): Promise<Contai
     baseImage,
     extraArgs: options.backendArgs,
   });
-  await runTool(tool, args, path, stdio);
-  return { backend: tool.backend, imageTag, baseImage, command: [tool.executable, ...args] };
+  await runTool(tool, args, path, stdio).catch((err: unknown) => {
+    // Inside another container (CI runners, sandboxes) RUN steps often cannot create a container of
+    // their own; chroot isolation needs no runtime, cgroups or network namespace.
+    if (
+      tool.backend !== 'docker' &&
+      !args.some((arg) => arg.startsWith('--isolation')) &&
+      err instanceof Error &&
+      /cgroup|creating container|runtime/i.test(err.message)
+    ) {
+      err.message += `\nHint: where ${tool.backend} cannot create containers (e.g. inside a container), add --backend-arg=--isolation=chroot`;
+    }
+    throw err;
+  });
+  return {
+    packageTag: pkg.tag,
+    backend: tool.backend,
+    imageTag,
+    baseImage,
+    command: [tool.executable, ...args],
+  };
 }

@@ -9,12 +9,13 @@ export const DAEMON_DOWN =
 /**
  * A stand-in for a container tool: a shell script on a private PATH. `info` exits with `info.exit` (after
  * printing `info.error`, or hanging when `info.hang`); `build` records its arguments, the Containerfile it was
- * given and the members of any rootfs.tar in the context to `<bin>/<name>.log`.
+ * given and the members of any rootfs.tar in the context to `<bin>/<name>.log`, then fails with
+ * `info.buildError` if given.
  */
 export async function standInTool(
   bin: string,
   name: string,
-  info: { exit?: number; error?: string; hang?: boolean } = {},
+  info: { exit?: number; error?: string; hang?: boolean; buildError?: string } = {},
 ): Promise<string> {
   await mkdir(bin, { recursive: true });
   const file = join(bin, name);
@@ -36,7 +37,7 @@ prev=""; for a in "$@"; do
 done
 [ -f "$ctx/rootfs.tar" ] && tar -tvf "$ctx/rootfs.tar" >>"$log"
 [ -d "$ctx/node" ] && ls -l "$ctx/node/bin" >>"$log"
-exit 0
+${info.buildError ? `echo "${info.buildError}" >&2; exit 1` : 'exit 0'}
 `,
   );
   await chmod(file, 0o755);

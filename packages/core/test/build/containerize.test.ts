@@ -237,6 +237,25 @@ describe('containerize', () => {
     expect(pkg).toContain(`--build-arg BASE_IMAGE=${result.baseImage} ${packagePath}`);
   }, 60_000);
 
+  it('a build that fails names the tool and exit code, with the output, and hints chroot isolation for runtime errors', async () => {
+    const bin = join(dir, 'build-fails');
+    const cgroups = 'error running container: cgroups in hybrid mode not supported';
+    await tool(bin, 'podman', { buildError: cgroups });
+    const path = [bin, process.env.PATH].join(delimiter);
+    const attempt = containerize({ tag: 'tiny', path, packageStore: store, stdio: 'pipe' });
+    await expect(attempt).rejects.toThrow(
+      `podman build failed (exit 1):\n${cgroups}\nHint: where podman cannot create containers (e.g. inside a container), add --backend-arg=--isolation=chroot`,
+    );
+    const chroot = containerize({
+      tag: 'tiny',
+      path,
+      packageStore: store,
+      stdio: 'pipe',
+      backendArgs: ['--isolation=chroot'],
+    });
+    await expect(chroot).rejects.toThrow(new RegExp(`^podman build failed \\(exit 1\\):\n${cgroups}$`));
+  });
+
   it('--base-rootfs: a folder that is not a root filesystem is a clear error', async () => {
     const bin = join(dir, 'rootfs-bad');
     await tool(bin, 'podman');
