@@ -7,7 +7,9 @@ export const CONTAINER_BACKENDS = ['docker', 'podman', 'buildah'] as const;
 export type ContainerBackend = (typeof CONTAINER_BACKENDS)[number];
 
 /** No usable container tool; the message names each tool and why it was passed over. */
-export class ContainerToolNotFound extends TiffinError {}
+export class ContainerToolNotFound extends TiffinError {
+  static override readonly code: string = 'CONTAINER_TOOL_NOT_FOUND';
+}
 
 /** A container tool that answered its probe. */
 export interface ContainerTool {
@@ -110,6 +112,39 @@ export async function selectBackend(options: SelectBackendOptions = {}): Promise
       ? `No container tool found on PATH: install one of ${CONTAINER_BACKENDS.join(', ')} (or pass --backend)`
       : `No usable container tool (${skipped.join('; ')}); start the docker daemon or install podman or buildah`,
   );
+}
+
+/** Run a container tool's command; a non-zero exit is a TiffinError with the output's last lines. */
+export function runTool(
+  tool: ContainerTool,
+  args: readonly string[],
+  path: string,
+  stdio: 'inherit' | 'pipe',
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn(tool.executable, args, {
+      stdio: ['ignore', stdio, stdio],
+      env: { ...process.env, PATH: path },
+    });
+    let output = '';
+    const keep = (d: Buffer) => {
+      output = (output + d.toString()).slice(-8192);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve();
+      else {
+        const tail = output.trim().split('\n').slice(-10).join('\n');
+        reject(
+          new TiffinError(`${tool.backend} ${args[0]} failed (exit ${code})${tail ? `:\n${tail}` : ''}`, {
+            code: 'CONTAINER_BUILD_FAILED',
+          }),
+        );
+      }
+    });
+  });
 }
 
 /** Run a probe; null when it exits 0 in time, else the reason in one line. */

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { InvalidArgument } from '../errors/index.js';
 import { PackageStore } from '../store/package-store.js';
-import { type ContainerBackend, selectBackend } from './container-tools.js';
-import { buildRootfsBase, runTool } from './rootfs-base.js';
+import { type ContainerBackend, runTool, selectBackend } from './container-tools.js';
+import { buildRootfsBase } from './rootfs-base.js';
 
 export interface ContainerizeOptions {
   /** Package tag (`name`, `name:latest`, `name:version`). */

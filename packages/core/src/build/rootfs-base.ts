@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import {
@@ -17,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { create as createTar, type ReadEntry } from 'tar';
 import { InvalidArgument, TiffinError } from '../errors/index.js';
-import type { ContainerTool } from './container-tools.js';
+import { type ContainerTool, runTool } from './container-tools.js';
 
 /** Where the build's extra CA bundle goes in the base (npm in the image build trusts what this machine's Node does). */
 const BUILD_CA_PATH = '/etc/ssl/certs/tiffin-build-ca.crt';
@@ -83,37 +82,6 @@ export async function buildRootfsBase(options: RootfsBaseOptions): Promise<strin
   } finally {
     await rm(context, { recursive: true, force: true });
   }
-}
-
-/** Run a container tool's command; a non-zero exit is a TiffinError with the output's last lines. */
-export function runTool(
-  tool: ContainerTool,
-  args: readonly string[],
-  path: string,
-  stdio: 'inherit' | 'pipe',
-): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const child = spawn(tool.executable, args, {
-      stdio: ['ignore', stdio, stdio],
-      env: { ...process.env, PATH: path },
-    });
-    let output = '';
-    const keep = (d: Buffer) => {
-      output = (output + d.toString()).slice(-8192);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else {
-        const tail = output.trim().split('\n').slice(-10).join('\n');
-        reject(
-          new TiffinError(`${tool.backend} ${args[0]} failed (exit ${code})${tail ? `:\n${tail}` : ''}`),
-        );
-      }
-    });
-  });
 }
 
 /** Files, folders and links only; nothing below /proc, /sys or /dev (the runtime provides those). */
