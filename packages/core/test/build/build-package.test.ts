@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { validate as lintDockerfile } from 'dockerfile-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { buildPackage, npmVersion } from '../../src/build/index.js';
@@ -101,6 +102,12 @@ describe('buildPackage', () => {
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n\s+CMD .*\/readyz/m);
     expect(dockerfile).toMatch(/^CMD \["node", "server.mjs"\]$/m);
     expect(dockerfile).toContain('npm ci --omit=dev');
+    // The Dockerfile language service's checks (instructions, flags, arguments): no problem at all.
+    expect(lintDockerfile(dockerfile).map((d) => `${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
+    // ...and they do catch a broken one.
+    expect(
+      lintDockerfile(dockerfile.replace('HEALTHCHECK --interval', 'HEALTHCHECK --intervl')),
+    ).toHaveLength(1);
   });
 
   it('leaves every file readable and every folder enterable by the non-root user the image runs as', async () => {
