@@ -84,9 +84,12 @@ export async function buildRootfsBase(options: RootfsBaseOptions): Promise<strin
   }
 }
 
-/** Files, folders and links only; nothing below /proc, /sys or /dev (the runtime provides those). */
+/**
+ * Files, folders and links only; nothing below /proc, /sys or /dev (the runtime provides those), nor apt's
+ * downloaded packages and package lists (about 80 MB in a minbase; `apt-get update` makes them again).
+ */
 function keepInImage(path: string, entry: Stats | ReadEntry): boolean {
-  if (/^\.\/(proc|sys|dev)\/./.test(path)) return false;
+  if (/^\.\/(proc|sys|dev|var\/cache\/apt|var\/lib\/apt\/lists)\/./.test(path)) return false;
   if (!('isFile' in entry)) return true; // only when reading archives, which this never does
   return entry.isFile() || entry.isDirectory() || entry.isSymbolicLink();
 }

@@ -204,6 +204,8 @@ describe('containerize', () => {
     await mkdir(join(rootfs, 'dev'));
     await symlink('/proc/self/fd', join(rootfs, 'dev', 'fd'));
     await writeFile(join(rootfs, 'etc-ünïcode.txt'), 'kept');
+    await mkdir(join(rootfs, 'var', 'lib', 'apt', 'lists'), { recursive: true });
+    await writeFile(join(rootfs, 'var', 'lib', 'apt', 'lists', 'deb.debian.org_Packages'), 'package list');
     const bin = join(dir, 'rootfs-run');
     await tool(bin, 'buildah');
     const lines: string[] = [];
@@ -232,6 +234,8 @@ describe('containerize', () => {
     expect(base).toContain('./etc-ünïcode.txt');
     expect(base).toMatch(/\.\/proc\/$/m);
     expect(base).not.toContain('status');
+    expect(base).toMatch(/\.\/var\/lib\/apt\/lists\/$/m);
+    expect(base).not.toContain('deb.debian.org_Packages');
     expect(base).not.toContain('./dev/fd');
     expect(base).toMatch(/ npm -> \.\.\/lib\/node_modules\/npm\/bin\/npm-cli\.js/);
     expect(pkg).toContain(`--build-arg BASE_IMAGE=${result.baseImage} ${packagePath}`);
