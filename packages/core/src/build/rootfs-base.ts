@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { create as createTar, type ReadEntry } from 'tar';
 import { InvalidArgument, TiffinError } from '../errors/index.js';
-import { type ContainerTool, runTool } from './container-tools.js';
+import { type ContainerTool, containerBuildArgs, runTool } from './container-tools.js';
 
 /** Where the build's extra CA bundle goes in the base (npm in the image build trusts what this machine's Node does). */
 const BUILD_CA_PATH = '/etc/ssl/certs/tiffin-build-ca.crt';
@@ -72,11 +72,9 @@ export async function buildRootfsBase(options: RootfsBaseOptions): Promise<strin
     }
     // FROM scratch has no PATH of its own.
     lines.push('ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
-    await writeFile(join(context, 'Containerfile'), `${lines.join('\n')}\n`);
+    await writeFile(join(context, 'Dockerfile'), `${lines.join('\n')}\n`);
     options.report(`building base image ${image} from ${rootfs}`);
-    const args = ['build'];
-    if (options.tool.backend !== 'docker') args.push('--format', 'docker');
-    args.push('-f', join(context, 'Containerfile'), '-t', image, context);
+    const args = containerBuildArgs(options.tool.backend, { contextDir: context, imageTag: image });
     await runTool(options.tool, args, options.path, options.stdio);
     return image;
   } finally {
