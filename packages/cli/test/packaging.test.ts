@@ -303,7 +303,7 @@ describe('tiffin containerize', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('Allowed choices are docker, podman, buildah');
     const twoBases = await tiffinProcess(
-      ['containerize', 'quickstart:latest', '--base-image', 'node:20', '--base-rootfs', '/srv/rootfs'],
+      ['containerize', 'quickstart:latest', '--base-image', 'node:20', '--base-rootfs', './rootfs'],
       { env: { PATH: '' } },
     );
     expect(twoBases.code).toBe(1);
