@@ -263,6 +263,35 @@ describe('containerize', () => {
     await expect(chroot).rejects.toThrow(new RegExp(`^podman build failed \\(exit 1\\):\n${cgroups}$`));
   });
 
+  it('--base-rootfs: a root filesystem with its own Node keeps it (nothing added)', async () => {
+    const rootfs = join(dir, 'rootfs-with-node');
+    await mkdir(join(rootfs, 'bin'), { recursive: true });
+    await writeFile(join(rootfs, 'bin', 'sh'), '#!fake shell');
+    await mkdir(join(rootfs, 'usr', 'local', 'bin'), { recursive: true });
+    await writeFile(join(rootfs, 'usr', 'local', 'bin', 'node-20'), '#!fake node');
+    // An absolute link resolves inside the root filesystem, not on this machine.
+    await symlink('/usr/local/bin/node-20', join(rootfs, 'usr', 'local', 'bin', 'node'));
+    const bin = join(dir, 'rootfs-node-run');
+    await tool(bin, 'podman');
+    const lines: string[] = [];
+    const result = await containerize({
+      tag: 'tiny',
+      path: [bin, process.env.PATH].join(delimiter),
+      packageStore: store,
+      backend: 'podman', // this machine's own tools come later on the PATH
+      baseRootfs: rootfs,
+      stdio: 'pipe',
+      report: (line) => lines.push(line),
+    });
+    expect(lines).toEqual([
+      `Using podman (${join(bin, 'podman')})`,
+      `building base image ${result.baseImage} from ${rootfs}`,
+    ]);
+    const log = await readFile(join(bin, 'podman.log'), 'utf8');
+    expect(log).toContain('FROM scratch\nADD rootfs.tar /\n');
+    expect(log).not.toContain('COPY node/');
+  });
+
   it('--base-rootfs: a folder that is not a root filesystem is a clear error', async () => {
     const bin = join(dir, 'rootfs-bad');
     await tool(bin, 'podman');
