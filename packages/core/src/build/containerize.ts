@@ -33,7 +33,7 @@ export interface ContainerizeResult {
   packageTag: string;
   backend: ContainerBackend;
   imageTag: string;
-  /** The base image the package was built on (the default when none was given). */
+  /** The base image given or made from `baseRootfs`; undefined: the Dockerfile's default. */
   baseImage?: string;
   command: string[];
 }
