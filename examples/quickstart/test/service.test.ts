@@ -1,4 +1,6 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { type ServerHandle, serve, silentLogger } from '@tiffin/core';
+import type { OpenAPI } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import svc from '../service.js';
 import { IRIS, SPECIES } from '../src/iris-data.js';
@@ -15,6 +17,12 @@ const post = (path: string, body: string, contentType: string) =>
   fetch(server.url + path, { method: 'POST', body, headers: { 'content-type': contentType } });
 
 describe('quickstart service', () => {
+  it('serves a /docs.json that validates as OpenAPI 3', async () => {
+    const res = await fetch(`${server.url}/docs.json`);
+    const doc = (await res.json()) as OpenAPI.Document;
+    await expect(SwaggerParser.validate(doc)).resolves.toBeTruthy();
+  });
+
   it('classifies rows of measurements through NumpyNdarray', async () => {
     const res = await post(
       '/classify',
