@@ -1,5 +1,5 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { buildOpenApiDocument, JSON, Multipart, Service } from '@tiffin/core';
+import { buildOpenApiDocument, JSONDescriptor, Multipart, Service } from '@tiffin/core';
 import type { OpenAPI } from 'openapi-types';
 import { describe, expect, it } from 'vitest';
 import { Image } from '../src/index.js';
@@ -17,7 +17,7 @@ describe('/docs.json with Image is valid OpenAPI 3', () => {
       (i) => i,
     );
     svc.api(
-      { name: 'edit', input: new Multipart({ img: new Image(), data: new JSON() }), output: new Image() },
+      { name: 'edit', input: new Multipart({ img: new Image(), data: new JSONDescriptor() }), output: new Image() },
       ({ img }) => img,
     );
     const doc = buildOpenApiDocument(svc);
