@@ -17,7 +17,11 @@ describe('/docs.json with Image is valid OpenAPI 3', () => {
       (i) => i,
     );
     svc.api(
-      { name: 'edit', input: new Multipart({ img: new Image(), data: new JSONDescriptor() }), output: new Image() },
+      {
+        name: 'edit',
+        input: new Multipart({ img: new Image(), data: new JSONDescriptor() }),
+        output: new Image(),
+      },
       ({ img }) => img,
     );
     const doc = buildOpenApiDocument(svc);

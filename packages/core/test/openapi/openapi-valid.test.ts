@@ -44,7 +44,10 @@ function everyDescriptor(): Service {
     },
     () => [1],
   );
-  svc.api({ name: 'json', input: new JSONDescriptor(), output: JSONDescriptor.fromSample({ a: [1, 'x'] }) }, echo);
+  svc.api(
+    { name: 'json', input: new JSONDescriptor(), output: JSONDescriptor.fromSample({ a: [1, 'x'] }) },
+    echo,
+  );
   svc.api({ name: 'text', input: new Text(), output: Text.fromSample('hello') }, echo);
   svc.api({ name: 'sse', input: new Text(), output: new Text({ content_type: 'text/event-stream' }) }, echo);
   svc.api({ name: 'file', input: new File(), output: new File({ mime_type: 'text/csv' }) }, () =>
@@ -53,7 +56,12 @@ function everyDescriptor(): Service {
   svc.api(
     {
       name: 'multi',
-      input: new Multipart({ arr: new NumpyNdarray(), note: new Text(), doc: new File(), meta: new JSONDescriptor() }),
+      input: new Multipart({
+        arr: new NumpyNdarray(),
+        note: new Text(),
+        doc: new File(),
+        meta: new JSONDescriptor(),
+      }),
       output: new Multipart({ text: new Text(), json: new JSONDescriptor() }),
     },
     () => ({ text: 'a', json: {} }),
