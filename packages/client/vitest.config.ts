@@ -7,5 +7,7 @@ export default defineProject({
     name: 'client',
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
+    // Type tests (*.test-d.ts: expectTypeOf, @ts-expect-error) are checked by tsc in every test run.
+    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
   },
 });

@@ -121,6 +121,7 @@ export async function decodeOutput(
   try {
     if (type === 'application/json' || type.endsWith('+json'))
       return shapeJson(await parseJsonText(await res.text()), spec);
+    if (spec?.id === 'tiffin.io.Text') return await res.text();
     if (
       type.startsWith('text/') &&
       spec?.id !== 'tiffin.io.File' &&

@@ -21,10 +21,14 @@ export class TiffinClientError extends Error {
     readonly type: string | undefined = undefined,
     /** The server's stable error code (e.g. `BAD_INPUT`), when it sent one. */
     readonly code: string | undefined = undefined,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; detail?: unknown },
   ) {
     super(message, options);
+    this.detail = options?.detail;
   }
+
+  /** The server's structured `detail` (e.g. validation issues), when it sent one. */
+  readonly detail: unknown;
 }
 
 export function isTiffinClientError(value: unknown): value is TiffinClientError {
@@ -37,13 +41,17 @@ export async function errorFromResponse(res: Response, what: string): Promise<Ti
   let message = text.trim() || res.statusText || `HTTP ${res.status}`;
   let type: string | undefined;
   let code: string | undefined;
+  let detail: unknown;
   try {
-    const body = JSON.parse(text) as { error?: unknown; type?: unknown; code?: unknown };
+    const body = JSON.parse(text) as { error?: unknown; type?: unknown; code?: unknown; detail?: unknown };
     if (typeof body.error === 'string') message = body.error;
     if (typeof body.type === 'string') type = body.type;
     if (typeof body.code === 'string') code = body.code;
+    detail = body.detail;
   } catch {
     // Not JSON (a proxy's page, say): the text is the message.
   }
-  return new TiffinClientError(`${what}: ${res.status} ${message}`, 'http', res.status, type, code);
+  return new TiffinClientError(`${what}: ${res.status} ${message}`, 'http', res.status, type, code, {
+    detail,
+  });
 }

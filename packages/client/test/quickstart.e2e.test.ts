@@ -60,6 +60,7 @@ describe('@tiffin/client against the quickstart', () => {
     expect(e.kind).toBe('http');
     expect(e.status).toBe(400);
     expect(e.type).toBe('BadInput');
+    expect(e.code).toBe('BAD_INPUT');
     expect(e.message).toMatch(/shape/);
   });
 
