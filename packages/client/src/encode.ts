@@ -124,7 +124,11 @@ async function binary(
   else if (value instanceof ArrayBuffer) bytes = new Uint8Array(value);
   else if (typeof value === 'string') {
     // A file path: Node only (browsers pass a Blob or File).
-    const fs = await import('node:fs/promises').catch(() => null);
+    // A variable specifier keeps browser bundlers from trying to resolve a Node module.
+    const nodeFs = 'node:fs/promises';
+    const fs = (await import(/* @vite-ignore */ nodeFs).catch(() => null)) as
+      | typeof import('node:fs/promises')
+      | null;
     if (!fs) throw usage('File paths can only be read in Node; pass a Blob, Uint8Array or ArrayBuffer');
     bytes = new Uint8Array(await fs.readFile(value));
     filename = value.split(/[\\/]/).pop() || filename;
