@@ -4,6 +4,7 @@ export * from './grpc/index.js';
 export * from './http/media-type.js';
 export * from './http/request.js';
 export * from './http/response.js';
+export * from './inference-protocol/index.js';
 export * from './io/descriptor.js';
 export * from './io/descriptors/file.js';
 export { JSON, JSONDescriptor, type JSONOptions } from './io/descriptors/json.js';

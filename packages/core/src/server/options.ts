@@ -38,6 +38,8 @@ export interface ServerOptions {
   drainTimeout?: number;
   /** Serve the interactive API page at `/` (default true). */
   apiPage?: boolean;
+  /** The Open Inference Protocol (KServe v2) routes under `/v2` (default true). */
+  inferenceProtocol?: boolean;
 }
 
 /** Options with every default filled in. */
@@ -53,6 +55,7 @@ export interface ResolvedServerOptions {
   logger: Logger | false;
   drainTimeout: number;
   apiPage: boolean;
+  inferenceProtocol: boolean;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger'> = {
@@ -66,6 +69,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger'> = {
   metrics: true,
   drainTimeout: 30,
   apiPage: true,
+  inferenceProtocol: true,
 };
 
 export function resolveServerOptions(options: ServerOptions, defaultLogger: Logger): ResolvedServerOptions {
