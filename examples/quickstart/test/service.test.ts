@@ -146,7 +146,7 @@ describe('quickstart through the Open Inference Protocol (v2)', () => {
     const json = await infer('classify_json', [
       { name: 'input', shape: [1], datatype: 'BYTES', data: [JSON.stringify(flower)] },
     ]);
-    expect(JSON.parse(json.body.outputs[0]!.data as string)).toMatchObject({ species: 'setosa' });
+    expect(JSON.parse((json.body.outputs[0]!.data as string[])[0]!)).toMatchObject({ species: 'setosa' });
     const text = await infer('sentiment', [
       { name: 'input', shape: [1], datatype: 'BYTES', data: ['a wonderful, moving film'] },
     ]);
