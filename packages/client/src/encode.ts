@@ -27,6 +27,12 @@ export function arrayJson(value: unknown): string {
     return `[${Array.prototype.join.call(items, ',')}]`;
   }
   if (Array.isArray(value)) {
+    // Plain numbers: the platform's writer; it throws on a bigint, which the loop below writes exactly.
+    try {
+      return JSON.stringify(value);
+    } catch {
+      // fall through
+    }
     let out = '[';
     for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + arrayJson(value[i]);
     return `${out}]`;

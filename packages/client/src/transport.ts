@@ -31,18 +31,18 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | n
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
+    if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(signal?.reason);
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -62,11 +62,13 @@ export async function send(
   call: CallOptions = {},
 ): Promise<Answer> {
   const doFetch = options.fetch ?? globalThis.fetch;
-  const controller = new AbortController();
   const timeoutMs = call.timeoutMs ?? options.timeoutMs;
+  const timed = timeoutMs !== undefined && timeoutMs > 0;
+  // Only calls with a timeout or a caller's signal pay for an AbortController.
+  const controller = timed || call.signal ? new AbortController() : undefined;
   let timedOut = false;
   const timer =
-    timeoutMs !== undefined && timeoutMs > 0
+    timed && controller
       ? setTimeout(() => {
           timedOut = true;
           controller.abort(
@@ -74,7 +76,7 @@ export async function send(
           );
         }, timeoutMs)
       : undefined;
-  const onCallerAbort = () => controller.abort(call.signal?.reason);
+  const onCallerAbort = () => controller?.abort(call.signal?.reason);
   if (call.signal?.aborted) onCallerAbort();
   call.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const done = () => {
@@ -95,10 +97,10 @@ export async function send(
           method: exchange.method,
           headers,
           body: exchange.body ?? null,
-          signal: controller.signal,
+          signal: controller?.signal ?? null,
         });
       } catch (err) {
-        if (timedOut) throw controller.signal.reason;
+        if (timedOut) throw controller?.signal.reason;
         if (call.signal?.aborted) throw err;
         throw new TiffinClientError(
           `${exchange.what}: ${(err as Error).message}`,
@@ -115,9 +117,9 @@ export async function send(
         const wait = retryAfterMs(response.headers.get('retry-after')) ?? 100 * 2 ** attempt;
         await response.body?.cancel().catch(() => {});
         try {
-          await sleep(Math.min(wait, maxDelay), controller.signal);
+          await sleep(Math.min(wait, maxDelay), controller?.signal);
         } catch (err) {
-          if (timedOut) throw controller.signal.reason;
+          if (timedOut) throw controller?.signal.reason;
           throw err;
         }
         continue;
