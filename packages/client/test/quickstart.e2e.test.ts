@@ -85,3 +85,31 @@ describe('@tiffin/client against the quickstart', () => {
     expect(await client).toBe(client);
   });
 });
+
+describe('@tiffin/client with a bearer token (the server requires one)', () => {
+  it('sends the token; without it the 401 carries the server type and code', async () => {
+    const { default: service } = await import('../../../examples/quickstart/service.js');
+    const guarded = await serve(service, {
+      port: 0,
+      host: '127.0.0.1',
+      handleSignals: false,
+      logger: silentLogger,
+      apiToken: 'tok-123',
+    });
+    try {
+      const client = createClient<typeof svc>({ baseUrl: guarded.url, token: 'tok-123' });
+      expect(await client.sentiment('a wonderful film')).toBe('positive');
+      const anonymous = createClient<typeof svc>({ baseUrl: guarded.url });
+      await expect(anonymous.sentiment('x')).rejects.toMatchObject({
+        kind: 'http',
+        status: 401,
+        code: expect.any(String),
+      });
+      // The v2 probes stay open, as /livez and /readyz do.
+      expect((await fetch(`${guarded.url}/v2/health/ready`)).status).toBe(200);
+      expect((await fetch(`${guarded.url}/v2/models/classify`)).status).toBe(401);
+    } finally {
+      await guarded.close();
+    }
+  });
+});

@@ -42,7 +42,11 @@ function binarySize(parameters: Parameters, name: string): number | null {
  * Read a request body: JSON alone, or (with `Inference-Header-Content-Length`) a JSON header followed by
  * the binary data of the inputs that declare `binary_data_size`, in input order. Malformed → 400.
  */
-export function parseInferRequest(body: Buffer, headerLength: string | undefined): InferRequest {
+export function parseInferRequest(
+  body: Buffer,
+  headerLength: string | undefined,
+  maxDepth: number,
+): InferRequest {
   let jsonPart = body;
   let binary: Buffer | null = null;
   if (headerLength !== undefined && headerLength !== '') {
@@ -57,7 +61,7 @@ export function parseInferRequest(body: Buffer, headerLength: string | undefined
   }
   let parsed: unknown;
   try {
-    parsed = parseJsonBytes(jsonPart);
+    parsed = parseJsonBytes(jsonPart, { maxDepth });
   } catch (err) {
     throw new BadInput(`Inference request is not valid JSON: ${(err as Error).message}`);
   }

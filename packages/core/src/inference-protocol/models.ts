@@ -101,6 +101,7 @@ function bodyRequest(ctx: Context, body: string, contentType: string): BufferedH
     url: ctx.request.url,
     headers: { 'content-type': contentType },
     body: Buffer.from(body, 'utf8'),
+    limits: ctx.request.limits,
   });
 }
 

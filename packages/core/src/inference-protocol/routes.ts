@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { ServiceUnavailable } from '../errors/index.js';
+import type { Limits } from '../limits/limits.js';
 import type { Exchange } from '../server/exchange.js';
 import { adaptRequest } from '../server/request-adapter.js';
 import { invokeApi } from '../server/routes/api.js';
@@ -16,6 +17,7 @@ const EXTENSIONS = ['binary_tensor_data'];
 export interface InferenceProtocolDeps {
   service: Service;
   maxBodySize: number;
+  limits: Readonly<Limits>;
   isReady: () => boolean;
 }
 
@@ -31,8 +33,16 @@ function json(ctx: KoaContext, status: number, body: unknown): void {
 function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: Exchange) => Promise<void> {
   return async (ctx) => {
     if (!deps.isReady()) throw new ServiceUnavailable('The service is starting; try again shortly');
-    const request = adaptRequest(ctx.req, ctx.url, { maxBodySize: deps.maxBodySize, abort: ctx.state.abort });
-    const infer = parseInferRequest(await request.body(), ctx.get(HEADER_LENGTH) || undefined);
+    const request = adaptRequest(ctx.req, ctx.url, {
+      maxBodySize: deps.maxBodySize,
+      abort: ctx.state.abort,
+      limits: deps.limits,
+    });
+    const infer = parseInferRequest(
+      await request.body(),
+      ctx.get(HEADER_LENGTH) || undefined,
+      deps.limits.maxDepth,
+    );
     const context = new Context(request, deps.service.state, ctx.state.requestId);
     ctx.state.onClose.push(() => {
       if (context.usedTempDir) context.dispose().catch(() => {});

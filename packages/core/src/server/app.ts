@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { registerInferenceProtocol } from '../inference-protocol/routes.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { Service } from '../service/service.js';
+import { bearerAuth } from './auth.js';
 import { DirectExchange, type Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { JsonLineLogger, type Logger, silentLogger } from './logger.js';
@@ -45,7 +46,12 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const isReady = () => lifecycle.isReady;
   const apiHandlers = new Map<string, (ctx: Exchange) => Promise<void>>();
   for (const api of service.apis.values()) {
-    const handler = apiHandler(api, { service, maxBodySize: resolved.maxBodySize, isReady });
+    const handler = apiHandler(api, {
+      service,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      isReady,
+    });
     apiHandlers.set(api.route, handler);
     routes.add(api.route, { POST: handler }, api);
   }
@@ -64,7 +70,12 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     for (const path of page.assetPaths()) routes.add(path, { GET: page.asset });
   }
   if (resolved.inferenceProtocol) {
-    const infer = registerInferenceProtocol(routes, { service, maxBodySize: resolved.maxBodySize, isReady });
+    const infer = registerInferenceProtocol(routes, {
+      service,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      isReady,
+    });
     for (const [path, handler] of infer) apiHandlers.set(path, handler);
   }
   routes.add('/livez', { GET: liveHandler });
@@ -80,6 +91,9 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     metrics: resolved.metrics ? metrics : undefined,
     logger,
     cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
+    auth: resolved.apiToken
+      ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
+      : undefined,
   });
   const app = new Koa<RequestState>();
   app.use((ctx) => pipeline(ctx, () => routes.dispatch(ctx)));
