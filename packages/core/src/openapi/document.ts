@@ -92,8 +92,8 @@ function apiOperation(service: Service, api: InferenceApi): Record<string, unkno
   return {
     responses,
     tags: [SERVICE_APIS_TAG],
-    consumes: [api.input.mimeType],
-    produces: [api.output.mimeType],
+    // Media types live in requestBody/responses content (OpenAPI 3); Swagger 2's consumes/produces are
+    // not allowed there, so validators reject them.
     'x-tiffin-name': api.name,
     summary: `InferenceAPI(${api.input.displayName} → ${api.output.displayName})`,
     description: api.doc,

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
+import { registerInferenceProtocol } from '../inference-protocol/routes.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
@@ -67,6 +68,15 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     const page = new ApiPage(service.name);
     routes.add('/', { GET: page.index });
     for (const path of page.assetPaths()) routes.add(path, { GET: page.asset });
+  }
+  if (resolved.inferenceProtocol) {
+    const infer = registerInferenceProtocol(routes, {
+      service,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      isReady,
+    });
+    for (const [path, handler] of infer) apiHandlers.set(path, handler);
   }
   routes.add('/livez', { GET: liveHandler });
   routes.add('/healthz', { GET: liveHandler });
