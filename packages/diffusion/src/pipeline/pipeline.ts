@@ -19,6 +19,7 @@ import {
 } from '../schedulers/index.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
+import { throwIfCancelled } from './cancel.js';
 import { type LoadComponentsOptions, loadComponents, type PipelineComponents } from './components.js';
 import { imageToTensor, tensorToImages } from './image.js';
 import type {
@@ -248,7 +249,13 @@ export class StableDiffusionPipeline {
       owned.push(latents);
 
       // --- denoising loop ---
+      // Progress counts the steps asked for: PNDM's list has one more entry (its warm-up repeats a
+      // timestep), which is not reported as a step of its own.
+      const totalSteps =
+        size.strength === undefined ? steps : Math.min(Math.floor(steps * size.strength), steps);
+      const extra = Math.max(0, timesteps.length - totalSteps);
       const source = noise.schedulerSource();
+      throwIfCancelled(request.signal, 0, totalSteps);
       for (let i = 0; i < timesteps.length; i++) {
         const t = timesteps[i];
         const input = cfg ? tf.concat([latents, latents], 0) : tf.clone(latents);
@@ -270,9 +277,11 @@ export class StableDiffusionPipeline {
         latents.dispose();
         latents = prevSample as tf.Tensor4D;
         owned.push(latents);
-        request.onProgress?.({ step: i + 1, totalSteps: timesteps.length, timestep: t });
-        // Let the event loop breathe between steps (health checks, progress streaming).
+        const step = i + 1 - extra;
+        if (step > 0) request.onProgress?.({ step, totalSteps, timestep: t });
+        // Let the event loop breathe between steps (health checks, progress streaming, a cancel).
         await new Promise((r) => setImmediate(r));
+        throwIfCancelled(request.signal, Math.max(0, step), totalSteps);
       }
 
       // --- decode ---

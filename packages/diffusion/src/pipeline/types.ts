@@ -18,7 +18,7 @@ export type NoisePurpose = 'latents' | 'vae' | 'scheduler';
 export type InjectedNoise = (purpose: NoisePurpose, shape: number[]) => Float32Array;
 
 export interface GenerationProgress {
-  /** 1-based step just finished. */
+  /** 1-based step just finished, of `totalSteps` (= num_inference_steps, or its strength share in img2img). */
   step: number;
   totalSteps: number;
   timestep: number;
@@ -73,6 +73,8 @@ export interface CommonRequest {
   /** Also return the final latents (NCHW, before VAE scaling). */
   return_latents?: boolean;
   onProgress?: (p: GenerationProgress) => void;
+  /** Aborting it stops the generation at the next step with `GenerationCancelled`. */
+  signal?: AbortSignal;
 }
 
 export interface Text2ImgRequest extends CommonRequest {

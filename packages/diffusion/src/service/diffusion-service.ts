@@ -14,11 +14,12 @@ import {
 import { Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
 import type { BackendName } from '../backend.js';
+import { GenerationCancelled } from '../pipeline/cancel.js';
 import type { SchedulerName } from '../schedulers/types.js';
 import { assertBackendPackages } from './backend-packages.js';
-import { GenerationQueue, JobAbortedError, QueueFullError } from './generation-queue.js';
+import { GenerationQueue } from './generation-queue.js';
 import { resizeLanczos } from './lanczos-resize.js';
-import { LoraPathError, LoraRoots } from './lora-roots.js';
+import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize } from './model-config.js';
 import { ProgressHub } from './progress.js';
 import {
@@ -30,6 +31,7 @@ import {
   type Text2ImgBody,
   text2imgSchema,
 } from './request-schemas.js';
+import type { JobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
 import type { JobInput, JobParameters } from './worker-protocol.js';
 
@@ -107,39 +109,41 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       baseLoraPath: baseLora,
       loraCacheSize: options.loraCacheSize ?? 4,
     });
-    logger.log('info', 'diffusion model loaded', {
+    const { warmUp } = host;
+    queue.clock.recordStep(warmUp.unitsPerStep, warmUp.stepSeconds);
+    logger.log('info', 'diffusion model ready', {
       modelDir,
       backend: host.backend,
       defaultSize: host.defaultSize,
       loraRoots: roots.directories,
+      warmUp: `${warmUp.steps} steps at ${warmUp.size}×${warmUp.size} in ${warmUp.seconds.toFixed(2)} s`,
     });
   });
   service.onShutdown(async () => {
     await host?.close();
   });
 
-  /** Queue the job, run it on the worker, report progress; client errors are 400, a full queue 503. */
+  /**
+   * Queue the job and run it on the worker, reporting progress. The request's abort signal (client gone,
+   * or its 504 deadline passed) drops it from the queue or cancels it at the next step, freeing the worker.
+   */
   async function generate(input: JobInput, loraName: string | null, ctx: Context): Promise<NDArray> {
     if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
     const worker = host;
-    let loraPath: string | undefined;
-    if (loraName !== null) {
-      try {
-        loraPath = await roots.resolve(loraName);
-      } catch (err) {
-        if (err instanceof LoraPathError) throw new BadInput(err.message);
-        throw err;
-      }
-    }
+    const loraPath = loraName === null ? undefined : await roots.resolve(loraName);
     const requestId = ctx.requestId;
+    const signal = ctx.request.signal;
     progress.publish({ request_id: requestId, status: 'queued' });
     let outcome: JobOutcome;
     try {
       outcome = await queue.submit(
-        () =>
-          worker.run(requestId, input, {
+        (job) => {
+          progress.publish({ request_id: requestId, status: 'started' });
+          return worker.run(requestId, input, {
             loraPath,
+            signal,
             onProgress: (p) => {
+              job.stepDone(p.step);
               logger.log('info', 'generation step', { requestId, step: p.step, totalSteps: p.totalSteps });
               progress.publish({
                 request_id: requestId,
@@ -149,18 +153,16 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
                 timestep: p.timestep,
               });
             },
-          }),
-        ctx.request.signal,
+          });
+        },
+        { signal, cost: jobCost(input) },
       );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      progress.publish({ request_id: requestId, status: 'failed', error: message });
-      if (err instanceof QueueFullError) {
-        throw new ServiceUnavailable(err.message, {
-          headers: { 'retry-after': String(err.retryAfterSeconds) },
-        });
-      }
-      if (err instanceof JobAbortedError) throw new BadInput(err.message);
+      if (err instanceof GenerationCancelled) {
+        logger.log('info', 'generation cancelled', { requestId, reason: String(signal.reason ?? message) });
+        progress.publish({ request_id: requestId, status: 'cancelled', error: message });
+      } else progress.publish({ request_id: requestId, status: 'failed', error: message });
       throw err;
     }
     logger.log('info', 'generation done', { requestId, seconds: outcome.seconds, seed: outcome.seed });
@@ -232,6 +234,19 @@ async function* progressStream(
   yield ': progress\n\n';
   for await (const event of hub.events(signal, requestId))
     yield sseEvent({ event: event.status, data: event });
+}
+
+/** The job's UNet work for queue estimates: latent pixels × batch (×2 with guidance) per step. */
+function jobCost(input: JobInput): JobCost {
+  const { params } = input;
+  const [height, width] =
+    input.kind === 'text2img' ? [input.height, input.width] : [input.image.height, input.image.width];
+  const latentPixels = (height / VAE_GRID) * (width / VAE_GRID);
+  const steps =
+    input.kind === 'text2img'
+      ? params.num_inference_steps
+      : Math.min(Math.floor(params.num_inference_steps * input.strength), params.num_inference_steps);
+  return { steps, unitsPerStep: latentPixels * (params.guidance_scale > 1 ? 2 : 1) };
 }
 
 function parameters(body: Text2ImgBody | Img2ImgBody): JobParameters {

@@ -1,8 +1,9 @@
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { BadInput } from '@tiffin/core';
 
-/** A request named a LoRA file outside every allowed root, or one that does not exist. */
-export class LoraPathError extends Error {}
+/** A request named a LoRA file outside every allowed root, or one that does not exist (400). */
+export class LoraPathError extends BadInput {}
 
 /**
  * The folders per-request LoRA files may come from: the package's LoRA dir, the folder of

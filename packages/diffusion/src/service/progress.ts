@@ -1,8 +1,8 @@
 /** One progress event of a generation, as logged and streamed by `POST /progress`. */
 export interface ProgressEvent {
   request_id: string;
-  /** `queued` → `step` (one per denoising step) → `done` or `failed`. */
-  status: 'queued' | 'step' | 'done' | 'failed';
+  /** `queued` → `started` → `step` (one per denoising step) → `done`, `failed` or `cancelled`. */
+  status: 'queued' | 'started' | 'step' | 'done' | 'failed' | 'cancelled';
   step?: number;
   total_steps?: number;
   timestep?: number;
@@ -12,6 +12,11 @@ export interface ProgressEvent {
 
 type Listener = (event: ProgressEvent) => void;
 
+/** The last event of a generation. */
+export function isFinal(event: ProgressEvent): boolean {
+  return event.status === 'done' || event.status === 'failed' || event.status === 'cancelled';
+}
+
 /** Fan-out of generation progress to `/progress` streams; nothing is kept once a request is finished. */
 export class ProgressHub {
   private readonly listeners = new Set<Listener>();
@@ -19,7 +24,7 @@ export class ProgressHub {
   private readonly latest = new Map<string, ProgressEvent>();
 
   publish(event: ProgressEvent): void {
-    if (event.status === 'done' || event.status === 'failed') this.latest.delete(event.request_id);
+    if (isFinal(event)) this.latest.delete(event.request_id);
     else this.latest.set(event.request_id, event);
     for (const listener of this.listeners) listener(event);
   }
@@ -50,7 +55,7 @@ export class ProgressHub {
         }
         yield event;
         // Following one request: its stream ends with its last event.
-        if (requestId && (event.status === 'done' || event.status === 'failed')) return;
+        if (requestId && isFinal(event)) return;
       }
     } finally {
       this.listeners.delete(listener);

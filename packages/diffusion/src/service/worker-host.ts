@@ -1,7 +1,41 @@
 import { Worker } from 'node:worker_threads';
-import { BadInput, InternalServerError, ServiceUnavailable, type TiffinError } from '@tiffin/core';
+import {
+  BadInput,
+  ConfigError,
+  InternalServerError,
+  InvalidArgument,
+  MissingDependencyException,
+  ServiceUnavailable,
+  type TiffinError,
+} from '@tiffin/core';
+import { GenerationCancelled } from '../pipeline/cancel.js';
 import type { SchedulerName } from '../schedulers/types.js';
-import type { JobImage, JobInput, WorkerInit, WorkerMessage } from './worker-protocol.js';
+import { ModelTooLargeError } from './model-fit.js';
+import type {
+  JobImage,
+  JobInput,
+  WarmUp,
+  WorkerError,
+  WorkerInit,
+  WorkerMessage,
+} from './worker-protocol.js';
+
+/** Error classes the worker raises, rebuilt on this side of the thread boundary by name. */
+const WORKER_ERRORS: Readonly<Record<string, new (message: string) => TiffinError>> = {
+  BadInput,
+  ConfigError,
+  GenerationCancelled,
+  InvalidArgument,
+  MissingDependencyException,
+  ModelTooLargeError,
+  ServiceUnavailable,
+};
+
+/** The worker's error as the class it was thrown as; anything unknown is an internal error. */
+function rebuild(error: WorkerError): TiffinError {
+  const ErrorClass = WORKER_ERRORS[error.type] ?? InternalServerError;
+  return new ErrorClass(error.message);
+}
 
 export interface JobProgress {
   step: number;
@@ -51,6 +85,8 @@ export class ModelWorkerHost {
     readonly defaultSize: number,
     readonly backend: string,
     readonly defaultScheduler: SchedulerName,
+    /** The start-up generation that proved the model runs. */
+    readonly warmUp: WarmUp,
   ) {
     worker.on('message', (message: WorkerMessage) => this.onMessage(message));
     worker.on('error', (err) =>
@@ -73,15 +109,21 @@ export class ModelWorkerHost {
           worker.off('message', onMessage);
           worker.off('exit', onExit);
           worker.terminate().catch(() => {});
-          reject(
-            new Error(`Could not load the diffusion pipeline from ${init.modelDir}: ${message.message}`),
-          );
+          const error = rebuild(message.error);
+          error.message = `Could not start the diffusion pipeline from ${init.modelDir}: ${error.message}`;
+          reject(error);
         } else if (message.type === 'ready') {
           worker.off('message', onMessage);
           worker.off('error', reject);
           worker.off('exit', onExit);
           resolve(
-            new ModelWorkerHost(worker, message.defaultSize, message.backend, message.defaultScheduler),
+            new ModelWorkerHost(
+              worker,
+              message.defaultSize,
+              message.backend,
+              message.defaultScheduler,
+              message.warmUp,
+            ),
           );
         }
       };
@@ -89,18 +131,26 @@ export class ModelWorkerHost {
     });
   }
 
-  /** Run one job on the worker. The caller (the queue) makes sure only one runs at a time. */
+  /**
+   * Run one job on the worker. The caller (the queue) makes sure only one runs at a time. Aborting
+   * `signal` cancels the job at its next step; the promise settles (with `GenerationCancelled`) once the
+   * worker has stopped, so the next job never overlaps it.
+   */
   run(
     requestId: string,
     input: JobInput,
-    options: { loraPath?: string; onProgress?: (progress: JobProgress) => void } = {},
+    options: { loraPath?: string; onProgress?: (progress: JobProgress) => void; signal?: AbortSignal } = {},
   ): Promise<JobOutcome> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
+    const { signal } = options;
+    const cancel = () => this.worker.postMessage({ type: 'cancel', id });
+    return new Promise<JobOutcome>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress: options.onProgress });
       this.worker.postMessage({ type: 'job', id, requestId, input, loraPath: options.loraPath });
-    });
+      if (signal?.aborted) cancel();
+      else signal?.addEventListener('abort', cancel, { once: true });
+    }).finally(() => signal?.removeEventListener('abort', cancel));
   }
 
   /** Let the running job finish, then stop the worker. */
@@ -128,10 +178,8 @@ export class ModelWorkerHost {
     this.pending.delete(message.id);
     if (message.type === 'done') {
       pending.resolve({ image: message.image, seed: message.seed, seconds: message.seconds });
-    } else if (message.status >= 400 && message.status < 500) {
-      pending.reject(new BadInput(message.message));
     } else {
-      pending.reject(new InternalServerError(message.message));
+      pending.reject(rebuild(message.error));
     }
   }
 

@@ -41,8 +41,8 @@ export interface JobMessage {
   loraPath?: string;
 }
 
-/** Host → worker. */
-export type HostMessage = JobMessage | { type: 'shutdown' };
+/** Host → worker. `cancel` stops the job at its next step (it then answers `failed` with `cancelled`). */
+export type HostMessage = JobMessage | { type: 'cancel'; id: number } | { type: 'shutdown' };
 
 export interface JobImage {
   width: number;
@@ -50,15 +50,38 @@ export interface JobImage {
   data: Uint8Array;
 }
 
+/** The start-up proof that the model runs: one small generation, timed. */
+export interface WarmUp {
+  /** Side in pixels of the square image generated. */
+  size: number;
+  steps: number;
+  /** UNet work of one step (latent pixels × batch), as the queue's cost counts it. */
+  unitsPerStep: number;
+  /** Seconds of one denoising step (the last one, after the first call's set-up). */
+  stepSeconds: number;
+  /** Seconds of the whole warm-up generation. */
+  seconds: number;
+}
+
+/** A failure as it crosses the thread boundary: a TiffinError keeps its class name and status. */
+export interface WorkerError {
+  message: string;
+  /** The error class's name (`BadInput`, `GenerationCancelled`, ...). */
+  type: string;
+  /** HTTP status of a TiffinError; absent for anything else (an internal error). */
+  status?: number;
+}
+
 /** Worker → host. */
 export type WorkerMessage =
-  | { type: 'ready'; defaultSize: number; backend: string; defaultScheduler: SchedulerName }
-  | { type: 'init-failed'; message: string }
+  | {
+      type: 'ready';
+      defaultSize: number;
+      backend: string;
+      defaultScheduler: SchedulerName;
+      warmUp: WarmUp;
+    }
+  | { type: 'init-failed'; error: WorkerError }
   | { type: 'progress'; id: number; step: number; totalSteps: number; timestep: number }
   | { type: 'done'; id: number; image: JobImage; seed: number; seconds: number }
-  | {
-      type: 'failed';
-      id: number;
-      message: string /** HTTP status the error maps to (4xx: the request's fault). */;
-      status: number;
-    };
+  | { type: 'failed'; id: number; error: WorkerError };
