@@ -52,7 +52,7 @@ describe('StableDiffusionPipeline behaviour (tiny sd1, wasm)', () => {
       });
     }
     expect(tf.memory().numTensors).toBe(before);
-    await expect(pipe.text2img({ ...request, height: 30 })).rejects.toThrow(/multiples of 8/);
+    await expect(pipe.text2img({ ...request, height: 30 })).rejects.toThrow(/multiple of 8/);
     expect(tf.memory().numTensors).toBe(before);
   });
 

@@ -4,5 +4,5 @@ export { mergeLora } from './merge.js';
 export { readLoraFile } from './parse.js';
 export { resolveLoraPath } from './path.js';
 export { kohyaKeyMap, resolveLora } from './resolve.js';
-export { prepareRuntimeLora, type RuntimeLora } from './runtime.js';
+export { combineRuntimeLoras, prepareRuntimeLora, type RuntimeLora } from './runtime.js';
 export * from './types.js';

@@ -45,8 +45,13 @@ export interface RequestLora {
   onUnmatched?: 'error' | 'skip';
 }
 
+/**
+ * A library request. Scalar parameters are validated by `parameters.ts` (the same rules as the HTTP API);
+ * the rest are the library's own inputs and outputs.
+ */
 export interface CommonRequest {
-  prompt: string;
+  /** Required unless `prompt_embeds` is given. */
+  prompt?: string;
   /** null/undefined → "" (spec 8.1). */
   negative_prompt?: string | null;
   num_inference_steps?: number;
@@ -54,9 +59,9 @@ export interface CommonRequest {
   /** DDIM only; other schedulers ignore it (as diffusers does). */
   eta?: number;
   /** Seed of the engine's Gaussian source; random when absent (the result reports it). */
-  seed?: number;
+  seed?: number | null;
   /** Scheduler to use instead of the folder's (`from_config` semantics). */
-  scheduler?: SchedulerName;
+  scheduler?: SchedulerName | null;
   num_images_per_prompt?: number;
   /** Optional guidance rescale φ (spec 8.1), default 0. */
   guidance_rescale?: number;
@@ -66,8 +71,8 @@ export interface CommonRequest {
   prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
   negative_prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
   noise?: InjectedNoise;
-  /** LoRA for this request only; the pipeline's weights are as before once the request ends. */
-  lora?: RequestLora;
+  /** LoRA(s) for this request only, applied together; the pipeline's weights are as before once it ends. */
+  lora?: RequestLora | readonly RequestLora[];
   /** Also return the float image(s) in [0, 1] (HWC). */
   return_float?: boolean;
   /** Also return the final latents (NCHW, before VAE scaling). */

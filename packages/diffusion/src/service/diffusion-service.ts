@@ -15,7 +15,6 @@ import { Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
 import type { BackendName } from '../backend.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
-import type { SchedulerName } from '../schedulers/types.js';
 import { assertBackendPackages } from './backend-packages.js';
 import { GenerationQueue } from './generation-queue.js';
 import { resizeLanczos } from './lanczos-resize.js';
@@ -25,15 +24,17 @@ import { ProgressHub } from './progress.js';
 import {
   DEFAULT_LIMITS,
   type GenerationLimits,
+  generationParameters,
   type Img2ImgBody,
   img2imgSchema,
   progressSchema,
+  requestLoras,
   type Text2ImgBody,
   text2imgSchema,
 } from './request-schemas.js';
 import type { JobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
-import type { JobInput, JobParameters } from './worker-protocol.js';
+import type { JobInput } from './worker-protocol.js';
 
 export type DiffusionPipelineKind = 'text2image' | 'img2img';
 
@@ -51,8 +52,8 @@ export interface DiffusionServiceOptions {
   loraDir?: string;
   /** Service name (default `stable-diffusion`). */
   name?: string;
-  /** Size and step bounds (default 1024 px, 150 steps). */
-  limits?: Partial<GenerationLimits>;
+  /** Size, step, image and LoRA-count bounds (default 1024 px, 150 steps, 4 images, 4 LoRAs). */
+  limits?: Partial<typeof DEFAULT_LIMITS>;
   /** Requests that may wait behind the running one before 503 + Retry-After (default 4). */
   maxQueue?: number;
   /** Parsed per-request LoRA files kept in memory (default 4). */
@@ -82,7 +83,7 @@ export interface DiffusionService {
 export function createDiffusionService(options: DiffusionServiceOptions): DiffusionService {
   const modelDir = resolve(options.modelDir);
   const kind = options.pipeline ?? 'text2image';
-  const limits: GenerationLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const logger = options.logger ?? new JsonLineLogger((line) => process.stderr.write(line));
   const progress = new ProgressHub();
   const queue = new GenerationQueue(options.maxQueue ?? 4, 1);
@@ -127,10 +128,17 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
    * Queue the job and run it on the worker, reporting progress. The request's abort signal (client gone,
    * or its 504 deadline passed) drops it from the queue or cancels it at the next step, freeing the worker.
    */
-  async function generate(input: JobInput, loraName: string | null, ctx: Context): Promise<NDArray> {
+  async function generate(
+    input: JobInput,
+    requested: Array<{ path: string; weight: number }>,
+    ctx: Context,
+  ): Promise<NDArray> {
     if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
     const worker = host;
-    const loraPath = loraName === null ? undefined : await roots.resolve(loraName);
+    const allowed = roots;
+    const loras = await Promise.all(
+      requested.map(async (l) => ({ path: await allowed.resolve(l.path), weight: l.weight })),
+    );
     const requestId = ctx.requestId;
     const signal = ctx.request.signal;
     progress.publish({ request_id: requestId, status: 'queued' });
@@ -140,7 +148,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         (job) => {
           progress.publish({ request_id: requestId, status: 'started' });
           return worker.run(requestId, input, {
-            loraPath,
+            loras,
             signal,
             onProgress: (p) => {
               job.stepDone(p.step);
@@ -185,8 +193,13 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       },
       (body: Text2ImgBody, ctx) =>
         generate(
-          { kind: 'text2img', params: parameters(body), height: body.height, width: body.width },
-          body.lora_weights,
+          {
+            kind: 'text2img',
+            params: generationParameters(body),
+            height: body.height,
+            width: body.width,
+          },
+          requestLoras(body.lora_weights),
           ctx,
         ),
     );
@@ -204,8 +217,8 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         const body = parts.data as Img2ImgBody;
         const image = rgbInput(parts.img as TiffinImage, limits);
         return generate(
-          { kind: 'img2img', params: parameters(body), strength: body.strength, image },
-          body.lora_weights,
+          { kind: 'img2img', params: generationParameters(body), strength: body.strength, image },
+          requestLoras(body.lora_weights),
           ctx,
         );
       },
@@ -247,18 +260,6 @@ function jobCost(input: JobInput): JobCost {
       ? params.num_inference_steps
       : Math.min(Math.floor(params.num_inference_steps * input.strength), params.num_inference_steps);
   return { steps, unitsPerStep: latentPixels * (params.guidance_scale > 1 ? 2 : 1) };
-}
-
-function parameters(body: Text2ImgBody | Img2ImgBody): JobParameters {
-  return {
-    prompt: body.prompt,
-    negative_prompt: body.negative_prompt,
-    num_inference_steps: body.num_inference_steps,
-    guidance_scale: body.guidance_scale,
-    eta: body.eta,
-    ...(body.seed !== null ? { seed: body.seed } : {}),
-    ...(body.scheduler !== null ? { scheduler: body.scheduler as SchedulerName } : {}),
-  };
 }
 
 /**

@@ -123,13 +123,15 @@ async function runJob(
 ): Promise<void> {
   const started = performance.now();
   try {
-    const lora: RequestLora | undefined = job.loraPath
-      ? { file: loras.get(job.loraPath), mode: 'unfused' }
-      : undefined;
+    const lora: RequestLora[] = job.loras.map((l) => ({
+      file: loras.get(l.path),
+      scale: l.weight,
+      mode: 'unfused',
+    }));
     const { input } = job;
     const onProgress = (p: { step: number; totalSteps: number; timestep: number }) =>
       send({ type: 'progress', id: job.id, ...p });
-    const common = { ...input.params, onProgress, signal, ...(lora ? { lora } : {}) };
+    const common = { ...input.params, onProgress, signal, lora };
     const result: GenerationResult =
       input.kind === 'text2img'
         ? await pipe.text2img({ ...common, height: input.height, width: input.width })

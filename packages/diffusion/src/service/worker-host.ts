@@ -139,7 +139,11 @@ export class ModelWorkerHost {
   run(
     requestId: string,
     input: JobInput,
-    options: { loraPath?: string; onProgress?: (progress: JobProgress) => void; signal?: AbortSignal } = {},
+    options: {
+      loras?: Array<{ path: string; weight: number }>;
+      onProgress?: (progress: JobProgress) => void;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<JobOutcome> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
@@ -147,7 +151,7 @@ export class ModelWorkerHost {
     const cancel = () => this.worker.postMessage({ type: 'cancel', id });
     return new Promise<JobOutcome>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress: options.onProgress });
-      this.worker.postMessage({ type: 'job', id, requestId, input, loraPath: options.loraPath });
+      this.worker.postMessage({ type: 'job', id, requestId, input, loras: options.loras ?? [] });
       if (signal?.aborted) cancel();
       else signal?.addEventListener('abort', cancel, { once: true });
     }).finally(() => signal?.removeEventListener('abort', cancel));

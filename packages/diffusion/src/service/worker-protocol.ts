@@ -1,4 +1,5 @@
 import type { BackendName } from '../backend.js';
+import type { GenerationParameters } from '../pipeline/parameters.js';
 import type { SchedulerName } from '../schedulers/types.js';
 
 /** What the host hands the model worker at start (structured-clone safe). */
@@ -13,15 +14,7 @@ export interface WorkerInit {
 }
 
 /** Generation parameters shared by both pipelines, already validated by the request schema. */
-export interface JobParameters {
-  prompt: string;
-  negative_prompt: string | null;
-  num_inference_steps: number;
-  guidance_scale: number;
-  eta: number;
-  seed?: number;
-  scheduler?: SchedulerName;
-}
+export type JobParameters = GenerationParameters;
 
 export type JobInput =
   | { kind: 'text2img'; params: JobParameters; height: number; width: number }
@@ -37,8 +30,8 @@ export interface JobMessage {
   id: number;
   requestId: string;
   input: JobInput;
-  /** Resolved, allowed path of this request's LoRA, applied unfused to this job only. */
-  loraPath?: string;
+  /** Resolved, allowed paths of this request's LoRAs with their weights, applied unfused to this job only. */
+  loras: Array<{ path: string; weight: number }>;
 }
 
 /** Host → worker. `cancel` stops the job at its next step (it then answers `failed` with `cancelled`). */
