@@ -46,7 +46,8 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   for (const api of service.apis.values()) {
     const handler = apiHandler(api, { service, maxBodySize: resolved.maxBodySize, isReady });
     apiHandlers.set(api.route, handler);
-    routes.add(api.route, { POST: handler }, api);
+    // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
+    routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
   }
   let docsJson: string | undefined;
   routes.add('/docs.json', {

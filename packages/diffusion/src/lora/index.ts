@@ -1,4 +1,4 @@
-export { LoraCache } from './cache.js';
+export { LoraCache, loraFileBytes } from './cache.js';
 export { loraDelta } from './delta.js';
 export { mergeLora } from './merge.js';
 export { readLoraFile } from './parse.js';

@@ -5,6 +5,7 @@ import { GrpcStatus, type GrpcStatusCode, TiffinError } from '@tiffin/core';
  * before it started or at the next denoising step. Nobody usually reads the answer (409 when someone does).
  */
 export class GenerationCancelled extends TiffinError {
+  static override readonly code: string = 'CANCELLED';
   static override readonly httpStatus: number = 409;
   override get grpcStatus(): GrpcStatusCode {
     return GrpcStatus.CANCELLED;

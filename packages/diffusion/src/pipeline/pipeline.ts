@@ -14,7 +14,7 @@ import { type LoadComponentsOptions, loadComponents, type PipelineComponents } f
 import { denoise } from './denoise.js';
 import { type DenoiseStart, GenerationRun } from './generation-run.js';
 import { tensorToImages } from './image.js';
-import { NoiseDraws } from './noise-draws.js';
+import { imageSeed, NoiseDraws } from './noise-draws.js';
 import {
   type GenerationParameters,
   img2imgParameters,
@@ -145,6 +145,7 @@ export class StableDiffusionPipeline {
       const result: GenerationResult = {
         images,
         seed: run.seed,
+        seeds: images.map((_, k) => imageSeed(run.seed, k)),
         scheduler: run.schedulerName,
         timesteps: start.timesteps,
         promptTruncated: typeof request.prompt === 'string' && this.tokenizer.isTruncated(request.prompt),

@@ -106,7 +106,10 @@ export interface GeneratedImage {
 
 export interface GenerationResult {
   images: GeneratedImage[];
+  /** The request's seed (image k was drawn from seed + k, see `seeds`). */
   seed: number;
+  /** Each image's own seed: a one-image request with it gives that image again. */
+  seeds: number[];
   scheduler: SchedulerName;
   timesteps: number[];
   /** Final latents NCHW (when `return_latents`). */

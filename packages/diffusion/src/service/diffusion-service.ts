@@ -2,6 +2,7 @@ import { dirname, resolve } from 'node:path';
 import {
   BadInput,
   type Context,
+  JSONDescriptor,
   JsonLineLogger,
   type Logger,
   Multipart,
@@ -13,14 +14,17 @@ import {
 } from '@tiffin/core';
 import { Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
+import { z } from 'zod';
 import type { BackendName } from '../backend.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
 import { assertBackendPackages } from './backend-packages.js';
 import { GenerationQueue } from './generation-queue.js';
+import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
 import { resizeLanczos } from './lanczos-resize.js';
 import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize } from './model-config.js';
 import { ProgressHub } from './progress.js';
+import { QueryInput } from './query-input.js';
 import {
   DEFAULT_LIMITS,
   type GenerationLimits,
@@ -58,6 +62,8 @@ export interface DiffusionServiceOptions {
   maxQueue?: number;
   /** Parsed per-request LoRA files kept in memory (default 4). */
   loraCacheSize?: number;
+  /** Most bytes of parsed LoRA files kept in memory (default 512 MiB). */
+  loraCacheBytes?: number;
   /** Force a tfjs backend (default: `$TIFFIN_TF_BACKEND`, else the best that loads). */
   backend?: BackendName;
   /** Per-request timeout in seconds (default 600: a full-size generation on CPU is slow). */
@@ -109,6 +115,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       backend: options.backend,
       baseLoraPath: baseLora,
       loraCacheSize: options.loraCacheSize ?? 4,
+      loraCacheBytes: options.loraCacheBytes ?? 512 * 1024 ** 2,
     });
     const { warmUp } = host;
     queue.clock.recordStep(warmUp.unitsPerStep, warmUp.stepSeconds);
@@ -132,7 +139,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     input: JobInput,
     requested: Array<{ path: string; weight: number }>,
     ctx: Context,
-  ): Promise<NDArray> {
+  ): Promise<GeneratedImages> {
     if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
     const worker = host;
     const allowed = roots;
@@ -173,14 +180,15 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       } else progress.publish({ request_id: requestId, status: 'failed', error: message });
       throw err;
     }
-    logger.log('info', 'generation done', { requestId, seconds: outcome.seconds, seed: outcome.seed });
+    logger.log('info', 'generation done', { requestId, seconds: outcome.seconds, seeds: outcome.seeds });
     progress.publish({ request_id: requestId, status: 'done', seconds: outcome.seconds });
-    ctx.response.headers.set('x-seed', String(outcome.seed));
-    const { image } = outcome;
-    return new NDArray(image.data, [image.height, image.width, 3], 'uint8');
+    return {
+      images: outcome.images.map((image) => new NDArray(image.data, [image.height, image.width, 3], 'uint8')),
+      seeds: outcome.seeds,
+    };
   }
 
-  const output = new Image({ mime_type: 'image/jpeg' });
+  const output = new GeneratedImagesOutput();
   if (kind === 'text2image') {
     const input = jsonModel(text2imgSchema(limits, defaultImageSize(modelDir)));
     service.api(
@@ -189,7 +197,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         input,
         output,
         timeout: options.timeout ?? 600,
-        doc: 'Generate an image from a prompt (JPEG).',
+        doc: 'Generate an image from a prompt (JPEG; several images: multipart/mixed).',
       },
       (body: Text2ImgBody, ctx) =>
         generate(
@@ -211,7 +219,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         input,
         output,
         timeout: options.timeout ?? 600,
-        doc: 'Re-draw an image guided by a prompt (JPEG).',
+        doc: 'Re-draw an image guided by a prompt (JPEG; several images: multipart/mixed).',
       },
       (parts, ctx) => {
         const body = parts.data as Img2ImgBody;
@@ -224,6 +232,19 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       },
     );
   }
+
+  service.api(
+    {
+      name: 'loras',
+      input: new QueryInput(z.object({})),
+      output: new JSONDescriptor(),
+      doc: 'GET: the LoRA files requests may name in lora_weights, with their sizes.',
+    },
+    async () => {
+      if (!roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
+      return { loras: await roots.list() };
+    },
+  );
 
   service.api(
     {
@@ -259,7 +280,8 @@ function jobCost(input: JobInput): JobCost {
     input.kind === 'text2img'
       ? params.num_inference_steps
       : Math.min(Math.floor(params.num_inference_steps * input.strength), params.num_inference_steps);
-  return { steps, unitsPerStep: latentPixels * (params.guidance_scale > 1 ? 2 : 1) };
+  const batch = params.num_images_per_prompt * (params.guidance_scale > 1 ? 2 : 1);
+  return { steps, unitsPerStep: latentPixels * batch };
 }
 
 /**

@@ -4,6 +4,7 @@ import { type JobCost, StepClock } from './step-clock.js';
 
 /** The queue is full: 503 with a `Retry-After` estimated from the measured work ahead. */
 export class QueueFullError extends ServiceUnavailable {
+  static override readonly code: string = 'QUEUE_FULL';
   constructor(readonly retryAfterSeconds: number) {
     super('The image generation queue is full; retry later', {
       headers: { 'retry-after': String(retryAfterSeconds) },

@@ -5,7 +5,9 @@ import { componentWeightFiles } from '../weights/folder.js';
 import { SafetensorsFile } from '../weights/safetensors.js';
 
 /** The model's weights do not fit the memory of the chosen backend: refused at start, before loading. */
-export class ModelTooLargeError extends ConfigError {}
+export class ModelTooLargeError extends ConfigError {
+  static override readonly code: string = 'MODEL_TOO_LARGE';
+}
 
 /** tfjs-backend-wasm's heap: a 32-bit address space. */
 export const WASM_HEAP_BYTES = 4 * 1024 ** 3;

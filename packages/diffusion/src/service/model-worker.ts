@@ -30,7 +30,8 @@ const init = (workerData as { init: WorkerInit }).init;
 const send = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
 function describe(err: unknown): WorkerError {
-  if (isTiffinError(err)) return { message: err.message, type: err.name, status: err.httpStatus };
+  if (isTiffinError(err))
+    return { message: err.message, type: err.name, status: err.httpStatus, code: err.code };
   return { message: err instanceof Error ? err.message : String(err), type: 'Error' };
 }
 
@@ -51,7 +52,7 @@ async function start(): Promise<void> {
     send({ type: 'init-failed', error: describe(err) });
     return;
   }
-  const loras = new LoraCache(init.loraCacheSize);
+  const loras = new LoraCache(init.loraCacheSize, undefined, init.loraCacheBytes);
   const cancels = new Map<number, AbortController>();
   let queue: Promise<void> = Promise.resolve();
   port.on('message', (message: HostMessage) => {
@@ -136,17 +137,20 @@ async function runJob(
       input.kind === 'text2img'
         ? await pipe.text2img({ ...common, height: input.height, width: input.width })
         : await pipe.img2img({ ...common, strength: input.strength, image: input.image });
-    const image = result.images[0];
-    const data = new Uint8Array(image.data);
+    const images = result.images.map((image) => ({
+      width: image.width,
+      height: image.height,
+      data: new Uint8Array(image.data),
+    }));
     send(
       {
         type: 'done',
         id: job.id,
-        image: { width: image.width, height: image.height, data },
-        seed: result.seed,
+        images,
+        seeds: result.seeds,
         seconds: (performance.now() - started) / 1000,
       },
-      [data.buffer as ArrayBuffer],
+      images.map((image) => image.data.buffer as ArrayBuffer),
     );
   } catch (err) {
     send({ type: 'failed', id: job.id, error: describe(err) });

@@ -1,15 +1,9 @@
 import { Worker } from 'node:worker_threads';
-import {
-  BadInput,
-  ConfigError,
-  InternalServerError,
-  InvalidArgument,
-  MissingDependencyException,
-  ServiceUnavailable,
-  type TiffinError,
-} from '@tiffin/core';
+import { InternalServerError, ServiceUnavailable, TiffinError } from '@tiffin/core';
 import { GenerationCancelled } from '../pipeline/cancel.js';
 import type { SchedulerName } from '../schedulers/types.js';
+import { ModelFolderError } from '../weights/folder.js';
+import { SafetensorsError } from '../weights/safetensors.js';
 import { ModelTooLargeError } from './model-fit.js';
 import type {
   JobImage,
@@ -20,21 +14,32 @@ import type {
   WorkerMessage,
 } from './worker-protocol.js';
 
-/** Error classes the worker raises, rebuilt on this side of the thread boundary by name. */
-const WORKER_ERRORS: Readonly<Record<string, new (message: string) => TiffinError>> = {
-  BadInput,
-  ConfigError,
+/** Diffusion's own error classes, rebuilt as themselves so the service (and callers) can tell them apart. */
+const DIFFUSION_ERRORS: Readonly<Record<string, new (message: string) => TiffinError>> = {
   GenerationCancelled,
-  InvalidArgument,
-  MissingDependencyException,
+  ModelFolderError,
   ModelTooLargeError,
-  ServiceUnavailable,
+  SafetensorsError,
 };
 
-/** The worker's error as the class it was thrown as; anything unknown is an internal error. */
+/** A Tiffin error from the worker thread: its class name, status and code carried over as they were. */
+class WorkerThreadError extends TiffinError {
+  constructor(error: WorkerError & { status: number; code: string }) {
+    super(error.message, { errorCode: error.status, code: error.code });
+    this.name = error.type;
+  }
+}
+
+/**
+ * The worker's error on this side of the thread boundary: a diffusion class as itself, any other
+ * Tiffin error with its status, code and type unchanged, anything else an internal error.
+ */
 function rebuild(error: WorkerError): TiffinError {
-  const ErrorClass = WORKER_ERRORS[error.type] ?? InternalServerError;
-  return new ErrorClass(error.message);
+  const Own = DIFFUSION_ERRORS[error.type];
+  if (Own) return new Own(error.message);
+  if (error.status !== undefined && error.code !== undefined)
+    return new WorkerThreadError({ ...error, status: error.status, code: error.code });
+  return new InternalServerError(error.message);
 }
 
 export interface JobProgress {
@@ -44,8 +49,9 @@ export interface JobProgress {
 }
 
 export interface JobOutcome {
-  image: JobImage;
-  seed: number;
+  /** One per `num_images_per_prompt`, with its seed at the same index. */
+  images: JobImage[];
+  seeds: number[];
   /** Seconds the worker spent on the job (LoRA preparation + generation). */
   seconds: number;
 }
@@ -181,7 +187,7 @@ export class ModelWorkerHost {
     }
     this.pending.delete(message.id);
     if (message.type === 'done') {
-      pending.resolve({ image: message.image, seed: message.seed, seconds: message.seconds });
+      pending.resolve({ images: message.images, seeds: message.seeds, seconds: message.seconds });
     } else {
       pending.reject(rebuild(message.error));
     }

@@ -9,8 +9,9 @@ export interface WorkerInit {
   backend?: BackendName;
   /** LoRA merged once at start and kept for every request (`--lora-weights`). */
   baseLoraPath?: string;
-  /** How many parsed per-request LoRA files the worker keeps. */
+  /** How many parsed per-request LoRA files the worker keeps, and how many bytes of them at most. */
   loraCacheSize: number;
+  loraCacheBytes?: number;
 }
 
 /** Generation parameters shared by both pipelines, already validated by the request schema. */
@@ -61,8 +62,9 @@ export interface WorkerError {
   message: string;
   /** The error class's name (`BadInput`, `GenerationCancelled`, ...). */
   type: string;
-  /** HTTP status of a TiffinError; absent for anything else (an internal error). */
+  /** A TiffinError's HTTP status and stable code; absent for anything else (an internal error). */
   status?: number;
+  code?: string;
 }
 
 /** Worker → host. */
@@ -76,5 +78,5 @@ export type WorkerMessage =
     }
   | { type: 'init-failed'; error: WorkerError }
   | { type: 'progress'; id: number; step: number; totalSteps: number; timestep: number }
-  | { type: 'done'; id: number; image: JobImage; seed: number; seconds: number }
+  | { type: 'done'; id: number; images: JobImage[]; seeds: number[]; seconds: number }
   | { type: 'failed'; id: number; error: WorkerError };

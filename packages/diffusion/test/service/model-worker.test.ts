@@ -45,7 +45,7 @@ let reference: StableDiffusionPipeline;
 let bare: Uint8Array;
 let withBase: Uint8Array;
 
-const pixels = (outcome: JobOutcome) => Buffer.from(outcome.image.data);
+const pixels = (outcome: JobOutcome) => Buffer.from(outcome.images[0].data);
 
 beforeAll(async () => {
   host = await ModelWorkerHost.start({ modelDir, backend: 'wasm', baseLoraPath: baseLora, loraCacheSize: 2 });

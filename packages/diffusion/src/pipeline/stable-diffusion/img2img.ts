@@ -26,11 +26,11 @@ export async function img2imgLatents(
   const pixels = imageToTensor(image);
   const { mean, std } = await vae.encode(pixels);
   pixels.dispose();
-  const eps = noise.draw('vae', mean.shape);
-  const lat0 = tf.tidy(() => {
-    const sample = tf.mul(tf.add(mean, tf.mul(std, eps)), vae.config.scaling_factor);
-    return run.batch > 1 ? tf.tile(sample, [run.batch, 1, 1, 1]) : sample;
-  }) as tf.Tensor4D;
+  // One VAE sample per image (each from its own seed), broadcast from the one encoding.
+  const eps = noise.draw('vae', [run.batch, ...mean.shape.slice(1)]);
+  const lat0 = tf.tidy(() =>
+    tf.mul(tf.add(mean, tf.mul(std, eps)), vae.config.scaling_factor),
+  ) as tf.Tensor4D;
   tf.dispose([mean, std, eps]);
   const added = noise.draw('latents', lat0.shape);
   const latents = scheduler.addNoise(lat0, added, timesteps[0]) as tf.Tensor4D;
