@@ -1,7 +1,9 @@
 import { dirname, resolve } from 'node:path';
 import {
   BadInput,
-  type Context,
+  type InputOf,
+  type IODescriptor,
+  isTiffinError,
   JSONDescriptor,
   JsonLineLogger,
   type Logger,
@@ -20,6 +22,7 @@ import { GenerationCancelled } from '../pipeline/cancel.js';
 import { assertBackendPackages } from './backend-packages.js';
 import { GenerationQueue } from './generation-queue.js';
 import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
+import { JobStore } from './jobs.js';
 import { resizeLanczos } from './lanczos-resize.js';
 import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize } from './model-config.js';
@@ -72,13 +75,27 @@ export interface DiffusionServiceOptions {
   models?: string[];
   /** Where per-step progress lines go (default JSON lines on stderr). */
   logger?: Logger;
+  /** Jobs (`/<api>/submit`) held at once, finished ones included (default 64). */
+  maxJobs?: number;
+  /** Seconds a finished job's status and images are kept (default 600). */
+  jobResultTtl?: number;
 }
+
+/** One generation as the APIs hand it to the worker: its input and LoRAs (names, then resolved paths). */
+interface GenerationRequest {
+  input: JobInput;
+  loras: Array<{ path: string; weight: number }>;
+}
+
+/** `?id=` of the jobs API. */
+const jobIdSchema = z.object({ id: z.string().min(1).max(128) });
 
 /** What the factory returns: the Service plus handles tests and embedders use. */
 export interface DiffusionService {
   service: Service;
   progress: ProgressHub;
   queue: GenerationQueue;
+  jobs: JobStore;
 }
 
 /**
@@ -93,6 +110,10 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const logger = options.logger ?? new JsonLineLogger((line) => process.stderr.write(line));
   const progress = new ProgressHub();
   const queue = new GenerationQueue(options.maxQueue ?? 4, 1);
+  const jobs = new JobStore({
+    maxJobs: options.maxJobs ?? 64,
+    resultTtlSeconds: options.jobResultTtl ?? 600,
+  });
   const service = new Service(options.name ?? 'stable-diffusion', {
     doc: `Stable Diffusion (${kind === 'img2img' ? 'image to image' : 'text to image'}) from ${modelDir}.`,
     models: options.models,
@@ -131,37 +152,49 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     await host?.close();
   });
 
-  /**
-   * Queue the job and run it on the worker, reporting progress. The request's abort signal (client gone,
-   * or its 504 deadline passed) drops it from the queue or cancels it at the next step, freeing the worker.
-   */
-  async function generate(
-    input: JobInput,
-    requested: Array<{ path: string; weight: number }>,
-    ctx: Context,
-  ): Promise<GeneratedImages> {
+  /** A request's generation with its LoRA names resolved inside the allowed folders (400 otherwise). */
+  async function prepare(request: GenerationRequest): Promise<GenerationRequest> {
     if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
-    const worker = host;
     const allowed = roots;
     const loras = await Promise.all(
-      requested.map(async (l) => ({ path: await allowed.resolve(l.path), weight: l.weight })),
+      request.loras.map(async (l) => ({ path: await allowed.resolve(l.path), weight: l.weight })),
     );
-    const requestId = ctx.requestId;
-    const signal = ctx.request.signal;
-    progress.publish({ request_id: requestId, status: 'queued' });
+    return { input: request.input, loras };
+  }
+
+  /**
+   * Queue a prepared generation (synchronously: a full queue rejects at once) and run it on the worker,
+   * reporting progress under `id`. Aborting `signal` (client gone, its 504 deadline passed, a job
+   * cancelled) drops it from the queue or cancels it at the next step, freeing the worker.
+   */
+  async function start(
+    prepared: GenerationRequest,
+    id: string,
+    signal: AbortSignal,
+    onStep: (step: number, totalSteps: number | null) => void = () => {},
+  ): Promise<GeneratedImages> {
+    const worker = host as ModelWorkerHost;
+    const { input, loras } = prepared;
+    progress.publish({ request_id: id, status: 'queued' });
     let outcome: JobOutcome;
     try {
       outcome = await queue.submit(
         (job) => {
-          progress.publish({ request_id: requestId, status: 'started' });
-          return worker.run(requestId, input, {
+          progress.publish({ request_id: id, status: 'started' });
+          onStep(0, null);
+          return worker.run(id, input, {
             loras,
             signal,
             onProgress: (p) => {
               job.stepDone(p.step);
-              logger.log('info', 'generation step', { requestId, step: p.step, totalSteps: p.totalSteps });
+              onStep(p.step, p.totalSteps);
+              logger.log('info', 'generation step', {
+                requestId: id,
+                step: p.step,
+                totalSteps: p.totalSteps,
+              });
               progress.publish({
-                request_id: requestId,
+                request_id: id,
                 status: 'step',
                 step: p.step,
                 total_steps: p.totalSteps,
@@ -175,60 +208,131 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (err instanceof GenerationCancelled) {
-        logger.log('info', 'generation cancelled', { requestId, reason: String(signal.reason ?? message) });
-        progress.publish({ request_id: requestId, status: 'cancelled', error: message });
-      } else progress.publish({ request_id: requestId, status: 'failed', error: message });
+        logger.log('info', 'generation cancelled', {
+          requestId: id,
+          reason: String(signal.reason ?? message),
+        });
+        progress.publish({ request_id: id, status: 'cancelled', error: message });
+      } else {
+        if (!isTiffinError(err) || err.httpStatus >= 500)
+          logger.log('error', 'generation failed', { requestId: id, error: message });
+        progress.publish({ request_id: id, status: 'failed', error: message });
+      }
       throw err;
     }
-    logger.log('info', 'generation done', { requestId, seconds: outcome.seconds, seeds: outcome.seeds });
-    progress.publish({ request_id: requestId, status: 'done', seconds: outcome.seconds });
+    logger.log('info', 'generation done', { requestId: id, seconds: outcome.seconds, seeds: outcome.seeds });
+    progress.publish({ request_id: id, status: 'done', seconds: outcome.seconds });
     return {
       images: outcome.images.map((image) => new NDArray(image.data, [image.height, image.width, 3], 'uint8')),
       seeds: outcome.seeds,
     };
   }
 
-  const output = new GeneratedImagesOutput();
-  if (kind === 'text2image') {
-    const input = jsonModel(text2imgSchema(limits, defaultImageSize(modelDir)));
+  /**
+   * The synchronous API (`/<name>`: the images in the response) and its jobs API on the same body:
+   * `/<name>/submit` → `{id}`, `/<name>/status?id=`, `/<name>/get?id=`, `/<name>/cancel?id=` and
+   * `/<name>/events?id=` (server-sent progress).
+   */
+  function generationApis<I extends IODescriptor>(
+    name: string,
+    input: I,
+    doc: string,
+    toRequest: (value: InputOf<I>) => GenerationRequest,
+  ): void {
+    const output = new GeneratedImagesOutput();
+    const timeout = options.timeout ?? 600;
+    service.api({ name, input, output, timeout, doc }, async (value, ctx) =>
+      start(await prepare(toRequest(value as InputOf<I>)), ctx.requestId, ctx.request.signal),
+    );
     service.api(
       {
-        name: 'text2img',
+        name: `${name}_submit`,
+        route: `${name}/submit`,
         input,
-        output,
-        timeout: options.timeout ?? 600,
-        doc: 'Generate an image from a prompt (JPEG; several images: multipart/mixed).',
+        output: new JSONDescriptor(),
+        doc: `Queue a ${name} job (same body as /${name}); answers {"id"} at once.`,
       },
-      (body: Text2ImgBody, ctx) =>
-        generate(
-          {
-            kind: 'text2img',
-            params: generationParameters(body),
-            height: body.height,
-            width: body.width,
-          },
-          requestLoras(body.lora_weights),
-          ctx,
-        ),
+      async (value) => {
+        const prepared = await prepare(toRequest(value as InputOf<I>));
+        // Checked with nothing awaited before the job is queued: a full queue is a 503 now, not a failed job.
+        const refusal = queue.refusal();
+        if (refusal) throw refusal;
+        const job = jobs.submit(name, ({ id, signal }) =>
+          start(prepared, id, signal, (step, total) => jobs.progress(id, step, total)),
+        );
+        return { id: job.id };
+      },
+    );
+    const byId = new QueryInput(jobIdSchema);
+    service.api(
+      {
+        name: `${name}_status`,
+        route: `${name}/status`,
+        input: byId,
+        output: new JSONDescriptor(),
+        doc: 'GET ?id=: queued, running (step k of n), succeeded, failed (with its error) or cancelled.',
+      },
+      async ({ id }) => jobs.status(id),
+    );
+    service.api(
+      {
+        name: `${name}_get`,
+        route: `${name}/get`,
+        input: byId,
+        output,
+        doc: `GET ?id=: the images of a succeeded job, as /${name} answers them (409 until then).`,
+      },
+      async ({ id }) => jobs.result(id),
+    );
+    service.api(
+      {
+        name: `${name}_cancel`,
+        route: `${name}/cancel`,
+        input: new QueryInput(jobIdSchema, ['POST']),
+        output: new JSONDescriptor(),
+        doc: 'POST ?id=: cancel a queued or running job (it stops at its next step).',
+      },
+      async ({ id }) => jobs.cancel(id),
+    );
+    service.api(
+      {
+        name: `${name}_events`,
+        route: `${name}/events`,
+        input: byId,
+        output: new Text({ content_type: 'text/event-stream' }),
+        doc: 'GET ?id=: server-sent events of the job: queued, started, step (k of n), then its final state.',
+      },
+      ({ id }, ctx) => jobEvents(jobs, progress, id, ctx.request.signal),
+    );
+  }
+
+  if (kind === 'text2image') {
+    generationApis(
+      'text2img',
+      jsonModel(text2imgSchema(limits, defaultImageSize(modelDir))),
+      'Generate an image from a prompt (JPEG; several images: multipart/mixed).',
+      (body: Text2ImgBody) => ({
+        input: {
+          kind: 'text2img',
+          params: generationParameters(body),
+          height: body.height,
+          width: body.width,
+        },
+        loras: requestLoras(body.lora_weights),
+      }),
     );
   } else {
-    const input = new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits)) });
-    service.api(
-      {
-        name: 'img2img',
-        input,
-        output,
-        timeout: options.timeout ?? 600,
-        doc: 'Re-draw an image guided by a prompt (JPEG; several images: multipart/mixed).',
-      },
-      (parts, ctx) => {
+    generationApis(
+      'img2img',
+      new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits)) }),
+      'Re-draw an image guided by a prompt (JPEG; several images: multipart/mixed).',
+      (parts) => {
         const body = parts.data as Img2ImgBody;
         const image = rgbInput(parts.img as TiffinImage, limits);
-        return generate(
-          { kind: 'img2img', params: generationParameters(body), strength: body.strength, image },
-          requestLoras(body.lora_weights),
-          ctx,
-        );
+        return {
+          input: { kind: 'img2img', params: generationParameters(body), strength: body.strength, image },
+          loras: requestLoras(body.lora_weights),
+        };
       },
     );
   }
@@ -256,7 +360,30 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     (body, ctx) => progressStream(progress, ctx.request.signal, body.request_id ?? undefined),
   );
 
-  return { service, progress, queue };
+  return { service, progress, queue, jobs };
+}
+
+/**
+ * A job's progress as server-sent events: what it has done so far, then every event until its final
+ * one; a job already finished answers its final state at once.
+ */
+async function* jobEvents(
+  jobs: JobStore,
+  hub: ProgressHub,
+  id: string,
+  signal: AbortSignal,
+): AsyncGenerator<string> {
+  jobs.status(id); // 404 before the stream opens
+  yield ': progress\n\n';
+  // No await between this check and the subscription below (made on the loop's first step): no event is missed.
+  const view = jobs.status(id);
+  if (view.status === 'succeeded' || view.status === 'failed' || view.status === 'cancelled') {
+    yield sseEvent({ event: view.status, data: view });
+    return;
+  }
+  for await (const event of hub.events(signal, id)) {
+    yield sseEvent({ event: event.status, data: event });
+  }
 }
 
 async function* progressStream(

@@ -65,6 +65,12 @@ export class GenerationQueue {
     return seconds / this.concurrency;
   }
 
+  /** The 503 a job submitted now would get (with its Retry-After), or null when it would be taken. */
+  refusal(): QueueFullError | null {
+    if (this.running.size < this.concurrency || this.waiting.length < this.maxWaiting) return null;
+    return new QueueFullError(Math.max(1, Math.ceil(this.secondsAhead())));
+  }
+
   submit<T>(
     run: (job: RunningJob) => Promise<T>,
     options: { signal?: AbortSignal; cost?: JobCost } = {},
@@ -73,9 +79,8 @@ export class GenerationQueue {
     const cost = options.cost ?? UNKNOWN_COST;
     if (signal?.aborted) return Promise.reject(new GenerationCancelled(CANCELLED_WAITING));
     if (this.running.size < this.concurrency) return this.start(run, cost);
-    if (this.waiting.length >= this.maxWaiting) {
-      return Promise.reject(new QueueFullError(Math.max(1, Math.ceil(this.secondsAhead()))));
-    }
+    const refusal = this.refusal();
+    if (refusal) return Promise.reject(refusal);
     return new Promise<T>((resolve, reject) => {
       const entry: Waiting<T> = {
         run,

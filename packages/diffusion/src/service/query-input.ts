@@ -2,13 +2,16 @@ import { BadInput, type HttpRequest, IODescriptor, type ProtoField, type SchemaO
 import type { z } from 'zod';
 
 /**
- * The input of a `GET` API: its query string (`?id=...`), checked against a zod object of string fields.
+ * The input of a `GET` API (or another method without a body): its query string (`?id=...`), checked against a zod object of string fields.
  * A violation is a 400 naming the parameter.
  */
 export class QueryInput<S extends z.ZodObject> extends IODescriptor<z.output<S>, never> {
   readonly protoFields: readonly ProtoField[] = [];
 
-  constructor(private readonly schema: S) {
+  constructor(
+    private readonly schema: S,
+    private readonly methods: readonly string[] = ['GET'],
+  ) {
     super();
   }
 
@@ -17,7 +20,7 @@ export class QueryInput<S extends z.ZodObject> extends IODescriptor<z.output<S>,
   }
 
   override get httpMethods(): readonly string[] {
-    return ['GET'];
+    return this.methods;
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<z.output<S>> {
