@@ -48,7 +48,7 @@ export async function denoise(
     modelOutput.dispose();
     latents = run.replace(latents, prevSample as tf.Tensor4D);
     const step = i + 1 - extra;
-    if (step > 0) request.onProgress?.({ step, totalSteps, timestep: t });
+    if (step > 0) request.onProgress?.({ step, totalSteps, timestep: t, latents });
     // Let the event loop breathe between steps (health checks, progress streaming, a cancel).
     await new Promise((r) => setImmediate(r));
     throwIfCancelled(request.signal, Math.max(0, step), totalSteps);

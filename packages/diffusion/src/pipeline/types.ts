@@ -1,3 +1,4 @@
+import type * as tf from '@tensorflow/tfjs';
 import type { LoraFile } from '../lora/types.js';
 import type { SchedulerName } from '../schedulers/types.js';
 
@@ -22,6 +23,8 @@ export interface GenerationProgress {
   step: number;
   totalSteps: number;
   timestep: number;
+  /** The latents after this step (NHWC); valid during the callback only (e.g. for `latentPreview`). */
+  latents?: tf.Tensor4D;
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   sseEvent,
   Text,
 } from '@tiffin/core';
-import { Image, type TiffinImage } from '@tiffin/io-image';
+import { encodeBmp, Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
 import { z } from 'zod';
 import type { BackendName } from '../backend.js';
@@ -41,7 +41,7 @@ import {
 } from './request-schemas.js';
 import type { JobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
-import type { JobInput } from './worker-protocol.js';
+import type { JobImage, JobInput } from './worker-protocol.js';
 
 export type DiffusionPipelineKind = 'text2image' | 'img2img';
 
@@ -172,6 +172,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     id: string,
     signal: AbortSignal,
     onStep: (step: number, totalSteps: number | null) => void = () => {},
+    preview = false,
   ): Promise<GeneratedImages> {
     const worker = host as ModelWorkerHost;
     const { input, loras } = prepared;
@@ -185,6 +186,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
           return worker.run(id, input, {
             loras,
             signal,
+            preview,
             onProgress: (p) => {
               job.stepDone(p.step);
               onStep(p.step, p.totalSteps);
@@ -199,6 +201,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
                 step: p.step,
                 total_steps: p.totalSteps,
                 timestep: p.timestep,
+                ...(p.preview ? { preview: bmpDataUrl(p.preview) } : {}),
               });
             },
           });
@@ -250,15 +253,16 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         route: `${name}/submit`,
         input,
         output: new JSONDescriptor(),
-        doc: `Queue a ${name} job (same body as /${name}); answers {"id"} at once.`,
+        doc: `Queue a ${name} job (same body as /${name}); answers {"id"} at once. ?preview=true adds a low-resolution preview to each step event.`,
       },
-      async (value) => {
+      async (value, ctx) => {
+        const preview = ['1', 'true'].includes(ctx.request.query.get('preview') ?? '');
         const prepared = await prepare(toRequest(value as InputOf<I>));
         // Checked with nothing awaited before the job is queued: a full queue is a 503 now, not a failed job.
         const refusal = queue.refusal();
         if (refusal) throw refusal;
         const job = jobs.submit(name, ({ id, signal }) =>
-          start(prepared, id, signal, (step, total) => jobs.progress(id, step, total)),
+          start(prepared, id, signal, (step, total) => jobs.progress(id, step, total), preview),
         );
         return { id: job.id };
       },
@@ -361,6 +365,11 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   );
 
   return { service, progress, queue, jobs };
+}
+
+/** A small RGB image as a data URL (BMP: encoded synchronously, between steps, with no extra work). */
+function bmpDataUrl(image: JobImage): string {
+  return `data:image/bmp;base64,${Buffer.from(encodeBmp(image.data, image.width, image.height)).toString('base64')}`;
 }
 
 /**

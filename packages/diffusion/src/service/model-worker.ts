@@ -3,8 +3,9 @@ import { isTiffinError } from '@tiffin/core';
 import { selectBackend } from '../backend.js';
 import { LoraCache } from '../lora/cache.js';
 import { mergeLora } from '../lora/merge.js';
+import { latentPreview } from '../pipeline/latent-preview.js';
 import { StableDiffusionPipeline } from '../pipeline/pipeline.js';
-import type { GenerationResult, RequestLora } from '../pipeline/types.js';
+import type { GenerationProgress, GenerationResult, RequestLora } from '../pipeline/types.js';
 import { assertModelFits } from './model-fit.js';
 import type {
   HostMessage,
@@ -130,8 +131,15 @@ async function runJob(
       mode: 'unfused',
     }));
     const { input } = job;
-    const onProgress = (p: { step: number; totalSteps: number; timestep: number }) =>
-      send({ type: 'progress', id: job.id, ...p });
+    const onProgress = ({ step, totalSteps, timestep, latents }: GenerationProgress) =>
+      send({
+        type: 'progress',
+        id: job.id,
+        step,
+        totalSteps,
+        timestep,
+        ...(job.preview && latents ? { preview: latentPreview(latents) } : {}),
+      });
     const common = { ...input.params, onProgress, signal, lora };
     const result: GenerationResult =
       input.kind === 'text2img'

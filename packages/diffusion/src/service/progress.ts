@@ -8,6 +8,8 @@ export interface ProgressEvent {
   timestep?: number;
   seconds?: number;
   error?: string;
+  /** Low-resolution preview of the latents after this step (`data:image/bmp;base64,...`), when asked for. */
+  preview?: string;
 }
 
 type Listener = (event: ProgressEvent) => void;

@@ -46,6 +46,8 @@ export interface JobProgress {
   step: number;
   totalSteps: number;
   timestep: number;
+  /** Low-resolution RGB preview of the latents, when the job asked for one. */
+  preview?: JobImage;
 }
 
 export interface JobOutcome {
@@ -147,6 +149,7 @@ export class ModelWorkerHost {
     input: JobInput,
     options: {
       loras?: Array<{ path: string; weight: number }>;
+      preview?: boolean;
       onProgress?: (progress: JobProgress) => void;
       signal?: AbortSignal;
     } = {},
@@ -157,7 +160,14 @@ export class ModelWorkerHost {
     const cancel = () => this.worker.postMessage({ type: 'cancel', id });
     return new Promise<JobOutcome>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress: options.onProgress });
-      this.worker.postMessage({ type: 'job', id, requestId, input, loras: options.loras ?? [] });
+      this.worker.postMessage({
+        type: 'job',
+        id,
+        requestId,
+        input,
+        loras: options.loras ?? [],
+        preview: options.preview ?? false,
+      });
       if (signal?.aborted) cancel();
       else signal?.addEventListener('abort', cancel, { once: true });
     }).finally(() => signal?.removeEventListener('abort', cancel));
@@ -182,6 +192,7 @@ export class ModelWorkerHost {
         step: message.step,
         totalSteps: message.totalSteps,
         timestep: message.timestep,
+        ...(message.preview ? { preview: message.preview } : {}),
       });
       return;
     }

@@ -33,6 +33,8 @@ export interface JobMessage {
   input: JobInput;
   /** Resolved, allowed paths of this request's LoRAs with their weights, applied unfused to this job only. */
   loras: Array<{ path: string; weight: number }>;
+  /** Send a low-resolution preview of the latents with each step. */
+  preview: boolean;
 }
 
 /** Host → worker. `cancel` stops the job at its next step (it then answers `failed` with `cancelled`). */
@@ -77,6 +79,13 @@ export type WorkerMessage =
       warmUp: WarmUp;
     }
   | { type: 'init-failed'; error: WorkerError }
-  | { type: 'progress'; id: number; step: number; totalSteps: number; timestep: number }
+  | {
+      type: 'progress';
+      id: number;
+      step: number;
+      totalSteps: number;
+      timestep: number;
+      preview?: JobImage;
+    }
   | { type: 'done'; id: number; images: JobImage[]; seeds: number[]; seconds: number }
   | { type: 'failed'; id: number; error: WorkerError };

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryLogger, NDArray, type ServerHandle, serve } from '@tiffin/core';
+import { decodeBmp } from '@tiffin/io-image';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GenerationCancelled } from '../../src/pipeline/cancel.js';
 import { createDiffusionService, type DiffusionService } from '../../src/service/diffusion-service.js';
@@ -78,6 +79,31 @@ describe('jobs API', () => {
     // Events of a finished job: its final state at once.
     const again = await (await fetch(url(`/text2img/events?id=${id}`))).text();
     expect(again).toMatch(/^event: succeeded$/m);
+  });
+
+  it('adds a low-resolution preview of the latents to each step event when submitted with ?preview=true', async () => {
+    const res = await fetch(url('/text2img/submit?preview=true'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(small),
+    });
+    const { id } = (await res.json()) as { id: string };
+    const text = await (await fetch(url(`/text2img/events?id=${id}`))).text();
+    const steps = text
+      .split('\n\n')
+      .filter((block) => block.includes('event: step'))
+      .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { preview?: string });
+    expect(steps).toHaveLength(3);
+    for (const step of steps) {
+      expect(step.preview).toMatch(/^data:image\/bmp;base64,/);
+      const bmp = decodeBmp(Buffer.from((step.preview as string).split(',')[1], 'base64'));
+      // Latent size: the tiny VAE scales by 2.
+      expect([bmp.width, bmp.height]).toEqual([8, 8]);
+    }
+    // Without the flag, no previews.
+    const plain = await submit(small);
+    const plainText = await (await fetch(url(`/text2img/events?id=${plain}`))).text();
+    expect(plainText).not.toContain('preview');
   });
 
   it('cancels a running job at its next step; it ends cancelled and has no images', async () => {
