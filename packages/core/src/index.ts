@@ -16,6 +16,7 @@ export { writeJson } from './io/json/write.js';
 export * from './io/json-encoder.js';
 export * from './io/openapi.js';
 export * from './io/schema-model.js';
+export * from './limits/index.js';
 export * from './ndarray/index.js';
 export * from './openapi/index.js';
 export * from './server/index.js';

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { Service } from '../service/service.js';
+import { bearerAuth } from './auth.js';
 import { DirectExchange, type Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { JsonLineLogger, type Logger, silentLogger } from './logger.js';
@@ -44,7 +45,12 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const isReady = () => lifecycle.isReady;
   const apiHandlers = new Map<string, (ctx: Exchange) => Promise<void>>();
   for (const api of service.apis.values()) {
-    const handler = apiHandler(api, { service, maxBodySize: resolved.maxBodySize, isReady });
+    const handler = apiHandler(api, {
+      service,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      isReady,
+    });
     apiHandlers.set(api.route, handler);
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
@@ -76,6 +82,9 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     metrics: resolved.metrics ? metrics : undefined,
     logger,
     cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
+    auth: resolved.apiToken
+      ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
+      : undefined,
   });
   const app = new Koa<RequestState>();
   app.use((ctx) => pipeline(ctx, () => routes.dispatch(ctx)));

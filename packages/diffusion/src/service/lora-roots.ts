@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { BadInput } from '@tiffin/core';
+import { BadInput, truncateForMessage } from '@tiffin/core';
 
 /** A request named a LoRA file outside every allowed root, or one that does not exist (400). */
 export class LoraPathError extends BadInput {
@@ -77,15 +77,22 @@ export class LoraRoots {
         continue;
       }
       if (this.roots.some((root) => inside(root, real))) {
-        if (!(await stat(real)).isFile()) throw new LoraPathError(`lora_weights '${name}' is not a file`);
+        if (!(await stat(real)).isFile())
+          throw new LoraPathError(`lora_weights '${truncateForMessage(name)}' is not a file`);
         return real;
       }
-      throw new LoraPathError(`lora_weights '${name}' resolves outside the allowed LoRA directories`);
+      throw new LoraPathError(
+        `lora_weights '${truncateForMessage(name)}' resolves outside the allowed LoRA directories`,
+      );
     }
     if (candidates.every((c) => !this.roots.some((root) => inside(root, resolve(c))))) {
-      throw new LoraPathError(`lora_weights '${name}' resolves outside the allowed LoRA directories`);
+      throw new LoraPathError(
+        `lora_weights '${truncateForMessage(name)}' resolves outside the allowed LoRA directories`,
+      );
     }
-    throw new LoraPathError(`lora_weights '${name}' was not found in the LoRA directories`);
+    throw new LoraPathError(
+      `lora_weights '${truncateForMessage(name)}' was not found in the LoRA directories`,
+    );
   }
 }
 

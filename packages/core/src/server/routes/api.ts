@@ -1,4 +1,5 @@
 import { PayloadTooLarge, ServiceUnavailable } from '../../errors/index.js';
+import type { Limits } from '../../limits/limits.js';
 import { Context } from '../../service/context.js';
 import type { InferenceApi, Service } from '../../service/service.js';
 import type { Exchange } from '../exchange.js';
@@ -8,6 +9,7 @@ import { writeResponse } from '../write-response.js';
 export interface ApiRouteDeps {
   service: Service;
   maxBodySize: number;
+  limits: Readonly<Limits>;
   isReady: () => boolean;
 }
 
@@ -25,6 +27,7 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
     const request = adaptRequest(ctx.req, ctx.url, {
       maxBodySize: deps.maxBodySize,
       abort: ctx.state.abort,
+      limits: deps.limits,
     });
     const context = new Context(request, deps.service.state, ctx.state.requestId);
     // The temp dir lives until the response (possibly streamed) is over.
