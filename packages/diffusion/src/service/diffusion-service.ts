@@ -41,7 +41,7 @@ import {
 } from './request-schemas.js';
 import type { JobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
-import type { JobImage, JobInput } from './worker-protocol.js';
+import type { JobImage, JobInput, JobLora } from './worker-protocol.js';
 
 export type DiffusionPipelineKind = 'text2image' | 'img2img';
 
@@ -81,10 +81,16 @@ export interface DiffusionServiceOptions {
   jobResultTtl?: number;
 }
 
-/** One generation as the APIs hand it to the worker: its input and LoRAs (names, then resolved paths). */
+/** One generation as a request gives it: its input and the LoRA names it asks for. */
 interface GenerationRequest {
   input: JobInput;
   loras: Array<{ path: string; weight: number }>;
+}
+
+/** The same with its LoRAs resolved inside the allowed folders, ready for the worker. */
+interface PreparedGeneration {
+  input: JobInput;
+  loras: JobLora[];
 }
 
 /** `?id=` of the jobs API. */
@@ -153,11 +159,15 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   });
 
   /** A request's generation with its LoRA names resolved inside the allowed folders (400 otherwise). */
-  async function prepare(request: GenerationRequest): Promise<GenerationRequest> {
+  async function prepare(request: GenerationRequest): Promise<PreparedGeneration> {
     if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
     const allowed = roots;
     const loras = await Promise.all(
-      request.loras.map(async (l) => ({ path: await allowed.resolve(l.path), weight: l.weight })),
+      request.loras.map(async (l) => ({
+        path: await allowed.resolve(l.path),
+        name: l.path,
+        weight: l.weight,
+      })),
     );
     return { input: request.input, loras };
   }
@@ -168,7 +178,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
    * cancelled) drops it from the queue or cancels it at the next step, freeing the worker.
    */
   async function start(
-    prepared: GenerationRequest,
+    prepared: PreparedGeneration,
     id: string,
     signal: AbortSignal,
     onStep: (step: number, totalSteps: number | null) => void = () => {},

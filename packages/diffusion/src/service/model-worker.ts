@@ -117,6 +117,16 @@ async function runWarmUp(pipe: StableDiffusionPipeline): Promise<WarmUp> {
   };
 }
 
+/** A request's LoRA file; its errors name the file as the request did, never by its server path. */
+function readRequestLora(cache: LoraCache, lora: { path: string; name: string }) {
+  try {
+    return cache.get(lora.path);
+  } catch (err) {
+    if (err instanceof Error) err.message = err.message.split(lora.path).join(lora.name);
+    throw err;
+  }
+}
+
 async function runJob(
   pipe: StableDiffusionPipeline,
   loras: LoraCache,
@@ -126,7 +136,7 @@ async function runJob(
   const started = performance.now();
   try {
     const lora: RequestLora[] = job.loras.map((l) => ({
-      file: loras.get(l.path),
+      file: readRequestLora(loras, l),
       scale: l.weight,
       mode: 'unfused',
     }));

@@ -8,6 +8,7 @@ import { ModelTooLargeError } from './model-fit.js';
 import type {
   JobImage,
   JobInput,
+  JobLora,
   WarmUp,
   WorkerError,
   WorkerInit,
@@ -148,7 +149,7 @@ export class ModelWorkerHost {
     requestId: string,
     input: JobInput,
     options: {
-      loras?: Array<{ path: string; weight: number }>;
+      loras?: JobLora[];
       preview?: boolean;
       onProgress?: (progress: JobProgress) => void;
       signal?: AbortSignal;

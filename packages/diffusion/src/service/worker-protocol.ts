@@ -26,13 +26,23 @@ export type JobInput =
       image: { width: number; height: number; data: Uint8Array };
     };
 
+/** One LoRA of a job. */
+export interface JobLora {
+  path: string;
+  name: string;
+  weight: number;
+}
+
 export interface JobMessage {
   type: 'job';
   id: number;
   requestId: string;
   input: JobInput;
-  /** Resolved, allowed paths of this request's LoRAs with their weights, applied unfused to this job only. */
-  loras: Array<{ path: string; weight: number }>;
+  /**
+   * This request's LoRAs, applied unfused to this job only: resolved, allowed paths, the names the request
+   * gave (for messages) and weights.
+   */
+  loras: JobLora[];
   /** Send a low-resolution preview of the latents with each step. */
   preview: boolean;
 }

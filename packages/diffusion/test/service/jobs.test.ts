@@ -127,6 +127,9 @@ describe('jobs API', () => {
     expect(view.status).toBe('failed');
     expect(view.error?.code).toBe('INVALID_ARGUMENT');
     expect(view.error?.error).toMatch(/LoRA/);
+    expect(view.error?.error).toContain('broken.safetensors');
+    // Named as the request named it: the server's folder stays private.
+    expect(view.error?.error).not.toContain(work);
   });
 
   it('answers 404 for an unknown job and 400 without an id', async () => {

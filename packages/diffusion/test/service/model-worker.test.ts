@@ -69,7 +69,9 @@ describe('model worker LoRA', () => {
 
   it("runs a request's LoRA unfused on top of the start-up LoRA, then leaves exactly the pre-request state", async () => {
     const before = pixels(await host.run('r2', job(7)));
-    const lora = pixels(await host.run('r3', job(7), { loras: [{ path: styleLora, weight: 1 }] }));
+    const lora = pixels(
+      await host.run('r3', job(7), { loras: [{ path: styleLora, name: 'lora.safetensors', weight: 1 }] }),
+    );
     expect(lora.equals(before)).toBe(false);
     // The same as the in-process pipeline (start-up LoRA merged) running the request LoRA unfused.
     const file = new LoraCache(1).get(styleLora);
@@ -83,13 +85,15 @@ describe('model worker LoRA', () => {
   it('gives the same images for jobs sent together (one with a LoRA) as for jobs sent one by one', async () => {
     const oneByOne = [
       pixels(await host.run('s1', job(3))),
-      pixels(await host.run('s2', job(4), { loras: [{ path: styleLora, weight: 1 }] })),
+      pixels(
+        await host.run('s2', job(4), { loras: [{ path: styleLora, name: 'lora.safetensors', weight: 1 }] }),
+      ),
       pixels(await host.run('s3', job(3))),
     ];
     // The worker runs jobs in arrival order, one at a time (they share its one thread).
     const together = await Promise.all([
       host.run('t1', job(3)),
-      host.run('t2', job(4), { loras: [{ path: styleLora, weight: 1 }] }),
+      host.run('t2', job(4), { loras: [{ path: styleLora, name: 'lora.safetensors', weight: 1 }] }),
       host.run('t3', job(3)),
     ]);
     together.forEach((outcome, i) => {
@@ -106,7 +110,7 @@ describe('model worker LoRA', () => {
       'unet.nowhere.to_q.lora_B.weight': { shape: [4, 2], data: new Float32Array(8).fill(0.1) },
     });
     const err = await host
-      .run('bad', job(7), { loras: [{ path: foreignLora, weight: 1 }] })
+      .run('bad', job(7), { loras: [{ path: foreignLora, name: 'lora.safetensors', weight: 1 }] })
       .catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error & { httpStatus?: number }).httpStatus).toBe(400);
