@@ -17,7 +17,8 @@ describe('outside-read scanner', () => {
   it.each([
     ["new URL('../../../../../shared/fixtures/sd-reference', import.meta.url)", 'URL climbing five levels'],
     ["join(here, '..', '..', '..', '..', '..', 'shared')", 'path segments as separate arguments'],
-    ["resolve(__dirname, '../../..', '../x.json')", 'two climbing arguments that escape together'],
+    ["resolve(__dirname, '../../../..', '../x.json')", 'two climbing arguments that escape together'],
+    ["readFileSync('../../../shared/x.json')", 'a path read from the working directory (the package folder)'],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the input is source text with a template
     ['readFileSync(`${here}/../../../../../shared/a.json`)', 'a template after an expression'],
     ["const dir = process.env.SD_FIXTURES ?? '../../../../../shared'", 'an env fallback'],
@@ -55,6 +56,10 @@ describe('outside-read scanner', () => {
       "new URL('../fixtures/sd-reference', import.meta.url)",
       "new URL('../../..', import.meta.url)",
       "join(CLI_DIR, '..', '..')",
+      "import svc from '../../../examples/quickstart/service.js'",
+      "const m = await import('../../../examples/quickstart/service.js')",
+      "join(HERE, '..', '..', '..', 'docs', 'clients.md')",
+      "lora_weights: '/srv/secret'",
       "join(tmpdir(), 'tiffin-')",
       "spawn('/usr/bin/env', ['node'])",
       "readFileSync('/proc/self/status')",

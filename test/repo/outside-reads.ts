@@ -18,19 +18,8 @@ export interface OutsideRead {
 }
 
 /** Top-level folders that only hold one machine's or user's files; a literal path under them is not portable. */
-const MACHINE_ROOTS = [
-  'work',
-  'home',
-  'Users',
-  'root',
-  'mnt',
-  'media',
-  'srv',
-  'opt',
-  'data',
-  'workspace',
-  'shared',
-];
+// (/etc, /srv, /proc … are left out: tests name them as hostile paths a server must refuse.)
+const MACHINE_ROOTS = ['work', 'home', 'Users', 'root', 'mnt', 'workspace', 'shared'];
 const MACHINE_PATH = new RegExp(
   `^(?:file://)?(?:/(?:${MACHINE_ROOTS.join('|')})(?:/|$)|[A-Za-z]:[\\\\/](?:Users|home)[\\\\/])`,
 );
@@ -115,16 +104,25 @@ function checkLiteral(check: Check, value: string, index: number, fileRelative =
     out.push({ file, line, rule: 'climbs-out', text: value });
 }
 
-/** `new URL('<literal>', import.meta.url)`: the literal is relative to the file itself. */
-function isModuleRelativeUrl(node: ts.Node): boolean {
+/**
+ * Literals that are relative to the file itself, never to the working directory: module specifiers
+ * (import/export, import(), require()), `new URL(x, import.meta.url)`, and path pieces after a base
+ * argument (`join(here, '..', 'x')`: assumed to be the file's folder, the deepest base code climbs from).
+ */
+function isFileRelative(node: ts.Node): boolean {
   const parent = node.parent;
-  return (
-    parent !== undefined &&
-    ts.isNewExpression(parent) &&
-    parent.expression.getText() === 'URL' &&
-    parent.arguments?.[0] === node &&
-    parent.arguments[1]?.getText() === 'import.meta.url'
-  );
+  if (!parent) return false;
+  if ((ts.isImportDeclaration(parent) || ts.isExportDeclaration(parent)) && parent.moduleSpecifier === node)
+    return true;
+  if (ts.isCallExpression(parent) || ts.isNewExpression(parent)) {
+    const args = parent.arguments ?? ts.factory.createNodeArray();
+    const index = args.indexOf(node as ts.Expression);
+    const callee = parent.expression.getText();
+    if (parent.expression.kind === ts.SyntaxKind.ImportKeyword || callee === 'require') return true;
+    if (callee === 'URL' && args[1]?.getText() === 'import.meta.url') return index === 0;
+    return args.slice(0, Math.max(index, 0)).some((arg) => !ts.isStringLiteralLike(arg));
+  }
+  return false;
 }
 
 function scanScript(check: Check): void {
@@ -133,22 +131,26 @@ function scanScript(check: Check): void {
   const visit = (node: ts.Node): void => {
     const pieces = literalPieces(node);
     if (pieces) {
-      const fileRelative = isModuleRelativeUrl(node);
+      const fileRelative = isFileRelative(node);
       for (const piece of pieces) checkLiteral(check, piece, node.getStart(source), fileRelative);
     }
     // join(here, '..', '..', 'shared') / resolve(dir, '../..', 'x'): consecutive literal arguments are one path.
     if ((ts.isCallExpression(node) || ts.isNewExpression(node)) && node.arguments) {
       let run: string[] = [];
       let start = 0;
+      let afterBase = false; // a run after a variable (here, __dirname) climbs from the file's folder
       const flush = (): void => {
-        if (run.length > 1) checkLiteral(check, run.join('/'), start);
+        if (run.length > 1) checkLiteral(check, run.join('/'), start, afterBase);
         run = [];
       };
       for (const arg of node.arguments) {
         if (ts.isStringLiteral(arg) || ts.isNoSubstitutionTemplateLiteral(arg)) {
           if (run.length === 0) start = arg.getStart(source);
           run.push(arg.text);
-        } else flush();
+        } else {
+          flush();
+          afterBase = true;
+        }
       }
       flush();
     }
