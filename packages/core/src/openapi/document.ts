@@ -116,7 +116,12 @@ export function buildOpenApiDocument(service: Service): OpenApiDocument {
   const schemas: Record<string, SchemaObject> = {};
   const addComponents = (c: ComponentsObject | null) => Object.assign(schemas, c?.schemas ?? {});
   for (const api of service.apis.values()) {
-    paths[api.route] = { post: apiOperation(service, api) };
+    const operation = apiOperation(service, api);
+    const { requestBody, ...withoutBody } = operation;
+    // A GET operation has no body: its input comes from the query string (see the API's description).
+    paths[api.route] = Object.fromEntries(
+      api.input.httpMethods.map((m) => [m.toLowerCase(), m === 'GET' ? withoutBody : operation]),
+    );
     addComponents(
       safely(
         () => api.input.openapiComponents(),

@@ -52,8 +52,10 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       limits: resolved.limits,
       isReady,
     });
-    apiHandlers.set(api.route, handler);
-    routes.add(api.route, { POST: handler }, api);
+    // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
+    // The direct path (below) serves POST APIs only.
+    if (api.input.httpMethods.includes('POST')) apiHandlers.set(api.route, handler);
+    routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
   }
   let docsJson: string | undefined;
   routes.add('/docs.json', {
