@@ -1,6 +1,6 @@
 /**
  * Renders the training pictures and tokenizes their captions with the model's own CLIP tokenizer, for
- * training/train.py. Output (training/.cache, not committed): images.u8 (N×64×64×3 RGB), tokens.i32
+ * training/train.py. Output (training/.cache, not committed): images.u8 (N×64×64×3 RGB), coverage.u8 (N×64×64 shape coverage), tokens.i32
  * (N×77 ids), captions.json, plus the empty prompt's ids (for classifier-free guidance).
  * Run: npx tsx --conditions=source training/export-dataset.ts [variants per scene, default 3]
  */
@@ -23,6 +23,7 @@ const nextJitter = jitters(variants, 'tiffin-demo-jitter-1');
 const n = train.length * variants;
 const px = IMAGE_SIZE * IMAGE_SIZE * 3;
 const images = new Uint8Array(n * px);
+const coverage = new Uint8Array(n * IMAGE_SIZE * IMAGE_SIZE);
 const tokens = new Int32Array(n * 77);
 const captions: string[] = [];
 let k = 0;
@@ -30,12 +31,15 @@ for (const scene of train) {
   const text = caption(scene);
   const ids = tokenizer.encode(text);
   for (let v = 0; v < variants; v++, k++) {
-    images.set(renderScene(scene, nextJitter()).data, k * px);
+    const picture = renderScene(scene, nextJitter());
+    images.set(picture.data, k * px);
+    coverage.set(picture.coverage, k * IMAGE_SIZE * IMAGE_SIZE);
     tokens.set(ids, k * 77);
     captions.push(text);
   }
 }
 writeFileSync(join(out, 'images.u8'), images);
+writeFileSync(join(out, 'coverage.u8'), coverage);
 writeFileSync(join(out, 'tokens.i32'), new Uint8Array(tokens.buffer));
 writeFileSync(join(out, 'captions.json'), JSON.stringify(captions));
 writeFileSync(join(out, 'empty-tokens.json'), JSON.stringify(tokenizer.encode('')));

@@ -15,6 +15,11 @@ export interface RgbPixels {
   data: Uint8Array;
 }
 
+/** A rendered scene: the picture and the shape's coverage of each pixel (0..255). */
+export interface RenderedScene extends RgbPixels {
+  coverage: Uint8Array;
+}
+
 /** Small random offsets a training picture may carry (the held-out prompts use none). */
 export interface Jitter {
   /** Pixels added to the centre. */
@@ -57,7 +62,7 @@ export function positionCentre(position: SceneSpec['position'], side: number): [
 const SUPERSAMPLE = 4;
 
 /** Draws a scene with 4×4 supersampled anti-aliasing; deterministic. */
-export function renderScene(spec: SceneSpec, jitter: Jitter = NO_JITTER): RgbPixels {
+export function renderScene(spec: SceneSpec, jitter: Jitter = NO_JITTER): RenderedScene {
   const n = IMAGE_SIZE;
   const side = SIZES[spec.size] + jitter.ds;
   const [cx0, cy0] = positionCentre(spec.position, SIZES[spec.size]);
@@ -66,6 +71,7 @@ export function renderScene(spec: SceneSpec, jitter: Jitter = NO_JITTER): RgbPix
   const bg = BACKGROUNDS[spec.background];
   const fg = COLOURS[spec.colour];
   const data = new Uint8Array(n * n * 3);
+  const coverage = new Uint8Array(n * n);
   const step = 1 / SUPERSAMPLE;
   for (let y = 0; y < n; y++) {
     for (let x = 0; x < n; x++) {
@@ -78,9 +84,10 @@ export function renderScene(spec: SceneSpec, jitter: Jitter = NO_JITTER): RgbPix
         }
       }
       const a = hits / (SUPERSAMPLE * SUPERSAMPLE);
+      coverage[y * n + x] = Math.round(a * 255);
       const o = (y * n + x) * 3;
       for (let c = 0; c < 3; c++) data[o + c] = Math.round(bg[c] * (1 - a) + fg[c] * a);
     }
   }
-  return { width: n, height: n, data };
+  return { width: n, height: n, data, coverage };
 }
