@@ -1,8 +1,8 @@
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { writeTinyPipeline } from '@tiffin/diffusion';
 import { caption, readScene, type SceneSpec } from '@tiffin/demo-model';
+import { writeTinyPipeline } from '@tiffin/diffusion';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnTiffin } from './cli-process.js';
@@ -157,7 +157,12 @@ describe('tiffin diffusion start', () => {
         const res = await fetch(`${url}/text2img`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ prompt: caption(scene), num_inference_steps: 20, guidance_scale: 4, seed: i }),
+          body: JSON.stringify({
+            prompt: caption(scene),
+            num_inference_steps: 20,
+            guidance_scale: 4,
+            seed: i,
+          }),
         });
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toBe('image/jpeg');
@@ -165,7 +170,9 @@ describe('tiffin diffusion start', () => {
           .raw()
           .toBuffer({ resolveWithObject: true });
         expect([info.width, info.height, info.channels]).toEqual([64, 64, 3]);
-        expect(readScene({ width: 64, height: 64, data: new Uint8Array(data) }).background).toBe(scene.background);
+        expect(readScene({ width: 64, height: 64, data: new Uint8Array(data) }).background).toBe(
+          scene.background,
+        );
       }
     } finally {
       proc.child.kill('SIGTERM');

@@ -17,12 +17,12 @@ describe('dataset', () => {
   });
 
   it('captions in plain English', () => {
-    expect(caption({ shape: 'circle', colour: 'red', size: 'small', position: 'top left', background: 'white' })).toBe(
-      'a small red circle at the top left on a white background',
-    );
-    expect(caption({ shape: 'cross', colour: 'blue', size: 'large', position: 'centre', background: 'black' })).toBe(
-      'a large blue cross in the centre on a black background',
-    );
+    expect(
+      caption({ shape: 'circle', colour: 'red', size: 'small', position: 'top left', background: 'white' }),
+    ).toBe('a small red circle at the top left on a white background');
+    expect(
+      caption({ shape: 'cross', colour: 'blue', size: 'large', position: 'centre', background: 'black' }),
+    ).toBe('a large blue cross in the centre on a black background');
   });
 
   it('renders deterministically', () => {
@@ -41,7 +41,8 @@ describe('evaluator on the dataset’s own pictures', () => {
   it('reads jittered training pictures (as the model saw them) back', () => {
     const tally = new AccuracyTally();
     const next = jitters(4, 'evaluator-test');
-    for (const s of splitScenes().train.filter((_, i) => i % 7 === 0)) tally.add(s, readScene(renderScene(s, next())));
+    for (const s of splitScenes().train.filter((_, i) => i % 7 === 0))
+      tally.add(s, readScene(renderScene(s, next())));
     const acc = tally.accuracy();
     expect(acc.colour).toBe(1);
     expect(acc.background).toBe(1);
@@ -50,7 +51,13 @@ describe('evaluator on the dataset’s own pictures', () => {
   });
 
   it('finds no shape in a plain background, and tells every shape class apart', () => {
-    const plain = renderScene({ shape: 'circle', colour: 'red', size: 'small', position: 'centre', background: 'grey' });
+    const plain = renderScene({
+      shape: 'circle',
+      colour: 'red',
+      size: 'small',
+      position: 'centre',
+      background: 'grey',
+    });
     plain.data.fill(128);
     expect(readScene(plain)).toMatchObject({ background: 'grey', shape: null, colour: null });
     for (const shape of SHAPES) {

@@ -8,7 +8,9 @@ import { StableDiffusionPipeline } from '@tiffin/diffusion';
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: check-folder.ts <folder> [prompt]');
 const prompt = process.argv[3] ?? 'a large red circle in the centre on a white background';
-const pipe = await StableDiffusionPipeline.fromPretrained(dir, { log: (m) => process.stderr.write(`${m}\n`) });
+const pipe = await StableDiffusionPipeline.fromPretrained(dir, {
+  log: (m) => process.stderr.write(`${m}\n`),
+});
 const t0 = performance.now();
 const out = await pipe.text2img({ prompt, num_inference_steps: 20, guidance_scale: 4, seed: 1 });
 const img = out.images[0];

@@ -10,6 +10,7 @@ import {
   type ServiceModuleLoader,
   serve,
 } from '@tiffin/core';
+import { demoModelDir } from '@tiffin/demo-model';
 import {
   assertBackendPackages,
   BACKEND_NAMES,
@@ -20,7 +21,6 @@ import {
   type ResolvedModel,
   resolveDiffusionModel,
 } from '@tiffin/diffusion';
-import { demoModelDir } from '@tiffin/demo-model';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { downloadProgressBar } from '../download-progress.js';
 import { reportError } from '../errors.js';

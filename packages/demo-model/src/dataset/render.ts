@@ -4,8 +4,8 @@ import {
   IMAGE_SIZE,
   POSITIONS,
   type SceneSpec,
-  SIZES,
   type ShapeName,
+  SIZES,
 } from './attributes.js';
 
 /** An RGB image, row-major, 3 bytes a pixel. */

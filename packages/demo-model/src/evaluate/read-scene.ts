@@ -110,7 +110,11 @@ const TEMPLATES: [ShapeName, Float32Array][] = SHAPES.map((shape) => {
 });
 
 /** The shape whose template overlaps the mask best (soft IoU), the mask scaled to its bounding square. */
-function classifyShape(mask: Uint8Array, n: number, box: { x0: number; y0: number; side: number }): ShapeName {
+function classifyShape(
+  mask: Uint8Array,
+  n: number,
+  box: { x0: number; y0: number; side: number },
+): ShapeName {
   const grid = new Float32Array(GRID * GRID);
   for (let gy = 0; gy < GRID; gy++)
     for (let gx = 0; gx < GRID; gx++) {
@@ -160,17 +164,21 @@ function sizeOf(side: number): SizeName {
  */
 export function readScene(img: RgbPixels): SceneReading {
   const n = img.width;
-  if (img.height !== n || img.data.length !== n * n * 3) throw new Error('readScene needs a square RGB picture');
+  if (img.height !== n || img.data.length !== n * n * 3)
+    throw new Error('readScene needs a square RGB picture');
   const d = img.data;
   const border: number[] = [];
   for (let i = 0; i < n; i++)
     for (let j = 0; j < n; j++) if (i < 2 || j < 2 || i >= n - 2 || j >= n - 2) border.push((i * n + j) * 3);
   const background = mostCommon(border.map((o) => nearest(d, o, ALL_NAMED))) as string;
   const bgPixels = border.filter((o) => nearest(d, o, ALL_NAMED) === background);
-  const bg: Rgb = [0, 1, 2].map((c) => bgPixels.reduce((s, o) => s + d[o + c], 0) / bgPixels.length) as unknown as Rgb;
+  const bg: Rgb = [0, 1, 2].map(
+    (c) => bgPixels.reduce((s, o) => s + d[o + c], 0) / bgPixels.length,
+  ) as unknown as Rgb;
   const far = FOREGROUND_DISTANCE ** 2;
   const labels: (ColourName | null)[] = [];
-  for (let p = 0; p < n * n; p++) labels.push(dist2(d, p * 3, bg) > far ? nearest(d, p * 3, SHAPE_COLOURS) : null);
+  for (let p = 0; p < n * n; p++)
+    labels.push(dist2(d, p * 3, bg) > far ? nearest(d, p * 3, SHAPE_COLOURS) : null);
   const colour = mostCommon(labels.filter((l): l is ColourName => l !== null)) ?? null;
   const none: SceneReading = { background, colour: null, shape: null, position: null, size: null };
   if (!colour) return none;
