@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
+import { registerInferenceProtocol } from '../inference-protocol/routes.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
@@ -51,8 +52,10 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       limits: resolved.limits,
       isReady,
     });
-    apiHandlers.set(api.route, handler);
-    routes.add(api.route, { POST: handler }, api);
+    // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
+    // The direct path (below) serves POST APIs only.
+    if (api.input.httpMethods.includes('POST')) apiHandlers.set(api.route, handler);
+    routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
   }
   let docsJson: string | undefined;
   routes.add('/docs.json', {
@@ -67,6 +70,15 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     const page = new ApiPage(service.name);
     routes.add('/', { GET: page.index });
     for (const path of page.assetPaths()) routes.add(path, { GET: page.asset });
+  }
+  if (resolved.inferenceProtocol) {
+    const infer = registerInferenceProtocol(routes, {
+      service,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      isReady,
+    });
+    for (const [path, handler] of infer) apiHandlers.set(path, handler);
   }
   routes.add('/livez', { GET: liveHandler });
   routes.add('/healthz', { GET: liveHandler });

@@ -14,6 +14,14 @@ export interface ApiRouteDeps {
 }
 
 /**
+ * Calls an API with its decoded input: the one place every transport (the native route, the Open Inference
+ * Protocol) hands a value to an API function.
+ */
+export function invokeApi(api: InferenceApi, input: unknown, context: Context): Promise<unknown> {
+  return Promise.resolve(api.fn(input as never, context));
+}
+
+/**
  * The request pipeline of spec 10.3 with D11: request → input descriptor → API function (with ctx) →
  * output descriptor (with ctx) → the wire. Errors propagate to the error handler.
  */
@@ -35,8 +43,8 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
       if (context.usedTempDir) context.dispose().catch(() => {});
     });
     const input = await api.input.fromHttpRequest(request);
-    const result = await api.fn(input, context);
-    const response = await api.output.toHttpResponse(result, context);
+    const result = await invokeApi(api, input, context);
+    const response = await api.output.toHttpResponse(result as never, context);
     if (ctx.state.timedOut) return;
     writeResponse(ctx, response);
   };
