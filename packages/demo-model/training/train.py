@@ -184,6 +184,13 @@ def train_vae(args, cfgs, images, latents, ids_used):
                 print(f"vae step {step} t={time.time() - t0:.0f}s dec={dec.item():.5f} enc={enc.item():.5f}", flush=True)
 
 
+def last_logged_seconds(path):
+    """Training seconds of the last line of a loss log (checkpoints before --resume existed lack them)."""
+    with open(path) as f:
+        rows = [line.split(",") for line in f.read().splitlines()[1:] if line]
+    return float(rows[-1][1]) if rows else 0.0
+
+
 def alphas_cumprod(cfg):
     betas = torch.linspace(cfg["beta_start"] ** 0.5, cfg["beta_end"] ** 0.5, cfg["num_train_timesteps"]) ** 2
     return torch.cumprod(1.0 - betas, dim=0)
@@ -206,11 +213,23 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
     tok = torch.from_numpy(remap[tokens])
     empty_c = torch.from_numpy(remap[empty])
     rng = np.random.default_rng(2)
+    step = 0
+    resumed_seconds = 0.0
+    if args.resume:
+        # Continue a stopped run: weights, EMA and step count from its checkpoint; the loss log is appended.
+        ck = torch.load(os.path.join(CACHE, "unet.pt"))
+        text.load_state_dict(ck["text"])
+        unet.load_state_dict(ck["unet"])
+        ema.shadow = ck["ema"]
+        step = ema.steps = ck["step"]
+        resumed_seconds = ck.get("seconds") or last_logged_seconds(os.path.join(HERE, "loss-unet.csv"))
+        rng = np.random.default_rng(2 + step)
+        print(f"resumed at step {step}", flush=True)
     t0 = time.time()
     last_ckpt = t0
-    step = 0
-    with open(os.path.join(HERE, "loss-unet.csv"), "w") as log:
-        log.write("step,seconds,loss\n")
+    with open(os.path.join(HERE, "loss-unet.csv"), "a" if args.resume else "w") as log:
+        if not args.resume:
+            log.write("step,seconds,loss\n")
         while True:
             elapsed = time.time() - t0
             done = elapsed >= args.seconds
@@ -218,7 +237,13 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
                 ema.copy_to([ema_text, ema_unet])
                 export_folder(args.out, cfgs, None, ema_text, ema_unet, ids_used, args.dtype)
                 torch.save(
-                    {"text": text.state_dict(), "unet": unet.state_dict(), "ema": ema.shadow, "step": step},
+                    {
+                        "text": text.state_dict(),
+                        "unet": unet.state_dict(),
+                        "ema": ema.shadow,
+                        "step": step,
+                        "seconds": resumed_seconds + elapsed,
+                    },
                     os.path.join(CACHE, "unet.pt"),
                 )
                 print(f"unet checkpoint at step {step}, {elapsed:.0f}s", flush=True)
@@ -245,7 +270,7 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
             ema.update()
             step += 1
             if step % 10 == 0:
-                log.write(f"{step},{time.time() - t0:.1f},{loss.item():.6f}\n")
+                log.write(f"{step},{resumed_seconds + time.time() - t0:.1f},{loss.item():.6f}\n")
                 log.flush()
             if step % 20 == 0:
                 print(f"unet step {step} t={time.time() - t0:.0f}s loss={loss.item():.5f}", flush=True)
@@ -263,6 +288,7 @@ def main():
     p.add_argument("--ema", type=float, default=0.995)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", default="F16")
+    p.add_argument("--resume", action="store_true", help="unet: continue from training/.cache/unet.pt")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
