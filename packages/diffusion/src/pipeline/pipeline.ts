@@ -4,9 +4,7 @@ import { type BackendChoice, type BackendName, selectBackend } from '../backend.
 import { mergeLora } from '../lora/merge.js';
 import { prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
 import type { AppliedLora, LoraTarget } from '../lora/types.js';
-import type { ClipTextEncoder } from '../models/clip-text-encoder.js';
-import type { UNet2DConditionModel } from '../models/unet.js';
-import type { AutoencoderKL } from '../models/vae.js';
+import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import {
   createScheduler,
   GaussianNoise,
@@ -19,7 +17,14 @@ import {
 } from '../schedulers/index.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
-import { type LoadComponentsOptions, loadComponents, type PipelineComponents } from './components.js';
+import {
+  type LoadComponentsOptions,
+  loadComponents,
+  type EngineComponents,
+  type TextEncoderModel,
+  type UNetModel,
+  type VaeModel,
+} from './components.js';
 import { imageToTensor, tensorToImages } from './image.js';
 import type {
   CommonRequest,
@@ -32,10 +37,13 @@ import type {
   Text2ImgRequest,
 } from './types.js';
 import { PipelineWeightTarget } from './weight-target.js';
+import type { WeightStore } from '../weights/store.js';
 
 export interface FromPretrainedOptions extends LoadComponentsOptions {
-  /** Force a tfjs backend (else env TIFFIN_TF_BACKEND, else the first that loads). */
+  /** Force a backend (else env TIFFIN_TF_BACKEND, else the first that loads). */
   backend?: BackendName;
+  /** onnxruntime engine options (execution providers, threads, graph cache). */
+  onnx?: Omit<OnnxLoadOptions, 'variant' | 'log'>;
   log?: (message: string) => void;
 }
 
@@ -86,9 +94,9 @@ function numberOption(v: number | undefined, def: number, name: string): number 
 /** Stable Diffusion 1.x / 2.x text-to-image and image-to-image on TensorFlow.js. */
 export class StableDiffusionPipeline {
   readonly tokenizer: ClipTokenizer;
-  readonly textEncoder: ClipTextEncoder;
-  readonly unet: UNet2DConditionModel;
-  readonly vae: AutoencoderKL;
+  readonly textEncoder: TextEncoderModel;
+  readonly unet: UNetModel;
+  readonly vae: VaeModel;
   readonly schedulerConfig: SchedulerConfig;
   /** The folder's scheduler (`_class_name`), used when a request names none. */
   readonly defaultScheduler: SchedulerName;
@@ -99,7 +107,7 @@ export class StableDiffusionPipeline {
   private fusedInFlight = false;
 
   constructor(
-    components: PipelineComponents,
+    components: EngineComponents,
     readonly backend: BackendChoice | null = null,
   ) {
     this.tokenizer = components.tokenizer;
@@ -111,10 +119,12 @@ export class StableDiffusionPipeline {
     if (!name)
       throw new InvalidArgument(`scheduler class ${components.schedulerConfig._class_name} is not supported`);
     this.defaultScheduler = name;
-    this.loraTarget = new PipelineWeightTarget({
-      unet: this.unet.weights,
-      text_encoder: this.textEncoder.weights,
-    });
+    this.loraTarget =
+      components.loraTarget ??
+      new PipelineWeightTarget({
+        unet: (this.unet as { weights: WeightStore }).weights,
+        text_encoder: (this.textEncoder as { weights: WeightStore }).weights,
+      });
   }
 
   static async fromPretrained(
@@ -122,7 +132,10 @@ export class StableDiffusionPipeline {
     options: FromPretrainedOptions = {},
   ): Promise<StableDiffusionPipeline> {
     const backend = await selectBackend(options.backend, options.log);
-    const components = loadComponents(dir, options);
+    const components: EngineComponents =
+      backend.name === 'onnxruntime'
+        ? await loadOnnxComponents(dir, { ...options.onnx, variant: options.variant, log: options.log })
+        : loadComponents(dir, options);
     const unexpected = Object.entries(components.unexpectedWeights).filter(([, v]) => v.length > 0);
     for (const [component, names] of unexpected)
       (options.log ?? console.warn)(
@@ -137,9 +150,13 @@ export class StableDiffusionPipeline {
   }
 
   /** Prompt embeddings [1, 77, D] (caller disposes); `lora` adds an unfused LoRA's branches. */
-  encodePrompt(text: string, clipSkip = 0, lora?: RuntimeLora): tf.Tensor3D {
-    return this.textEncoder.encode([this.tokenizer.encode(text)], clipSkip, lora?.component('text_encoder'))
-      .lastHiddenState;
+  async encodePrompt(text: string, clipSkip = 0, lora?: RuntimeLora): Promise<tf.Tensor3D> {
+    const out = await this.textEncoder.encode(
+      [this.tokenizer.encode(text)],
+      clipSkip,
+      lora?.component('text_encoder'),
+    );
+    return out.lastHiddenState;
   }
 
   async text2img(request: Text2ImgRequest): Promise<GenerationResult> {
@@ -205,13 +222,15 @@ export class StableDiffusionPipeline {
       const unetLora = runtime?.component('unet');
 
       // --- prompt embeddings (negative first, spec 8.1) ---
-      const embed = (text: string | null | undefined, given: CommonRequest['prompt_embeds']) =>
+      const embed = async (text: string | null | undefined, given: CommonRequest['prompt_embeds']) =>
         given ? tf.tensor3d(given.data, given.shape) : this.encodePrompt(text ?? '', clipSkip, runtime);
+      const pos = await embed(request.prompt, request.prompt_embeds);
+      owned.push(pos);
+      const neg = cfg ? await embed(request.negative_prompt, request.negative_prompt_embeds) : null;
+      if (neg) owned.push(neg);
       const context = tf.tidy(() => {
-        const pos = embed(request.prompt, request.prompt_embeds);
-        const rep = (t: tf.Tensor3D) => (perPrompt > 1 ? tf.tile(t, [perPrompt, 1, 1]) : t);
-        if (!cfg) return rep(pos);
-        return tf.concat([rep(embed(request.negative_prompt, request.negative_prompt_embeds)), rep(pos)], 0);
+        const rep = (t: tf.Tensor3D) => (perPrompt > 1 ? tf.tile(t, [perPrompt, 1, 1]) : tf.clone(t));
+        return neg ? tf.concat([rep(neg), rep(pos)], 0) : rep(pos);
       }) as tf.Tensor3D;
       owned.push(context);
 
@@ -240,7 +259,7 @@ export class StableDiffusionPipeline {
         start.dispose();
       } else {
         timesteps = img2imgTimesteps(scheduler, steps, size.strength).timesteps;
-        const lat0 = this.encodeImage(request.image as Img2ImgRequest['image'], noise, perPrompt);
+        const lat0 = await this.encodeImage(request.image as Img2ImgRequest['image'], noise, perPrompt);
         const eps = noise.draw('latents', lat0.shape);
         latents = scheduler.addNoise(lat0, eps, timesteps[0]) as tf.Tensor4D;
         tf.dispose([lat0, eps]);
@@ -254,8 +273,9 @@ export class StableDiffusionPipeline {
         const input = cfg ? tf.concat([latents, latents], 0) : tf.clone(latents);
         const scaled = scheduler.scaleModelInput(input, t) as tf.Tensor4D;
         input.dispose();
+        const raw = await this.unet.predict(scaled, t, context, unetLora);
         const modelOutput = tf.tidy(() => {
-          let m: tf.Tensor = this.unet.predict(scaled, t, context, unetLora);
+          let m: tf.Tensor = raw;
           if (cfg) {
             const [mu, mc] = tf.split(m, 2, 0);
             const guided = tf.add(mu, tf.mul(tf.sub(mc, mu), guidance));
@@ -263,6 +283,7 @@ export class StableDiffusionPipeline {
           }
           return m;
         });
+        if (modelOutput !== raw) raw.dispose();
         scaled.dispose();
         const { prevSample } = scheduler.step(modelOutput, t, latents, { noise: source, eta });
         modelOutput.dispose();
@@ -276,9 +297,9 @@ export class StableDiffusionPipeline {
       }
 
       // --- decode ---
-      const decoded = tf.tidy(() =>
-        this.vae.decode(tf.div(latents, this.vae.config.scaling_factor) as tf.Tensor4D),
-      );
+      const unscaled = tf.div(latents, this.vae.config.scaling_factor) as tf.Tensor4D;
+      const decoded = await this.vae.decode(unscaled);
+      unscaled.dispose();
       const pictures = tensorToImages(decoded);
       decoded.dispose();
       const result: GenerationResult = {
@@ -310,9 +331,13 @@ export class StableDiffusionPipeline {
   }
 
   /** Image → scaled latent sample, repeated `batch` times (spec 8.2). */
-  private encodeImage(image: Img2ImgRequest['image'], noise: NoiseDraws, batch: number): tf.Tensor4D {
+  private async encodeImage(
+    image: Img2ImgRequest['image'],
+    noise: NoiseDraws,
+    batch: number,
+  ): Promise<tf.Tensor4D> {
     const pixels = imageToTensor(image);
-    const { mean, std } = this.vae.encode(pixels);
+    const { mean, std } = await this.vae.encode(pixels);
     pixels.dispose();
     const eps = noise.draw('vae', mean.shape);
     const lat = tf.tidy(() => {
