@@ -15,7 +15,13 @@ export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'onnxruntime' | 'web
  * The order tried when no backend is forced. `webgpu` is only used when forced: its packages
  * are optional, and the only adapter measured so far (Mesa's software OpenGL) is slower than wasm.
  */
-export const BACKEND_PREFERENCE: readonly BackendName[] = ['tensorflow-gpu', 'onnxruntime', 'tensorflow', 'wasm', 'cpu'];
+export const BACKEND_PREFERENCE: readonly BackendName[] = [
+  'tensorflow-gpu',
+  'onnxruntime',
+  'tensorflow',
+  'wasm',
+  'cpu',
+];
 /** Every name `selectBackend` / `TIFFIN_TF_BACKEND` accepts. */
 export const BACKEND_NAMES: readonly BackendName[] = [...BACKEND_PREFERENCE, 'webgpu'];
 
@@ -204,7 +210,11 @@ export function selectBackend(
       try {
         const tfBackend = await tryBackend(name);
         const adapter =
-          name === 'webgpu' ? ` (${webgpuInfo})` : name === 'onnxruntime' ? ` (tfjs ${tfBackend} for the glue)` : '';
+          name === 'webgpu'
+            ? ` (${webgpuInfo})`
+            : name === 'onnxruntime'
+              ? ` (tfjs ${tfBackend} for the glue)`
+              : '';
         // Say why faster backends were passed over: the usual question when a server runs on wasm.
         const passed = skipped.length
           ? `; skipped ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`

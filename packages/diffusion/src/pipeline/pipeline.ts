@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
+import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import { mergeLora } from '../lora/merge.js';
 import { prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
 import type { AppliedLora, LoraTarget } from '../lora/types.js';
-import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import {
   createScheduler,
   GaussianNoise,
@@ -17,10 +17,11 @@ import {
 } from '../schedulers/index.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
+import type { WeightStore } from '../weights/store.js';
 import {
+  type EngineComponents,
   type LoadComponentsOptions,
   loadComponents,
-  type EngineComponents,
   type TextEncoderModel,
   type UNetModel,
   type VaeModel,
@@ -37,7 +38,6 @@ import type {
   Text2ImgRequest,
 } from './types.js';
 import { PipelineWeightTarget } from './weight-target.js';
-import type { WeightStore } from '../weights/store.js';
 
 export interface FromPretrainedOptions extends LoadComponentsOptions {
   /** Force a backend (else env TIFFIN_TF_BACKEND, else the first that loads). */

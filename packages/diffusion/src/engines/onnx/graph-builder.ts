@@ -20,6 +20,8 @@ export interface SourceTensor {
 /** Reads a component's weights by diffusers name (safetensors folder, or a mapped single file). */
 export interface WeightSource {
   has(name: string): boolean;
+  /** Torch-layout shape (checked against the model's declaration). */
+  shape(name: string): readonly number[];
   read(name: string): SourceTensor;
 }
 
@@ -32,14 +34,20 @@ export type WeightLayout =
   /** Per-channel vector `[C]` shaped `[C, 1, 1]` to broadcast over NCHW */
   | 'channel';
 
-/** A weight that a run may replace (fed as an input of the same name), and where its base value is stored. */
-export interface OverridableWeight {
-  onnxName: string;
-  dims: number[];
-  layout: WeightLayout;
-  /** Byte range in the external data file. */
-  offset: number;
-  length: number;
+/**
+ * The low-rank side branch of one LoRA-able layer, fed as two graph inputs on every run (rank
+ * dimension symbolic): Linear `y += (x · down) · up` with down `[in, r]`, up `[r, out]`; conv
+ * `y += conv1×1(conv(x, down), up)` with down `[r, in, kh, kw]` (W's stride and padding) and up
+ * `[out, r, 1, 1]`. Without a LoRA the run feeds rank-1 zeros.
+ */
+export interface LoraBranchInputs {
+  kind: 'linear' | 'conv';
+  down: string;
+  up: string;
+  inDim: number;
+  outDim: number;
+  /** Conv kernel size (1 for Linear). */
+  kernel: number;
 }
 
 /** Page alignment of external tensors, so the runtime may map them instead of copying. */
@@ -92,14 +100,14 @@ export class GraphBuilder {
   private readonly weightNames = new Map<string, string>();
   private readonly external: ExternalData;
   private counter = 0;
-  /** Weights listed as graph inputs too, so a run may feed replacements (per-request LoRA). */
-  readonly overridable = new Map<string, OverridableWeight>();
+  /** Low-rank branch inputs per LoRA-able weight (diffusers name). */
+  readonly loraBranches = new Map<string, LoraBranchInputs>();
 
   constructor(
     readonly name: string,
     private readonly source: WeightSource,
     externalPath: string,
-    private readonly isOverridable: (weightName: string) => boolean = () => false,
+    private readonly isLoraTarget: (weightName: string) => boolean = () => false,
   ) {
     this.external = new ExternalData(externalPath);
   }
@@ -147,7 +155,12 @@ export class GraphBuilder {
   ints(values: readonly number[], dims: readonly number[] = [values.length]): string {
     const name = this.fresh('const_i64');
     const data = BigInt64Array.from(values.map((v) => BigInt(v)));
-    this.initializers.push({ name, dataType: DataType.INT64, dims, data: { kind: 'raw', bytes: asBytes(data) } });
+    this.initializers.push({
+      name,
+      dataType: DataType.INT64,
+      dims,
+      data: { kind: 'raw', bytes: asBytes(data) },
+    });
     return name;
   }
 
@@ -160,7 +173,10 @@ export class GraphBuilder {
       name,
       dataType: DataType.FLOAT,
       dims,
-      data: bytes.length > 4096 ? { kind: 'external', location: this.external.location, ...this.external.append(bytes) } : { kind: 'raw', bytes },
+      data:
+        bytes.length > 4096
+          ? { kind: 'external', location: this.external.location, ...this.external.append(bytes) }
+          : { kind: 'raw', bytes },
     });
     return name;
   }
@@ -187,16 +203,46 @@ export class GraphBuilder {
       dims = [i, o];
     } else if (layout === 'channel') dims = [dims[0], 1, 1];
     const onnxName = layout === 'plain' ? name : layout === 'linear-t' ? `${name}.T` : `${name}.c11`;
-    const stored = this.external.append(asBytes(data));
     this.initializers.push({
       name: onnxName,
       dataType: DataType.FLOAT,
       dims,
-      data: { kind: 'external', location: this.external.location, ...stored },
+      data: { kind: 'external', location: this.external.location, ...this.external.append(asBytes(data)) },
     });
-    if (this.isOverridable(name)) this.overridable.set(name, { onnxName, dims, layout, ...stored });
     this.weightNames.set(key, onnxName);
     return onnxName;
+  }
+
+  /**
+   * The branch inputs for a LoRA-able weight (`[out, in]` Linear or `[out, in, k, k]` conv), or null
+   * when the graph is built without LoRA support or the weight is no LoRA target.
+   */
+  loraInputs(
+    weightName: string,
+    kind: 'linear' | 'conv',
+    inDim: number,
+    outDim: number,
+    kernel: number,
+  ): LoraBranchInputs | null {
+    if (!this.isLoraTarget(weightName)) return null;
+    const r = `lora_rank_${this.loraBranches.size}`;
+    const down = `lora.${weightName}.down`;
+    const up = `lora.${weightName}.up`;
+    if (kind === 'linear') {
+      this.input(down, DataType.FLOAT, [inDim, r]);
+      this.input(up, DataType.FLOAT, [r, outDim]);
+    } else {
+      this.input(down, DataType.FLOAT, [r, inDim, kernel, kernel]);
+      this.input(up, DataType.FLOAT, [outDim, r, 1, 1]);
+    }
+    const b: LoraBranchInputs = { kind, down, up, inDim, outDim, kernel };
+    this.loraBranches.set(weightName, b);
+    return b;
+  }
+
+  /** Torch-layout shape of a weight (read from the files' headers). */
+  weightShape(name: string): readonly number[] {
+    return this.source.shape(name);
   }
 
   hasWeight(name: string): boolean {
@@ -211,10 +257,7 @@ export class GraphBuilder {
         name: this.name,
         nodes: this.nodes,
         initializers: this.initializers,
-        inputs: [
-          ...this.inputs,
-          ...[...this.overridable.values()].map((w) => ({ name: w.onnxName, elemType: DataType.FLOAT, shape: w.dims })),
-        ],
+        inputs: this.inputs,
         outputs: this.outputs,
       },
       opsets,

@@ -4,11 +4,11 @@ import type { ClipTextConfig, ClipTextOutput } from '../../models/clip-text-enco
 import type { LowRankBranchesByName } from '../../models/low-rank.js';
 import { timestepEmbedding, type UNetConfig } from '../../models/unet.js';
 import type { LatentDistribution, VaeConfig } from '../../models/vae.js';
+import type { LoraInputs } from './lora-inputs.js';
 import type { OrtModule } from './session.js';
 import { TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
 import { UNET_INPUTS, UNET_OUTPUT } from './unet-graph.js';
 import { VAE_DECODER_IO, VAE_ENCODER_IO } from './vae-graph.js';
-import type { WeightOverrides } from './weight-overrides.js';
 
 /**
  * The SD components on onnxruntime sessions, with the same calls as the tfjs models but
@@ -30,7 +30,7 @@ export class OnnxTextEncoder {
     readonly config: ClipTextConfig,
     private readonly ort: OrtModule,
     private readonly session: InferenceSession,
-    readonly overrides: WeightOverrides,
+    readonly lora: LoraInputs,
   ) {}
 
   /** Token ids [B][L] → last hidden state (or final_layer_norm(hidden_states[-(k+1)]) for clip skip k). */
@@ -44,7 +44,7 @@ export class OnnxTextEncoder {
     const layers = this.config.num_hidden_layers;
     if (clipSkip < 0 || clipSkip >= layers) throw new RangeError(`clip_skip must be in [0, ${layers - 1}]`);
     const input = new this.ort.Tensor('int64', BigInt64Array.from(ids.flat().map((i) => BigInt(i))), [B, L]);
-    const out = await this.session.run({ [TEXT_ENCODER_INPUT]: input, ...this.overrides.feeds(lora) });
+    const out = await this.session.run({ [TEXT_ENCODER_INPUT]: input, ...this.lora.feeds(lora) });
     const all = out[TEXT_ENCODER_OUTPUT];
     const size = B * L * this.config.hidden_size;
     const index = layers - clipSkip;
@@ -63,7 +63,7 @@ export class OnnxUNet {
     readonly config: UNetConfig,
     private readonly ort: OrtModule,
     private readonly session: InferenceSession,
-    readonly overrides: WeightOverrides,
+    readonly lora: LoraInputs,
   ) {}
 
   /** sample NHWC [B, h, w, 4], timestep, context [B, 77, Dc] → NHWC prediction. */
@@ -80,7 +80,7 @@ export class OnnxUNet {
       [UNET_INPUTS.sample]: toOrt(this.ort, sample),
       [UNET_INPUTS.timeProj]: new this.ort.Tensor('float32', emb, [1, C0]),
       [UNET_INPUTS.context]: toOrt(this.ort, context),
-      ...this.overrides.feeds(lora),
+      ...this.lora.feeds(lora),
     });
     return fromOrt(out[UNET_OUTPUT]);
   }

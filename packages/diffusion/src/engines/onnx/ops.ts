@@ -10,9 +10,12 @@ const ints = (value: readonly number[]) => ({ kind: 'ints', value }) as const;
 const float = (value: number) => ({ kind: 'float', value }) as const;
 const str = (value: string) => ({ kind: 'string', value }) as const;
 
-/** y = x @ Wᵀ + b over the last axis (W stored transposed in the graph). */
+/** y = x @ Wᵀ + b over the last axis (W stored transposed in the graph), plus its LoRA branch. */
 export function linear(g: GraphBuilder, x: string, p: string, bias = true): string {
-  const y = g.node('MatMul', [x, g.weight(`${p}.weight`, 'linear-t')]);
+  let y = g.node('MatMul', [x, g.weight(`${p}.weight`, 'linear-t')]);
+  const [out, inn] = g.weightShape(`${p}.weight`);
+  const lora = g.loraInputs(`${p}.weight`, 'linear', inn, out, 1);
+  if (lora) y = g.node('Add', [y, g.node('MatMul', [g.node('MatMul', [x, lora.down]), lora.up])]);
   return bias ? g.node('Add', [y, g.weight(`${p}.bias`)]) : y;
 }
 
@@ -25,11 +28,14 @@ export function conv(
   stride = 1,
   pads: readonly number[] = kernel === 3 ? [1, 1, 1, 1] : [0, 0, 0, 0],
 ): string {
-  return g.node('Conv', [x, g.weight(`${p}.weight`), g.weight(`${p}.bias`)], {
-    kernel_shape: ints([kernel, kernel]),
-    strides: ints([stride, stride]),
-    pads: ints(pads),
-  });
+  const attrs = { kernel_shape: ints([kernel, kernel]), strides: ints([stride, stride]), pads: ints(pads) };
+  const y = g.node('Conv', [x, g.weight(`${p}.weight`), g.weight(`${p}.bias`)], attrs);
+  const [out, inn] = g.weightShape(`${p}.weight`);
+  const lora = g.loraInputs(`${p}.weight`, 'conv', inn, out, kernel);
+  if (!lora) return y;
+  // LoRA branch: `down` with W's kernel, stride and padding, then `up` as a 1×1 conv.
+  const down = g.node('Conv', [x, lora.down], attrs);
+  return g.node('Add', [y, g.node('Conv', [down, lora.up], { kernel_shape: ints([1, 1]) })]);
 }
 
 export function silu(g: GraphBuilder, x: string): string {
@@ -53,11 +59,22 @@ export function gelu(g: GraphBuilder, x: string): string {
 export function groupNorm(g: GraphBuilder, x: string, p: string, groups: number, eps: number): string {
   const shape = g.node('Shape', [x]);
   const grouped = g.node('Reshape', [x, g.ints([0, groups, -1])]);
-  const normed = g.node('InstanceNormalization', [grouped, g.floats(new Float32Array(groups).fill(1), [groups]), g.floats(new Float32Array(groups), [groups])], {
-    epsilon: float(eps),
-  });
+  const normed = g.node(
+    'InstanceNormalization',
+    [
+      grouped,
+      g.floats(new Float32Array(groups).fill(1), [groups]),
+      g.floats(new Float32Array(groups), [groups]),
+    ],
+    {
+      epsilon: float(eps),
+    },
+  );
   const back = g.node('Reshape', [normed, shape]);
-  return g.node('Add', [g.node('Mul', [back, g.weight(`${p}.weight`, 'channel')]), g.weight(`${p}.bias`, 'channel')]);
+  return g.node('Add', [
+    g.node('Mul', [back, g.weight(`${p}.weight`, 'channel')]),
+    g.weight(`${p}.bias`, 'channel'),
+  ]);
 }
 
 export function layerNorm(g: GraphBuilder, x: string, p: string, eps: number): string {
@@ -94,7 +111,13 @@ export function attention(
   mask?: string,
 ): string {
   if (opts.kind === 'fused' && !mask)
-    return g.node('MultiHeadAttention', [q, k, v], { num_heads: int(heads), scale: float(scale) }, undefined, 'com.microsoft');
+    return g.node(
+      'MultiHeadAttention',
+      [q, k, v],
+      { num_heads: int(heads), scale: float(scale) },
+      undefined,
+      'com.microsoft',
+    );
   const split = (t: string, perm: number[]) =>
     g.node('Transpose', [g.node('Reshape', [t, g.ints([0, 0, heads, dh])])], { perm: ints(perm) });
   const qh = split(g.node('Mul', [q, g.scalar(scale)]), [0, 2, 1, 3]);
@@ -103,7 +126,10 @@ export function attention(
   let scores = g.node('MatMul', [qh, kt]);
   if (mask) scores = g.node('Add', [scores, mask]);
   const out = g.node('MatMul', [g.node('Softmax', [scores], { axis: int(-1) }), vh]);
-  return g.node('Reshape', [g.node('Transpose', [out], { perm: ints([0, 2, 1, 3]) }), g.ints([0, 0, heads * dh])]);
+  return g.node('Reshape', [
+    g.node('Transpose', [out], { perm: ints([0, 2, 1, 3]) }),
+    g.ints([0, 0, heads * dh]),
+  ]);
 }
 
 /** NCHW → tokens [B, H·W, C] (row-major pixels, channel last). */
@@ -122,7 +148,13 @@ export interface NormOptions {
 }
 
 /** ResnetBlock2D; `tembAct` is silu(temb) [B or 1, Temb], or null (VAE). */
-export function resnet(g: GraphBuilder, p: string, x: string, tembAct: string | null, n: NormOptions): string {
+export function resnet(
+  g: GraphBuilder,
+  p: string,
+  x: string,
+  tembAct: string | null,
+  n: NormOptions,
+): string {
   let h = conv(g, silu(g, groupNorm(g, x, `${p}.norm1`, n.groups, n.eps)), `${p}.conv1`, 3);
   if (tembAct) {
     const t = linear(g, tembAct, `${p}.time_emb_proj`);
@@ -187,24 +219,45 @@ export interface TransformerOptions extends AttentionOptions {
 }
 
 /** Transformer2DModel with BasicTransformerBlocks (spec 5.4). */
-export function transformer2d(g: GraphBuilder, p: string, x: string, context: string, o: TransformerOptions): string {
+export function transformer2d(
+  g: GraphBuilder,
+  p: string,
+  x: string,
+  context: string,
+  o: TransformerOptions,
+): string {
   const C = o.channels;
   let h = groupNorm(g, x, `${p}.norm`, o.groups, 1e-6);
   h = o.linearProj ? linear(g, tokens(g, h), `${p}.proj_in`) : tokens(g, conv(g, h, `${p}.proj_in`, 1));
   for (let k = 0; k < o.layers; k++) {
     const b = `${p}.transformer_blocks.${k}`;
-    h = g.node('Add', [h, crossAttention(g, `${b}.attn1`, layerNorm(g, h, `${b}.norm1`, 1e-5), null, C, o.heads, false, o)]);
-    h = g.node('Add', [h, crossAttention(g, `${b}.attn2`, layerNorm(g, h, `${b}.norm2`, 1e-5), context, C, o.heads, false, o)]);
+    h = g.node('Add', [
+      h,
+      crossAttention(g, `${b}.attn1`, layerNorm(g, h, `${b}.norm1`, 1e-5), null, C, o.heads, false, o),
+    ]);
+    h = g.node('Add', [
+      h,
+      crossAttention(g, `${b}.attn2`, layerNorm(g, h, `${b}.norm2`, 1e-5), context, C, o.heads, false, o),
+    ]);
     const proj = linear(g, layerNorm(g, h, `${b}.norm3`, 1e-5), `${b}.ff.net.0.proj`);
     const [a, gate] = g.nodeN('Split', [proj, g.ints([4 * C, 4 * C])], 2, { axis: int(-1) });
     h = g.node('Add', [h, linear(g, g.node('Mul', [a, gelu(g, gate)]), `${b}.ff.net.2`)]);
   }
-  const out = o.linearProj ? image(g, linear(g, h, `${p}.proj_out`), x) : conv(g, image(g, h, x), `${p}.proj_out`, 1);
+  const out = o.linearProj
+    ? image(g, linear(g, h, `${p}.proj_out`), x)
+    : conv(g, image(g, h, x), `${p}.proj_out`, 1);
   return g.node('Add', [out, x]);
 }
 
 /** Single-head VAE mid-block attention (spec 6). */
-export function vaeAttention(g: GraphBuilder, p: string, x: string, channels: number, groups: number, opts: AttentionOptions): string {
+export function vaeAttention(
+  g: GraphBuilder,
+  p: string,
+  x: string,
+  channels: number,
+  groups: number,
+  opts: AttentionOptions,
+): string {
   const h = tokens(g, groupNorm(g, x, `${p}.group_norm`, groups, 1e-6));
   return g.node('Add', [image(g, crossAttention(g, p, h, null, channels, 1, true, opts), x), x]);
 }

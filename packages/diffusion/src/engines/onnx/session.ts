@@ -7,7 +7,9 @@ export type OrtModule = typeof import('onnxruntime-node');
 let ortModule: Promise<OrtModule> | null = null;
 
 export function loadOrt(): Promise<OrtModule> {
-  ortModule ??= import('onnxruntime-node').then((m) => ((m as { default?: OrtModule }).default ?? m) as OrtModule);
+  ortModule ??= import('onnxruntime-node').then(
+    (m) => ((m as { default?: OrtModule }).default ?? m) as OrtModule,
+  );
   return ortModule;
 }
 
@@ -38,7 +40,10 @@ export async function resolveRuntime(options: OnnxRuntimeOptions = {}): Promise<
   const ort = await loadOrt();
   const requested = (
     options.executionProviders ??
-    (process.env.TIFFIN_ORT_PROVIDERS ?? 'cpu').split(',').map((s) => s.trim()).filter(Boolean)
+    (process.env.TIFFIN_ORT_PROVIDERS ?? 'cpu')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
   ).map((s) => s.toLowerCase());
   const supported = new Set(ort.listSupportedBackends().map((b) => b.name.toLowerCase()));
   const providers: string[] = [];
@@ -53,8 +58,11 @@ export async function resolveRuntime(options: OnnxRuntimeOptions = {}): Promise<
   }
   providers.push('cpu');
   const envThreads = Number(process.env.TIFFIN_ORT_THREADS);
-  const threads = options.intraOpThreads ?? (Number.isInteger(envThreads) && envThreads > 0 ? envThreads : availableParallelism());
-  if (!Number.isInteger(threads) || threads < 1) throw new Error(`intra-op threads must be a positive integer, got ${threads}`);
+  const threads =
+    options.intraOpThreads ??
+    (Number.isInteger(envThreads) && envThreads > 0 ? envThreads : availableParallelism());
+  if (!Number.isInteger(threads) || threads < 1)
+    throw new Error(`intra-op threads must be a positive integer, got ${threads}`);
   return { providers, threads, skipped };
 }
 

@@ -42,7 +42,14 @@ export function buildUNetGraph(g: GraphBuilder, c: UNetConfig, opts: AttentionOp
   let h = conv(g, fromNhwc(g, sample), 'conv_in', 3);
   const skips = [h];
   const tf = (p: string, x: string, i: number, hd: number, depth: number) =>
-    transformer2d(g, p, x, context, { ...opts, channels: C[i], heads: hd, groups: G, linearProj: lp, layers: depth });
+    transformer2d(g, p, x, context, {
+      ...opts,
+      channels: C[i],
+      heads: hd,
+      groups: G,
+      linearProj: lp,
+      layers: depth,
+    });
   for (let i = 0; i < N; i++) {
     const p = `down_blocks.${i}`;
     const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';

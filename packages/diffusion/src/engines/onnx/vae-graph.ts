@@ -17,7 +17,14 @@ import {
 export const VAE_DECODER_IO = { input: 'latents', output: 'image' } as const;
 export const VAE_ENCODER_IO = { input: 'image', mean: 'mean', std: 'std' } as const;
 
-function mid(g: GraphBuilder, p: string, h: string, c: number, n: NormOptions, opts: AttentionOptions): string {
+function mid(
+  g: GraphBuilder,
+  p: string,
+  h: string,
+  c: number,
+  n: NormOptions,
+  opts: AttentionOptions,
+): string {
   h = resnet(g, `${p}.resnets.0`, h, null, n);
   h = vaeAttention(g, `${p}.attentions.0`, h, c, n.groups, opts);
   return resnet(g, `${p}.resnets.1`, h, null, n);
@@ -33,11 +40,17 @@ export function buildVaeDecoderGraph(g: GraphBuilder, c: VaeConfig, opts: Attent
   h = conv(g, h, 'decoder.conv_in', 3);
   h = mid(g, 'decoder.mid_block', h, C[N - 1], n, opts);
   for (let i = 0; i < N; i++) {
-    for (let j = 0; j <= c.layers_per_block; j++) h = resnet(g, `decoder.up_blocks.${i}.resnets.${j}`, h, null, n);
+    for (let j = 0; j <= c.layers_per_block; j++)
+      h = resnet(g, `decoder.up_blocks.${i}.resnets.${j}`, h, null, n);
     if (i < N - 1) h = upsample(g, `decoder.up_blocks.${i}.upsamplers.0`, h);
   }
   h = conv(g, silu(g, groupNorm(g, h, 'decoder.conv_norm_out', n.groups, 1e-6)), 'decoder.conv_out', 3);
-  g.output(toNhwc(g, h), VAE_DECODER_IO.output, DataType.FLOAT, ['batch', 'out_height', 'out_width', c.out_channels]);
+  g.output(toNhwc(g, h), VAE_DECODER_IO.output, DataType.FLOAT, [
+    'batch',
+    'out_height',
+    'out_width',
+    c.out_channels,
+  ]);
 }
 
 /** AutoencoderKL encode (spec 6): NHWC image in [-1, 1] → latent mean and std (NHWC). */
@@ -49,7 +62,8 @@ export function buildVaeEncoderGraph(g: GraphBuilder, c: VaeConfig, opts: Attent
   const x = g.input(VAE_ENCODER_IO.input, DataType.FLOAT, ['batch', 'height', 'width', c.in_channels]);
   let h = conv(g, fromNhwc(g, x), 'encoder.conv_in', 3);
   for (let i = 0; i < N; i++) {
-    for (let j = 0; j < c.layers_per_block; j++) h = resnet(g, `encoder.down_blocks.${i}.resnets.${j}`, h, null, n);
+    for (let j = 0; j < c.layers_per_block; j++)
+      h = resnet(g, `encoder.down_blocks.${i}.resnets.${j}`, h, null, n);
     // Zero padding on the right and bottom only, then a stride-2 conv (diffusers' VAE downsampler).
     if (i < N - 1) h = conv(g, h, `encoder.down_blocks.${i}.downsamplers.0.conv`, 3, 2, [0, 0, 1, 1]);
   }

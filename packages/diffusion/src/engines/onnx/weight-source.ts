@@ -27,10 +27,21 @@ export class SafetensorsWeightSource implements WeightSource {
     return this.locate(name) !== undefined;
   }
 
+  shape(name: string): readonly number[] {
+    const source = this.locate(name);
+    if (!source)
+      throw new ModelFolderError(
+        `${this.component}: weight ${name} is missing from ${this.files.join(', ')}`,
+      );
+    return (this.where.get(source) as SafetensorsFile).entry(source).shape;
+  }
+
   read(name: string): SourceTensor {
     const source = this.locate(name);
     if (!source)
-      throw new ModelFolderError(`${this.component}: weight ${name} is missing from ${this.files.join(', ')}`);
+      throw new ModelFolderError(
+        `${this.component}: weight ${name} is missing from ${this.files.join(', ')}`,
+      );
     const file = this.where.get(source) as SafetensorsFile;
     return { shape: file.entry(source).shape, data: file.readFloat32(source) };
   }
