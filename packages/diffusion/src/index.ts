@@ -46,4 +46,10 @@ export {
   type TensorToWrite,
   writeSafetensors,
 } from './weights/safetensors.js';
+export {
+  assertNotPickle,
+  SingleFileError,
+  type SingleFileOptions,
+  singleFileToDiffusers,
+} from './weights/single-file.js';
 export { type WeightKind, WeightShapeError, type WeightSpec, WeightStore } from './weights/store.js';

@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
@@ -17,6 +18,7 @@ import {
 } from '../schedulers/index.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
+import { singleFileToDiffusers } from '../weights/single-file.js';
 import type { WeightStore } from '../weights/store.js';
 import {
   type EngineComponents,
@@ -131,6 +133,8 @@ export class StableDiffusionPipeline {
     dir: string,
     options: FromPretrainedOptions = {},
   ): Promise<StableDiffusionPipeline> {
+    // A single-file LDM checkpoint (.safetensors) becomes a diffusers folder once (pickles refused).
+    if (existsSync(dir) && statSync(dir).isFile()) dir = singleFileToDiffusers(dir);
     const backend = await selectBackend(options.backend, options.log);
     const components: EngineComponents =
       backend.name === 'onnxruntime'
