@@ -180,7 +180,18 @@ export async function loadOnnxComponents(
 
   const sessions: InferenceSession[] = [];
   const open = async (g: CachedGraph) => {
-    const s = await ort.InferenceSession.create(g.modelPath, sessionOptions(runtime));
+    let s: InferenceSession;
+    try {
+      s = await ort.InferenceSession.create(g.modelPath, sessionOptions(runtime));
+    } catch (e) {
+      if (runtime.providers.length === 1) throw e;
+      // A GPU provider whose library loads but cannot start (no driver/device): CPU from now on.
+      log(
+        `@tiffin/diffusion: onnxruntime skipped execution providers ${runtime.providers.slice(0, -1).join(', ')}: ${(e as Error).message.split('\n')[0]}`,
+      );
+      runtime.providers = ['cpu'];
+      s = await ort.InferenceSession.create(g.modelPath, sessionOptions(runtime));
+    }
     sessions.push(s);
     return s;
   };

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 
 /** onnxruntime-node, loaded on first use (its native library is 30 MB; tfjs-only users never load it). */
@@ -48,13 +51,19 @@ export async function resolveRuntime(options: OnnxRuntimeOptions = {}): Promise<
   const supported = new Set(ort.listSupportedBackends().map((b) => b.name.toLowerCase()));
   const providers: string[] = [];
   const skipped: string[] = [];
+  const backends = new Map(ort.listSupportedBackends().map((b) => [b.name.toLowerCase(), b.bundled]));
   for (const name of requested) {
     if (name === 'cpu') continue;
-    if (supported.has(name)) providers.push(name);
-    else
+    const bundled = backends.get(name);
+    if (bundled === undefined)
       skipped.push(
-        `${name}: this onnxruntime-node has no ${name} provider (installed with its install script off; providers present: ${[...supported].join(', ')})`,
+        `${name}: onnxruntime-node has no ${name} provider (it has: ${[...supported].join(', ')})`,
       );
+    else if (!bundled && !providerLibraryPresent(name))
+      skipped.push(
+        `${name}: its provider library is not installed (onnxruntime-node's install script, kept off, downloads it: ${GPU_INSTALL_COMMAND})`,
+      );
+    else providers.push(name);
   }
   providers.push('cpu');
   const envThreads = Number(process.env.TIFFIN_ORT_THREADS);
@@ -64,6 +73,22 @@ export async function resolveRuntime(options: OnnxRuntimeOptions = {}): Promise<
   if (!Number.isInteger(threads) || threads < 1)
     throw new Error(`intra-op threads must be a positive integer, got ${threads}`);
   return { providers, threads, skipped };
+}
+
+/** How to add the CUDA/TensorRT providers to an installed onnxruntime-node (Linux x64; needs CUDA 12 + cuDNN 9). */
+export const GPU_INSTALL_COMMAND =
+  'ONNXRUNTIME_NODE_INSTALL=cuda12 node "$(dirname "$(node -p "require.resolve(\'onnxruntime-node/package.json\')")")/script/install.js"';
+
+/** Providers that are not bundled ship as `libonnxruntime_providers_<name>.so` beside the binding. */
+function providerLibraryPresent(name: string): boolean {
+  try {
+    const root = dirname(createRequire(import.meta.url).resolve('onnxruntime-node/package.json'));
+    const ext = process.platform === 'win32' ? 'dll' : process.platform === 'darwin' ? 'dylib' : 'so';
+    const file = `${process.platform === 'win32' ? '' : 'lib'}onnxruntime_providers_${name}.${ext}`;
+    return existsSync(join(root, 'bin', 'napi-v6', process.platform, process.arch, file));
+  } catch {
+    return false;
+  }
 }
 
 export function sessionOptions(runtime: ResolvedRuntime): InferenceSession.SessionOptions {
