@@ -1,5 +1,5 @@
 import { resolveServeArgument, type ServeOptions } from '@tiffin/core';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { reportError } from '../errors.js';
 import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
 import { serveWithReload } from '../serve/reload.js';
@@ -31,7 +31,12 @@ export function registerServe(program: Command): void {
       '<service>',
       'service module, e.g. service.ts or service.ts:myService (default export, else `svc`), or a built package tag (name[:version])',
     )
-    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', parsePort, 3000)
+    .addOption(
+      new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
+        .env('PORT')
+        .argParser(parsePort)
+        .default(3000),
+    )
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--reload', 'restart when a file in the service folder changes (development)')
     .option('--workers <n>', 'number of server processes sharing the port', parsePositiveInt, 1)
