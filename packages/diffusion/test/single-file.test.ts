@@ -74,6 +74,14 @@ describe('LDM key mapping', () => {
     for (const f of ['model.ckpt', 'x.PT', 'a.pth', 'pytorch_model.bin'])
       expect(() => assertNotPickle(f)).toThrow(/Python pickle .*executes code/);
     expect(() => singleFileToDiffusers('/nowhere/model.ckpt')).toThrow(SingleFileError);
+    const refused = (() => {
+      try {
+        assertNotPickle('model.ckpt');
+      } catch (e) {
+        return e as SingleFileError;
+      }
+    })();
+    expect([refused?.code, refused?.httpStatus]).toEqual(['PICKLE_REFUSED', 400]);
     const dir = mkdtempSync(join(tmpdir(), 'single-'));
     dirs.push(dir);
     const tok = tinyDir('sd1');

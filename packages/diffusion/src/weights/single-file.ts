@@ -21,7 +21,10 @@ const VAE = 'first_stage_model.';
 const CLIP_L = 'cond_stage_model.transformer.';
 const OPEN_CLIP = 'cond_stage_model.model.';
 
-export class SingleFileError extends InvalidArgument {}
+/** A checkpoint that cannot be used: a pickle (`code` PICKLE_REFUSED) or not an SD 1.x/2.x LDM file (BAD_CHECKPOINT). */
+export class SingleFileError extends InvalidArgument {
+  static override readonly code: string = 'BAD_CHECKPOINT';
+}
 
 /** `.ckpt`/`.pt`/`.pth`/`.bin` are Python pickles: unpickling runs code the file names. */
 export function assertNotPickle(path: string): void {
@@ -30,6 +33,7 @@ export function assertNotPickle(path: string): void {
     throw new SingleFileError(
       `${basename(path)} is a Python pickle (${ext}): loading one executes code stored in the file, so Tiffin never ` +
         'opens it. Use the .safetensors version of the checkpoint (most hubs offer one), or convert it once in a sandbox.',
+      { code: 'PICKLE_REFUSED' },
     );
 }
 
