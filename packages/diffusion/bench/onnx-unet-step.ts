@@ -187,6 +187,8 @@ if (torchStep && torchDump) {
   );
 }
 console.log(`load average after: ${load()}`);
+// ru_maxrss of this process: the onnxruntime session, its arena and the graph build (torch runs in its own process).
+console.log(`peak RSS (this process): ${(process.resourceUsage().maxRSS / 1024 / 1024).toFixed(2)} GB`);
 stopTorch();
 await session.release();
 rmSync(work, { recursive: true, force: true });
