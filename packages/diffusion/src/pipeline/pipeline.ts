@@ -93,7 +93,7 @@ function numberOption(v: number | undefined, def: number, name: string): number 
   return x;
 }
 
-/** Stable Diffusion 1.x / 2.x text-to-image and image-to-image on TensorFlow.js. */
+/** Stable Diffusion 1.x / 2.x text-to-image and image-to-image on onnxruntime or TensorFlow.js. */
 export class StableDiffusionPipeline {
   readonly tokenizer: ClipTokenizer;
   readonly textEncoder: TextEncoderModel;
