@@ -31,7 +31,7 @@ for (const [flavour, engine] of [
         engine === 'wasm'
           ? loadComponents(dir)
           : await loadOnnxComponents(dir, { cacheDir: join(dir, '.graphs'), log: () => {} });
-    });
+    }, 180_000);
     afterAll(() => {
       c?.textEncoder.dispose();
       c?.unet.dispose();

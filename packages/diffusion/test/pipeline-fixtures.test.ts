@@ -33,7 +33,7 @@ for (const [flavour, backend] of [
         onnx: { cacheDir: join(dir, '.graphs') },
         log: () => {},
       });
-    });
+    }, 180_000);
     afterAll(() => {
       pipe?.dispose();
       rmSync(dir, { recursive: true, force: true });

@@ -64,7 +64,7 @@ describe('reference LoRA on the tiny sd1 pipeline (onnxruntime)', () => {
     });
     file = readLoraFile(writeReferenceKohya(join(mkdtempSync(join(dir, 'lora-')), 'reference.safetensors')));
     base = await run();
-  });
+  }, 180_000);
   afterAll(() => {
     pipe?.dispose();
     rmSync(dir, { recursive: true, force: true });

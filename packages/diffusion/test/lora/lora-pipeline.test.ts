@@ -99,7 +99,7 @@ describe('reference LoRA on the tiny sd1 pipeline (lora.json images)', () => {
     pipe = await StableDiffusionPipeline.fromPretrained(dir, { backend: 'wasm', log: () => {} });
     file = readLoraFile(writeReferenceKohya(join(mkdtempSync(join(dir, 'lora-')), 'reference.safetensors')));
     base = await run();
-  });
+  }, 180_000);
   afterAll(() => {
     pipe?.dispose();
     rmSync(dir, { recursive: true, force: true });
