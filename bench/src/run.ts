@@ -33,3 +33,6 @@ console.log('\nNumpyNdarray 1k-float echo, 32 calls in flight, calls/s:');
 console.log(`  HTTP                          ${fmt(transports.http)}`);
 console.log(`  gRPC                          ${fmt(transports.grpc)}`);
 console.log(`  ratio gRPC/HTTP               ${fmt(transports.grpc / transports.http, 3)}x`);
+
+const { benchClients, printClients } = await import('./clients.js');
+printClients(await benchClients({ seconds: Math.max(2, Math.round(seconds / 2)) }));

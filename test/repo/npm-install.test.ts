@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkTarball, pack, pnpmScript, publishedPackages, withPnpmOnPath } from './packages.js';
+import { checkTarball, pack, pnpmScript, publishedPackages, run, withPnpmOnPath } from './packages.js';
 import { answers, freePort, readerEnv, ServerProcess } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,16 +20,16 @@ afterAll(async () => {
   await rm(WORK, { recursive: true, force: true });
 }, 180_000);
 
-beforeAll(() => {
+beforeAll(async () => {
   const pnpm = pnpmScript(ROOT);
   // `pnpm test` has just built everything (turbo then answers from its cache); alone, this builds.
-  execFileSync(process.execPath, [pnpm, 'exec', 'turbo', 'run', 'build', '--filter=./packages/*'], {
+  await run(process.execPath, [pnpm, 'exec', 'turbo', 'run', 'build', '--filter=./packages/*'], {
     cwd: ROOT,
     env: withPnpmOnPath(pnpm),
-    stdio: 'ignore',
     timeout: 900_000,
+    maxBuffer: 64 * 1024 * 1024,
   });
-  for (const pkg of PACKAGES) tarballs.set(pkg.name, pack(pnpm, pkg, WORK));
+  for (const pkg of PACKAGES) tarballs.set(pkg.name, await pack(pnpm, pkg, WORK));
 }, 900_000);
 
 /** A plain-JS service: a JSON API whose input is a zod model (@tiffin/io-json). */
@@ -97,9 +97,9 @@ describe('the packages as npm users get them', () => {
 
   it.each(PACKAGES.map((p) => p.name))(
     '%s passes publint (strict) and arethetypeswrong',
-    (name) => {
-      const result = checkTarball(ROOT, tarballs.get(name)!);
-      expect(result.ok, `${result.publint}\n${result.attw}`).toBe(true);
+    async (name) => {
+      const result = await checkTarball(ROOT, tarballs.get(name)!);
+      expect(result.ok, result.output).toBe(true);
     },
     300_000,
   );
@@ -119,7 +119,7 @@ describe('the packages as npm users get them', () => {
         },
       }),
     );
-    execFileSync(
+    await run(
       'npm',
       [
         'install',
@@ -130,7 +130,7 @@ describe('the packages as npm users get them', () => {
         'zod@4.6.7',
         ...tarballs.values(),
       ],
-      { cwd: PROJECT, env: readerEnv({}), stdio: 'ignore', timeout: 600_000 },
+      { cwd: PROJECT, env: readerEnv({}), timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
     );
     writeFileSync(join(PROJECT, 'orders.mjs'), JS_SERVICE);
     writeFileSync(join(PROJECT, 'sums.ts'), TS_SERVICE);

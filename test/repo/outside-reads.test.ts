@@ -53,6 +53,7 @@ describe('outside-read scanner', () => {
   it('leaves paths inside the repository, temp dirs and system files alone', () => {
     const inside = [
       "new URL('../fixtures/sd-reference', import.meta.url)",
+      "new URL('../../..', import.meta.url)",
       "join(CLI_DIR, '..', '..')",
       "join(tmpdir(), 'tiffin-')",
       "spawn('/usr/bin/env', ['node'])",

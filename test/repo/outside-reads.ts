@@ -45,12 +45,15 @@ function isTestFile(file: string): boolean {
 }
 
 /** Where a relative path in `file` lands, resolved from each base it may plausibly be read against. */
-function escapes(file: string, packageDir: string, relative: string): boolean {
+function escapes(file: string, packageDir: string, relative: string, fileRelative: boolean): boolean {
   const rel = relative.replace(/\\/g, '/');
   if (!/(?:^|\/)\.\.(?:\/|$)/.test(rel) || rel.startsWith('/')) return false;
-  // Config files (tsconfig "extends", JSON, YAML) name paths relative to themselves; code may also be
-  // run from its package's folder.
-  const bases = /\.(?:json|ya?ml)$/.test(file) ? [posix.dirname(file)] : [posix.dirname(file), packageDir];
+  // Config files (tsconfig "extends", JSON, YAML) and `new URL(x, import.meta.url)` name paths relative to
+  // the file; other code may also be run from its package's folder.
+  const bases =
+    fileRelative || /\.(?:json|ya?ml)$/.test(file)
+      ? [posix.dirname(file)]
+      : [posix.dirname(file), packageDir];
   return bases.some((base) => {
     const target = posix.normalize(posix.join(base === '.' ? '' : base, rel));
     // outside-reads: ignore (the test of a path, not a path)
@@ -103,12 +106,25 @@ interface Check {
   out: OutsideRead[];
 }
 
-function checkLiteral(check: Check, value: string, index: number): void {
+function checkLiteral(check: Check, value: string, index: number, fileRelative = false): void {
   const { file, packageDir, lines, out } = check;
   const line = lines.lineOf(index);
   if (lines.ignored(line)) return;
   if (MACHINE_PATH.test(value)) out.push({ file, line, rule: 'machine-path', text: value });
-  else if (escapes(file, packageDir, value)) out.push({ file, line, rule: 'climbs-out', text: value });
+  else if (escapes(file, packageDir, value, fileRelative))
+    out.push({ file, line, rule: 'climbs-out', text: value });
+}
+
+/** `new URL('<literal>', import.meta.url)`: the literal is relative to the file itself. */
+function isModuleRelativeUrl(node: ts.Node): boolean {
+  const parent = node.parent;
+  return (
+    parent !== undefined &&
+    ts.isNewExpression(parent) &&
+    parent.expression.getText() === 'URL' &&
+    parent.arguments?.[0] === node &&
+    parent.arguments[1]?.getText() === 'import.meta.url'
+  );
 }
 
 function scanScript(check: Check): void {
@@ -116,7 +132,10 @@ function scanScript(check: Check): void {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const visit = (node: ts.Node): void => {
     const pieces = literalPieces(node);
-    if (pieces) for (const piece of pieces) checkLiteral(check, piece, node.getStart(source));
+    if (pieces) {
+      const fileRelative = isModuleRelativeUrl(node);
+      for (const piece of pieces) checkLiteral(check, piece, node.getStart(source), fileRelative);
+    }
     // join(here, '..', '..', 'shared') / resolve(dir, '../..', 'x'): consecutive literal arguments are one path.
     if ((ts.isCallExpression(node) || ts.isNewExpression(node)) && node.arguments) {
       let run: string[] = [];

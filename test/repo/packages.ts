@@ -1,6 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+
+/** Async, so a long child never blocks the test worker's event loop (vitest talks to it over RPC). */
+export const run = promisify(execFile);
 
 /** Packing the workspace's packages the way they are published, and checking them with publint and attw. */
 
@@ -39,31 +43,35 @@ export function withPnpmOnPath(pnpm: string): NodeJS.ProcessEnv {
 }
 
 /** `pnpm pack` (workspace:* becomes the real version, publishConfig applied) into `dest`; the tarball path. */
-export function pack(pnpm: string, pkg: WorkspacePackage, dest: string): string {
-  const out = execFileSync(process.execPath, [pnpm, 'pack', '--pack-destination', dest], {
+export async function pack(pnpm: string, pkg: WorkspacePackage, dest: string): Promise<string> {
+  const { stdout } = await run(process.execPath, [pnpm, 'pack', '--pack-destination', dest], {
     cwd: pkg.dir,
     encoding: 'utf8',
     timeout: 120_000,
   });
-  const tarball = out
+  const tarball = stdout
     .trim()
     .split('\n')
     .reverse()
-    .find((line) => line.trim().endsWith('.tgz'));
-  if (!tarball) throw new Error(`pnpm pack printed no tarball for ${pkg.name}:\n${out}`);
-  return tarball.trim().startsWith('/') ? tarball.trim() : join(dest, tarball.trim());
+    .find((line) => line.trim().endsWith('.tgz'))
+    ?.trim();
+  if (!tarball) throw new Error(`pnpm pack printed no tarball for ${pkg.name}:\n${stdout}`);
+  return tarball.startsWith('/') ? tarball : join(dest, tarball);
 }
 
 /** Runs a checker CLI from the repository's dev dependencies; its exit status and output. */
-export function runChecker(root: string, bin: string, args: string[]): { ok: boolean; output: string } {
+async function runChecker(
+  root: string,
+  bin: string,
+  args: string[],
+): Promise<{ ok: boolean; output: string }> {
   try {
-    const output = execFileSync(join(root, 'node_modules', '.bin', bin), args, {
+    const { stdout, stderr } = await run(join(root, 'node_modules', '.bin', bin), args, {
       encoding: 'utf8',
       timeout: 180_000,
-      stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
     });
-    return { ok: true, output };
+    return { ok: true, output: stdout + stderr };
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
     return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
@@ -74,8 +82,10 @@ export function runChecker(root: string, bin: string, args: string[]): { ok: boo
  * The packages are ESM only (Node ≥ 20.19 can `require()` them), so attw checks the ESM resolution modes:
  * its `esm-only` profile. publint runs in strict mode (suggestions fail too).
  */
-export function checkTarball(root: string, tarball: string): { publint: string; attw: string; ok: boolean } {
-  const publint = runChecker(root, 'publint', ['--strict', tarball]);
-  const attw = runChecker(root, 'attw', [tarball, '--profile', 'esm-only', '--format', 'ascii']);
-  return { publint: publint.output, attw: attw.output, ok: publint.ok && attw.ok };
+export async function checkTarball(root: string, tarball: string): Promise<{ output: string; ok: boolean }> {
+  const [publint, attw] = await Promise.all([
+    runChecker(root, 'publint', ['--strict', tarball]),
+    runChecker(root, 'attw', [tarball, '--profile', 'esm-only', '--format', 'ascii']),
+  ]);
+  return { output: `${publint.output}\n${attw.output}`, ok: publint.ok && attw.ok };
 }

@@ -20,6 +20,8 @@ interface ServeFlags {
   grpc?: boolean;
   grpcPort: number;
   http: boolean;
+  apiToken?: string;
+  metricsAuth?: boolean;
 }
 
 /** `tiffin serve <service.ts[:export]>` */
@@ -48,6 +50,11 @@ export function registerServe(program: Command): void {
     .option('--grpc', 'also serve the APIs over gRPC (bentoml.grpc.v1 protocol)')
     .option('--grpc-port <port>', 'gRPC port (with --grpc)', parsePort, 3001)
     .option('--no-http', 'with --grpc: serve gRPC only')
+    .option(
+      '--api-token <token>',
+      'require `Authorization: Bearer <token>` on API calls, / and /docs.json (and gRPC calls); default $TIFFIN_API_TOKEN',
+    )
+    .option('--metrics-auth', 'with a token: require it for /metrics too')
     .action(async (spec: string, flags: ServeFlags) => {
       try {
         if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
@@ -60,6 +67,8 @@ export function registerServe(program: Command): void {
           maxConcurrency: flags.maxConcurrency,
           maxBodySize: flags.maxBodySize,
           metrics: flags.metrics,
+          apiToken: flags.apiToken,
+          metricsAuth: flags.metricsAuth,
           cors: flags.cors
             ? {
                 enabled: true,

@@ -28,6 +28,7 @@ export async function serveInProcess(
   const rpc: GrpcServerHandle = await serveGrpc(service, {
     host: options.host,
     port: grpc.port,
+    apiToken: options.apiToken,
     // The HTTP server already ran the startup hooks; gRPC metrics join its /metrics registry.
     runStartupHooks: !http,
     metricsRegistry: http?.app.metrics.registry,

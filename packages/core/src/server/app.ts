@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
+import { registerInferenceProtocol } from '../inference-protocol/routes.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { Service } from '../service/service.js';
+import { bearerAuth } from './auth.js';
 import { DirectExchange, type Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { JsonLineLogger, type Logger, silentLogger } from './logger.js';
@@ -44,9 +46,16 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const isReady = () => lifecycle.isReady;
   const apiHandlers = new Map<string, (ctx: Exchange) => Promise<void>>();
   for (const api of service.apis.values()) {
-    const handler = apiHandler(api, { service, maxBodySize: resolved.maxBodySize, isReady });
-    apiHandlers.set(api.route, handler);
-    routes.add(api.route, { POST: handler }, api);
+    const handler = apiHandler(api, {
+      service,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      isReady,
+    });
+    // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
+    // The direct path (below) serves POST APIs only.
+    if (api.input.httpMethods.includes('POST')) apiHandlers.set(api.route, handler);
+    routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
   }
   let docsJson: string | undefined;
   routes.add('/docs.json', {
@@ -62,6 +71,15 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     routes.add('/', { GET: page.index });
     for (const path of page.assetPaths()) routes.add(path, { GET: page.asset });
   }
+  if (resolved.inferenceProtocol) {
+    const infer = registerInferenceProtocol(routes, {
+      service,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      isReady,
+    });
+    for (const [path, handler] of infer) apiHandlers.set(path, handler);
+  }
   routes.add('/livez', { GET: liveHandler });
   routes.add('/healthz', { GET: liveHandler });
   routes.add('/readyz', { GET: readyHandler(isReady) });
@@ -75,6 +93,9 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     metrics: resolved.metrics ? metrics : undefined,
     logger,
     cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
+    auth: resolved.apiToken
+      ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
+      : undefined,
   });
   const app = new Koa<RequestState>();
   app.use((ctx) => pipeline(ctx, () => routes.dispatch(ctx)));

@@ -1,4 +1,10 @@
-import { BadInput, type ErrorBody, internalErrorBody, isTiffinError } from '../errors/index.js';
+import {
+  BadInput,
+  clientMessage,
+  type ErrorBody,
+  internalErrorBody,
+  isTiffinError,
+} from '../errors/index.js';
 import type { Logger } from './logger.js';
 
 export interface ErrorAnswer {
@@ -44,10 +50,15 @@ export function errorAnswer(err: unknown, requestId: string, logger: Logger): Er
         stack: err.stack,
       });
     }
-    return { status, body: err.toBody() };
+    const body = err.toBody();
+    body.error = clientMessage(body.error);
+    return { status, body };
   }
   if (isExposedClientError(err)) {
-    return { status: err.status, body: { error: err.message, type: 'BadInput', code: BadInput.code } };
+    return {
+      status: err.status,
+      body: { error: clientMessage(err.message), type: 'BadInput', code: BadInput.code },
+    };
   }
   const e = err instanceof Error ? err : new Error(String(err));
   logger.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });

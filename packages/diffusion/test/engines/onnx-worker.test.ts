@@ -34,7 +34,7 @@ const job = (seed: number): JobInput => ({
   width: 24,
 });
 const request = (seed: number): Text2ImgRequest => ({ ...params, seed, height: 16, width: 24 });
-const pixels = (outcome: JobOutcome) => Buffer.from(outcome.image.data);
+const pixels = (outcome: JobOutcome) => Buffer.from(outcome.images[0].data);
 
 let host: ModelWorkerHost;
 let reference: StableDiffusionPipeline;
@@ -75,7 +75,9 @@ describe('model worker on onnxruntime', () => {
     const withBase = Buffer.from((await reference.text2img(request(7))).images[0].data);
     const before = pixels(await host.run('r1', job(7)));
     expect(before.equals(withBase)).toBe(true);
-    const lora = pixels(await host.run('r2', job(7), { loraPath: styleLora }));
+    const lora = pixels(
+      await host.run('r2', job(7), { loras: [{ path: styleLora, name: 'style.safetensors', weight: 1 }] }),
+    );
     expect(lora.equals(before)).toBe(false);
     const file = new LoraCache(1).get(styleLora);
     const expected = (await reference.text2img({ ...request(7), lora: { file, mode: 'unfused' } })).images[0];

@@ -4,6 +4,7 @@ import {
   BadInput,
   type Context,
   type DataFrameMessage,
+  DEFAULT_LIMITS,
   type DescriptorSpec,
   type HttpRequest,
   type HttpResponse,
@@ -13,6 +14,8 @@ import {
   type RequestBodyObject,
   type ResponseObject,
   type SchemaObject,
+  type TableRow,
+  type WireTypes,
 } from '@tiffin/core';
 import { frameView, isDataFrame, tableToDanfo } from '../danfo/convert.js';
 import { type DataFrame, loadDanfo } from '../danfo/load.js';
@@ -40,7 +43,7 @@ import { protoPayload } from './proto-payload.js';
 import { respond } from './response.js';
 import { specArgs } from './spec-args.js';
 
-export interface PandasDataFrameOptions {
+export interface PandasDataFrameOptions<F extends Format = Format> {
   /** JSON layout of requests and responses (default `records`). */
   orient?: Orient;
   /** Column names, applied to incoming data when `apply_column_names` is set. */
@@ -54,14 +57,22 @@ export interface PandasDataFrameOptions {
   shape?: readonly number[] | number | null;
   enforce_shape?: boolean;
   /** Response format, and request format when the Content-Type names none (default `json`). */
-  default_format?: Format;
+  default_format?: F;
 }
 
 const OWNER = 'PandasDataFrame';
 
 /** A table on the wire (JSON in six orients, CSV or Parquet) ↔ a danfojs-node DataFrame. */
-export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
+export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<DataFrame, DataFrame> {
   static override readonly descriptorId = 'tiffin.io.PandasDataFrame';
+  /**
+   * Clients send row objects or a column map (sent as JSON in this descriptor's orient); they get rows
+   * back for JSON output, the CSV/Parquet file as a Blob otherwise.
+   */
+  declare readonly '~wire'?: WireTypes<
+    TableRow[] | Record<string, unknown[]>,
+    F extends 'json' ? TableRow[] : Blob
+  >;
   readonly protoFields = ['dataframe'] as const;
   readonly orient: Orient;
   readonly columns: string[] | null;
@@ -73,7 +84,7 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
   readonly defaultFormat: Format;
   private sampleView: FrameView | undefined;
 
-  constructor(options: PandasDataFrameOptions = {}) {
+  constructor(options: PandasDataFrameOptions<F> = {}) {
     super();
     this.orient = resolveOrient(options.orient, OWNER);
     this.columns = options.columns ? [...options.columns] : null;
@@ -99,17 +110,20 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
   }
 
   /** Decode one body in `format` to a typed table (no danfo yet). */
-  async decode(body: Buffer, format: Format): Promise<Table> {
+  async decode(body: Buffer, format: Format, maxDepth: number = DEFAULT_LIMITS.maxDepth): Promise<Table> {
     if (format === 'parquet') return tableFromParquet(body, OWNER);
     const policy = { dtype: this.dtype, enforceDtype: this.enforceDtype, owner: OWNER };
     if (format === 'csv') return typeRawTable(rawTableFromCsv(body, OWNER), { ...policy, source: 'csv' });
-    const raw = rawTableFromJson(parseJsonBody(body, OWNER), this.orient, OWNER);
+    const raw = rawTableFromJson(parseJsonBody(body, OWNER, maxDepth), this.orient, OWNER);
     return typeRawTable(raw, { ...policy, source: 'json' });
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<DataFrame> {
     const format = requestFormat(request.contentType, this.defaultFormat);
-    const [dfd, table] = await Promise.all([loadDanfo(), request.body().then((b) => this.decode(b, format))]);
+    const [dfd, table] = await Promise.all([
+      loadDanfo(),
+      request.body().then((b) => this.decode(b, format, request.limits.maxDepth)),
+    ]);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];
     return tableToDanfo(dfd, table, OWNER);

@@ -11,6 +11,7 @@ import {
   type ResponseObject,
   type SchemaObject,
   type SeriesMessage,
+  type WireTypes,
 } from '@tiffin/core';
 import { isSeries, seriesFromValues, seriesView } from '../danfo/convert.js';
 import { loadDanfo, type Series } from '../danfo/load.js';
@@ -60,6 +61,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** One-dimensional labelled values on the wire (JSON) ↔ a danfojs-node Series. */
 export class PandasSeries extends IODescriptor<Series, Series> {
   static override readonly descriptorId = 'tiffin.io.PandasSeries';
+  /** Clients send the values (a list, or an object label → value) and get the values back as a list. */
+  declare readonly '~wire'?: WireTypes<unknown[] | Record<string, unknown>, unknown[]>;
   readonly protoFields = ['series'] as const;
   readonly orient: Orient;
   readonly dtype: Dtype | boolean | null;
@@ -162,7 +165,7 @@ export class PandasSeries extends IODescriptor<Series, Series> {
 
   async fromHttpRequest(request: HttpRequest): Promise<Series> {
     const [dfd, body] = await Promise.all([loadDanfo(), request.body()]);
-    const raw = this.rawFromJson(parseJsonBody(body, OWNER));
+    const raw = this.rawFromJson(parseJsonBody(body, OWNER, request.limits.maxDepth));
     const { dtype, values } = this.typed(raw);
     this.checkShape(values.length, BadInput);
     return seriesFromValues(dfd, values, raw.index, dtype, raw.name, OWNER);

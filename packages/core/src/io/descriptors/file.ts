@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { Readable } from 'node:stream';
-import { BadInput, InternalServerError, InvalidArgument } from '../../errors/index.js';
+import { BadInput, InternalServerError, InvalidArgument, truncateForMessage } from '../../errors/index.js';
 import type { FileMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import { parseMediaType } from '../../http/media-type.js';
 import type { HttpRequest } from '../../http/request.js';
@@ -15,6 +15,7 @@ import type {
   ResponseObject,
   SchemaObject,
 } from '../openapi.js';
+import type { BinarySource, WireTypes } from '../wire-types.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
 export interface FileOptions {
@@ -51,6 +52,8 @@ const DEFAULT_KIND = 'application/octet-stream';
  */
 export class File extends IODescriptor<FileInput, FileOutput> {
   static override readonly descriptorId = 'tiffin.io.File';
+  /** Clients send bytes, a Blob or a file path, and get a Blob (with the response's type) back. */
+  declare readonly '~wire'?: WireTypes<BinarySource, Blob>;
   readonly protoFields: readonly ProtoField[] = ['file'];
   readonly kind: 'binaryio';
   readonly mime_type: string | null;
@@ -89,7 +92,7 @@ export class File extends IODescriptor<FileInput, FileOutput> {
     if (!header || !mt) {
       throw new BadInput(
         header
-          ? `File input has a malformed Content-Type header: '${header}'`
+          ? `File input has a malformed Content-Type header: '${truncateForMessage(header)}'`
           : 'File input requires a Content-Type header (the file type, or multipart/form-data)',
       );
     }
@@ -98,7 +101,9 @@ export class File extends IODescriptor<FileInput, FileOutput> {
       if (parts.length === 0) throw new BadInput('no File found in multipart form');
       const match = parts.find((p) => this.accepts(p.headers.get('content-type')));
       if (!match) {
-        const got = parts.map((p) => p.headers.get('content-type') ?? '(none)').join(', ');
+        const got = truncateForMessage(
+          parts.map((p) => p.headers.get('content-type') ?? '(none)').join(', '),
+        );
         throw new BadInput(
           `The File IO descriptor requires input to be of Content-Type '${this.mime_type}', got files with content types ${got}`,
         );
@@ -107,7 +112,7 @@ export class File extends IODescriptor<FileInput, FileOutput> {
     }
     if (!this.accepts(header)) {
       throw new BadInput(
-        `File should have Content-Type '${this.mime_type}' or 'multipart/form-data', got ${header} instead`,
+        `File should have Content-Type '${this.mime_type}' or 'multipart/form-data', got ${truncateForMessage(header)} instead`,
       );
     }
     return { bytes: await request.body(), filename: '<request body>', contentType: header };

@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { BadInput, InternalServerError, InvalidArgument, NotImplementedError } from '../../errors/index.js';
+import {
+  BadInput,
+  InternalServerError,
+  InvalidArgument,
+  NotImplementedError,
+  truncateForMessage,
+} from '../../errors/index.js';
 import type { MultipartMessage, PartMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import { parseMediaType } from '../../http/media-type.js';
 import { BufferedHttpRequest, type FormPart, type HttpRequest } from '../../http/request.js';
@@ -19,6 +25,7 @@ import type {
   ResponseObject,
   SchemaObject,
 } from '../openapi.js';
+import type { WireReceive, WireSend, WireTypes } from '../wire-types.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
 /** The children of a Multipart, by part name, in declaration order. */
@@ -43,6 +50,11 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
   MultipartOutput<F>
 > {
   static override readonly descriptorId = 'tiffin.io.Multipart';
+  /** Clients send and receive one value per part, each as its child descriptor's. */
+  declare readonly '~wire'?: WireTypes<
+    { [K in keyof F]: WireSend<F[K]> },
+    { [K in keyof F]: WireReceive<F[K]> }
+  >;
   readonly protoFields: readonly ProtoField[] = ['multipart'];
   readonly fields: Readonly<F>;
 
@@ -83,7 +95,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     if (!header) throw new BadInput('Multipart input requires a Content-Type header (multipart/form-data)');
     if (request.contentType?.essence !== 'multipart/form-data') {
       throw new BadInput(
-        `Multipart only accepts \`multipart/form-data\` as Content-Type header, got ${header} instead.`,
+        `Multipart only accepts \`multipart/form-data\` as Content-Type header, got ${truncateForMessage(header)} instead.`,
       );
     }
     const parts = await request.formData();
@@ -95,7 +107,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     if (missing.length > 0) {
       const received = [...byName.keys()];
       throw new BadInput(
-        `Multipart input is missing part(s) ${missing.map((m) => `'${m}'`).join(', ')}: expected parts ${expected.join(', ')}; received ${received.length ? received.join(', ') : '(none)'}`,
+        `Multipart input is missing part(s) ${missing.map((m) => `'${m}'`).join(', ')}: expected parts ${expected.join(', ')}; received ${received.length ? truncateForMessage(received.join(', ')) : '(none)'}`,
         { detail: { expected, received, missing } },
       );
     }

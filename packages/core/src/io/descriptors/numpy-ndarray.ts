@@ -1,8 +1,15 @@
 import { isAscii } from 'node:buffer';
-import { BadInput, InternalServerError, InvalidArgument, isTiffinError } from '../../errors/index.js';
+import {
+  BadInput,
+  InternalServerError,
+  InvalidArgument,
+  isTiffinError,
+  truncateForMessage,
+} from '../../errors/index.js';
 import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
+import { checkJsonDepth } from '../../limits/depth.js';
 import { DTypeConversionError, RaggedArrayError } from '../../ndarray/convert.js';
 import {
   canCastSameKind,
@@ -20,6 +27,7 @@ import { NDArray, type NestedArray, resolveShape } from '../../ndarray/ndarray.j
 import type { Context } from '../../service/context.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJsonBytes } from '../json/parse.js';
+import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
 
 /** An integer literal of 16+ digits (not the fraction or mantissa of a float literal). */
 const FLOAT_LITERAL = /[.eE]/;
@@ -100,6 +108,8 @@ const FIELD_DTYPE: Record<ValueField, DType> = {
  */
 export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   static override readonly descriptorId = 'tiffin.io.NumpyNdarray';
+  /** Clients send an NDArray, a typed array or nested arrays, and get nested arrays back. */
+  declare readonly '~wire'?: WireTypes<NDArraySource, NestedList>;
   readonly protoFields: readonly ProtoField[] = ['ndarray'];
   readonly dtype: DType | null;
   readonly shape: readonly number[] | null;
@@ -155,11 +165,12 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
 
   async fromHttpRequest(request: HttpRequest): Promise<NDArray> {
     const body = await request.body();
-    const fast = this.fromBodyFast(body);
+    const maxDepth = request.limits.maxDepth;
+    const fast = this.fromBodyFast(body, maxDepth);
     if (fast) return this.validate(fast);
     let parsed: unknown;
     try {
-      parsed = parseJsonBytes(body, { exact: true });
+      parsed = parseJsonBytes(body, { exact: true, maxDepth });
     } catch (err) {
       throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
     }
@@ -174,7 +185,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
    * words them better), values a float dtype cannot take (the fallback inference must see exact literals) —
    * returns null for the exact path.
    */
-  private fromBodyFast(body: Buffer): NDArray | null {
+  private fromBodyFast(body: Buffer, maxDepth: number): NDArray | null {
     if (!isAscii(body)) return null;
     const text = body.toString('latin1');
     const floatTarget = this.dtype !== null && isFloatDType(this.dtype);
@@ -185,6 +196,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     } catch {
       return null;
     }
+    checkJsonDepth(parsed, text.length, maxDepth, 'NumpyNdarray input');
     if (!floatTarget) return this.toArray(parsed, 'NumpyNdarray input');
     try {
       return NDArray.from(parsed, this.dtype!);
@@ -394,10 +406,10 @@ function protoEnumName(value: NDArrayDType | number | undefined): NDArrayDType {
   if (value === undefined || value === null) return 'DTYPE_UNSPECIFIED';
   if (typeof value === 'number') {
     const name = PROTO_ENUM[value];
-    if (!name) throw new BadInput(`${value} is invalid.`);
+    if (!name) throw new BadInput(`${truncateForMessage(String(value))} is invalid.`);
     return name;
   }
-  if (!PROTO_ENUM.includes(value)) throw new BadInput(`${value} is invalid.`);
+  if (!PROTO_ENUM.includes(value)) throw new BadInput(`${truncateForMessage(String(value))} is invalid.`);
   return value;
 }
 

@@ -1,9 +1,11 @@
 import { GatewayTimeout } from '../../errors/index.js';
+import type { AuthCheck } from '../auth.js';
 import type { Exchange } from '../exchange.js';
 import { LazyAbort } from '../lazy-abort.js';
 import type { AppLifecycle } from '../lifecycle.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ServerMetrics } from '../metrics.js';
+import { NOSNIFF } from '../raw-answers.js';
 import { requestIdFor } from '../request-id.js';
 import type { RouteTable } from '../routes/route-table.js';
 import { type ConcurrencyGate, UNLIMITED_PATHS } from './concurrency-gate.js';
@@ -28,6 +30,8 @@ export interface RequestPipelineDeps {
   logger: Logger;
   /** Runs before the concurrency gate (so refused preflights and CORS headers never take a permit). */
   cors: PipelineStage | undefined;
+  /** Bearer-token check (absent when no token is set); after CORS, so a 401 still carries CORS headers. */
+  auth: AuthCheck | undefined;
 }
 
 const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/readyz']);
@@ -40,11 +44,15 @@ const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/ready
  * an async frame, a closure and header work per request.
  */
 export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
-  const { routes, lifecycle, gate, metrics, logger, cors } = deps;
+  const { routes, lifecycle, gate, metrics, logger, cors, auth } = deps;
   const logging = logger !== silentLogger;
   const deadlines = new Deadlines();
 
   const routed = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
+    if (auth) {
+      const denied = auth(ctx.path, ctx.get('authorization'));
+      if (denied) throw denied;
+    }
     // Health paths skip the concurrency gate (D5), not the deadline (spec 10.6: it applies to every path).
     if (UNLIMITED_PATHS.has(ctx.path)) return runWithDeadline(ctx, dispatch);
     const release = gate.enter();
@@ -95,6 +103,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     state.startedAt = start;
     // One listener per request; the others register callbacks in `onClose`.
     const res = ctx.res;
+    res.setHeader(NOSNIFF[0], NOSNIFF[1]);
     // `on`, not `once`: the response is used once anyway, and once() wraps the listener per request.
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));

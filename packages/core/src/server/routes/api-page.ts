@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type Koa from 'koa';
-import { NotFound } from '../../errors/index.js';
+import { NotFound, truncateForMessage } from '../../errors/index.js';
 import type { RequestState } from '../state.js';
 
 /** Swagger UI files served from the installed package (no CDN): name → content type. */
@@ -26,6 +26,30 @@ const INITIALIZER = `window.onload = function () {
   });
 };
 `;
+
+/**
+ * The page loads only its own files: Swagger UI's bundle and initializer are served from here (no inline
+ * script), its CSS uses inline style attributes and data: images, and it fetches ./docs.json and the APIs.
+ * Framing is refused (clickjacking), both by CSP and by the older X-Frame-Options.
+ */
+const PAGE_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  [
+    'content-security-policy',
+    [
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self' 'unsafe-inline'",
+      "img-src 'self' data:",
+      "font-src 'self' data:",
+      "connect-src 'self'",
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+  ],
+  ['x-frame-options', 'DENY'],
+  ['referrer-policy', 'no-referrer'],
+];
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -68,6 +92,7 @@ export class ApiPage {
   readonly index = (ctx: Koa.ParameterizedContext<RequestState>): void => {
     ctx.status = 200;
     ctx.type = 'text/html; charset=utf-8';
+    for (const [name, value] of PAGE_HEADERS) ctx.set(name, value);
     ctx.body = this.html;
   };
 
@@ -86,7 +111,7 @@ export class ApiPage {
       return;
     }
     const type = ASSETS[name];
-    if (!type) throw new NotFound(`Not Found: no asset ${name}`);
+    if (!type) throw new NotFound(`Not Found: no asset ${truncateForMessage(name)}`);
     let bytes = this.cache.get(name);
     if (!bytes) {
       this.distDir ??= swaggerDistDir();

@@ -1,4 +1,5 @@
 import { PayloadTooLarge, ServiceUnavailable } from '../../errors/index.js';
+import type { Limits } from '../../limits/limits.js';
 import { Context } from '../../service/context.js';
 import type { InferenceApi, Service } from '../../service/service.js';
 import type { Exchange } from '../exchange.js';
@@ -8,7 +9,16 @@ import { writeResponse } from '../write-response.js';
 export interface ApiRouteDeps {
   service: Service;
   maxBodySize: number;
+  limits: Readonly<Limits>;
   isReady: () => boolean;
+}
+
+/**
+ * Calls an API with its decoded input: the one place every transport (the native route, the Open Inference
+ * Protocol) hands a value to an API function.
+ */
+export function invokeApi(api: InferenceApi, input: unknown, context: Context): Promise<unknown> {
+  return Promise.resolve(api.fn(input as never, context));
 }
 
 /**
@@ -25,6 +35,7 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
     const request = adaptRequest(ctx.req, ctx.url, {
       maxBodySize: deps.maxBodySize,
       abort: ctx.state.abort,
+      limits: deps.limits,
     });
     const context = new Context(request, deps.service.state, ctx.state.requestId);
     // The temp dir lives until the response (possibly streamed) is over.
@@ -32,8 +43,8 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
       if (context.usedTempDir) context.dispose().catch(() => {});
     });
     const input = await api.input.fromHttpRequest(request);
-    const result = await api.fn(input, context);
-    const response = await api.output.toHttpResponse(result, context);
+    const result = await invokeApi(api, input, context);
+    const response = await api.output.toHttpResponse(result as never, context);
     if (ctx.state.timedOut) return;
     writeResponse(ctx, response);
   };
