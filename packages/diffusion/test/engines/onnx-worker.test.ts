@@ -26,6 +26,10 @@ const params = {
   num_inference_steps: 2,
   guidance_scale: 7.5,
   eta: 0,
+  scheduler: null,
+  num_images_per_prompt: 1,
+  guidance_rescale: 0,
+  clip_skip: 0,
 };
 const job = (seed: number): JobInput => ({
   kind: 'text2img',
