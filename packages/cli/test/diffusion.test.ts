@@ -1,7 +1,9 @@
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { caption, readScene, type SceneSpec } from '@tiffin/demo-model';
 import { writeTinyPipeline } from '@tiffin/diffusion';
+import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnTiffin } from './cli-process.js';
 
@@ -141,6 +143,51 @@ describe('tiffin diffusion start', () => {
       await proc.done;
     }
   }, 60_000);
+
+  it('serves the bundled demo model for `demo`: /text2img draws the background the prompt asks for', async () => {
+    const proc = tiffin(['diffusion', 'start', 'demo', '--port', '0'], {
+      TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-cli-home-')),
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        proc.child.stdout?.on('data', (c: Buffer) => {
+          out += c.toString();
+          const m = /"msg":"ready","url":"([^"]+)"/.exec(out);
+          if (m) resolve(m[1]);
+        });
+        proc.done.then((r) => reject(new Error(`exited: ${r.stderr}`)));
+      });
+      const scenes: SceneSpec[] = [
+        { shape: 'circle', colour: 'red', size: 'large', position: 'centre', background: 'black' },
+        { shape: 'square', colour: 'blue', size: 'medium', position: 'top left', background: 'white' },
+      ];
+      for (const [i, scene] of scenes.entries()) {
+        const res = await fetch(`${url}/text2img`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            prompt: caption(scene),
+            num_inference_steps: 20,
+            guidance_scale: 4,
+            seed: i,
+          }),
+        });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('image/jpeg');
+        const { data, info } = await sharp(Buffer.from(await res.arrayBuffer()))
+          .raw()
+          .toBuffer({ resolveWithObject: true });
+        expect([info.width, info.height, info.channels]).toEqual([64, 64, 3]);
+        expect(readScene({ width: 64, height: 64, data: new Uint8Array(data) }).background).toBe(
+          scene.background,
+        );
+      }
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.done;
+    }
+  }, 120_000);
 
   it('--backend webgpu without its optional packages fails in one line naming them, before touching the model', async () => {
     // An unreachable hub and a model id not in the store: reaching the model would give a hub error instead.

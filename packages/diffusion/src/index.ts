@@ -38,6 +38,7 @@ export * from './schedulers/index.js';
 export * from './service/index.js';
 export type { TinyFlavour } from './tiny/tiny-configs.js';
 export { type WriteTinyPipelineOptions, writeTinyPipeline } from './tiny/write-tiny-pipeline.js';
+export { clipVocabFromMerges } from './tokenizer/byte-symbols.js';
 export { ClipTokenizer, type ClipTokenizerOptions } from './tokenizer/clip-tokenizer.js';
 export { detInput, detUniform, detWeight, fnv1a32 } from './weights/deterministic.js';
 export { componentWeightFiles, ModelFolderError, type ModelIndex, readModelIndex } from './weights/folder.js';

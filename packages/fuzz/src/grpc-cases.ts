@@ -75,7 +75,7 @@ function lengthDelimited(tag: number, body: Buffer): Buffer {
 
 /** `Request{ api_name, json: [[[…1…]]] }` nested `depth` lists deep, written as protobuf wire bytes. */
 function deepJsonBytes(apiName: string, depth: number): Buffer {
-  let value = Buffer.from([0x11, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]); // Value{number_value: 1}
+  let value: Buffer = Buffer.from([0x11, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]); // Value{number_value: 1}
   for (let i = 0; i < depth; i++) value = lengthDelimited(0x32, lengthDelimited(0x0a, value)); // Value{list_value{values}}
   return Buffer.concat([lengthDelimited(0x0a, Buffer.from(apiName)), lengthDelimited(0x4a, value)]);
 }

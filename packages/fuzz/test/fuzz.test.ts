@@ -11,8 +11,16 @@ afterAll(async () => {
 });
 
 describe('fuzz: hostile requests at every descriptor, HTTP and gRPC', () => {
-  it('answers a seeded run of hostile requests without a 5xx, an INTERNAL, a hang or a crash', async () => {
-    const report = await fuzz(target, { requests: 1500, seed: 13, concurrency: 8, grpcShare: 0.12 });
+  it('answers a seeded run of hostile requests without a 5xx, an INTERNAL, a lost request or a crash', async () => {
+    // No timing threshold here (the box may be loaded): a hang is a request with no answer in a minute.
+    // `pnpm fuzz` reports answers slower than 5 s.
+    const report = await fuzz(target, {
+      requests: 1500,
+      seed: 13,
+      concurrency: 8,
+      grpcShare: 0.12,
+      hangMs: 60_000,
+    });
     expect(target.exit, target.stderr().slice(-2000)).toBeNull();
     expect(report.findings, JSON.stringify(report.findings.slice(0, 10), null, 1)).toEqual([]);
     expect(report.sent).toBe(1500);

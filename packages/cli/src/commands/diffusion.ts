@@ -10,6 +10,7 @@ import {
   type ServiceModuleLoader,
   serve,
 } from '@tiffin/core';
+import { demoModelDir } from '@tiffin/demo-model';
 import {
   assertBackendPackages,
   BACKEND_NAMES,
@@ -27,7 +28,9 @@ import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '
 import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
 import { type ContainerizeFlags, containerizeOptions, containerizePackage } from './containerize.js';
 
-const SUPPORTED_PIPELINES = ['stable-diffusion'];
+/** `demo` is Stable Diffusion too: the small model trained by the project, shipped in @tiffin/demo-model. */
+const DEMO = 'demo';
+const SUPPORTED_PIPELINES = ['stable-diffusion', DEMO];
 /** Names we recognise but cannot serve yet: each gets a clear error instead of "unknown". */
 const NOT_YET_SUPPORTED: Record<string, string> = {
   'stable-diffusion-xl':
@@ -96,8 +99,12 @@ function parseMultipleOf8(value: string): number {
   return n;
 }
 
-/** A local folder as it is; a hub id from the model store, downloaded into it (progress on stderr) when absent. */
-async function resolveModel(flags: ModelFlags): Promise<ResolvedModel> {
+/**
+ * `demo`: the bundled demo model's folder. Otherwise a local folder as it is; a hub id from the model
+ * store, downloaded into it (progress on stderr) when absent.
+ */
+async function resolveModel(flags: ModelFlags, pipelineName: string): Promise<ResolvedModel> {
+  if (pipelineName === DEMO) return { dir: demoModelDir(), downloaded: false };
   const bar = downloadProgressBar();
   try {
     const model = await resolveDiffusionModel({
@@ -131,7 +138,7 @@ export function registerDiffusion(program: Command): void {
       .description(
         'Serve POST /text2img (or /img2img) for a Stable Diffusion model, downloading it first if needed',
       )
-      .argument('<pipeline>', 'stable-diffusion'),
+      .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
   )
     .option('--lora-weights <file>', 'LoRA merged at start; its folder is also a LoRA directory for requests')
     .option(
@@ -176,7 +183,7 @@ export function registerDiffusion(program: Command): void {
         assertBackendPackages(flags.backend);
         if (flags.loraWeights && !existsSync(flags.loraWeights))
           throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
-        const model = await resolveModel(flags);
+        const model = await resolveModel(flags, name);
         const { service } = createDiffusionService({
           modelDir: model.dir,
           pipeline: flags.pipeline,
@@ -208,11 +215,11 @@ export function registerDiffusion(program: Command): void {
       .description(
         'Download a model from the hub into the model store without serving it (resumes an interrupted download)',
       )
-      .argument('<pipeline>', 'stable-diffusion'),
+      .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
   ).action(async (name: string, flags: ModelFlags) => {
     try {
       checkPipelineName(name);
-      const model = await resolveModel(flags);
+      const model = await resolveModel(flags, name);
       process.stdout.write(
         model.tag
           ? `${model.downloaded ? 'Downloaded' : 'Already in the store:'} ${model.tag}\n  at ${model.dir}\n`
@@ -227,7 +234,7 @@ export function registerDiffusion(program: Command): void {
     diffusion
       .command('build')
       .description('Package the model, LoRA files and the diffusion service into a deployable package')
-      .argument('<pipeline>', 'stable-diffusion'),
+      .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
   )
     .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
     .option('--lora-dir <dir>', 'folder of LoRA files packaged for per-request use')
@@ -240,7 +247,7 @@ export function registerDiffusion(program: Command): void {
     async (name: string, flags: BuildFlags) => {
       try {
         checkPipelineName(name);
-        const pkg = await buildDiffusionPackage(flags);
+        const pkg = await buildDiffusionPackage(flags, name);
         const lines = [
           `Successfully built package ${pkg.tag}`,
           `  at ${pkg.path}`,
@@ -282,10 +289,10 @@ const importModule: ServiceModuleLoader = async (file) =>
  * Models and LoRA files go into the model store (so core's build copies them into the package); a small
  * generated service module creates the diffusion service from those store entries when the package runs.
  */
-async function buildDiffusionPackage(flags: BuildFlags) {
+async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string) {
   const store = new ModelStore();
   const packageName = (flags.name ?? 'stable-diffusion').toLowerCase();
-  let model = await resolveModel(flags);
+  let model = await resolveModel(flags, pipelineName);
   if (!model.tag) {
     const saved = await store.save({
       name: `${packageName}-model`,

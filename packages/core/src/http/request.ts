@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { BadInput, PayloadTooLarge, truncateForMessage } from '../errors/index.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
@@ -186,7 +185,7 @@ export function parseMultipart(
 ): Promise<FormPart[]> {
   const contentType = headers.get('content-type') ?? '';
   const mt = parseMediaType(contentType);
-  if (!mt || mt.essence !== 'multipart/form-data') {
+  if (mt?.essence !== 'multipart/form-data') {
     return Promise.reject(
       new BadInput(
         `Expected a multipart/form-data body, got Content-Type '${truncateForMessage(contentType || '(none)')}'`,

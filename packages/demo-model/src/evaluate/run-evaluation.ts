@@ -1,0 +1,47 @@
+import type { StableDiffusionPipeline } from '@tiffin/diffusion';
+import { caption, type SceneSpec } from '../dataset/attributes.js';
+import { readScene } from './read-scene.js';
+import { type Accuracy, AccuracyTally } from './score.js';
+
+export interface EvaluationOptions {
+  steps: number;
+  guidance: number;
+  /** Called after each picture (for progress lines). */
+  onPicture?: (index: number, seconds: number) => void;
+}
+
+export interface EvaluationResult {
+  accuracy: Accuracy;
+  /** Wall-clock seconds per picture, in order. */
+  seconds: number[];
+  /** CPU seconds (all threads of this process) per picture: the figure a shared, busy machine distorts least. */
+  cpuSeconds: number[];
+  count: number;
+}
+
+/** Generates one picture per scene through Tiffin's pipeline (seed = index) and scores what it reads back. */
+export async function evaluatePipeline(
+  pipe: StableDiffusionPipeline,
+  scenes: readonly SceneSpec[],
+  options: EvaluationOptions,
+): Promise<EvaluationResult> {
+  const tally = new AccuracyTally();
+  const seconds: number[] = [];
+  const cpuSeconds: number[] = [];
+  for (const [i, scene] of scenes.entries()) {
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    const out = await pipe.text2img({
+      prompt: caption(scene),
+      num_inference_steps: options.steps,
+      guidance_scale: options.guidance,
+      seed: i,
+    });
+    seconds.push((performance.now() - t0) / 1000);
+    const cpu = process.cpuUsage(cpu0);
+    cpuSeconds.push((cpu.user + cpu.system) / 1e6);
+    options.onPicture?.(i, seconds[i]);
+    tally.add(scene, readScene(out.images[0]));
+  }
+  return { accuracy: tally.accuracy(), seconds, cpuSeconds, count: tally.count };
+}

@@ -1,0 +1,28 @@
+// @tiffin/demo-model — a small text-to-image model trained by the project, shipped as a diffusers folder,
+// with the words its captions use and the pixel-level reader that scores its pictures.
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The diffusers-format folder of the demo model (model_index.json, tokenizer, text_encoder, unet, vae,
+ * scheduler). It sits beside `dist/` and `src/` in the package, so one relative URL serves both.
+ */
+export function demoModelDir(): string {
+  return fileURLToPath(new URL('../model', import.meta.url));
+}
+
+export {
+  BACKGROUND_NAMES,
+  type BackgroundName,
+  COLOUR_NAMES,
+  type ColourName,
+  caption,
+  POSITION_NAMES,
+  type PositionName,
+  type SceneSpec,
+  SHAPES,
+  type ShapeName,
+  SIZE_NAMES,
+  type SizeName,
+} from './dataset/attributes.js';
+export type { RgbPixels } from './dataset/render.js';
+export { readScene, type SceneReading } from './evaluate/read-scene.js';

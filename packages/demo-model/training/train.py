@@ -1,0 +1,310 @@
+"""Trains the demo text-to-image model on the pictures training/export-dataset.ts rendered.
+
+The latent space is fixed, not learned: a picture's 16×16×4 latent is the mean colour (R, G, B) and the
+shape's coverage of each 4×4 pixel cell, all in [-1, 1]. That splits training into two independent jobs
+that can run side by side, each bounded by wall-clock seconds (a shared 2-core machine):
+  vae   the AutoencoderKL: the decoder learns latent → sharp 64×64 picture, the encoder learns picture →
+        latent (for img2img);
+  unet  the text encoder and UNet together on the fixed latents (v-prediction, 10 % empty prompts for
+        classifier-free guidance, EMA weights).
+Every --ckpt-every seconds each job exports its (EMA) weights into the diffusers folder --out, so a run
+stopped early still leaves the best weights so far. Fixed seeds; losses go to training/loss-*.csv.
+
+Run (from packages/demo-model), the two jobs at once:
+  nice -n 10 /usr/bin/python3 training/train.py vae --out training/.cache/model
+  nice -n 10 /usr/bin/python3 training/train.py unet --out training/.cache/model
+"""
+
+import argparse
+import json
+import os
+
+# One thread per job, and OpenMP threads that sleep instead of spinning: on a shared, oversubscribed
+# machine two spinning threads made a UNet step 13× more expensive in CPU time than one thread.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import shutil
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from configs import model_configs  # noqa: E402
+from modules import AutoencoderKL, ClipTextModel, UNet2DConditionModel  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.path.join(HERE, ".cache")
+VOCAB_SIZE = 49408
+
+
+def write_safetensors(path, tensors, dtype):
+    """safetensors writer: names sorted, JSON header padded with spaces to a multiple of 8."""
+    header = {}
+    blobs = []
+    offset = 0
+    np_dtype = {"F16": np.float16, "F32": np.float32}[dtype]
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name].detach().cpu().float().numpy().astype(np_dtype))
+        b = a.tobytes()
+        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path + ".tmp", "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+    os.replace(path + ".tmp", path)
+
+
+def export_folder(out, cfgs, vae, text, unet, ids_used, dtype):
+    """A diffusers folder Tiffin's loader reads: configs, tokenizer files, safetensors weights."""
+    os.makedirs(out, exist_ok=True)
+
+    def js(rel, value):
+        p = os.path.join(out, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(json.dumps(value, indent=2) + "\n")
+
+    js("model_index.json", cfgs["model_index"])
+    js("scheduler/scheduler_config.json", cfgs["scheduler"])
+    js("text_encoder/config.json", cfgs["text_encoder"])
+    js("unet/config.json", cfgs["unet"])
+    js("vae/config.json", cfgs["vae"])
+    tok_src = os.path.join(HERE, "..", "model", "tokenizer")
+    tok_dst = os.path.join(out, "tokenizer")
+    if os.path.abspath(tok_src) != os.path.abspath(tok_dst):
+        shutil.copytree(tok_src, tok_dst, dirs_exist_ok=True)
+    if vae is not None:
+        write_safetensors(os.path.join(out, "vae", "diffusion_pytorch_model.safetensors"), vae.state_dict(), dtype)
+    if unet is not None:
+        write_safetensors(os.path.join(out, "unet", "diffusion_pytorch_model.safetensors"), unet.state_dict(), dtype)
+    if text is not None:
+        sd = dict(text.state_dict())
+        compact = sd.pop("text_model.embeddings.token_embedding.weight")
+        full = torch.zeros(VOCAB_SIZE, compact.shape[1])
+        full[torch.tensor(ids_used)] = compact
+        sd["text_model.embeddings.token_embedding.weight"] = full
+        write_safetensors(os.path.join(out, "text_encoder", "model.safetensors"), sd, dtype)
+
+
+def load_dataset():
+    images = np.fromfile(os.path.join(CACHE, "images.u8"), dtype=np.uint8).reshape(-1, 64, 64, 3)
+    coverage = np.fromfile(os.path.join(CACHE, "coverage.u8"), dtype=np.uint8).reshape(-1, 1, 64, 64)
+    tokens = np.fromfile(os.path.join(CACHE, "tokens.i32"), dtype=np.int32).reshape(-1, 77)
+    with open(os.path.join(CACHE, "empty-tokens.json")) as f:
+        empty = np.array(json.load(f), dtype=np.int32)
+    return images, coverage, tokens, empty
+
+
+def to_pixels(u8):
+    return torch.from_numpy(u8).permute(0, 3, 1, 2).float() / 127.5 - 1.0
+
+
+def fixed_latents(images, coverage):
+    """The latent of each picture (before scaling): mean colour and coverage of each 4×4 cell, in [-1, 1]."""
+    rgb = F.avg_pool2d(to_pixels(images), 4)
+    cov = F.avg_pool2d(torch.from_numpy(coverage).float() / 127.5 - 1.0, 4)
+    return torch.cat([rgb, cov], dim=1)
+
+
+def scaling_factor(latents):
+    return round(float(1.0 / latents.std()), 5)
+
+
+class Ema:
+    def __init__(self, modules, decay):
+        self.decay = decay
+        self.shadow = [{k: v.detach().clone() for k, v in m.state_dict().items()} for m in modules]
+        self.modules = modules
+        self.steps = 0
+
+    def update(self):
+        self.steps += 1
+        d = min(self.decay, (1 + self.steps) / (10 + self.steps))
+        with torch.no_grad():
+            for m, sh in zip(self.modules, self.shadow):
+                for k, v in m.state_dict().items():
+                    if v.dtype.is_floating_point:
+                        sh[k].mul_(d).add_(v.detach(), alpha=1 - d)
+
+    def copy_to(self, targets):
+        for t, sh in zip(targets, self.shadow):
+            t.load_state_dict(sh)
+
+
+def train_vae(args, cfgs, images, latents, ids_used):
+    torch.manual_seed(1)
+    vae = AutoencoderKL(cfgs["vae"])
+    opt = torch.optim.AdamW(vae.parameters(), lr=args.vae_lr, weight_decay=0.0)
+    ema = Ema([vae], args.ema)
+    ema_vae = AutoencoderKL(cfgs["vae"])
+    rng = np.random.default_rng(1)
+    t0 = time.time()
+    last_ckpt = t0
+    step = 0
+    with open(os.path.join(HERE, "loss-vae.csv"), "w") as log:
+        log.write("step,seconds,decoder_loss,encoder_loss\n")
+        while True:
+            elapsed = time.time() - t0
+            done = elapsed >= args.seconds
+            if done or time.time() - last_ckpt >= args.ckpt_every:
+                ema.copy_to([ema_vae])
+                export_folder(args.out, cfgs, ema_vae, None, None, ids_used, args.dtype)
+                torch.save({"vae": vae.state_dict(), "ema": ema.shadow, "step": step}, os.path.join(CACHE, "vae.pt"))
+                print(f"vae checkpoint at step {step}, {elapsed:.0f}s", flush=True)
+                last_ckpt = time.time()
+            if done:
+                return
+            idx = rng.integers(0, len(images), args.batch)
+            x = to_pixels(images[idx])
+            z = latents[idx]
+            y = vae.decode(z)
+            dec = F.mse_loss(y, x) + 0.5 * F.l1_loss(y, x)
+            mean, logvar = vae.encode(x)
+            # The encoder reproduces the fixed latent, with a small spread (img2img samples from it).
+            enc = F.mse_loss(mean, z) + 0.01 * F.mse_loss(logvar, torch.full_like(logvar, -8.0))
+            loss = dec + enc
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            ema.update()
+            step += 1
+            if step % 10 == 0:
+                log.write(f"{step},{time.time() - t0:.1f},{dec.item():.6f},{enc.item():.6f}\n")
+                log.flush()
+            if step % 20 == 0:
+                print(f"vae step {step} t={time.time() - t0:.0f}s dec={dec.item():.5f} enc={enc.item():.5f}", flush=True)
+
+
+def last_logged_seconds(path):
+    """Training seconds of the last line of a loss log (checkpoints before --resume existed lack them)."""
+    with open(path) as f:
+        rows = [line.split(",") for line in f.read().splitlines()[1:] if line]
+    return float(rows[-1][1]) if rows else 0.0
+
+
+def alphas_cumprod(cfg):
+    betas = torch.linspace(cfg["beta_start"] ** 0.5, cfg["beta_end"] ** 0.5, cfg["num_train_timesteps"]) ** 2
+    return torch.cumprod(1.0 - betas, dim=0)
+
+
+def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
+    torch.manual_seed(2)
+    text = ClipTextModel(cfgs["text_encoder"], len(ids_used))
+    unet = UNet2DConditionModel(cfgs["unet"])
+    n_text = sum(q.numel() for q in text.parameters())
+    n_unet = sum(q.numel() for q in unet.parameters())
+    print(f"parameters: text {n_text} (compact vocabulary), unet {n_unet}", flush=True)
+    params = list(text.parameters()) + list(unet.parameters())
+    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
+    ema = Ema([text, unet], args.ema)
+    ema_text = ClipTextModel(cfgs["text_encoder"], len(ids_used))
+    ema_unet = UNet2DConditionModel(cfgs["unet"])
+    ac = alphas_cumprod(cfgs["scheduler"])
+    T = len(ac)
+    tok = torch.from_numpy(remap[tokens])
+    empty_c = torch.from_numpy(remap[empty])
+    rng = np.random.default_rng(2)
+    step = 0
+    resumed_seconds = 0.0
+    if args.resume:
+        # Continue a stopped run: weights, EMA and step count from its checkpoint; the loss log is appended.
+        ck = torch.load(os.path.join(CACHE, "unet.pt"))
+        text.load_state_dict(ck["text"])
+        unet.load_state_dict(ck["unet"])
+        ema.shadow = ck["ema"]
+        step = ema.steps = ck["step"]
+        resumed_seconds = ck.get("seconds") or last_logged_seconds(os.path.join(HERE, "loss-unet.csv"))
+        rng = np.random.default_rng(2 + step)
+        print(f"resumed at step {step}", flush=True)
+    t0 = time.time()
+    last_ckpt = t0
+    with open(os.path.join(HERE, "loss-unet.csv"), "a" if args.resume else "w") as log:
+        if not args.resume:
+            log.write("step,seconds,loss\n")
+        while True:
+            elapsed = time.time() - t0
+            done = elapsed >= args.seconds
+            if done or time.time() - last_ckpt >= args.ckpt_every:
+                ema.copy_to([ema_text, ema_unet])
+                export_folder(args.out, cfgs, None, ema_text, ema_unet, ids_used, args.dtype)
+                torch.save(
+                    {
+                        "text": text.state_dict(),
+                        "unet": unet.state_dict(),
+                        "ema": ema.shadow,
+                        "step": step,
+                        "seconds": resumed_seconds + elapsed,
+                    },
+                    os.path.join(CACHE, "unet.pt"),
+                )
+                print(f"unet checkpoint at step {step}, {elapsed:.0f}s", flush=True)
+                last_ckpt = time.time()
+            if done:
+                return
+            idx = torch.from_numpy(rng.integers(0, len(latents), args.batch))
+            x0 = latents[idx]
+            ids = tok[idx].clone()
+            drop = torch.from_numpy(rng.random(args.batch) < 0.1)
+            ids[drop] = empty_c
+            t = torch.from_numpy(rng.integers(0, T, args.batch))
+            noise = torch.randn_like(x0)
+            a = ac[t].sqrt()[:, None, None, None]
+            s = (1 - ac[t]).sqrt()[:, None, None, None]
+            xt = a * x0 + s * noise
+            target = a * noise - s * x0  # v-prediction
+            pred = unet(xt, t, text(ids))
+            loss = F.mse_loss(pred, target)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            ema.update()
+            step += 1
+            if step % 10 == 0:
+                log.write(f"{step},{resumed_seconds + time.time() - t0:.1f},{loss.item():.6f}\n")
+                log.flush()
+            if step % 20 == 0:
+                print(f"unet step {step} t={time.time() - t0:.0f}s loss={loss.item():.5f}", flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("job", choices=["vae", "unet"])
+    p.add_argument("--out", default=os.path.join(CACHE, "model"))
+    p.add_argument("--seconds", type=float, default=2700)
+    p.add_argument("--ckpt-every", type=float, default=240)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--vae-lr", type=float, default=2e-3)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--ema", type=float, default=0.995)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--dtype", default="F16")
+    p.add_argument("--resume", action="store_true", help="unet: continue from training/.cache/unet.pt")
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    cfgs = model_configs()
+    images, coverage, tokens, empty = load_dataset()
+    ids_used = sorted(set(np.unique(tokens).tolist()) | set(empty.tolist()))
+    remap = np.zeros(VOCAB_SIZE, dtype=np.int64)
+    remap[ids_used] = np.arange(len(ids_used))
+    latents = fixed_latents(images, coverage)
+    cfgs["vae"]["scaling_factor"] = scaling_factor(latents)
+    print(f"{len(images)} pictures, {len(ids_used)} distinct tokens, scaling_factor {cfgs['vae']['scaling_factor']}", flush=True)
+    if args.job == "vae":
+        train_vae(args, cfgs, images, latents, ids_used)
+    else:
+        train_unet(args, cfgs, latents * cfgs["vae"]["scaling_factor"], tokens, empty, remap, ids_used)
+
+
+if __name__ == "__main__":
+    main()
