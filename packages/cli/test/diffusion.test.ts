@@ -204,10 +204,10 @@ describe('tiffin diffusion start', () => {
     expect(lines[0]).not.toMatch(/hub/i);
   });
 
-  it('lists webgpu among the --backend choices', async () => {
+  it('lists onnxruntime and webgpu among the --backend choices', async () => {
     const res = await run(['diffusion', 'start', 'stable-diffusion', '--backend', 'metal'], {});
     expect(res.code).not.toBe(0);
-    expect(res.stderr).toMatch(/Allowed choices are tensorflow-gpu, tensorflow, wasm, cpu, webgpu/);
+    expect(res.stderr).toMatch(/Allowed choices are tensorflow-gpu, onnxruntime, tensorflow, wasm, cpu, webgpu/);
   });
 });
 

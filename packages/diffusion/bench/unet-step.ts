@@ -177,7 +177,7 @@ async function main(): Promise<void> {
     let label: string = backend;
     try {
       await selectBackend(backend, (m) => {
-        label = m.replace('@tiffin/diffusion: using tfjs backend ', '');
+        label = m.replace('@tiffin/diffusion: using backend ', '');
       });
     } catch (e) {
       console.log(

@@ -3,14 +3,25 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { MissingDependencyException } from '@tiffin/core';
+import { loadOrt } from './engines/onnx/session.js';
 
-/** tfjs backends this engine can use; `tfjs-node(-gpu)` register `tensorflow`. */
-export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'webgpu' | 'wasm' | 'cpu';
+/**
+ * Engines this package can use: tfjs backends (`tfjs-node(-gpu)` register `tensorflow`), or
+ * `onnxruntime` (onnxruntime-node runs the text encoder, UNet and VAE; tfjs wasm/cpu does the
+ * small glue work: schedulers, guidance, image conversion).
+ */
+export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'onnxruntime' | 'webgpu' | 'wasm' | 'cpu';
 /**
  * The order tried when no backend is forced. `webgpu` is only used when forced: its packages
  * are optional, and the only adapter measured so far (Mesa's software OpenGL) is slower than wasm.
  */
-export const BACKEND_PREFERENCE: readonly BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+export const BACKEND_PREFERENCE: readonly BackendName[] = [
+  'tensorflow-gpu',
+  'onnxruntime',
+  'tensorflow',
+  'wasm',
+  'cpu',
+];
 /** Every name `selectBackend` / `TIFFIN_TF_BACKEND` accepts. */
 export const BACKEND_NAMES: readonly BackendName[] = [...BACKEND_PREFERENCE, 'webgpu'];
 
@@ -152,6 +163,16 @@ async function tryBackend(name: BackendName): Promise<string> {
       return 'tensorflow';
     case 'webgpu':
       return initWebGpu();
+    case 'onnxruntime': {
+      await loadOrt();
+      // tfjs only does the glue (schedulers, guidance, images): wasm, else the pure-JS backend.
+      for (const glue of ['wasm', 'cpu'] as const) {
+        try {
+          return await tryBackend(glue);
+        } catch {}
+      }
+      throw new Error('no tfjs backend for the glue operations');
+    }
     case 'wasm':
       await import('@tensorflow/tfjs-backend-wasm');
       if (!(await tf.setBackend('wasm'))) throw new Error('wasm backend did not initialise');
@@ -188,12 +209,17 @@ export function selectBackend(
     for (const name of order) {
       try {
         const tfBackend = await tryBackend(name);
-        const adapter = name === 'webgpu' ? ` (${webgpuInfo})` : '';
+        const adapter =
+          name === 'webgpu'
+            ? ` (${webgpuInfo})`
+            : name === 'onnxruntime'
+              ? ` (tfjs ${tfBackend} for the glue)`
+              : '';
         // Say why faster backends were passed over: the usual question when a server runs on wasm.
         const passed = skipped.length
           ? `; skipped ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`
           : '';
-        log(`@tiffin/diffusion: using tfjs backend ${name}${adapter}${passed}`);
+        log(`@tiffin/diffusion: using backend ${name}${adapter}${passed}`);
         return { name, tfBackend, skipped };
       } catch (e) {
         skipped.push({ name, reason: (e as Error).message.split('\n')[0] });

@@ -1,4 +1,4 @@
-// @tiffin/diffusion — Stable Diffusion 1.x / 2.x on TensorFlow.js.
+// @tiffin/diffusion — Stable Diffusion 1.x / 2.x on ONNX Runtime or TensorFlow.js.
 export {
   BACKEND_NAMES,
   BACKEND_PREFERENCE,
@@ -7,6 +7,8 @@ export {
   selectBackend,
   WEBGPU_PACKAGES,
 } from './backend.js';
+export { loadOnnxComponents, type OnnxComponents, type OnnxLoadOptions } from './engines/onnx/load.js';
+export { GPU_INSTALL_COMMAND, type OnnxRuntimeOptions } from './engines/onnx/session.js';
 export * from './hub/index.js';
 export * from './lora/index.js';
 export { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from './models/clip-text-encoder.js';
@@ -48,4 +50,10 @@ export {
   type TensorToWrite,
   writeSafetensors,
 } from './weights/safetensors.js';
+export {
+  assertNotPickle,
+  SingleFileError,
+  type SingleFileOptions,
+  singleFileToDiffusers,
+} from './weights/single-file.js';
 export { type WeightKind, WeightShapeError, type WeightSpec, WeightStore } from './weights/store.js';

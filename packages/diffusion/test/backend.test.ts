@@ -3,27 +3,34 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nativeAddonProblem, selectBackend } from '../src/backend.js';
+import { BACKEND_PREFERENCE, nativeAddonProblem, selectBackend } from '../src/backend.js';
 
 describe('backend selection', () => {
   afterEach(() => {
     delete process.env.TIFFIN_TF_BACKEND;
   });
 
-  it('falls back past missing native addons and logs the choice', async () => {
+  it('falls back past missing native addons to onnxruntime (tfjs wasm for the glue) and logs the choice', async () => {
     const logs: string[] = [];
     const choice = await selectBackend(undefined, (m) => logs.push(m));
-    // tfjs-node(-gpu) have no native binary here, so wasm is the first that loads.
-    expect(choice.name).toBe('wasm');
+    // tfjs-node-gpu has no native binary here; onnxruntime-node ships its CPU library.
+    expect(choice.name).toBe('onnxruntime');
+    expect(choice.tfBackend).toBe('wasm');
     expect(tf.getBackend()).toBe('wasm');
-    expect(choice.skipped.map((s) => s.name)).toEqual(['tensorflow-gpu', 'tensorflow']);
+    expect(choice.skipped.map((s) => s.name)).toEqual(['tensorflow-gpu']);
     // Skipped before import (no duplicate kernel registrations), with the reason.
     for (const s of choice.skipped)
       expect(s.reason).toMatch(/installed without its native addon|is not installed/);
     expect(logs).toHaveLength(1);
     expect(logs[0]).toMatch(
-      /^@tiffin\/diffusion: using tfjs backend wasm; skipped tensorflow-gpu: .+; tensorflow: .+native addon/,
+      /^@tiffin\/diffusion: using backend onnxruntime \(tfjs wasm for the glue\); skipped tensorflow-gpu: .+native addon/,
     );
+  });
+
+  it('the auto order is tfjs-node-gpu, onnxruntime, tfjs-node, wasm, cpu; a named backend is used as named', async () => {
+    const choice = await selectBackend('wasm', () => {});
+    expect(BACKEND_PREFERENCE).toEqual(['tensorflow-gpu', 'onnxruntime', 'tensorflow', 'wasm', 'cpu']);
+    expect(choice.name).toBe('wasm');
   });
 
   it('TIFFIN_TF_BACKEND forces a backend; unknown names are rejected', async () => {

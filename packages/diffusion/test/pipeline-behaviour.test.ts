@@ -1,6 +1,8 @@
 import { rmSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClipTextEncoder } from '../src/models/clip-text-encoder.js';
+import type { UNet2DConditionModel } from '../src/models/unet.js';
 import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
 import type { GenerationProgress } from '../src/pipeline/types.js';
 import { detWeight } from '../src/weights/deterministic.js';
@@ -133,13 +135,17 @@ describe('StableDiffusionPipeline behaviour (tiny sd1, wasm)', () => {
     );
     t.addDelta(lin, delta, 0.5);
     delta.dispose();
-    const after = pipe.textEncoder.weights.readTorch('text_model.encoder.layers.0.mlp.fc1.weight');
+    const after = (pipe.textEncoder as ClipTextEncoder).weights.readTorch(
+      'text_model.encoder.layers.0.mlp.fc1.weight',
+    );
     const base = detWeight('text_model.encoder.layers.0.mlp.fc1.weight', [37, 32]);
     expect(after[3 * 32 + 5] - base[3 * 32 + 5]).toBeCloseTo(0.5 * 305, 3);
     const cdelta = tf.ones([64, 64, 1, 1]);
     t.addDelta(conv, cdelta, 2);
     cdelta.dispose();
-    const convAfter = pipe.unet.weights.readTorch('down_blocks.1.attentions.0.proj_in.weight');
+    const convAfter = (pipe.unet as UNet2DConditionModel).weights.readTorch(
+      'down_blocks.1.attentions.0.proj_in.weight',
+    );
     expect(
       convAfter[7] - detWeight('down_blocks.1.attentions.0.proj_in.weight', [64, 64, 1, 1])[7],
     ).toBeCloseTo(2, 5);
@@ -152,9 +158,11 @@ describe('StableDiffusionPipeline behaviour (tiny sd1, wasm)', () => {
       t.restoreWeight?.(lin, snap);
       snap.dispose();
     }
-    expect([...pipe.textEncoder.weights.readTorch('text_model.encoder.layers.0.mlp.fc1.weight')]).toEqual([
-      ...base,
-    ]);
+    expect([
+      ...(pipe.textEncoder as ClipTextEncoder).weights.readTorch(
+        'text_model.encoder.layers.0.mlp.fc1.weight',
+      ),
+    ]).toEqual([...base]);
     expect(() => t.addDelta(lin, tf.zeros([32, 37]), 1)).toThrow(/shape \[32, 37\]/);
     expect(tf.memory().numTensors).toBeLessThanOrEqual(before + 2);
   });

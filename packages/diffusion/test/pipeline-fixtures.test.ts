@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
 import type { SchedulerName } from '../src/schedulers/types.js';
@@ -15,15 +16,24 @@ const SCHEDULERS: Record<string, SchedulerName | undefined> = {
   dpmpp_2m: 'dpmpp_2m',
 };
 
-for (const flavour of ['sd1', 'sd2'] as const) {
-  describe(`tiny ${flavour} pipeline matches diffusers`, () => {
+for (const [flavour, backend] of [
+  ['sd1', 'wasm'],
+  ['sd2', 'wasm'],
+  ['sd1', 'onnxruntime'],
+  ['sd2', 'onnxruntime'],
+] as const) {
+  describe(`tiny ${flavour} pipeline matches diffusers (${backend})`, () => {
     const fx = fixture(`pipeline_${flavour}.json`);
     let dir: string;
     let pipe: StableDiffusionPipeline;
     beforeAll(async () => {
       dir = tinyDir(flavour);
-      pipe = await StableDiffusionPipeline.fromPretrained(dir, { backend: 'wasm', log: () => {} });
-    });
+      pipe = await StableDiffusionPipeline.fromPretrained(dir, {
+        backend,
+        onnx: { cacheDir: join(dir, '.graphs') },
+        log: () => {},
+      });
+    }, 180_000);
     afterAll(() => {
       pipe?.dispose();
       rmSync(dir, { recursive: true, force: true });
@@ -50,11 +60,11 @@ for (const flavour of ['sd1', 'sd2'] as const) {
         const err = ref.image_full
           ? maxAbsDiff(img, (ref.image_full as Full).data)
           : summaryError(img, ref.image);
-        console.info(`${flavour} txt2img ${key} image max abs err ${err.toExponential(2)}`);
+        console.info(`${flavour} ${backend} txt2img ${key} image max abs err ${err.toExponential(2)}`);
         expect(err).toBeLessThan(1e-3);
         if (key === 'default') {
           const latErr = maxAbsDiff(out.latents?.data ?? [], (ref.final_latents as Full).data);
-          console.info(`${flavour} txt2img final latents max abs err ${latErr.toExponential(2)}`);
+          console.info(`${flavour} ${backend} txt2img final latents max abs err ${latErr.toExponential(2)}`);
           expect(latErr).toBeLessThan(1e-3);
           expect(out.images[0].data[0]).toBe(Math.round(img[0] * 255));
         }
@@ -74,7 +84,7 @@ for (const flavour of ['sd1', 'sd2'] as const) {
         return_float: true,
       });
       const err = summaryError(out.images[0].float as Float32Array, fx.txt2img_embeds_nocfg.image);
-      console.info(`${flavour} txt2img embeds no-cfg err ${err.toExponential(2)}`);
+      console.info(`${flavour} ${backend} txt2img embeds no-cfg err ${err.toExponential(2)}`);
       expect(err).toBeLessThan(1e-3);
     });
 
@@ -100,7 +110,7 @@ for (const flavour of ['sd1', 'sd2'] as const) {
         const err = ref.image_full
           ? maxAbsDiff(img, (ref.image_full as Full).data)
           : summaryError(img, ref.image);
-        console.info(`${flavour} img2img ${key} image max abs err ${err.toExponential(2)}`);
+        console.info(`${flavour} ${backend} img2img ${key} image max abs err ${err.toExponential(2)}`);
         expect(err).toBeLessThan(1e-3);
       });
     }

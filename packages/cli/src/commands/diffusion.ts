@@ -173,7 +173,7 @@ export function registerDiffusion(program: Command): void {
     .addOption(
       new Option(
         '--backend <name>',
-        'tfjs backend (webgpu only when named, and needs webgpu@0.6.2 and @tensorflow/tfjs-backend-webgpu@4.22.0 installed)',
+        'engine: onnxruntime (threads/providers: $TIFFIN_ORT_THREADS, $TIFFIN_ORT_PROVIDERS) or a tfjs backend (webgpu only when named, and needs webgpu@0.6.2 and @tensorflow/tfjs-backend-webgpu@4.22.0 installed); default: the first that loads',
       ).choices([...BACKEND_NAMES]),
     )
     .action(async (name: string, flags: StartFlags) => {

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { InvalidArgument, ModelStore, NotFound, type StoredModel, tiffinHome } from '@tiffin/core';
+import { singleFileToDiffusers } from '../weights/single-file.js';
 import { type DownloadProgress, downloadPipeline } from './download.js';
 
 /** The module recorded in the manifest of models this package downloads. */
@@ -50,6 +51,8 @@ export function storeTagFor(modelId: string, revision = 'main'): { name: string;
 export async function resolveDiffusionModel(options: ResolveModelOptions): Promise<ResolvedModel> {
   const local = resolve(options.modelId);
   if (existsSync(local)) {
+    // A single-file LDM checkpoint (.safetensors) is converted once; pickles are refused with why.
+    if (statSync(local).isFile()) return { dir: singleFileToDiffusers(local), downloaded: false };
     if (!statSync(local).isDirectory() || !existsSync(join(local, 'model_index.json'))) {
       throw new InvalidArgument(`${local} is not a diffusers pipeline folder (no model_index.json)`);
     }

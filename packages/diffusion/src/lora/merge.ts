@@ -62,6 +62,10 @@ export function mergeLora(target: LoraTarget, file: LoraFile, options: ApplyLora
 }
 
 function addScaled(target: LoraTarget, m: ResolvedLoraModule, factor: number): void {
+  if (target.addLowRank) {
+    target.addLowRank(m.weightName, m.module, factor);
+    return;
+  }
   const shape = target.baseWeightShape(m.weightName) as readonly number[];
   const delta = loraDelta(m, shape);
   try {

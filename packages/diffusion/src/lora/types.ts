@@ -39,6 +39,11 @@ export interface LoraTarget {
   snapshotWeight?(name: string): WeightSnapshot;
   /** Put a saved value back. The snapshot stays owned by the caller, which disposes it afterwards. */
   restoreWeight?(name: string, snapshot: WeightSnapshot): void;
+  /**
+   * Optional: take the pair itself instead of `up @ down` (`W x + factor · up(down(x))` from now on).
+   * Engines whose weights are not writable (onnxruntime) merge this way; `mergeLora` prefers it.
+   */
+  addLowRank?(name: string, module: LoraFileModule, factor: number): void;
 }
 
 /** Which convention a LoRA file follows (spec 9.1). */

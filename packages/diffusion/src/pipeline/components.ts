@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import type { OnnxTextEncoder, OnnxUNet, OnnxVae } from '../engines/onnx/models.js';
+import type { LoraTarget } from '../lora/types.js';
 import { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
 import {
   UNet2DConditionModel,
@@ -18,9 +20,25 @@ import {
 } from '../weights/folder.js';
 import { WeightStore } from '../weights/store.js';
 
-export interface PipelineComponents {
+/** The text encoder of either engine (tfjs answers at once, onnxruntime with a promise). */
+export type TextEncoderModel = ClipTextEncoder | OnnxTextEncoder;
+export type UNetModel = UNet2DConditionModel | OnnxUNet;
+export type VaeModel = AutoencoderKL | OnnxVae;
+
+/** What a pipeline runs on: the tfjs models (`loadComponents`) or the onnxruntime ones. */
+export interface EngineComponents {
   index: ModelIndex;
   tokenizer: ClipTokenizer;
+  textEncoder: TextEncoderModel;
+  unet: UNetModel;
+  vae: VaeModel;
+  schedulerConfig: SchedulerConfig;
+  /** The engine's LoRA view; absent for tfjs, whose weight stores make one. */
+  loraTarget?: LoraTarget;
+  unexpectedWeights: Record<string, string[]>;
+}
+
+export interface PipelineComponents extends EngineComponents {
   textEncoder: ClipTextEncoder;
   unet: UNet2DConditionModel;
   vae: AutoencoderKL;

@@ -1,16 +1,24 @@
+import { existsSync, statSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
+import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import { mergeLora } from '../lora/merge.js';
 import { combineRuntimeLoras, prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
 import type { AppliedLora, LoraTarget } from '../lora/types.js';
-import type { ClipTextEncoder } from '../models/clip-text-encoder.js';
-import type { UNet2DConditionModel } from '../models/unet.js';
-import type { AutoencoderKL } from '../models/vae.js';
 import { createScheduler, type SchedulerName, schedulerNameForClass } from '../schedulers/index.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
-import { type LoadComponentsOptions, loadComponents, type PipelineComponents } from './components.js';
+import { singleFileToDiffusers } from '../weights/single-file.js';
+import type { WeightStore } from '../weights/store.js';
+import {
+  type EngineComponents,
+  type LoadComponentsOptions,
+  loadComponents,
+  type TextEncoderModel,
+  type UNetModel,
+  type VaeModel,
+} from './components.js';
 import { denoise } from './denoise.js';
 import { type DenoiseStart, GenerationRun } from './generation-run.js';
 import { tensorToImages } from './image.js';
@@ -37,17 +45,19 @@ import { PipelineWeightTarget } from './weight-target.js';
 const NHWC_TO_NCHW = [0, 3, 1, 2];
 
 export interface FromPretrainedOptions extends LoadComponentsOptions {
-  /** Force a tfjs backend (else env TIFFIN_TF_BACKEND, else the first that loads). */
+  /** Force a backend (else env TIFFIN_TF_BACKEND, else the first that loads). */
   backend?: BackendName;
+  /** onnxruntime engine options (execution providers, threads, graph cache). */
+  onnx?: Omit<OnnxLoadOptions, 'variant' | 'log'>;
   log?: (message: string) => void;
 }
 
-/** Stable Diffusion 1.x / 2.x text-to-image and image-to-image on TensorFlow.js. */
+/** Stable Diffusion 1.x / 2.x text-to-image and image-to-image on onnxruntime or TensorFlow.js. */
 export class StableDiffusionPipeline {
   readonly tokenizer: ClipTokenizer;
-  readonly textEncoder: ClipTextEncoder;
-  readonly unet: UNet2DConditionModel;
-  readonly vae: AutoencoderKL;
+  readonly textEncoder: TextEncoderModel;
+  readonly unet: UNetModel;
+  readonly vae: VaeModel;
   readonly schedulerConfig: SchedulerConfig;
   /** The folder's scheduler (`_class_name`), used when a request names none. */
   readonly defaultScheduler: SchedulerName;
@@ -58,7 +68,7 @@ export class StableDiffusionPipeline {
   private fusedInFlight = false;
 
   constructor(
-    components: PipelineComponents,
+    components: EngineComponents,
     readonly backend: BackendChoice | null = null,
   ) {
     this.tokenizer = components.tokenizer;
@@ -70,18 +80,25 @@ export class StableDiffusionPipeline {
     if (!name)
       throw new InvalidArgument(`scheduler class ${components.schedulerConfig._class_name} is not supported`);
     this.defaultScheduler = name;
-    this.loraTarget = new PipelineWeightTarget({
-      unet: this.unet.weights,
-      text_encoder: this.textEncoder.weights,
-    });
+    this.loraTarget =
+      components.loraTarget ??
+      new PipelineWeightTarget({
+        unet: (this.unet as { weights: WeightStore }).weights,
+        text_encoder: (this.textEncoder as { weights: WeightStore }).weights,
+      });
   }
 
   static async fromPretrained(
     dir: string,
     options: FromPretrainedOptions = {},
   ): Promise<StableDiffusionPipeline> {
+    // A single-file LDM checkpoint (.safetensors) becomes a diffusers folder once (pickles refused).
+    if (existsSync(dir) && statSync(dir).isFile()) dir = singleFileToDiffusers(dir);
     const backend = await selectBackend(options.backend, options.log);
-    const components = loadComponents(dir, options);
+    const components: EngineComponents =
+      backend.name === 'onnxruntime'
+        ? await loadOnnxComponents(dir, { ...options.onnx, variant: options.variant, log: options.log })
+        : loadComponents(dir, options);
     const unexpected = Object.entries(components.unexpectedWeights).filter(([, v]) => v.length > 0);
     for (const [component, names] of unexpected)
       (options.log ?? console.warn)(
@@ -96,9 +113,13 @@ export class StableDiffusionPipeline {
   }
 
   /** Prompt embeddings [1, 77, D] (caller disposes); `lora` adds an unfused LoRA's branches. */
-  encodePrompt(text: string, clipSkip = 0, lora?: RuntimeLora): tf.Tensor3D {
-    return this.textEncoder.encode([this.tokenizer.encode(text)], clipSkip, lora?.component('text_encoder'))
-      .lastHiddenState;
+  async encodePrompt(text: string, clipSkip = 0, lora?: RuntimeLora): Promise<tf.Tensor3D> {
+    const out = await this.textEncoder.encode(
+      [this.tokenizer.encode(text)],
+      clipSkip,
+      lora?.component('text_encoder'),
+    );
+    return out.lastHiddenState;
   }
 
   /** text2img: the shared seams with noise as the starting latents. */

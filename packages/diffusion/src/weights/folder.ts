@@ -94,7 +94,7 @@ export function componentWeightFiles(componentDir: string, stem: string, variant
 }
 
 /** Names that older files use for current weights (legacy VAE attention). */
-function legacyAliases(name: string): string[] {
+export function legacyAliases(name: string): string[] {
   const m = /^(.*\.attentions\.0)\.(to_q|to_k|to_v|to_out\.0)\.(weight|bias)$/.exec(name);
   if (!m) return [];
   const legacy = { to_q: 'query', to_k: 'key', to_v: 'value', 'to_out.0': 'proj_attn' }[m[2]];

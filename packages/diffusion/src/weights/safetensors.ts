@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { ConfigError } from '@tiffin/core';
 import { bytesToFloat32, DTYPE_SIZES } from './dtype.js';
 
@@ -163,9 +163,8 @@ export interface TensorToWrite {
   readonly dtype?: 'F32' | 'F16' | 'BF16';
 }
 
-function floatToHalf(v: number): number {
-  const f32 = new Float32Array([v]);
-  const x = new Uint32Array(f32.buffer)[0];
+/** IEEE half bits of the float32 with bits `x`, round-to-nearest-even (subnormals, inf, NaN kept). */
+function floatBitsToHalf(x: number): number {
   const sign = (x >>> 16) & 0x8000;
   const exp = (x >>> 23) & 0xff;
   let mant = x & 0x7fffff;
@@ -188,6 +187,30 @@ function floatToHalf(v: number): number {
   return sign | h;
 }
 
+/** Little-endian bytes of float32 data stored as `dtype` (typed-array passes: GB-sized files stay fast). */
+function tensorBytes(data: Float32Array, dtype: 'F32' | 'F16' | 'BF16'): Buffer {
+  const bits = new Uint32Array(Float32Array.from(data).buffer);
+  if (dtype === 'F32') {
+    const bytes = Buffer.alloc(data.length * 4);
+    for (let i = 0; i < data.length; i++) bytes.writeUInt32LE(bits[i], i * 4);
+    return bytes;
+  }
+  const bytes = Buffer.alloc(data.length * 2);
+  for (let i = 0; i < data.length; i++)
+    bytes.writeUInt16LE(dtype === 'F16' ? floatBitsToHalf(bits[i]) : bits[i] >>> 16, i * 2);
+  return bytes;
+}
+
+/** The 8-byte length and the space-padded JSON header. */
+function headerBytes(header: Record<string, unknown>): Buffer {
+  let json = JSON.stringify(header);
+  const pad = (8 - (Buffer.byteLength(json) % 8)) % 8;
+  json += ' '.repeat(pad);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  return Buffer.concat([len, Buffer.from(json, 'utf8')]);
+}
+
 /** Serialise tensors the way the reference writer does (sorted names, space-padded header). */
 export function encodeSafetensors(
   tensors: Readonly<Record<string, TensorToWrite>>,
@@ -201,26 +224,12 @@ export function encodeSafetensors(
   for (const name of names) {
     const t = tensors[name];
     const dtype = t.dtype ?? 'F32';
-    let bytes: Buffer;
-    if (dtype === 'F32') {
-      bytes = Buffer.alloc(t.data.length * 4);
-      for (let i = 0; i < t.data.length; i++) bytes.writeFloatLE(t.data[i], i * 4);
-    } else {
-      bytes = Buffer.alloc(t.data.length * 2);
-      const u32 = new Uint32Array(Float32Array.from(t.data).buffer);
-      for (let i = 0; i < t.data.length; i++)
-        bytes.writeUInt16LE(dtype === 'F16' ? floatToHalf(t.data[i]) : u32[i] >>> 16, i * 2);
-    }
+    const bytes = tensorBytes(t.data, dtype);
     header[name] = { dtype, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
     offset += bytes.length;
     chunks.push(bytes);
   }
-  let json = JSON.stringify(header);
-  const pad = (8 - (Buffer.byteLength(json) % 8)) % 8;
-  json += ' '.repeat(pad);
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
-  return Buffer.concat([len, Buffer.from(json, 'utf8'), ...chunks]);
+  return Buffer.concat([headerBytes(header), ...chunks]);
 }
 
 export function writeSafetensors(
@@ -229,4 +238,35 @@ export function writeSafetensors(
   metadata?: Readonly<Record<string, string>>,
 ): void {
   writeFileSync(path, encodeSafetensors(tensors, metadata));
+}
+
+/**
+ * Writes a safetensors file one tensor at a time (`data(name)` is called once per tensor, in name
+ * order), for files too large to assemble in memory, such as SD1.5-sized test models.
+ */
+export function writeSafetensorsStreamed(
+  path: string,
+  entries: readonly { name: string; shape: readonly number[] }[],
+  dtype: 'F32' | 'F16' | 'BF16',
+  data: (name: string) => Float32Array,
+): void {
+  const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const size = dtype === 'F32' ? 4 : 2;
+  const header: Record<string, unknown> = {};
+  let offset = 0;
+  for (const e of sorted) {
+    const n = e.shape.reduce((a, b) => a * b, 1) * size;
+    header[e.name] = { dtype, shape: e.shape, data_offsets: [offset, offset + n] };
+    offset += n;
+  }
+  const fd = openSync(path, 'w');
+  try {
+    const write = (b: Buffer) => {
+      for (let done = 0; done < b.length; ) done += writeSync(fd, b, done, b.length - done);
+    };
+    write(headerBytes(header));
+    for (const e of sorted) write(tensorBytes(data(e.name), dtype));
+  } finally {
+    closeSync(fd);
+  }
 }

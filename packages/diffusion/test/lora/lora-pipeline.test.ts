@@ -5,8 +5,10 @@ import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoraFile, mergeLora, prepareRuntimeLora, readLoraFile } from '../../src/lora/index.js';
+import type { ClipTextEncoder } from '../../src/models/clip-text-encoder.js';
 import { conv2d, linear } from '../../src/models/layers.js';
 import { withLowRankBranches } from '../../src/models/low-rank.js';
+import type { UNet2DConditionModel } from '../../src/models/unet.js';
 import { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
 import type { RequestLora, Text2ImgRequest } from '../../src/pipeline/types.js';
 import { detInput } from '../../src/weights/deterministic.js';
@@ -55,7 +57,10 @@ function snapshotWeights(
   pipe: StableDiffusionPipeline,
 ): Map<string, { tensor: tf.Tensor; data: Float32Array }> {
   const out = new Map<string, { tensor: tf.Tensor; data: Float32Array }>();
-  const stores = { unet: pipe.unet.weights, text_encoder: pipe.textEncoder.weights };
+  const stores = {
+    unet: (pipe.unet as UNet2DConditionModel).weights,
+    text_encoder: (pipe.textEncoder as ClipTextEncoder).weights,
+  };
   for (const name of pipe.loraTarget.baseWeightNames()) {
     const dot = name.indexOf('.');
     const tensor = stores[name.slice(0, dot) as keyof typeof stores].get(name.slice(dot + 1));
@@ -94,7 +99,7 @@ describe('reference LoRA on the tiny sd1 pipeline (lora.json images)', () => {
     pipe = await StableDiffusionPipeline.fromPretrained(dir, { backend: 'wasm', log: () => {} });
     file = readLoraFile(writeReferenceKohya(join(mkdtempSync(join(dir, 'lora-')), 'reference.safetensors')));
     base = await run();
-  });
+  }, 180_000);
   afterAll(() => {
     pipe?.dispose();
     rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,194 @@
+/**
+ * One SD1.5 UNet step (64×64 latents, batch 2 = one classifier-free-guidance step) on onnxruntime
+ * (graph built by Tiffin) against torch with the same weights and inputs (Debian's python3-torch,
+ * plain functional ops: bench/torch_unet_step.py), runs alternated, with min/median/max, the ratio,
+ * the output difference and the load average. Skips torch with a message where it is absent.
+ *
+ * Usage (from packages/diffusion), with a folder from scripts/make-sd15-random.ts:
+ *   nice -n 10 tsx --conditions=source bench/onnx-unet-step.ts <sd15 folder> [--threads=2] [--runs=3] [--no-lora-branches]
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { ensureGraph } from '../src/engines/onnx/graph-cache.js';
+import { loadOrt, sessionOptions } from '../src/engines/onnx/session.js';
+import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
+import { SafetensorsWeightSource } from '../src/engines/onnx/weight-source.js';
+import { timestepEmbedding, type UNetConfig, unetWeightSpecs } from '../src/models/unet.js';
+import { detInput } from '../src/weights/deterministic.js';
+
+const args = process.argv.slice(2);
+const folder = args.find((a) => !a.startsWith('--'));
+const opt = (name: string, def: number) =>
+  Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def);
+const threads = opt('threads', 2);
+const runs = opt('runs', 3);
+const loraBranches = !args.includes('--no-lora-branches');
+if (!folder || !existsSync(join(folder, 'unet', 'config.json'))) {
+  console.error('usage: onnx-unet-step <sd15 folder (scripts/make-sd15-random.ts)> [--threads=2] [--runs=3]');
+  process.exit(2);
+}
+const stats = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { min: s[0], median: s[Math.floor(s.length / 2)], max: s[s.length - 1] };
+};
+const fmt = (x: { min: number; median: number; max: number }) =>
+  `min ${x.min.toFixed(2)} s, median ${x.median.toFixed(2)} s, max ${x.max.toFixed(2)} s`;
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+
+const config = JSON.parse(readFileSync(join(folder, 'unet', 'config.json'), 'utf8')) as UNetConfig;
+const B = 2;
+const HW = 64;
+const L = 77;
+const Dc = config.cross_attention_dim;
+const t = 500;
+const sampleNchw = detInput('bench/sample', [B, 4, HW, HW]);
+const context = detInput('bench/context', [B, L, Dc]);
+const work = mkdtempSync(join(tmpdir(), 'tiffin-bench-'));
+
+// --- onnxruntime ---
+const ort = await loadOrt();
+const source = new SafetensorsWeightSource('unet', [
+  join(folder, 'unet', 'diffusion_pytorch_model.safetensors'),
+]);
+const specs = new Set(
+  unetWeightSpecs(config)
+    .filter((s) => s.kind !== 'plain')
+    .map((s) => s.name),
+);
+let t0 = performance.now();
+const graph = ensureGraph(join(work, 'graphs'), {
+  name: 'unet',
+  key: { config, loraBranches },
+  source,
+  loraTarget: loraBranches ? (n) => specs.has(n) : () => false,
+  build: (g) => buildUNetGraph(g, config, { kind: 'fused' }),
+});
+source.close();
+console.log(
+  `graph built in ${((performance.now() - t0) / 1000).toFixed(1)} s (LoRA branch inputs: ${loraBranches ? graph.loraBranches.size : 'none'})`,
+);
+t0 = performance.now();
+const session = await ort.InferenceSession.create(
+  graph.modelPath,
+  sessionOptions({ providers: ['cpu'], threads, skipped: [] }),
+);
+console.log(`session created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const nhwc = new Float32Array(sampleNchw.length);
+for (let b = 0; b < B; b++)
+  for (let c = 0; c < 4; c++)
+    for (let y = 0; y < HW; y++)
+      for (let x = 0; x < HW; x++)
+        nhwc[((b * HW + y) * HW + x) * 4 + c] = sampleNchw[((b * 4 + c) * HW + y) * HW + x];
+const feeds: Record<string, InstanceType<typeof ort.Tensor>> = {
+  [UNET_INPUTS.sample]: new ort.Tensor('float32', nhwc, [B, HW, HW, 4]),
+  [UNET_INPUTS.timeProj]: new ort.Tensor(
+    'float32',
+    timestepEmbedding(t, config.block_out_channels[0], true, 0),
+    [1, config.block_out_channels[0]],
+  ),
+  [UNET_INPUTS.context]: new ort.Tensor('float32', context, [B, L, Dc]),
+};
+for (const b of graph.loraBranches.values()) {
+  const k = b.kernel;
+  if (b.kind === 'linear') {
+    feeds[b.down] = new ort.Tensor('float32', new Float32Array(b.inDim), [b.inDim, 1]);
+    feeds[b.up] = new ort.Tensor('float32', new Float32Array(b.outDim), [1, b.outDim]);
+  } else {
+    feeds[b.down] = new ort.Tensor('float32', new Float32Array(b.inDim * k * k), [1, b.inDim, k, k]);
+    feeds[b.up] = new ort.Tensor('float32', new Float32Array(b.outDim), [b.outDim, 1, 1, 1]);
+  }
+}
+let ortOut: Float32Array = new Float32Array();
+const ortStep = async () => {
+  const s = performance.now();
+  const out = await session.run(feeds);
+  const secs = (performance.now() - s) / 1000;
+  ortOut = out[UNET_OUTPUT].data as Float32Array;
+  return secs;
+};
+
+// --- torch (persistent process, one step per request) ---
+const python = '/usr/bin/python3';
+const hasTorch =
+  existsSync(python) && spawnSync(python, ['-c', 'import torch, numpy'], { stdio: 'ignore' }).status === 0;
+let torchStep: (() => Promise<number>) | null = null;
+let torchDump: ((path: string) => Promise<void>) | null = null;
+let stopTorch = () => {};
+if (!hasTorch) console.log('torch: skipped (no python3-torch: apt-get install -y python3-torch)');
+else {
+  const inputs = join(work, 'inputs.bin');
+  const all = new Float32Array(sampleNchw.length + context.length + 1);
+  all.set(sampleNchw);
+  all.set(context, sampleNchw.length);
+  all[all.length - 1] = t;
+  writeFileSync(inputs, Buffer.from(all.buffer));
+  const script = fileURLToPath(new URL('./torch_unet_step.py', import.meta.url));
+  const child = spawn(python, [script, join(folder, 'unet'), String(threads), inputs], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => String((await lines.next()).value);
+  t0 = performance.now();
+  await next(); // ready
+  console.log(
+    `torch ${threads} threads: weights loaded in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  torchStep = async () => {
+    child.stdin.write('run\n');
+    return Number(await next());
+  };
+  torchDump = async (path) => {
+    child.stdin.write(`dump ${path}\n`);
+    await next();
+  };
+  stopTorch = () => child.kill();
+}
+
+console.log(`load average before: ${load()}`);
+await ortStep(); // warm-up (first run allocates)
+if (torchStep) await torchStep();
+const ortTimes: number[] = [];
+const torchTimes: number[] = [];
+for (let i = 0; i < runs; i++) {
+  ortTimes.push(await ortStep());
+  if (torchStep) torchTimes.push(await torchStep());
+  console.log(
+    `run ${i + 1}: onnxruntime ${ortTimes[i].toFixed(2)} s${torchStep ? `, torch ${torchTimes[i].toFixed(2)} s` : ''} (load ${load()})`,
+  );
+}
+const o = stats(ortTimes);
+console.log(`onnxruntime, ${threads} threads: ${fmt(o)}`);
+if (torchStep && torchDump) {
+  const tt = stats(torchTimes);
+  console.log(`torch, ${threads} threads: ${fmt(tt)}`);
+  console.log(`ratio onnxruntime / torch (medians): ${(o.median / tt.median).toFixed(2)}×`);
+  const dump = join(work, 'torch-out.bin');
+  await torchDump(dump);
+  const ref = new Float32Array(readFileSync(dump).buffer.slice(0));
+  let maxDiff = 0;
+  let maxRef = 0;
+  for (let b = 0; b < B; b++)
+    for (let c = 0; c < 4; c++)
+      for (let y = 0; y < HW; y++)
+        for (let x = 0; x < HW; x++) {
+          const r = ref[((b * 4 + c) * HW + y) * HW + x];
+          maxRef = Math.max(maxRef, Math.abs(r));
+          maxDiff = Math.max(maxDiff, Math.abs(r - ortOut[((b * HW + y) * HW + x) * 4 + c]));
+        }
+  console.log(
+    `output max abs diff onnxruntime vs torch: ${maxDiff.toExponential(2)} (max |torch| ${maxRef.toFixed(2)})`,
+  );
+}
+console.log(`load average after: ${load()}`);
+// ru_maxrss of this process: the onnxruntime session, its arena and the graph build (torch runs in its own process).
+console.log(`peak RSS (this process): ${(process.resourceUsage().maxRSS / 1024 / 1024).toFixed(2)} GB`);
+stopTorch();
+await session.release();
+rmSync(work, { recursive: true, force: true });

@@ -1,0 +1,271 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { basename } from 'node:path';
+import {
+  type AttributeValue,
+  DataType,
+  type DataTypeCode,
+  type Dim,
+  encodeModel,
+  type InitializerDef,
+  type NodeDef,
+  type ValueInfoDef,
+} from './onnx-proto.js';
+
+/** A torch-layout float32 weight read from the model files. */
+export interface SourceTensor {
+  shape: readonly number[];
+  data: Float32Array;
+}
+
+/** Reads a component's weights by diffusers name (safetensors folder, or a mapped single file). */
+export interface WeightSource {
+  has(name: string): boolean;
+  /** Torch-layout shape (checked against the model's declaration). */
+  shape(name: string): readonly number[];
+  read(name: string): SourceTensor;
+}
+
+/** How a weight's bytes are laid out in the graph. */
+export type WeightLayout =
+  /** as stored (norm vectors, biases, conv kernels, embeddings) */
+  | 'plain'
+  /** Linear `[out, in]` stored transposed `[in, out]`, so MatMul needs no Transpose node */
+  | 'linear-t'
+  /** Per-channel vector `[C]` shaped `[C, 1, 1]` to broadcast over NCHW */
+  | 'channel';
+
+/**
+ * The low-rank side branch of one LoRA-able layer, fed as two graph inputs on every run (rank
+ * dimension symbolic): Linear `y += (x · down) · up` with down `[in, r]`, up `[r, out]`; conv
+ * `y += conv1×1(conv(x, down), up)` with down `[r, in, kh, kw]` (W's stride and padding) and up
+ * `[out, r, 1, 1]`. Without a LoRA the run feeds rank-1 zeros.
+ */
+export interface LoraBranchInputs {
+  kind: 'linear' | 'conv';
+  down: string;
+  up: string;
+  inDim: number;
+  outDim: number;
+  /** Conv kernel size (1 for Linear). */
+  kernel: number;
+}
+
+/** Page alignment of external tensors, so the runtime may map them instead of copying. */
+const EXTERNAL_ALIGN = 4096;
+
+/** Writes initializer bytes to the external data file as the graph is built (one tensor in memory at a time). */
+class ExternalData {
+  private readonly fd: number;
+  private offset = 0;
+  readonly location: string;
+
+  constructor(path: string) {
+    this.fd = openSync(path, 'w');
+    this.location = basename(path);
+  }
+
+  append(bytes: Uint8Array): { offset: number; length: number } {
+    const pad = (EXTERNAL_ALIGN - (this.offset % EXTERNAL_ALIGN)) % EXTERNAL_ALIGN;
+    if (pad) writeSync(this.fd, new Uint8Array(pad));
+    const offset = this.offset + pad;
+    let written = 0;
+    while (written < bytes.length) written += writeSync(this.fd, bytes, written, bytes.length - written);
+    this.offset = offset + bytes.length;
+    return { offset, length: bytes.length };
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+const asBytes = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** `[out, in]` → `[in, out]`. */
+export function transpose2d(data: Float32Array, out: number, inn: number): Float32Array {
+  const t = new Float32Array(data.length);
+  for (let r = 0; r < out; r++) for (let c = 0; c < inn; c++) t[c * out + r] = data[r * inn + c];
+  return t;
+}
+
+/**
+ * Builds one ONNX graph: nodes are added in execution order, weights are streamed to the external
+ * data file as they are first used. `finish()` returns the serialised model (graph only, small).
+ */
+export class GraphBuilder {
+  private readonly nodes: NodeDef[] = [];
+  private readonly initializers: InitializerDef[] = [];
+  private readonly inputs: ValueInfoDef[] = [];
+  private readonly outputs: ValueInfoDef[] = [];
+  private readonly weightNames = new Map<string, string>();
+  private readonly external: ExternalData;
+  private counter = 0;
+  /** Low-rank branch inputs per LoRA-able weight (diffusers name). */
+  readonly loraBranches = new Map<string, LoraBranchInputs>();
+
+  constructor(
+    readonly name: string,
+    private readonly source: WeightSource,
+    externalPath: string,
+    private readonly isLoraTarget: (weightName: string) => boolean = () => false,
+  ) {
+    this.external = new ExternalData(externalPath);
+  }
+
+  private fresh(hint: string): string {
+    return `${hint}_${this.counter++}`;
+  }
+
+  input(name: string, elemType: DataTypeCode, shape: readonly Dim[]): string {
+    this.inputs.push({ name, elemType, shape });
+    return name;
+  }
+
+  output(value: string, name: string, elemType: DataTypeCode, shape: readonly Dim[]): void {
+    this.node('Identity', [value], {}, name);
+    this.outputs.push({ name, elemType, shape });
+  }
+
+  /** Adds a node; returns its (first) output name. */
+  node(
+    opType: string,
+    inputs: readonly string[],
+    attributes: Readonly<Record<string, AttributeValue>> = {},
+    output?: string,
+    domain?: string,
+  ): string {
+    const out = output ?? this.fresh(opType.toLowerCase());
+    this.nodes.push({ opType, inputs, outputs: [out], attributes, domain });
+    return out;
+  }
+
+  /** A node with several outputs. */
+  nodeN(
+    opType: string,
+    inputs: readonly string[],
+    count: number,
+    attributes: Readonly<Record<string, AttributeValue>> = {},
+  ): string[] {
+    const outs = Array.from({ length: count }, () => this.fresh(opType.toLowerCase()));
+    this.nodes.push({ opType, inputs, outputs: outs, attributes });
+    return outs;
+  }
+
+  /** An inline int64 constant (shapes, axes). */
+  ints(values: readonly number[], dims: readonly number[] = [values.length]): string {
+    const name = this.fresh('const_i64');
+    const data = BigInt64Array.from(values.map((v) => BigInt(v)));
+    this.initializers.push({
+      name,
+      dataType: DataType.INT64,
+      dims,
+      data: { kind: 'raw', bytes: asBytes(data) },
+    });
+    return name;
+  }
+
+  /** An inline float constant (scalars, small masks go external when large). */
+  floats(values: Float32Array | readonly number[], dims: readonly number[]): string {
+    const name = this.fresh('const_f32');
+    const data = values instanceof Float32Array ? values : Float32Array.from(values);
+    const bytes = asBytes(data);
+    this.initializers.push({
+      name,
+      dataType: DataType.FLOAT,
+      dims,
+      data:
+        bytes.length > 4096
+          ? { kind: 'external', location: this.external.location, ...this.external.append(bytes) }
+          : { kind: 'raw', bytes },
+    });
+    return name;
+  }
+
+  scalar(v: number): string {
+    return this.floats([v], []);
+  }
+
+  /**
+   * The named model weight as an initializer (written once, reused on later calls). Its ONNX name
+   * is the diffusers name, plus a layout suffix unless plain; Linear weights are stored `[in, out]`.
+   */
+  weight(name: string, layout: WeightLayout = 'plain'): string {
+    const key = layout === 'plain' ? name : `${name}:${layout}`;
+    const known = this.weightNames.get(key);
+    if (known) return known;
+    const t = this.source.read(name);
+    let dims = [...t.shape];
+    let data = t.data;
+    if (layout === 'linear-t') {
+      // Legacy VAE attention projections may be 1×1 convs [C, C, 1, 1].
+      const [o, i] = dims;
+      data = transpose2d(data, o, i);
+      dims = [i, o];
+    } else if (layout === 'channel') dims = [dims[0], 1, 1];
+    const onnxName = layout === 'plain' ? name : layout === 'linear-t' ? `${name}.T` : `${name}.c11`;
+    this.initializers.push({
+      name: onnxName,
+      dataType: DataType.FLOAT,
+      dims,
+      data: { kind: 'external', location: this.external.location, ...this.external.append(asBytes(data)) },
+    });
+    this.weightNames.set(key, onnxName);
+    return onnxName;
+  }
+
+  /**
+   * The branch inputs for a LoRA-able weight (`[out, in]` Linear or `[out, in, k, k]` conv), or null
+   * when the graph is built without LoRA support or the weight is no LoRA target.
+   */
+  loraInputs(
+    weightName: string,
+    kind: 'linear' | 'conv',
+    inDim: number,
+    outDim: number,
+    kernel: number,
+  ): LoraBranchInputs | null {
+    if (!this.isLoraTarget(weightName)) return null;
+    const r = `lora_rank_${this.loraBranches.size}`;
+    const down = `lora.${weightName}.down`;
+    const up = `lora.${weightName}.up`;
+    if (kind === 'linear') {
+      this.input(down, DataType.FLOAT, [inDim, r]);
+      this.input(up, DataType.FLOAT, [r, outDim]);
+    } else {
+      this.input(down, DataType.FLOAT, [r, inDim, kernel, kernel]);
+      this.input(up, DataType.FLOAT, [outDim, r, 1, 1]);
+    }
+    const b: LoraBranchInputs = { kind, down, up, inDim, outDim, kernel };
+    this.loraBranches.set(weightName, b);
+    return b;
+  }
+
+  /** Torch-layout shape of a weight (read from the files' headers). */
+  weightShape(name: string): readonly number[] {
+    return this.source.shape(name);
+  }
+
+  hasWeight(name: string): boolean {
+    return this.source.has(name);
+  }
+
+  /** Closes the external file and serialises the graph. */
+  finish(opsets: Readonly<Record<string, number>>): Uint8Array {
+    this.external.close();
+    return encodeModel({
+      graph: {
+        name: this.name,
+        nodes: this.nodes,
+        initializers: this.initializers,
+        inputs: this.inputs,
+        outputs: this.outputs,
+      },
+      opsets,
+    });
+  }
+
+  /** Closes the external file without producing a model (build failed). */
+  abandon(): void {
+    this.external.close();
+  }
+}

@@ -1,0 +1,236 @@
+import { join } from 'node:path';
+import type { InferenceSession } from 'onnxruntime-node';
+import { type ClipTextConfig, clipTextWeightSpecs } from '../../models/clip-text-encoder.js';
+import { type UNetConfig, unetWeightSpecs, validateUNetConfig } from '../../models/unet.js';
+import { type VaeConfig, vaeWeightSpecs } from '../../models/vae.js';
+import type { SchedulerConfig } from '../../schedulers/types.js';
+import { ClipTokenizer } from '../../tokenizer/clip-tokenizer.js';
+import {
+  componentWeightFiles,
+  ModelFolderError,
+  type ModelIndex,
+  readJson,
+  readModelIndex,
+} from '../../weights/folder.js';
+import { WeightShapeError, type WeightSpec } from '../../weights/store.js';
+import type { SourceTensor, WeightSource } from './graph-builder.js';
+import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cache.js';
+import { LoraInputs } from './lora-inputs.js';
+import { OnnxLoraTarget } from './lora-target.js';
+import { OnnxTextEncoder, OnnxUNet, OnnxVae } from './models.js';
+import type { AttentionKind } from './ops.js';
+import {
+  loadOrt,
+  type OnnxRuntimeOptions,
+  type ResolvedRuntime,
+  resolveRuntime,
+  sessionOptions,
+} from './session.js';
+import { buildTextEncoderGraph } from './text-encoder-graph.js';
+import { buildUNetGraph } from './unet-graph.js';
+import { buildVaeDecoderGraph, buildVaeEncoderGraph } from './vae-graph.js';
+import { SafetensorsWeightSource } from './weight-source.js';
+
+export interface OnnxLoadOptions extends OnnxRuntimeOptions {
+  variant?: string;
+  /** Where built graphs are cached (default `<model store>/.onnx-graphs`, env `TIFFIN_ONNX_CACHE`). */
+  cacheDir?: string;
+  /** Attention as com.microsoft MultiHeadAttention (`fused`, default) or standard ops. */
+  attention?: AttentionKind;
+  log?: (message: string) => void;
+}
+
+export interface OnnxComponents {
+  index: ModelIndex;
+  tokenizer: ClipTokenizer;
+  textEncoder: OnnxTextEncoder;
+  unet: OnnxUNet;
+  vae: OnnxVae;
+  schedulerConfig: SchedulerConfig;
+  loraTarget: OnnxLoraTarget;
+  unexpectedWeights: Record<string, string[]>;
+  runtime: ResolvedRuntime;
+}
+
+/** A weight source that checks every declared weight's presence and torch shape before building. */
+class CheckedSource implements WeightSource {
+  private readonly specs: ReadonlyMap<string, WeightSpec>;
+  constructor(
+    private readonly inner: SafetensorsWeightSource,
+    specs: readonly WeightSpec[],
+  ) {
+    this.specs = new Map(specs.map((s) => [s.name, s]));
+    for (const s of specs)
+      if (!inner.has(s.name))
+        throw new ModelFolderError(
+          `${inner.component}: weight ${s.name} is missing from ${inner.files.join(', ')}`,
+        );
+  }
+  has(name: string): boolean {
+    return this.specs.has(name) && this.inner.has(name);
+  }
+  /** The file shape, checked against the declaration ([C, C, 1, 1] legacy VAE projections taken as [C, C]). */
+  shape(name: string): readonly number[] {
+    const file = this.inner.shape(name);
+    const spec = this.specs.get(name);
+    let shape = file;
+    if (spec?.kind === 'linear' && shape.length === 4 && shape[2] === 1 && shape[3] === 1)
+      shape = shape.slice(0, 2);
+    if (spec && (shape.length !== spec.shape.length || shape.some((d, i) => d !== spec.shape[i])))
+      throw new WeightShapeError(
+        `${this.inner.component}: weight ${name} has shape [${file.join(', ')}], expected [${spec.shape.join(', ')}]`,
+      );
+    return shape;
+  }
+  read(name: string): SourceTensor {
+    const shape = this.shape(name);
+    return { shape, data: this.inner.read(name).data };
+  }
+  fingerprint(): string {
+    return this.inner.fingerprint();
+  }
+}
+
+const loraAble = (specs: readonly WeightSpec[]) => {
+  const names = new Set(specs.filter((s) => s.kind !== 'plain').map((s) => s.name));
+  return (name: string) => names.has(name);
+};
+
+/**
+ * Loads a diffusers SD1/SD2 folder on onnxruntime: each component's graph is built from its
+ * config and safetensors (or taken from the cache), then opened as a session.
+ */
+export async function loadOnnxComponents(
+  dir: string,
+  options: OnnxLoadOptions = {},
+): Promise<OnnxComponents> {
+  const log = options.log ?? ((m: string) => console.info(m));
+  const ort = await loadOrt();
+  const runtime = await resolveRuntime(options);
+  for (const line of runtime.skipped)
+    log(`@tiffin/diffusion: onnxruntime skipped execution provider ${line}`);
+  const index = readModelIndex(dir);
+  const teConfig = readJson(
+    join(dir, 'text_encoder/config.json'),
+    'text_encoder/config.json',
+  ) as unknown as ClipTextConfig;
+  const unetConfig = readJson(join(dir, 'unet/config.json'), 'unet/config.json') as unknown as UNetConfig;
+  validateUNetConfig(unetConfig);
+  const vaeConfig = readJson(join(dir, 'vae/config.json'), 'vae/config.json') as unknown as VaeConfig;
+  const schedulerConfig = readJson(
+    join(dir, 'scheduler/scheduler_config.json'),
+    'scheduler/scheduler_config.json',
+  ) as SchedulerConfig;
+  const tokenizer = ClipTokenizer.fromFolder(join(dir, 'tokenizer'));
+  const cacheDir = options.cacheDir ?? defaultGraphCacheDir();
+  const attention = options.attention ?? 'fused';
+  const unexpectedWeights: Record<string, string[]> = {};
+
+  const graph = (
+    component: string,
+    stem: string,
+    name: string,
+    specs: WeightSpec[],
+    config: unknown,
+    lora: boolean,
+    build: CachedGraphBuild,
+  ): CachedGraph => {
+    const raw = new SafetensorsWeightSource(
+      component,
+      componentWeightFiles(join(dir, component), stem, options.variant),
+    );
+    try {
+      const source = new CheckedSource(raw, specs);
+      const known = new Set(specs.map((s) => s.name));
+      unexpectedWeights[component] = [...(raw.files.length ? namesOf(raw) : [])].filter(
+        (n) => !known.has(n) && !n.endsWith('position_ids') && !isLegacyAlias(n, known),
+      );
+      const started = Date.now();
+      const g = ensureGraph(cacheDir, {
+        name,
+        key: { config, attention, lora },
+        source,
+        loraTarget: lora ? loraAble(specs) : () => false,
+        build,
+      });
+      log(
+        `@tiffin/diffusion: onnxruntime ${name} graph ${g.built ? `built in ${Date.now() - started} ms` : 'from cache'} (${g.dir})`,
+      );
+      return g;
+    } finally {
+      raw.close();
+    }
+  };
+  const opts = { kind: attention };
+  const teSpecs = clipTextWeightSpecs(teConfig);
+  const unetSpecs = unetWeightSpecs(unetConfig);
+  const vaeSpecs = vaeWeightSpecs(vaeConfig);
+  const teGraph = graph('text_encoder', 'model', 'text_encoder', teSpecs, teConfig, true, (g) =>
+    buildTextEncoderGraph(g, teConfig, opts),
+  );
+  const unetGraph = graph('unet', 'diffusion_pytorch_model', 'unet', unetSpecs, unetConfig, true, (g) =>
+    buildUNetGraph(g, unetConfig, opts),
+  );
+  const decGraph = graph('vae', 'diffusion_pytorch_model', 'vae_decoder', vaeSpecs, vaeConfig, false, (g) =>
+    buildVaeDecoderGraph(g, vaeConfig, opts),
+  );
+  const encGraph = graph('vae', 'diffusion_pytorch_model', 'vae_encoder', vaeSpecs, vaeConfig, false, (g) =>
+    buildVaeEncoderGraph(g, vaeConfig, opts),
+  );
+
+  const sessions: InferenceSession[] = [];
+  const open = async (g: CachedGraph) => {
+    let s: InferenceSession;
+    try {
+      s = await ort.InferenceSession.create(g.modelPath, sessionOptions(runtime));
+    } catch (e) {
+      if (runtime.providers.length === 1) throw e;
+      // A GPU provider whose library loads but cannot start (no driver/device): CPU from now on.
+      log(
+        `@tiffin/diffusion: onnxruntime skipped execution providers ${runtime.providers.slice(0, -1).join(', ')}: ${(e as Error).message.split('\n')[0]}`,
+      );
+      runtime.providers = ['cpu'];
+      s = await ort.InferenceSession.create(g.modelPath, sessionOptions(runtime));
+    }
+    sessions.push(s);
+    return s;
+  };
+  try {
+    const teLora = new LoraInputs(ort, teGraph.loraBranches);
+    const unetLora = new LoraInputs(ort, unetGraph.loraBranches);
+    const textEncoder = new OnnxTextEncoder(teConfig, ort, await open(teGraph), teLora);
+    const unet = new OnnxUNet(unetConfig, ort, await open(unetGraph), unetLora);
+    const vae = new OnnxVae(vaeConfig, ort, await open(decGraph), await open(encGraph));
+    const loraTarget = new OnnxLoraTarget();
+    loraTarget.add('unet', unetLora, unetSpecs);
+    loraTarget.add('text_encoder', teLora, teSpecs);
+    return {
+      index,
+      tokenizer,
+      textEncoder,
+      unet,
+      vae,
+      schedulerConfig,
+      loraTarget,
+      unexpectedWeights,
+      runtime,
+    };
+  } catch (e) {
+    for (const s of sessions) void s.release();
+    throw e;
+  }
+}
+
+type CachedGraphBuild = Parameters<typeof ensureGraph>[1]['build'];
+
+function namesOf(source: SafetensorsWeightSource): string[] {
+  return source.names();
+}
+
+const LEGACY = /\.(query|key|value|proj_attn)\.(weight|bias)$/;
+function isLegacyAlias(name: string, known: ReadonlySet<string>): boolean {
+  const m = LEGACY.exec(name);
+  if (!m) return false;
+  const current = { query: 'to_q', key: 'to_k', value: 'to_v', proj_attn: 'to_out.0' }[m[1] as 'query'];
+  return known.has(name.replace(LEGACY, `.${current}.${m[2]}`));
+}

@@ -1,0 +1,121 @@
+import * as tf from '@tensorflow/tfjs';
+import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
+import type { ClipTextConfig, ClipTextOutput } from '../../models/clip-text-encoder.js';
+import type { LowRankBranchesByName } from '../../models/low-rank.js';
+import { timestepEmbedding, type UNetConfig } from '../../models/unet.js';
+import type { LatentDistribution, VaeConfig } from '../../models/vae.js';
+import type { LoraInputs } from './lora-inputs.js';
+import type { OrtModule } from './session.js';
+import { TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
+import { UNET_INPUTS, UNET_OUTPUT } from './unet-graph.js';
+import { VAE_DECODER_IO, VAE_ENCODER_IO } from './vae-graph.js';
+
+/**
+ * The SD components on onnxruntime sessions, with the same calls as the tfjs models but
+ * asynchronous (a session run returns a promise). Tensors in and out are tfjs tensors (NHWC), so
+ * the pipeline, schedulers and image code are shared with the tfjs engine.
+ */
+
+function toOrt(ort: OrtModule, t: tf.Tensor): OrtTensor {
+  return new ort.Tensor('float32', t.dataSync() as Float32Array, t.shape);
+}
+
+function fromOrt(t: OrtTensor): tf.Tensor4D {
+  const [b, h, w, c] = t.dims;
+  return tf.tensor4d(t.data as Float32Array, [b, h, w, c]);
+}
+
+export class OnnxTextEncoder {
+  constructor(
+    readonly config: ClipTextConfig,
+    private readonly ort: OrtModule,
+    private readonly session: InferenceSession,
+    readonly lora: LoraInputs,
+  ) {}
+
+  /** Token ids [B][L] → last hidden state (or final_layer_norm(hidden_states[-(k+1)]) for clip skip k). */
+  async encode(
+    ids: readonly (readonly number[])[],
+    clipSkip = 0,
+    lora?: LowRankBranchesByName,
+  ): Promise<ClipTextOutput> {
+    const B = ids.length;
+    const L = ids[0].length;
+    const layers = this.config.num_hidden_layers;
+    if (clipSkip < 0 || clipSkip >= layers) throw new RangeError(`clip_skip must be in [0, ${layers - 1}]`);
+    const input = new this.ort.Tensor('int64', BigInt64Array.from(ids.flat().map((i) => BigInt(i))), [B, L]);
+    const out = await this.session.run({ [TEXT_ENCODER_INPUT]: input, ...this.lora.feeds(lora) });
+    const all = out[TEXT_ENCODER_OUTPUT];
+    const size = B * L * this.config.hidden_size;
+    const index = layers - clipSkip;
+    const data = (all.data as Float32Array).slice(index * size, (index + 1) * size);
+    all.dispose();
+    return { lastHiddenState: tf.tensor3d(data, [B, L, this.config.hidden_size]) };
+  }
+
+  dispose(): void {
+    void this.session.release();
+  }
+}
+
+export class OnnxUNet {
+  constructor(
+    readonly config: UNetConfig,
+    private readonly ort: OrtModule,
+    private readonly session: InferenceSession,
+    readonly lora: LoraInputs,
+  ) {}
+
+  /** sample NHWC [B, h, w, 4], timestep, context [B, 77, Dc] → NHWC prediction. */
+  async predict(
+    sample: tf.Tensor4D,
+    timestep: number,
+    context: tf.Tensor3D,
+    lora?: LowRankBranchesByName,
+  ): Promise<tf.Tensor4D> {
+    const c = this.config;
+    const C0 = c.block_out_channels[0];
+    const emb = timestepEmbedding(timestep, C0, c.flip_sin_to_cos ?? true, c.freq_shift ?? 0);
+    const out = await this.session.run({
+      [UNET_INPUTS.sample]: toOrt(this.ort, sample),
+      [UNET_INPUTS.timeProj]: new this.ort.Tensor('float32', emb, [1, C0]),
+      [UNET_INPUTS.context]: toOrt(this.ort, context),
+      ...this.lora.feeds(lora),
+    });
+    return fromOrt(out[UNET_OUTPUT]);
+  }
+
+  dispose(): void {
+    void this.session.release();
+  }
+}
+
+export class OnnxVae {
+  constructor(
+    readonly config: VaeConfig,
+    private readonly ort: OrtModule,
+    private readonly decoder: InferenceSession,
+    private readonly encoder: InferenceSession,
+  ) {}
+
+  get scaleFactor(): number {
+    return 2 ** (this.config.block_out_channels.length - 1);
+  }
+
+  /** Raw decoder output for NHWC latents (already divided by scaling_factor). */
+  async decode(z: tf.Tensor4D): Promise<tf.Tensor4D> {
+    const out = await this.decoder.run({ [VAE_DECODER_IO.input]: toOrt(this.ort, z) });
+    return fromOrt(out[VAE_DECODER_IO.output]);
+  }
+
+  /** NHWC image in [-1, 1] → latent mean and std (NHWC). */
+  async encode(x: tf.Tensor4D): Promise<LatentDistribution> {
+    const out = await this.encoder.run({ [VAE_ENCODER_IO.input]: toOrt(this.ort, x) });
+    return { mean: fromOrt(out[VAE_ENCODER_IO.mean]), std: fromOrt(out[VAE_ENCODER_IO.std]) };
+  }
+
+  dispose(): void {
+    void this.decoder.release();
+    void this.encoder.release();
+  }
+}

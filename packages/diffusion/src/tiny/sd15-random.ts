@@ -1,0 +1,93 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
+import { type UNetConfig, unetWeightSpecs } from '../models/unet.js';
+import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
+import { writeSafetensorsStreamed } from '../weights/safetensors.js';
+import type { WeightSpec } from '../weights/store.js';
+import { tinyConfigs } from './tiny-configs.js';
+import { tinyTokenizerFiles } from './tiny-tokenizer.js';
+
+/** SD1.5's component configs (runwayml/stable-diffusion-v1-5, spec 4–6), on the tiny pipeline's keys. */
+export function sd15Configs() {
+  const tiny = tinyConfigs('sd1');
+  const textEncoder = {
+    ...tiny.textEncoder,
+    hidden_size: 768,
+    intermediate_size: 3072,
+    num_hidden_layers: 12,
+    num_attention_heads: 12,
+    projection_dim: 768,
+    vocab_size: 49408,
+  };
+  const unet = {
+    ...tiny.unet,
+    sample_size: 64,
+    block_out_channels: [320, 640, 1280, 1280],
+    down_block_types: ['CrossAttnDownBlock2D', 'CrossAttnDownBlock2D', 'CrossAttnDownBlock2D', 'DownBlock2D'],
+    up_block_types: ['UpBlock2D', 'CrossAttnUpBlock2D', 'CrossAttnUpBlock2D', 'CrossAttnUpBlock2D'],
+    cross_attention_dim: 768,
+    attention_head_dim: 8,
+  };
+  const vae = {
+    ...tiny.vae,
+    block_out_channels: [128, 256, 512, 512],
+    layers_per_block: 2,
+    sample_size: 512,
+  };
+  return { ...tiny, textEncoder, unet, vae };
+}
+
+export interface RandomPipelineOptions {
+  /** Stored dtype (default F16, as SD1.5 is usually shared: 2.1 GB instead of 4.3 GB). */
+  dtype?: 'F32' | 'F16';
+  seed?: number;
+}
+
+/**
+ * Writes an SD1.5-shaped diffusers folder with random weights (uniform, variance 1/fan_in; norm
+ * scales 1, biases 0) for load, memory and speed tests. The tokenizer is the tiny pipeline's (its
+ * ids are valid rows of the 49408-entry embedding). Tensors are streamed to disk one at a time.
+ */
+export function writeSd15RandomPipeline(dir: string, options: RandomPipelineOptions = {}): string {
+  const dtype = options.dtype ?? 'F16';
+  let x = options.seed ?? 0x2545f491;
+  const c = sd15Configs();
+  const json = (rel: string, value: unknown) => {
+    const path = join(dir, rel);
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+  };
+  json('model_index.json', c.modelIndex);
+  json('scheduler/scheduler_config.json', c.scheduler);
+  json('text_encoder/config.json', c.textEncoder);
+  json('unet/config.json', c.unet);
+  json('vae/config.json', c.vae);
+  json('tokenizer/special_tokens_map.json', c.specialTokens);
+  json('tokenizer/tokenizer_config.json', c.tokenizerConfig);
+  const tok = tinyTokenizerFiles();
+  json('tokenizer/vocab.json', tok.vocab);
+  writeFileSync(join(dir, 'tokenizer/merges.txt'), `#version: 0.2\n${tok.merges.join('\n')}\n`);
+  const write = (rel: string, specs: readonly WeightSpec[]) => {
+    const byName = new Map(specs.map((s) => [s.name, s]));
+    writeSafetensorsStreamed(join(dir, rel), specs, dtype, (name) => {
+      const s = byName.get(name) as WeightSpec;
+      const n = s.shape.reduce((a, b) => a * b, 1);
+      const data = new Float32Array(n);
+      if (s.shape.length >= 2) {
+        const k = Math.sqrt(3 / (n / s.shape[0])) / 2 ** 31;
+        for (let i = 0; i < n; i++) {
+          x ^= x << 13;
+          x ^= x >>> 17;
+          x ^= x << 5;
+          data[i] = (x | 0) * k;
+        }
+      } else if (!name.endsWith('.bias')) data.fill(1);
+      return data;
+    });
+  };
+  write('text_encoder/model.safetensors', clipTextWeightSpecs(c.textEncoder as ClipTextConfig));
+  write('unet/diffusion_pytorch_model.safetensors', unetWeightSpecs(c.unet as unknown as UNetConfig));
+  write('vae/diffusion_pytorch_model.safetensors', vaeWeightSpecs(c.vae as VaeConfig));
+  return dir;
+}
