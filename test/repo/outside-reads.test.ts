@@ -78,5 +78,5 @@ describe('the repository', () => {
     const { files, findings } = scanRepository(ROOT);
     expect(files).toBeGreaterThan(100);
     expect(findings).toEqual([]);
-  });
+  }, 120_000);
 });

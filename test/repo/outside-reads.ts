@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
 import ts from 'typescript';
 
@@ -227,6 +227,8 @@ export function scanRepository(root: string): { files: number; findings: Outside
   for (const file of listed) {
     const absolute = posix.join(root, file);
     if (!existsSync(absolute)) continue; // deleted in the work tree, not yet committed
+    // Over 512 KiB is data (weights, vocabularies, reference tensors), not code that opens files.
+    if (statSync(absolute).size > 512 * 1024) continue;
     const text = readFileSync(absolute, 'utf8');
     if (text.includes('\0')) continue;
     files++;
