@@ -28,9 +28,11 @@ export async function serveInProcess(
   const rpc: GrpcServerHandle = await serveGrpc(service, {
     host: options.host,
     port: grpc.port,
-    // The HTTP server already ran the startup hooks; gRPC metrics join its /metrics registry.
+    // The HTTP server already ran the startup hooks; gRPC metrics join its /metrics registry, and calls go
+    // through its runtime (one concurrency gate and one batcher per API for both transports).
     runStartupHooks: !http,
     metricsRegistry: http?.app.metrics.registry,
+    runtime: http?.app.runtime,
   });
   process.stdout.write(
     `${JSON.stringify({ time: new Date(), level: 'info', msg: 'gRPC ready', address: rpc.address })}\n`,

@@ -3,6 +3,7 @@ import type { ProtoField, ProtoPayload } from '../grpc/messages.js';
 import type { HttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
 import type { Context } from '../service/context.js';
+import type { Batching } from './batching.js';
 import type {
   ComponentsObject,
   DescriptorSpec,
@@ -32,6 +33,12 @@ export abstract class IODescriptor<In = unknown, Out = In> {
 
   /** Main media type (OpenAPI consumes/produces, default response content type). */
   abstract get mimeType(): string | null;
+
+  /**
+   * Batch hooks (merge inputs, split outputs) for batchable APIs; absent when the descriptor cannot batch,
+   * and then `svc.api({ batchable: true })` refuses it at registration.
+   */
+  readonly batching?: Batching<In, Out, unknown, unknown>;
 
   /** Methods the API route accepts. */
   get httpMethods(): readonly string[] {

@@ -3,5 +3,5 @@ export * from './lifecycle.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './options.js';
-export { UNLIMITED_PATHS } from './pipeline/concurrency-gate.js';
+export { UNLIMITED_PATHS } from '../runtime/concurrency-gate.js';
 export * from './serve.js';
