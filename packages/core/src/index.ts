@@ -4,6 +4,14 @@ export * from './grpc/index.js';
 export * from './http/media-type.js';
 export * from './http/request.js';
 export * from './http/response.js';
+export {
+  arrayItems,
+  type BatchInputOf,
+  type Batching,
+  type BatchOutputOf,
+  oneItemPerRequest,
+  rowsAlong,
+} from './io/batching.js';
 export * from './io/descriptor.js';
 export * from './io/descriptors/file.js';
 export { JSON, JSONDescriptor, type JSONOptions } from './io/descriptors/json.js';
@@ -16,8 +24,10 @@ export { writeJson } from './io/json/write.js';
 export * from './io/json-encoder.js';
 export * from './io/openapi.js';
 export * from './io/schema-model.js';
+export { concatenate, splitAlong } from './ndarray/batch.js';
 export * from './ndarray/index.js';
 export * from './openapi/index.js';
+export { Runtime, type RuntimeOptions, type TransportCodec } from './runtime/runtime.js';
 export * from './server/index.js';
 export * from './service/context.js';
 export * from './service/service.js';

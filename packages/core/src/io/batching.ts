@@ -1,3 +1,5 @@
+import { BadInput } from '../errors/index.js';
+
 /**
  * The batch hooks of a descriptor (adaptive batching, `svc.api({ batchable: true, ... })`). A descriptor that
  * can take part in a batchable API sets `batching` to an object with these four methods. As an input
@@ -21,10 +23,74 @@ export interface Batching<In, Out, BatchIn, BatchOut> {
 export type AnyBatching = Batching<unknown, unknown, unknown, unknown>;
 
 /** The batched value an input descriptor gives a batchable API function. */
-export type BatchInputOf<D> = D extends { readonly batching?: Batching<infer _I, infer _O, infer B, infer _BO> }
+export type BatchInputOf<D> = D extends {
+  readonly batching?: Batching<infer _I, infer _O, infer B, infer _BO>;
+}
   ? B
   : never;
 /** The batched value a batchable API function returns to its output descriptor. */
-export type BatchOutputOf<D> = D extends { readonly batching?: Batching<infer _I, infer _O, infer _BI, infer B> }
+export type BatchOutputOf<D> = D extends {
+  readonly batching?: Batching<infer _I, infer _O, infer _BI, infer B>;
+}
   ? B
   : never;
+
+/** Rows of an array-like value of shape `shape` along `batchDim` (the built-ins' `rows`/`batchRows`). */
+export function rowsAlong(shape: readonly number[], batchDim: number, what: string): number {
+  if (batchDim >= shape.length) {
+    throw new BadInput(
+      `${what}: this API batches along dimension ${batchDim}, but the value has only ${shape.length} dimension(s)`,
+    );
+  }
+  const rows = shape[batchDim]!;
+  if (rows < 1) throw new BadInput(`${what}: the value holds no rows along dimension ${batchDim}`);
+  return rows;
+}
+
+/**
+ * Batching where each request is one item: the function gets an array of the requests' values and returns
+ * an array with one output per item, in order (Text, Image).
+ */
+export function oneItemPerRequest<In, Out>(what: string): Batching<In, Out, In[], Out[]> {
+  return {
+    rows: () => 1,
+    merge: (items) => [...items],
+    batchRows: (batch) => {
+      if (!Array.isArray(batch))
+        throw new TypeError(`${what}: a batchable API returns an array, one item per input`);
+      return batch.length;
+    },
+    split: (batch) => [...batch],
+  };
+}
+
+/**
+ * Batching of JSON arrays: each request sends an array of k items (k rows); the function gets all items in one
+ * array and returns one output item per input item; each caller gets the array of its own items.
+ */
+export function arrayItems(what: string): Batching<unknown, unknown, unknown[], unknown[]> {
+  return {
+    rows: (item) => {
+      if (!Array.isArray(item)) {
+        throw new BadInput(`${what}: this API batches requests, so it takes a JSON array of items`);
+      }
+      if (item.length === 0) throw new BadInput(`${what}: the array holds no items`);
+      return item.length;
+    },
+    merge: (items) => (items as unknown[][]).flat(1),
+    batchRows: (batch) => {
+      if (!Array.isArray(batch))
+        throw new TypeError(`${what}: a batchable API returns an array, one item per input`);
+      return batch.length;
+    },
+    split: (batch, rows) => {
+      const parts: unknown[][] = [];
+      let at = 0;
+      for (const n of rows) {
+        parts.push(batch.slice(at, at + n));
+        at += n;
+      }
+      return parts;
+    },
+  };
+}

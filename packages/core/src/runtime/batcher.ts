@@ -98,7 +98,8 @@ export class Batcher {
     if (!this.cost.ready) return 0;
     const max = this.options.max_batch_size;
     let wait = 0;
-    if (this.running) wait += Math.max(0, this.runningSince + this.cost.estimate(this.runningRows) - performance.now());
+    if (this.running)
+      wait += Math.max(0, this.runningSince + this.cost.estimate(this.runningRows) - performance.now());
     const batchesAhead = Math.floor((this.queuedRows + rows - 1) / max);
     return wait + batchesAhead * this.cost.estimate(max);
   }
@@ -108,11 +109,17 @@ export class Batcher {
     this.dropGone();
     if (this.queue.length === 0) return;
     const { max_batch_size: max, max_latency_ms: budget } = this.options;
-    if (this.queuedRows >= max) return this.dispatch();
+    if (this.queuedRows >= max) {
+      this.dispatch();
+      return;
+    }
     const age = performance.now() - this.queue[0]!.enqueuedAt;
     const left = budget - age - this.cost.estimate(Math.min(max, this.queuedRows + 1));
     const expected = 2 * this.gapMs;
-    if (!(left > 0) || !(expected < left)) return this.dispatch();
+    if (!(left > 0) || !(expected < left)) {
+      this.dispatch();
+      return;
+    }
     const seen = this.arrivals;
     const resume = () => {
       this.waiting = false;
@@ -183,17 +190,7 @@ export class Batcher {
     try {
       const output = await this.fn(merged, ctx);
       this.cost.observe(rows, performance.now() - started);
-      const got = this.output.batchRows(output, dim);
-      if (got !== rows) {
-        throw new Error(
-          `API '${this.apiName}' returned ${got} rows along dimension ${dim} for a batch of ${rows}; a batchable API returns one row per input row`,
-        );
-      }
-      const parts = this.output.split(
-        output,
-        batch.map((p) => p.rows),
-        dim,
-      );
+      const parts = this.splitOutput(output, batch, rows);
       let start = 0;
       for (let i = 0; i < batch.length; i++) {
         const p = batch[i]!;
@@ -211,6 +208,34 @@ export class Batcher {
     } finally {
       if (ctx.usedTempDir) ctx.dispose().catch(() => {});
     }
+  }
+
+  /** One output per caller; a batch the output descriptor cannot split is the function's fault (a 500). */
+  private splitOutput(output: unknown, batch: readonly Pending[], rows: number): unknown[] {
+    const dim = this.options.batch_dim;
+    let got: number;
+    let parts: unknown[];
+    try {
+      got = this.output.batchRows(output, dim);
+      parts =
+        got === rows
+          ? this.output.split(
+              output,
+              batch.map((p) => p.rows),
+              dim,
+            )
+          : [];
+    } catch (err) {
+      throw new Error(
+        `API '${this.apiName}' returned a batch its output descriptor cannot split: ${(err as Error).message}`,
+      );
+    }
+    if (got !== rows) {
+      throw new Error(
+        `API '${this.apiName}' returned ${got} rows along dimension ${dim} for a batch of ${rows}; a batchable API returns one row per input row`,
+      );
+    }
+    return parts;
   }
 }
 

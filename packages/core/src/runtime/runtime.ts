@@ -6,7 +6,7 @@ import type { Logger } from '../server/logger.js';
 import { Context } from '../service/context.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { BatchMetrics } from './batch-metrics.js';
-import { type BatchFunction, Batcher } from './batcher.js';
+import { Batcher, type BatchFunction } from './batcher.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { Deadlines } from './deadlines.js';
 import type { Invocation } from './invocation.js';

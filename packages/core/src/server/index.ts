@@ -1,7 +1,7 @@
+export { UNLIMITED_PATHS } from '../runtime/concurrency-gate.js';
 export * from './app.js';
 export * from './lifecycle.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './options.js';
-export { UNLIMITED_PATHS } from '../runtime/concurrency-gate.js';
 export * from './serve.js';

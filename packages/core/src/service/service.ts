@@ -47,7 +47,9 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
 }
 
 /** Options of a batchable API. */
-export type BatchApiOptions<I extends IODescriptor, O extends IODescriptor> = ApiOptions<I, O> & { batchable: true };
+export type BatchApiOptions<I extends IODescriptor, O extends IODescriptor> = ApiOptions<I, O> & {
+  batchable: true;
+};
 
 /** One registered API. */
 export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends IODescriptor = IODescriptor> {
@@ -189,10 +191,19 @@ function batchOptions(api: string, options: ApiOptions<IODescriptor, IODescripto
     max_latency_ms: options.max_latency_ms ?? 100,
   };
   const check = (name: keyof BatchOptions, ok: boolean, rule: string) => {
-    if (!ok) throw new InvalidArgument(`API '${api}': ${name} must be ${rule}, got ${String(resolved[name])}`);
+    if (!ok)
+      throw new InvalidArgument(`API '${api}': ${name} must be ${rule}, got ${String(resolved[name])}`);
   };
   check('batch_dim', Number.isInteger(resolved.batch_dim) && resolved.batch_dim >= 0, 'an integer >= 0');
-  check('max_batch_size', Number.isInteger(resolved.max_batch_size) && resolved.max_batch_size >= 1, 'an integer >= 1');
-  check('max_latency_ms', Number.isFinite(resolved.max_latency_ms) && resolved.max_latency_ms > 0, 'a number > 0');
+  check(
+    'max_batch_size',
+    Number.isInteger(resolved.max_batch_size) && resolved.max_batch_size >= 1,
+    'an integer >= 1',
+  );
+  check(
+    'max_latency_ms',
+    Number.isFinite(resolved.max_latency_ms) && resolved.max_latency_ms > 0,
+    'a number > 0',
+  );
   return resolved;
 }

@@ -4,6 +4,7 @@ import { fromValueMessage, toValueMessage } from '../../grpc/struct.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { Context } from '../../service/context.js';
+import { arrayItems, type Batching } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJson, parseJsonBytes } from '../json/parse.js';
 import { writeJson } from '../json/write.js';
@@ -51,6 +52,9 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
   readonly json_encoder: JsonEncoder;
   private readonly hasCustomEncoder: boolean;
   private readonly adapter: SchemaModelAdapter | null;
+
+  /** Each request sends a JSON array of items; the function gets every item of the batch in one array. */
+  override readonly batching: Batching<unknown, unknown, unknown[], unknown[]> = arrayItems('JSON');
 
   constructor(options: JSONOptions = {}) {
     super();

@@ -3,6 +3,7 @@ import { BadInput, InternalServerError, InvalidArgument, TiffinError } from '../
 import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
+import { concatenate, splitAlong } from '../../ndarray/batch.js';
 import { DTypeConversionError, RaggedArrayError } from '../../ndarray/convert.js';
 import {
   canCastSameKind,
@@ -18,6 +19,7 @@ import {
 import { ndarrayToJson } from '../../ndarray/json.js';
 import { NDArray, type NestedArray, resolveShape } from '../../ndarray/ndarray.js';
 import type { Context } from '../../service/context.js';
+import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJsonBytes } from '../json/parse.js';
 
@@ -105,6 +107,14 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   readonly shape: readonly number[] | null;
   readonly enforce_dtype: boolean;
   readonly enforce_shape: boolean;
+
+  /** Requests stack along `batch_dim` (numpy.concatenate); the output is split back at the same rows. */
+  override readonly batching: Batching<NDArray, NumpyNdarrayOutput, NDArray, NumpyNdarrayOutput> = {
+    rows: (item, dim) => rowsAlong(item.shape, dim, this.displayName),
+    merge: (items, dim) => concatenate(items, dim),
+    batchRows: (batch, dim) => rowsAlong(this.outputArray(batch).shape, dim, this.displayName),
+    split: (batch, rows, dim) => splitAlong(this.outputArray(batch), rows, dim),
+  };
 
   constructor(options: NumpyNdarrayOptions = {}) {
     super();

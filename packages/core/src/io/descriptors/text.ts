@@ -3,6 +3,7 @@ import type { ProtoField, ProtoPayload, StringValueMessage } from '../../grpc/me
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { Context } from '../../service/context.js';
+import { type Batching, oneItemPerRequest } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import type {
   ComponentsObject,
@@ -35,6 +36,10 @@ export class Text extends IODescriptor<string, TextOutput> {
   static override readonly descriptorId = 'tiffin.io.Text';
   readonly protoFields: readonly ProtoField[] = ['text'];
   readonly content_type: string;
+
+  /** One string per request; the function gets the batch's strings and returns one output each. */
+  override readonly batching: Batching<string, TextOutput, string[], TextOutput[]> =
+    oneItemPerRequest('Text');
 
   constructor(options: TextOptions = {}) {
     super();

@@ -1,5 +1,5 @@
-import type { ServerMetrics } from '../metrics.js';
 import type { Exchange } from '../exchange.js';
+import type { ServerMetrics } from '../metrics.js';
 
 /** `/metrics`: the Prometheus text exposition of this server's registry. */
 export function metricsHandler(metrics: ServerMetrics) {
