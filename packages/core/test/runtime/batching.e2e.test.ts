@@ -336,8 +336,8 @@ describe('batching and the rest of the service', () => {
   it('refuses a batchable API whose descriptors cannot batch, or bad settings, at registration', () => {
     const svc = new Service('refused');
     expect(() =>
-      svc.api({ input: new File(), output: new Text(), batchable: true }, function f(x: unknown) {
-        return x;
+      svc.api({ input: new File(), output: new Text(), batchable: true }, function f() {
+        return [];
       }),
     ).toThrow(/input descriptor File cannot batch/);
     expect(() =>
