@@ -38,10 +38,15 @@ export function errorBodySchema(title: string, description: string): SchemaObjec
     type: 'object',
     title,
     description,
-    required: ['error', 'type'],
+    required: ['error', 'type', 'code'],
     properties: {
       error: { type: 'string', title: 'Message' },
       type: { type: 'string', title: 'Error Type' },
+      code: {
+        type: 'string',
+        title: 'Error Code',
+        description: 'Stable machine-readable code, e.g. BAD_INPUT.',
+      },
       detail: { title: 'Error Detail' },
     },
   };

@@ -1,4 +1,4 @@
-import { type ErrorBody, internalErrorBody, isTiffinError } from '../errors/index.js';
+import { BadInput, type ErrorBody, internalErrorBody, isTiffinError } from '../errors/index.js';
 import type { Logger } from './logger.js';
 
 export interface ErrorAnswer {
@@ -44,7 +44,7 @@ export function errorAnswer(err: unknown, requestId: string, logger: Logger): Er
     return { status, body: err.toBody() };
   }
   if (isExposedClientError(err)) {
-    return { status: err.status, body: { error: err.message, type: 'BadInput' } };
+    return { status: err.status, body: { error: err.message, type: 'BadInput', code: BadInput.code } };
   }
   const e = err instanceof Error ? err : new Error(String(err));
   logger.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });

@@ -67,7 +67,11 @@ describe('CORS (spec 10.6)', () => {
   it('refuses a preflight from another origin with a 400 JSON error; simple requests get no allow-origin (case 68)', async () => {
     const res = await preflight(enabled.url, 'http://example.test');
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: 'Disallowed CORS origin', type: 'BadInput' });
+    expect(await res.json()).toEqual({
+      error: 'Disallowed CORS origin',
+      type: 'BadInput',
+      code: 'BAD_INPUT',
+    });
     const simple = await fetch(`${enabled.url}/echo`, {
       method: 'POST',
       body: 'hi',

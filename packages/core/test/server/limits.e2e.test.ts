@@ -97,6 +97,7 @@ describe('timeout', () => {
     expect(await res.json()).toEqual({
       error: 'Not able to process the request in 0.3 seconds',
       type: 'GatewayTimeout',
+      code: 'DEADLINE_EXCEEDED',
     });
     await sleep(100);
     expect(seen.aborted).toBe(true);

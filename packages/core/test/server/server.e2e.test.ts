@@ -110,19 +110,19 @@ describe('API pipeline', () => {
   });
 
   it('maps TiffinErrors to their status with the D4 body (case 56, 57)', async () => {
-    const cases: Array<[string, number, string, string]> = [
-      ['bad', 400, 'b', 'BadInput'],
-      ['nf', 404, 'n', 'NotFound'],
-      ['ue', 422, 'u', 'UnprocessableEntity'],
-      ['ise', 500, 'x', 'InternalServerError'],
-      ['su', 503, 's', 'ServiceUnavailable'],
+    const cases: Array<[string, number, string, string, string]> = [
+      ['bad', 400, 'b', 'BadInput', 'BAD_INPUT'],
+      ['nf', 404, 'n', 'NotFound', 'NOT_FOUND'],
+      ['ue', 422, 'u', 'UnprocessableEntity', 'UNPROCESSABLE_ENTITY'],
+      ['ise', 500, 'x', 'InternalServerError', 'INTERNAL_ERROR'],
+      ['su', 503, 's', 'ServiceUnavailable', 'SERVICE_UNAVAILABLE'],
     ];
-    for (const [input, status, error, type] of cases) {
+    for (const [input, status, error, type, code] of cases) {
       const res = await post('/raise_error', input);
       expect(res.status).toBe(status);
       expect(res.headers.get('content-type')).toBe('application/json');
       expect(res.headers.get('x-request-id')).toBeTruthy();
-      expect(await res.json()).toEqual({ error, type });
+      expect(await res.json()).toEqual({ error, type, code });
     }
   });
 
@@ -244,8 +244,8 @@ describe('health, docs and the API page', () => {
     });
     for (const name of ['InvalidArgument', 'NotFound', 'InternalServerError']) {
       const schema = doc.components.schemas[name]!;
-      expect(schema.required).toEqual(['error', 'type']);
-      expect(Object.keys(schema.properties)).toEqual(['error', 'type', 'detail']);
+      expect(schema.required).toEqual(['error', 'type', 'code']);
+      expect(Object.keys(schema.properties)).toEqual(['error', 'type', 'code', 'detail']);
     }
     expect(JSON.stringify(doc).toLowerCase()).not.toContain('bento');
   });

@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer';
-import { BadInput, InternalServerError, InvalidArgument, TiffinError } from '../../errors/index.js';
+import { BadInput, InternalServerError, InvalidArgument, isTiffinError } from '../../errors/index.js';
 import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
@@ -433,7 +433,7 @@ function arrayFromValues(dtype: DType, values: readonly unknown[]): NDArray {
         return NDArray.from(values as unknown[], dtype);
     }
   } catch (err) {
-    if (err instanceof TiffinError) throw err;
+    if (isTiffinError(err)) throw err;
     throw new BadInput(`Invalid ${dtype} values in the NDArray message: ${(err as Error).message}`);
   }
 }
