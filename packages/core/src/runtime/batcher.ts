@@ -69,6 +69,7 @@ export class Batcher {
       // Run-alone would let one caller hold the function past everyone's budget: refuse it instead.
       throw new BadInput(
         `This request holds ${rows} rows along dimension ${dim}; API '${this.apiName}' takes at most ${max} (max_batch_size). Send at most ${max} rows per request.`,
+        { code: 'BATCH_TOO_LARGE' },
       );
     }
     const wait = this.expectedWait(rows);
@@ -76,7 +77,7 @@ export class Batcher {
       this.metrics?.shedOne(this.apiName);
       throw new ServiceUnavailable(
         `API '${this.apiName}' is overloaded: the batch queue cannot start this request within ${budget} ms`,
-        { headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) } },
+        { code: 'BATCH_QUEUE_FULL', headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) } },
       );
     }
     const now = performance.now();

@@ -148,7 +148,7 @@ describe('adaptive batching (NumpyNdarray over HTTP)', () => {
     const { batches, url } = await rowService({ max_batch_size: 2 });
     const res = await post(url, '[[1,1],[2,2],[3,3]]');
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ type: 'BadInput' });
+    expect(res.body).toMatchObject({ type: 'BadInput', code: 'BATCH_TOO_LARGE' });
     expect(res.body.error).toContain('max_batch_size');
     expect(batches).toEqual([]);
   });
@@ -206,7 +206,7 @@ describe('adaptive batching (NumpyNdarray over HTTP)', () => {
     const shed = answers.filter((a) => a.status === 503);
     expect(shed.length).toBeGreaterThan(0);
     expect(shed[0]!.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
-    expect(shed[0]!.body.type).toBe('ServiceUnavailable');
+    expect(shed[0]!.body).toMatchObject({ type: 'ServiceUnavailable', code: 'BATCH_QUEUE_FULL' });
     expect(answers.filter((a) => a.status === 200).length).toBeGreaterThan(0);
     const metrics = await (await fetch(`${running.url}/metrics`)).text();
     expect(metrics).toMatch(
