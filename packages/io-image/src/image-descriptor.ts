@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import {
   BadInput,
+  type Batching,
   buildResponse,
   type Context,
   type DescriptorSpec,
@@ -10,6 +11,7 @@ import {
   InvalidArgument,
   IODescriptor,
   NDArray,
+  oneItemPerRequest,
   type ProtoField,
   type ProtoPayload,
   parseMediaType,
@@ -59,6 +61,10 @@ export class Image extends IODescriptor<TiffinImage, ImageOutput> {
   private outputFormat: FormatInfo;
   /** Replaceable loader of the file-type package (tests simulate it missing). */
   fileTypeImporter: FileTypeImporter | undefined;
+
+  /** One image per request; the function gets the batch's images and returns one output image each. */
+  override readonly batching: Batching<TiffinImage, ImageOutput, TiffinImage[], ImageOutput[]> =
+    oneItemPerRequest('Image');
 
   constructor(options: ImageOptions = {}) {
     super();

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import {
   BadInput,
+  type Batching,
   type Context,
   type DataFrameMessage,
   type DescriptorSpec,
@@ -36,6 +37,7 @@ import { type Orient, resolveOrient } from '../table/orient.js';
 import { rowCount, shapeText, type Table, typeName } from '../table/table.js';
 import { typeRawTable } from '../table/type-table.js';
 import type { FrameView } from '../table/view.js';
+import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
 import { respond } from './response.js';
 import { specArgs } from './spec-args.js';
@@ -62,6 +64,9 @@ const OWNER = 'PandasDataFrame';
 /** A table on the wire (JSON in six orients, CSV or Parquet) ↔ a danfojs-node DataFrame. */
 export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
   static override readonly descriptorId = 'tiffin.io.PandasDataFrame';
+  /** Requests' rows are concatenated; each caller gets its own rows of the output back. */
+  override readonly batching: Batching<DataFrame, DataFrame, DataFrame, DataFrame> =
+    tableBatching<DataFrame>('PandasDataFrame');
   readonly protoFields = ['dataframe'] as const;
   readonly orient: Orient;
   readonly columns: string[] | null;

@@ -1,5 +1,6 @@
 import {
   BadInput,
+  type Batching,
   type Context,
   type DescriptorSpec,
   type HttpRequest,
@@ -31,6 +32,7 @@ import { type Orient, resolveOrient } from '../table/orient.js';
 import { axisLabel, type Label, shapeText, typeName } from '../table/table.js';
 import { castColumn, inferColumn } from '../table/typing.js';
 import type { SeriesView } from '../table/view.js';
+import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
 import { respond } from './response.js';
 import { specArgs } from './spec-args.js';
@@ -60,6 +62,9 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** One-dimensional labelled values on the wire (JSON) ↔ a danfojs-node Series. */
 export class PandasSeries extends IODescriptor<Series, Series> {
   static override readonly descriptorId = 'tiffin.io.PandasSeries';
+  /** Requests' rows are concatenated; each caller gets its own rows of the output back. */
+  override readonly batching: Batching<Series, Series, Series, Series> =
+    tableBatching<Series>('PandasSeries');
   readonly protoFields = ['series'] as const;
   readonly orient: Orient;
   readonly dtype: Dtype | boolean | null;
