@@ -5,7 +5,7 @@ import { Runtime } from '../runtime/runtime.js';
 import type { Service } from '../service/service.js';
 import { Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
-import { JsonLineLogger, type Logger, silentLogger } from './logger.js';
+import { defaultLogger, type Logger, silentLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
 import { type ResolvedServerOptions, resolveServerOptions, type ServerOptions } from './options.js';
 import { corsStage } from './pipeline/cors.js';
@@ -41,7 +41,10 @@ export interface TiffinApp {
 
 /** Build the app serving `service` (routes, pipeline, docs), without listening. */
 export function createApp(service: Service, options: ServerOptions = {}): TiffinApp {
-  const resolved = resolveServerOptions(options, new JsonLineLogger());
+  const resolved = resolveServerOptions(
+    options,
+    options.logger === undefined ? defaultLogger() : silentLogger,
+  );
   const logger = resolved.logger === false ? silentLogger : resolved.logger;
   const lifecycle = new AppLifecycle(service);
   const metrics = new ServerMetrics(service.name, service.version ?? '0.0.0');
