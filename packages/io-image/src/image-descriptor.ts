@@ -16,7 +16,6 @@ import {
   type ProtoPayload,
   parseMediaType,
   type RequestBodyObject,
-  type ResponseObject,
   registerDescriptor,
   type SchemaObject,
 } from '@tiffin/core';
@@ -153,22 +152,10 @@ export class Image extends IODescriptor<TiffinImage, ImageOutput> {
     return { ...BINARY_SCHEMA };
   }
 
-  override openapiComponents(): null {
-    return null;
-  }
-
-  override openapiExample(): null {
-    return null;
-  }
-
   override openapiRequestBody(): RequestBodyObject {
     const content: RequestBodyObject['content'] = {};
     for (const mime of this.allowedMimeTypes) content[mime] = { schema: this.openapiSchema() };
     return { content, required: true, 'x-tiffin-io-descriptor': this.toSpec() };
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses(this.mimeType);
   }
 
   override toSpec(): DescriptorSpec {

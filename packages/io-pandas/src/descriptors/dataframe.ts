@@ -196,10 +196,6 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
     return frameSchema(this.orient, this.dtypeMap());
   }
 
-  override openapiComponents(): null {
-    return null;
-  }
-
   /** The sample in the configured orient, as a JSON value (D13: not a string). */
   override openapiExample(): unknown {
     return this.sampleView ? JSON.parse(frameToJson(this.sampleView, this.orient)) : null;

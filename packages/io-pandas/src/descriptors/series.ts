@@ -8,8 +8,6 @@ import {
   InvalidArgument,
   IODescriptor,
   type ProtoPayload,
-  type RequestBodyObject,
-  type ResponseObject,
   type SchemaObject,
   type SeriesMessage,
 } from '@tiffin/core';
@@ -227,20 +225,8 @@ export class PandasSeries extends IODescriptor<Series, Series> {
     return seriesSchema(this.orient, this.concreteDtype);
   }
 
-  override openapiComponents(): null {
-    return null;
-  }
-
   override openapiExample(): unknown {
     return this.sampleView ? JSON.parse(seriesToJson(this.sampleView, this.orient)) : null;
-  }
-
-  override openapiRequestBody(): RequestBodyObject {
-    return this.buildRequestBody();
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses();
   }
 
   override toSpec(): DescriptorSpec {

@@ -26,13 +26,7 @@ import { parseJsonBytes } from '../json/parse.js';
 /** An integer literal of 16+ digits (not the fraction or mantissa of a float literal). */
 const FLOAT_LITERAL = /[.eE]/;
 
-import type {
-  ComponentsObject,
-  DescriptorSpec,
-  RequestBodyObject,
-  ResponseObject,
-  SchemaObject,
-} from '../openapi.js';
+import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
 export interface NumpyNdarrayOptions {
@@ -347,24 +341,12 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     return { type: 'array', items, nullable: true };
   }
 
-  override openapiComponents(): ComponentsObject | null {
-    return null;
-  }
-
   override openapiExample(): unknown {
     if (this.sample === undefined || this.sample === null) return null;
     if (!(this.sample instanceof NDArray) || this.sample.ndim === 0) {
       throw new BadInput('NumpyNdarray: sample must be an array.');
     }
     return this.sample.toJSON();
-  }
-
-  override openapiRequestBody(): RequestBodyObject {
-    return this.buildRequestBody();
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses();
   }
 
   override toSpec(): DescriptorSpec {

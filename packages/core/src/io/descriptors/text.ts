@@ -5,13 +5,7 @@ import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { Context } from '../../service/context.js';
 import { type Batching, oneItemPerRequest } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
-import type {
-  ComponentsObject,
-  DescriptorSpec,
-  RequestBodyObject,
-  ResponseObject,
-  SchemaObject,
-} from '../openapi.js';
+import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { decodeUtf8 } from '../utf8.js';
 import { responseSettings, typeName } from './common.js';
 
@@ -80,23 +74,6 @@ export class Text extends IODescriptor<string, TextOutput> {
 
   override openapiSchema(): SchemaObject {
     return { type: 'string' };
-  }
-
-  override openapiComponents(): ComponentsObject | null {
-    return null;
-  }
-
-  /** D13: the sample, or no example at all (never the text "None"). */
-  override openapiExample(): unknown {
-    return typeof this.sample === 'string' ? this.sample : null;
-  }
-
-  override openapiRequestBody(): RequestBodyObject {
-    return this.buildRequestBody();
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses();
   }
 
   /** Spec 6: no args; the content type is not recorded. */
