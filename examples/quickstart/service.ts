@@ -2,7 +2,7 @@
  * Quickstart service: an iris species classifier (softmax regression) and a sentiment model (naive Bayes),
  * both trained at startup from small embedded datasets, served over several IO descriptors.
  *
- *   pnpm start            # serves this file on http://127.0.0.1:3000 (API page at /)
+ *   npm start             # (repository root) serves this file on http://127.0.0.1:3000 (API page at /)
  */
 import {
   BadInput,

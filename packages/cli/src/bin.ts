@@ -2,6 +2,7 @@
 import { registerBuild } from './commands/build.js';
 import { registerContainerize } from './commands/containerize.js';
 import { registerDiffusion } from './commands/diffusion.js';
+import { registerKubernetes } from './commands/kubernetes.js';
 import { registerModels } from './commands/models.js';
 import { registerPackageCommands } from './commands/packages.js';
 import { registerServe } from './commands/serve.js';
@@ -15,6 +16,7 @@ const program = createProgram([
   registerPackageCommands,
   registerModels,
   registerContainerize,
+  registerKubernetes,
   registerDiffusion,
 ]);
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 export const CLI_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const FIXTURE = join(CLI_DIR, 'test', 'fixtures', 'service.ts');
 
-/** A `tiffin` process run from sources (as `pnpm cli` does), with its output collected line by line. */
+/** A `tiffin` process run from sources (as `npx tiffin` does in a checkout), with its output collected line by line. */
 export class CliProcess {
   readonly child: ChildProcess;
   readonly stdoutLines: string[] = [];
@@ -122,7 +122,7 @@ export function collectOutput(child: ChildProcess): CollectedProcess {
   return { child, done, url };
 }
 
-/** `tiffin ...` run from sources (as `pnpm cli` does) with extra environment, its output collected. */
+/** `tiffin ...` run from sources (as `npx tiffin` does in a checkout) with extra environment, its output collected. */
 export function spawnTiffin(args: string[], env: NodeJS.ProcessEnv = {}): CollectedProcess {
   return collectOutput(
     spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/bin.ts', ...args], {

@@ -31,6 +31,14 @@ const { writeTinyLora, jpegSize } = (await import(
   jpegSize: (bytes: Uint8Array) => { width: number; height: number };
 };
 
+/** Stand-ins for docker/podman (shared with core's containerize tests; outside this tsc root). */
+const { standInTool, DAEMON_DOWN } = (await import(
+  new URL('../../core/test/build/container-tool-stand-in.ts', import.meta.url).href
+)) as {
+  standInTool: (bin: string, name: string, info?: { exit?: number; error?: string }) => Promise<string>;
+  DAEMON_DOWN: string;
+};
+
 /** `tiffin ...` run from sources on the wasm backend, models only where TIFFIN_HOME says. */
 function tiffin(args: string[], env: NodeJS.ProcessEnv) {
   return spawnTiffin(args, { TIFFIN_TF_BACKEND: 'wasm', TIFFIN_MODELS_DIR: '', ...env });
@@ -239,5 +247,56 @@ describe('tiffin diffusion build --containerize', () => {
     expect(res.stderr).toBe(
       'tiffin: error: No container tool found on PATH: install one of docker, podman, buildah (or pass --backend)\n',
     );
+  }, 60_000);
+
+  it('passes over a docker client without daemon (the closed-pipe failure) and builds the image with podman', async () => {
+    const bin = scratchDir('tiffin-tools-');
+    await standInTool(bin, 'docker', { exit: 1, error: DAEMON_DOWN });
+    const podman = await standInTool(bin, 'podman');
+    const home = scratchDir('tiffin-cli-home-');
+    const res = await tiffin(
+      [
+        'diffusion',
+        'build',
+        'stable-diffusion',
+        '--model-id',
+        join(
+          packageDir,
+          'models',
+          'tiny-sd-model',
+          readdirSync(join(packageDir, 'models', 'tiny-sd-model'))[0] as string,
+          'files',
+        ),
+        '--name',
+        'tiny-image',
+        '--version',
+        '1',
+        '--no-lockfile',
+        '--containerize',
+        '--base-image',
+        'localhost/node:20',
+        '--memory-limit',
+        '12Gi',
+      ],
+      // The stand-ins first; the rest of PATH for the commands they run themselves.
+      { TIFFIN_HOME: home, PATH: `${bin}:${process.env.PATH}` },
+    ).done;
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain(
+      `docker is installed but cannot build (${DAEMON_DOWN}); trying the next tool\n`,
+    );
+    expect(res.stdout).toContain(
+      `Using podman (${podman})\nSuccessfully built image tiny-image:1 with podman\n`,
+    );
+    const built = join(home, 'packages', 'tiny-image', '1');
+    const log = readFileSync(join(bin, 'podman.log'), 'utf8');
+    expect(log).toContain(
+      `-f ${join(built, 'Dockerfile')} -t tiny-image:1 --build-arg BASE_IMAGE=localhost/node:20 ${built}`,
+    );
+    // Diffusion defaults for the manifests (minutes to load, gigabytes of weights), and the option given.
+    const manifests = readFileSync(join(built, 'kubernetes.yaml'), 'utf8');
+    expect(manifests).toMatch(/limits:\n\s+cpu: "4"\n\s+memory: 12Gi/);
+    expect(manifests).toMatch(/requests:\n\s+cpu: "2"\n\s+memory: 6Gi/);
   }, 60_000);
 });

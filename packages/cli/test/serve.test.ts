@@ -30,6 +30,22 @@ describe('tiffin serve', () => {
     expect(access[0]!.requestId).toBe(res.headers.get('x-request-id'));
   });
 
+  it('requires the bearer token given with --api-token on API calls, not on probes', async () => {
+    const p = cli(['serve', FIXTURE, '--port', '0', '--api-token', 'cli-token']);
+    const url = await p.readyUrl();
+    const refused = await fetch(`${url}/echo`, { method: 'POST', body: 'hello' });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    const ok = await fetch(`${url}/echo`, {
+      method: 'POST',
+      body: 'hello',
+      headers: { authorization: 'Bearer cli-token' },
+    });
+    expect(await ok.text()).toBe('hello');
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    expect(JSON.stringify(p.records())).not.toContain('cli-token');
+  });
+
   it('picks a named export with file:export', async () => {
     const p = cli(['serve', `${FIXTURE}:other`, '--port', '0']);
     const url = await p.readyUrl();

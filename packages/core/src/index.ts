@@ -24,6 +24,7 @@ export { writeJson } from './io/json/write.js';
 export * from './io/json-encoder.js';
 export * from './io/openapi.js';
 export * from './io/schema-model.js';
+export * from './limits/index.js';
 export { concatenate, splitAlong } from './ndarray/batch.js';
 export * from './ndarray/index.js';
 export * from './openapi/index.js';

@@ -3,9 +3,10 @@ import { pathToFileURL } from 'node:url';
 import { buildPackage, type ServiceModuleLoader } from '@tiffin/core';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
+import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';
 import { collectLabel } from '../store-output.js';
 
-interface BuildFlags {
+interface BuildFlags extends KubernetesFlags {
   name?: string;
   version?: string;
   label?: Record<string, string>;
@@ -25,7 +26,7 @@ const loadModule: ServiceModuleLoader = async (file) => {
 
 /** `tiffin build <service.ts[:export]>`: make a deployable package in $TIFFIN_HOME/packages. */
 export function registerBuild(program: Command): void {
-  program
+  const command = program
     .command('build')
     .description(
       'Build a deployable package (bundled code, dependencies, models, Dockerfile, Kubernetes manifests)',
@@ -34,32 +35,34 @@ export function registerBuild(program: Command): void {
     .option('--name <name>', "package name (default: the service's name)")
     .option('--version <version>', 'package version (default: a hash of its content)')
     .option('--label <key=value>', 'label recorded in the manifest (repeatable)', collectLabel)
-    .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)')
-    .action(async (spec: string, flags: BuildFlags) => {
-      try {
-        const pkg = await buildPackage({
-          service: spec,
-          name: flags.name,
-          version: flags.version,
-          labels: flags.label,
-          lockfile: flags.lockfile,
-          loadModule,
-        });
-        process.stdout.write(
-          [
-            `Successfully built package ${pkg.tag}`,
-            `  at ${pkg.path}`,
-            '',
-            'Next steps:',
-            `  * Serve it locally:          tiffin serve ${pkg.tag}`,
-            `  * Build a container image:   tiffin containerize ${pkg.tag}`,
-            `  * Push it to a cluster:      push that image to your registry, then kubectl apply -f ${pkg.path}/kubernetes.yaml`,
-            `  * Move it to another machine: tiffin export ${pkg.tag}`,
-            '',
-          ].join('\n'),
-        );
-      } catch (err) {
-        reportError(err);
-      }
-    });
+    .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)');
+  kubernetesOptions(command).action(async (spec: string, flags: BuildFlags) => {
+    try {
+      const pkg = await buildPackage({
+        service: spec,
+        name: flags.name,
+        version: flags.version,
+        labels: flags.label,
+        lockfile: flags.lockfile,
+        loadModule,
+        kubernetes: kubernetesOptionsFrom(flags),
+        kserve: flags.kserve,
+      });
+      process.stdout.write(
+        [
+          `Successfully built package ${pkg.tag}`,
+          `  at ${pkg.path}`,
+          '',
+          'Next steps:',
+          `  * Serve it locally:          tiffin serve ${pkg.tag}`,
+          `  * Build a container image:   tiffin containerize ${pkg.tag}`,
+          `  * Deploy it to Kubernetes:   push that image to a registry, then: tiffin kubernetes ${pkg.tag} --image <registry>/${pkg.tag} | kubectl apply -f -`,
+          `  * Move it to another machine: tiffin export ${pkg.tag}`,
+          '',
+        ].join('\n'),
+      );
+    } catch (err) {
+      reportError(err);
+    }
+  });
 }

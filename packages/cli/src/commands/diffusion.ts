@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   buildPackage,
   CLIException,
-  containerize,
+  type KubernetesOptions,
   ModelStore,
   type ServiceModuleLoader,
   serve,
@@ -23,7 +23,9 @@ import {
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { downloadProgressBar } from '../download-progress.js';
 import { reportError } from '../errors.js';
+import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';
 import { parsePort, parsePositiveInt } from '../options.js';
+import { type ContainerizeFlags, containerizeOptions, containerizePackage } from './containerize.js';
 
 const SUPPORTED_PIPELINES = ['stable-diffusion'];
 /** Names we recognise but cannot serve yet: each gets a clear error instead of "unknown". */
@@ -49,7 +51,16 @@ interface StartFlags extends ModelFlags {
   backend?: BackendName;
 }
 
-interface BuildFlags extends ModelFlags {
+/** A diffusion model needs far more than a small service: memory for the weights, minutes to load them. */
+const DIFFUSION_KUBERNETES_DEFAULTS: KubernetesOptions = {
+  cpuRequest: '2',
+  memoryRequest: '6Gi',
+  cpuLimit: '4',
+  memoryLimit: '8Gi',
+  startupSeconds: 900,
+};
+
+interface BuildFlags extends ModelFlags, ContainerizeFlags, KubernetesFlags {
   pipeline: DiffusionPipelineKind;
   loraDir?: string;
   loraWeights?: string;
@@ -178,7 +189,7 @@ export function registerDiffusion(program: Command): void {
     }
   });
 
-  modelOptions(
+  const build = modelOptions(
     diffusion
       .command('build')
       .description('Package the model, LoRA files and the diffusion service into a deployable package')
@@ -189,9 +200,10 @@ export function registerDiffusion(program: Command): void {
     .option('--lora-weights <file>', 'LoRA packaged and merged at start')
     .option('--name <name>', 'package name (default stable-diffusion)')
     .option('--version <version>', 'package version (default: a hash of its content)')
-    .option('--containerize', 'then build a container image from the package')
     .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)')
-    .action(async (name: string, flags: BuildFlags) => {
+    .option('--containerize', 'then build a container image from the package (image options below)');
+  kubernetesOptions(containerizeOptions(build), DIFFUSION_KUBERNETES_DEFAULTS).action(
+    async (name: string, flags: BuildFlags) => {
       try {
         checkPipelineName(name);
         const pkg = await buildDiffusionPackage(flags);
@@ -206,14 +218,12 @@ export function registerDiffusion(program: Command): void {
           '',
         ];
         process.stdout.write(lines.join('\n'));
-        if (flags.containerize) {
-          const image = await containerize({ tag: pkg.tag });
-          process.stdout.write(`Successfully built image ${image.imageTag} with ${image.backend}\n`);
-        }
+        if (flags.containerize) await containerizePackage(pkg.tag, flags);
       } catch (err) {
         reportError(err);
       }
-    });
+    },
+  );
 }
 
 /** The folder of this CLI package: generated service files live below it so `@tiffin/*` imports resolve. */
@@ -279,6 +289,8 @@ async function buildDiffusionPackage(flags: BuildFlags) {
       version: flags.version,
       lockfile: flags.lockfile,
       loadModule: importModule,
+      kubernetes: kubernetesOptionsFrom(flags, DIFFUSION_KUBERNETES_DEFAULTS),
+      kserve: flags.kserve,
       // The generated module is temporary: record its name, not the build machine's path to it.
       cwd: workDir,
     });

@@ -1,5 +1,5 @@
 import { resolveServeArgument, type ServeOptions } from '@tiffin/core';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { reportError } from '../errors.js';
 import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
 import { serveWithReload } from '../serve/reload.js';
@@ -20,6 +20,8 @@ interface ServeFlags {
   grpc?: boolean;
   grpcPort: number;
   http: boolean;
+  apiToken?: string;
+  metricsAuth?: boolean;
 }
 
 /** `tiffin serve <service.ts[:export]>` */
@@ -31,7 +33,12 @@ export function registerServe(program: Command): void {
       '<service>',
       'service module, e.g. service.ts or service.ts:myService (default export, else `svc`), or a built package tag (name[:version])',
     )
-    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', parsePort, 3000)
+    .addOption(
+      new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
+        .env('PORT')
+        .argParser(parsePort)
+        .default(3000),
+    )
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--reload', 'restart when a file in the service folder changes (development)')
     .option('--workers <n>', 'number of server processes sharing the port', parsePositiveInt, 1)
@@ -43,6 +50,11 @@ export function registerServe(program: Command): void {
     .option('--grpc', 'also serve the APIs over gRPC (bentoml.grpc.v1 protocol)')
     .option('--grpc-port <port>', 'gRPC port (with --grpc)', parsePort, 3001)
     .option('--no-http', 'with --grpc: serve gRPC only')
+    .option(
+      '--api-token <token>',
+      'require `Authorization: Bearer <token>` on API calls, / and /docs.json (and gRPC calls); default $TIFFIN_API_TOKEN',
+    )
+    .option('--metrics-auth', 'with a token: require it for /metrics too')
     .action(async (spec: string, flags: ServeFlags) => {
       try {
         if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
@@ -55,6 +67,8 @@ export function registerServe(program: Command): void {
           maxConcurrency: flags.maxConcurrency,
           maxBodySize: flags.maxBodySize,
           metrics: flags.metrics,
+          apiToken: flags.apiToken,
+          metricsAuth: flags.metricsAuth,
           cors: flags.cors
             ? {
                 enabled: true,

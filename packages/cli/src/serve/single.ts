@@ -28,6 +28,7 @@ export async function serveInProcess(
   const rpc: GrpcServerHandle = await serveGrpc(service, {
     host: options.host,
     port: grpc.port,
+    apiToken: options.apiToken,
     // The HTTP server already ran the startup hooks; gRPC metrics join its /metrics registry, and calls go
     // through its runtime (one concurrency gate and one batcher per API for both transports).
     runStartupHooks: !http,

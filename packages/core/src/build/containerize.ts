@@ -1,24 +1,23 @@
-import { spawn } from 'node:child_process';
-import { access, constants } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
-import { InvalidArgument, TiffinError } from '../errors/index.js';
+import { join } from 'node:path';
+import { InvalidArgument } from '../errors/index.js';
 import { PackageStore } from '../store/package-store.js';
-
-export const CONTAINER_BACKENDS = ['docker', 'podman', 'buildah'] as const;
-export type ContainerBackend = (typeof CONTAINER_BACKENDS)[number];
-
-/** No usable container tool; the message is one line naming the choices. */
-export class ContainerToolNotFound extends TiffinError {}
+import { type ContainerBackend, runTool, selectBackend } from './container-tools.js';
+import { buildRootfsBase } from './rootfs-base.js';
 
 export interface ContainerizeOptions {
   /** Package tag (`name`, `name:latest`, `name:version`). */
   tag: string;
-  /** Default: the first installed of docker (with a reachable daemon), podman, buildah. */
+  /** Default: the first usable of docker (with a live daemon), podman, buildah. */
   backend?: ContainerBackend;
   /** Image reference; default `<name>:<version>`. */
   imageTag?: string;
   /** Overrides the Dockerfile's BASE_IMAGE build argument. */
   baseImage?: string;
+  /**
+   * A local root filesystem folder to make the base image from, with no registry (instead of
+   * `baseImage`); this machine's Node and npm are added when it has no Node.
+   */
+  baseRootfs?: string;
   /** Extra arguments for the tool's build command (e.g. `--isolation chroot`). */
   backendArgs?: string[];
   packageStore?: PackageStore;
@@ -26,46 +25,18 @@ export interface ContainerizeOptions {
   path?: string;
   /** Where the tool's output goes (default: inherited from this process). */
   stdio?: 'inherit' | 'pipe';
+  /** Told what happens, one line at a time: the tool chosen, tools passed over and why, base image steps. */
+  report?: (line: string) => void;
 }
 
 export interface ContainerizeResult {
+  /** The package the image was built from (`name:version`). */
+  packageTag: string;
   backend: ContainerBackend;
   imageTag: string;
+  /** The base image the package was built on (the default when none was given). */
+  baseImage?: string;
   command: string[];
-}
-
-export function isContainerBackend(value: string): value is ContainerBackend {
-  return (CONTAINER_BACKENDS as readonly string[]).includes(value);
-}
-
-/** The executable `name` on `path`, or null. */
-export async function findExecutable(name: string, path = process.env.PATH ?? ''): Promise<string | null> {
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    if (
-      await access(candidate, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return candidate;
-  }
-  return null;
-}
-
-/** Pick a backend: docker when its daemon answers, else podman, else buildah, else a docker client without daemon. */
-export async function detectBackend(
-  path = process.env.PATH ?? '',
-): Promise<{ backend: ContainerBackend; executable: string } | null> {
-  const docker = await findExecutable('docker', path);
-  if (docker && (await succeeds(docker, ['version', '--format', '{{.Server.Version}}'])))
-    return { backend: 'docker', executable: docker };
-  for (const backend of ['podman', 'buildah'] as const) {
-    const executable = await findExecutable(backend, path);
-    if (executable) return { backend, executable };
-  }
-  return docker ? { backend: 'docker', executable: docker } : null;
 }
 
 /** The build command line for a backend (without the executable). */
@@ -84,69 +55,44 @@ export function containerBuildArgs(
 
 /** Build an OCI image from a stored package with docker, podman or buildah. */
 export async function containerize(options: ContainerizeOptions): Promise<ContainerizeResult> {
-  const path = options.path ?? process.env.PATH ?? '';
-  let tool: { backend: ContainerBackend; executable: string } | null;
-  if (options.backend !== undefined) {
-    if (!isContainerBackend(options.backend)) {
-      throw new InvalidArgument(
-        `Unknown container backend '${options.backend}'; choices: ${CONTAINER_BACKENDS.join(', ')}`,
-      );
-    }
-    const executable = await findExecutable(options.backend, path);
-    if (!executable) {
-      throw new ContainerToolNotFound(
-        `Container tool '${options.backend}' not found on PATH; install it or choose another backend (${CONTAINER_BACKENDS.join(', ')})`,
-      );
-    }
-    tool = { backend: options.backend, executable };
-  } else {
-    tool = await detectBackend(path);
-    if (!tool) {
-      throw new ContainerToolNotFound(
-        `No container tool found on PATH: install one of ${CONTAINER_BACKENDS.join(', ')} (or pass --backend)`,
-      );
-    }
+  if (options.baseImage !== undefined && options.baseRootfs !== undefined) {
+    throw new InvalidArgument('Give either a base image or a base root filesystem, not both');
   }
+  const path = options.path ?? process.env.PATH ?? '';
+  const report = options.report ?? (() => {});
+  const stdio = options.stdio ?? 'inherit';
+  const tool = await selectBackend({ backend: options.backend, path, report });
+  report(`Using ${tool.backend} (${tool.executable})`);
   const pkg = await (options.packageStore ?? new PackageStore()).get(options.tag);
+  const baseImage =
+    options.baseRootfs !== undefined
+      ? await buildRootfsBase({ tool, rootfs: options.baseRootfs, path, report, stdio })
+      : options.baseImage;
   const imageTag = options.imageTag ?? pkg.tag;
   const args = containerBuildArgs(tool.backend, {
     contextDir: pkg.path,
     imageTag,
-    baseImage: options.baseImage,
+    baseImage,
     extraArgs: options.backendArgs,
   });
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(tool.executable, args, {
-      stdio: options.stdio === 'pipe' ? 'pipe' : 'inherit',
-      env: { ...process.env, PATH: path },
-    });
-    let output = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      output += d.toString();
-    });
-    child.stderr?.on('data', (d: Buffer) => {
-      output += d.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else {
-        const tail = output.trim().split('\n').slice(-10).join('\n');
-        reject(new TiffinError(`${tool.backend} build failed (exit ${code})${tail ? `:\n${tail}` : ''}`));
-      }
-    });
+  await runTool(tool, args, path, stdio).catch((err: unknown) => {
+    // Inside another container (CI runners, sandboxes) RUN steps often cannot create a container of
+    // their own; chroot isolation needs no runtime, cgroups or network namespace.
+    if (
+      tool.backend !== 'docker' &&
+      !args.some((arg) => arg.startsWith('--isolation')) &&
+      err instanceof Error &&
+      /cgroup|creating container|runtime/i.test(err.message)
+    ) {
+      err.message += `\nHint: where ${tool.backend} cannot create containers (e.g. inside a container), add --backend-arg=--isolation=chroot`;
+    }
+    throw err;
   });
-  return { backend: tool.backend, imageTag, command: [tool.executable, ...args] };
-}
-
-function succeeds(command: string, args: string[]): Promise<boolean> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: 'ignore' });
-    const timer = setTimeout(() => child.kill(), 5000);
-    child.on('error', () => resolve(false));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve(code === 0);
-    });
-  });
+  return {
+    packageTag: pkg.tag,
+    backend: tool.backend,
+    imageTag,
+    baseImage,
+    command: [tool.executable, ...args],
+  };
 }

@@ -231,3 +231,6 @@ export function internalErrorBody(requestId?: string): ErrorBody {
     code: InternalServerError.code,
   };
 }
+
+export { CLIENT_MESSAGE_LENGTH, clientMessage } from './client-message.js';
+export { MESSAGE_VALUE_LENGTH, truncateForMessage } from './truncate.js';

@@ -3,17 +3,20 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Registry } from 'prom-client';
 import {
+  clientMessage,
   GrpcStatus,
   type GrpcStatusCode,
   InvalidArgument,
   isTiffinError,
   NotFound,
+  truncateForMessage,
 } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { IODescriptor } from '../io/descriptor.js';
 import type { Invocation } from '../runtime/invocation.js';
 import { LazyAbort } from '../runtime/lazy-abort.js';
 import { Runtime, type TransportCodec } from '../runtime/runtime.js';
+import { type AuthCheck, bearerAuth, resolveApiToken } from '../server/auth.js';
 import type { Logger } from '../server/logger.js';
 import { DEFAULT_SERVER_OPTIONS } from '../server/options.js';
 import { newRequestId } from '../server/request-id.js';
@@ -37,6 +40,11 @@ export interface GrpcServerOptions {
   reflection?: boolean;
   /** Log function for unexpected errors (default console.error as a JSON line). */
   log?: (entry: Record<string, unknown>) => void;
+  /**
+   * Bearer token every call must carry in its `authorization` metadata (`Bearer <token>`); missing or wrong →
+   * UNAUTHENTICATED. Default `$TIFFIN_API_TOKEN`; unset or empty → no auth. The health service stays open.
+   */
+  apiToken?: string;
   /** Run the service's startup hooks before serving (default true; false when the HTTP server already did). */
   runStartupHooks?: boolean;
   /**
@@ -57,6 +65,32 @@ export interface GrpcServerHandle {
 }
 
 const DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024;
+
+/** Marks a request whose bytes did not decode (see `tolerantDefinition`). */
+const UNDECODABLE = Symbol('tiffin.grpc.undecodable');
+type DecodedRequest = RequestMessage & { [UNDECODABLE]?: unknown };
+
+/**
+ * The service definition with a decoder that does not throw: grpc-js answers a throwing decoder with
+ * INTERNAL, while bytes that are not a `Request` are the client's mistake (INVALID_ARGUMENT).
+ */
+function tolerantDefinition(): grpc.ServiceDefinition {
+  const definition = inferenceServiceDefinition();
+  const call = definition.Call!;
+  return {
+    ...definition,
+    Call: {
+      ...call,
+      requestDeserialize: (bytes: Buffer): DecodedRequest => {
+        try {
+          return call.requestDeserialize(bytes) as RequestMessage;
+        } catch (err) {
+          return { [UNDECODABLE]: err } as DecodedRequest;
+        }
+      },
+    },
+  };
+}
 const RUNTIME_ERROR_MESSAGE = 'An internal error occurred while handling the call; see the server logs.';
 
 /** Serve every API of `svc` over gRPC (the `bentoml.grpc.v1.BentoService` protocol). */
@@ -64,9 +98,11 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   const runHooks = options.runStartupHooks ?? true;
   if (runHooks) await svc.startup();
   const maxReceive = options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE;
+  const token = resolveApiToken(options.apiToken);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': maxReceive,
     'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
+    interceptors: token ? [authInterceptor(bearerAuth({ token }))] : [],
   });
   const log =
     options.log ??
@@ -84,13 +120,26 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       registry: options.metricsRegistry,
     });
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
-  for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api));
+  for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, log));
 
-  server.addService(inferenceServiceDefinition(), {
+  server.addService(tolerantDefinition(), {
     Call: (
-      call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
+      call: grpc.ServerUnaryCall<DecodedRequest, ResponseMessage>,
       callback: grpc.sendUnaryData<ResponseMessage>,
     ) => {
+      if (UNDECODABLE in call.request) {
+        const reason = call.request[UNDECODABLE];
+        metrics.total.inc({
+          api_name: '<unknown>',
+          service_name: svc.name,
+          grpc_code: String(GrpcStatus.INVALID_ARGUMENT),
+        });
+        callback({
+          code: GrpcStatus.INVALID_ARGUMENT,
+          details: `The request is not a valid ${GRPC_SERVICE_NAME} Request message: ${truncateForMessage(reason instanceof Error ? reason.message : String(reason))}`,
+        });
+        return;
+      }
       const apiName = call.request.api_name ?? '';
       const started = process.hrtime.bigint();
       const labels = { api_name: apiName, service_name: svc.name };
@@ -174,6 +223,29 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   };
 }
 
+/** gRPC's probe service, open like /healthz. */
+const HEALTH_SERVICE_PREFIX = '/grpc.health.v1.Health/';
+
+/**
+ * The auth hook of the gRPC transport: the same check as HTTP, on the call's `authorization` metadata, before
+ * the request message is read. A refused call ends with UNAUTHENTICATED and its handler never runs.
+ */
+function authInterceptor(check: AuthCheck): grpc.ServerInterceptor {
+  return (method, call) =>
+    new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, proceed) => {
+            if (method.path.startsWith(HEALTH_SERVICE_PREFIX)) return proceed(metadata);
+            const value = metadata.get('authorization')[0];
+            const denied = check(method.path, typeof value === 'string' ? value : undefined);
+            if (!denied) return proceed(metadata);
+            call.sendStatus({ code: GrpcStatus.UNAUTHENTICATED, details: denied.message });
+          },
+        }),
+    });
+}
+
 /** The gRPC adapter of a call (spec 11.2): the runtime's gate, deadline and batching, with the proto codec. */
 async function handleCall(
   svc: Service,
@@ -186,15 +258,20 @@ async function handleCall(
   const apiName = message.api_name ?? '';
   const api = svc.apis.get(apiName);
   const codec = codecs.get(apiName);
-  if (!api || !codec) throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${apiName}'`);
+  if (!api || !codec) {
+    throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${truncateForMessage(apiName)}'`);
+  }
   const request = grpcRequest(call, api, invocation.abort);
   return runtime.call(api, invocation, request, message, codec);
 }
 
 /** An API's proto side: the accepted oneof member in, `protoFields[0]` out. */
-function protoCodec(api: InferenceApi): TransportCodec<RequestMessage, ResponseMessage> {
+function protoCodec(
+  api: InferenceApi,
+  log: (entry: Record<string, unknown>) => void,
+): TransportCodec<RequestMessage, ResponseMessage> {
   return {
-    decode: (message) => api.input.fromProto(selectPayload(api, message)),
+    decode: (message) => readInput(api, message, log),
     async encode(output) {
       const payload = await api.output.toProto(output as never);
       const field = api.output.protoFields[0];
@@ -213,6 +290,26 @@ function errorMetadata(err: unknown): grpc.Metadata {
 
 function logAdapter(log: (entry: Record<string, unknown>) => void): Logger {
   return { log: (level, msg, fields) => log({ level, msg, ...fields }) };
+}
+
+/**
+ * The API's input from the message. Whatever goes wrong here is in the message (a decoder that cannot take
+ * it), so an unexpected error is INVALID_ARGUMENT too; its stack goes to the log in case it is a bug.
+ */
+async function readInput(
+  api: InferenceApi,
+  message: RequestMessage,
+  log: (entry: Record<string, unknown>) => void,
+): Promise<unknown> {
+  try {
+    return await api.input.fromProto(selectPayload(api, message));
+  } catch (err) {
+    if (isTiffinError(err)) throw err;
+    log({ level: 'warn', msg: 'gRPC input not readable', api: api.name, error: stackOf(err) });
+    throw new InvalidArgument(
+      `The request's ${message.content ?? 'payload'} cannot be read as ${api.input.displayName}`,
+    );
+  }
 }
 
 /** The oneof member the input descriptor accepts (spec 11.2 rule 2). */
@@ -250,7 +347,7 @@ function toStatus(
   call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
   log: (entry: Record<string, unknown>) => void,
 ): { code: GrpcStatusCode; message: string } {
-  if (isTiffinError(err)) return { code: err.grpcStatus, message: err.message };
+  if (isTiffinError(err)) return { code: err.grpcStatus, message: clientMessage(err.message) };
   log({ level: 'error', msg: 'gRPC call failed', api: apiName, peer: call.getPeer(), error: stackOf(err) });
   return { code: GrpcStatus.INTERNAL, message: RUNTIME_ERROR_MESSAGE };
 }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { BadInput, PayloadTooLarge } from '../errors/index.js';
+import { BadInput, PayloadTooLarge, truncateForMessage } from '../errors/index.js';
+import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import { type MediaType, parseMediaType } from './media-type.js';
 
 /** One part of a multipart/form-data body, in body order. */
@@ -15,9 +16,8 @@ export interface FormPart {
   readonly data: Buffer;
 }
 
+/** Byte sizes of multipart parts (the server derives them from its body limit; part counts and names are `Limits`). */
 export interface MultipartLimits {
-  /** Max number of parts (files + fields). */
-  maxParts: number;
   /** Max bytes in one file part. */
   maxFileSize: number;
   /** Max bytes in one plain field. */
@@ -25,7 +25,6 @@ export interface MultipartLimits {
 }
 
 export const DEFAULT_MULTIPART_LIMITS: MultipartLimits = {
-  maxParts: 1000,
   maxFileSize: 100 * 1024 * 1024,
   maxFieldSize: 16 * 1024 * 1024,
 };
@@ -45,6 +44,8 @@ export interface HttpRequest {
   readonly contentType: MediaType | null;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
+  /** The server's bounds on input (nesting depth, multipart shape): descriptors check what they parse. */
+  readonly limits: Readonly<Limits>;
   /** The whole body (bounded by the server's body limit; over it → PayloadTooLarge). */
   body(): Promise<Buffer>;
   /** The body as multipart/form-data parts, in body order. Malformed → BadInput. */
@@ -61,6 +62,8 @@ export interface BufferedHttpRequestInit {
   /** The abort signal, or a function creating it on first use (an AbortSignal costs a few µs). */
   signal?: AbortSignal | (() => AbortSignal);
   multipartLimits?: Partial<MultipartLimits>;
+  /** Input bounds (default `DEFAULT_LIMITS`). */
+  limits?: Readonly<Limits>;
   /** For sub-requests: the form a child descriptor sees when it asks for one. */
   form?: FormPart[];
 }
@@ -70,6 +73,7 @@ export class BufferedHttpRequest implements HttpRequest {
   readonly method: string;
   readonly url: string;
   readonly path: string;
+  readonly limits: Readonly<Limits>;
   private headerSource: Headers | (() => Headers);
   private queryParams: URLSearchParams | undefined;
   private parsedContentType: MediaType | null | undefined;
@@ -94,6 +98,7 @@ export class BufferedHttpRequest implements HttpRequest {
           : new Headers(headers as ConstructorParameters<typeof Headers>[0]);
     this.signalSource = init.signal;
     this.limitOverrides = init.multipartLimits;
+    this.limits = init.limits ?? DEFAULT_LIMITS;
     const body = init.body;
     if (typeof body === 'function') this.readBody = body;
     else {
@@ -108,8 +113,8 @@ export class BufferedHttpRequest implements HttpRequest {
     if (init.form) this.formPromise = Promise.resolve(init.form);
   }
 
-  /** Multipart limits, merged with the defaults on first use (most requests are not multipart). */
-  private get limits(): MultipartLimits {
+  /** Multipart sizes, merged with the defaults on first use (most requests are not multipart). */
+  private get multipartSizes(): MultipartLimits {
     this.mergedLimits ??= { ...DEFAULT_MULTIPART_LIMITS, ...this.limitOverrides };
     return this.mergedLimits;
   }
@@ -147,7 +152,9 @@ export class BufferedHttpRequest implements HttpRequest {
   }
 
   formData(): Promise<FormPart[]> {
-    this.formPromise ??= this.body().then((buf) => parseMultipart(buf, this.headers, this.limits));
+    this.formPromise ??= this.body().then((buf) =>
+      parseMultipart(buf, this.headers, this.multipartSizes, this.limits),
+    );
     return this.formPromise;
   }
 
@@ -159,93 +166,166 @@ export class BufferedHttpRequest implements HttpRequest {
       headers: init.headers ?? (() => this.headers),
       body: init.body ?? (() => this.body()),
       signal: () => this.signal,
-      multipartLimits: this.limits,
+      multipartLimits: this.multipartSizes,
+      limits: this.limits,
       form: init.form,
     });
   }
 }
 
-/** Parse a multipart/form-data body. Every failure is the client's: BadInput (or 413 for size). */
-export function parseMultipart(body: Buffer, headers: Headers, limits: MultipartLimits): Promise<FormPart[]> {
+/**
+ * Parse a multipart/form-data body. Every failure is the client's: BadInput (413 for sizes and part counts).
+ * Every stream busboy hands out gets an error listener: an error it emits on a file stream (a body that ends
+ * inside a file part) would otherwise escape as an uncaught exception and end the process.
+ */
+export function parseMultipart(
+  body: Buffer,
+  headers: Headers,
+  sizes: MultipartLimits,
+  limits: Readonly<Limits> = DEFAULT_LIMITS,
+): Promise<FormPart[]> {
   const contentType = headers.get('content-type') ?? '';
   const mt = parseMediaType(contentType);
   if (!mt || mt.essence !== 'multipart/form-data') {
     return Promise.reject(
-      new BadInput(`Expected a multipart/form-data body, got Content-Type '${contentType || '(none)'}'`),
+      new BadInput(
+        `Expected a multipart/form-data body, got Content-Type '${truncateForMessage(contentType || '(none)')}'`,
+      ),
     );
   }
   if (!mt.parameters.boundary) {
     return Promise.reject(new BadInput('multipart/form-data Content-Type has no boundary parameter'));
   }
+  const maxParts = limits.maxParts;
   return new Promise<FormPart[]>((resolve, reject) => {
     const parts: FormPart[] = [];
     let failed = false;
-    const fail = (err: Error) => {
-      if (!failed) {
-        failed = true;
-        reject(err);
-      }
-    };
     let parser: busboy.Busboy;
+    const fail = (err: Error) => {
+      if (failed) return;
+      failed = true;
+      reject(err);
+    };
+    const malformed = (err: Error) =>
+      fail(new BadInput(`Invalid multipart request: ${truncateForMessage(err.message)}`));
     try {
       parser = busboy({
         headers: { 'content-type': contentType },
         preservePath: true,
         defParamCharset: 'utf8',
         limits: {
-          parts: limits.maxParts,
-          fileSize: limits.maxFileSize,
-          fieldSize: limits.maxFieldSize,
-          fieldNameSize: 1024,
+          parts: maxParts,
+          fileSize: sizes.maxFileSize,
+          fieldSize: sizes.maxFieldSize,
+          fieldNameSize: limits.maxPartNameLength,
         },
       });
     } catch (err) {
-      fail(new BadInput(`Invalid multipart request: ${(err as Error).message}`));
+      malformed(err as Error);
       return;
     }
+    const checkNames = (name: string | undefined, filename: string | undefined): boolean => {
+      if (name !== undefined && name.length > limits.maxPartNameLength) {
+        fail(new BadInput(`A multipart part name is longer than ${limits.maxPartNameLength} characters`));
+        return false;
+      }
+      if (filename !== undefined && filename.length > limits.maxFileNameLength) {
+        fail(new BadInput(`A multipart file name is longer than ${limits.maxFileNameLength} characters`));
+        return false;
+      }
+      return true;
+    };
     parser.on('file', (name, stream, info) => {
+      stream.on('error', malformed);
+      if (!checkNames(name, info.filename)) {
+        stream.resume();
+        return;
+      }
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('limit', () =>
-        fail(new PayloadTooLarge(`Multipart file part '${name}' exceeds ${limits.maxFileSize} bytes`)),
+        fail(
+          new PayloadTooLarge(
+            `Multipart file part '${truncateForMessage(name)}' exceeds ${sizes.maxFileSize} bytes`,
+          ),
+        ),
       );
       stream.on('end', () => {
-        const h = new Headers();
-        h.set('content-disposition', `form-data; name="${name}"; filename="${info.filename ?? ''}"`);
-        if (info.mimeType) h.set('content-type', info.mimeType);
-        parts.push({
-          name,
-          filename: info.filename ?? '',
-          isFile: true,
-          headers: h,
-          contentType: parseMediaType(info.mimeType),
-          data: Buffer.concat(chunks),
-        });
+        // A throw in a stream listener would be uncaught: whatever goes wrong here is answered instead.
+        try {
+          const filename = info.filename ?? '';
+          parts.push({
+            name,
+            filename,
+            isFile: true,
+            headers: partHeaders(name, filename, info.mimeType),
+            contentType: parseMediaType(info.mimeType),
+            data: Buffer.concat(chunks),
+          });
+        } catch (err) {
+          malformed(err as Error);
+        }
       });
     });
     parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) {
-        fail(new PayloadTooLarge(`Multipart field '${name}' exceeds ${limits.maxFieldSize} bytes`));
+      if (!checkNames(name, undefined)) return;
+      if (info.nameTruncated) {
+        fail(new BadInput(`A multipart part name is longer than ${limits.maxPartNameLength} characters`));
         return;
       }
-      const h = new Headers();
-      h.set('content-disposition', `form-data; name="${name}"`);
+      if (info.valueTruncated) {
+        fail(
+          new PayloadTooLarge(
+            `Multipart field '${truncateForMessage(name)}' exceeds ${sizes.maxFieldSize} bytes`,
+          ),
+        );
+        return;
+      }
+      let headers: Headers;
+      try {
+        headers = partHeaders(name, undefined, undefined);
+      } catch (err) {
+        malformed(err as Error);
+        return;
+      }
       parts.push({
         name,
         filename: undefined,
         isFile: false,
-        headers: h,
+        headers,
         contentType: null,
         data: Buffer.from(value, 'utf8'),
       });
     });
     parser.on('partsLimit', () =>
-      fail(new PayloadTooLarge(`Multipart body has more than ${limits.maxParts} parts`)),
+      fail(new PayloadTooLarge(`Multipart body has more than ${maxParts} parts`)),
     );
-    parser.on('error', (err: Error) => fail(new BadInput(`Invalid multipart request: ${err.message}`)));
+    parser.on('error', malformed);
     parser.on('close', () => {
       if (!failed) resolve(parts);
     });
-    Readable.from([body]).pipe(parser);
+    parser.end(body);
   });
+}
+
+/**
+ * A part's headers as a fetch `Headers` (values there must be ByteStrings). Names outside plain ASCII are
+ * written with the RFC 5987 `*=UTF-8''` form, so the header stays valid; the part's `filename` keeps the
+ * UTF-8 string.
+ */
+function partHeaders(name: string, filename: string | undefined, mimeType: string | undefined): Headers {
+  const h = new Headers();
+  let disposition = `form-data; ${dispositionParam('name', name)}`;
+  if (filename !== undefined) disposition += `; ${dispositionParam('filename', filename)}`;
+  h.set('content-disposition', disposition);
+  // busboy gives `type/subtype` built from token characters only.
+  if (mimeType) h.set('content-type', mimeType);
+  return h;
+}
+
+const PLAIN_PARAM = /^[\x20-\x7e]*$/;
+
+function dispositionParam(key: string, value: string): string {
+  if (PLAIN_PARAM.test(value)) return `${key}="${value.replace(/["\\]/g, '\\$&')}"`;
+  return `${key}*=UTF-8''${encodeURIComponent(value)}`;
 }

@@ -1,3 +1,6 @@
+import { InternalServerError } from '../errors/index.js';
+import { DEFAULT_LIMITS } from '../limits/limits.js';
+
 /**
  * Encoders that turn values JSON cannot carry natively (NDArray, Map, Set, Date, BigInt, typed arrays,
  * DataFrame, ...) into plain JSON data. Packages register encoders for their own types here, so core
@@ -30,6 +33,13 @@ export function jsonEncoderRules(): readonly JsonEncoderRule[] {
 /** A value → plain JSON data converter (the JSON descriptor's `json_encoder` option has this type). */
 export type JsonEncoder = (value: unknown) => unknown;
 
+/** A result nesting deeper than the encoder walks (`DEFAULT_LIMITS.maxDepth`): the handler's, so a 500. */
+function tooDeep(): InternalServerError {
+  return new InternalServerError(
+    `The result nests arrays/objects deeper than ${DEFAULT_LIMITS.maxDepth} levels; it cannot be written as JSON`,
+  );
+}
+
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
@@ -41,7 +51,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  */
 export function defaultJsonEncoder(value: unknown): unknown {
   // Most results already are plain JSON data: a read-only walk is far cheaper than the copying encode.
-  return isPlainJsonData(value, 0) ? value : encode(value, new Set());
+  return isPlainJsonData(value, 0) ? value : encode(value, new Set(), 0);
 }
 
 /** Deeper than this the walk gives up and leaves it to `encode` (which also detects cycles). */
@@ -68,36 +78,39 @@ function isPlainJsonData(value: unknown, depth: number): boolean {
   return true;
 }
 
-function encode(value: unknown, seen: Set<object>): unknown {
+function encode(value: unknown, seen: Set<object>, depth: number): unknown {
   if (value === null || typeof value !== 'object') {
     if (typeof value === 'bigint') {
       return value >= -MAX_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
     }
     return value;
   }
+  // Bounded like JSON input, so a deep result is an error with a reason rather than a stack overflow.
+  if (depth >= DEFAULT_LIMITS.maxDepth) throw tooDeep();
+  const next = depth + 1;
   if (seen.has(value)) throw new TypeError('defaultJsonEncoder: the value contains a circular reference');
   seen.add(value);
   try {
-    if (Array.isArray(value)) return value.map((v) => encodeMember(v, seen));
+    if (Array.isArray(value)) return value.map((v) => encodeMember(v, seen, next));
     if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
-      return Array.from(value as unknown as ArrayLike<number | bigint>, (v) => encode(v, seen));
+      return Array.from(value as unknown as ArrayLike<number | bigint>, (v) => encode(v, seen, next));
     }
-    for (const rule of rules) if (rule.test(value)) return encode(rule.encode(value), seen);
+    for (const rule of rules) if (rule.test(value)) return encode(rule.encode(value), seen, next);
     if (value instanceof Map) {
       const out: Record<string, unknown> = {};
       for (const [k, v] of value) {
-        const encoded = encode(v, seen);
+        const encoded = encode(v, seen, next);
         if (encoded !== undefined) out[String(k)] = encoded;
       }
       return out;
     }
-    if (value instanceof Set) return [...value].map((v) => encodeMember(v, seen));
+    if (value instanceof Set) return [...value].map((v) => encodeMember(v, seen, next));
     if (value instanceof Date) return value.toISOString();
     const toJSON = (value as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === 'function') return encode(toJSON.call(value), seen);
+    if (typeof toJSON === 'function') return encode(toJSON.call(value), seen, next);
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      const encoded = encode(v, seen);
+      const encoded = encode(v, seen, next);
       if (encoded !== undefined && typeof encoded !== 'function' && typeof encoded !== 'symbol') {
         out[k] = encoded;
       }
@@ -109,8 +122,8 @@ function encode(value: unknown, seen: Set<object>): unknown {
 }
 
 /** Array members that JSON cannot carry become null, as JSON.stringify does. */
-function encodeMember(value: unknown, seen: Set<object>): unknown {
-  const encoded = encode(value, seen);
+function encodeMember(value: unknown, seen: Set<object>, depth: number): unknown {
+  const encoded = encode(value, seen, depth);
   return encoded === undefined || typeof encoded === 'function' || typeof encoded === 'symbol'
     ? null
     : encoded;

@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
 import type { Service } from '../service/service.js';
+import { bearerAuth } from './auth.js';
 import { Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { defaultLogger, type Logger, silentLogger } from './logger.js';
@@ -59,7 +60,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const routes = new RouteTable();
 
   for (const api of service.apis.values()) {
-    routes.add(api.route, { POST: apiHandler(api, runtime, resolved.maxBodySize) }, api);
+    routes.add(
+      api.route,
+      { POST: apiHandler(api, { runtime, maxBodySize: resolved.maxBodySize, limits: resolved.limits }) },
+      api,
+    );
   }
   let docsJson: string | undefined;
   routes.add('/docs.json', {
@@ -87,6 +92,9 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     metrics: resolved.metrics ? metrics : undefined,
     logger,
     cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
+    auth: resolved.apiToken
+      ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
+      : undefined,
   });
   const responseFailed = (err: Error, requestId: string | undefined) =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });

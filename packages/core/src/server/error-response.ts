@@ -1,4 +1,10 @@
-import { BadInput, type ErrorBody, internalErrorBody, isTiffinError } from '../errors/index.js';
+import {
+  BadInput,
+  clientMessage,
+  type ErrorBody,
+  internalErrorBody,
+  isTiffinError,
+} from '../errors/index.js';
 import type { Logger } from './logger.js';
 
 export interface ErrorAnswer {
@@ -28,11 +34,14 @@ function isExposedClientError(err: unknown): err is ExposedHttpError {
 /**
  * Spec 10.3 as changed by D1/D4: a TiffinError answers with its own status and `toBody()`; any other error is
  * a 500 whose body says only that something failed, while the stack goes to the log with the request id.
+ * 5xx TiffinErrors other than 503 are logged as errors with their stack.
  */
 export function errorAnswer(err: unknown, requestId: string, logger: Logger): ErrorAnswer {
   if (isTiffinError(err)) {
     const status = err.httpStatus;
-    if (status >= 500) {
+    // A 503 is the server saying "not now" (starting, draining, at its concurrency limit): a state the
+    // request line already records, not a fault, so no error record and no stack.
+    if (status >= 500 && status !== 503) {
       logger.log('error', 'request failed', {
         requestId,
         status,
@@ -41,10 +50,15 @@ export function errorAnswer(err: unknown, requestId: string, logger: Logger): Er
         stack: err.stack,
       });
     }
-    return { status, body: err.toBody() };
+    const body = err.toBody();
+    body.error = clientMessage(body.error);
+    return { status, body };
   }
   if (isExposedClientError(err)) {
-    return { status: err.status, body: { error: err.message, type: 'BadInput', code: BadInput.code } };
+    return {
+      status: err.status,
+      body: { error: clientMessage(err.message), type: 'BadInput', code: BadInput.code },
+    };
   }
   const e = err instanceof Error ? err : new Error(String(err));
   logger.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });

@@ -1,3 +1,5 @@
+import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
+import { resolveApiToken } from './auth.js';
 import type { Logger } from './logger.js';
 
 /** CORS settings (spec 10.6). Disabled unless `enabled` is true. */
@@ -38,6 +40,15 @@ export interface ServerOptions {
   drainTimeout?: number;
   /** Serve the interactive API page at `/` (default true). */
   apiPage?: boolean;
+  /**
+   * Bearer token every API call, `/` and `/docs.json` must carry (`Authorization: Bearer <token>`); missing or
+   * wrong → 401. Default: `$TIFFIN_API_TOKEN`; unset or empty → no auth. Probes stay open.
+   */
+  apiToken?: string;
+  /** With `apiToken`: require it for `/metrics` too (default false). */
+  metricsAuth?: boolean;
+  /** Bounds on input (nesting depth, multipart parts and names); see `DEFAULT_LIMITS` and docs/security.md. */
+  limits?: LimitOptions;
 }
 
 /** Options with every default filled in. */
@@ -53,9 +64,13 @@ export interface ResolvedServerOptions {
   logger: Logger | false;
   drainTimeout: number;
   apiPage: boolean;
+  limits: Readonly<Limits>;
+  /** The token in force (explicit or from the environment), or undefined for no auth. */
+  apiToken: string | undefined;
+  metricsAuth: boolean;
 }
 
-export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger'> = {
+export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger' | 'limits' | 'apiToken'> = {
   host: '127.0.0.1',
   port: 3000,
   maxBodySize: 32 * 1024 * 1024,
@@ -66,15 +81,20 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger'> = {
   metrics: true,
   drainTimeout: 30,
   apiPage: true,
+  metricsAuth: false,
 };
 
 export function resolveServerOptions(options: ServerOptions, defaultLogger: Logger): ResolvedServerOptions {
   const resolved: ResolvedServerOptions = {
     ...DEFAULT_SERVER_OPTIONS,
     logger: defaultLogger,
+    limits: resolveLimits(),
+    apiToken: undefined,
   };
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined) (resolved as unknown as Record<string, unknown>)[key] = value;
   }
+  resolved.limits = resolveLimits(options.limits);
+  resolved.apiToken = resolveApiToken(options.apiToken);
   return resolved;
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { BadInput, PayloadTooLarge } from '../errors/index.js';
+import { BadInput, PayloadTooLarge, truncateForMessage } from '../errors/index.js';
 
 /**
  * Read a request body whole, bounded by `limit` bytes: over it → 413 (PayloadTooLarge) as soon as the bytes
@@ -37,7 +37,11 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const onEnd = () => {
       cleanup();
       if (expected !== null && received !== expected) {
-        reject(new BadInput(`Request body length does not match Content-Length (${declared})`));
+        reject(
+          new BadInput(
+            `Request body length does not match Content-Length (${truncateForMessage(String(declared))})`,
+          ),
+        );
       } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     };
     // Node reports a client gone mid-body as an 'aborted' error (ECONNRESET) before 'close'.

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { BufferedHttpRequest } from '../http/request.js';
+import type { Limits } from '../limits/limits.js';
 import type { LazyAbort } from '../runtime/lazy-abort.js';
 import { readBody } from './read-body.js';
 
@@ -21,7 +22,7 @@ export function headersFromNode(req: IncomingMessage): Headers {
 export function adaptRequest(
   req: IncomingMessage,
   url: string,
-  options: { maxBodySize: number; abort: LazyAbort },
+  options: { maxBodySize: number; abort: LazyAbort; limits: Readonly<Limits> },
 ): BufferedHttpRequest {
   return new BufferedHttpRequest({
     method: req.method ?? 'POST',
@@ -30,6 +31,7 @@ export function adaptRequest(
     body: () => readBody(req, options.maxBodySize),
     // Created only when something asks for it (saves an AbortSignal per request).
     signal: () => options.abort.signal,
+    limits: options.limits,
     multipartLimits: {
       maxFileSize: options.maxBodySize,
       maxFieldSize: options.maxBodySize,

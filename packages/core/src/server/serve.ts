@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { Service } from '../service/service.js';
 import { createApp, type TiffinApp } from './app.js';
 import type { ServerOptions } from './options.js';
+import { answerOutsideRequests } from './raw-answers.js';
+import { installSafetyNet } from './safety-net.js';
 
 export interface ServeOptions extends ServerOptions {
   /**
@@ -10,6 +12,11 @@ export interface ServeOptions extends ServerOptions {
    * The listeners are removed by `close()`.
    */
   handleSignals?: boolean;
+  /**
+   * Log and survive errors that escape a request (uncaught exceptions, unhandled rejections) instead of
+   * ending the process. Default: the same as `handleSignals` (on when the server owns the process).
+   */
+  safetyNet?: boolean;
 }
 
 /** A running server. */
@@ -29,6 +36,9 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
   const { lifecycle, logger } = tiffin;
   const { host, port: wantedPort, drainTimeout } = tiffin.options;
   const server = createServer(tiffin.requestListener());
+  answerOutsideRequests(server, logger);
+  const removeSafetyNet =
+    (options.safetyNet ?? options.handleSignals !== false) ? installSafetyNet(logger) : () => {};
   // Requests are bounded by our own timeout; do not let Node's 5-minute request timeout cut long uploads short.
   server.requestTimeout = 0;
 
@@ -66,6 +76,7 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
       server.closeAllConnections();
       await stopped;
       await lifecycle.shutdown();
+      removeSafetyNet();
       logger.log('info', 'stopped', { url });
     })();
     return closing;
@@ -84,6 +95,7 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
     service: service.name,
     apis: [...service.apis.keys()],
     pid: process.pid,
+    auth: tiffin.options.apiToken ? 'bearer token' : 'none',
   });
   return { url, port, server, app: tiffin, close };
 }

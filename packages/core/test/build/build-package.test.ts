@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { validate as lintDockerfile } from 'dockerfile-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { buildPackage, npmVersion } from '../../src/build/index.js';
@@ -101,6 +102,12 @@ describe('buildPackage', () => {
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n\s+CMD .*\/readyz/m);
     expect(dockerfile).toMatch(/^CMD \["node", "server.mjs"\]$/m);
     expect(dockerfile).toContain('npm ci --omit=dev');
+    // The Dockerfile language service's checks (instructions, flags, arguments): no problem at all.
+    expect(lintDockerfile(dockerfile).map((d) => `${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
+    // ...and they do catch a broken one.
+    expect(
+      lintDockerfile(dockerfile.replace('HEALTHCHECK --interval', 'HEALTHCHECK --intervl')),
+    ).toHaveLength(1);
   });
 
   it('leaves every file readable and every folder enterable by the non-root user the image runs as', async () => {
@@ -115,15 +122,20 @@ describe('buildPackage', () => {
     expect((await stat(built.path)).mode & 0o555).toBe(0o555);
   });
 
-  it('writes Kubernetes manifests: a Deployment probing /readyz and /livez and a Service', async () => {
+  it('writes Kubernetes manifests: a Deployment probing /readyz and /livez, a Service, HPA and PDB', async () => {
     const docs = parseAllDocuments(await readFile(join(built.path, 'kubernetes.yaml'), 'utf8')).map((d) =>
       d.toJS(),
     );
     const [deployment, service] = docs;
-    expect(deployment.kind).toBe('Deployment');
+    expect(docs.map((d) => d.kind)).toEqual([
+      'Deployment',
+      'Service',
+      'HorizontalPodAutoscaler',
+      'PodDisruptionBudget',
+    ]);
     const container = deployment.spec.template.spec.containers[0];
     expect(container.image).toBe(built.tag);
-    expect(container.ports[0]).toEqual({ name: 'http', containerPort: 3000 });
+    expect(container.ports[0]).toEqual({ name: 'http', containerPort: 3000, protocol: 'TCP' });
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
     expect(container.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'http' });
     expect(deployment.spec.template.spec.securityContext.runAsNonRoot).toBe(true);

@@ -1,24 +1,130 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CONTAINER_BACKENDS,
   ContainerToolNotFound,
   containerBuildArgs,
   containerize,
-  detectBackend,
   findExecutable,
+  probeBackend,
+  selectBackend,
 } from '../../src/build/index.js';
 import { PackageStore, resolveServeArgument } from '../../src/store/index.js';
+import { DAEMON_DOWN, standInTool as tool } from './container-tool-stand-in.js';
 
 let dir: string;
+let store: PackageStore;
+let packageTag: string;
+let packagePath: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tiffin-containerize-'));
+  store = new PackageStore(join(dir, 'packages'));
+  const pkg = await store.create({
+    name: 'tiny',
+    fill: async (d) => {
+      await writeFile(join(d, 'Dockerfile'), 'FROM scratch\n');
+      return {
+        service: 'tiny',
+        source: 'svc.ts',
+        entry: 'service.js',
+        apis: [],
+        models: [],
+        dependencies: {},
+        labels: {},
+      };
+    },
+  });
+  packageTag = pkg.tag;
+  packagePath = pkg.path;
 });
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
+});
+
+describe('container tool selection', () => {
+  it('finds tools only when executable on the given PATH', async () => {
+    expect(await findExecutable('podman', '')).toBeNull();
+    const bin = join(dir, 'find');
+    const file = await tool(bin, 'buildah');
+    await chmod(file, 0o644);
+    expect(await findExecutable('buildah', bin)).toBeNull();
+    await chmod(file, 0o755);
+    expect(await findExecutable('buildah', bin)).toBe(file);
+  });
+
+  it('passes over a docker client whose daemon does not answer, says why, and uses podman', async () => {
+    const bin = join(dir, 'no-daemon');
+    await tool(bin, 'docker', { exit: 1, error: DAEMON_DOWN });
+    const podman = await tool(bin, 'podman');
+    const lines: string[] = [];
+    const chosen = await selectBackend({ path: bin, report: (line) => lines.push(line) });
+    expect(chosen).toEqual({ backend: 'podman', executable: podman });
+    expect(lines).toEqual([`docker is installed but cannot build (${DAEMON_DOWN}); trying the next tool`]);
+  });
+
+  it('gives up on a probe that hangs, within its timeout, and falls back to buildah', async () => {
+    const bin = join(dir, 'hang');
+    await tool(bin, 'docker', { hang: true });
+    await tool(bin, 'podman', {
+      exit: 125,
+      error: 'Error: cannot set up storage\nError: overlay not supported',
+    });
+    const buildah = await tool(bin, 'buildah');
+    const lines: string[] = [];
+    const chosen = await selectBackend({ path: bin, report: (line) => lines.push(line), timeoutMs: 300 });
+    expect(chosen.executable).toBe(buildah);
+    expect(lines).toEqual([
+      "docker is installed but cannot build ('info' gave no answer within 0.3 s); trying the next tool",
+      'podman is installed but cannot build (Error: overlay not supported); trying the next tool',
+    ]);
+  });
+
+  it('a chosen tool is not replaced: unusable, it is an error with the reason', async () => {
+    const bin = join(dir, 'chosen');
+    await tool(bin, 'docker', { exit: 1, error: DAEMON_DOWN });
+    await tool(bin, 'podman');
+    await expect(selectBackend({ path: bin, backend: 'docker' })).rejects.toThrow(
+      `Container tool 'docker' is installed but cannot build: ${DAEMON_DOWN}`,
+    );
+    await expect(selectBackend({ path: bin, backend: 'buildah' })).rejects.toThrow(
+      "Container tool 'buildah' not found on PATH; install it or choose another backend (docker, podman, buildah)",
+    );
+  });
+
+  it('none usable: one error naming each installed tool and why', async () => {
+    const bin = join(dir, 'none-usable');
+    await tool(bin, 'docker', { exit: 1, error: DAEMON_DOWN });
+    await tool(bin, 'buildah', { exit: 1, error: 'permission denied' });
+    const attempt = selectBackend({ path: bin });
+    await expect(attempt).rejects.toBeInstanceOf(ContainerToolNotFound);
+    await expect(attempt).rejects.toThrow(
+      `No usable container tool (docker: ${DAEMON_DOWN}; buildah: permission denied); start the docker daemon or install podman or buildah`,
+    );
+  });
+
+  it("agrees with this machine's own tools, probed for real", async () => {
+    const probes = [];
+    for (const backend of CONTAINER_BACKENDS) probes.push(await probeBackend(backend));
+    for (const probe of probes) {
+      if (probe.executable === null)
+        expect(probe).toMatchObject({ usable: false, reason: 'not found on PATH' });
+      else if (!probe.usable) expect(probe.reason).not.toBe('');
+    }
+    const first = probes.find((p) => p.usable);
+    const lines: string[] = [];
+    const selection = selectBackend({ report: (line) => lines.push(line) });
+    if (first)
+      await expect(selection).resolves.toEqual({ backend: first.backend, executable: first.executable });
+    else await expect(selection).rejects.toBeInstanceOf(ContainerToolNotFound);
+    const passedOver = probes
+      .slice(0, first ? probes.indexOf(first) : probes.length)
+      .filter((p) => p.executable);
+    expect(lines).toHaveLength(passedOver.length);
+  }, 30_000);
 });
 
 describe('containerize', () => {
@@ -54,25 +160,115 @@ describe('containerize', () => {
     expect(containerBuildArgs('buildah', { contextDir: '/pkg', imageTag: 'svc:1' })[0]).toBe('build');
   });
 
-  it('finds tools only when executable on the given PATH', async () => {
-    expect(await findExecutable('podman', '')).toBeNull();
-    expect(await detectBackend('')).toBeNull();
-    const tool = join(dir, 'buildah');
-    await writeFile(tool, '#!/bin/sh\nexit 0\n');
-    await chmod(tool, 0o644);
-    expect(await findExecutable('buildah', dir)).toBeNull();
-    await chmod(tool, 0o755);
-    expect(await findExecutable('buildah', dir)).toBe(tool);
-    expect(await detectBackend(dir)).toEqual({ backend: 'buildah', executable: tool });
-  });
-
   it('fails with one line naming the choices when no tool is installed', async () => {
-    const store = new PackageStore(join(dir, 'packages'));
     const attempt = containerize({ tag: 'anything', path: '', packageStore: store });
     await expect(attempt).rejects.toBeInstanceOf(ContainerToolNotFound);
     await expect(attempt).rejects.toThrow(
       /^No container tool found on PATH: install one of docker, podman, buildah \(or pass --backend\)$/,
     );
+  });
+
+  it('runs the chosen tool on the package folder and reports the tool it uses', async () => {
+    const bin = join(dir, 'build-run');
+    await tool(bin, 'docker', { exit: 1, error: DAEMON_DOWN });
+    const podman = await tool(bin, 'podman');
+    const lines: string[] = [];
+    const result = await containerize({
+      tag: 'tiny',
+      path: bin,
+      packageStore: store,
+      baseImage: 'localhost/node:20',
+      stdio: 'pipe',
+      report: (line) => lines.push(line),
+    });
+    expect(result.backend).toBe('podman');
+    expect(result.imageTag).toBe(packageTag);
+    expect(lines.at(-1)).toBe(`Using podman (${podman})`);
+    const log = await readFile(join(bin, 'podman.log'), 'utf8');
+    expect(log).toContain(
+      `ARGS build --format docker -f ${join(packagePath, 'Dockerfile')} -t ${packageTag} --build-arg BASE_IMAGE=localhost/node:20 ${packagePath}`,
+    );
+    await expect(
+      containerize({ tag: 'tiny', path: bin, packageStore: store, baseImage: 'a', baseRootfs: 'b' }),
+    ).rejects.toThrow('Give either a base image or a base root filesystem, not both');
+  });
+
+  it('--base-rootfs: makes a base image from the folder (no /proc, /dev or device entries), adds Node, builds on it', async () => {
+    const rootfs = join(dir, 'rootfs');
+    await mkdir(join(rootfs, 'usr', 'bin'), { recursive: true });
+    await writeFile(join(rootfs, 'usr', 'bin', 'dash'), '#!fake shell');
+    await symlink('dash', join(rootfs, 'usr', 'bin', 'sh'));
+    await symlink('usr/bin', join(rootfs, 'bin'));
+    await mkdir(join(rootfs, 'proc', 'self'), { recursive: true });
+    await writeFile(join(rootfs, 'proc', 'self', 'status'), 'not for the image');
+    await mkdir(join(rootfs, 'dev'));
+    await symlink('/proc/self/fd', join(rootfs, 'dev', 'fd'));
+    await writeFile(join(rootfs, 'etc-ünïcode.txt'), 'kept');
+    const bin = join(dir, 'rootfs-run');
+    await tool(bin, 'buildah');
+    const lines: string[] = [];
+    const result = await containerize({
+      tag: 'tiny',
+      path: [bin, process.env.PATH].join(delimiter), // tar for the stand-in's listing
+      packageStore: store,
+      backend: 'buildah',
+      baseRootfs: rootfs,
+      stdio: 'pipe',
+      report: (line) => lines.push(line),
+    });
+    expect(result.baseImage).toMatch(/^localhost\/tiffin-base-rootfs:[0-9a-f]{12}$/);
+    expect(lines).toEqual([
+      `Using buildah (${join(bin, 'buildah')})`,
+      `adding this machine's Node ${process.version} and npm to the base (${rootfs} has none)`,
+      `building base image ${result.baseImage} from ${rootfs}`,
+    ]);
+    const log = await readFile(join(bin, 'buildah.log'), 'utf8');
+    const [base, pkg] = log.split(/^ARGS /m).filter(Boolean) as [string, string];
+    expect(base).toMatch(new RegExp(`^build --format docker -f \\S+/Containerfile -t ${result.baseImage} `));
+    expect(base).toContain('FROM scratch\nADD rootfs.tar /\nCOPY node/ /usr/local/\n');
+    expect(base).toContain('ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
+    expect(base).toMatch(/\.\/usr\/bin\/sh -> dash/);
+    expect(base).toMatch(/\.\/bin -> usr\/bin/);
+    expect(base).toContain('./etc-ünïcode.txt');
+    expect(base).toMatch(/\.\/proc\/$/m);
+    expect(base).not.toContain('status');
+    expect(base).not.toContain('./dev/fd');
+    expect(base).toMatch(/ npm -> \.\.\/lib\/node_modules\/npm\/bin\/npm-cli\.js/);
+    expect(pkg).toContain(`--build-arg BASE_IMAGE=${result.baseImage} ${packagePath}`);
+  }, 60_000);
+
+  it('a build that fails names the tool and exit code, with the output, and hints chroot isolation for runtime errors', async () => {
+    const bin = join(dir, 'build-fails');
+    const cgroups = 'error running container: cgroups in hybrid mode not supported';
+    await tool(bin, 'podman', { buildError: cgroups });
+    const path = [bin, process.env.PATH].join(delimiter);
+    const attempt = containerize({ tag: 'tiny', path, packageStore: store, stdio: 'pipe' });
+    await expect(attempt).rejects.toThrow(
+      `podman build failed (exit 1):\n${cgroups}\nHint: where podman cannot create containers (e.g. inside a container), add --backend-arg=--isolation=chroot`,
+    );
+    const chroot = containerize({
+      tag: 'tiny',
+      path,
+      packageStore: store,
+      stdio: 'pipe',
+      backendArgs: ['--isolation=chroot'],
+    });
+    await expect(chroot).rejects.toThrow(new RegExp(`^podman build failed \\(exit 1\\):\n${cgroups}$`));
+  });
+
+  it('--base-rootfs: a folder that is not a root filesystem is a clear error', async () => {
+    const bin = join(dir, 'rootfs-bad');
+    await tool(bin, 'podman');
+    const empty = join(dir, 'empty-rootfs');
+    await mkdir(empty);
+    await expect(
+      containerize({ tag: 'tiny', path: bin, packageStore: store, baseRootfs: empty }),
+    ).rejects.toThrow(
+      `--base-rootfs ${empty} is not a root filesystem (no /bin/sh); make one with: debootstrap --variant=minbase bookworm ${empty}`,
+    );
+    await expect(
+      containerize({ tag: 'tiny', path: bin, packageStore: store, baseRootfs: join(dir, 'absent') }),
+    ).rejects.toThrow(`--base-rootfs ${join(dir, 'absent')}: no such folder`);
   });
 });
 
@@ -82,7 +278,7 @@ describe('resolveServeArgument', () => {
     await writeFile(file, 'export {}');
     expect(await resolveServeArgument(`${file}:api`)).toBe(`${file}:api`);
     expect(await resolveServeArgument('typo/service.ts')).toBe('typo/service.ts');
-    const store = new PackageStore(join(dir, 'packages'));
+    const store = new PackageStore(join(dir, 'serve-packages'));
     await expect(resolveServeArgument('absent', store)).rejects.toThrow(/No package named 'absent'/);
     const pkg = await store.create({
       name: 'tiny',

@@ -53,7 +53,15 @@ describe('API page in a real browser', () => {
     page.on('request', (req) => {
       if (!req.url().startsWith(server.url)) foreign.push(req.url());
     });
-    await page.goto(`${server.url}/`);
+    // The page's CSP must not block anything it needs: Chromium reports each refusal on the console.
+    const refused: string[] = [];
+    page.on('console', (msg) => {
+      if (/Content Security Policy/i.test(msg.text())) refused.push(msg.text());
+    });
+    const answer = await page.goto(`${server.url}/`);
+    expect(answer?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(answer?.headers()['x-frame-options']).toBe('DENY');
+    expect(answer?.headers()['x-content-type-options']).toBe('nosniff');
     await page.locator('.opblock-summary-path').first().waitFor({ timeout: 20_000 });
     const paths = await page.locator('.opblock-summary-path').allInnerTexts();
     const listed = paths.map((p) => p.replace(/\u200b/g, '').trim());
@@ -75,6 +83,7 @@ describe('API page in a real browser', () => {
       .innerText();
     expect(status.trim()).toBe('200');
     expect(foreign).toEqual([]);
+    expect(refused).toEqual([]);
     await page.close();
   });
 });

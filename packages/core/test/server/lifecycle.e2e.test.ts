@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createApp, Service, silentLogger } from '../../src/index.js';
+import { createApp, MemoryLogger, Service, silentLogger } from '../../src/index.js';
 import { PlainText, sleep, start } from './helpers.js';
 
 describe('lifecycle', () => {
@@ -58,6 +58,31 @@ describe('lifecycle', () => {
       expect(draining.status).toBe(503);
       expect(draining.headers.get('connection')).toBe('close');
       expect((await fetch(`${url}/livez`)).status).toBe(200);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('logs start-up and draining 503s as plain request lines, not as errors with a stack', async () => {
+    const svc = new Service('quiet-start');
+    svc.api({ input: new PlainText(), output: new PlainText() }, function echo(input) {
+      return input;
+    });
+    const logger = new MemoryLogger();
+    const { app, lifecycle } = createApp(svc, { logger });
+    const server = createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect((await fetch(`${url}/readyz`)).status).toBe(503);
+      expect((await fetch(`${url}/echo`, { method: 'POST', body: 'x' })).status).toBe(503);
+      await lifecycle.startup();
+      lifecycle.beginDrain();
+      expect((await fetch(`${url}/readyz`)).status).toBe(503);
+      const statuses = logger.records.filter((r) => r.msg === 'request').map((r) => r.status);
+      expect(statuses).toEqual([503, 503, 503]);
+      expect(logger.records.filter((r) => r.level === 'error' || 'stack' in r)).toEqual([]);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { InvalidArgument, NotFound } from '@tiffin/core';
+import { InvalidArgument, NotFound, truncateForMessage } from '@tiffin/core';
 
 /**
  * Resolves a request's `lora_weights` string (spec 9.4): an existing absolute path, else a path
@@ -14,8 +14,11 @@ export function resolveLoraPath(value: string, loraDir: string = process.cwd()):
   for (const c of candidates) if (existsSync(c) && statSync(c).isFile()) return resolve(c);
   if (!isAbsolute(value) && /^[\w.-]+\/[\w.-]+\/.+/.test(value)) {
     throw new InvalidArgument(
-      `lora_weights ${JSON.stringify(value)} is not a file under the LoRA directory, and Hugging Face Hub downloads are not available`,
+      `lora_weights ${JSON.stringify(truncateForMessage(value))} is not a file under the LoRA directory, and Hugging Face Hub downloads are not available`,
     );
   }
-  throw new NotFound(`LoRA weights not found: ${JSON.stringify(value)} (looked in ${loraDir})`);
+  // The folder is the server's business: the message names only what the client sent.
+  throw new NotFound(
+    `LoRA weights not found: ${JSON.stringify(truncateForMessage(value))} (not a file under the LoRA directory)`,
+  );
 }

@@ -1,5 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { truncateForMessage } from '@tiffin/core';
 
 /** A request named a LoRA file outside every allowed root, or one that does not exist. */
 export class LoraPathError extends Error {}
@@ -46,15 +47,22 @@ export class LoraRoots {
         continue;
       }
       if (this.roots.some((root) => inside(root, real))) {
-        if (!(await stat(real)).isFile()) throw new LoraPathError(`lora_weights '${name}' is not a file`);
+        if (!(await stat(real)).isFile())
+          throw new LoraPathError(`lora_weights '${truncateForMessage(name)}' is not a file`);
         return real;
       }
-      throw new LoraPathError(`lora_weights '${name}' resolves outside the allowed LoRA directories`);
+      throw new LoraPathError(
+        `lora_weights '${truncateForMessage(name)}' resolves outside the allowed LoRA directories`,
+      );
     }
     if (candidates.every((c) => !this.roots.some((root) => inside(root, resolve(c))))) {
-      throw new LoraPathError(`lora_weights '${name}' resolves outside the allowed LoRA directories`);
+      throw new LoraPathError(
+        `lora_weights '${truncateForMessage(name)}' resolves outside the allowed LoRA directories`,
+      );
     }
-    throw new LoraPathError(`lora_weights '${name}' was not found in the LoRA directories`);
+    throw new LoraPathError(
+      `lora_weights '${truncateForMessage(name)}' was not found in the LoRA directories`,
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-// Loads the TypeScript worker entry when running from source (tests, `pnpm cli`): Node workers cannot
+// Loads the TypeScript worker entry when running from source (tests, `npx tiffin` in a checkout): Node workers cannot
 // import .ts on their own, so register tsx's ESM loader inside the worker first.
 import { workerData } from 'node:worker_threads';
 

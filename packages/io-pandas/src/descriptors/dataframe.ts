@@ -5,6 +5,7 @@ import {
   type Batching,
   type Context,
   type DataFrameMessage,
+  DEFAULT_LIMITS,
   type DescriptorSpec,
   type HttpRequest,
   type HttpResponse,
@@ -104,17 +105,20 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
   }
 
   /** Decode one body in `format` to a typed table (no danfo yet). */
-  async decode(body: Buffer, format: Format): Promise<Table> {
+  async decode(body: Buffer, format: Format, maxDepth: number = DEFAULT_LIMITS.maxDepth): Promise<Table> {
     if (format === 'parquet') return tableFromParquet(body, OWNER);
     const policy = { dtype: this.dtype, enforceDtype: this.enforceDtype, owner: OWNER };
     if (format === 'csv') return typeRawTable(rawTableFromCsv(body, OWNER), { ...policy, source: 'csv' });
-    const raw = rawTableFromJson(parseJsonBody(body, OWNER), this.orient, OWNER);
+    const raw = rawTableFromJson(parseJsonBody(body, OWNER, maxDepth), this.orient, OWNER);
     return typeRawTable(raw, { ...policy, source: 'json' });
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<DataFrame> {
     const format = requestFormat(request.contentType, this.defaultFormat);
-    const [dfd, table] = await Promise.all([loadDanfo(), request.body().then((b) => this.decode(b, format))]);
+    const [dfd, table] = await Promise.all([
+      loadDanfo(),
+      request.body().then((b) => this.decode(b, format, request.limits.maxDepth)),
+    ]);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];
     return tableToDanfo(dfd, table, OWNER);

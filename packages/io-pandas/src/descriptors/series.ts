@@ -165,7 +165,7 @@ export class PandasSeries extends IODescriptor<Series, Series> {
 
   async fromHttpRequest(request: HttpRequest): Promise<Series> {
     const [dfd, body] = await Promise.all([loadDanfo(), request.body()]);
-    const raw = this.rawFromJson(parseJsonBody(body, OWNER));
+    const raw = this.rawFromJson(parseJsonBody(body, OWNER, request.limits.maxDepth));
     const { dtype, values } = this.typed(raw);
     this.checkShape(values.length, BadInput);
     return seriesFromValues(dfd, values, raw.index, dtype, raw.name, OWNER);

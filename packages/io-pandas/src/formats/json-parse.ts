@@ -1,16 +1,22 @@
-import { BadInput } from '@tiffin/core';
+import { BadInput, checkJsonDepth } from '@tiffin/core';
 import type { Orient } from '../table/orient.js';
 import { axisLabel, type Label, type RawTable, typeName } from '../table/table.js';
 
-/** Parse a request body as JSON; a syntax error is the client's (D1), with the parser's position. */
-export function parseJsonBody(body: Buffer, owner: string): unknown {
+/**
+ * Parse a request body as JSON; a syntax error is the client's (D1), with the parser's position. Nesting past
+ * `maxDepth` (the server's limit) is a 400 too: the table builders walk values recursively.
+ */
+export function parseJsonBody(body: Buffer, owner: string, maxDepth: number): unknown {
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     throw new BadInput(`${owner}: request body is not valid JSON: ${(err as Error).message}`);
   }
+  checkJsonDepth(value, text.length, maxDepth, `${owner}: the request body`);
+  return value;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

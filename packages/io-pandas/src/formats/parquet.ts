@@ -1,4 +1,4 @@
-import { BadInput } from '@tiffin/core';
+import { BadInput, truncateForMessage } from '@tiffin/core';
 import { parquetMetadata, parquetRead, type SchemaElement } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { type ColumnSource, parquetWriteBuffer } from 'hyparquet-writer';
@@ -113,11 +113,30 @@ const PANDAS_TYPES: Record<string, [string, string]> = {
   object: ['unicode', 'object'],
 };
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * An integer column's values as Parquet INT64. A value INT64 cannot hold (past ±2^63, or not an integer)
+ * is answered as a 400 naming the column: it came from the request in the services that echo data.
+ */
+function int64Values(name: string, values: unknown[]): bigint[] {
+  return values.map((v, row) => {
+    const n = typeof v === 'bigint' ? v : typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : null;
+    if (n === null || n < INT64_MIN || n > INT64_MAX) {
+      throw new BadInput(
+        `Column '${truncateForMessage(name)}' row ${row} holds ${truncateForMessage(String(v))}, which Parquet INT64 cannot represent`,
+      );
+    }
+    return n;
+  });
+}
+
 function columnSource(name: string, values: unknown[], dtype: Dtype): ColumnSource {
   switch (dtypeKind(dtype)) {
     case 'int':
     case 'uint':
-      return { name, type: 'INT64', nullable: false, data: values.map((v) => BigInt(v as number | bigint)) };
+      return { name, type: 'INT64', nullable: false, data: int64Values(name, values) };
     case 'float':
       return {
         name,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { Readable } from 'node:stream';
-import { BadInput, InternalServerError, InvalidArgument } from '../../errors/index.js';
+import { BadInput, InternalServerError, InvalidArgument, truncateForMessage } from '../../errors/index.js';
 import type { FileMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import { parseMediaType } from '../../http/media-type.js';
 import type { HttpRequest } from '../../http/request.js';
@@ -83,7 +83,7 @@ export class File extends IODescriptor<FileInput, FileOutput> {
     if (!header || !mt) {
       throw new BadInput(
         header
-          ? `File input has a malformed Content-Type header: '${header}'`
+          ? `File input has a malformed Content-Type header: '${truncateForMessage(header)}'`
           : 'File input requires a Content-Type header (the file type, or multipart/form-data)',
       );
     }
@@ -92,7 +92,9 @@ export class File extends IODescriptor<FileInput, FileOutput> {
       if (parts.length === 0) throw new BadInput('no File found in multipart form');
       const match = parts.find((p) => this.accepts(p.headers.get('content-type')));
       if (!match) {
-        const got = parts.map((p) => p.headers.get('content-type') ?? '(none)').join(', ');
+        const got = truncateForMessage(
+          parts.map((p) => p.headers.get('content-type') ?? '(none)').join(', '),
+        );
         throw new BadInput(
           `The File IO descriptor requires input to be of Content-Type '${this.mime_type}', got files with content types ${got}`,
         );
@@ -101,7 +103,7 @@ export class File extends IODescriptor<FileInput, FileOutput> {
     }
     if (!this.accepts(header)) {
       throw new BadInput(
-        `File should have Content-Type '${this.mime_type}' or 'multipart/form-data', got ${header} instead`,
+        `File should have Content-Type '${this.mime_type}' or 'multipart/form-data', got ${truncateForMessage(header)} instead`,
       );
     }
     return { bytes: await request.body(), filename: '<request body>', contentType: header };

@@ -3,6 +3,8 @@ import type { ProtoField, ProtoPayload, ValueMessage } from '../../grpc/messages
 import { fromValueMessage, toValueMessage } from '../../grpc/struct.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
+import { nestsDeeperThan } from '../../limits/depth.js';
+import { DEFAULT_LIMITS } from '../../limits/limits.js';
 import type { Context } from '../../service/context.js';
 import { arrayItems, type Batching } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
@@ -114,7 +116,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     const body = await request.body();
     let value: unknown;
     try {
-      value = parseJson(decodeUtf8(body, 'request body'));
+      value = parseJson(decodeUtf8(body, 'request body'), { maxDepth: request.limits.maxDepth });
     } catch (err) {
       throw new BadInput(`Invalid JSON input received: ${(err as Error).message}`);
     }
@@ -158,7 +160,15 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
       } catch (err) {
         throw new BadInput(`Invalid JSON input received: ${(err as Error).message}`);
       }
-    } else value = fromValueMessage(message as ValueMessage);
+    } else {
+      value = fromValueMessage(message as ValueMessage);
+      // gRPC has no request limits object; the default depth bounds a Struct as it bounds JSON text.
+      if (nestsDeeperThan(value, DEFAULT_LIMITS.maxDepth)) {
+        throw new BadInput(
+          `Invalid JSON input received: nests deeper than ${DEFAULT_LIMITS.maxDepth} levels`,
+        );
+      }
+    }
     return this.validateValue(value);
   }
 

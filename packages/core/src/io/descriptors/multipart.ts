@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { BadInput, InternalServerError, InvalidArgument, NotImplementedError } from '../../errors/index.js';
+import {
+  BadInput,
+  InternalServerError,
+  InvalidArgument,
+  NotImplementedError,
+  truncateForMessage,
+} from '../../errors/index.js';
 import type { MultipartMessage, PartMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import { parseMediaType } from '../../http/media-type.js';
 import { BufferedHttpRequest, type FormPart, type HttpRequest } from '../../http/request.js';
@@ -77,7 +83,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     if (!header) throw new BadInput('Multipart input requires a Content-Type header (multipart/form-data)');
     if (request.contentType?.essence !== 'multipart/form-data') {
       throw new BadInput(
-        `Multipart only accepts \`multipart/form-data\` as Content-Type header, got ${header} instead.`,
+        `Multipart only accepts \`multipart/form-data\` as Content-Type header, got ${truncateForMessage(header)} instead.`,
       );
     }
     const parts = await request.formData();
@@ -89,7 +95,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     if (missing.length > 0) {
       const received = [...byName.keys()];
       throw new BadInput(
-        `Multipart input is missing part(s) ${missing.map((m) => `'${m}'`).join(', ')}: expected parts ${expected.join(', ')}; received ${received.length ? received.join(', ') : '(none)'}`,
+        `Multipart input is missing part(s) ${missing.map((m) => `'${m}'`).join(', ')}: expected parts ${expected.join(', ')}; received ${received.length ? truncateForMessage(received.join(', ')) : '(none)'}`,
         { detail: { expected, received, missing } },
       );
     }

@@ -1,8 +1,15 @@
 import { isAscii } from 'node:buffer';
-import { BadInput, InternalServerError, InvalidArgument, isTiffinError } from '../../errors/index.js';
+import {
+  BadInput,
+  InternalServerError,
+  InvalidArgument,
+  isTiffinError,
+  truncateForMessage,
+} from '../../errors/index.js';
 import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
+import { checkJsonDepth } from '../../limits/depth.js';
 import { concatenate, splitAlong } from '../../ndarray/batch.js';
 import { DTypeConversionError, RaggedArrayError } from '../../ndarray/convert.js';
 import {
@@ -159,11 +166,12 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
 
   async fromHttpRequest(request: HttpRequest): Promise<NDArray> {
     const body = await request.body();
-    const fast = this.fromBodyFast(body);
+    const maxDepth = request.limits.maxDepth;
+    const fast = this.fromBodyFast(body, maxDepth);
     if (fast) return this.validate(fast);
     let parsed: unknown;
     try {
-      parsed = parseJsonBytes(body, { exact: true });
+      parsed = parseJsonBytes(body, { exact: true, maxDepth });
     } catch (err) {
       throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
     }
@@ -178,7 +186,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
    * words them better), values a float dtype cannot take (the fallback inference must see exact literals) —
    * returns null for the exact path.
    */
-  private fromBodyFast(body: Buffer): NDArray | null {
+  private fromBodyFast(body: Buffer, maxDepth: number): NDArray | null {
     if (!isAscii(body)) return null;
     const text = body.toString('latin1');
     const floatTarget = this.dtype !== null && isFloatDType(this.dtype);
@@ -189,6 +197,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     } catch {
       return null;
     }
+    checkJsonDepth(parsed, text.length, maxDepth, 'NumpyNdarray input');
     if (!floatTarget) return this.toArray(parsed, 'NumpyNdarray input');
     try {
       return NDArray.from(parsed, this.dtype!);
@@ -386,10 +395,10 @@ function protoEnumName(value: NDArrayDType | number | undefined): NDArrayDType {
   if (value === undefined || value === null) return 'DTYPE_UNSPECIFIED';
   if (typeof value === 'number') {
     const name = PROTO_ENUM[value];
-    if (!name) throw new BadInput(`${value} is invalid.`);
+    if (!name) throw new BadInput(`${truncateForMessage(String(value))} is invalid.`);
     return name;
   }
-  if (!PROTO_ENUM.includes(value)) throw new BadInput(`${value} is invalid.`);
+  if (!PROTO_ENUM.includes(value)) throw new BadInput(`${truncateForMessage(String(value))} is invalid.`);
   return value;
 }
 

@@ -1,4 +1,6 @@
 import { BadInput } from '../../errors/index.js';
+import { checkJsonDepth } from '../../limits/depth.js';
+import { DEFAULT_LIMITS } from '../../limits/limits.js';
 import { decodeUtf8 } from '../utf8.js';
 import { JsonFloat } from './json-float.js';
 
@@ -11,7 +13,7 @@ export interface JsonParseOptions {
   exact?: boolean;
   /** Accept the non-standard literals NaN, Infinity, -Infinity (spec 1.5; D3 makes them optional). */
   allowNonFinite?: boolean;
-  /** Maximum nesting of arrays/objects (deeper → error instead of a stack overflow). */
+  /** Maximum nesting of arrays/objects (deeper → BadInput instead of a stack overflow); default `DEFAULT_LIMITS.maxDepth`. */
   maxDepth?: number;
 }
 
@@ -38,11 +40,15 @@ export function parseJsonBytes(bytes: Uint8Array, options: JsonParseOptions = {}
 export function parseJson(text: string, options: JsonParseOptions = {}): unknown {
   const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (!options.exact) {
+    let value: unknown;
     try {
-      return JSON.parse(src);
+      value = JSON.parse(src);
     } catch {
       // Fall through: NaN/Infinity, or a syntax error we report with a position.
+      return new Parser(src, options).parseDocument();
     }
+    checkJsonDepth(value, src.length, options.maxDepth ?? DEFAULT_LIMITS.maxDepth, 'The JSON document');
+    return value;
   }
   return new Parser(src, options).parseDocument();
 }
@@ -63,7 +69,7 @@ class Parser {
   ) {
     this.exact = options.exact ?? false;
     this.allowNonFinite = options.allowNonFinite ?? true;
-    this.maxDepth = options.maxDepth ?? 512;
+    this.maxDepth = options.maxDepth ?? DEFAULT_LIMITS.maxDepth;
   }
 
   parseDocument(): unknown {

@@ -1,10 +1,12 @@
 import { UNLIMITED_PATHS } from '../../runtime/concurrency-gate.js';
 import { LazyAbort } from '../../runtime/lazy-abort.js';
 import type { Runtime } from '../../runtime/runtime.js';
+import type { AuthCheck } from '../auth.js';
 import type { Exchange } from '../exchange.js';
 import type { AppLifecycle } from '../lifecycle.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ServerMetrics } from '../metrics.js';
+import { NOSNIFF } from '../raw-answers.js';
 import { requestIdFor } from '../request-id.js';
 import type { RouteTable } from '../routes/route-table.js';
 import { writeError } from './write-error.js';
@@ -26,6 +28,8 @@ export interface RequestPipelineDeps {
   logger: Logger;
   /** Runs before the concurrency gate (so refused preflights and CORS headers never take a permit). */
   cors: PipelineStage | undefined;
+  /** Bearer-token check (absent when no token is set); after CORS, so a 401 still carries CORS headers. */
+  auth: AuthCheck | undefined;
 }
 
 const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/readyz']);
@@ -37,10 +41,14 @@ const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/ready
  * instead of a middleware per concern: each layer costs an async frame, a closure and header work per request.
  */
 export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
-  const { routes, lifecycle, runtime, metrics, logger, cors } = deps;
+  const { routes, lifecycle, runtime, metrics, logger, cors, auth } = deps;
   const logging = logger !== silentLogger;
 
   const routed = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
+    if (auth) {
+      const denied = auth(ctx.path, ctx.get('authorization'));
+      if (denied) throw denied;
+    }
     // Health paths skip the concurrency gate (D5), not the deadline (spec 10.6: it applies to every path).
     if (UNLIMITED_PATHS.has(ctx.path)) return runtime.withDeadline(ctx.state, dispatch());
     runtime.admit(ctx.state);
@@ -68,6 +76,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     state.startedAt = start;
     // One listener per request; the others register callbacks in `onClose`.
     const res = ctx.res;
+    res.setHeader(NOSNIFF[0], NOSNIFF[1]);
     // `on`, not `once`: the response is used once anyway, and once() wraps the listener per request.
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));

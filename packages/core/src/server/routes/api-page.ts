@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { NotFound } from '../../errors/index.js';
+import { NotFound, truncateForMessage } from '../../errors/index.js';
 import type { Exchange } from '../exchange.js';
 
 /** Swagger UI files served from the installed package (no CDN): name → content type. */
@@ -25,6 +25,30 @@ const INITIALIZER = `window.onload = function () {
   });
 };
 `;
+
+/**
+ * The page loads only its own files: Swagger UI's bundle and initializer are served from here (no inline
+ * script), its CSS uses inline style attributes and data: images, and it fetches ./docs.json and the APIs.
+ * Framing is refused (clickjacking), both by CSP and by the older X-Frame-Options.
+ */
+const PAGE_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  [
+    'content-security-policy',
+    [
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self' 'unsafe-inline'",
+      "img-src 'self' data:",
+      "font-src 'self' data:",
+      "connect-src 'self'",
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+  ],
+  ['x-frame-options', 'DENY'],
+  ['referrer-policy', 'no-referrer'],
+];
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -67,6 +91,7 @@ export class ApiPage {
   readonly index = (ctx: Exchange): void => {
     ctx.status = 200;
     ctx.set('content-type', 'text/html; charset=utf-8');
+    for (const [name, value] of PAGE_HEADERS) ctx.set(name, value);
     ctx.body = this.html;
   };
 
@@ -85,7 +110,7 @@ export class ApiPage {
       return;
     }
     const type = ASSETS[name];
-    if (!type) throw new NotFound(`Not Found: no asset ${name}`);
+    if (!type) throw new NotFound(`Not Found: no asset ${truncateForMessage(name)}`);
     let bytes = this.cache.get(name);
     if (!bytes) {
       this.distDir ??= swaggerDistDir();

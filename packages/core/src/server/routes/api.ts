@@ -1,21 +1,25 @@
 import { PayloadTooLarge } from '../../errors/index.js';
 import type { BufferedHttpRequest } from '../../http/request.js';
 import type { HttpResponse } from '../../http/response.js';
+import type { Limits } from '../../limits/limits.js';
 import type { Runtime, TransportCodec } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
 import type { Exchange } from '../exchange.js';
 import { adaptRequest } from '../request-adapter.js';
 import { writeResponse } from '../write-response.js';
 
+export interface ApiRouteDeps {
+  runtime: Runtime;
+  maxBodySize: number;
+  limits: Readonly<Limits>;
+}
+
 /**
  * The HTTP adapter of an API (spec 10.3): the request becomes the runtime's call with the descriptors' HTTP
  * side as its codec (`fromHttpRequest`, `toHttpResponse`); the answer is copied onto the exchange.
  */
-export function apiHandler(
-  api: InferenceApi,
-  runtime: Runtime,
-  maxBodySize: number,
-): (ctx: Exchange) => Promise<void> {
+export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchange) => Promise<void> {
+  const { runtime, maxBodySize, limits } = deps;
   const codec: TransportCodec<BufferedHttpRequest, HttpResponse> = {
     decode: (request) => api.input.fromHttpRequest(request),
     encode: (output, context) => api.output.toHttpResponse(output as never, context),
@@ -25,7 +29,7 @@ export function apiHandler(
     if (declared > maxBodySize) {
       throw new PayloadTooLarge(`Request body exceeds the limit of ${maxBodySize} bytes`);
     }
-    const request = adaptRequest(ctx.req, ctx.url, { maxBodySize, abort: ctx.state.abort });
+    const request = adaptRequest(ctx.req, ctx.url, { maxBodySize, abort: ctx.state.abort, limits });
     const response = await runtime.invoke(api, ctx.state, request, request, codec);
     if (ctx.state.timedOut) return;
     writeResponse(ctx, response);

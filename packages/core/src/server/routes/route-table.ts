@@ -1,4 +1,4 @@
-import { MethodNotAllowed, NotFound } from '../../errors/index.js';
+import { MethodNotAllowed, NotFound, truncateForMessage } from '../../errors/index.js';
 import type { InferenceApi } from '../../service/service.js';
 import type { Exchange } from '../exchange.js';
 
@@ -40,7 +40,7 @@ export class RouteTable {
         ctx.body = '';
         return;
       }
-      throw new NotFound(`Not Found: no route for ${ctx.method} ${ctx.path}`);
+      throw new NotFound(`Not Found: no route for ${ctx.method} ${truncateForMessage(ctx.path)}`);
     }
     const handler = route.handlers.get(ctx.method);
     if (!handler) {
@@ -48,7 +48,9 @@ export class RouteTable {
       // Order as the spec shows it: HEAD before GET.
       allow.sort((a, b) => (a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : 0));
       ctx.set('allow', allow.join(', '));
-      throw new MethodNotAllowed(`Method Not Allowed: ${ctx.method} ${ctx.path} accepts ${allow.join(', ')}`);
+      throw new MethodNotAllowed(
+        `Method Not Allowed: ${ctx.method} ${truncateForMessage(ctx.path)} accepts ${allow.join(', ')}`,
+      );
     }
     await handler(ctx);
   }

@@ -1,0 +1,53 @@
+import { DEFAULT_KUBERNETES_OPTIONS, type KubernetesOptions } from '@tiffin/core';
+import type { Command } from 'commander';
+import { parsePositiveInt } from './options.js';
+
+/** The manifest options `tiffin build`, `tiffin diffusion build` and `tiffin kubernetes` share. */
+export interface KubernetesFlags {
+  image?: string;
+  replicas?: number;
+  maxReplicas?: number;
+  cpu?: string;
+  memory?: string;
+  cpuLimit?: string;
+  memoryLimit?: string;
+  kserve?: boolean;
+}
+
+/** Add the Kubernetes manifest options to a command; `defaults` overrides the shown defaults. */
+export function kubernetesOptions(command: Command, defaults: KubernetesOptions = {}): Command {
+  const d = { ...DEFAULT_KUBERNETES_OPTIONS, ...defaults };
+  return command
+    .option('--image <image>', 'image the Kubernetes Deployment runs (default: <name>:<version>)')
+    .option(
+      '--replicas <n>',
+      `replicas, and the autoscaler's minimum (default ${d.replicas})`,
+      parsePositiveInt,
+    )
+    .option('--max-replicas <n>', `the autoscaler's maximum (default ${d.maxReplicas})`, parsePositiveInt)
+    .option('--cpu <quantity>', `CPU request per replica (default ${d.cpuRequest})`)
+    .option('--memory <quantity>', `memory request per replica (default ${d.memoryRequest})`)
+    .option('--cpu-limit <quantity>', `CPU limit per replica (default ${d.cpuLimit})`)
+    .option('--memory-limit <quantity>', `memory limit per replica (default ${d.memoryLimit})`)
+    .option('--kserve', 'also write a KServe InferenceService (inferenceservice.yaml)');
+}
+
+/** The core options for the given flags, over `defaults`. */
+export function kubernetesOptionsFrom(
+  flags: KubernetesFlags,
+  defaults: KubernetesOptions = {},
+): KubernetesOptions {
+  const given: KubernetesOptions = {
+    image: flags.image,
+    replicas: flags.replicas,
+    maxReplicas: flags.maxReplicas,
+    cpuRequest: flags.cpu,
+    memoryRequest: flags.memory,
+    cpuLimit: flags.cpuLimit,
+    memoryLimit: flags.memoryLimit,
+  };
+  return {
+    ...defaults,
+    ...Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)),
+  };
+}

@@ -1,0 +1,76 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { BadInput, MethodNotAllowed, type TiffinError } from '../errors/index.js';
+import type { Logger } from './logger.js';
+
+/** Sent on every response, so a browser never guesses a type for an answer (e.g. JSON echoing a user's HTML). */
+export const NOSNIFF: readonly [string, string] = ['x-content-type-options', 'nosniff'];
+
+const REASONS: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  413: 'Payload Too Large',
+  431: 'Request Header Fields Too Large',
+};
+
+/** A whole HTTP/1.1 answer with the error body, for sockets that never reached a request handler. */
+function rawAnswer(error: TiffinError, extra: string[] = []): string {
+  const status = error.httpStatus;
+  const body = JSON.stringify(error.toBody());
+  return [
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}`,
+    'content-type: application/json',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `${NOSNIFF[0]}: ${NOSNIFF[1]}`,
+    'connection: close',
+    ...extra,
+    '',
+    body,
+  ].join('\r\n');
+}
+
+/** Node's HTTP parser error codes → what the client is told. */
+function parserError(code: string | undefined): TiffinError {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new BadInput('Request header fields too large', { errorCode: 431 });
+    case 'HPE_INVALID_METHOD':
+      return new MethodNotAllowed('Method Not Allowed: the request method is not one this server knows');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new BadInput('Request timeout: the request did not arrive in time', { errorCode: 408 });
+    default:
+      return new BadInput('Bad Request: the request is not valid HTTP/1.1');
+  }
+}
+
+/**
+ * Answers for what Node's server handles before any request listener runs: a request the HTTP parser rejects
+ * (malformed, unknown method, oversized headers) and `CONNECT` (which Node hands to a 'connect' listener, or
+ * drops the socket without a word when there is none). Both get a 4xx with the JSON error body.
+ */
+export function answerOutsideRequests(server: Server, logger: Logger): void {
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    logger.log('info', 'request', { method: req.method, path: req.url, status: 405 });
+    socket.on('error', () => socket.destroy());
+    socket.end(
+      rawAnswer(new MethodNotAllowed('Method Not Allowed: CONNECT is not supported'), [
+        'allow: GET, HEAD, POST, OPTIONS',
+      ]),
+    );
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    // A response already under way on this connection (Node's private field, as its own default handler
+    // checks): bytes written now would corrupt it, so the connection just closes.
+    const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    socket.on('error', () => socket.destroy());
+    const answer = parserError(err.code);
+    logger.log('info', 'rejected request', { status: answer.httpStatus, reason: err.code ?? err.message });
+    socket.end(rawAnswer(answer));
+  });
+}

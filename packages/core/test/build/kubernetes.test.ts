@@ -1,0 +1,192 @@
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { Container } from 'kubernetes-models/v1/Container';
+import { PodSecurityContext } from 'kubernetes-models/v1/PodSecurityContext';
+import { Service } from 'kubernetes-models/v1/Service';
+import { Volume } from 'kubernetes-models/v1/Volume';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import {
+  DEFAULT_KUBERNETES_OPTIONS,
+  inferenceServiceManifest,
+  type KubernetesObject,
+  kubernetesManifests,
+  kubernetesYaml,
+} from '../../src/build/index.js';
+import { InvalidArgument } from '../../src/errors/index.js';
+
+/**
+ * The manifests are checked against the Kubernetes OpenAPI schemas as compiled by kubernetes-models
+ * (ajv validators generated from the API server's OpenAPI document). Those schemas allow unknown fields,
+ * so the source also types each object with the same package's interfaces (a misspelt field does not compile).
+ */
+const MODELS = {
+  Deployment,
+  Service,
+  HorizontalPodAutoscaler,
+  PodDisruptionBudget,
+} as const;
+
+function validate(object: KubernetesObject): void {
+  const Model = MODELS[object.kind as keyof typeof MODELS];
+  expect(Model, `no schema for ${object.kind}`).toBeDefined();
+  // biome-ignore lint/suspicious/noExplicitAny: each model takes its own object type; the schema decides.
+  new Model(object as any).validate();
+}
+
+/** What kubectl would read: the YAML file, parsed back. */
+function roundTrip(objects: KubernetesObject[]): KubernetesObject[] {
+  return parseAllDocuments(kubernetesYaml(objects, 'test')).map((d) => d.toJS() as KubernetesObject);
+}
+
+describe('kubernetesManifests', () => {
+  const objects = roundTrip(kubernetesManifests('iris', '3f0c9a61b2d4e857'));
+  const [deployment, service, hpa, pdb] = objects as [
+    Deployment,
+    Service,
+    HorizontalPodAutoscaler,
+    PodDisruptionBudget,
+  ];
+  const pod = deployment.spec?.template.spec;
+  const container = pod?.containers[0];
+
+  it('writes a Deployment, Service, HorizontalPodAutoscaler and PodDisruptionBudget that the schemas accept', () => {
+    expect(objects.map((o) => `${o.apiVersion} ${o.kind}`)).toEqual([
+      'apps/v1 Deployment',
+      'v1 Service',
+      'autoscaling/v2 HorizontalPodAutoscaler',
+      'policy/v1 PodDisruptionBudget',
+    ]);
+    for (const object of objects) validate(object);
+  });
+
+  it('probes /livez and /readyz on the named port, with a start-up probe for slow model loads', () => {
+    expect(container?.ports).toEqual([{ name: 'http', containerPort: 3000, protocol: 'TCP' }]);
+    expect(container?.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    expect(container?.livenessProbe?.httpGet).toEqual({ path: '/livez', port: 'http' });
+    expect(container?.startupProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    const startup = container?.startupProbe;
+    expect((startup?.periodSeconds ?? 0) * (startup?.failureThreshold ?? 0)).toBe(
+      DEFAULT_KUBERNETES_OPTIONS.startupSeconds,
+    );
+  });
+
+  it('runs as the image user (non-root), read-only root, no escalation, no capabilities', () => {
+    expect(pod?.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000 });
+    expect(container?.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    // TIFFIN_HOME is /tmp/tiffin in the image: /tmp is the one writable folder.
+    expect(container?.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+    expect(pod?.volumes).toEqual([{ name: 'tmp', emptyDir: {} }]);
+    expect(pod?.automountServiceAccountToken).toBe(false);
+  });
+
+  it('has requests and limits, a Service on port 80 and a selector shared by all four objects', () => {
+    expect(container?.image).toBe('iris:3f0c9a61b2d4e857');
+    expect(container?.resources).toEqual({
+      requests: { cpu: '250m', memory: '256Mi' },
+      limits: { cpu: '1', memory: '512Mi' },
+    });
+    const selector = { 'app.kubernetes.io/name': 'iris' };
+    expect(deployment.spec?.selector.matchLabels).toEqual(selector);
+    expect(deployment.spec?.template.metadata?.labels).toMatchObject(selector);
+    expect(service.spec?.selector).toEqual(selector);
+    expect(service.spec?.ports?.[0]).toMatchObject({ port: 80, targetPort: 'http' });
+    expect(pdb.spec?.selector?.matchLabels).toEqual(selector);
+    expect(pdb.spec?.maxUnavailable).toBe(1);
+    expect(hpa.spec?.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'iris' });
+    expect(hpa.spec).toMatchObject({ minReplicas: 1, maxReplicas: 5 });
+  });
+
+  it('takes image, replicas, autoscaling and resources from the options, and still validates', () => {
+    const custom = roundTrip(
+      kubernetesManifests('iris', '1', {
+        image: 'registry.example/ml/iris:1',
+        replicas: 3,
+        maxReplicas: 10,
+        targetCpuPercent: 60,
+        cpuRequest: '2',
+        memoryRequest: '4Gi',
+        cpuLimit: '4',
+        memoryLimit: '8Gi',
+        startupSeconds: 600,
+      }),
+    );
+    for (const object of custom) validate(object);
+    const [d, , h] = custom as [Deployment, Service, HorizontalPodAutoscaler];
+    const c = d.spec?.template.spec?.containers[0];
+    expect(d.spec?.replicas).toBe(3);
+    expect(c?.image).toBe('registry.example/ml/iris:1');
+    expect(c?.resources?.limits).toEqual({ cpu: '4', memory: '8Gi' });
+    expect(c?.startupProbe?.failureThreshold).toBe(120);
+    expect(h.spec).toMatchObject({ minReplicas: 3, maxReplicas: 10 });
+    expect(h.spec?.metrics?.[0]?.resource?.target.averageUtilization).toBe(60);
+  });
+
+  it('rejects options Kubernetes would reject, naming the option', () => {
+    const bad: [Parameters<typeof kubernetesManifests>[2], RegExp][] = [
+      [{ replicas: 0 }, /^replicas must be a whole number of at least 1, got 0$/],
+      [{ replicas: 1.5 }, /^replicas must be/],
+      [{ replicas: 4, maxReplicas: 2 }, /^maxReplicas \(2\) must be at least replicas \(4\)$/],
+      [{ memoryLimit: '8 GB' }, /^memoryLimit '8 GB' is not a Kubernetes quantity/],
+      [{ cpuRequest: '-1' }, /^cpuRequest '-1'/],
+      [{ cpuRequest: 'ünf' }, /^cpuRequest 'ünf'/],
+      [{ image: 'two words' }, /^image 'two words' is not an image reference$/],
+    ];
+    for (const [options, message] of bad) {
+      expect(() => kubernetesManifests('iris', '1', options)).toThrow(InvalidArgument);
+      expect(() => kubernetesManifests('iris', '1', options)).toThrow(message);
+    }
+  });
+
+  it('a manifest the schema rejects is caught (the check is not vacuous)', () => {
+    const broken = structuredClone(deployment) as Deployment;
+    const first = broken.spec?.template.spec?.containers[0];
+    if (first?.ports?.[0]) (first.ports[0] as { containerPort: unknown }).containerPort = '3000';
+    expect(() => validate(broken as unknown as KubernetesObject)).toThrow(/containerPort must be integer/);
+    const noSelector = structuredClone(pdb) as { spec?: { maxUnavailable?: unknown } };
+    if (noSelector.spec) noSelector.spec.maxUnavailable = { percent: 50 };
+    expect(() => validate(noSelector as KubernetesObject)).toThrow(/maxUnavailable/);
+  });
+});
+
+describe('inferenceServiceManifest', () => {
+  it('is a KServe v1beta1 InferenceService whose predictor runs the same image as a valid container', () => {
+    const [isvc] = roundTrip([inferenceServiceManifest('iris', '1', { replicas: 2 })]);
+    expect(isvc).toMatchObject({ apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService' });
+    // Same metadata as the Deployment, whose ObjectMeta the schema checks above.
+    expect(isvc?.metadata).toEqual(kubernetesManifests('iris', '1')[0]?.metadata);
+    const spec = isvc?.spec as
+      | {
+          predictor: {
+            minReplicas: number;
+            maxReplicas: number;
+            securityContext: unknown;
+            containers: unknown[];
+            volumes: unknown[];
+          };
+        }
+      | undefined;
+    const predictor = spec?.predictor ?? {
+      minReplicas: 0,
+      maxReplicas: 0,
+      securityContext: {},
+      containers: [],
+      volumes: [],
+    };
+    expect(predictor).toMatchObject({ minReplicas: 2, maxReplicas: 5 });
+    // KServe's predictor embeds core/v1 PodSpec fields: each is checked with the Kubernetes schema for it.
+    new PodSecurityContext(predictor.securityContext as PodSecurityContext).validate();
+    for (const volume of predictor.volumes) new Volume(volume as Volume).validate();
+    expect(predictor.containers).toHaveLength(1);
+    const container = new Container(predictor.containers[0] as Container);
+    container.validate();
+    expect(container.name).toBe('kserve-container');
+    expect(container.image).toBe('iris:1');
+    expect(container.readinessProbe?.httpGet?.path).toBe('/readyz');
+  });
+});

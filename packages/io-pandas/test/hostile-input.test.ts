@@ -1,0 +1,54 @@
+import { BadInput, BufferedHttpRequest, resolveLimits } from '@tiffin/core';
+import { describe, expect, it } from 'vitest';
+import { PandasDataFrame, PandasSeries } from '../src/index.js';
+
+const req = (body: string, limits = resolveLimits()) =>
+  new BufferedHttpRequest({ headers: { 'content-type': 'application/json' }, body, limits });
+const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+
+async function rejection(p: Promise<unknown>): Promise<BadInput> {
+  const err = await p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(BadInput);
+  return err as BadInput;
+}
+
+describe('deep JSON (issue 13 part 3)', () => {
+  it('answers 400 naming the depth limit, never a stack overflow', async () => {
+    for (const body of [deep(10_000), `[1, ${deep(10_000)}]`, `[{"a": ${deep(20_000)}}]`]) {
+      for (const d of [new PandasSeries(), new PandasDataFrame()]) {
+        const err = await rejection(d.fromHttpRequest(req(body)));
+        expect(err.message).toMatch(/deeper than 512 levels/);
+        expect(err.message).not.toMatch(/call stack/);
+      }
+    }
+  });
+
+  it('follows the server-configured depth', async () => {
+    const err = await rejection(
+      new PandasSeries().fromHttpRequest(req(`[${deep(20)}]`, resolveLimits({ maxDepth: 8 }))),
+    );
+    expect(err.message).toMatch(/deeper than 8 levels/);
+  });
+});
+
+describe('cells Parquet cannot represent', () => {
+  it('answers 400 naming the column for integers past INT64', async () => {
+    const out = new PandasDataFrame({ default_format: 'parquet' });
+    for (const value of ['1e30', '9223372036854775808', '18446744073709551616']) {
+      const df = await new PandasDataFrame().fromHttpRequest(req(`[{"ok": 1, "big": ${value}}]`));
+      const err = await rejection(out.toHttpResponse(df, null));
+      expect(err.message).toMatch(/Column 'big' row 0 .*INT64/);
+    }
+  });
+
+  it('writes nested cells as JSON text', async () => {
+    const df = await new PandasDataFrame().fromHttpRequest(req('[{"a": [1, 2]}, {"a": {"b": [[1]]}}]'));
+    const res = await new PandasDataFrame({ default_format: 'parquet' }).toHttpResponse(df, null);
+    expect(res.status).toBe(200);
+  });
+});

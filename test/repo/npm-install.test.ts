@@ -1,0 +1,172 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkTarball, pack, pnpmScript, publishedPackages, run, withPnpmOnPath } from './packages.js';
+import { answers, freePort, readerEnv, ServerProcess } from './server-process.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PACKAGES = publishedPackages(ROOT);
+// Outside the workspace, so nothing resolves through it: only what npm installed from the tarballs.
+const WORK = mkdtempSync(join(tmpdir(), 'tiffin-npm-'));
+const PROJECT = join(WORK, 'app');
+const tarballs = new Map<string, string>();
+
+afterAll(async () => {
+  await rm(WORK, { recursive: true, force: true });
+}, 180_000);
+
+beforeAll(async () => {
+  const pnpm = pnpmScript(ROOT);
+  // `pnpm test` has just built everything (turbo then answers from its cache); alone, this builds.
+  await run(process.execPath, [pnpm, 'exec', 'turbo', 'run', 'build', '--filter=./packages/*'], {
+    cwd: ROOT,
+    env: withPnpmOnPath(pnpm),
+    timeout: 900_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  for (const pkg of PACKAGES) tarballs.set(pkg.name, await pack(pnpm, pkg, WORK));
+}, 900_000);
+
+/** A plain-JS service: a JSON API whose input is a zod model (@tiffin/io-json). */
+const JS_SERVICE = `import { JSONDescriptor, Service } from '@tiffin/core';
+import { jsonModel } from '@tiffin/io-json';
+import { z } from 'zod';
+
+const Order = z.object({ item: z.string().min(1), quantity: z.number().int().positive() });
+const svc = new Service('orders');
+svc.api({ input: jsonModel(Order), output: new JSONDescriptor() }, function total(order) {
+  return { item: order.item, total: order.quantity * 3 };
+});
+export default svc;
+`;
+
+/** A TypeScript service: rows of 4 numbers in, their sums out (shape enforced by the descriptor). */
+const TS_SERVICE = `import { NDArray, NumpyNdarray, Service } from '@tiffin/core';
+
+const svc = new Service('sums');
+svc.api(
+  { input: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }), output: new NumpyNdarray() },
+  function sum(input: NDArray): NDArray {
+    const data = input.data as Float64Array;
+    const sums: number[] = [];
+    for (let i = 0; i < input.shape[0]; i++) sums.push(data.subarray(i * 4, i * 4 + 4).reduce((a, b) => a + b, 0));
+    return NDArray.from(sums, 'float64');
+  },
+);
+export default svc;
+`;
+
+async function post(url: string, body: string): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  return { status: res.status, json: await res.json() };
+}
+
+async function serve(file: string, check: (url: string) => Promise<void>): Promise<void> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  // The installed binary itself, as `npx tiffin` would find it.
+  const server = new ServerProcess(join(PROJECT, 'node_modules/.bin/tiffin'), ['serve', file], {
+    cwd: PROJECT,
+    env: readerEnv({ PORT: String(port) }),
+  });
+  try {
+    await server.ready(`${url}/readyz`, 90_000);
+    await check(url);
+    server.child.kill('SIGTERM');
+    expect(await server.exitsWithin(20_000)).toBe(true);
+    expect(await answers(`${url}/livez`)).toBe(false);
+  } finally {
+    server.kill();
+  }
+}
+
+describe('the packages as npm users get them', () => {
+  it('pack with real versions for workspace:* and no source-only export conditions', () => {
+    expect([...tarballs.keys()].sort()).toEqual(PACKAGES.map((p) => p.name).sort());
+    for (const tarball of tarballs.values()) {
+      const manifest = execFileSync('tar', ['-xOzf', tarball, 'package/package.json'], { encoding: 'utf8' });
+      expect(manifest).not.toContain('workspace:');
+      expect(manifest).not.toContain('./src/');
+    }
+  });
+
+  it.each(PACKAGES.map((p) => p.name))(
+    '%s passes publint (strict) and arethetypeswrong',
+    async (name) => {
+      const result = await checkTarball(ROOT, tarballs.get(name)!);
+      expect(result.ok, result.output).toBe(true);
+    },
+    300_000,
+  );
+
+  it('install with npm into a project outside the workspace and serve a JS and a TS service', async () => {
+    mkdirSync(PROJECT);
+    // danfojs-node (under @tiffin/io-pandas) needs the overrides its README gives for npm.
+    writeFileSync(
+      join(PROJECT, 'package.json'),
+      JSON.stringify({
+        name: 'npm-user',
+        private: true,
+        type: 'module',
+        overrides: {
+          xlsx: '0.18.5',
+          'danfojs-node': { '@tensorflow/tfjs-node': 'npm:@tensorflow/tfjs@4.22.0' },
+        },
+      }),
+    );
+    await run(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        'zod@4.6.7',
+        ...tarballs.values(),
+      ],
+      { cwd: PROJECT, env: readerEnv({}), timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
+    );
+    writeFileSync(join(PROJECT, 'orders.mjs'), JS_SERVICE);
+    writeFileSync(join(PROJECT, 'sums.ts'), TS_SERVICE);
+
+    // The TypeScript service type-checks against the installed declarations (no workspace, no source condition).
+    const program = ts.createProgram([join(PROJECT, 'sums.ts')], {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: [],
+    });
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    expect(diagnostics).toEqual([]);
+
+    await serve('orders.mjs', async (url) => {
+      expect(await post(`${url}/total`, '{"item": "tea", "quantity": 2}')).toEqual({
+        status: 200,
+        json: { item: 'tea', total: 6 },
+      });
+      const bad = await post(`${url}/total`, '{"item": "", "quantity": -1}');
+      expect(bad.status).toBe(400);
+      expect(bad.json).toMatchObject({ type: 'BadInput' });
+    });
+    await serve('sums.ts', async (url) => {
+      expect(await post(`${url}/sum`, '[[1, 2, 3, 4], [0.5, 0.5, 0, 0]]')).toEqual({
+        status: 200,
+        json: [10, 1],
+      });
+      const bad = await post(`${url}/sum`, '[[1, 2, 3]]');
+      expect(bad.status).toBe(400);
+      expect(bad.json).toMatchObject({ type: 'BadInput' });
+    });
+  }, 900_000);
+});
