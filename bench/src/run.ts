@@ -58,3 +58,8 @@ if (wanted('grpc')) {
   console.log(`  ratio gRPC/HTTP               ${fmtSpread(t.ratio, 3)}x   (target >= 0.9x)`);
   console.log(`  load average: ${loadAverage()}`);
 }
+
+if (wanted('clients')) {
+  const { benchClients, printClients } = await import('./clients.js');
+  printClients(await benchClients({ seconds: Math.max(2, Math.round(seconds / 2)) }));
+}

@@ -23,12 +23,12 @@ export interface Models {
   sentiment: NaiveBayesSentiment;
 }
 
-const svc = new Service('quickstart', {
+const base = new Service('quickstart', {
   version: '1.0.0',
   doc: 'An iris classifier and a sentiment model, trained at startup from embedded data.',
 });
 
-svc.onStartup(({ state }) => {
+base.onStartup(({ state }) => {
   const models: Models = {
     iris: SoftmaxClassifier.train(
       IRIS.map((r) => r.slice(0, 4) as number[]),
@@ -42,109 +42,116 @@ svc.onStartup(({ state }) => {
 
 const models = (state: Record<string, unknown>) => state.models as Models;
 
-/** Rows of 4 measurements (cm) in, the species index of each row out. */
-svc.api(
-  {
-    input: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }),
-    output: new NumpyNdarray({ dtype: 'int64' }),
-    doc: 'Species index (0 setosa, 1 versicolor, 2 virginica) of each row [sepal_length, sepal_width, petal_length, petal_width].',
-  },
-  function classify(input, ctx) {
-    const { iris } = models(ctx.state);
-    const data = input.data as Float64Array;
-    const labels: number[] = [];
-    for (let i = 0; i < input.shape[0]!; i++) labels.push(iris.predict(data.subarray(i * 4, i * 4 + 4)));
-    return NDArray.from(labels, 'int64');
-  },
-);
-
-/** Named measurements in, species and class probabilities out. */
-svc.api(
-  {
-    input: new JSONDescriptor(),
-    output: new JSONDescriptor(),
-    doc: 'One flower {"sepal_length", "sepal_width", "petal_length", "petal_width"} or a list of them.',
-  },
-  function classify_json(input, ctx) {
-    const { iris } = models(ctx.state);
-    const flowers = Array.isArray(input) ? input : [input];
-    const results = flowers.map((flower, index) => {
-      if (typeof flower !== 'object' || flower === null) {
-        throw new BadInput(`Item ${index} must be an object with ${FEATURES.join(', ')}`);
-      }
-      const record = flower as Record<string, unknown>;
-      const row = FEATURES.map((name) => {
-        const value = record[name];
-        if (typeof value !== 'number' || !Number.isFinite(value)) {
-          throw new BadInput(`Item ${index}: '${name}' must be a number (cm)`);
+/** The APIs, chained so that `typeof svc` lists them for the typed client (`@tiffin/client`). */
+const svc = base
+  /** Rows of 4 measurements (cm) in, the species index of each row out. */
+  .api(
+    {
+      name: 'classify',
+      input: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }),
+      output: new NumpyNdarray({ dtype: 'int64' }),
+      doc: 'Species index (0 setosa, 1 versicolor, 2 virginica) of each row [sepal_length, sepal_width, petal_length, petal_width].',
+    },
+    function classify(input, ctx) {
+      const { iris } = models(ctx.state);
+      const data = input.data as Float64Array;
+      const labels: number[] = [];
+      for (let i = 0; i < input.shape[0]!; i++) labels.push(iris.predict(data.subarray(i * 4, i * 4 + 4)));
+      return NDArray.from(labels, 'int64');
+    },
+  )
+  /** Named measurements in, species and class probabilities out. */
+  .api(
+    {
+      name: 'classify_json',
+      input: new JSONDescriptor(),
+      output: new JSONDescriptor(),
+      doc: 'One flower {"sepal_length", "sepal_width", "petal_length", "petal_width"} or a list of them.',
+    },
+    function classify_json(input, ctx) {
+      const { iris } = models(ctx.state);
+      const flowers = Array.isArray(input) ? input : [input];
+      const results = flowers.map((flower, index) => {
+        if (typeof flower !== 'object' || flower === null) {
+          throw new BadInput(`Item ${index} must be an object with ${FEATURES.join(', ')}`);
         }
-        return value;
+        const record = flower as Record<string, unknown>;
+        const row = FEATURES.map((name) => {
+          const value = record[name];
+          if (typeof value !== 'number' || !Number.isFinite(value)) {
+            throw new BadInput(`Item ${index}: '${name}' must be a number (cm)`);
+          }
+          return value;
+        });
+        const p = iris.probabilities(row);
+        const best = p.indexOf(Math.max(...p));
+        return {
+          species: SPECIES[best],
+          probabilities: Object.fromEntries(SPECIES.map((s, i) => [s, Number(p[i]!.toFixed(4))])),
+        };
       });
-      const p = iris.probabilities(row);
-      const best = p.indexOf(Math.max(...p));
-      return {
-        species: SPECIES[best],
-        probabilities: Object.fromEntries(SPECIES.map((s, i) => [s, Number(p[i]!.toFixed(4))])),
-      };
-    });
-    return Array.isArray(input) ? results : results[0];
-  },
-);
-
-/** A review in, "positive" or "negative" out. */
-svc.api(
-  { input: new Text(), output: new Text(), doc: 'Sentiment of an English review: positive or negative.' },
-  function sentiment(input, ctx) {
-    return models(ctx.state).sentiment.predict(input);
-  },
-);
-
-/** A CSV file of measurements in (header row + 4 numeric columns), the same CSV with a species column out. */
-svc.api(
-  {
-    input: new File({ mime_type: 'text/csv' }),
-    output: new File({ mime_type: 'text/csv' }),
-    doc: 'Upload a CSV with columns sepal_length,sepal_width,petal_length,petal_width; get it back with a species column.',
-  },
-  function classify_csv(file, ctx) {
-    const { iris } = models(ctx.state);
-    const lines = file.bytes
-      .toString('utf8')
-      .split(/\r?\n/)
-      .filter((l) => l.trim() !== '');
-    if (lines.length === 0) throw new BadInput('The CSV file is empty');
-    const [header, ...rows] = lines;
-    const out = [`${header},species`];
-    rows.forEach((line, i) => {
-      const cells = line.split(',').map((c) => Number(c.trim()));
-      if (cells.length !== 4 || cells.some((c) => !Number.isFinite(c))) {
-        throw new BadInput(`CSV row ${i + 2}: expected 4 numbers, got '${line}'`);
+      return Array.isArray(input) ? results : results[0];
+    },
+  )
+  /** A review in, "positive" or "negative" out. */
+  .api(
+    {
+      name: 'sentiment',
+      input: new Text(),
+      output: new Text(),
+      doc: 'Sentiment of an English review: positive or negative.',
+    },
+    function sentiment(input, ctx) {
+      return models(ctx.state).sentiment.predict(input);
+    },
+  )
+  /** A CSV file of measurements in (header row + 4 numeric columns), the same CSV with a species column out. */
+  .api(
+    {
+      name: 'classify_csv',
+      input: new File({ mime_type: 'text/csv' }),
+      output: new File({ mime_type: 'text/csv' }),
+      doc: 'Upload a CSV with columns sepal_length,sepal_width,petal_length,petal_width; get it back with a species column.',
+    },
+    function classify_csv(file, ctx) {
+      const { iris } = models(ctx.state);
+      const lines = file.bytes
+        .toString('utf8')
+        .split(/\r?\n/)
+        .filter((l) => l.trim() !== '');
+      if (lines.length === 0) throw new BadInput('The CSV file is empty');
+      const [header, ...rows] = lines;
+      const out = [`${header},species`];
+      rows.forEach((line, i) => {
+        const cells = line.split(',').map((c) => Number(c.trim()));
+        if (cells.length !== 4 || cells.some((c) => !Number.isFinite(c))) {
+          throw new BadInput(`CSV row ${i + 2}: expected 4 numbers, got '${line}'`);
+        }
+        out.push(`${line},${SPECIES[iris.predict(cells)]}`);
+      });
+      return Buffer.from(`${out.join('\n')}\n`, 'utf8');
+    },
+  )
+  /** Both models at once: a multipart form with measurements (JSON array) and a review (text). */
+  .api(
+    {
+      name: 'analyze',
+      input: new Multipart({
+        measurements: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }),
+        review: new Text(),
+      }),
+      output: new JSONDescriptor(),
+      doc: 'Multipart form: part `measurements` (JSON rows of 4 numbers) and part `review` (text).',
+    },
+    function analyze({ measurements, review }, ctx) {
+      const { iris, sentiment } = models(ctx.state);
+      const data = measurements.data as Float64Array;
+      const species: string[] = [];
+      for (let i = 0; i < measurements.shape[0]!; i++) {
+        species.push(SPECIES[iris.predict(data.subarray(i * 4, i * 4 + 4))]!);
       }
-      out.push(`${line},${SPECIES[iris.predict(cells)]}`);
-    });
-    return Buffer.from(`${out.join('\n')}\n`, 'utf8');
-  },
-);
-
-/** Both models at once: a multipart form with measurements (JSON array) and a review (text). */
-svc.api(
-  {
-    input: new Multipart({
-      measurements: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }),
-      review: new Text(),
-    }),
-    output: new JSONDescriptor(),
-    doc: 'Multipart form: part `measurements` (JSON rows of 4 numbers) and part `review` (text).',
-  },
-  function analyze({ measurements, review }, ctx) {
-    const { iris, sentiment } = models(ctx.state);
-    const data = measurements.data as Float64Array;
-    const species: string[] = [];
-    for (let i = 0; i < measurements.shape[0]!; i++) {
-      species.push(SPECIES[iris.predict(data.subarray(i * 4, i * 4 + 4))]!);
-    }
-    return { species, sentiment: sentiment.predict(review), scores: sentiment.scores(review) };
-  },
-);
+      return { species, sentiment: sentiment.predict(review), scores: sentiment.scores(review) };
+    },
+  );
 
 export default svc;

@@ -1,4 +1,6 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { type ServerHandle, serve, silentLogger } from '@tiffin/core';
+import type { OpenAPI } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import svc from '../service.js';
 import { IRIS, SPECIES } from '../src/iris-data.js';
@@ -15,6 +17,12 @@ const post = (path: string, body: string, contentType: string) =>
   fetch(server.url + path, { method: 'POST', body, headers: { 'content-type': contentType } });
 
 describe('quickstart service', () => {
+  it('serves a /docs.json that validates as OpenAPI 3', async () => {
+    const res = await fetch(`${server.url}/docs.json`);
+    const doc = (await res.json()) as OpenAPI.Document;
+    await expect(SwaggerParser.validate(doc)).resolves.toBeTruthy();
+  });
+
   it('classifies rows of measurements through NumpyNdarray', async () => {
     const res = await post(
       '/classify',
@@ -110,5 +118,43 @@ describe('quickstart file and multipart APIs', () => {
     expect(body.species).toEqual(['setosa', 'virginica']);
     expect(body.sentiment).toBe('positive');
     expect(body.scores.positive).toBeGreaterThan(0.5);
+  });
+});
+
+describe('quickstart through the Open Inference Protocol (v2)', () => {
+  const infer = async (model: string, inputs: unknown[]) => {
+    const res = await fetch(`${server.url}/v2/models/${model}/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs }),
+    });
+    return { status: res.status, body: (await res.json()) as { outputs: Array<Record<string, unknown>> } };
+  };
+
+  it('classify is a model with an FP64 [-1, 4] input', async () => {
+    const meta = await (await fetch(`${server.url}/v2/models/classify`)).json();
+    expect(meta).toMatchObject({ inputs: [{ name: 'input', datatype: 'FP64', shape: [-1, 4] }] });
+    const { status, body } = await infer('classify', [
+      { name: 'input', shape: [2, 4], datatype: 'FP64', data: [5.1, 3.5, 1.4, 0.2, 6.7, 3.0, 5.2, 2.3] },
+    ]);
+    expect(status).toBe(200);
+    expect(body.outputs).toEqual([{ name: 'output', datatype: 'INT64', shape: [2], data: [0, 2] }]);
+  });
+
+  it('classify_json and sentiment take one BYTES element', async () => {
+    const flower = { sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 };
+    const json = await infer('classify_json', [
+      { name: 'input', shape: [1], datatype: 'BYTES', data: [JSON.stringify(flower)] },
+    ]);
+    expect(JSON.parse((json.body.outputs[0]!.data as string[])[0]!)).toMatchObject({ species: 'setosa' });
+    const text = await infer('sentiment', [
+      { name: 'input', shape: [1], datatype: 'BYTES', data: ['a wonderful, moving film'] },
+    ]);
+    expect(text.body.outputs[0]).toMatchObject({ datatype: 'BYTES', data: ['positive'] });
+  });
+
+  it('File and Multipart APIs are not models (404)', async () => {
+    expect((await fetch(`${server.url}/v2/models/classify_csv`)).status).toBe(404);
+    expect((await fetch(`${server.url}/v2/models/analyze`)).status).toBe(404);
   });
 });

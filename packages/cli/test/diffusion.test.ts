@@ -104,11 +104,12 @@ describe('tiffin diffusion download', () => {
 });
 
 describe('tiffin diffusion start', () => {
-  it('serves POST /text2img for a local folder', async () => {
+  it('serves POST /text2img for a local folder, behind --api-token', async () => {
     const home = mkdtempSync(join(tmpdir(), 'tiffin-cli-home-'));
-    const proc = tiffin(['diffusion', 'start', 'stable-diffusion', '--model-id', tiny, '--port', '0'], {
-      TIFFIN_HOME: home,
-    });
+    const proc = tiffin(
+      ['diffusion', 'start', 'stable-diffusion', '--model-id', tiny, '--port', '0', '--api-token', 'sesame'],
+      { TIFFIN_HOME: home },
+    );
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -119,10 +120,18 @@ describe('tiffin diffusion start', () => {
         });
         proc.done.then((r) => reject(new Error(`exited: ${r.stderr}`)));
       });
-      const res = await fetch(`${url}/text2img`, {
+      const body = JSON.stringify({ prompt: 'x', height: 16, width: 16, num_inference_steps: 1, seed: 2 });
+      const refused = await fetch(`${url}/text2img`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ prompt: 'x', height: 16, width: 16, num_inference_steps: 1, seed: 2 }),
+        body,
+      });
+      expect(refused.status).toBe(401);
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      const res = await fetch(`${url}/text2img`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sesame' },
+        body,
       });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('image/jpeg');

@@ -35,10 +35,12 @@ beforeAll(async () => {
   await mkdir(copy, { recursive: true });
   await cp(join(CORE_DIR, 'dist'), join(copy, 'dist'), { recursive: true });
   await cp(join(CORE_DIR, 'proto'), join(copy, 'proto'), { recursive: true });
-  // As published, minus the `source` condition (its src/ is not in the package); dependencies are linked.
+  // The manifest as published (publishConfig's exports, no `source` condition); dependencies are linked.
   const manifest = JSON.parse(await readFile(join(CORE_DIR, 'package.json'), 'utf8')) as {
     exports: Record<string, Record<string, string>>;
+    publishConfig?: { exports?: Record<string, Record<string, string>> };
   };
+  manifest.exports = manifest.publishConfig?.exports ?? manifest.exports;
   delete manifest.exports['.']!.source;
   await writeFile(join(copy, 'package.json'), JSON.stringify(manifest));
   await symlink(join(CORE_DIR, 'node_modules'), join(copy, 'node_modules'), 'dir');

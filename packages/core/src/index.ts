@@ -4,6 +4,7 @@ export * from './grpc/index.js';
 export * from './http/media-type.js';
 export * from './http/request.js';
 export * from './http/response.js';
+export * from './inference-protocol/index.js';
 export {
   arrayItems,
   type BatchInputOf,
@@ -24,6 +25,7 @@ export { writeJson } from './io/json/write.js';
 export * from './io/json-encoder.js';
 export * from './io/openapi.js';
 export * from './io/schema-model.js';
+export * from './io/wire-types.js';
 export * from './limits/index.js';
 export { concatenate, splitAlong } from './ndarray/batch.js';
 export * from './ndarray/index.js';

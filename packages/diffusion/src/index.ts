@@ -13,6 +13,7 @@ export { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from './mod
 export { UNet2DConditionModel, type UNetConfig, unetWeightSpecs, validateUNetConfig } from './models/unet.js';
 export { type UNetActivations, type UNetStage, unetStages } from './models/unet-stages.js';
 export { AutoencoderKL, type VaeConfig, vaeWeightSpecs } from './models/vae.js';
+export { GenerationCancelled } from './pipeline/cancel.js';
 export {
   type LoadComponentsOptions,
   loadComponents,

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import {
   BadInput,
   type Batching,
+  type BinarySource,
   buildResponse,
   type Context,
   type DescriptorSpec,
@@ -18,6 +19,7 @@ import {
   type RequestBodyObject,
   registerDescriptor,
   type SchemaObject,
+  type WireTypes,
 } from '@tiffin/core';
 import sharp, { type Sharp } from 'sharp';
 import { type FileTypeImporter, sniffMimeType } from './codec/mime-detection.js';
@@ -53,6 +55,8 @@ const BINARY_SCHEMA: SchemaObject = { type: 'string', format: 'binary' };
  */
 export class Image extends IODescriptor<TiffinImage, ImageOutput> {
   static override readonly descriptorId = 'tiffin.io.Image';
+  /** Clients send image bytes, a Blob or a file path, and get the encoded image as a Blob. */
+  declare readonly '~wire'?: WireTypes<BinarySource, Blob>;
   readonly protoFields: readonly ProtoField[] = ['file'];
   readonly pilmode: PilMode | null;
   readonly allowedMimeTypes: readonly string[];

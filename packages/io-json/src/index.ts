@@ -7,6 +7,7 @@ export { exampleFromJsonSchema } from './json-schema/example.js';
 export { type OpenApiModelSchema, toOpenApiModelSchema } from './json-schema/openapi-components.js';
 export { registerSchemaModels } from './register.js';
 export {
+  type InferStandardInput,
   type InferStandardOutput,
   isStandardSchema,
   type StandardIssue,

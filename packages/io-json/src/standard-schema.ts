@@ -31,6 +31,9 @@ export interface StandardJsonSchemaConverter {
   readonly output: (options: { readonly target: string }) => Record<string, unknown>;
 }
 
+/** Input type of a Standard Schema (what a client sends). */
+export type InferStandardInput<S> = S extends StandardSchemaV1<infer In, unknown> ? In : never;
+
 /** Output type of a Standard Schema (what the API function receives). */
 export type InferStandardOutput<S> = S extends StandardSchemaV1<unknown, infer Out> ? Out : never;
 

@@ -60,13 +60,14 @@ export async function containerizePackage(
     report: (line) => process.stdout.write(`${line}\n`),
   });
   const runner = result.backend === 'buildah' ? 'podman' : result.backend;
+  const pushed = `<registry>/${result.imageTag.replace(/^localhost\//, '')}`;
   process.stdout.write(
     [
       `Successfully built image ${result.imageTag} with ${result.backend}`,
       '',
       'Next steps:',
       `  * Run it:    ${runner} run --rm -p 3000:3000 ${result.imageTag}`,
-      `  * Deploy it: push it to your registry, then: tiffin kubernetes ${result.packageTag} --image <registry>/${result.imageTag} | kubectl apply -f -`,
+      `  * Deploy it: push it to your registry, then: tiffin kubernetes ${result.packageTag} --image ${pushed} | kubectl apply -f -`,
       '',
     ].join('\n'),
   );

@@ -24,7 +24,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { downloadProgressBar } from '../download-progress.js';
 import { reportError } from '../errors.js';
 import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';
-import { parsePort, parsePositiveInt } from '../options.js';
+import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
 import { type ContainerizeFlags, containerizeOptions, containerizePackage } from './containerize.js';
 
 const SUPPORTED_PIPELINES = ['stable-diffusion'];
@@ -48,7 +48,13 @@ interface StartFlags extends ModelFlags {
   maxQueue: number;
   maxSize: number;
   maxSteps: number;
+  maxImages: number;
+  maxJobs: number;
+  jobTtl: number;
+  timeout: number;
   backend?: BackendName;
+  apiToken?: string;
+  metricsAuth?: boolean;
 }
 
 /** A diffusion model needs far more than a small service: memory for the weights, minutes to load them. */
@@ -138,6 +144,25 @@ export function registerDiffusion(program: Command): void {
     .option('--max-queue <n>', 'requests waiting behind the running one before 503', parsePositiveInt, 4)
     .option('--max-size <px>', 'largest height/width accepted (multiple of 8)', parseMultipleOf8, 1024)
     .option('--max-steps <n>', 'most num_inference_steps accepted', parsePositiveInt, 150)
+    .option('--max-images <n>', 'most images per request (num_images_per_prompt)', parsePositiveInt, 4)
+    .option(
+      '--max-jobs <n>',
+      'jobs (/text2img/submit) held at once, finished ones included',
+      parsePositiveInt,
+      64,
+    )
+    .option('--job-ttl <seconds>', 'how long a finished job and its images are kept', parsePositiveInt, 600)
+    .option(
+      '--timeout <seconds>',
+      'per-request timeout (504; the generation is cancelled)',
+      parseSeconds,
+      600,
+    )
+    .option(
+      '--api-token <token>',
+      'require `Authorization: Bearer <token>` on API calls, / and /docs.json; default $TIFFIN_API_TOKEN',
+    )
+    .option('--metrics-auth', 'with a token: require it for /metrics too')
     .addOption(
       new Option(
         '--backend <name>',
@@ -157,12 +182,21 @@ export function registerDiffusion(program: Command): void {
           pipeline: flags.pipeline,
           loraWeights: flags.loraWeights,
           loraDir: flags.loraDir,
-          limits: { maxSize: flags.maxSize, maxSteps: flags.maxSteps },
+          limits: { maxSize: flags.maxSize, maxSteps: flags.maxSteps, maxImages: flags.maxImages },
           maxQueue: flags.maxQueue,
+          maxJobs: flags.maxJobs,
+          jobResultTtl: flags.jobTtl,
+          timeout: flags.timeout,
           backend: flags.backend,
           models: model.tag ? [model.tag] : [],
         });
-        await serve(service, { port: flags.port, host: flags.host, handleSignals: true });
+        await serve(service, {
+          port: flags.port,
+          host: flags.host,
+          handleSignals: true,
+          apiToken: flags.apiToken,
+          metricsAuth: flags.metricsAuth,
+        });
       } catch (err) {
         reportError(err);
       }

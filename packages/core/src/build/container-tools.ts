@@ -23,7 +23,7 @@ export type ToolProbe =
   | { usable: false; backend: ContainerBackend; executable: string | null; reason: string };
 
 /** How long a probe may take: a docker client whose daemon socket hangs must not stall the command. */
-export const PROBE_TIMEOUT_MS = 5000;
+export const PROBE_TIMEOUT_MS = 10_000;
 
 /**
  * The command that proves a tool can build, not just that it is installed: `docker info` needs the
@@ -112,6 +112,20 @@ export async function selectBackend(options: SelectBackendOptions = {}): Promise
       ? `No container tool found on PATH: install one of ${CONTAINER_BACKENDS.join(', ')} (or pass --backend)`
       : `No usable container tool (${skipped.join('; ')}); start the docker daemon or install podman or buildah`,
   );
+}
+
+/** The build command line for a backend (without the executable). */
+export function containerBuildArgs(
+  backend: ContainerBackend,
+  options: { contextDir: string; imageTag: string; baseImage?: string; extraArgs?: readonly string[] },
+): string[] {
+  const args = ['build'];
+  // The docker image format keeps HEALTHCHECK (the OCI format drops it).
+  if (backend !== 'docker') args.push('--format', 'docker');
+  args.push('-f', join(options.contextDir, 'Dockerfile'), '-t', options.imageTag);
+  if (options.baseImage) args.push('--build-arg', `BASE_IMAGE=${options.baseImage}`);
+  args.push(...(options.extraArgs ?? []), options.contextDir);
+  return args;
 }
 
 /** Run a container tool's command; a non-zero exit is a TiffinError with the output's last lines. */

@@ -1,7 +1,6 @@
-import { join } from 'node:path';
 import { InvalidArgument } from '../errors/index.js';
 import { PackageStore } from '../store/package-store.js';
-import { type ContainerBackend, runTool, selectBackend } from './container-tools.js';
+import { type ContainerBackend, containerBuildArgs, runTool, selectBackend } from './container-tools.js';
 import { buildRootfsBase } from './rootfs-base.js';
 
 export interface ContainerizeOptions {
@@ -34,23 +33,9 @@ export interface ContainerizeResult {
   packageTag: string;
   backend: ContainerBackend;
   imageTag: string;
-  /** The base image the package was built on (the default when none was given). */
+  /** The base image given or made from `baseRootfs`; undefined: the Dockerfile's default. */
   baseImage?: string;
   command: string[];
-}
-
-/** The build command line for a backend (without the executable). */
-export function containerBuildArgs(
-  backend: ContainerBackend,
-  options: { contextDir: string; imageTag: string; baseImage?: string; extraArgs?: readonly string[] },
-): string[] {
-  const args = ['build'];
-  // The docker image format keeps HEALTHCHECK (the OCI format drops it).
-  if (backend !== 'docker') args.push('--format', 'docker');
-  args.push('-f', join(options.contextDir, 'Dockerfile'), '-t', options.imageTag);
-  if (options.baseImage) args.push('--build-arg', `BASE_IMAGE=${options.baseImage}`);
-  args.push(...(options.extraArgs ?? []), options.contextDir);
-  return args;
 }
 
 /** Build an OCI image from a stored package with docker, podman or buildah. */

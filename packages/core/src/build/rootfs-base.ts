@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { create as createTar, type ReadEntry } from 'tar';
 import { InvalidArgument, TiffinError } from '../errors/index.js';
-import { type ContainerTool, runTool } from './container-tools.js';
+import { type ContainerTool, containerBuildArgs, runTool } from './container-tools.js';
 
 /** Where the build's extra CA bundle goes in the base (npm in the image build trusts what this machine's Node does). */
 const BUILD_CA_PATH = '/etc/ssl/certs/tiffin-build-ca.crt';
@@ -72,11 +72,9 @@ export async function buildRootfsBase(options: RootfsBaseOptions): Promise<strin
     }
     // FROM scratch has no PATH of its own.
     lines.push('ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
-    await writeFile(join(context, 'Containerfile'), `${lines.join('\n')}\n`);
+    await writeFile(join(context, 'Dockerfile'), `${lines.join('\n')}\n`);
     options.report(`building base image ${image} from ${rootfs}`);
-    const args = ['build'];
-    if (options.tool.backend !== 'docker') args.push('--format', 'docker');
-    args.push('-f', join(context, 'Containerfile'), '-t', image, context);
+    const args = containerBuildArgs(options.tool.backend, { contextDir: context, imageTag: image });
     await runTool(options.tool, args, options.path, options.stdio);
     return image;
   } finally {
@@ -84,9 +82,12 @@ export async function buildRootfsBase(options: RootfsBaseOptions): Promise<strin
   }
 }
 
-/** Files, folders and links only; nothing below /proc, /sys or /dev (the runtime provides those). */
+/**
+ * Files, folders and links only; nothing below /proc, /sys or /dev (the runtime provides those), nor apt's
+ * downloaded packages and package lists (about 80 MB in a minbase; `apt-get update` makes them again).
+ */
 function keepInImage(path: string, entry: Stats | ReadEntry): boolean {
-  if (/^\.\/(proc|sys|dev)\/./.test(path)) return false;
+  if (/^\.\/(proc|sys|dev|var\/cache\/apt|var\/lib\/apt\/lists)\/./.test(path)) return false;
   if (!('isFile' in entry)) return true; // only when reading archives, which this never does
   return entry.isFile() || entry.isDirectory() || entry.isSymbolicLink();
 }

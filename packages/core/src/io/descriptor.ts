@@ -11,6 +11,7 @@ import type {
   ResponseObject,
   SchemaObject,
 } from './openapi.js';
+import type { WireTypes } from './wire-types.js';
 
 /**
  * The contract between the wire and an API function. An input descriptor turns a request (HTTP or gRPC)
@@ -25,6 +26,12 @@ import type {
 export abstract class IODescriptor<In = unknown, Out = In> {
   /** Registry id (`tiffin.io.<Name>`); null for unregistered user descriptors. */
   static readonly descriptorId: string | null = null;
+
+  /**
+   * Type-only (never set): what a client sends and receives for this descriptor, for typed clients.
+   * Subclasses narrow it with `declare readonly '~wire'?: WireTypes<Send, Receive>`.
+   */
+  declare readonly '~wire'?: WireTypes;
 
   /** Example value set by `fromSample`; drives OpenAPI examples. */
   sample: unknown = undefined;

@@ -92,8 +92,8 @@ function apiOperation(service: Service, api: InferenceApi): Record<string, unkno
   return {
     responses,
     tags: [SERVICE_APIS_TAG],
-    consumes: [api.input.mimeType],
-    produces: [api.output.mimeType],
+    // Media types live in requestBody/responses content (OpenAPI 3); Swagger 2's consumes/produces are
+    // not allowed there, so validators reject them.
     'x-tiffin-name': api.name,
     summary: `InferenceAPI(${api.input.displayName} → ${api.output.displayName})`,
     description: api.doc,
@@ -118,7 +118,12 @@ export function buildOpenApiDocument(service: Service): OpenApiDocument {
   const schemas: Record<string, SchemaObject> = {};
   const addComponents = (c: ComponentsObject | null) => Object.assign(schemas, c?.schemas ?? {});
   for (const api of service.apis.values()) {
-    paths[api.route] = { post: apiOperation(service, api) };
+    const operation = apiOperation(service, api);
+    const { requestBody, ...withoutBody } = operation;
+    // A GET operation has no body: its input comes from the query string (see the API's description).
+    paths[api.route] = Object.fromEntries(
+      api.input.httpMethods.map((m) => [m.toLowerCase(), m === 'GET' ? withoutBody : operation]),
+    );
     addComponents(
       safely(
         () => api.input.openapiComponents(),

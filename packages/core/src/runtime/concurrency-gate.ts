@@ -1,7 +1,14 @@
 import { ServiceUnavailable } from '../errors/index.js';
 
 /** Paths that must answer even when the server is saturated (D5). */
-export const UNLIMITED_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/readyz', '/metrics']);
+export const UNLIMITED_PATHS: ReadonlySet<string> = new Set([
+  '/livez',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/v2/health/live',
+  '/v2/health/ready',
+]);
 
 /**
  * At most `max` requests at once (health paths excluded); one more is refused at once with 503 and

@@ -30,7 +30,7 @@ export interface RuntimeOptions {
  * descriptors' HTTP or gRPC side). Made once per API and transport.
  */
 export interface TransportCodec<Message, Answer> {
-  decode(message: Message): Promise<unknown>;
+  decode(message: Message, ctx: Context): Promise<unknown>;
   encode(output: unknown, ctx: Context): Promise<Answer>;
 }
 
@@ -110,7 +110,7 @@ export class Runtime {
     call.onClose.push(() => {
       if (ctx.usedTempDir) ctx.dispose().catch(() => {});
     });
-    const input = await codec.decode(message);
+    const input = await codec.decode(message, ctx);
     const batcher = this.batchers.get(api.name);
     const output = batcher ? await batcher.submit(input, call, ctx) : await api.fn(input as never, ctx);
     return codec.encode(output, ctx);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
+import { registerInferenceProtocol } from '../inference-protocol/routes.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
 import type { Service } from '../service/service.js';
@@ -60,11 +61,9 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const routes = new RouteTable();
 
   for (const api of service.apis.values()) {
-    routes.add(
-      api.route,
-      { POST: apiHandler(api, { runtime, maxBodySize: resolved.maxBodySize, limits: resolved.limits }) },
-      api,
-    );
+    const handler = apiHandler(api, { runtime, maxBodySize: resolved.maxBodySize, limits: resolved.limits });
+    // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
+    routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
   }
   let docsJson: string | undefined;
   routes.add('/docs.json', {
@@ -79,6 +78,15 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     const page = new ApiPage(service.name);
     routes.add('/', { GET: page.index });
     for (const path of page.assetPaths()) routes.add(path, { GET: page.asset });
+  }
+  if (resolved.inferenceProtocol) {
+    registerInferenceProtocol(routes, {
+      service,
+      runtime,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      isReady: () => lifecycle.isReady,
+    });
   }
   routes.add('/livez', { GET: liveHandler });
   routes.add('/healthz', { GET: liveHandler });

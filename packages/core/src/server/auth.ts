@@ -11,7 +11,13 @@ import { ConfigError, Unauthorized } from '../errors/index.js';
 export const API_TOKEN_ENV = 'TIFFIN_API_TOKEN';
 
 /** Paths that stay open with a token set: orchestrator probes, and /metrics unless `metricsAuth` is on. */
-const PROBE_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/readyz']);
+const PROBE_PATHS: ReadonlySet<string> = new Set([
+  '/livez',
+  '/healthz',
+  '/readyz',
+  '/v2/health/live',
+  '/v2/health/ready',
+]);
 
 export interface AuthOptions {
   /** The token; empty or absent turns auth off. */

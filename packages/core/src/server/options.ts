@@ -40,6 +40,8 @@ export interface ServerOptions {
   drainTimeout?: number;
   /** Serve the interactive API page at `/` (default true). */
   apiPage?: boolean;
+  /** The Open Inference Protocol (KServe v2) routes under `/v2` (default true). */
+  inferenceProtocol?: boolean;
   /**
    * Bearer token every API call, `/` and `/docs.json` must carry (`Authorization: Bearer <token>`); missing or
    * wrong → 401. Default: `$TIFFIN_API_TOKEN`; unset or empty → no auth. Probes stay open.
@@ -64,6 +66,7 @@ export interface ResolvedServerOptions {
   logger: Logger | false;
   drainTimeout: number;
   apiPage: boolean;
+  inferenceProtocol: boolean;
   limits: Readonly<Limits>;
   /** The token in force (explicit or from the environment), or undefined for no auth. */
   apiToken: string | undefined;
@@ -81,6 +84,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger' | 'lim
   metrics: true,
   drainTimeout: 30,
   apiPage: true,
+  inferenceProtocol: true,
   metricsAuth: false,
 };
 

@@ -65,6 +65,23 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
   readonly fn: ApiFunction<I, O>;
 }
 
+/** Type-only record of one API's descriptors, kept in `Service`'s type for typed clients. */
+export interface ApiTypes<I extends IODescriptor = IODescriptor, O extends IODescriptor = IODescriptor> {
+  readonly input: I;
+  readonly output: O;
+}
+
+/** The APIs a `Service` type carries, by name (none to start with). */
+export type ApiTypesMap = Record<string, ApiTypes>;
+
+/** `Apis` plus API `N` (unchanged when `N` is not a literal name). */
+export type WithApi<
+  Apis extends ApiTypesMap,
+  N extends string,
+  I extends IODescriptor,
+  O extends IODescriptor,
+> = string extends N ? Apis : Apis & { [K in N]: ApiTypes<I, O> };
+
 export type LifecycleHook = (ctx: LifecycleContext) => void | Promise<void>;
 
 export interface ServiceOptions {
@@ -75,8 +92,15 @@ export interface ServiceOptions {
   models?: string[];
 }
 
-/** A named set of APIs plus lifecycle hooks and shared state. */
-export class Service {
+/**
+ * A named set of APIs plus lifecycle hooks and shared state. `Apis` is type-only: each `api()` call with a
+ * literal `options.name` returns the service typed with that API added, so a chained service's
+ * `typeof svc` describes its APIs to `@tiffin/client`.
+ */
+// biome-ignore lint/complexity/noBannedTypes: an empty object type is the neutral element of the API map.
+export class Service<Apis extends ApiTypesMap = {}> {
+  /** Type-only (never set): the APIs registered with a literal name, for typed clients. */
+  declare readonly '~apis'?: Apis;
   readonly name: string;
   readonly doc: string;
   readonly version: string | undefined;
@@ -99,20 +123,27 @@ export class Service {
     this.models = options.models ?? [];
   }
 
-  /** Register a batchable API: `fn` gets the merged input of a batch and returns the batched output. */
-  api<I extends IODescriptor, O extends IODescriptor>(
-    options: BatchApiOptions<I, O>,
+  /**
+   * Register a batchable API: `fn` gets the merged input of a batch and returns the batched output
+   * (docs/batching.md). Returns this service, typed with the API added, like the other overload.
+   */
+  api<I extends IODescriptor, O extends IODescriptor, N extends string = string>(
+    options: BatchApiOptions<I, O> & { name?: N },
     fn: BatchApiFunction<I, O>,
-  ): BatchApiFunction<I, O>;
-  /** Register an API; returns the function so it can still be called directly. */
-  api<I extends IODescriptor, O extends IODescriptor>(
-    options: ApiOptions<I, O> & { batchable?: false },
+  ): Service<WithApi<Apis, N, I, O>>;
+  /**
+   * Register an API; returns this service, typed with the API added when `options.name` is a literal
+   * (a function's name is not visible to the type system), so calls can be chained:
+   * `const svc = new Service('s').api({ name: 'a', ... }, fn).api(...)`.
+   */
+  api<I extends IODescriptor, O extends IODescriptor, N extends string = string>(
+    options: ApiOptions<I, O> & { name?: N; batchable?: false },
     fn: ApiFunction<I, O>,
-  ): ApiFunction<I, O>;
-  api<I extends IODescriptor, O extends IODescriptor>(
-    options: ApiOptions<I, O>,
+  ): Service<WithApi<Apis, N, I, O>>;
+  api<I extends IODescriptor, O extends IODescriptor, N extends string = string>(
+    options: ApiOptions<I, O> & { name?: N },
     fn: ApiFunction<I, O> | BatchApiFunction<I, O>,
-  ): ApiFunction<I, O> | BatchApiFunction<I, O> {
+  ): Service<WithApi<Apis, N, I, O>> {
     const name = options.name ?? fn.name;
     if (!name || !API_NAME.test(name)) {
       throw new InvalidArgument(
@@ -145,7 +176,7 @@ export class Service {
       batching: options.batchable ? batchOptions(name, options) : undefined,
       fn: fn as unknown as ApiFunction<IODescriptor, IODescriptor>,
     });
-    return fn;
+    return this as unknown as Service<WithApi<Apis, N, I, O>>;
   }
 
   get apis(): ReadonlyMap<string, InferenceApi> {

@@ -8,7 +8,7 @@ export const DAEMON_DOWN =
 
 /**
  * A stand-in for a container tool: a shell script on a private PATH. `info` exits with `info.exit` (after
- * printing `info.error`, or hanging when `info.hang`); `build` records its arguments, the Containerfile it was
+ * printing `info.error`, or hanging when `info.hang`); `build` records its arguments, the Dockerfile it was
  * given and the members of any rootfs.tar in the context to `<bin>/<name>.log`, then fails with
  * `info.buildError` if given.
  */

@@ -14,8 +14,8 @@ export interface RuntimeLora {
   readonly weightNames: readonly string[];
   /** Modules skipped with `onUnmatched: 'skip'`. */
   readonly unmatched: readonly { key: string; reason: string }[];
-  /** The request scale the branches were built with. */
-  readonly scale: number;
+  /** The request scale the branches were built with (one per LoRA of a combination). */
+  readonly scales: readonly number[];
   /** Branches of one component keyed by its own weight names (what the models' forward takes). */
   component(name: LoraComponent): LowRankBranchesByName;
   /** Frees the branch tensors (idempotent); the LoRA cannot be used afterwards. */
@@ -57,7 +57,7 @@ export function prepareRuntimeLora(
   return {
     weightNames: [...new Set(modules.map((m) => m.weightName))],
     unmatched,
-    scale,
+    scales: [scale],
     component(name: LoraComponent): LowRankBranchesByName {
       if (disposed) throw new Error('this run-time LoRA was disposed');
       return byComponent.get(name) ?? empty;
@@ -85,4 +85,35 @@ function toBranch(m: ResolvedLoraModule, weightShape: readonly number[], scale: 
         : tf.tensor2d(down.data, [r, weightShape[1]]).transpose([1, 0]);
     return { down: tf.keep(downT), up: upT };
   });
+}
+
+/**
+ * Several run-time LoRAs applied together: each weight's branches are the concatenation of theirs (the
+ * forward pass sums them), so the combined output is `W x + Σ_i s_i · (alpha_i/r_i) · up_i(down_i(x))`.
+ * Disposing the combination disposes every part.
+ */
+export function combineRuntimeLoras(loras: readonly RuntimeLora[]): RuntimeLora {
+  if (loras.length === 1) return loras[0];
+  const cache = new Map<LoraComponent, LowRankBranchesByName>();
+  return {
+    weightNames: [...new Set(loras.flatMap((l) => l.weightNames))],
+    unmatched: loras.flatMap((l) => l.unmatched),
+    scales: loras.flatMap((l) => l.scales),
+    component(name: LoraComponent): LowRankBranchesByName {
+      let merged = cache.get(name);
+      if (!merged) {
+        const out = new Map<string, LowRankBranch[]>();
+        for (const lora of loras)
+          for (const [weight, branches] of lora.component(name))
+            out.set(weight, [...(out.get(weight) ?? []), ...branches]);
+        merged = out;
+        cache.set(name, merged);
+      }
+      return merged;
+    },
+    dispose(): void {
+      for (const lora of loras) lora.dispose();
+      cache.clear();
+    },
+  };
 }

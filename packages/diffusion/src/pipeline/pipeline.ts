@@ -2,85 +2,44 @@ import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
 import { mergeLora } from '../lora/merge.js';
-import { prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
+import { combineRuntimeLoras, prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
 import type { AppliedLora, LoraTarget } from '../lora/types.js';
 import type { ClipTextEncoder } from '../models/clip-text-encoder.js';
 import type { UNet2DConditionModel } from '../models/unet.js';
 import type { AutoencoderKL } from '../models/vae.js';
-import {
-  createScheduler,
-  GaussianNoise,
-  img2imgTimesteps,
-  isSchedulerName,
-  type NoiseSource,
-  type Scheduler,
-  type SchedulerName,
-  schedulerNameForClass,
-} from '../schedulers/index.js';
+import { createScheduler, type SchedulerName, schedulerNameForClass } from '../schedulers/index.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
 import { type LoadComponentsOptions, loadComponents, type PipelineComponents } from './components.js';
-import { imageToTensor, tensorToImages } from './image.js';
+import { denoise } from './denoise.js';
+import { type DenoiseStart, GenerationRun } from './generation-run.js';
+import { tensorToImages } from './image.js';
+import { imageSeed, NoiseDraws } from './noise-draws.js';
+import {
+  type GenerationParameters,
+  img2imgParameters,
+  NO_LIMITS,
+  text2imgParameters,
+  validateParameters,
+} from './parameters.js';
+import { img2imgLatents } from './stable-diffusion/img2img.js';
+import { text2imgLatents } from './stable-diffusion/text2img.js';
 import type {
   CommonRequest,
+  GeneratedImage,
   GenerationResult,
   Img2ImgRequest,
-  InjectedNoise,
-  LoraMode,
-  NoisePurpose,
   RequestLora,
   Text2ImgRequest,
 } from './types.js';
 import { PipelineWeightTarget } from './weight-target.js';
 
+const NHWC_TO_NCHW = [0, 3, 1, 2];
+
 export interface FromPretrainedOptions extends LoadComponentsOptions {
   /** Force a tfjs backend (else env TIFFIN_TF_BACKEND, else the first that loads). */
   backend?: BackendName;
   log?: (message: string) => void;
-}
-
-const NCHW_TO_NHWC = [0, 2, 3, 1];
-const NHWC_TO_NCHW = [0, 3, 1, 2];
-
-/** Draws in NCHW C order (diffusers layout), delivered as NHWC tensors. */
-class NoiseDraws {
-  private readonly seeded: GaussianNoise;
-  constructor(
-    seed: number,
-    private readonly injected: InjectedNoise | undefined,
-  ) {
-    this.seeded = new GaussianNoise(seed);
-  }
-
-  /** `nhwc` shape [B, H, W, C] → tensor of draws made for NCHW [B, C, H, W]. */
-  draw(purpose: NoisePurpose, nhwc: readonly number[]): tf.Tensor4D {
-    const [b, h, w, c] = nhwc;
-    const nchw = [b, c, h, w];
-    const data = this.injected ? this.injected(purpose, nchw) : this.seeded.fill(b * c * h * w);
-    if (data.length !== b * c * h * w)
-      throw new Error(`noise source returned ${data.length} values for shape [${nchw}]`);
-    return tf.tidy(() =>
-      tf.tensor4d(data, nchw as [number, number, number, number]).transpose(NCHW_TO_NHWC),
-    ) as tf.Tensor4D;
-  }
-
-  schedulerSource(): NoiseSource {
-    return (shape) => this.draw('scheduler', shape);
-  }
-}
-
-function intOption(v: number | undefined, def: number, name: string, min: number): number {
-  const x = v ?? def;
-  if (!Number.isInteger(x) || x < min)
-    throw new InvalidArgument(`${name} must be an integer ≥ ${min}, got ${v}`);
-  return x;
-}
-
-function numberOption(v: number | undefined, def: number, name: string): number {
-  const x = v ?? def;
-  if (typeof x !== 'number' || !Number.isFinite(x))
-    throw new InvalidArgument(`${name} must be a finite number, got ${v}`);
-  return x;
 }
 
 /** Stable Diffusion 1.x / 2.x text-to-image and image-to-image on TensorFlow.js. */
@@ -142,156 +101,54 @@ export class StableDiffusionPipeline {
       .lastHiddenState;
   }
 
+  /** text2img: the shared seams with noise as the starting latents. */
   async text2img(request: Text2ImgRequest): Promise<GenerationResult> {
-    const size = this.defaultSize;
-    const height = intOption(request.height, size, 'height', 8);
-    const width = intOption(request.width, size, 'width', 8);
-    if (height % 8 !== 0 || width % 8 !== 0)
-      throw new InvalidArgument(`height and width must be multiples of 8, got ${height}×${width}`);
-    return this.generate(request, { height, width });
+    const params = validateParameters(
+      text2imgParameters(NO_LIMITS, this.defaultSize),
+      withPromptDefault(request),
+    );
+    return this.generate(request, params, (run) =>
+      text2imgLatents(
+        run,
+        { scaleFactor: this.vae.scaleFactor, channels: this.unet.config.in_channels },
+        request.latents,
+      ),
+    );
   }
 
+  /** img2img: the shared seams starting from the noised latents of the request's image. */
   async img2img(request: Img2ImgRequest): Promise<GenerationResult> {
     if (!request.image) throw new InvalidArgument('img2img needs an image');
-    const strength = numberOption(request.strength, 0.8, 'strength');
-    if (strength < 0 || strength > 1)
-      throw new InvalidArgument(`strength must be in [0, 1], got ${strength}`);
-    return this.generate(request, { height: request.image.height, width: request.image.width, strength });
+    const params = validateParameters(img2imgParameters(NO_LIMITS), withPromptDefault(request));
+    const { image } = request;
+    return this.generate(request, { ...params, height: image.height, width: image.width }, (run) =>
+      img2imgLatents(run, this.vae, image, params.strength),
+    );
   }
 
+  /**
+   * The seams every pipeline of this family composes: encode the prompt, prepare latents (the one seam
+   * text2img and img2img differ in), denoise, decode. The run owns every tensor and the LoRA state, and
+   * releases them whatever happens.
+   */
   private async generate(
-    request: CommonRequest & { latents?: Float32Array; image?: Img2ImgRequest['image'] },
-    size: { height: number; width: number; strength?: number },
+    request: CommonRequest,
+    params: GenerationParameters & { height: number; width: number },
+    prepareLatents: (run: GenerationRun) => DenoiseStart | Promise<DenoiseStart>,
   ): Promise<GenerationResult> {
-    if (typeof request.prompt !== 'string' && !request.prompt_embeds)
-      throw new InvalidArgument('prompt must be a string');
-    const steps = intOption(request.num_inference_steps, 50, 'num_inference_steps', 1);
-    const guidance = numberOption(request.guidance_scale, 7.5, 'guidance_scale');
-    const eta = numberOption(request.eta, 0, 'eta');
-    const rescale = numberOption(request.guidance_rescale, 0, 'guidance_rescale');
-    const perPrompt = intOption(request.num_images_per_prompt, 1, 'num_images_per_prompt', 1);
-    const clipSkip = intOption(request.clip_skip, 0, 'clip_skip', 0);
-    const schedulerName = request.scheduler ?? this.defaultScheduler;
-    if (!isSchedulerName(schedulerName))
-      throw new InvalidArgument(`unknown scheduler ${JSON.stringify(schedulerName)}`);
-    const seed = request.seed ?? Math.floor(Math.random() * 2 ** 32);
-    if (!Number.isSafeInteger(seed) || seed < 0)
-      throw new InvalidArgument(`seed must be a non-negative integer, got ${request.seed}`);
-    const loraMode = requestLoraMode(request.lora);
-    if (this.fusedInFlight || (loraMode === 'fused' && this.inFlight > 0))
-      throw new ServiceUnavailable(
-        'a fused LoRA needs the pipeline to itself: another generation is running (serialise requests or use lora mode "unfused")',
-      );
-    const cfg = guidance > 1;
-    const noise = new NoiseDraws(seed, request.noise);
-    const scheduler = createScheduler(schedulerName, this.schedulerConfig);
-    const promptTruncated = typeof request.prompt === 'string' && this.tokenizer.isTruncated(request.prompt);
-
-    const f = this.vae.scaleFactor;
-    const latentShape = [perPrompt, size.height / f, size.width / f, this.unet.config.in_channels];
-    const owned: tf.Tensor[] = [];
-    let fused: AppliedLora | undefined;
-    let runtime: RuntimeLora | undefined;
-    this.inFlight++;
+    const run = this.begin(request, params);
     try {
-      // --- the request's LoRA (spec 9.3/9.4): merged now and restored in `finally`, or run-time ---
-      if (request.lora) {
-        const options = { scale: request.lora.scale, onUnmatched: request.lora.onUnmatched };
-        if (loraMode === 'fused') {
-          this.fusedInFlight = true;
-          fused = mergeLora(this.loraTarget, request.lora.file, options);
-        } else runtime = prepareRuntimeLora(this.loraTarget, request.lora.file, options);
-      }
-      const unetLora = runtime?.component('unet');
-
-      // --- prompt embeddings (negative first, spec 8.1) ---
-      const embed = (text: string | null | undefined, given: CommonRequest['prompt_embeds']) =>
-        given ? tf.tensor3d(given.data, given.shape) : this.encodePrompt(text ?? '', clipSkip, runtime);
-      const context = tf.tidy(() => {
-        const pos = embed(request.prompt, request.prompt_embeds);
-        const rep = (t: tf.Tensor3D) => (perPrompt > 1 ? tf.tile(t, [perPrompt, 1, 1]) : t);
-        if (!cfg) return rep(pos);
-        return tf.concat([rep(embed(request.negative_prompt, request.negative_prompt_embeds)), rep(pos)], 0);
-      }) as tf.Tensor3D;
-      owned.push(context);
-
-      scheduler.setTimesteps(steps);
-      let timesteps: number[];
-      let latents: tf.Tensor4D;
-      if (size.strength === undefined) {
-        timesteps = [...scheduler.timesteps];
-        let start: tf.Tensor4D;
-        if (request.latents) {
-          const nchw = [latentShape[0], latentShape[3], latentShape[1], latentShape[2]] as [
-            number,
-            number,
-            number,
-            number,
-          ];
-          if (request.latents.length !== nchw.reduce((a, b) => a * b, 1))
-            throw new InvalidArgument(
-              `latents must have shape [${nchw.join(', ')}] (${nchw.reduce((a, b) => a * b, 1)} values)`,
-            );
-          start = tf.tidy(() =>
-            tf.tensor4d(request.latents as Float32Array, nchw).transpose(NCHW_TO_NHWC),
-          ) as tf.Tensor4D;
-        } else start = noise.draw('latents', latentShape);
-        latents = tf.tidy(() => tf.mul(start, scheduler.initNoiseSigma)) as tf.Tensor4D;
-        start.dispose();
-      } else {
-        timesteps = img2imgTimesteps(scheduler, steps, size.strength).timesteps;
-        const lat0 = this.encodeImage(request.image as Img2ImgRequest['image'], noise, perPrompt);
-        const eps = noise.draw('latents', lat0.shape);
-        latents = scheduler.addNoise(lat0, eps, timesteps[0]) as tf.Tensor4D;
-        tf.dispose([lat0, eps]);
-      }
-      owned.push(latents);
-
-      // --- denoising loop ---
-      const source = noise.schedulerSource();
-      for (let i = 0; i < timesteps.length; i++) {
-        const t = timesteps[i];
-        const input = cfg ? tf.concat([latents, latents], 0) : tf.clone(latents);
-        const scaled = scheduler.scaleModelInput(input, t) as tf.Tensor4D;
-        input.dispose();
-        const modelOutput = tf.tidy(() => {
-          let m: tf.Tensor = this.unet.predict(scaled, t, context, unetLora);
-          if (cfg) {
-            const [mu, mc] = tf.split(m, 2, 0);
-            const guided = tf.add(mu, tf.mul(tf.sub(mc, mu), guidance));
-            m = rescale > 0 ? rescaleGuidance(guided, mc, rescale) : guided;
-          }
-          return m;
-        });
-        scaled.dispose();
-        const { prevSample } = scheduler.step(modelOutput, t, latents, { noise: source, eta });
-        modelOutput.dispose();
-        owned.splice(owned.indexOf(latents), 1);
-        latents.dispose();
-        latents = prevSample as tf.Tensor4D;
-        owned.push(latents);
-        request.onProgress?.({ step: i + 1, totalSteps: timesteps.length, timestep: t });
-        // Let the event loop breathe between steps (health checks, progress streaming).
-        await new Promise((r) => setImmediate(r));
-      }
-
-      // --- decode ---
-      const decoded = tf.tidy(() =>
-        this.vae.decode(tf.div(latents, this.vae.config.scaling_factor) as tf.Tensor4D),
-      );
-      const pictures = tensorToImages(decoded);
-      decoded.dispose();
+      const context = await this.encodeConditioning(run);
+      const start = await prepareLatents(run);
+      const latents = await denoise(this.unet, run, context, start);
+      const images = await this.decode(run, latents);
       const result: GenerationResult = {
-        images: pictures.map((p) => ({
-          width: size.width,
-          height: size.height,
-          data: p.data,
-          ...(request.return_float ? { float: p.float } : {}),
-        })),
-        seed,
-        scheduler: schedulerName,
-        timesteps,
-        promptTruncated,
+        images,
+        seed: run.seed,
+        seeds: images.map((_, k) => imageSeed(run.seed, k)),
+        scheduler: run.schedulerName,
+        timesteps: start.timesteps,
+        promptTruncated: typeof request.prompt === 'string' && this.tokenizer.isTruncated(request.prompt),
       };
       if (request.return_latents) {
         const nchw = tf.tidy(() => latents.transpose(NHWC_TO_NCHW));
@@ -300,27 +157,95 @@ export class StableDiffusionPipeline {
       }
       return result;
     } finally {
-      tf.dispose(owned);
-      scheduler.dispose();
-      fused?.unmerge();
-      runtime?.dispose();
-      if (loraMode === 'fused') this.fusedInFlight = false;
+      run.dispose();
       this.inFlight--;
     }
   }
 
-  /** Image → scaled latent sample, repeated `batch` times (spec 8.2). */
-  private encodeImage(image: Img2ImgRequest['image'], noise: NoiseDraws, batch: number): tf.Tensor4D {
-    const pixels = imageToTensor(image);
-    const { mean, std } = this.vae.encode(pixels);
-    pixels.dispose();
-    const eps = noise.draw('vae', mean.shape);
-    const lat = tf.tidy(() => {
-      const sample = tf.mul(tf.add(mean, tf.mul(std, eps)), this.vae.config.scaling_factor);
-      return batch > 1 ? tf.tile(sample, [batch, 1, 1, 1]) : sample;
-    }) as tf.Tensor4D;
-    tf.dispose([mean, std, eps]);
-    return lat;
+  /** A run for `params`: scheduler set to its timesteps, seeded noise, the request's LoRAs applied. */
+  private begin(
+    request: CommonRequest,
+    params: GenerationParameters & { height: number; width: number },
+  ): GenerationRun {
+    const schedulerName = params.scheduler ?? this.defaultScheduler;
+    const seed = params.seed ?? Math.floor(Math.random() * 2 ** 32);
+    const loras = requestLoras(request.lora);
+    const fusing = loras.some((l) => (l.mode ?? 'fused') === 'fused');
+    if (this.fusedInFlight || (fusing && this.inFlight > 0))
+      throw new ServiceUnavailable(
+        'a fused LoRA needs the pipeline to itself: another generation is running (serialise requests or use lora mode "unfused")',
+      );
+    const scheduler = createScheduler(schedulerName, this.schedulerConfig);
+    scheduler.setTimesteps(params.num_inference_steps);
+    const runtime: RuntimeLora[] = [];
+    const fused: AppliedLora[] = [];
+    this.inFlight++;
+    try {
+      // The request's LoRAs (spec 9.3/9.4): merged now and restored when the run ends, or run-time.
+      if (fusing) this.fusedInFlight = true;
+      for (const lora of loras) {
+        const options = { scale: lora.scale, onUnmatched: lora.onUnmatched };
+        if ((lora.mode ?? 'fused') === 'fused') fused.push(mergeLora(this.loraTarget, lora.file, options));
+        else runtime.push(prepareRuntimeLora(this.loraTarget, lora.file, options));
+      }
+    } catch (e) {
+      for (const applied of fused.reverse()) applied.unmerge();
+      for (const r of runtime) r.dispose();
+      scheduler.dispose();
+      if (fusing) this.fusedInFlight = false;
+      this.inFlight--;
+      throw e;
+    }
+    const run = new GenerationRun(
+      params,
+      scheduler,
+      schedulerName,
+      seed,
+      new NoiseDraws(seed, request.noise),
+      runtime.length > 0 ? combineRuntimeLoras(runtime) : undefined,
+      request,
+    );
+    run.atEnd(() => {
+      for (const applied of fused.reverse()) applied.unmerge();
+      if (fusing) this.fusedInFlight = false;
+    });
+    return run;
+  }
+
+  /** The encode-prompt seam: [negative, positive] embeddings (negative first, spec 8.1), per image. */
+  private async encodeConditioning(run: GenerationRun): Promise<tf.Tensor3D> {
+    const { request, params } = run;
+    const embed = async (text: string | null | undefined, given: CommonRequest['prompt_embeds']) =>
+      run.own(
+        given
+          ? tf.tensor3d(given.data, given.shape)
+          : await this.encodePrompt(text ?? '', params.clip_skip, run.lora),
+      );
+    const positive = await embed(request.prompt, request.prompt_embeds);
+    const negative = run.guided ? await embed(params.negative_prompt, request.negative_prompt_embeds) : null;
+    const batch = run.batch;
+    return run.own(
+      tf.tidy(() => {
+        const repeat = (t: tf.Tensor3D) => (batch > 1 ? tf.tile(t, [batch, 1, 1]) : tf.clone(t));
+        return negative ? tf.concat([repeat(negative), repeat(positive)], 0) : repeat(positive);
+      }) as tf.Tensor3D,
+    );
+  }
+
+  /** The decode seam: latents → RGB images (and floats on request). */
+  private async decode(run: GenerationRun, latents: tf.Tensor4D): Promise<GeneratedImage[]> {
+    const unscaled = tf.div(latents, this.vae.config.scaling_factor) as tf.Tensor4D;
+    const decoded = await this.vae.decode(unscaled);
+    unscaled.dispose();
+    const pictures = tensorToImages(decoded);
+    decoded.dispose();
+    const { width, height } = run.params;
+    return pictures.map((p) => ({
+      width,
+      height,
+      data: p.data,
+      ...(run.request.return_float ? { float: p.float } : {}),
+    }));
   }
 
   dispose(): void {
@@ -330,21 +255,19 @@ export class StableDiffusionPipeline {
   }
 }
 
-/** The request's LoRA mode (`fused` by default), or null without a LoRA. */
-function requestLoraMode(lora: RequestLora | undefined): LoraMode | null {
-  if (!lora) return null;
-  if (!lora.file || !Array.isArray(lora.file.modules))
-    throw new InvalidArgument('lora.file must be a parsed LoRA file (readLoraFile)');
-  const mode = lora.mode ?? 'fused';
-  if (mode !== 'fused' && mode !== 'unfused')
-    throw new InvalidArgument(`lora.mode must be "fused" or "unfused", got ${JSON.stringify(lora.mode)}`);
-  return mode;
+/** The request's LoRAs (one or several), checked. */
+function requestLoras(lora: RequestLora | readonly RequestLora[] | undefined): readonly RequestLora[] {
+  const list = lora === undefined ? [] : Array.isArray(lora) ? lora : [lora as RequestLora];
+  for (const l of list) {
+    if (!l.file || !Array.isArray(l.file.modules))
+      throw new InvalidArgument('lora.file must be a parsed LoRA file (readLoraFile)');
+    if (l.mode !== undefined && l.mode !== 'fused' && l.mode !== 'unfused')
+      throw new InvalidArgument(`lora.mode must be "fused" or "unfused", got ${JSON.stringify(l.mode)}`);
+  }
+  return list;
 }
 
-/** guidance_rescale (spec 8.1): std over all non-batch axes. */
-function rescaleGuidance(guided: tf.Tensor, cond: tf.Tensor, phi: number): tf.Tensor {
-  const axes = [1, 2, 3];
-  const stdOf = (t: tf.Tensor) => tf.sqrt(tf.moments(t, axes, true).variance);
-  const rescaled = tf.mul(guided, tf.div(stdOf(cond), stdOf(guided)));
-  return tf.add(tf.mul(rescaled, phi), tf.mul(guided, 1 - phi));
+/** Library calls may give `prompt_embeds` instead of a prompt. */
+function withPromptDefault<T extends CommonRequest>(request: T): T {
+  return request.prompt === undefined && request.prompt_embeds ? { ...request, prompt: '' } : request;
 }

@@ -1,3 +1,4 @@
+import type * as tf from '@tensorflow/tfjs';
 import type { LoraFile } from '../lora/types.js';
 import type { SchedulerName } from '../schedulers/types.js';
 
@@ -18,10 +19,12 @@ export type NoisePurpose = 'latents' | 'vae' | 'scheduler';
 export type InjectedNoise = (purpose: NoisePurpose, shape: number[]) => Float32Array;
 
 export interface GenerationProgress {
-  /** 1-based step just finished. */
+  /** 1-based step just finished, of `totalSteps` (= num_inference_steps, or its strength share in img2img). */
   step: number;
   totalSteps: number;
   timestep: number;
+  /** The latents after this step (NHWC); valid during the callback only (e.g. for `latentPreview`). */
+  latents?: tf.Tensor4D;
 }
 
 /**
@@ -45,8 +48,13 @@ export interface RequestLora {
   onUnmatched?: 'error' | 'skip';
 }
 
+/**
+ * A library request. Scalar parameters are validated by `parameters.ts` (the same rules as the HTTP API);
+ * the rest are the library's own inputs and outputs.
+ */
 export interface CommonRequest {
-  prompt: string;
+  /** Required unless `prompt_embeds` is given. */
+  prompt?: string;
   /** null/undefined → "" (spec 8.1). */
   negative_prompt?: string | null;
   num_inference_steps?: number;
@@ -54,9 +62,9 @@ export interface CommonRequest {
   /** DDIM only; other schedulers ignore it (as diffusers does). */
   eta?: number;
   /** Seed of the engine's Gaussian source; random when absent (the result reports it). */
-  seed?: number;
+  seed?: number | null;
   /** Scheduler to use instead of the folder's (`from_config` semantics). */
-  scheduler?: SchedulerName;
+  scheduler?: SchedulerName | null;
   num_images_per_prompt?: number;
   /** Optional guidance rescale φ (spec 8.1), default 0. */
   guidance_rescale?: number;
@@ -66,13 +74,15 @@ export interface CommonRequest {
   prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
   negative_prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
   noise?: InjectedNoise;
-  /** LoRA for this request only; the pipeline's weights are as before once the request ends. */
-  lora?: RequestLora;
+  /** LoRA(s) for this request only, applied together; the pipeline's weights are as before once it ends. */
+  lora?: RequestLora | readonly RequestLora[];
   /** Also return the float image(s) in [0, 1] (HWC). */
   return_float?: boolean;
   /** Also return the final latents (NCHW, before VAE scaling). */
   return_latents?: boolean;
   onProgress?: (p: GenerationProgress) => void;
+  /** Aborting it stops the generation at the next step with `GenerationCancelled`. */
+  signal?: AbortSignal;
 }
 
 export interface Text2ImgRequest extends CommonRequest {
@@ -99,7 +109,10 @@ export interface GeneratedImage {
 
 export interface GenerationResult {
   images: GeneratedImage[];
+  /** The request's seed (image k was drawn from seed + k, see `seeds`). */
   seed: number;
+  /** Each image's own seed: a one-image request with it gives that image again. */
+  seeds: number[];
   scheduler: SchedulerName;
   timesteps: number[];
   /** Final latents NCHW (when `return_latents`). */

@@ -1,7 +1,10 @@
 import { dirname, resolve } from 'node:path';
 import {
   BadInput,
-  type Context,
+  type InputOf,
+  type IODescriptor,
+  isTiffinError,
+  JSONDescriptor,
   JsonLineLogger,
   type Logger,
   Multipart,
@@ -11,27 +14,34 @@ import {
   sseEvent,
   Text,
 } from '@tiffin/core';
-import { Image, type TiffinImage } from '@tiffin/io-image';
+import { encodeBmp, Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
+import { z } from 'zod';
 import type { BackendName } from '../backend.js';
-import type { SchedulerName } from '../schedulers/types.js';
+import { GenerationCancelled } from '../pipeline/cancel.js';
 import { assertBackendPackages } from './backend-packages.js';
-import { GenerationQueue, JobAbortedError, QueueFullError } from './generation-queue.js';
+import { GenerationQueue } from './generation-queue.js';
+import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
+import { JobStore } from './jobs.js';
 import { resizeLanczos } from './lanczos-resize.js';
-import { LoraPathError, LoraRoots } from './lora-roots.js';
+import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize } from './model-config.js';
 import { ProgressHub } from './progress.js';
+import { QueryInput } from './query-input.js';
 import {
   DEFAULT_LIMITS,
   type GenerationLimits,
+  generationParameters,
   type Img2ImgBody,
   img2imgSchema,
   progressSchema,
+  requestLoras,
   type Text2ImgBody,
   text2imgSchema,
 } from './request-schemas.js';
+import type { JobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
-import type { JobInput, JobParameters } from './worker-protocol.js';
+import type { JobImage, JobInput, JobLora } from './worker-protocol.js';
 
 export type DiffusionPipelineKind = 'text2image' | 'img2img';
 
@@ -49,12 +59,14 @@ export interface DiffusionServiceOptions {
   loraDir?: string;
   /** Service name (default `stable-diffusion`). */
   name?: string;
-  /** Size and step bounds (default 1024 px, 150 steps). */
-  limits?: Partial<GenerationLimits>;
+  /** Size, step, image and LoRA-count bounds (default 1024 px, 150 steps, 4 images, 4 LoRAs). */
+  limits?: Partial<typeof DEFAULT_LIMITS>;
   /** Requests that may wait behind the running one before 503 + Retry-After (default 4). */
   maxQueue?: number;
   /** Parsed per-request LoRA files kept in memory (default 4). */
   loraCacheSize?: number;
+  /** Most bytes of parsed LoRA files kept in memory (default 512 MiB). */
+  loraCacheBytes?: number;
   /** Force a tfjs backend (default: `$TIFFIN_TF_BACKEND`, else the best that loads). */
   backend?: BackendName;
   /** Per-request timeout in seconds (default 600: a full-size generation on CPU is slow). */
@@ -63,13 +75,33 @@ export interface DiffusionServiceOptions {
   models?: string[];
   /** Where per-step progress lines go (default JSON lines on stderr). */
   logger?: Logger;
+  /** Jobs (`/<api>/submit`) held at once, finished ones included (default 64). */
+  maxJobs?: number;
+  /** Seconds a finished job's status and images are kept (default 600). */
+  jobResultTtl?: number;
 }
+
+/** One generation as a request gives it: its input and the LoRA names it asks for. */
+interface GenerationRequest {
+  input: JobInput;
+  loras: Array<{ path: string; weight: number }>;
+}
+
+/** The same with its LoRAs resolved inside the allowed folders, ready for the worker. */
+interface PreparedGeneration {
+  input: JobInput;
+  loras: JobLora[];
+}
+
+/** `?id=` of the jobs API. */
+const jobIdSchema = z.object({ id: z.string().min(1).max(128) });
 
 /** What the factory returns: the Service plus handles tests and embedders use. */
 export interface DiffusionService {
   service: Service;
   progress: ProgressHub;
   queue: GenerationQueue;
+  jobs: JobStore;
 }
 
 /**
@@ -80,10 +112,14 @@ export interface DiffusionService {
 export function createDiffusionService(options: DiffusionServiceOptions): DiffusionService {
   const modelDir = resolve(options.modelDir);
   const kind = options.pipeline ?? 'text2image';
-  const limits: GenerationLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const logger = options.logger ?? new JsonLineLogger((line) => process.stderr.write(line));
   const progress = new ProgressHub();
   const queue = new GenerationQueue(options.maxQueue ?? 4, 1);
+  const jobs = new JobStore({
+    maxJobs: options.maxJobs ?? 64,
+    resultTtlSeconds: options.jobResultTtl ?? 600,
+  });
   const service = new Service(options.name ?? 'stable-diffusion', {
     doc: `Stable Diffusion (${kind === 'img2img' ? 'image to image' : 'text to image'}) from ${modelDir}.`,
     models: options.models,
@@ -106,109 +142,227 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       backend: options.backend,
       baseLoraPath: baseLora,
       loraCacheSize: options.loraCacheSize ?? 4,
+      loraCacheBytes: options.loraCacheBytes ?? 512 * 1024 ** 2,
     });
-    logger.log('info', 'diffusion model loaded', {
+    const { warmUp } = host;
+    queue.clock.recordStep(warmUp.unitsPerStep, warmUp.stepSeconds);
+    logger.log('info', 'diffusion model ready', {
       modelDir,
       backend: host.backend,
       defaultSize: host.defaultSize,
       loraRoots: roots.directories,
+      warmUp: `${warmUp.steps} steps at ${warmUp.size}×${warmUp.size} in ${warmUp.seconds.toFixed(2)} s`,
     });
   });
   service.onShutdown(async () => {
     await host?.close();
   });
 
-  /** Queue the job, run it on the worker, report progress; client errors are 400, a full queue 503. */
-  async function generate(input: JobInput, loraName: string | null, ctx: Context): Promise<NDArray> {
+  /** A request's generation with its LoRA names resolved inside the allowed folders (400 otherwise). */
+  async function prepare(request: GenerationRequest): Promise<PreparedGeneration> {
     if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
-    const worker = host;
-    let loraPath: string | undefined;
-    if (loraName !== null) {
-      try {
-        loraPath = await roots.resolve(loraName);
-      } catch (err) {
-        if (err instanceof LoraPathError) throw new BadInput(err.message);
-        throw err;
-      }
-    }
-    const requestId = ctx.requestId;
-    progress.publish({ request_id: requestId, status: 'queued' });
+    const allowed = roots;
+    const loras = await Promise.all(
+      request.loras.map(async (l) => ({
+        path: await allowed.resolve(l.path),
+        name: l.path,
+        weight: l.weight,
+      })),
+    );
+    return { input: request.input, loras };
+  }
+
+  /**
+   * Queue a prepared generation (synchronously: a full queue rejects at once) and run it on the worker,
+   * reporting progress under `id`. Aborting `signal` (client gone, its 504 deadline passed, a job
+   * cancelled) drops it from the queue or cancels it at the next step, freeing the worker.
+   */
+  async function start(
+    prepared: PreparedGeneration,
+    id: string,
+    signal: AbortSignal,
+    onStep: (step: number, totalSteps: number | null) => void = () => {},
+    preview = false,
+  ): Promise<GeneratedImages> {
+    const worker = host as ModelWorkerHost;
+    const { input, loras } = prepared;
+    progress.publish({ request_id: id, status: 'queued' });
     let outcome: JobOutcome;
     try {
       outcome = await queue.submit(
-        () =>
-          worker.run(requestId, input, {
-            loraPath,
+        (job) => {
+          progress.publish({ request_id: id, status: 'started' });
+          onStep(0, null);
+          return worker.run(id, input, {
+            loras,
+            signal,
+            preview,
             onProgress: (p) => {
-              logger.log('info', 'generation step', { requestId, step: p.step, totalSteps: p.totalSteps });
+              job.stepDone(p.step);
+              onStep(p.step, p.totalSteps);
+              logger.log('info', 'generation step', {
+                requestId: id,
+                step: p.step,
+                totalSteps: p.totalSteps,
+              });
               progress.publish({
-                request_id: requestId,
+                request_id: id,
                 status: 'step',
                 step: p.step,
                 total_steps: p.totalSteps,
                 timestep: p.timestep,
+                ...(p.preview ? { preview: bmpDataUrl(p.preview) } : {}),
               });
             },
-          }),
-        ctx.request.signal,
+          });
+        },
+        { signal, cost: jobCost(input) },
       );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      progress.publish({ request_id: requestId, status: 'failed', error: message });
-      if (err instanceof QueueFullError) {
-        throw new ServiceUnavailable(err.message, {
-          headers: { 'retry-after': String(err.retryAfterSeconds) },
+      if (err instanceof GenerationCancelled) {
+        logger.log('info', 'generation cancelled', {
+          requestId: id,
+          reason: String(signal.reason ?? message),
         });
+        progress.publish({ request_id: id, status: 'cancelled', error: message });
+      } else {
+        if (!isTiffinError(err) || err.httpStatus >= 500)
+          logger.log('error', 'generation failed', { requestId: id, error: message });
+        progress.publish({ request_id: id, status: 'failed', error: message });
       }
-      if (err instanceof JobAbortedError) throw new BadInput(err.message);
       throw err;
     }
-    logger.log('info', 'generation done', { requestId, seconds: outcome.seconds, seed: outcome.seed });
-    progress.publish({ request_id: requestId, status: 'done', seconds: outcome.seconds });
-    ctx.response.headers.set('x-seed', String(outcome.seed));
-    const { image } = outcome;
-    return new NDArray(image.data, [image.height, image.width, 3], 'uint8');
+    logger.log('info', 'generation done', { requestId: id, seconds: outcome.seconds, seeds: outcome.seeds });
+    progress.publish({ request_id: id, status: 'done', seconds: outcome.seconds });
+    return {
+      images: outcome.images.map((image) => new NDArray(image.data, [image.height, image.width, 3], 'uint8')),
+      seeds: outcome.seeds,
+    };
   }
 
-  const output = new Image({ mime_type: 'image/jpeg' });
-  if (kind === 'text2image') {
-    const input = jsonModel(text2imgSchema(limits, defaultImageSize(modelDir)));
+  /**
+   * The synchronous API (`/<name>`: the images in the response) and its jobs API on the same body:
+   * `/<name>/submit` → `{id}`, `/<name>/status?id=`, `/<name>/get?id=`, `/<name>/cancel?id=` and
+   * `/<name>/events?id=` (server-sent progress).
+   */
+  function generationApis<I extends IODescriptor>(
+    name: string,
+    input: I,
+    doc: string,
+    toRequest: (value: InputOf<I>) => GenerationRequest,
+  ): void {
+    const output = new GeneratedImagesOutput();
+    const timeout = options.timeout ?? 600;
+    service.api({ name, input, output, timeout, doc }, async (value, ctx) =>
+      start(await prepare(toRequest(value as InputOf<I>)), ctx.requestId, ctx.request.signal),
+    );
     service.api(
       {
-        name: 'text2img',
+        name: `${name}_submit`,
+        route: `${name}/submit`,
         input,
-        output,
-        timeout: options.timeout ?? 600,
-        doc: 'Generate an image from a prompt (JPEG).',
+        output: new JSONDescriptor(),
+        doc: `Queue a ${name} job (same body as /${name}); answers {"id"} at once. ?preview=true adds a low-resolution preview to each step event.`,
       },
-      (body: Text2ImgBody, ctx) =>
-        generate(
-          { kind: 'text2img', params: parameters(body), height: body.height, width: body.width },
-          body.lora_weights,
-          ctx,
-        ),
+      async (value, ctx) => {
+        const preview = ['1', 'true'].includes(ctx.request.query.get('preview') ?? '');
+        const prepared = await prepare(toRequest(value as InputOf<I>));
+        // Checked with nothing awaited before the job is queued: a full queue is a 503 now, not a failed job.
+        const refusal = queue.refusal();
+        if (refusal) throw refusal;
+        const job = jobs.submit(name, ({ id, signal }) =>
+          start(prepared, id, signal, (step, total) => jobs.progress(id, step, total), preview),
+        );
+        return { id: job.id };
+      },
+    );
+    const byId = new QueryInput(jobIdSchema);
+    service.api(
+      {
+        name: `${name}_status`,
+        route: `${name}/status`,
+        input: byId,
+        output: new JSONDescriptor(),
+        doc: 'GET ?id=: queued, running (step k of n), succeeded, failed (with its error) or cancelled.',
+      },
+      async ({ id }) => jobs.status(id),
+    );
+    service.api(
+      {
+        name: `${name}_get`,
+        route: `${name}/get`,
+        input: byId,
+        output,
+        doc: `GET ?id=: the images of a succeeded job, as /${name} answers them (409 until then).`,
+      },
+      async ({ id }) => jobs.result(id),
+    );
+    service.api(
+      {
+        name: `${name}_cancel`,
+        route: `${name}/cancel`,
+        input: new QueryInput(jobIdSchema, ['POST']),
+        output: new JSONDescriptor(),
+        doc: 'POST ?id=: cancel a queued or running job (it stops at its next step).',
+      },
+      async ({ id }) => jobs.cancel(id),
+    );
+    service.api(
+      {
+        name: `${name}_events`,
+        route: `${name}/events`,
+        input: byId,
+        output: new Text({ content_type: 'text/event-stream' }),
+        doc: 'GET ?id=: server-sent events of the job: queued, started, step (k of n), then its final state.',
+      },
+      ({ id }, ctx) => jobEvents(jobs, progress, id, ctx.request.signal),
+    );
+  }
+
+  if (kind === 'text2image') {
+    generationApis(
+      'text2img',
+      jsonModel(text2imgSchema(limits, defaultImageSize(modelDir))),
+      'Generate an image from a prompt (JPEG; several images: multipart/mixed).',
+      (body: Text2ImgBody) => ({
+        input: {
+          kind: 'text2img',
+          params: generationParameters(body),
+          height: body.height,
+          width: body.width,
+        },
+        loras: requestLoras(body.lora_weights),
+      }),
     );
   } else {
-    const input = new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits)) });
-    service.api(
-      {
-        name: 'img2img',
-        input,
-        output,
-        timeout: options.timeout ?? 600,
-        doc: 'Re-draw an image guided by a prompt (JPEG).',
-      },
-      (parts, ctx) => {
+    generationApis(
+      'img2img',
+      new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits)) }),
+      'Re-draw an image guided by a prompt (JPEG; several images: multipart/mixed).',
+      (parts) => {
         const body = parts.data as Img2ImgBody;
         const image = rgbInput(parts.img as TiffinImage, limits);
-        return generate(
-          { kind: 'img2img', params: parameters(body), strength: body.strength, image },
-          body.lora_weights,
-          ctx,
-        );
+        return {
+          input: { kind: 'img2img', params: generationParameters(body), strength: body.strength, image },
+          loras: requestLoras(body.lora_weights),
+        };
       },
     );
   }
+
+  service.api(
+    {
+      name: 'loras',
+      input: new QueryInput(z.object({})),
+      output: new JSONDescriptor(),
+      doc: 'GET: the LoRA files requests may name in lora_weights, with their sizes.',
+    },
+    async () => {
+      if (!roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
+      return { loras: await roots.list() };
+    },
+  );
 
   service.api(
     {
@@ -220,7 +374,35 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     (body, ctx) => progressStream(progress, ctx.request.signal, body.request_id ?? undefined),
   );
 
-  return { service, progress, queue };
+  return { service, progress, queue, jobs };
+}
+
+/** A small RGB image as a data URL (BMP: encoded synchronously, between steps, with no extra work). */
+function bmpDataUrl(image: JobImage): string {
+  return `data:image/bmp;base64,${Buffer.from(encodeBmp(image.data, image.width, image.height)).toString('base64')}`;
+}
+
+/**
+ * A job's progress as server-sent events: what it has done so far, then every event until its final
+ * one; a job already finished answers its final state at once.
+ */
+async function* jobEvents(
+  jobs: JobStore,
+  hub: ProgressHub,
+  id: string,
+  signal: AbortSignal,
+): AsyncGenerator<string> {
+  jobs.status(id); // 404 before the stream opens
+  yield ': progress\n\n';
+  // No await between this check and the subscription below (made on the loop's first step): no event is missed.
+  const view = jobs.status(id);
+  if (view.status === 'succeeded' || view.status === 'failed' || view.status === 'cancelled') {
+    yield sseEvent({ event: view.status, data: view });
+    return;
+  }
+  for await (const event of hub.events(signal, id)) {
+    yield sseEvent({ event: event.status, data: event });
+  }
 }
 
 async function* progressStream(
@@ -234,16 +416,18 @@ async function* progressStream(
     yield sseEvent({ event: event.status, data: event });
 }
 
-function parameters(body: Text2ImgBody | Img2ImgBody): JobParameters {
-  return {
-    prompt: body.prompt,
-    negative_prompt: body.negative_prompt,
-    num_inference_steps: body.num_inference_steps,
-    guidance_scale: body.guidance_scale,
-    eta: body.eta,
-    ...(body.seed !== null ? { seed: body.seed } : {}),
-    ...(body.scheduler !== null ? { scheduler: body.scheduler as SchedulerName } : {}),
-  };
+/** The job's UNet work for queue estimates: latent pixels × batch (×2 with guidance) per step. */
+function jobCost(input: JobInput): JobCost {
+  const { params } = input;
+  const [height, width] =
+    input.kind === 'text2img' ? [input.height, input.width] : [input.image.height, input.image.width];
+  const latentPixels = (height / VAE_GRID) * (width / VAE_GRID);
+  const steps =
+    input.kind === 'text2img'
+      ? params.num_inference_steps
+      : Math.min(Math.floor(params.num_inference_steps * input.strength), params.num_inference_steps);
+  const batch = params.num_images_per_prompt * (params.guidance_scale > 1 ? 2 : 1);
+  return { steps, unitsPerStep: latentPixels * batch };
 }
 
 /**

@@ -1,57 +1,91 @@
-/** The queue is full: the client should retry after `retryAfterSeconds`. */
-export class QueueFullError extends Error {
+import { ServiceUnavailable } from '@tiffin/core';
+import { GenerationCancelled } from '../pipeline/cancel.js';
+import { type JobCost, StepClock } from './step-clock.js';
+
+/** The queue is full: 503 with a `Retry-After` estimated from the measured work ahead. */
+export class QueueFullError extends ServiceUnavailable {
+  static override readonly code: string = 'QUEUE_FULL';
   constructor(readonly retryAfterSeconds: number) {
-    super('The image generation queue is full; retry later');
+    super('The image generation queue is full; retry later', {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    });
   }
 }
 
-/** The client went away before its job started. */
-export class JobAbortedError extends Error {
-  constructor() {
-    super('The request was cancelled before generation started');
-  }
+const CANCELLED_WAITING = 'The request was cancelled before generation started';
+
+/** The running job's handle: its step reports feed the step clock and the queue's estimates. */
+export interface RunningJob {
+  readonly cost: JobCost;
+  /** Call after each finished denoising step (1-based). */
+  stepDone(step: number): void;
 }
 
-interface Waiting<T> {
-  run: () => Promise<T>;
+interface Entry {
+  cost: JobCost;
+  stepsDone: number;
+}
+
+interface Waiting<T> extends Entry {
+  run: (job: RunningJob) => Promise<T>;
   resolve: (value: T) => void;
   reject: (err: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort: () => void;
 }
 
+/** Cost of a job that said nothing about itself (one step of one unit). */
+const UNKNOWN_COST: JobCost = { steps: 1, unitsPerStep: 1 };
+
 /**
  * A bounded FIFO in front of the one model worker: at most `concurrency` jobs run, at most `maxWaiting`
- * wait; past that a job is refused at once (→ 503 + Retry-After). A waiting job whose client
- * disconnected is dropped without running.
+ * wait; past that a job is refused at once (→ 503 + Retry-After from the step clock). A waiting job whose
+ * client disconnected is dropped without running.
  */
 export class GenerationQueue {
-  private running = 0;
+  private readonly running = new Set<Entry>();
   private readonly waiting: Array<Waiting<unknown>> = [];
-  /** Moving average of job seconds, for Retry-After. */
-  private averageSeconds = 10;
 
   constructor(
     private readonly maxWaiting: number,
     private readonly concurrency = 1,
+    /** Measured speed; the service seeds it with the model's warm-up. */
+    readonly clock = new StepClock(),
   ) {}
 
   get size(): { running: number; waiting: number } {
-    return { running: this.running, waiting: this.waiting.length };
+    return { running: this.running.size, waiting: this.waiting.length };
   }
 
-  submit<T>(run: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (signal?.aborted) return Promise.reject(new JobAbortedError());
-    if (this.running < this.concurrency) return this.start(run);
-    if (this.waiting.length >= this.maxWaiting) {
-      const ahead = this.waiting.length + this.running;
-      return Promise.reject(
-        new QueueFullError(Math.max(1, Math.ceil((ahead * this.averageSeconds) / this.concurrency))),
-      );
-    }
+  /** Estimated seconds until a job submitted now would start. */
+  secondsAhead(): number {
+    let seconds = 0;
+    for (const e of this.running) seconds += this.clock.remainingSeconds(e.cost, e.stepsDone);
+    for (const e of this.waiting) seconds += this.clock.remainingSeconds(e.cost);
+    return seconds / this.concurrency;
+  }
+
+  /** The 503 a job submitted now would get (with its Retry-After), or null when it would be taken. */
+  refusal(): QueueFullError | null {
+    if (this.running.size < this.concurrency || this.waiting.length < this.maxWaiting) return null;
+    return new QueueFullError(Math.max(1, Math.ceil(this.secondsAhead())));
+  }
+
+  submit<T>(
+    run: (job: RunningJob) => Promise<T>,
+    options: { signal?: AbortSignal; cost?: JobCost } = {},
+  ): Promise<T> {
+    const { signal } = options;
+    const cost = options.cost ?? UNKNOWN_COST;
+    if (signal?.aborted) return Promise.reject(new GenerationCancelled(CANCELLED_WAITING));
+    if (this.running.size < this.concurrency) return this.start(run, cost);
+    const refusal = this.refusal();
+    if (refusal) return Promise.reject(refusal);
     return new Promise<T>((resolve, reject) => {
       const entry: Waiting<T> = {
         run,
+        cost,
+        stepsDone: 0,
         resolve,
         reject,
         signal,
@@ -59,7 +93,7 @@ export class GenerationQueue {
           const i = this.waiting.indexOf(entry as Waiting<unknown>);
           if (i >= 0) {
             this.waiting.splice(i, 1);
-            reject(new JobAbortedError());
+            reject(new GenerationCancelled(CANCELLED_WAITING));
           }
         },
       };
@@ -68,15 +102,30 @@ export class GenerationQueue {
     });
   }
 
-  private async start<T>(run: () => Promise<T>): Promise<T> {
-    this.running++;
+  private async start<T>(run: (job: RunningJob) => Promise<T>, cost: JobCost): Promise<T> {
+    const entry: Entry = { cost, stepsDone: 0 };
+    this.running.add(entry);
     const started = performance.now();
+    let last = started;
+    const job: RunningJob = {
+      cost,
+      stepDone: (step) => {
+        const now = performance.now();
+        // The first step also carries the prompt encoding: only later steps measure the UNet alone.
+        if (entry.stepsDone > 0 && step > entry.stepsDone)
+          this.clock.recordStep(cost.unitsPerStep, (now - last) / 1000 / (step - entry.stepsDone));
+        entry.stepsDone = step;
+        last = now;
+      },
+    };
+    let finished = false;
     try {
-      return await run();
+      const value = await run(job);
+      finished = true;
+      return value;
     } finally {
-      const seconds = (performance.now() - started) / 1000;
-      this.averageSeconds = this.averageSeconds * 0.7 + seconds * 0.3;
-      this.running--;
+      if (finished) this.clock.recordJob(cost, (performance.now() - started) / 1000);
+      this.running.delete(entry);
       this.next();
     }
   }
@@ -85,6 +134,6 @@ export class GenerationQueue {
     const entry = this.waiting.shift();
     if (!entry) return;
     entry.signal?.removeEventListener('abort', entry.onAbort);
-    this.start(entry.run).then(entry.resolve, entry.reject);
+    this.start(entry.run, entry.cost).then(entry.resolve, entry.reject);
   }
 }

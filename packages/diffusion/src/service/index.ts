@@ -1,8 +1,11 @@
 export { assertBackendPackages, missingBackendPackages } from './backend-packages.js';
 export * from './diffusion-service.js';
-export { GenerationQueue, JobAbortedError, QueueFullError } from './generation-queue.js';
+export { GenerationQueue, QueueFullError, type RunningJob } from './generation-queue.js';
 export { LoraPathError, LoraRoots } from './lora-roots.js';
 export { defaultImageSize } from './model-config.js';
+export { assertModelFits, float32WeightBytes, ModelTooLargeError, WASM_HEAP_BYTES } from './model-fit.js';
 export { type ProgressEvent, ProgressHub } from './progress.js';
 export * from './request-schemas.js';
+export { type JobCost, StepClock } from './step-clock.js';
 export { type JobOutcome, type JobProgress, ModelWorkerHost } from './worker-host.js';
+export type { WarmUp } from './worker-protocol.js';

@@ -1,9 +1,12 @@
-import { realpath, stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { truncateForMessage } from '@tiffin/core';
+import type { Dirent } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { BadInput, truncateForMessage } from '@tiffin/core';
 
-/** A request named a LoRA file outside every allowed root, or one that does not exist. */
-export class LoraPathError extends Error {}
+/** A request named a LoRA file outside every allowed root, or one that does not exist (400). */
+export class LoraPathError extends BadInput {
+  static override readonly code: string = 'LORA_PATH';
+}
 
 /**
  * The folders per-request LoRA files may come from: the package's LoRA dir, the folder of
@@ -30,6 +33,33 @@ export class LoraRoots {
 
   get directories(): readonly string[] {
     return this.roots;
+  }
+
+  /**
+   * The `.safetensors` files of every root (sub-folders to depth 4, at most 1000),
+   * by the name a request gives; a name in two roots is listed once (the first root is the one used).
+   */
+  async list(): Promise<LoraListing[]> {
+    const found = new Map<string, LoraListing>();
+    const walk = async (root: string, dir: string, depth: number): Promise<void> => {
+      let entries: Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        if (found.size >= LIST_MAX) return;
+        const path = join(dir, entry.name);
+        if (entry.isDirectory() && depth < LIST_DEPTH) await walk(root, path, depth + 1);
+        else if (entry.isFile() && entry.name.endsWith('.safetensors')) {
+          const name = relative(root, path).split(sep).join('/');
+          if (!found.has(name)) found.set(name, { name, bytes: (await stat(path)).size });
+        }
+      }
+    };
+    for (const root of this.roots) await walk(root, root, 0);
+    return [...found.values()];
   }
 
   /** The real path of the named LoRA file, inside one of the roots. */
@@ -65,6 +95,17 @@ export class LoraRoots {
     );
   }
 }
+
+/** One LoRA file a request may name, as `GET /loras` lists it (no server paths). */
+export interface LoraListing {
+  /** The name to pass in `lora_weights` (relative to its LoRA directory, `/`-separated). */
+  name: string;
+  bytes: number;
+}
+
+/** How deep `list()` looks into sub-folders, and how many files it reports at most. */
+const LIST_DEPTH = 4;
+const LIST_MAX = 1000;
 
 function inside(root: string, path: string): boolean {
   const rel = relative(root, path);

@@ -1,10 +1,20 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { isTiffinError } from '@tiffin/core';
+import { selectBackend } from '../backend.js';
 import { LoraCache } from '../lora/cache.js';
 import { mergeLora } from '../lora/merge.js';
+import { latentPreview } from '../pipeline/latent-preview.js';
 import { StableDiffusionPipeline } from '../pipeline/pipeline.js';
-import type { GenerationResult, RequestLora } from '../pipeline/types.js';
-import type { HostMessage, JobMessage, WorkerInit, WorkerMessage } from './worker-protocol.js';
+import type { GenerationProgress, GenerationResult, RequestLora } from '../pipeline/types.js';
+import { assertModelFits } from './model-fit.js';
+import type {
+  HostMessage,
+  JobMessage,
+  WarmUp,
+  WorkerError,
+  WorkerInit,
+  WorkerMessage,
+} from './worker-protocol.js';
 
 /**
  * The model worker: the only owner of the pipeline. The start-up LoRA (`--lora-weights`) is merged
@@ -12,25 +22,39 @@ import type { HostMessage, JobMessage, WorkerInit, WorkerMessage } from './worke
  * low-rank branch next to the start-up-merged weights): the shared weights are never written, so
  * the state after any request is exactly the state before it, whatever happens mid-request. Jobs
  * still run one at a time: they share this thread, so interleaving them would only slow each down.
+ * A `cancel` message is read between denoising steps (the pipeline yields to the event loop after
+ * each), so a cancelled job stops at its next step.
  */
 if (!parentPort) throw new Error('model-worker must run in a worker thread');
 const port: MessagePort = parentPort;
 const init = (workerData as { init: WorkerInit }).init;
 const send = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
+function describe(err: unknown): WorkerError {
+  if (isTiffinError(err))
+    return { message: err.message, type: err.name, status: err.httpStatus, code: err.code };
+  return { message: err instanceof Error ? err.message : String(err), type: 'Error' };
+}
+
 async function start(): Promise<void> {
   let pipe: StableDiffusionPipeline;
+  let warmUp: WarmUp;
   try {
+    const backend = await selectBackend(init.backend, () => {});
+    // Before reading gigabytes: a model the backend cannot hold fails now, with what to do instead.
+    assertModelFits(init.modelDir, backend.name);
     pipe = await StableDiffusionPipeline.fromPretrained(init.modelDir, {
       backend: init.backend,
       log: () => {},
     });
     if (init.baseLoraPath) mergeLora(pipe.loraTarget, new LoraCache(1).get(init.baseLoraPath));
+    warmUp = await runWarmUp(pipe);
   } catch (err) {
-    send({ type: 'init-failed', message: err instanceof Error ? err.message : String(err) });
+    send({ type: 'init-failed', error: describe(err) });
     return;
   }
-  const loras = new LoraCache(init.loraCacheSize);
+  const loras = new LoraCache(init.loraCacheSize, undefined, init.loraCacheBytes);
+  const cancels = new Map<number, AbortController>();
   let queue: Promise<void> = Promise.resolve();
   port.on('message', (message: HostMessage) => {
     if (message.type === 'shutdown') {
@@ -40,45 +64,114 @@ async function start(): Promise<void> {
       });
       return;
     }
-    queue = queue.then(() => runJob(pipe, loras, message));
+    if (message.type === 'cancel') {
+      cancels.get(message.id)?.abort();
+      return;
+    }
+    const controller = new AbortController();
+    cancels.set(message.id, controller);
+    queue = queue
+      .then(() => runJob(pipe, loras, message, controller.signal))
+      .finally(() => cancels.delete(message.id));
   });
   send({
     type: 'ready',
     defaultSize: pipe.defaultSize,
     backend: pipe.backend?.name ?? 'unknown',
     defaultScheduler: pipe.defaultScheduler,
+    warmUp,
   });
 }
 
-async function runJob(pipe: StableDiffusionPipeline, loras: LoraCache, job: JobMessage): Promise<void> {
+/**
+ * Readiness means the model has run: two steps with guidance at the smallest size the service accepts, so
+ * a backend that loads the weights but cannot run them (a full wasm heap) fails here, not on the first
+ * request. The second step's time seeds the queue's Retry-After estimate.
+ */
+async function runWarmUp(pipe: StableDiffusionPipeline): Promise<WarmUp> {
+  const size = Math.max(8, pipe.vae.scaleFactor);
+  const steps = 2;
+  const started = performance.now();
+  let last = started;
+  let stepSeconds = 0;
+  await pipe.text2img({
+    prompt: '',
+    height: size,
+    width: size,
+    num_inference_steps: steps,
+    guidance_scale: 7.5,
+    seed: 0,
+    onProgress: () => {
+      const now = performance.now();
+      stepSeconds = (now - last) / 1000;
+      last = now;
+    },
+  });
+  const latent = size / pipe.vae.scaleFactor;
+  return {
+    size,
+    steps,
+    unitsPerStep: latent * latent * 2,
+    stepSeconds,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+/** A request's LoRA file; its errors name the file as the request did, never by its server path. */
+function readRequestLora(cache: LoraCache, lora: { path: string; name: string }) {
+  try {
+    return cache.get(lora.path);
+  } catch (err) {
+    if (err instanceof Error) err.message = err.message.split(lora.path).join(lora.name);
+    throw err;
+  }
+}
+
+async function runJob(
+  pipe: StableDiffusionPipeline,
+  loras: LoraCache,
+  job: JobMessage,
+  signal: AbortSignal,
+): Promise<void> {
   const started = performance.now();
   try {
-    const lora: RequestLora | undefined = job.loraPath
-      ? { file: loras.get(job.loraPath), mode: 'unfused' }
-      : undefined;
+    const lora: RequestLora[] = job.loras.map((l) => ({
+      file: readRequestLora(loras, l),
+      scale: l.weight,
+      mode: 'unfused',
+    }));
     const { input } = job;
-    const onProgress = (p: { step: number; totalSteps: number; timestep: number }) =>
-      send({ type: 'progress', id: job.id, ...p });
-    const common = { ...input.params, onProgress, ...(lora ? { lora } : {}) };
+    const onProgress = ({ step, totalSteps, timestep, latents }: GenerationProgress) =>
+      send({
+        type: 'progress',
+        id: job.id,
+        step,
+        totalSteps,
+        timestep,
+        ...(job.preview && latents ? { preview: latentPreview(latents) } : {}),
+      });
+    const common = { ...input.params, onProgress, signal, lora };
     const result: GenerationResult =
       input.kind === 'text2img'
         ? await pipe.text2img({ ...common, height: input.height, width: input.width })
         : await pipe.img2img({ ...common, strength: input.strength, image: input.image });
-    const image = result.images[0];
-    const data = new Uint8Array(image.data);
+    const images = result.images.map((image) => ({
+      width: image.width,
+      height: image.height,
+      data: new Uint8Array(image.data),
+    }));
     send(
       {
         type: 'done',
         id: job.id,
-        image: { width: image.width, height: image.height, data },
-        seed: result.seed,
+        images,
+        seeds: result.seeds,
         seconds: (performance.now() - started) / 1000,
       },
-      [data.buffer as ArrayBuffer],
+      images.map((image) => image.data.buffer as ArrayBuffer),
     );
   } catch (err) {
-    const status = isTiffinError(err) ? err.httpStatus : 500;
-    send({ type: 'failed', id: job.id, message: err instanceof Error ? err.message : String(err), status });
+    send({ type: 'failed', id: job.id, error: describe(err) });
   }
 }
 

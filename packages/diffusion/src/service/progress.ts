@@ -1,16 +1,23 @@
 /** One progress event of a generation, as logged and streamed by `POST /progress`. */
 export interface ProgressEvent {
   request_id: string;
-  /** `queued` → `step` (one per denoising step) → `done` or `failed`. */
-  status: 'queued' | 'step' | 'done' | 'failed';
+  /** `queued` → `started` → `step` (one per denoising step) → `done`, `failed` or `cancelled`. */
+  status: 'queued' | 'started' | 'step' | 'done' | 'failed' | 'cancelled';
   step?: number;
   total_steps?: number;
   timestep?: number;
   seconds?: number;
   error?: string;
+  /** Low-resolution preview of the latents after this step (`data:image/bmp;base64,...`), when asked for. */
+  preview?: string;
 }
 
 type Listener = (event: ProgressEvent) => void;
+
+/** The last event of a generation. */
+export function isFinal(event: ProgressEvent): boolean {
+  return event.status === 'done' || event.status === 'failed' || event.status === 'cancelled';
+}
 
 /** Fan-out of generation progress to `/progress` streams; nothing is kept once a request is finished. */
 export class ProgressHub {
@@ -19,7 +26,7 @@ export class ProgressHub {
   private readonly latest = new Map<string, ProgressEvent>();
 
   publish(event: ProgressEvent): void {
-    if (event.status === 'done' || event.status === 'failed') this.latest.delete(event.request_id);
+    if (isFinal(event)) this.latest.delete(event.request_id);
     else this.latest.set(event.request_id, event);
     for (const listener of this.listeners) listener(event);
   }
@@ -50,7 +57,7 @@ export class ProgressHub {
         }
         yield event;
         // Following one request: its stream ends with its last event.
-        if (requestId && (event.status === 'done' || event.status === 'failed')) return;
+        if (requestId && isFinal(event)) return;
       }
     } finally {
       this.listeners.delete(listener);

@@ -1,66 +1,74 @@
 import { z } from 'zod';
-import { SCHEDULER_NAMES } from '../schedulers/types.js';
+import {
+  type GenerationLimits,
+  type GenerationParameters,
+  img2imgParameters,
+  text2imgParameters,
+} from '../pipeline/parameters.js';
 
-/** Bounds that keep a request from exhausting memory or time: violations are a 400, not a crash. */
-export interface GenerationLimits {
-  /** Largest height/width in pixels (multiple of 8). Default 1024. */
-  maxSize: number;
-  /** Most denoising steps. Default 150. */
-  maxSteps: number;
+export type { GenerationLimits } from '../pipeline/parameters.js';
+
+/** The service's bounds unless configured: 1024 px, 150 steps, 4 images, 4 LoRAs per request. */
+export const DEFAULT_LIMITS: GenerationLimits & { maxLoras: number } = {
+  maxSize: 1024,
+  maxSteps: 150,
+  maxImages: 4,
+  maxLoras: 4,
+};
+
+/** One LoRA of a request with its weight (diffusers' adapter weight / A1111's `<lora:name:weight>`). */
+const loraEntry = z.object({
+  path: z.string().min(1).max(1024).describe('LoRA file inside the server LoRA directories'),
+  weight: z.number().min(-10).max(10).default(1).describe('Scale of this LoRA (default 1)'),
+});
+
+/** `lora_weights`: one file name (weight 1), or a list of files with weights applied together. */
+function loraField(maxLoras: number) {
+  return z
+    .union([z.string().min(1).max(1024), z.array(loraEntry).min(1).max(maxLoras)])
+    .nullable()
+    .default(null)
+    .describe('LoRA file(s) inside the server LoRA directories, applied to this request only');
 }
 
-export const DEFAULT_LIMITS: GenerationLimits = { maxSize: 1024, maxSteps: 150 };
-
-function commonFields(limits: GenerationLimits) {
-  return {
-    prompt: z.string().describe('What to draw'),
-    negative_prompt: z.string().nullable().default(null).describe('What to steer away from'),
-    num_inference_steps: z.int().min(1).max(limits.maxSteps).default(50),
-    guidance_scale: z.number().min(0).max(50).default(7.5),
-    eta: z.number().min(0).max(1).default(0).describe('DDIM η; other schedulers ignore it'),
-    lora_weights: z
-      .string()
-      .nullable()
-      .default(null)
-      .describe('LoRA file inside the server LoRA directories, applied to this request only'),
-    seed: z
-      .int()
-      .min(0)
-      .max(2 ** 32 - 1)
-      .nullable()
-      .default(null)
-      .describe('Random when absent'),
-    scheduler: z
-      .enum(SCHEDULER_NAMES as [string, ...string[]])
-      .nullable()
-      .default(null)
-      .describe("Default: the model's"),
-  };
-}
-
-function sizeField(limits: GenerationLimits, defaultSize: number) {
-  return z.int().min(8).max(limits.maxSize).multipleOf(8).default(Math.min(defaultSize, limits.maxSize));
-}
-
-/** Body of `POST /text2img`; unknown fields are accepted (and ignored) like the reference service does. */
-export function text2imgSchema(limits: GenerationLimits, defaultSize: number) {
-  return z.looseObject({
-    ...commonFields(limits),
-    height: sizeField(limits, defaultSize),
-    width: sizeField(limits, defaultSize),
-  });
+/**
+ * Body of `POST /text2img`: the library's text2img parameters (one definition of names, bounds and
+ * defaults) plus the service's `lora_weights`. Unknown fields are accepted (and ignored) like the
+ * reference service does.
+ */
+export function text2imgSchema(limits: GenerationLimits & { maxLoras: number }, defaultSize: number) {
+  return text2imgParameters(limits, defaultSize).extend({ lora_weights: loraField(limits.maxLoras) });
 }
 
 /** The `data` part of `POST /img2img`. */
-export function img2imgSchema(limits: GenerationLimits) {
-  return z.looseObject({
-    ...commonFields(limits),
-    strength: z.number().min(0).max(1).default(0.8).describe('How much of the image is re-drawn'),
-  });
+export function img2imgSchema(limits: GenerationLimits & { maxLoras: number }) {
+  return img2imgParameters(limits).extend({ lora_weights: loraField(limits.maxLoras) });
 }
 
 export type Text2ImgBody = z.infer<ReturnType<typeof text2imgSchema>>;
 export type Img2ImgBody = z.infer<ReturnType<typeof img2imgSchema>>;
+
+/** A request's LoRAs as a list, whatever form `lora_weights` took. */
+export function requestLoras(value: Text2ImgBody['lora_weights']): Array<{ path: string; weight: number }> {
+  if (value === null) return [];
+  return typeof value === 'string' ? [{ path: value, weight: 1 }] : value;
+}
+
+/** The generation parameters of a validated body (without the service's own fields). */
+export function generationParameters(body: Text2ImgBody | Img2ImgBody): GenerationParameters {
+  return {
+    prompt: body.prompt,
+    negative_prompt: body.negative_prompt,
+    num_inference_steps: body.num_inference_steps,
+    guidance_scale: body.guidance_scale,
+    eta: body.eta,
+    seed: body.seed,
+    scheduler: body.scheduler,
+    num_images_per_prompt: body.num_images_per_prompt,
+    guidance_rescale: body.guidance_rescale,
+    clip_skip: body.clip_skip,
+  };
+}
 
 /** Body of `POST /progress`: follow one request, or every generation when absent. */
 export const progressSchema = z.looseObject({ request_id: z.string().nullable().default(null) });

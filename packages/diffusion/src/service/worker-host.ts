@@ -1,17 +1,60 @@
 import { Worker } from 'node:worker_threads';
-import { BadInput, InternalServerError, ServiceUnavailable, type TiffinError } from '@tiffin/core';
+import { InternalServerError, ServiceUnavailable, TiffinError } from '@tiffin/core';
+import { GenerationCancelled } from '../pipeline/cancel.js';
 import type { SchedulerName } from '../schedulers/types.js';
-import type { JobImage, JobInput, WorkerInit, WorkerMessage } from './worker-protocol.js';
+import { ModelFolderError } from '../weights/folder.js';
+import { SafetensorsError } from '../weights/safetensors.js';
+import { ModelTooLargeError } from './model-fit.js';
+import type {
+  JobImage,
+  JobInput,
+  JobLora,
+  WarmUp,
+  WorkerError,
+  WorkerInit,
+  WorkerMessage,
+} from './worker-protocol.js';
+
+/** Diffusion's own error classes, rebuilt as themselves so the service (and callers) can tell them apart. */
+const DIFFUSION_ERRORS: Readonly<Record<string, new (message: string) => TiffinError>> = {
+  GenerationCancelled,
+  ModelFolderError,
+  ModelTooLargeError,
+  SafetensorsError,
+};
+
+/** A Tiffin error from the worker thread: its class name, status and code carried over as they were. */
+class WorkerThreadError extends TiffinError {
+  constructor(error: WorkerError & { status: number; code: string }) {
+    super(error.message, { errorCode: error.status, code: error.code });
+    this.name = error.type;
+  }
+}
+
+/**
+ * The worker's error on this side of the thread boundary: a diffusion class as itself, any other
+ * Tiffin error with its status, code and type unchanged, anything else an internal error.
+ */
+function rebuild(error: WorkerError): TiffinError {
+  const Own = DIFFUSION_ERRORS[error.type];
+  if (Own) return new Own(error.message);
+  if (error.status !== undefined && error.code !== undefined)
+    return new WorkerThreadError({ ...error, status: error.status, code: error.code });
+  return new InternalServerError(error.message);
+}
 
 export interface JobProgress {
   step: number;
   totalSteps: number;
   timestep: number;
+  /** Low-resolution RGB preview of the latents, when the job asked for one. */
+  preview?: JobImage;
 }
 
 export interface JobOutcome {
-  image: JobImage;
-  seed: number;
+  /** One per `num_images_per_prompt`, with its seed at the same index. */
+  images: JobImage[];
+  seeds: number[];
   /** Seconds the worker spent on the job (LoRA preparation + generation). */
   seconds: number;
 }
@@ -51,6 +94,8 @@ export class ModelWorkerHost {
     readonly defaultSize: number,
     readonly backend: string,
     readonly defaultScheduler: SchedulerName,
+    /** The start-up generation that proved the model runs. */
+    readonly warmUp: WarmUp,
   ) {
     worker.on('message', (message: WorkerMessage) => this.onMessage(message));
     worker.on('error', (err) =>
@@ -73,15 +118,21 @@ export class ModelWorkerHost {
           worker.off('message', onMessage);
           worker.off('exit', onExit);
           worker.terminate().catch(() => {});
-          reject(
-            new Error(`Could not load the diffusion pipeline from ${init.modelDir}: ${message.message}`),
-          );
+          const error = rebuild(message.error);
+          error.message = `Could not start the diffusion pipeline from ${init.modelDir}: ${error.message}`;
+          reject(error);
         } else if (message.type === 'ready') {
           worker.off('message', onMessage);
           worker.off('error', reject);
           worker.off('exit', onExit);
           resolve(
-            new ModelWorkerHost(worker, message.defaultSize, message.backend, message.defaultScheduler),
+            new ModelWorkerHost(
+              worker,
+              message.defaultSize,
+              message.backend,
+              message.defaultScheduler,
+              message.warmUp,
+            ),
           );
         }
       };
@@ -89,18 +140,38 @@ export class ModelWorkerHost {
     });
   }
 
-  /** Run one job on the worker. The caller (the queue) makes sure only one runs at a time. */
+  /**
+   * Run one job on the worker. The caller (the queue) makes sure only one runs at a time. Aborting
+   * `signal` cancels the job at its next step; the promise settles (with `GenerationCancelled`) once the
+   * worker has stopped, so the next job never overlaps it.
+   */
   run(
     requestId: string,
     input: JobInput,
-    options: { loraPath?: string; onProgress?: (progress: JobProgress) => void } = {},
+    options: {
+      loras?: JobLora[];
+      preview?: boolean;
+      onProgress?: (progress: JobProgress) => void;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<JobOutcome> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
+    const { signal } = options;
+    const cancel = () => this.worker.postMessage({ type: 'cancel', id });
+    return new Promise<JobOutcome>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress: options.onProgress });
-      this.worker.postMessage({ type: 'job', id, requestId, input, loraPath: options.loraPath });
-    });
+      this.worker.postMessage({
+        type: 'job',
+        id,
+        requestId,
+        input,
+        loras: options.loras ?? [],
+        preview: options.preview ?? false,
+      });
+      if (signal?.aborted) cancel();
+      else signal?.addEventListener('abort', cancel, { once: true });
+    }).finally(() => signal?.removeEventListener('abort', cancel));
   }
 
   /** Let the running job finish, then stop the worker. */
@@ -122,16 +193,15 @@ export class ModelWorkerHost {
         step: message.step,
         totalSteps: message.totalSteps,
         timestep: message.timestep,
+        ...(message.preview ? { preview: message.preview } : {}),
       });
       return;
     }
     this.pending.delete(message.id);
     if (message.type === 'done') {
-      pending.resolve({ image: message.image, seed: message.seed, seconds: message.seconds });
-    } else if (message.status >= 400 && message.status < 500) {
-      pending.reject(new BadInput(message.message));
+      pending.resolve({ images: message.images, seeds: message.seeds, seconds: message.seconds });
     } else {
-      pending.reject(new InternalServerError(message.message));
+      pending.reject(rebuild(message.error));
     }
   }
 

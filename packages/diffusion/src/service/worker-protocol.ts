@@ -1,4 +1,5 @@
 import type { BackendName } from '../backend.js';
+import type { GenerationParameters } from '../pipeline/parameters.js';
 import type { SchedulerName } from '../schedulers/types.js';
 
 /** What the host hands the model worker at start (structured-clone safe). */
@@ -8,20 +9,13 @@ export interface WorkerInit {
   backend?: BackendName;
   /** LoRA merged once at start and kept for every request (`--lora-weights`). */
   baseLoraPath?: string;
-  /** How many parsed per-request LoRA files the worker keeps. */
+  /** How many parsed per-request LoRA files the worker keeps, and how many bytes of them at most. */
   loraCacheSize: number;
+  loraCacheBytes?: number;
 }
 
 /** Generation parameters shared by both pipelines, already validated by the request schema. */
-export interface JobParameters {
-  prompt: string;
-  negative_prompt: string | null;
-  num_inference_steps: number;
-  guidance_scale: number;
-  eta: number;
-  seed?: number;
-  scheduler?: SchedulerName;
-}
+export type JobParameters = GenerationParameters;
 
 export type JobInput =
   | { kind: 'text2img'; params: JobParameters; height: number; width: number }
@@ -32,17 +26,29 @@ export type JobInput =
       image: { width: number; height: number; data: Uint8Array };
     };
 
+/** One LoRA of a job. */
+export interface JobLora {
+  path: string;
+  name: string;
+  weight: number;
+}
+
 export interface JobMessage {
   type: 'job';
   id: number;
   requestId: string;
   input: JobInput;
-  /** Resolved, allowed path of this request's LoRA, applied unfused to this job only. */
-  loraPath?: string;
+  /**
+   * This request's LoRAs, applied unfused to this job only: resolved, allowed paths, the names the request
+   * gave (for messages) and weights.
+   */
+  loras: JobLora[];
+  /** Send a low-resolution preview of the latents with each step. */
+  preview: boolean;
 }
 
-/** Host → worker. */
-export type HostMessage = JobMessage | { type: 'shutdown' };
+/** Host → worker. `cancel` stops the job at its next step (it then answers `failed` with `cancelled`). */
+export type HostMessage = JobMessage | { type: 'cancel'; id: number } | { type: 'shutdown' };
 
 export interface JobImage {
   width: number;
@@ -50,15 +56,46 @@ export interface JobImage {
   data: Uint8Array;
 }
 
+/** The start-up proof that the model runs: one small generation, timed. */
+export interface WarmUp {
+  /** Side in pixels of the square image generated. */
+  size: number;
+  steps: number;
+  /** UNet work of one step (latent pixels × batch), as the queue's cost counts it. */
+  unitsPerStep: number;
+  /** Seconds of one denoising step (the last one, after the first call's set-up). */
+  stepSeconds: number;
+  /** Seconds of the whole warm-up generation. */
+  seconds: number;
+}
+
+/** A failure as it crosses the thread boundary: a TiffinError keeps its class name and status. */
+export interface WorkerError {
+  message: string;
+  /** The error class's name (`BadInput`, `GenerationCancelled`, ...). */
+  type: string;
+  /** A TiffinError's HTTP status and stable code; absent for anything else (an internal error). */
+  status?: number;
+  code?: string;
+}
+
 /** Worker → host. */
 export type WorkerMessage =
-  | { type: 'ready'; defaultSize: number; backend: string; defaultScheduler: SchedulerName }
-  | { type: 'init-failed'; message: string }
-  | { type: 'progress'; id: number; step: number; totalSteps: number; timestep: number }
-  | { type: 'done'; id: number; image: JobImage; seed: number; seconds: number }
   | {
-      type: 'failed';
+      type: 'ready';
+      defaultSize: number;
+      backend: string;
+      defaultScheduler: SchedulerName;
+      warmUp: WarmUp;
+    }
+  | { type: 'init-failed'; error: WorkerError }
+  | {
+      type: 'progress';
       id: number;
-      message: string /** HTTP status the error maps to (4xx: the request's fault). */;
-      status: number;
-    };
+      step: number;
+      totalSteps: number;
+      timestep: number;
+      preview?: JobImage;
+    }
+  | { type: 'done'; id: number; images: JobImage[]; seeds: number[]; seconds: number }
+  | { type: 'failed'; id: number; error: WorkerError };

@@ -1,10 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConfigError } from '@tiffin/core';
 import { SafetensorsFile } from './safetensors.js';
 import type { WeightSpec, WeightStore } from './store.js';
 
-export class ModelFolderError extends Error {
-  override readonly name = 'ModelFolderError';
+/** The model folder is not a usable diffusers folder (missing or invalid files). */
+export class ModelFolderError extends ConfigError {
+  static override readonly code: string = 'MODEL_FOLDER';
 }
 
 /** model_index.json: component name → [library, class] (or [null, null]). */

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { ConfigError } from '@tiffin/core';
 import { bytesToFloat32, DTYPE_SIZES } from './dtype.js';
 
 /** One entry of a safetensors header. */
@@ -11,8 +12,9 @@ export interface SafetensorsEntry {
   readonly end: number;
 }
 
-export class SafetensorsError extends Error {
-  override readonly name = 'SafetensorsError';
+/** A safetensors file that cannot be read (missing, truncated, invalid header). */
+export class SafetensorsError extends ConfigError {
+  static override readonly code: string = 'SAFETENSORS';
 }
 
 const MAX_HEADER = 100_000_000;

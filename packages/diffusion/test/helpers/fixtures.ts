@@ -4,8 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /** The diffusers reference fixtures, kept in the repository (see fixtures/sd-reference/README.md). */
 export const FIXTURE_DIR =
-  process.env.TIFFIN_SD_FIXTURES ??
-  fileURLToPath(new URL('../fixtures/sd-reference', import.meta.url));
+  process.env.TIFFIN_SD_FIXTURES ?? fileURLToPath(new URL('../fixtures/sd-reference', import.meta.url));
 
 export interface Summary {
   shape: number[];

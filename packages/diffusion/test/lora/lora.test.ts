@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument, NotFound } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LoraCache, type LoraFile, mergeLora, readLoraFile, resolveLoraPath } from '../../src/lora/index.js';
+import {
+  LoraCache,
+  type LoraFile,
+  loraFileBytes,
+  mergeLora,
+  readLoraFile,
+  resolveLoraPath,
+} from '../../src/lora/index.js';
 import { type TensorToWrite, writeSafetensors } from '../../src/weights/safetensors.js';
 import { ArrayTarget, SnapshotArrayTarget, tinyTarget } from './array-target.js';
 import { loraFixture, loraPairs, writeReferenceKohya } from './reference-lora.js';
@@ -279,6 +286,21 @@ describe('tensor targets and caching', () => {
     expect(reads).toBe(4);
     cache.get(b);
     expect(reads).toBe(5);
+  });
+
+  it('LoraCache also bounds the bytes it holds, keeping the most recent file', () => {
+    const a = writeKohya(join(dir, 'bytes-a.safetensors'));
+    const b = writeKohya(join(dir, 'bytes-b.safetensors'));
+    const one = loraFileBytes(readLoraFile(a));
+    const cache = new LoraCache(10, readLoraFile, one * 1.5);
+    cache.get(a);
+    expect(cache.bytes).toBe(one);
+    cache.get(b); // two files exceed 1.5 files' bytes: a goes
+    expect(cache.size).toBe(1);
+    expect(cache.bytes).toBe(one);
+    const small = new LoraCache(10, readLoraFile, 1);
+    small.get(a); // larger than the limit alone: kept (it is in use), and the only one
+    expect(small.size).toBe(1);
   });
 
   it('resolveLoraPath: absolute, relative to the LoRA dir, Hub refs and missing files', () => {

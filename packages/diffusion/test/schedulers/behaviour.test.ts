@@ -31,10 +31,7 @@ const SD: SchedulerConfig = {
 };
 
 const fixture = JSON.parse(
-  readFileSync(
-    new URL('../fixtures/sd-reference/schedulers.json', import.meta.url),
-    'utf8',
-  ),
+  readFileSync(new URL('../fixtures/sd-reference/schedulers.json', import.meta.url), 'utf8'),
 ) as {
   alphas_cumprod_probe: Record<string, number>;
   cases: Record<string, { config: SchedulerConfig; sigmas?: number[]; scheduler: string }>;

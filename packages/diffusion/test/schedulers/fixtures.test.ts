@@ -47,10 +47,7 @@ interface Fixture {
 }
 
 const fixture = JSON.parse(
-  readFileSync(
-    new URL('../fixtures/sd-reference/schedulers.json', import.meta.url),
-    'utf8',
-  ),
+  readFileSync(new URL('../fixtures/sd-reference/schedulers.json', import.meta.url), 'utf8'),
 ) as Fixture;
 
 const TOLERANCE = 1e-4;

@@ -100,7 +100,94 @@ describe('POST /text2img', () => {
   });
 });
 
+/** The parts of a multipart/mixed body: headers (lower-cased) and bytes. */
+function multipartParts(
+  body: Buffer,
+  contentType: string,
+): Array<{ headers: Record<string, string>; data: Buffer }> {
+  const boundary = /boundary=([^;]+)/.exec(contentType)?.[1];
+  if (!boundary) throw new Error(`no boundary in ${contentType}`);
+  const parts: Array<{ headers: Record<string, string>; data: Buffer }> = [];
+  const delimiter = Buffer.from(`--${boundary}`);
+  let at = body.indexOf(delimiter);
+  while (at >= 0) {
+    const start = at + delimiter.length;
+    if (body.subarray(start, start + 2).toString() === '--') break;
+    const next = body.indexOf(delimiter, start);
+    const part = body.subarray(start + 2, next - 2);
+    const split = part.indexOf('\r\n\r\n');
+    const headers = Object.fromEntries(
+      part
+        .subarray(0, split)
+        .toString()
+        .split('\r\n')
+        .map((line) => [
+          line.slice(0, line.indexOf(':')).toLowerCase(),
+          line.slice(line.indexOf(':') + 1).trim(),
+        ]),
+    );
+    parts.push({ headers, data: part.subarray(split + 4) });
+    at = next;
+  }
+  return parts;
+}
+
+describe('controls', () => {
+  it('answers several images as one multipart/mixed response, a JPEG part per image with its seed', async () => {
+    const res = await post('/text2img', { ...small, num_images_per_prompt: 3 });
+    expect(res.status).toBe(200);
+    const type = res.headers.get('content-type') ?? '';
+    expect(type).toMatch(/^multipart\/mixed; boundary=/);
+    const parts = multipartParts(Buffer.from(await res.arrayBuffer()), type);
+    expect(parts.map((p) => p.headers['x-seed'])).toEqual(['7', '8', '9']);
+    for (const p of parts) {
+      expect(p.headers['content-type']).toBe('image/jpeg');
+      expect(jpegSize(p.data)).toEqual({ width: 24, height: 16 });
+    }
+    expect(parts[0].data.equals(parts[1].data)).toBe(false);
+    const tooMany = await post('/text2img', { ...small, num_images_per_prompt: 5 });
+    expect(tooMany.status).toBe(400);
+  });
+
+  it('lists the LoRA files requests may name at GET /loras, without server paths', async () => {
+    const res = await fetch(`${handle.url}/loras`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { loras: Array<{ name: string; bytes: number }> };
+    expect(body.loras.map((l) => l.name)).toEqual(['style.safetensors']);
+    expect(body.loras[0].bytes).toBeGreaterThan(0);
+    expect(JSON.stringify(body)).not.toContain(work);
+  });
+});
+
 describe('LoRA per request', () => {
+  it('accepts a list of LoRAs with weights: weight 1 is the plain name, another weight another image', async () => {
+    const bytes = async (body: unknown) => {
+      const res = await post('/text2img', body);
+      expect(res.status).toBe(200);
+      return Buffer.from(await res.arrayBuffer());
+    };
+    const named = await bytes({ ...small, lora_weights: 'style.safetensors' });
+    const listed = await bytes({ ...small, lora_weights: [{ path: 'style.safetensors', weight: 1 }] });
+    const half = await bytes({ ...small, lora_weights: [{ path: 'style.safetensors', weight: 0.5 }] });
+    const twice = await bytes({
+      ...small,
+      lora_weights: [
+        { path: 'style.safetensors', weight: 0.5 },
+        { path: 'style.safetensors', weight: 0.5 },
+      ],
+    });
+    expect(listed.equals(named)).toBe(true);
+    expect(half.equals(named)).toBe(false);
+    // Two halves of one LoRA applied together are the whole LoRA (halving is exact in float32).
+    expect(twice.equals(named)).toBe(true);
+    const bad = await post('/text2img', {
+      ...small,
+      lora_weights: [{ path: 'style.safetensors', weight: 'x' }],
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { code: string }).code).toBe('BAD_INPUT');
+  });
+
   it('changes the output for that request only', async () => {
     const base = Buffer.from(await (await post('/text2img', small)).arrayBuffer());
     const lora = await timed(() => post('/text2img', { ...small, lora_weights: 'style.safetensors' }));
@@ -134,7 +221,9 @@ describe('LoRA per request', () => {
   ])('refuses %s with 400', async (_what, name) => {
     const res = await post('/text2img', { ...small, lora_weights: name });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: string }).error).toMatch(/lora_weights/);
+    const body = (await res.json()) as { error: string; code: string };
+    expect(body.error).toMatch(/lora_weights/);
+    expect(body.code).toBe('LORA_PATH');
   });
 });
 
@@ -195,7 +284,9 @@ describe('the model worker keeps the server responsive', () => {
     const refused = await post('/text2img', small);
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(((await refused.json()) as { error: string }).error).toMatch(/queue is full/);
+    const refusal = (await refused.json()) as { error: string; code: string };
+    expect(refusal.error).toMatch(/queue is full/);
+    expect(refusal.code).toBe('QUEUE_FULL');
     leaving.abort();
     expect(await waiting).toBeInstanceOf(Error);
     await waitFor(() => sd.queue.size.waiting === 0);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { GenerationQueue, JobAbortedError, QueueFullError } from '../../src/service/generation-queue.js';
+import { GenerationCancelled } from '../../src/pipeline/cancel.js';
+import { GenerationQueue, QueueFullError } from '../../src/service/generation-queue.js';
+import { StepClock } from '../../src/service/step-clock.js';
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -39,11 +41,14 @@ describe('GenerationQueue', () => {
     const running = q.submit(() => gate.promise);
     const controller = new AbortController();
     let ran = false;
-    const waiting = q.submit(async () => {
-      ran = true;
-    }, controller.signal);
+    const waiting = q.submit(
+      async () => {
+        ran = true;
+      },
+      { signal: controller.signal },
+    );
     controller.abort();
-    await expect(waiting).rejects.toBeInstanceOf(JobAbortedError);
+    await expect(waiting).rejects.toBeInstanceOf(GenerationCancelled);
     expect(q.size.waiting).toBe(0);
     gate.resolve();
     await running;
@@ -58,5 +63,33 @@ describe('GenerationQueue', () => {
     const b = q.submit(async () => 'ok');
     await expect(a).rejects.toThrow('boom');
     expect(await b).toBe('ok');
+  });
+
+  it('computes Retry-After from the measured step time and the work ahead, not a constant', async () => {
+    const clock = new StepClock();
+    // Measured: 2 s per step of 128 units (e.g. 64×64 px with guidance), no overhead yet.
+    clock.recordStep(128, 2);
+    const q = new GenerationQueue(1, 1, clock);
+    const gate = deferred<void>();
+    const cost = { steps: 10, unitsPerStep: 128 };
+    const running = q.submit(
+      async (job) => {
+        job.stepDone(1);
+        job.stepDone(4);
+        await gate.promise;
+      },
+      { cost },
+    );
+    const waiting = q.submit(async () => {}, { cost: { steps: 5, unitsPerStep: 128 } });
+    const refused = (await q.submit(async () => {}, { cost }).catch((e: unknown) => e)) as QueueFullError;
+    expect(refused).toBeInstanceOf(QueueFullError);
+    // Running: 6 steps left; waiting: 5 steps; 11 steps × the measured seconds per step.
+    const perStep = clock.estimate(128).step;
+    expect(refused.retryAfterSeconds).toBe(Math.ceil(11 * perStep));
+    expect(refused.headers['retry-after']).toBe(String(refused.retryAfterSeconds));
+    // A larger job waiting ahead is estimated by scaling the nearest measured size.
+    expect(clock.estimate(512).step).toBeCloseTo(perStep * 4);
+    gate.resolve();
+    await Promise.all([running, waiting]);
   });
 });

@@ -26,6 +26,10 @@ const params = {
   num_inference_steps: 2,
   guidance_scale: 7.5,
   eta: 0,
+  scheduler: null,
+  num_images_per_prompt: 1,
+  guidance_rescale: 0,
+  clip_skip: 0,
 };
 const job = (seed: number): JobInput => ({
   kind: 'text2img',
@@ -41,7 +45,7 @@ let reference: StableDiffusionPipeline;
 let bare: Uint8Array;
 let withBase: Uint8Array;
 
-const pixels = (outcome: JobOutcome) => Buffer.from(outcome.image.data);
+const pixels = (outcome: JobOutcome) => Buffer.from(outcome.images[0].data);
 
 beforeAll(async () => {
   host = await ModelWorkerHost.start({ modelDir, backend: 'wasm', baseLoraPath: baseLora, loraCacheSize: 2 });
@@ -65,7 +69,9 @@ describe('model worker LoRA', () => {
 
   it("runs a request's LoRA unfused on top of the start-up LoRA, then leaves exactly the pre-request state", async () => {
     const before = pixels(await host.run('r2', job(7)));
-    const lora = pixels(await host.run('r3', job(7), { loraPath: styleLora }));
+    const lora = pixels(
+      await host.run('r3', job(7), { loras: [{ path: styleLora, name: 'lora.safetensors', weight: 1 }] }),
+    );
     expect(lora.equals(before)).toBe(false);
     // The same as the in-process pipeline (start-up LoRA merged) running the request LoRA unfused.
     const file = new LoraCache(1).get(styleLora);
@@ -79,13 +85,15 @@ describe('model worker LoRA', () => {
   it('gives the same images for jobs sent together (one with a LoRA) as for jobs sent one by one', async () => {
     const oneByOne = [
       pixels(await host.run('s1', job(3))),
-      pixels(await host.run('s2', job(4), { loraPath: styleLora })),
+      pixels(
+        await host.run('s2', job(4), { loras: [{ path: styleLora, name: 'lora.safetensors', weight: 1 }] }),
+      ),
       pixels(await host.run('s3', job(3))),
     ];
     // The worker runs jobs in arrival order, one at a time (they share its one thread).
     const together = await Promise.all([
       host.run('t1', job(3)),
-      host.run('t2', job(4), { loraPath: styleLora }),
+      host.run('t2', job(4), { loras: [{ path: styleLora, name: 'lora.safetensors', weight: 1 }] }),
       host.run('t3', job(3)),
     ]);
     together.forEach((outcome, i) => {
@@ -101,7 +109,9 @@ describe('model worker LoRA', () => {
       'unet.nowhere.to_q.lora_A.weight': { shape: [2, 4], data: new Float32Array(8).fill(0.1) },
       'unet.nowhere.to_q.lora_B.weight': { shape: [4, 2], data: new Float32Array(8).fill(0.1) },
     });
-    const err = await host.run('bad', job(7), { loraPath: foreignLora }).catch((e: Error) => e);
+    const err = await host
+      .run('bad', job(7), { loras: [{ path: foreignLora, name: 'lora.safetensors', weight: 1 }] })
+      .catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error & { httpStatus?: number }).httpStatus).toBe(400);
     expect((err as Error).message).toMatch(/unet\.nowhere\.to_q/);

@@ -15,6 +15,8 @@ import {
   type RequestBodyObject,
   type ResponseObject,
   type SchemaObject,
+  type TableRow,
+  type WireTypes,
 } from '@tiffin/core';
 import { frameView, isDataFrame, tableToDanfo } from '../danfo/convert.js';
 import { type DataFrame, loadDanfo } from '../danfo/load.js';
@@ -43,7 +45,7 @@ import { protoPayload } from './proto-payload.js';
 import { respond } from './response.js';
 import { specArgs } from './spec-args.js';
 
-export interface PandasDataFrameOptions {
+export interface PandasDataFrameOptions<F extends Format = Format> {
   /** JSON layout of requests and responses (default `records`). */
   orient?: Orient;
   /** Column names, applied to incoming data when `apply_column_names` is set. */
@@ -57,17 +59,26 @@ export interface PandasDataFrameOptions {
   shape?: readonly number[] | number | null;
   enforce_shape?: boolean;
   /** Response format, and request format when the Content-Type names none (default `json`). */
-  default_format?: Format;
+  default_format?: F;
 }
 
 const OWNER = 'PandasDataFrame';
 
 /** A table on the wire (JSON in six orients, CSV or Parquet) ↔ a danfojs-node DataFrame. */
-export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
+export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<DataFrame, DataFrame> {
   static override readonly descriptorId = 'tiffin.io.PandasDataFrame';
   /** Requests' rows are concatenated; each caller gets its own rows of the output back. */
   override readonly batching: Batching<DataFrame, DataFrame, DataFrame, DataFrame> =
     tableBatching<DataFrame>('PandasDataFrame');
+
+  /**
+   * Clients send row objects or a column map (sent as JSON in this descriptor's orient); they get rows
+   * back for JSON output, the CSV/Parquet file as a Blob otherwise.
+   */
+  declare readonly '~wire'?: WireTypes<
+    TableRow[] | Record<string, unknown[]>,
+    F extends 'json' ? TableRow[] : Blob
+  >;
   readonly protoFields = ['dataframe'] as const;
   readonly orient: Orient;
   readonly columns: string[] | null;
@@ -79,7 +90,7 @@ export class PandasDataFrame extends IODescriptor<DataFrame, DataFrame> {
   readonly defaultFormat: Format;
   private sampleView: FrameView | undefined;
 
-  constructor(options: PandasDataFrameOptions = {}) {
+  constructor(options: PandasDataFrameOptions<F> = {}) {
     super();
     this.orient = resolveOrient(options.orient, OWNER);
     this.columns = options.columns ? [...options.columns] : null;

@@ -10,6 +10,7 @@ import {
   type ProtoPayload,
   type SchemaObject,
   type SeriesMessage,
+  type WireTypes,
 } from '@tiffin/core';
 import { isSeries, seriesFromValues, seriesView } from '../danfo/convert.js';
 import { loadDanfo, type Series } from '../danfo/load.js';
@@ -63,6 +64,9 @@ export class PandasSeries extends IODescriptor<Series, Series> {
   /** Requests' rows are concatenated; each caller gets its own rows of the output back. */
   override readonly batching: Batching<Series, Series, Series, Series> =
     tableBatching<Series>('PandasSeries');
+
+  /** Clients send the values (a list, or an object label → value) and get the values back as a list. */
+  declare readonly '~wire'?: WireTypes<unknown[] | Record<string, unknown>, unknown[]>;
   readonly protoFields = ['series'] as const;
   readonly orient: Orient;
   readonly dtype: Dtype | boolean | null;

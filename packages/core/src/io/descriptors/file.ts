@@ -9,6 +9,7 @@ import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { Context } from '../../service/context.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
+import type { BinarySource, WireTypes } from '../wire-types.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
 export interface FileOptions {
@@ -45,6 +46,8 @@ const DEFAULT_KIND = 'application/octet-stream';
  */
 export class File extends IODescriptor<FileInput, FileOutput> {
   static override readonly descriptorId = 'tiffin.io.File';
+  /** Clients send bytes, a Blob or a file path, and get a Blob (with the response's type) back. */
+  declare readonly '~wire'?: WireTypes<BinarySource, Blob>;
   readonly protoFields: readonly ProtoField[] = ['file'];
   readonly kind: 'binaryio';
   readonly mime_type: string | null;

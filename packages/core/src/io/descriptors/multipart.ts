@@ -19,6 +19,7 @@ import {
   registerDescriptor,
 } from '../descriptor.js';
 import type { ComponentsObject, DescriptorSpec, SchemaObject } from '../openapi.js';
+import type { WireReceive, WireSend, WireTypes } from '../wire-types.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
 /** The children of a Multipart, by part name, in declaration order. */
@@ -43,6 +44,11 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
   MultipartOutput<F>
 > {
   static override readonly descriptorId = 'tiffin.io.Multipart';
+  /** Clients send and receive one value per part, each as its child descriptor's. */
+  declare readonly '~wire'?: WireTypes<
+    { [K in keyof F]: WireSend<F[K]> },
+    { [K in keyof F]: WireReceive<F[K]> }
+  >;
   readonly protoFields: readonly ProtoField[] = ['multipart'];
   readonly fields: Readonly<F>;
 

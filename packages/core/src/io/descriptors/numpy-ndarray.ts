@@ -29,6 +29,7 @@ import type { Context } from '../../service/context.js';
 import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJsonBytes } from '../json/parse.js';
+import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
 
 /** An integer literal of 16+ digits (not the fraction or mantissa of a float literal). */
 const FLOAT_LITERAL = /[.eE]/;
@@ -103,6 +104,8 @@ const FIELD_DTYPE: Record<ValueField, DType> = {
  */
 export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   static override readonly descriptorId = 'tiffin.io.NumpyNdarray';
+  /** Clients send an NDArray, a typed array or nested arrays, and get nested arrays back. */
+  declare readonly '~wire'?: WireTypes<NDArraySource, NestedList>;
   readonly protoFields: readonly ProtoField[] = ['ndarray'];
   readonly dtype: DType | null;
   readonly shape: readonly number[] | null;

@@ -7,11 +7,12 @@ import { type Batching, oneItemPerRequest } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { decodeUtf8 } from '../utf8.js';
+import type { SseMessage, WireTypes } from '../wire-types.js';
 import { responseSettings, typeName } from './common.js';
 
-export interface TextOptions {
+export interface TextOptions<C extends string = string> {
   /** Response media type: `text/plain` (default) or `text/event-stream`; `; charset=utf-8` is added. */
-  content_type?: string;
+  content_type?: C;
 }
 
 /** A chunk a streaming handler may yield. */
@@ -26,8 +27,13 @@ export type TextOutput = string | Uint8Array | Iterable<TextChunk> | AsyncIterab
  * sent chunk by chunk as it yields (server-sent events with `content_type: 'text/event-stream'` and
  * `sseEvent`).
  */
-export class Text extends IODescriptor<string, TextOutput> {
+export class Text<C extends string = 'text/plain'> extends IODescriptor<string, TextOutput> {
   static override readonly descriptorId = 'tiffin.io.Text';
+  /** Clients send a string; they get a string back, or an async iterable of events for `text/event-stream`. */
+  declare readonly '~wire'?: WireTypes<
+    string,
+    C extends `text/event-stream${string}` ? AsyncIterable<SseMessage> : string
+  >;
   readonly protoFields: readonly ProtoField[] = ['text'];
   readonly content_type: string;
 
@@ -35,7 +41,7 @@ export class Text extends IODescriptor<string, TextOutput> {
   override readonly batching: Batching<string, TextOutput, string[], TextOutput[]> =
     oneItemPerRequest('Text');
 
-  constructor(options: TextOptions = {}) {
+  constructor(options: TextOptions<C> = {}) {
     super();
     this.content_type = options.content_type ?? 'text/plain';
   }

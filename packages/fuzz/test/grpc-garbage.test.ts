@@ -1,4 +1,3 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   File,
   type GrpcServerHandle,
@@ -9,8 +8,9 @@ import {
   Service,
   serveGrpc,
   Text,
-} from '../../src/index.js';
-import { encodeRequest, type RawGrpcClient, rawGrpcClient } from '../fuzz/grpc-raw.js';
+} from '@tiffin/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeRequest, type RawGrpcClient, rawGrpcClient } from '../src/grpc-raw.js';
 
 const svc = new Service('grpc_garbage');
 svc.api({ input: new NumpyNdarray(), output: new NumpyNdarray() }, function nd(x) {

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { inferenceServiceDefinition, type RequestMessage } from '../../src/index.js';
+import { inferenceServiceDefinition, type RequestMessage } from '@tiffin/core';
 
 /** A gRPC client that sends `Call` request bytes as given: garbage reaches the server's decoder untouched. */
 export interface RawGrpcClient {

@@ -1,0 +1,145 @@
+import { TiffinClientError } from './errors.js';
+import type { DescriptorInfo } from './schema.js';
+import { readEvents } from './sse.js';
+import type { TableRow } from './wire.js';
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function protocol(message: string): TiffinClientError {
+  return new TiffinClientError(message, 'protocol');
+}
+
+/** A pandas JSON table in `orient` layout → row objects (the index is dropped, as records do). */
+export function rowsFromTable(value: unknown, orient: string): TableRow[] {
+  switch (orient) {
+    case 'records':
+      if (Array.isArray(value)) return value as TableRow[];
+      break;
+    case 'values':
+      if (Array.isArray(value)) {
+        return (value as unknown[][]).map((row) => Object.fromEntries(row.map((v, i) => [String(i), v])));
+      }
+      break;
+    case 'split':
+      if (isObject(value) && Array.isArray(value.columns) && Array.isArray(value.data)) {
+        const columns = value.columns as string[];
+        return (value.data as unknown[][]).map((row) =>
+          Object.fromEntries(columns.map((c, i) => [c, row[i]])),
+        );
+      }
+      break;
+    case 'index':
+      if (isObject(value)) return Object.values(value) as TableRow[];
+      break;
+    case 'columns':
+      if (isObject(value)) {
+        const columns = Object.entries(value as Record<string, Record<string, unknown>>);
+        const labels = columns.length > 0 ? Object.keys(columns[0]![1]) : [];
+        return labels.map((label) => Object.fromEntries(columns.map(([c, col]) => [c, col[label]])));
+      }
+      break;
+    case 'table':
+      if (isObject(value) && Array.isArray(value.data)) {
+        const schema = isObject(value.schema) ? value.schema : {};
+        const keys = Array.isArray(schema.primaryKey) ? (schema.primaryKey as string[]) : [];
+        return (value.data as TableRow[]).map((row) =>
+          Object.fromEntries(Object.entries(row).filter(([k]) => !keys.includes(k))),
+        );
+      }
+      break;
+  }
+  throw protocol(`DataFrame response does not match orient '${orient}'`);
+}
+
+/** A pandas Series in `orient` layout → its values. */
+export function valuesFromSeries(value: unknown, orient: string): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (isObject(value)) {
+    if (orient === 'split' && Array.isArray(value.data)) return value.data;
+    if (orient === 'table' && Array.isArray(value.data)) {
+      return (value.data as TableRow[]).map((row) => row.values ?? Object.values(row).at(-1));
+    }
+    return Object.values(value);
+  }
+  throw protocol(`Series response does not match orient '${orient}'`);
+}
+
+/** Shape a parsed JSON body by the output descriptor (tables → rows, series → values). */
+function shapeJson(value: unknown, spec: DescriptorInfo | null): unknown {
+  const orient = String(spec?.args?.orient ?? 'records');
+  if (spec?.id === 'tiffin.io.PandasDataFrame') return rowsFromTable(value, orient);
+  if (spec?.id === 'tiffin.io.PandasSeries') return valuesFromSeries(value, orient);
+  return value;
+}
+
+function mediaType(res: Response): string {
+  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+async function parseJsonText(text: string): Promise<unknown> {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw protocol(`Response is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** A part of a multipart response, read by its child descriptor (or its own type). */
+async function partValue(part: FormDataEntryValue, spec: DescriptorInfo | null): Promise<unknown> {
+  if (typeof part === 'string') {
+    if (spec?.id === 'tiffin.io.Text' || spec === null) return part;
+    return shapeJson(await parseJsonText(part), spec);
+  }
+  const type = part.type.split(';')[0]!.trim().toLowerCase();
+  if (spec?.id === 'tiffin.io.File' || spec?.id === 'tiffin.io.Image') return part;
+  if (type === 'application/json' || spec?.id === 'tiffin.io.JSON' || spec?.id === 'tiffin.io.NumpyNdarray') {
+    return shapeJson(await parseJsonText(await part.text()), spec);
+  }
+  if (type.startsWith('text/') || spec?.id === 'tiffin.io.Text') return part.text();
+  return part;
+}
+
+/**
+ * The value of a successful response, by its media type: JSON (shaped by the output descriptor),
+ * server-sent events as an async iterable, text as a string, multipart as an object of parts, anything
+ * else as a Blob. `done` is called once the body is read (for event streams: once it starts).
+ */
+export async function decodeOutput(
+  res: Response,
+  spec: DescriptorInfo | null,
+  done: () => void,
+): Promise<unknown> {
+  const type = mediaType(res);
+  if (type === 'text/event-stream') {
+    // The timeout covers the wait for the stream to start, not its length.
+    done();
+    return res.body ? readEvents(res.body) : (async function* empty() {})();
+  }
+  try {
+    if (type === 'application/json' || type.endsWith('+json'))
+      return shapeJson(await parseJsonText(await res.text()), spec);
+    if (spec?.id === 'tiffin.io.Text') return await res.text();
+    if (
+      type.startsWith('text/') &&
+      spec?.id !== 'tiffin.io.File' &&
+      spec?.id !== 'tiffin.io.PandasDataFrame'
+    ) {
+      return await res.text();
+    }
+    if (type === 'multipart/form-data') {
+      const form = await res.formData();
+      const fields = spec?.id === 'tiffin.io.Multipart' ? (spec.args ?? {}) : {};
+      const out: Record<string, unknown> = {};
+      for (const [name, part] of form.entries()) {
+        out[name] = await partValue(part, (fields[name] as DescriptorInfo | undefined) ?? null);
+      }
+      return out;
+    }
+    return await res.blob();
+  } finally {
+    done();
+  }
+}

@@ -1,0 +1,13 @@
+export { createClient } from './client.js';
+export { type ClientErrorKind, isTiffinClientError, TiffinClientError } from './errors.js';
+export type { CallOptions, ClientOptions } from './options.js';
+export type { ApiInfo, DescriptorInfo } from './schema.js';
+export type {
+  ApiMethod,
+  ApisOf,
+  ClientMethods,
+  TypedClient,
+  UntypedApiMethod,
+  UntypedClient,
+} from './types.js';
+export type { BinarySource, NDArrayLike, NDArraySource, NestedList, SseMessage, TableRow } from './wire.js';

@@ -1,0 +1,2 @@
+export type { Datatype } from './datatype.js';
+export { type InferenceProtocolDeps, registerInferenceProtocol } from './routes.js';

@@ -1,0 +1,100 @@
+import type { BufferedHttpRequest } from '../http/request.js';
+import type { Limits } from '../limits/limits.js';
+import type { Runtime, TransportCodec } from '../runtime/runtime.js';
+import type { Exchange } from '../server/exchange.js';
+import { adaptRequest } from '../server/request-adapter.js';
+import type { RouteTable } from '../server/routes/route-table.js';
+import type { Service } from '../service/service.js';
+import { HEADER_LENGTH, type InferRequest, parseInferRequest, writeInferResponse } from './infer-body.js';
+import { type ModelAdapter, modelAdapterFor, type NamedArray } from './models.js';
+
+/** The extensions `GET /v2` announces. */
+const EXTENSIONS = ['binary_tensor_data'];
+
+export interface InferenceProtocolDeps {
+  service: Service;
+  /** The invocation core: the infer route calls APIs through it (gate, deadline, batching) like the native route. */
+  runtime: Runtime;
+  maxBodySize: number;
+  limits: Readonly<Limits>;
+  isReady: () => boolean;
+}
+
+function json(ctx: Exchange, status: number, body: unknown): void {
+  ctx.status = status;
+  ctx.set('content-type', 'application/json; charset=utf-8');
+  ctx.body = JSON.stringify(body);
+}
+
+/** `POST /v2/models/{api}/infer`: tensors in, the API called through the runtime as on its own route, tensors out. */
+function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: Exchange) => Promise<void> {
+  type Parsed = { request: BufferedHttpRequest; infer: InferRequest };
+  const codec: TransportCodec<Parsed, NamedArray[]> = {
+    decode: (parsed, context) => model.toInput(parsed.infer.inputs, context),
+    encode: (output, context) => model.fromOutput(output, context),
+  };
+  return async (ctx) => {
+    const request = adaptRequest(ctx.req, ctx.url, {
+      maxBodySize: deps.maxBodySize,
+      abort: ctx.state.abort,
+      limits: deps.limits,
+    });
+    const infer = parseInferRequest(
+      await request.body(),
+      ctx.get(HEADER_LENGTH) || undefined,
+      deps.limits.maxDepth,
+    );
+    const outputs = await deps.runtime.invoke(model.api, ctx.state, request, { request, infer }, codec);
+    const { body, headers } = writeInferResponse(model.api.name, infer, outputs);
+    if (ctx.state.timedOut) return;
+    ctx.status = 200;
+    for (const [name, value] of headers) ctx.set(name, value);
+    ctx.body = body;
+  };
+}
+
+/**
+ * The Open Inference Protocol (KServe v2) beside the native routes: health, server and model metadata,
+ * model readiness and `infer` for every API whose descriptors have a tensor form. Paths an API already uses
+ * stay the API's. Returns the infer handlers by path, for the server's direct (Koa-less) POST path.
+ */
+export function registerInferenceProtocol(
+  routes: RouteTable,
+  deps: InferenceProtocolDeps,
+): Map<string, (ctx: Exchange) => Promise<void>> {
+  const { service, isReady } = deps;
+  const add = (path: string, handlers: Parameters<RouteTable['add']>[1], api?: ModelAdapter['api']) => {
+    if (!routes.match(path)) routes.add(path, handlers, api);
+  };
+  add('/v2/health/live', { GET: (ctx) => json(ctx, 200, { live: true }) });
+  add('/v2/health/ready', { GET: (ctx) => json(ctx, isReady() ? 200 : 503, { ready: isReady() }) });
+  add('/v2', {
+    GET: (ctx) =>
+      json(ctx, 200, { name: service.name, version: service.version ?? '0.0.0', extensions: EXTENSIONS }),
+  });
+  const infer = new Map<string, (ctx: Exchange) => Promise<void>>();
+  for (const api of service.apis.values()) {
+    const model = modelAdapterFor(api);
+    if (!model) continue;
+    const base = `/v2/models/${api.name}`;
+    add(base, {
+      GET: (ctx) =>
+        json(ctx, 200, {
+          name: api.name,
+          versions: [],
+          platform: 'tiffin',
+          inputs: model.inputs,
+          outputs: model.outputs,
+        }),
+    });
+    add(`${base}/ready`, {
+      GET: (ctx) => json(ctx, isReady() ? 200 : 503, { name: api.name, ready: isReady() }),
+    });
+    const handler = inferHandler(model, deps);
+    if (!routes.match(`${base}/infer`)) {
+      routes.add(`${base}/infer`, { POST: handler }, api);
+      infer.set(`${base}/infer`, handler);
+    }
+  }
+  return infer;
+}

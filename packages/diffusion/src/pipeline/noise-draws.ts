@@ -1,0 +1,53 @@
+import * as tf from '@tensorflow/tfjs';
+import { GaussianNoise, type NoiseSource } from '../schedulers/index.js';
+import type { InjectedNoise, NoisePurpose } from './types.js';
+
+const NCHW_TO_NHWC = [0, 2, 3, 1];
+
+/** The seed of image `k` of a request seeded `seed` (A1111's convention), within 32 bits. */
+export function imageSeed(seed: number, k: number): number {
+  return (seed + k) % 2 ** 32;
+}
+
+/**
+ * A generation's noise: seeded draws (or injected ones), in NCHW C order (diffusers), as NHWC tensors.
+ * Image k of a batch draws from its own source seeded `seed + k`, so any image of a multi-image request
+ * is the image a one-image request with that seed gives.
+ */
+export class NoiseDraws {
+  private readonly sources: GaussianNoise[] = [];
+  constructor(
+    private readonly seed: number,
+    private readonly injected: InjectedNoise | undefined,
+  ) {}
+
+  private source(k: number): GaussianNoise {
+    this.sources[k] ??= new GaussianNoise(imageSeed(this.seed, k));
+    return this.sources[k];
+  }
+
+  /** `nhwc` shape [B, H, W, C] → tensor of draws made for NCHW [B, C, H, W]. */
+  draw(purpose: NoisePurpose, nhwc: readonly number[]): tf.Tensor4D {
+    const [b, h, w, c] = nhwc;
+    const nchw = [b, c, h, w];
+    const data = this.injected ? this.injected(purpose, nchw) : this.seededDraws(b, c * h * w);
+    if (data.length !== b * c * h * w)
+      throw new Error(`noise source returned ${data.length} values for shape [${nchw}]`);
+    return tf.tidy(() =>
+      tf.tensor4d(data, nchw as [number, number, number, number]).transpose(NCHW_TO_NHWC),
+    ) as tf.Tensor4D;
+  }
+
+  /** `perImage` draws from each image's source, image after image (batch-major, as NCHW is). */
+  private seededDraws(batch: number, perImage: number): Float32Array {
+    if (batch === 1) return this.source(0).fill(perImage);
+    const out = new Float32Array(batch * perImage);
+    for (let k = 0; k < batch; k++) out.set(this.source(k).fill(perImage), k * perImage);
+    return out;
+  }
+
+  /** The source the scheduler draws its per-step noise from (DDIM with η > 0, Euler A). */
+  schedulerSource(): NoiseSource {
+    return (shape) => this.draw('scheduler', shape);
+  }
+}

@@ -1,0 +1,197 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryLogger, NDArray, type ServerHandle, serve } from '@tiffin/core';
+import { decodeBmp } from '@tiffin/io-image';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GenerationCancelled } from '../../src/pipeline/cancel.js';
+import { createDiffusionService, type DiffusionService } from '../../src/service/diffusion-service.js';
+import { JobStore, type JobView } from '../../src/service/jobs.js';
+import { tinyDir } from '../helpers/tiny.js';
+import { jpegSize } from './service-helpers.js';
+
+/** The jobs API (`/text2img/submit`, status, get, cancel, events) on the tiny pipeline, and its store. */
+const work = mkdtempSync(join(tmpdir(), 'tiffin-sd-jobs-'));
+writeFileSync(join(work, 'broken.safetensors'), 'not a safetensors file');
+let handle: ServerHandle;
+let sd: DiffusionService;
+
+const small = { prompt: 'a tiny cat', height: 16, width: 16, num_inference_steps: 3, seed: 7 };
+const url = (path: string) => `${handle.url}${path}`;
+const submit = async (body: unknown): Promise<string> => {
+  const res = await fetch(url('/text2img/submit'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { id: string }).id;
+};
+const status = async (id: string) =>
+  (await (await fetch(url(`/text2img/status?id=${id}`))).json()) as JobView;
+
+async function until(id: string, done: (view: JobView) => boolean): Promise<JobView> {
+  for (;;) {
+    const view = await status(id);
+    if (done(view)) return view;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+beforeAll(async () => {
+  sd = createDiffusionService({
+    modelDir: tinyDir('sd1'),
+    backend: 'wasm',
+    loraDir: work,
+    logger: new MemoryLogger(),
+  });
+  handle = await serve(sd.service, { port: 0, host: '127.0.0.1', logger: false, handleSignals: false });
+}, 120_000);
+
+afterAll(async () => {
+  await handle?.close();
+});
+
+describe('jobs API', () => {
+  it('submits, reports progress as server-sent events, and returns the images of a succeeded job', async () => {
+    const id = await submit(small);
+    const events = await fetch(url(`/text2img/events?id=${id}`));
+    expect(events.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const text = await events.text();
+    const names = [...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    expect(names.filter((n) => n === 'step')).toHaveLength(3);
+    expect(names.at(-1)).toBe('done');
+    const view = await until(id, (v) => v.status === 'succeeded');
+    expect(view).toMatchObject({ id, api: 'text2img', step: 3, total_steps: 3, error: null });
+    expect(view.expires_at).not.toBeNull();
+    const image = await fetch(url(`/text2img/get?id=${id}`));
+    expect(image.status).toBe(200);
+    expect(image.headers.get('content-type')).toBe('image/jpeg');
+    expect(image.headers.get('x-seed')).toBe('7');
+    const direct = await fetch(url('/text2img'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(small),
+    });
+    const bytes = Buffer.from(await image.arrayBuffer());
+    expect(jpegSize(bytes)).toEqual({ width: 16, height: 16 });
+    expect(bytes.equals(Buffer.from(await direct.arrayBuffer()))).toBe(true);
+    // Events of a finished job: its final state at once.
+    const again = await (await fetch(url(`/text2img/events?id=${id}`))).text();
+    expect(again).toMatch(/^event: succeeded$/m);
+  });
+
+  it('adds a low-resolution preview of the latents to each step event when submitted with ?preview=true', async () => {
+    const res = await fetch(url('/text2img/submit?preview=true'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(small),
+    });
+    const { id } = (await res.json()) as { id: string };
+    const text = await (await fetch(url(`/text2img/events?id=${id}`))).text();
+    const steps = text
+      .split('\n\n')
+      .filter((block) => block.includes('event: step'))
+      .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { preview?: string });
+    expect(steps).toHaveLength(3);
+    for (const step of steps) {
+      expect(step.preview).toMatch(/^data:image\/bmp;base64,/);
+      const bmp = decodeBmp(Buffer.from((step.preview as string).split(',')[1], 'base64'));
+      // Latent size: the tiny VAE scales by 2.
+      expect([bmp.width, bmp.height]).toEqual([8, 8]);
+    }
+    // Without the flag, no previews.
+    const plain = await submit(small);
+    const plainText = await (await fetch(url(`/text2img/events?id=${plain}`))).text();
+    expect(plainText).not.toContain('preview');
+  });
+
+  it('cancels a running job at its next step; it ends cancelled and has no images', async () => {
+    const id = await submit({ ...small, height: 32, width: 32, num_inference_steps: 100 });
+    const running = await until(id, (v) => v.status === 'running' && v.step >= 1);
+    expect(running.total_steps).toBe(100);
+    const res = await fetch(url(`/text2img/cancel?id=${id}`), { method: 'POST' });
+    expect(res.status).toBe(200);
+    const view = await until(id, (v) => v.status !== 'running');
+    expect(view.status).toBe('cancelled');
+    expect(view.step).toBeLessThan(100);
+    expect(view.error?.code).toBe('CANCELLED');
+    const get = await fetch(url(`/text2img/get?id=${id}`));
+    expect(get.status).toBe(409);
+    expect(((await get.json()) as { code: string }).code).toBe('JOB_NOT_DONE');
+  });
+
+  it('a job that fails ends failed with its error, never stuck running', async () => {
+    const id = await submit({ ...small, lora_weights: 'broken.safetensors' });
+    const view = await until(id, (v) => v.status !== 'queued' && v.status !== 'running');
+    expect(view.status).toBe('failed');
+    expect(view.error?.code).toBe('INVALID_ARGUMENT');
+    expect(view.error?.error).toMatch(/LoRA/);
+    expect(view.error?.error).toContain('broken.safetensors');
+    // Named as the request named it: the server's folder stays private.
+    expect(view.error?.error).not.toContain(work);
+  });
+
+  it('answers 404 for an unknown job and 400 without an id', async () => {
+    const unknown = await fetch(url('/text2img/status?id=nope'));
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { code: string }).code).toBe('JOB_NOT_FOUND');
+    expect((await fetch(url('/text2img/get'))).status).toBe(400);
+    expect((await fetch(url('/text2img/cancel?id=nope'), { method: 'POST' })).status).toBe(404);
+    // A bad body is refused at submit, as the synchronous API refuses it.
+    const bad = await fetch(url('/text2img/submit'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...small, height: 20 }),
+    });
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('JobStore', () => {
+  const image = { images: [new NDArray(new Uint8Array(3), [1, 1, 3], 'uint8')], seeds: [1] };
+  const never = () => new Promise<typeof image>(() => {});
+
+  it('is bounded: the oldest finished job makes room, and with every job active a new one is refused', async () => {
+    const store = new JobStore({ maxJobs: 2, resultTtlSeconds: 600 });
+    const a = store.submit('text2img', async () => image);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(store.status(a.id).status).toBe('succeeded');
+    const b = store.submit('text2img', never);
+    const c = store.submit('text2img', never); // a (finished) is forgotten for it
+    expect(() => store.status(a.id)).toThrow(/no job/);
+    expect(store.size).toBe(2);
+    expect(() => store.submit('text2img', never)).toThrow(expect.objectContaining({ code: 'JOBS_FULL' }));
+    expect(store.status(b.id).status).toBe('queued');
+    expect(store.status(c.id).status).toBe('queued');
+  });
+
+  it('forgets finished jobs after their time; settles every job from its work', async () => {
+    const store = new JobStore({ maxJobs: 8, resultTtlSeconds: 0 });
+    const failed = store.submit('text2img', async () => {
+      throw new Error('boom');
+    });
+    const cancelled = store.submit('text2img', async ({ signal }) => {
+      await new Promise((r) => signal.addEventListener('abort', r));
+      throw new GenerationCancelled('stopped');
+    });
+    store.progress(cancelled.id, 2, 10);
+    expect(store.status(cancelled.id)).toMatchObject({ status: 'running', step: 2, total_steps: 10 });
+    store.cancel(cancelled.id);
+    await new Promise((r) => setTimeout(r, 5));
+    // Finished with a zero time to live: both are already forgotten.
+    expect(() => store.status(failed.id)).toThrow(/no job/);
+    expect(() => store.status(cancelled.id)).toThrow(/no job/);
+    const kept = new JobStore({ maxJobs: 8, resultTtlSeconds: 600 });
+    const job = kept.submit('text2img', async () => {
+      throw new Error('boom at /srv/secret/path');
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    const view = kept.status(job.id);
+    expect(view.status).toBe('failed');
+    // An internal error's details stay in the server log.
+    expect(view.error?.code).toBe('INTERNAL_ERROR');
+    expect(JSON.stringify(view)).not.toContain('/srv/secret');
+  });
+});

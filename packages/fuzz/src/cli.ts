@@ -1,0 +1,74 @@
+// `pnpm fuzz [--requests N] [--duration S] [--seed K] [--concurrency C] [--grpc-share F] [--load N]`
+// Long fuzz runs against a fresh target server; prints counts by status, findings, hangs and memory.
+// `--load N` sends N more requests afterwards and reports the server's RSS before and after them;
+// `--duration S` caps each phase at S seconds.
+import { parseArgs } from 'node:util';
+import { type FuzzReport, fuzz } from './run.js';
+import { startTarget } from './target.js';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', short: 'n', default: '10000' },
+    duration: { type: 'string', short: 'd' },
+    seed: { type: 'string', default: String(Date.now() % 1_000_000) },
+    concurrency: { type: 'string', default: '8' },
+    'grpc-share': { type: 'string', default: '0.1' },
+    load: { type: 'string', default: '0' },
+  },
+});
+
+const mb = (bytes: number | null) => (bytes === null ? 'n/a' : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
+
+function print(title: string, report: FuzzReport): void {
+  console.log(`\n${title}: ${report.sent} requests in ${report.seconds.toFixed(1)} s`);
+  console.log('  HTTP by status:', JSON.stringify(report.http));
+  console.log('  gRPC by code:  ', JSON.stringify(report.grpc));
+  console.log(`  slowest answer: ${report.slowestMs.toFixed(0)} ms`);
+  console.log(`  findings (5xx, INTERNAL/UNKNOWN/UNAVAILABLE, hangs): ${report.findings.length}`);
+  for (const f of report.findings.slice(0, 20)) console.log(`    ${f.outcome}  ${f.what}`);
+}
+
+const target = await startTarget();
+const seed = Number(values.seed);
+const common = { seed, concurrency: Number(values.concurrency), grpcShare: Number(values['grpc-share']) };
+console.log(`fuzz target pid ${target.pid}, seed ${seed}, RSS at start ${mb(target.rss())}`);
+let failed = false;
+try {
+  const report = await fuzz(target, {
+    ...common,
+    requests: Number(values.requests),
+    durationS: values.duration ? Number(values.duration) : undefined,
+  });
+  print('fuzz', report);
+  failed = report.findings.length > 0;
+  console.log(`  kinds: ${JSON.stringify(report.kinds)}`);
+  const load = Number(values.load);
+  if (load > 0 && !target.exit) {
+    const before = target.rss();
+    const again = await fuzz(target, {
+      ...common,
+      seed: seed + 1_000_003,
+      requests: load,
+      durationS: values.duration ? Number(values.duration) : undefined,
+    });
+    const after = target.rss();
+    print('follow-up load', again);
+    console.log(`  RSS before ${mb(before)}, after ${mb(after)}, change ${mb((after ?? 0) - (before ?? 0))}`);
+    failed ||= again.findings.length > 0;
+  }
+} finally {
+  if (target.exit) {
+    failed = true;
+    console.log(
+      `\nCRASH: the target exited (${JSON.stringify(target.exit)}):\n${target.stderr().slice(-4000)}`,
+    );
+  } else {
+    const res = await fetch(`http://127.0.0.1:${target.httpPort}/livez`).catch(() => null);
+    console.log(`\ntarget alive: /livez ${res?.status ?? 'no answer'}; RSS ${mb(target.rss())}`);
+    if (res?.status !== 200) failed = true;
+    await target.stop();
+  }
+  const errors = target.stderr().split('\n').filter(Boolean).length;
+  console.log(`server error log lines: ${errors}`);
+}
+process.exit(failed ? 1 : 0);

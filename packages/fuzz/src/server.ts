@@ -1,0 +1,19 @@
+// The fuzz target as its own process (`node --conditions=source --import tsx src/server.ts`): the runner
+// measures its memory, sees it exit if anything kills it, and reads one JSON line with its addresses.
+import { serve, serveGrpc } from '@tiffin/core';
+import { loadDanfo } from '@tiffin/io-pandas';
+import { fuzzService } from './service.js';
+
+const svc = fuzzService();
+// danfo (TensorFlow.js) loads lazily and takes seconds; load it first so that it is not counted as a hang.
+await loadDanfo();
+const errors = {
+  log(level: string, msg: string, fields?: Record<string, unknown>) {
+    // Only what would point at a bug; the access log of 100,000 requests would cost more than the fuzzing.
+    if (level === 'error') process.stderr.write(`${JSON.stringify({ level, msg, ...fields })}\n`);
+  },
+};
+// No safety net: an error escaping a request must end this process, so the fuzzer reports it as a crash.
+const http = await serve(svc, { port: 0, logger: errors, safetyNet: false, maxConcurrency: 1024 });
+const rpc = await serveGrpc(svc, { port: 0, reflection: false, runStartupHooks: false, log: () => {} });
+process.stdout.write(`${JSON.stringify({ http: http.url, grpc: rpc.address, pid: process.pid })}\n`);

@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fuzz } from '../src/run.js';
+import { startTarget, type Target } from '../src/target.js';
+
+let target: Target;
+beforeAll(async () => {
+  target = await startTarget();
+}, 60_000);
+afterAll(async () => {
+  await target?.stop();
+});
+
+describe('fuzz: hostile requests at every descriptor, HTTP and gRPC', () => {
+  it('answers a seeded run of hostile requests without a 5xx, an INTERNAL, a hang or a crash', async () => {
+    const report = await fuzz(target, { requests: 1500, seed: 13, concurrency: 8, grpcShare: 0.12 });
+    expect(target.exit, target.stderr().slice(-2000)).toBeNull();
+    expect(report.findings, JSON.stringify(report.findings.slice(0, 10), null, 1)).toEqual([]);
+    expect(report.sent).toBe(1500);
+    // Every family of hostile body was sent.
+    for (const kind of [
+      'json/deep',
+      'multipart/truncated',
+      'multipart/many-parts',
+      'image/bomb',
+      'parquet/garbage',
+      'csv/cells',
+      'grpc/random',
+    ]) {
+      expect(report.kinds[kind] ?? 0, kind).toBeGreaterThan(0);
+    }
+    const live = await fetch(`http://127.0.0.1:${target.httpPort}/livez`);
+    expect(live.status).toBe(200);
+  });
+});
