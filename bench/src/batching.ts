@@ -43,9 +43,16 @@ export interface BatchingResult {
  * Throughput and p99 latency of a dense 256×256 layer at 64 concurrent single-row clients, the API batchable
  * against the same API not batchable, runs alternated after a warm-up.
  */
-export async function benchBatching({ seconds = 5, connections = 64, rounds = 3 } = {}): Promise<BatchingResult> {
+export async function benchBatching({
+  seconds = 5,
+  connections = 64,
+  rounds = 3,
+} = {}): Promise<BatchingResult> {
   const pinning = cpuPinning();
-  const server = await startServer(['--import', 'tsx', join(HERE, 'servers', 'dense-service.ts')], pinning.serverPrefix);
+  const server = await startServer(
+    ['--import', 'tsx', join(HERE, 'servers', 'dense-service.ts')],
+    pinning.serverPrefix,
+  );
   const unpin = pinning.pinLoadGenerator();
   try {
     const batchable = `${server.url}/dense`;

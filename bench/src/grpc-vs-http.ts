@@ -59,7 +59,9 @@ export async function runGrpcVsHttp(rounds = 3): Promise<{ http: Spread; grpc: S
         },
         (res) => {
           res.resume();
-          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`)),
+          );
         },
       );
       req.on('error', reject);
@@ -70,7 +72,9 @@ export async function runGrpcVsHttp(rounds = 3): Promise<{ http: Spread; grpc: S
   const clients = Array.from(
     { length: CHANNELS },
     (_, i) =>
-      new Client(address, grpc.credentials.createInsecure(), { 'grpc.bench_channel': i }) as unknown as GrpcClient,
+      new Client(address, grpc.credentials.createInsecure(), {
+        'grpc.bench_channel': i,
+      }) as unknown as GrpcClient,
   );
   const message: RequestMessage = {
     api_name: 'echo',

@@ -59,7 +59,15 @@ const SERVERS = {
   tiffinServe: (): string[] => {
     const require = createRequire(import.meta.url);
     const bin = join(dirname(require.resolve('@tiffin/cli/package.json')), 'dist', 'bin.js');
-    return [bin, 'serve', join(HERE, 'servers', 'echo-service.ts'), '--port', '0', '--max-concurrency', '100000'];
+    return [
+      bin,
+      'serve',
+      join(HERE, 'servers', 'echo-service.ts'),
+      '--port',
+      '0',
+      '--max-concurrency',
+      '100000',
+    ];
   },
   fastify: (): string[] => ['--import', 'tsx', join(HERE, 'servers', 'fastify-echo.ts')],
   /** `serve()` with logging off. */
@@ -114,7 +122,10 @@ export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 3 
     }
     const ratio = (a: ServerName, b: ServerName) => spread(runs[a].map((r, i) => r.rps / runs[b][i]!.rps));
     return {
-      rps: Object.fromEntries(names.map((n) => [n, spread(runs[n].map((r) => r.rps))])) as Record<ServerName, Spread>,
+      rps: Object.fromEntries(names.map((n) => [n, spread(runs[n].map((r) => r.rps))])) as Record<
+        ServerName,
+        Spread
+      >,
       cpuUs: Object.fromEntries(names.map((n) => [n, spread(runs[n].map((r) => r.cpuUs))])) as Record<
         ServerName,
         Spread

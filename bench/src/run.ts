@@ -15,8 +15,12 @@ console.log(`load average at start: ${loadAverage()}\n`);
 
 if (wanted('batching')) {
   const b = await benchBatching({ seconds, rounds });
-  console.log(`Adaptive batching: dense 256x256 float32 layer (tfjs wasm), 64 concurrent single-row clients (${b.pinning}):`);
-  console.log(`  batchable     req/s ${fmtSpread(b.batchable.rps)}   p99 ms ${fmtSpread(b.batchable.p99, 1)}`);
+  console.log(
+    `Adaptive batching: dense 256x256 float32 layer (tfjs wasm), 64 concurrent single-row clients (${b.pinning}):`,
+  );
+  console.log(
+    `  batchable     req/s ${fmtSpread(b.batchable.rps)}   p99 ms ${fmtSpread(b.batchable.p99, 1)}`,
+  );
   console.log(`  not batchable req/s ${fmtSpread(b.single.rps)}   p99 ms ${fmtSpread(b.single.p99, 1)}`);
   console.log(`  ratio batchable/not    ${fmtSpread(b.ratio, 2)}x   (target >= 4x)`);
   console.log(
@@ -46,13 +50,17 @@ if (wanted('parse')) {
   console.log(`NumpyNdarray parse, 1M float64 as a ${fmt(parse.bodyMB, 1)} MB JSON body, MB/s (best of 5):`);
   console.log(`  tiffin NumpyNdarray           ${fmt(parse.tiffinMBps, 1)}`);
   console.log(`  JSON.parse -> Float64Array    ${fmt(parse.baselineMBps, 1)}`);
-  console.log(`  ratio tiffin/baseline         ${fmt(parse.tiffinMBps / parse.baselineMBps, 3)}x   (target >= 0.8x)\n`);
+  console.log(
+    `  ratio tiffin/baseline         ${fmt(parse.tiffinMBps / parse.baselineMBps, 3)}x   (target >= 0.8x)\n`,
+  );
 }
 
 if (wanted('grpc')) {
   const { runGrpcVsHttp } = await import('./grpc-vs-http.js');
   const t = await runGrpcVsHttp(rounds);
-  console.log('NumpyNdarray 1k-float echo, 32 calls in flight, calls/s (clients in this process, server in a child):');
+  console.log(
+    'NumpyNdarray 1k-float echo, 32 calls in flight, calls/s (clients in this process, server in a child):',
+  );
   console.log(`  HTTP                          ${fmtSpread(t.http)}`);
   console.log(`  gRPC                          ${fmtSpread(t.grpc)}`);
   console.log(`  ratio gRPC/HTTP               ${fmtSpread(t.ratio, 3)}x   (target >= 0.9x)`);

@@ -30,7 +30,10 @@ export class CsvRows extends IODescriptor<Rows, Rows> {
     batchRows: (batch) => batch.length,
     split: (batch, counts) => {
       let at = 0;
-      return counts.map((n) => batch.slice(at, (at += n)));
+      return counts.map((n) => {
+        at += n;
+        return batch.slice(at - n, at);
+      });
     },
   };
 
