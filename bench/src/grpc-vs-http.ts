@@ -1,32 +1,35 @@
 /**
- * gRPC vs HTTP: calls per second of the same 1k-float NumpyNdarray echo API over both transports, in one
- * run on loopback, with the same closed-loop load (a fixed number of calls in flight for a fixed time).
+ * gRPC vs HTTP: calls per second of the same 1k-float NumpyNdarray echo API over both transports, served by one
+ * child process (pinned), with the same closed-loop load from this process (a fixed number of calls in flight
+ * for a fixed time; HTTP over keep-alive sockets, gRPC over several channels so one HTTP/2 connection is not
+ * the limit). Runs alternate.
  */
 import { Agent, request as httpRequest } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import {
-  inferenceClientConstructor,
-  type NDArray,
-  NumpyNdarray,
-  type RequestMessage,
-  type ResponseMessage,
-  Service,
-  serve,
-  serveGrpc,
-} from '@tiffin/core';
+import { inferenceClientConstructor, type RequestMessage, type ResponseMessage } from '@tiffin/core';
+import { cpuPinning } from './cpu-pinning.js';
+import { startServer, stopServer } from './servers/spawn.js';
+import { type Spread, spread } from './stats.js';
 
+const HERE = dirname(fileURLToPath(import.meta.url));
 const IN_FLIGHT = 32;
+const CHANNELS = 4;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const VALUES = Array.from({ length: 1000 }, (_, i) => i / 7);
 
-type CallFn = () => Promise<void>;
+type CallFn = (lane: number) => Promise<void>;
+type GrpcClient = grpc.Client & {
+  Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
+};
 
 async function closedLoop(call: CallFn, seconds: number): Promise<number> {
   const deadline = performance.now() + seconds * 1000;
   let done = 0;
-  const lane = async () => {
+  const lane = async (_: unknown, i: number) => {
     while (performance.now() < deadline) {
-      await call();
+      await call(i);
       done++;
     }
   };
@@ -35,22 +38,20 @@ async function closedLoop(call: CallFn, seconds: number): Promise<number> {
   return done / ((performance.now() - started) / 1000);
 }
 
-export async function runGrpcVsHttp(): Promise<{ http: number; grpc: number }> {
-  const svc = new Service('bench_grpc');
-  svc.api(
-    { input: new NumpyNdarray({ dtype: 'float64' }), output: new NumpyNdarray() },
-    function echo(x: NDArray) {
-      return x;
-    },
+export async function runGrpcVsHttp(rounds = 3): Promise<{ http: Spread; grpc: Spread; ratio: Spread }> {
+  const pinning = cpuPinning();
+  const server = await startServer(
+    ['--import', 'tsx', join(HERE, 'servers', 'grpc-echo-service.ts')],
+    pinning.serverPrefix,
   );
-  const http = await serve(svc, { port: 0, host: '127.0.0.1', logger: false });
-  const rpc = await serveGrpc(svc, { port: 0, runStartupHooks: false, log: () => undefined });
+  const unpin = pinning.pinLoadGenerator();
+  const address = await (await fetch(`${server.url}/grpc_address`, { method: 'POST', body: '' })).text();
   const body = Buffer.from(JSON.stringify(VALUES));
   const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
   const httpCall: CallFn = () =>
     new Promise((resolve, reject) => {
       const req = httpRequest(
-        `${http.url}/echo`,
+        `${server.url}/echo`,
         {
           method: 'POST',
           agent,
@@ -67,33 +68,36 @@ export async function runGrpcVsHttp(): Promise<{ http: number; grpc: number }> {
       req.end(body);
     });
   const Client = inferenceClientConstructor();
-  const client = new Client(rpc.address, grpc.credentials.createInsecure()) as grpc.Client & {
-    Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
-  };
+  // Distinct channel options keep grpc-js from sharing one subchannel (one HTTP/2 connection) between clients.
+  const clients = Array.from(
+    { length: CHANNELS },
+    (_, i) =>
+      new Client(address, grpc.credentials.createInsecure(), {
+        'grpc.bench_channel': i,
+      }) as unknown as GrpcClient,
+  );
   const message: RequestMessage = {
     api_name: 'echo',
     ndarray: { dtype: 'DTYPE_DOUBLE', shape: [1000], double_values: VALUES },
   };
-  const grpcCall: CallFn = () =>
-    new Promise((resolve, reject) => client.Call(message, (err) => (err ? reject(err) : resolve())));
-
-  // Warm both paths (JIT, connections) before measuring.
-  await closedLoop(httpCall, 1);
-  await closedLoop(grpcCall, 1);
-  const httpRate = await closedLoop(httpCall, SECONDS);
-  const grpcRate = await closedLoop(grpcCall, SECONDS);
-
-  client.close();
-  agent.destroy();
-  await rpc.close();
-  await http.close();
-  return { http: httpRate, grpc: grpcRate };
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { http, grpc: g } = await runGrpcVsHttp();
-  console.log(`NumpyNdarray 1k-float echo, ${IN_FLIGHT} calls in flight, ${SECONDS}s each:`);
-  console.log(`  HTTP  ${http.toFixed(0)} calls/s`);
-  console.log(`  gRPC  ${g.toFixed(0)} calls/s`);
-  console.log(`  ratio gRPC/HTTP = ${(g / http).toFixed(2)}x`);
+  const grpcCall: CallFn = (lane) =>
+    new Promise((resolve, reject) =>
+      clients[lane % CHANNELS]!.Call(message, (err) => (err ? reject(err) : resolve())),
+    );
+  try {
+    await closedLoop(httpCall, 1);
+    await closedLoop(grpcCall, 1);
+    const http: number[] = [];
+    const rpc: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      http.push(await closedLoop(httpCall, SECONDS));
+      rpc.push(await closedLoop(grpcCall, SECONDS));
+    }
+    return { http: spread(http), grpc: spread(rpc), ratio: spread(rpc.map((g, i) => g / http[i]!)) };
+  } finally {
+    for (const c of clients) c.close();
+    agent.destroy();
+    unpin();
+    await stopServer(server.child);
+  }
 }

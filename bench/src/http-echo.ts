@@ -1,9 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { cpuPinning } from './cpu-pinning.js';
+import { startServer, stopServer } from './servers/spawn.js';
+import { type Spread, spread } from './stats.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -14,38 +16,6 @@ const PAYLOAD = JSON.stringify({
   tags: ['a', 'b', 'c'],
   meta: { source: 'bench', ok: true },
 });
-
-async function startServer(
-  script: string,
-  prefix: readonly string[],
-): Promise<{ url: string; child: ChildProcess }> {
-  // Through `taskset` when pinned (it execs node, so the pid is the server's).
-  const [command, ...prefixArgs] = prefix.length > 0 ? prefix : [process.execPath];
-  const child = spawn(
-    command!,
-    [
-      ...(prefix.length > 0 ? [...prefixArgs, process.execPath] : []),
-      // @tiffin/core from its build (what users run); BENCH_FROM_SOURCE=1 measures src through tsx instead.
-      ...(process.env.BENCH_FROM_SOURCE ? ['--conditions=source'] : []),
-      '--import',
-      'tsx',
-      join(HERE, 'servers', script),
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line) resolve(line.trim());
-    });
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-  return { url, child };
-}
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
 function cpuSeconds(pid: number): number {
@@ -59,13 +29,12 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-interface LoadResult {
+interface Run {
   rps: number;
-  requests: number;
-  cpu: number;
+  cpuUs: number;
 }
 
-async function load(url: string, seconds: number, connections: number, pid: number): Promise<LoadResult> {
+async function load(url: string, seconds: number, connections: number, pid: number): Promise<Run> {
   const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url: `${url}/echo`,
@@ -78,59 +47,95 @@ async function load(url: string, seconds: number, connections: number, pid: numb
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`load run failed: ${result.non2xx} non-2xx, ${result.errors} errors`);
   }
-  return { rps: result.requests.average, requests: result.requests.total, cpu: cpuSeconds(pid) - cpuBefore };
+  return {
+    rps: result.requests.average,
+    cpuUs: ((cpuSeconds(pid) - cpuBefore) / result.requests.total) * 1e6,
+  };
 }
 
+/** The servers compared, each a child process. */
+const SERVERS = {
+  /** `tiffin serve echo-service.ts`, default logging (pino JSON access log on stdout). */
+  tiffinServe: (): string[] => {
+    const require = createRequire(import.meta.url);
+    const bin = join(dirname(require.resolve('@tiffin/cli/package.json')), 'dist', 'bin.js');
+    return [
+      bin,
+      'serve',
+      join(HERE, 'servers', 'echo-service.ts'),
+      '--port',
+      '0',
+      '--max-concurrency',
+      '100000',
+    ];
+  },
+  fastify: (): string[] => ['--import', 'tsx', join(HERE, 'servers', 'fastify-echo.ts')],
+  /** `serve()` with logging off. */
+  tiffinQuiet: (): string[] => [
+    ...(process.env.BENCH_FROM_SOURCE ? ['--conditions=source'] : []),
+    '--import',
+    'tsx',
+    join(HERE, 'servers', process.env.BENCH_TIFFIN_SERVER ?? 'tiffin-echo.ts'),
+  ],
+  nodeHttp: (): string[] => ['--import', 'tsx', join(HERE, 'servers', 'node-echo.ts')],
+} as const;
+
+type ServerName = keyof typeof SERVERS;
+
 export interface EchoResult {
-  /** Requests per second. */
-  tiffin: number;
-  koa: number;
-  /** Server CPU microseconds per request (robust to other load on the machine). */
-  tiffinCpuUs: number;
-  koaCpuUs: number;
-  /** How the processes were placed on CPUs. */
+  rps: Record<ServerName, Spread>;
+  cpuUs: Record<ServerName, Spread>;
+  /** Per-round ratios (same round, back to back). */
+  serveVsFastify: Spread;
+  quietVsNode: Spread;
   pinning: string;
 }
 
 /**
- * Requests/s of a JSON echo API served by Tiffin against a bare Koa route doing the same work. Both servers run
- * as child processes; the runs alternate (A B A B) after a warm-up so drift on a shared machine hits both.
+ * Requests/s of a JSON echo API: `tiffin serve` (default logging) against Fastify 5, and Tiffin with logging off
+ * against a bare node:http handler. All four run as child processes pinned to one CPU, the load generator on
+ * another; runs alternate (one of each per round) after a warm-up so drift on a shared machine hits all alike.
  */
 export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 3 } = {}): Promise<EchoResult> {
   const pinning = cpuPinning();
-  const tiffin = await startServer(process.env.BENCH_TIFFIN_SERVER ?? 'tiffin-echo.ts', pinning.serverPrefix);
-  const koa = await startServer('koa-echo.ts', pinning.serverPrefix);
+  const names = Object.keys(SERVERS) as ServerName[];
+  const started = new Map<ServerName, Awaited<ReturnType<typeof startServer>>>();
+  for (const name of names) started.set(name, await startServer(SERVERS[name](), pinning.serverPrefix));
   const unpin = pinning.pinLoadGenerator();
   try {
-    const check = await fetch(`${tiffin.url}/echo`, {
-      method: 'POST',
-      body: PAYLOAD,
-      headers: { 'content-type': 'application/json' },
-    });
-    if ((await check.text()) !== PAYLOAD) throw new Error('Tiffin echo does not return the payload');
-    await load(tiffin.url, 2, connections, tiffin.child.pid!);
-    await load(koa.url, 2, connections, koa.child.pid!);
-    const sums = { tiffin: 0, koa: 0, tiffinCpu: 0, tiffinReq: 0, koaCpu: 0, koaReq: 0 };
-    for (let i = 0; i < rounds; i++) {
-      const t = await load(tiffin.url, seconds, connections, tiffin.child.pid!);
-      const k = await load(koa.url, seconds, connections, koa.child.pid!);
-      sums.tiffin += t.rps;
-      sums.tiffinCpu += t.cpu;
-      sums.tiffinReq += t.requests;
-      sums.koa += k.rps;
-      sums.koaCpu += k.cpu;
-      sums.koaReq += k.requests;
+    for (const name of names) {
+      const { url } = started.get(name)!;
+      const check = await fetch(`${url}/echo`, {
+        method: 'POST',
+        body: PAYLOAD,
+        headers: { 'content-type': 'application/json' },
+      });
+      if ((await check.text()) !== PAYLOAD) throw new Error(`${name} echo does not return the payload`);
+      await load(url, 2, connections, started.get(name)!.child.pid!);
     }
+    const runs = Object.fromEntries(names.map((n) => [n, [] as Run[]])) as Record<ServerName, Run[]>;
+    for (let i = 0; i < rounds; i++) {
+      for (const name of names) {
+        const { url, child } = started.get(name)!;
+        runs[name].push(await load(url, seconds, connections, child.pid!));
+      }
+    }
+    const ratio = (a: ServerName, b: ServerName) => spread(runs[a].map((r, i) => r.rps / runs[b][i]!.rps));
     return {
-      tiffin: sums.tiffin / rounds,
-      koa: sums.koa / rounds,
-      tiffinCpuUs: (sums.tiffinCpu / sums.tiffinReq) * 1e6,
-      koaCpuUs: (sums.koaCpu / sums.koaReq) * 1e6,
+      rps: Object.fromEntries(names.map((n) => [n, spread(runs[n].map((r) => r.rps))])) as Record<
+        ServerName,
+        Spread
+      >,
+      cpuUs: Object.fromEntries(names.map((n) => [n, spread(runs[n].map((r) => r.cpuUs))])) as Record<
+        ServerName,
+        Spread
+      >,
+      serveVsFastify: ratio('tiffinServe', 'fastify'),
+      quietVsNode: ratio('tiffinQuiet', 'nodeHttp'),
       pinning: pinning.description,
     };
   } finally {
     unpin();
-    tiffin.child.kill('SIGTERM');
-    koa.child.kill('SIGTERM');
+    for (const { child } of started.values()) await stopServer(child);
   }
 }

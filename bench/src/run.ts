@@ -1,38 +1,73 @@
-/** `pnpm bench`: prints throughput and ratios against named baselines (no pass/fail thresholds). */
+/** `pnpm bench`: prints throughput and ratios against baselines measured in the same run (no pass/fail). */
+import { benchBatching } from './batching.js';
 import { benchHttpEcho } from './http-echo.js';
 import { benchNdarrayParse } from './ndarray-parse.js';
-
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
+import { fmt, fmtSpread, loadAverage } from './stats.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-console.log(`Tiffin benchmarks (node ${process.version}, loopback; load generator shares the machine)\n`);
-
-const echo = await benchHttpEcho({ seconds });
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const only = process.env.BENCH_ONLY?.split(',');
+const wanted = (name: string) => !only || only.includes(name);
 console.log(
-  `JSON echo API, autocannon 50 connections, requests/s (mean of 3 alternating runs; ${echo.pinning}):`,
+  `Tiffin benchmarks (node ${process.version}, loopback, ${rounds} alternated runs of ${seconds}s; median (min, max))`,
 );
-console.log(`  tiffin (JSON → JSON API)      ${fmt(echo.tiffin)}`);
-console.log(`  koa route (same work)         ${fmt(echo.koa)}`);
-console.log(`  ratio tiffin/koa              ${fmt(echo.tiffin / echo.koa, 3)}x   (target >= 0.9x)`);
-console.log('Server CPU per request, microseconds (steadier than req/s when other work shares the machine):');
-console.log(
-  `  tiffin ${fmt(echo.tiffinCpuUs, 1)}   koa ${fmt(echo.koaCpuUs, 1)}   ratio koa/tiffin ${fmt(echo.koaCpuUs / echo.tiffinCpuUs, 3)}x\n`,
-);
+console.log(`load average at start: ${loadAverage()}\n`);
 
-const parse = await benchNdarrayParse();
-console.log(`NumpyNdarray parse, 1M float64 as a ${fmt(parse.bodyMB, 1)} MB JSON body, MB/s (best of 5):`);
-console.log(`  tiffin NumpyNdarray           ${fmt(parse.tiffinMBps, 1)}`);
-console.log(`  JSON.parse → Float64Array     ${fmt(parse.baselineMBps, 1)}`);
-console.log(
-  `  ratio tiffin/baseline         ${fmt(parse.tiffinMBps / parse.baselineMBps, 3)}x   (target >= 0.8x)`,
-);
+if (wanted('batching')) {
+  const b = await benchBatching({ seconds, rounds });
+  console.log(
+    `Adaptive batching: dense 256x256 float32 layer (tfjs wasm), 64 concurrent single-row clients (${b.pinning}):`,
+  );
+  console.log(
+    `  batchable     req/s ${fmtSpread(b.batchable.rps)}   p99 ms ${fmtSpread(b.batchable.p99, 1)}`,
+  );
+  console.log(`  not batchable req/s ${fmtSpread(b.single.rps)}   p99 ms ${fmtSpread(b.single.p99, 1)}`);
+  console.log(`  ratio batchable/not    ${fmtSpread(b.ratio, 2)}x   (target >= 4x)`);
+  console.log(
+    `  p99 bound: max_latency_ms ${b.maxLatencyMs} + one full batch ${fmt(b.batchCostMs, 2)} ms = ${fmt(b.maxLatencyMs + b.batchCostMs, 1)} ms`,
+  );
+  console.log(`  load average: ${loadAverage()}\n`);
+}
 
-const { runGrpcVsHttp } = await import('./grpc-vs-http.js');
-const transports = await runGrpcVsHttp();
-console.log('\nNumpyNdarray 1k-float echo, 32 calls in flight, calls/s:');
-console.log(`  HTTP                          ${fmt(transports.http)}`);
-console.log(`  gRPC                          ${fmt(transports.grpc)}`);
-console.log(`  ratio gRPC/HTTP               ${fmt(transports.grpc / transports.http, 3)}x`);
+if (wanted('echo')) {
+  const e = await benchHttpEcho({ seconds, rounds });
+  console.log(`JSON echo, autocannon 50 connections, req/s (${e.pinning}):`);
+  console.log(`  tiffin serve (default logging)  ${fmtSpread(e.rps.tiffinServe)}`);
+  console.log(`  fastify 5                       ${fmtSpread(e.rps.fastify)}`);
+  console.log(`  ratio tiffin serve / fastify    ${fmtSpread(e.serveVsFastify, 3)}x   (target >= 0.9x)`);
+  console.log(`  tiffin serve(), logging off     ${fmtSpread(e.rps.tiffinQuiet)}`);
+  console.log(`  bare node:http                  ${fmtSpread(e.rps.nodeHttp)}`);
+  console.log(`  ratio tiffin quiet / node:http  ${fmtSpread(e.quietVsNode, 3)}x   (target >= 0.9x)`);
+  console.log('  server CPU per request, us (steadier than req/s when other work shares the machine):');
+  console.log(
+    `    serve ${fmt(e.cpuUs.tiffinServe.median, 1)}  fastify ${fmt(e.cpuUs.fastify.median, 1)}  quiet ${fmt(e.cpuUs.tiffinQuiet.median, 1)}  node:http ${fmt(e.cpuUs.nodeHttp.median, 1)}`,
+  );
+  console.log(`  load average: ${loadAverage()}\n`);
+}
 
-const { benchClients, printClients } = await import('./clients.js');
-printClients(await benchClients({ seconds: Math.max(2, Math.round(seconds / 2)) }));
+if (wanted('parse')) {
+  const parse = await benchNdarrayParse();
+  console.log(`NumpyNdarray parse, 1M float64 as a ${fmt(parse.bodyMB, 1)} MB JSON body, MB/s (best of 5):`);
+  console.log(`  tiffin NumpyNdarray           ${fmt(parse.tiffinMBps, 1)}`);
+  console.log(`  JSON.parse -> Float64Array    ${fmt(parse.baselineMBps, 1)}`);
+  console.log(
+    `  ratio tiffin/baseline         ${fmt(parse.tiffinMBps / parse.baselineMBps, 3)}x   (target >= 0.8x)\n`,
+  );
+}
+
+if (wanted('grpc')) {
+  const { runGrpcVsHttp } = await import('./grpc-vs-http.js');
+  const t = await runGrpcVsHttp(rounds);
+  console.log(
+    'NumpyNdarray 1k-float echo, 32 calls in flight, calls/s (clients in this process, server in a child):',
+  );
+  console.log(`  HTTP                          ${fmtSpread(t.http)}`);
+  console.log(`  gRPC                          ${fmtSpread(t.grpc)}`);
+  console.log(`  ratio gRPC/HTTP               ${fmtSpread(t.ratio, 3)}x   (target >= 0.9x)`);
+  console.log(`  load average: ${loadAverage()}`);
+}
+
+if (wanted('clients')) {
+  const { benchClients, printClients } = await import('./clients.js');
+  printClients(await benchClients({ seconds: Math.max(2, Math.round(seconds / 2)) }));
+}

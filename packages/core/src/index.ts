@@ -5,6 +5,14 @@ export * from './http/media-type.js';
 export * from './http/request.js';
 export * from './http/response.js';
 export * from './inference-protocol/index.js';
+export {
+  arrayItems,
+  type BatchInputOf,
+  type Batching,
+  type BatchOutputOf,
+  oneItemPerRequest,
+  rowsAlong,
+} from './io/batching.js';
 export * from './io/descriptor.js';
 export * from './io/descriptors/file.js';
 export { JSON, JSONDescriptor, type JSONOptions } from './io/descriptors/json.js';
@@ -19,8 +27,10 @@ export * from './io/openapi.js';
 export * from './io/schema-model.js';
 export * from './io/wire-types.js';
 export * from './limits/index.js';
+export { concatenate, splitAlong } from './ndarray/batch.js';
 export * from './ndarray/index.js';
 export * from './openapi/index.js';
+export { Runtime, type RuntimeOptions, type TransportCodec } from './runtime/runtime.js';
 export * from './server/index.js';
 export * from './service/context.js';
 export * from './service/service.js';

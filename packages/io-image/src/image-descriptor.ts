@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import {
   BadInput,
+  type Batching,
   type BinarySource,
   buildResponse,
   type Context,
@@ -11,11 +12,11 @@ import {
   InvalidArgument,
   IODescriptor,
   NDArray,
+  oneItemPerRequest,
   type ProtoField,
   type ProtoPayload,
   parseMediaType,
   type RequestBodyObject,
-  type ResponseObject,
   registerDescriptor,
   type SchemaObject,
   type WireTypes,
@@ -63,6 +64,10 @@ export class Image extends IODescriptor<TiffinImage, ImageOutput> {
   private outputFormat: FormatInfo;
   /** Replaceable loader of the file-type package (tests simulate it missing). */
   fileTypeImporter: FileTypeImporter | undefined;
+
+  /** One image per request; the function gets the batch's images and returns one output image each. */
+  override readonly batching: Batching<TiffinImage, ImageOutput, TiffinImage[], ImageOutput[]> =
+    oneItemPerRequest('Image');
 
   constructor(options: ImageOptions = {}) {
     super();
@@ -151,22 +156,10 @@ export class Image extends IODescriptor<TiffinImage, ImageOutput> {
     return { ...BINARY_SCHEMA };
   }
 
-  override openapiComponents(): null {
-    return null;
-  }
-
-  override openapiExample(): null {
-    return null;
-  }
-
   override openapiRequestBody(): RequestBodyObject {
     const content: RequestBodyObject['content'] = {};
     for (const mime of this.allowedMimeTypes) content[mime] = { schema: this.openapiSchema() };
     return { content, required: true, 'x-tiffin-io-descriptor': this.toSpec() };
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses(this.mimeType);
   }
 
   override toSpec(): DescriptorSpec {

@@ -1,5 +1,9 @@
 export * from './messages.js';
-export * from './proto.js';
+export {
+  GRPC_SERVICE_NAME,
+  inferenceClientConstructor,
+  inferenceServiceDefinition,
+  protoPath,
+} from './proto.js';
 export * from './server.js';
-export { serviceMetadata } from './service-metadata.js';
-export * from './struct.js';
+export { fromValueMessage, toValueMessage } from './struct.js';

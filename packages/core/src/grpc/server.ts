@@ -13,9 +13,13 @@ import {
 } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { IODescriptor } from '../io/descriptor.js';
+import type { Invocation } from '../runtime/invocation.js';
+import { LazyAbort } from '../runtime/lazy-abort.js';
+import { Runtime, type TransportCodec } from '../runtime/runtime.js';
 import { type AuthCheck, bearerAuth, resolveApiToken } from '../server/auth.js';
+import type { Logger } from '../server/logger.js';
+import { DEFAULT_SERVER_OPTIONS } from '../server/options.js';
 import { newRequestId } from '../server/request-id.js';
-import { Context } from '../service/context.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from './messages.js';
 import { grpcMetrics } from './metrics.js';
@@ -43,6 +47,12 @@ export interface GrpcServerOptions {
   apiToken?: string;
   /** Run the service's startup hooks before serving (default true; false when the HTTP server already did). */
   runStartupHooks?: boolean;
+  /**
+   * The invocation core to call APIs through: pass the HTTP app's (`handle.app.runtime`) so both transports
+   * share one concurrency gate and one batcher per API. Default: a runtime of its own with the HTTP server's
+   * default limits (timeout 60 s, 128 calls at once).
+   */
+  runtime?: Runtime;
 }
 
 export interface GrpcServerHandle {
@@ -98,6 +108,19 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     options.log ??
     ((entry: Record<string, unknown>) => console.error(JSON.stringify({ time: new Date(), ...entry })));
   const metrics = grpcMetrics(options.metricsRegistry);
+  let serving = false;
+  const runtime =
+    options.runtime ??
+    new Runtime(svc, {
+      timeout: DEFAULT_SERVER_OPTIONS.timeout,
+      maxConcurrency: DEFAULT_SERVER_OPTIONS.maxConcurrency,
+      retryAfter: DEFAULT_SERVER_OPTIONS.retryAfter,
+      logger: logAdapter(log),
+      isReady: () => serving,
+      registry: options.metricsRegistry,
+    });
+  const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
+  for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, log));
 
   server.addService(tolerantDefinition(), {
     Call: (
@@ -121,7 +144,16 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       const started = process.hrtime.bigint();
       const labels = { api_name: apiName, service_name: svc.name };
       metrics.inProgress.inc(labels);
-      handleCall(svc, call, log)
+      const invocation: Invocation = {
+        requestId: newRequestId(),
+        api: svc.apis.get(apiName),
+        abort: new LazyAbort(),
+        onClose: [],
+        startedAt: performance.now(),
+        timedOut: false,
+      };
+      call.on('cancelled', () => invocation.abort.abort(new Error('call cancelled')));
+      handleCall(svc, runtime, codecs, call, invocation)
         .then(
           (response) => {
             finish(GrpcStatus.OK);
@@ -130,10 +162,13 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
           (err: unknown) => {
             const { code, message } = toStatus(err, apiName, call, log);
             finish(code);
-            callback({ code, details: message, metadata: new grpc.Metadata() });
+            callback({ code, details: message, metadata: errorMetadata(err) });
           },
         )
-        .catch(() => undefined);
+        .catch(() => undefined)
+        .finally(() => {
+          for (const fn of invocation.onClose) fn();
+        });
       function finish(code: number) {
         metrics.inProgress.dec(labels);
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -169,6 +204,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     ),
   );
 
+  serving = true;
   let closed: Promise<void> | undefined;
   return {
     server,
@@ -178,6 +214,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       closed ??= (async () => {
         health.setStatus('', 'NOT_SERVING');
         health.setStatus(GRPC_SERVICE_NAME, 'NOT_SERVING');
+        serving = false;
         await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
         if (runHooks) await svc.shutdown();
       })();
@@ -209,33 +246,50 @@ function authInterceptor(check: AuthCheck): grpc.ServerInterceptor {
     });
 }
 
-/** Decode, call, encode: spec 11.2. */
+/** The gRPC adapter of a call (spec 11.2): the runtime's gate, deadline and batching, with the proto codec. */
 async function handleCall(
   svc: Service,
+  runtime: Runtime,
+  codecs: ReadonlyMap<string, TransportCodec<RequestMessage, ResponseMessage>>,
   call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
-  log: (entry: Record<string, unknown>) => void,
+  invocation: Invocation,
 ): Promise<ResponseMessage> {
   const message = call.request;
   const apiName = message.api_name ?? '';
   const api = svc.apis.get(apiName);
-  if (!api)
+  const codec = codecs.get(apiName);
+  if (!api || !codec) {
     throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${truncateForMessage(apiName)}'`);
-  const input = await readInput(api, message, log);
-  const requestId = newRequestId();
-  const ctx = new Context(grpcRequest(call, api), svc.state, requestId);
-  try {
-    const result = await api.fn(input as never, ctx);
-    const payload = await api.output.toProto(result as never);
-    const field = api.output.protoFields[0];
-    if (!field) throw new Error(`${api.output.displayName} declares no protoFields`);
-    return { [field]: payload, content: field } as ResponseMessage;
-  } catch (err) {
-    if (!isTiffinError(err))
-      log({ level: 'error', msg: 'gRPC call failed', api: apiName, requestId, error: stackOf(err) });
-    throw err;
-  } finally {
-    await ctx.dispose();
   }
+  const request = grpcRequest(call, api, invocation.abort);
+  return runtime.call(api, invocation, request, message, codec);
+}
+
+/** An API's proto side: the accepted oneof member in, `protoFields[0]` out. */
+function protoCodec(
+  api: InferenceApi,
+  log: (entry: Record<string, unknown>) => void,
+): TransportCodec<RequestMessage, ResponseMessage> {
+  return {
+    decode: (message) => readInput(api, message, log),
+    async encode(output) {
+      const payload = await api.output.toProto(output as never);
+      const field = api.output.protoFields[0];
+      if (!field) throw new Error(`${api.output.displayName} declares no protoFields`);
+      return { [field]: payload, content: field } as ResponseMessage;
+    },
+  };
+}
+
+/** Headers an error asks for (e.g. `retry-after` on a 503) travel as trailing metadata. */
+function errorMetadata(err: unknown): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  if (isTiffinError(err)) for (const [name, value] of Object.entries(err.headers)) metadata.set(name, value);
+  return metadata;
+}
+
+function logAdapter(log: (entry: Record<string, unknown>) => void): Logger {
+  return { log: (level, msg, fields) => log({ level, msg, ...fields }) };
 }
 
 /**
@@ -274,15 +328,17 @@ function selectPayload(api: InferenceApi, message: RequestMessage): ProtoPayload
   return payload;
 }
 
-/** A request object for Context: gRPC metadata as headers. */
-function grpcRequest(call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>, api: InferenceApi) {
+/** A request object for Context: gRPC metadata as headers; the signal fires on cancel and on the deadline. */
+function grpcRequest(
+  call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
+  api: InferenceApi,
+  abort: LazyAbort,
+): BufferedHttpRequest {
   const headers = new Headers();
   for (const [key, value] of Object.entries(call.metadata.getMap())) {
     if (typeof value === 'string') headers.set(key, value);
   }
-  const controller = new AbortController();
-  call.on('cancelled', () => controller.abort());
-  return new BufferedHttpRequest({ method: 'POST', url: api.route, headers, signal: controller.signal });
+  return new BufferedHttpRequest({ method: 'POST', url: api.route, headers, signal: () => abort.signal });
 }
 
 function toStatus(

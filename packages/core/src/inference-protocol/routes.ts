@@ -1,38 +1,39 @@
-import type Koa from 'koa';
-import { ServiceUnavailable } from '../errors/index.js';
+import type { BufferedHttpRequest } from '../http/request.js';
 import type { Limits } from '../limits/limits.js';
+import type { Runtime, TransportCodec } from '../runtime/runtime.js';
 import type { Exchange } from '../server/exchange.js';
 import { adaptRequest } from '../server/request-adapter.js';
-import { invokeApi } from '../server/routes/api.js';
 import type { RouteTable } from '../server/routes/route-table.js';
-import type { RequestState } from '../server/state.js';
-import { Context } from '../service/context.js';
 import type { Service } from '../service/service.js';
-import { HEADER_LENGTH, parseInferRequest, writeInferResponse } from './infer-body.js';
-import { type ModelAdapter, modelAdapterFor } from './models.js';
+import { HEADER_LENGTH, type InferRequest, parseInferRequest, writeInferResponse } from './infer-body.js';
+import { type ModelAdapter, modelAdapterFor, type NamedArray } from './models.js';
 
 /** The extensions `GET /v2` announces. */
 const EXTENSIONS = ['binary_tensor_data'];
 
 export interface InferenceProtocolDeps {
   service: Service;
+  /** The invocation core: the infer route calls APIs through it (gate, deadline, batching) like the native route. */
+  runtime: Runtime;
   maxBodySize: number;
   limits: Readonly<Limits>;
   isReady: () => boolean;
 }
 
-type KoaContext = Koa.ParameterizedContext<RequestState>;
-
-function json(ctx: KoaContext, status: number, body: unknown): void {
+function json(ctx: Exchange, status: number, body: unknown): void {
   ctx.status = status;
-  ctx.type = 'application/json';
+  ctx.set('content-type', 'application/json; charset=utf-8');
   ctx.body = JSON.stringify(body);
 }
 
-/** `POST /v2/models/{api}/infer`: tensors in, the API called as on its own route, tensors out. */
+/** `POST /v2/models/{api}/infer`: tensors in, the API called through the runtime as on its own route, tensors out. */
 function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: Exchange) => Promise<void> {
+  type Parsed = { request: BufferedHttpRequest; infer: InferRequest };
+  const codec: TransportCodec<Parsed, NamedArray[]> = {
+    decode: (parsed, context) => model.toInput(parsed.infer.inputs, context),
+    encode: (output, context) => model.fromOutput(output, context),
+  };
   return async (ctx) => {
-    if (!deps.isReady()) throw new ServiceUnavailable('The service is starting; try again shortly');
     const request = adaptRequest(ctx.req, ctx.url, {
       maxBodySize: deps.maxBodySize,
       abort: ctx.state.abort,
@@ -43,13 +44,7 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
       ctx.get(HEADER_LENGTH) || undefined,
       deps.limits.maxDepth,
     );
-    const context = new Context(request, deps.service.state, ctx.state.requestId);
-    ctx.state.onClose.push(() => {
-      if (context.usedTempDir) context.dispose().catch(() => {});
-    });
-    const input = await model.toInput(infer.inputs, context);
-    const result = await invokeApi(model.api, input, context);
-    const outputs = await model.fromOutput(result, context);
+    const outputs = await deps.runtime.invoke(model.api, ctx.state, request, { request, infer }, codec);
     const { body, headers } = writeInferResponse(model.api.name, infer, outputs);
     if (ctx.state.timedOut) return;
     ctx.status = 200;

@@ -3,6 +3,7 @@ import type { ProtoField, ProtoPayload } from '../grpc/messages.js';
 import type { HttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
 import type { Context } from '../service/context.js';
+import type { Batching } from './batching.js';
 import type {
   ComponentsObject,
   DescriptorSpec,
@@ -17,7 +18,8 @@ import type { WireTypes } from './wire-types.js';
  * into the value the function receives (`In`); an output descriptor turns what the function returns
  * (`Out`) into a response. Built-ins and user descriptors extend this class.
  *
- * Subclasses implement the abstract members; the OpenAPI hooks throw until implemented (spec 1.1).
+ * Subclasses implement the abstract members and `openapiSchema()`; the OpenAPI request body and responses
+ * are derived from the schema, `openapiExample()` and `mimeType` (see docs/custom-descriptors.md).
  * A class with a `descriptorId` registers itself with `registerDescriptor` so `descriptorFromSpec` can
  * re-create it from a manifest.
  */
@@ -39,6 +41,12 @@ export abstract class IODescriptor<In = unknown, Out = In> {
 
   /** Main media type (OpenAPI consumes/produces, default response content type). */
   abstract get mimeType(): string | null;
+
+  /**
+   * Batch hooks (merge inputs, split outputs) for batchable APIs; absent when the descriptor cannot batch,
+   * and then `svc.api({ batchable: true })` refuses it at registration.
+   */
+  readonly batching?: Batching<In, Out, unknown, unknown>;
 
   /** Methods the API route accepts. */
   get httpMethods(): readonly string[] {
@@ -72,24 +80,35 @@ export abstract class IODescriptor<In = unknown, Out = In> {
     return Promise.reject(new NotImplementedError(`${this.displayName} does not support gRPC output`));
   }
 
+  /**
+   * JSON Schema of the value on the wire. The one OpenAPI hook a descriptor has to write; the request body and
+   * the responses are derived from it, the example and `mimeType`.
+   */
   openapiSchema(): SchemaObject {
     throw new NotImplementedError(`${this.displayName}.openapiSchema() is not implemented`);
   }
 
+  /** Named schemas the schema refers to (`#/components/schemas/...`); none by default. */
   openapiComponents(): ComponentsObject | null {
-    throw new NotImplementedError(`${this.displayName}.openapiComponents() is not implemented`);
+    return null;
   }
 
+  /** Example shown in the docs: the `fromSample` sample when it is a JSON string, number or boolean, else none. */
   openapiExample(): unknown {
-    throw new NotImplementedError(`${this.displayName}.openapiExample() is not implemented`);
+    const sample = this.sample;
+    return typeof sample === 'string' || typeof sample === 'number' || typeof sample === 'boolean'
+      ? sample
+      : null;
   }
 
+  /** The request body: schema and example under `mimeType` (override to list several media types). */
   openapiRequestBody(): RequestBodyObject {
-    throw new NotImplementedError(`${this.displayName}.openapiRequestBody() is not implemented`);
+    return this.buildRequestBody();
   }
 
+  /** The 200 response: schema and example under `mimeType`. */
   openapiResponses(): ResponseObject {
-    throw new NotImplementedError(`${this.displayName}.openapiResponses() is not implemented`);
+    return this.buildResponses();
   }
 
   /** Helper for subclasses: the request body object of spec 1.6 for one media type. */

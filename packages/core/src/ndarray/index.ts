@@ -1,5 +1,25 @@
 export { DTypeConversionError, RaggedArrayError } from './convert.js';
-export * from './dtype.js';
+export {
+  canCastSameKind,
+  DTYPES,
+  type DType,
+  type DTypeKind,
+  type DTypeStorage,
+  dtypeKind,
+  type FloatDType,
+  formatShape,
+  type IntDType,
+  integerRange,
+  isDType,
+  isFloatDType,
+  isIntegerDType,
+  itemSize,
+  type NDArrayData,
+  type NumericDType,
+  normalizeDType,
+  roundToFloat16,
+  shapesMatch,
+  type TypedArray,
+} from './dtype.js';
 export { ndarrayToJson } from './json.js';
 export * from './ndarray.js';
-export { formatPyFloat } from './text.js';

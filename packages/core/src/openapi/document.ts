@@ -99,6 +99,8 @@ function apiOperation(service: Service, api: InferenceApi): Record<string, unkno
     description: api.doc,
     requestBody,
     operationId: `${service.name}__${api.name}`,
+    // Batchable APIs say so: clients learn the row limit per request and the latency budget.
+    ...(api.batching ? { 'x-tiffin-batching': { batchable: true, ...api.batching } } : {}),
   };
 }
 

@@ -1,1 +1,1 @@
-export * from './document.js';
+export { buildOpenApiDocument, type OpenApiDocument } from './document.js';

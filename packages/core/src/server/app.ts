@@ -2,59 +2,67 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { registerInferenceProtocol } from '../inference-protocol/routes.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
+import { Runtime } from '../runtime/runtime.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
-import { DirectExchange, type Exchange } from './exchange.js';
+import { Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
-import { JsonLineLogger, type Logger, silentLogger } from './logger.js';
+import { defaultLogger, type Logger, silentLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
 import { type ResolvedServerOptions, resolveServerOptions, type ServerOptions } from './options.js';
-import { ConcurrencyGate } from './pipeline/concurrency-gate.js';
 import { corsStage } from './pipeline/cors.js';
 import { requestPipeline } from './pipeline/request-pipeline.js';
+import { writeError } from './pipeline/write-error.js';
+import { requestIdFor } from './request-id.js';
 import { apiHandler } from './routes/api.js';
 import { ApiPage } from './routes/api-page.js';
 import { liveHandler, readyHandler } from './routes/health.js';
 import { metricsHandler } from './routes/metrics.js';
 import { RouteTable } from './routes/route-table.js';
-import type { RequestState } from './state.js';
 
 export interface TiffinApp {
-  /** The Koa application (mount it, or pass `app.callback()` to your own server). */
-  app: Koa<RequestState>;
+  /**
+   * A Koa application whose last middleware serves the service: add your own middleware in front of it
+   * (`app.middleware.unshift(mine)`) to see every request first, or mount `app.callback()` in your own server.
+   */
+  app: Koa<KoaState>;
   lifecycle: AppLifecycle;
   options: ResolvedServerOptions;
   logger: Logger;
   metrics: ServerMetrics;
+  /** The invocation core: gate, deadline, batching. Pass it to `serveGrpc` so both transports share it. */
+  runtime: Runtime;
+  /** Serve one request (what the Koa app's own middleware and `requestListener()` call). */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /**
-   * The Node request listener `serve()` uses: `POST /<api>` goes straight through the request pipeline over
-   * Node's request/response (same behaviour, without Koa's per-request cost), everything else through
-   * `app.callback()`. If middleware was added to `app`, every request goes through Koa so that it sees them all.
-   * Take it after changing `app`.
+   * The Node request listener `serve()` uses: `handle` directly (no Koa per-request cost) unless middleware was
+   * added to `app`, then `app.callback()` so that it sees every request. Take it after changing `app`.
    */
   requestListener(): (req: IncomingMessage, res: ServerResponse) => void;
 }
 
-/** Build the Koa app serving `service` (routes, middleware, docs), without listening. */
+/** Build the app serving `service` (routes, pipeline, docs), without listening. */
 export function createApp(service: Service, options: ServerOptions = {}): TiffinApp {
-  const resolved = resolveServerOptions(options, new JsonLineLogger());
+  const resolved = resolveServerOptions(
+    options,
+    options.logger === undefined ? defaultLogger() : silentLogger,
+  );
   const logger = resolved.logger === false ? silentLogger : resolved.logger;
   const lifecycle = new AppLifecycle(service);
   const metrics = new ServerMetrics(service.name, service.version ?? '0.0.0');
+  const runtime = new Runtime(service, {
+    timeout: resolved.timeout,
+    maxConcurrency: resolved.maxConcurrency,
+    retryAfter: resolved.retryAfter,
+    logger,
+    isReady: () => lifecycle.isReady,
+    registry: metrics.registry,
+  });
   const routes = new RouteTable();
 
-  const isReady = () => lifecycle.isReady;
-  const apiHandlers = new Map<string, (ctx: Exchange) => Promise<void>>();
   for (const api of service.apis.values()) {
-    const handler = apiHandler(api, {
-      service,
-      maxBodySize: resolved.maxBodySize,
-      limits: resolved.limits,
-      isReady,
-    });
+    const handler = apiHandler(api, { runtime, maxBodySize: resolved.maxBodySize, limits: resolved.limits });
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
-    // The direct path (below) serves POST APIs only.
-    if (api.input.httpMethods.includes('POST')) apiHandlers.set(api.route, handler);
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
   }
   let docsJson: string | undefined;
@@ -62,7 +70,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     GET: (ctx) => {
       docsJson ??= JSON.stringify(buildOpenApiDocument(service));
       ctx.status = 200;
-      ctx.type = 'application/json';
+      ctx.set('content-type', 'application/json; charset=utf-8');
       ctx.body = docsJson;
     },
   });
@@ -72,24 +80,23 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     for (const path of page.assetPaths()) routes.add(path, { GET: page.asset });
   }
   if (resolved.inferenceProtocol) {
-    const infer = registerInferenceProtocol(routes, {
+    registerInferenceProtocol(routes, {
       service,
+      runtime,
       maxBodySize: resolved.maxBodySize,
       limits: resolved.limits,
-      isReady,
+      isReady: () => lifecycle.isReady,
     });
-    for (const [path, handler] of infer) apiHandlers.set(path, handler);
   }
   routes.add('/livez', { GET: liveHandler });
   routes.add('/healthz', { GET: liveHandler });
-  routes.add('/readyz', { GET: readyHandler(isReady) });
+  routes.add('/readyz', { GET: readyHandler(() => lifecycle.isReady) });
   if (resolved.metrics) routes.add('/metrics', { GET: metricsHandler(metrics) });
 
   const pipeline = requestPipeline({
     routes,
     lifecycle,
-    gate: new ConcurrencyGate(resolved.maxConcurrency, resolved.retryAfter),
-    timeout: resolved.timeout,
+    runtime,
     metrics: resolved.metrics ? metrics : undefined,
     logger,
     cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
@@ -97,48 +104,89 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
       : undefined,
   });
-  const app = new Koa<RequestState>();
-  app.use((ctx) => pipeline(ctx, () => routes.dispatch(ctx)));
   const responseFailed = (err: Error, requestId: string | undefined) =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });
-  // Errors after the response started (a failing stream) reach Koa's own handler: log them, quietly.
-  app.silent = true;
-  app.on('error', (err: Error, ctx?: Koa.ParameterizedContext<RequestState>) =>
-    responseFailed(err, ctx?.state.requestId),
-  );
 
-  const serveDirect = (
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    handler: (ctx: Exchange) => Promise<void>,
-  ): void => {
-    const exchange = new DirectExchange(req, res, path);
-    pipeline(exchange, () => handler(exchange)).then(
-      () => exchange.respond((err) => responseFailed(err, exchange.state.requestId)),
-      // The pipeline answers every error itself; getting here is a bug in it.
-      (err: unknown) => {
-        responseFailed(err instanceof Error ? err : new Error(String(err)), exchange.state.requestId);
-        if (!res.headersSent) res.statusCode = 500;
-        res.end();
-      },
+  const exchangeFor = (req: IncomingMessage, res: ServerResponse): Exchange => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url);
+  };
+  const respond = (exchange: Exchange): void =>
+    exchange.respond((err) => responseFailed(err, exchange.state.requestId));
+  const failed = (exchange: Exchange, err: unknown): void => {
+    // The pipeline answers every error itself; getting here is a bug in it.
+    responseFailed(err instanceof Error ? err : new Error(String(err)), exchange.state.requestId);
+    if (!exchange.res.headersSent) exchange.res.statusCode = 500;
+    exchange.res.end();
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const exchange = exchangeFor(req, res);
+    return pipeline(exchange, () => routes.dispatch(exchange)).then(
+      () => respond(exchange),
+      (err: unknown) => failed(exchange, err),
     );
   };
 
+  // Koa runs the user's middleware in front of the pipeline; the response is still written by `respond`.
+  const app = new ServiceKoa(
+    (req, res) => exchangeFor(req, res),
+    (exchange) => pipeline(exchange, () => routes.dispatch(exchange)),
+    (exchange, err) => {
+      // A user's middleware threw: answer with the one error body.
+      if (exchange.res.headersSent) return failed(exchange, err);
+      exchange.state.requestId ||= requestIdFor(exchange.get('x-request-id') || undefined);
+      writeError(exchange, err, logger);
+      exchange.set('x-request-id', exchange.state.requestId);
+      respond(exchange);
+    },
+    respond,
+  );
+  app.silent = true;
+
   const requestListener = (): ((req: IncomingMessage, res: ServerResponse) => void) => {
-    const viaKoa = app.callback();
-    if (app.middleware.length !== 1) return viaKoa;
+    if (app.middleware.length !== 1) return app.callback();
     return (req, res) => {
-      if (req.method === 'POST') {
-        const url = req.url ?? '/';
-        const q = url.indexOf('?');
-        const path = q >= 0 ? url.slice(0, q) : url;
-        const handler = apiHandlers.get(path);
-        if (handler) return serveDirect(req, res, path, handler);
-      }
-      viaKoa(req, res);
+      handle(req, res);
     };
   };
 
-  return { app, lifecycle, options: resolved, logger, metrics, requestListener };
+  return { app, lifecycle, options: resolved, logger, metrics, runtime, handle, requestListener };
+}
+
+/** Koa's `ctx.state` in the app: the exchange the pipeline answers on. */
+export interface KoaState {
+  exchange: Exchange;
+}
+
+/**
+ * The Koa app: the user's middleware, then the pipeline as the last middleware; Koa's own response handling
+ * is replaced so the exchange writes the response once every middleware returned (headers a middleware sets
+ * after `await next()` are kept), through the same `respond` as requests served without Koa.
+ */
+class ServiceKoa extends Koa<KoaState> {
+  constructor(
+    private readonly exchangeFor: (req: IncomingMessage, res: ServerResponse) => Exchange,
+    private readonly runPipeline: (exchange: Exchange) => Promise<void>,
+    private readonly middlewareFailed: (exchange: Exchange, err: unknown) => void,
+    private readonly respondTo: (exchange: Exchange) => void,
+  ) {
+    super();
+    this.use((ctx) => this.runPipeline(ctx.state.exchange));
+  }
+
+  /** Koa 3's per-request entry point (`callback()` calls it; Koa is pinned): run the middleware, then respond. */
+  handleRequest(
+    ctx: Koa.ParameterizedContext<KoaState>,
+    fnMiddleware: (ctx: Koa.ParameterizedContext<KoaState>) => Promise<void>,
+  ): Promise<void> {
+    ctx.respond = false;
+    const exchange = this.exchangeFor(ctx.req, ctx.res);
+    ctx.state.exchange = exchange;
+    return fnMiddleware(ctx).then(
+      () => this.respondTo(exchange),
+      (err: unknown) => this.middlewareFailed(exchange, err),
+    );
+  }
 }

@@ -2,47 +2,24 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { RequestState } from './state.js';
 
-/**
- * What the request pipeline and the API handler use of a request/response pair: the subset of Koa's context
- * they need. A Koa context is one; `DirectExchange` is the other, for API calls served without Koa's
- * per-request machinery (see `DirectExchange`).
- */
-export interface Exchange {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
-  readonly method: string;
-  /** Path and query, as received. */
-  readonly url: string;
-  readonly path: string;
-  readonly state: RequestState;
-  status: number;
-  /** Bytes, a string or a readable stream; sent once the pipeline is done. */
-  body: unknown;
-  /** A request header ('' when absent). */
-  get(field: string): string;
-  set(field: string, value: string): void;
-  append(field: string, value: string): void;
-  vary(field: string): void;
-  readonly response: { get(field: string): unknown };
-}
-
 /** Statuses whose responses carry no body. */
 const EMPTY_STATUSES: ReadonlySet<number> = new Set([204, 205, 304]);
 
 /**
- * An Exchange over Node's request/response, for `POST /<api>`: the server answers API calls with it and leaves
- * every other request to Koa. Koa's context objects, middleware composition and response helpers cost about a
- * third of a small JSON request; the pipeline does the rest itself. `respond()` sends the result the way Koa's
- * own respond does for the bodies the pipeline produces.
+ * One HTTP request/response pair as the request pipeline and the routes see it: the request's method, path and
+ * headers, and the response being built (status, headers, body), sent by `respond()`. Every response of the
+ * server goes out through `respond()`, whether the request came straight from Node or through the Koa app
+ * (Koa's own response handling is switched off there), so there is one response path. Its rules are Koa's for
+ * the bodies the server produces: a default content type and content-length for bytes, chunked streams, no
+ * body for 204/205/304 and HEAD.
  */
-export class DirectExchange implements Exchange {
+export class Exchange {
   readonly method: string;
   readonly url: string;
   readonly path: string;
   readonly state = {} as RequestState;
   status = 404;
   private content: Buffer | Readable | null = null;
-  private responseView: { get(field: string): unknown } | undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -54,11 +31,24 @@ export class DirectExchange implements Exchange {
     this.path = path;
   }
 
-  /** Response headers as Koa's `ctx.response` shows them (read by the access log only). */
-  get response(): { get(field: string): unknown } {
-    const res = this.res;
-    this.responseView ??= { get: (field: string): unknown => res.getHeader(field) };
-    return this.responseView;
+  /** The query string with its `?` ('' when none). */
+  get search(): string {
+    const q = this.url.indexOf('?');
+    return q >= 0 ? this.url.slice(q) : '';
+  }
+
+  /** `scheme://host` of the request as the client addressed it ('' without a Host header). */
+  get origin(): string {
+    const host = this.req.headers.host;
+    if (!host) return '';
+    const encrypted = (this.req.socket as { encrypted?: boolean }).encrypted === true;
+    return `${encrypted ? 'https' : 'http'}://${host}`;
+  }
+
+  /** A response header set so far ('' when absent). */
+  responseHeader(field: string): string {
+    const value = this.res.getHeader(field);
+    return value === undefined ? '' : String(value);
   }
 
   get(field: string): string {
@@ -123,6 +113,12 @@ export class DirectExchange implements Exchange {
     if (EMPTY_STATUSES.has(this.status)) {
       res.removeHeader('content-type');
       res.removeHeader('content-length');
+      res.end();
+      return;
+    }
+    if (this.method === 'HEAD') {
+      // Headers as for GET (content-length included), no body.
+      if (body instanceof Readable) body.destroy();
       res.end();
       return;
     }

@@ -1,8 +1,14 @@
-export * from './app.js';
+export { createApp, type TiffinApp } from './app.js';
 export { API_TOKEN_ENV, type AuthCheck, type AuthOptions, bearerAuth, resolveApiToken } from './auth.js';
 export * from './lifecycle.js';
-export * from './logger.js';
-export * from './metrics.js';
-export * from './options.js';
-export { UNLIMITED_PATHS } from './pipeline/concurrency-gate.js';
+export {
+  JsonLineLogger,
+  type LogFields,
+  type Logger,
+  type LogLevel,
+  MemoryLogger,
+  silentLogger,
+} from './logger.js';
+export { ServerMetrics } from './metrics.js';
+export type { CorsOptions, ResolvedServerOptions, ServerOptions } from './options.js';
 export * from './serve.js';

@@ -1,3 +1,5 @@
+import pino from 'pino';
+
 /** Structured logging: one JSON object per line, each with time, level and message. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -7,13 +9,40 @@ export interface Logger {
   log(level: LogLevel, msg: string, fields?: LogFields): void;
 }
 
-/** Writes JSON lines to a stream (stdout by default). */
+/**
+ * The default logger: JSON lines through pino (`{"level":"info","time":"<ISO>","msg":...,<fields>}`), written
+ * to stdout asynchronously (pino's SonicBoom destination: lines written while a write is pending go out
+ * together, and what is buffered is flushed when the process exits). Pass `write` to send the lines elsewhere
+ * (synchronously, through that function).
+ */
 export class JsonLineLogger implements Logger {
-  constructor(private readonly write: (line: string) => void = (line) => process.stdout.write(line)) {}
+  private readonly pino: pino.Logger;
 
-  log(level: LogLevel, msg: string, fields: LogFields = {}): void {
-    this.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
+  constructor(write?: (line: string) => void) {
+    const destination = write ? { write } : pino.destination({ dest: 1, sync: false });
+    this.pino = pino(
+      {
+        level: 'debug',
+        base: undefined,
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label) => ({ level: label }) },
+      },
+      destination,
+    );
   }
+
+  log(level: LogLevel, msg: string, fields?: LogFields): void {
+    // msg inside the object keeps it first on the line, right after level and time.
+    this.pino[level](fields ? { msg, ...fields } : { msg });
+  }
+}
+
+let shared: JsonLineLogger | undefined;
+
+/** The process's default logger (one stdout destination however many apps are created). */
+export function defaultLogger(): JsonLineLogger {
+  shared ??= new JsonLineLogger();
+  return shared;
 }
 
 /** Keeps records in memory (tests, embedding). */

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { Limits } from '../limits/limits.js';
-import type { LazyAbort } from './lazy-abort.js';
+import type { LazyAbort } from '../runtime/lazy-abort.js';
 import { readBody } from './read-body.js';
 
 /** Copy Node's raw header list (in order, repeats kept) into a fetch `Headers`. */

@@ -1,19 +1,7 @@
-import type { InferenceApi } from '../service/service.js';
-import type { LazyAbort } from './lazy-abort.js';
+import type { Invocation } from '../runtime/invocation.js';
 
-/** What the app's middleware share about one request (Koa `ctx.state`). */
-export interface RequestState {
-  requestId: string;
+/** What the request pipeline tracks about one HTTP request: the runtime's call, plus its route. */
+export interface RequestState extends Invocation {
   /** The matched route path (metrics label); 'unmatched' when no route matched. */
   endpoint: string;
-  /** The API this request targets, if any. */
-  api: InferenceApi | undefined;
-  /** Fires when the client disconnects or the request times out. */
-  abort: LazyAbort;
-  /** Run once when the response is over (sent, or the connection closed). */
-  onClose: Array<() => void>;
-  /** performance.now() when the request entered the pipeline (deadline, metrics and log share it). */
-  startedAt: number;
-  /** Set once the timeout answered: later writes by the handler are dropped. */
-  timedOut: boolean;
 }

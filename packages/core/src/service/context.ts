@@ -74,3 +74,40 @@ export class Context {
 export interface LifecycleContext {
   readonly state: ServiceState;
 }
+
+/**
+ * The context a batchable API function gets: one for the whole batch. `request` is the first caller's;
+ * response settings (status, headers, cookies) apply to every caller in the batch. `failRow` reports one
+ * row's failure: the caller that sent that row gets `error`, the others still get their rows.
+ */
+export class BatchContext extends Context {
+  private readonly failures = new Map<number, Error>();
+
+  constructor(
+    request: HttpRequest,
+    state: ServiceState,
+    requestId: string,
+    /** Rows in this batch. */
+    readonly rows: number,
+  ) {
+    super(request, state, requestId);
+  }
+
+  /** Fail row `row` (0-based along the batch dimension); the output must still hold a value for it. */
+  failRow(row: number, error: Error): void {
+    if (!Number.isInteger(row) || row < 0 || row >= this.rows) {
+      throw new RangeError(`failRow: row ${row} is outside this batch of ${this.rows} rows`);
+    }
+    if (!this.failures.has(row)) this.failures.set(row, error);
+  }
+
+  /** The first failure among rows [start, start + count), if any (the runtime asks per caller). */
+  failureIn(start: number, count: number): Error | undefined {
+    if (this.failures.size === 0) return undefined;
+    for (let row = start; row < start + count; row++) {
+      const failure = this.failures.get(row);
+      if (failure) return failure;
+    }
+    return undefined;
+  }
+}

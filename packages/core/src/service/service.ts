@@ -1,6 +1,7 @@
 import { InvalidArgument, TiffinError } from '../errors/index.js';
+import type { BatchInputOf, BatchOutputOf } from '../io/batching.js';
 import type { InputOf, IODescriptor, OutputOf } from '../io/descriptor.js';
-import type { Context, LifecycleContext, ServiceState } from './context.js';
+import type { BatchContext, Context, LifecycleContext, ServiceState } from './context.js';
 
 const API_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const RESERVED = new Set(['index', 'swagger', 'docs', 'metrics', 'healthz', 'livez', 'readyz']);
@@ -10,6 +11,22 @@ export type ApiFunction<I extends IODescriptor, O extends IODescriptor> = (
   input: InputOf<I>,
   ctx: Context,
 ) => OutputOf<O> | Promise<OutputOf<O>>;
+
+/** A batchable API's function: one call per batch, with the merged input; returns the batched output. */
+export type BatchApiFunction<I extends IODescriptor, O extends IODescriptor> = (
+  batch: BatchInputOf<I>,
+  ctx: BatchContext,
+) => BatchOutputOf<O> | Promise<BatchOutputOf<O>>;
+
+/** Adaptive batching settings of one API (BentoML's names). */
+export interface BatchOptions {
+  /** Dimension along which requests are stacked and split (default 0). */
+  batch_dim: number;
+  /** Most rows in one batch (default 32); a request with more rows is refused with 400. */
+  max_batch_size: number;
+  /** Most milliseconds a request waits for its batch to start (default 100); beyond, 503 + Retry-After. */
+  max_latency_ms: number;
+}
 
 export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
   input: I;
@@ -22,7 +39,17 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
   doc?: string;
   /** Per-API timeout in seconds (overrides the server's). */
   timeout?: number;
+  /** Run calls in adaptive batches (both descriptors must implement `batching`); the function then gets a batch. */
+  batchable?: boolean;
+  batch_dim?: number;
+  max_batch_size?: number;
+  max_latency_ms?: number;
 }
+
+/** Options of a batchable API. */
+export type BatchApiOptions<I extends IODescriptor, O extends IODescriptor> = ApiOptions<I, O> & {
+  batchable: true;
+};
 
 /** One registered API. */
 export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends IODescriptor = IODescriptor> {
@@ -33,6 +60,8 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
   readonly output: O;
   readonly doc: string;
   readonly timeout: number | undefined;
+  /** Set when the API is batchable: then `fn` is a `BatchApiFunction`, called by the runtime's batcher. */
+  readonly batching: BatchOptions | undefined;
   readonly fn: ApiFunction<I, O>;
 }
 
@@ -95,13 +124,25 @@ export class Service<Apis extends ApiTypesMap = {}> {
   }
 
   /**
+   * Register a batchable API: `fn` gets the merged input of a batch and returns the batched output
+   * (docs/batching.md). Returns this service, typed with the API added, like the other overload.
+   */
+  api<I extends IODescriptor, O extends IODescriptor, N extends string = string>(
+    options: BatchApiOptions<I, O> & { name?: N },
+    fn: BatchApiFunction<I, O>,
+  ): Service<WithApi<Apis, N, I, O>>;
+  /**
    * Register an API; returns this service, typed with the API added when `options.name` is a literal
    * (a function's name is not visible to the type system), so calls can be chained:
    * `const svc = new Service('s').api({ name: 'a', ... }, fn).api(...)`.
    */
   api<I extends IODescriptor, O extends IODescriptor, N extends string = string>(
-    options: ApiOptions<I, O> & { name?: N },
+    options: ApiOptions<I, O> & { name?: N; batchable?: false },
     fn: ApiFunction<I, O>,
+  ): Service<WithApi<Apis, N, I, O>>;
+  api<I extends IODescriptor, O extends IODescriptor, N extends string = string>(
+    options: ApiOptions<I, O> & { name?: N },
+    fn: ApiFunction<I, O> | BatchApiFunction<I, O>,
   ): Service<WithApi<Apis, N, I, O>> {
     const name = options.name ?? fn.name;
     if (!name || !API_NAME.test(name)) {
@@ -132,6 +173,7 @@ export class Service<Apis extends ApiTypesMap = {}> {
       output: options.output,
       doc: options.doc ?? '',
       timeout: options.timeout,
+      batching: options.batchable ? batchOptions(name, options) : undefined,
       fn: fn as unknown as ApiFunction<IODescriptor, IODescriptor>,
     });
     return this as unknown as Service<WithApi<Apis, N, I, O>>;
@@ -160,4 +202,39 @@ export class Service<Apis extends ApiTypesMap = {}> {
   async shutdown(): Promise<void> {
     for (const hook of [...this.shutdownHooks].reverse()) await hook({ state: this.state });
   }
+}
+
+/** Check a batchable API's settings and descriptors at registration (not at the first request). */
+function batchOptions(api: string, options: ApiOptions<IODescriptor, IODescriptor>): BatchOptions {
+  for (const [side, descriptor] of [
+    ['input', options.input],
+    ['output', options.output],
+  ] as const) {
+    if (!descriptor.batching) {
+      throw new InvalidArgument(
+        `API '${api}' is batchable, but its ${side} descriptor ${descriptor.displayName} cannot batch (it implements no \`batching\` hooks); drop \`batchable\` or use a descriptor that batches (NumpyNdarray, JSON, Text, PandasDataFrame, PandasSeries, Image)`,
+      );
+    }
+  }
+  const resolved: BatchOptions = {
+    batch_dim: options.batch_dim ?? 0,
+    max_batch_size: options.max_batch_size ?? 32,
+    max_latency_ms: options.max_latency_ms ?? 100,
+  };
+  const check = (name: keyof BatchOptions, ok: boolean, rule: string) => {
+    if (!ok)
+      throw new InvalidArgument(`API '${api}': ${name} must be ${rule}, got ${String(resolved[name])}`);
+  };
+  check('batch_dim', Number.isInteger(resolved.batch_dim) && resolved.batch_dim >= 0, 'an integer >= 0');
+  check(
+    'max_batch_size',
+    Number.isInteger(resolved.max_batch_size) && resolved.max_batch_size >= 1,
+    'an integer >= 1',
+  );
+  check(
+    'max_latency_ms',
+    Number.isFinite(resolved.max_latency_ms) && resolved.max_latency_ms > 0,
+    'a number > 0',
+  );
+  return resolved;
 }

@@ -6,7 +6,6 @@ import {
   DTYPES,
   type DType,
   DTypeConversionError,
-  formatPyFloat,
   formatShape,
   NDArray,
   ndarrayToJson,
@@ -15,6 +14,7 @@ import {
   roundToFloat16,
   shapesMatch,
 } from '../../src/ndarray/index.js';
+import { formatPyFloat } from '../../src/ndarray/text.js';
 
 /** Parse with the exact parser, as NumpyNdarray does, then build. */
 const fromJson = (text: string, dtype?: string) => NDArray.from(parseJson(text, { exact: true }), dtype);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Deadlines } from '../../src/server/pipeline/deadline.js';
+import { Deadlines } from '../../src/runtime/deadlines.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

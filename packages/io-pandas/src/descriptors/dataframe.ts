@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import {
   BadInput,
+  type Batching,
   type Context,
   type DataFrameMessage,
   DEFAULT_LIMITS,
@@ -39,6 +40,7 @@ import { type Orient, resolveOrient } from '../table/orient.js';
 import { rowCount, shapeText, type Table, typeName } from '../table/table.js';
 import { typeRawTable } from '../table/type-table.js';
 import type { FrameView } from '../table/view.js';
+import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
 import { respond } from './response.js';
 import { specArgs } from './spec-args.js';
@@ -65,6 +67,10 @@ const OWNER = 'PandasDataFrame';
 /** A table on the wire (JSON in six orients, CSV or Parquet) ↔ a danfojs-node DataFrame. */
 export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<DataFrame, DataFrame> {
   static override readonly descriptorId = 'tiffin.io.PandasDataFrame';
+  /** Requests' rows are concatenated; each caller gets its own rows of the output back. */
+  override readonly batching: Batching<DataFrame, DataFrame, DataFrame, DataFrame> =
+    tableBatching<DataFrame>('PandasDataFrame');
+
   /**
    * Clients send row objects or a column map (sent as JSON in this descriptor's orient); they get rows
    * back for JSON output, the CSV/Parquet file as a Blob otherwise.
@@ -203,10 +209,6 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
 
   override openapiSchema(): SchemaObject {
     return frameSchema(this.orient, this.dtypeMap());
-  }
-
-  override openapiComponents(): null {
-    return null;
   }
 
   /** The sample in the configured orient, as a JSON value (D13: not a string). */

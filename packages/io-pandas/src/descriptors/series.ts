@@ -1,5 +1,6 @@
 import {
   BadInput,
+  type Batching,
   type Context,
   type DescriptorSpec,
   type HttpRequest,
@@ -7,8 +8,6 @@ import {
   InvalidArgument,
   IODescriptor,
   type ProtoPayload,
-  type RequestBodyObject,
-  type ResponseObject,
   type SchemaObject,
   type SeriesMessage,
   type WireTypes,
@@ -32,6 +31,7 @@ import { type Orient, resolveOrient } from '../table/orient.js';
 import { axisLabel, type Label, shapeText, typeName } from '../table/table.js';
 import { castColumn, inferColumn } from '../table/typing.js';
 import type { SeriesView } from '../table/view.js';
+import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
 import { respond } from './response.js';
 import { specArgs } from './spec-args.js';
@@ -61,6 +61,10 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** One-dimensional labelled values on the wire (JSON) ↔ a danfojs-node Series. */
 export class PandasSeries extends IODescriptor<Series, Series> {
   static override readonly descriptorId = 'tiffin.io.PandasSeries';
+  /** Requests' rows are concatenated; each caller gets its own rows of the output back. */
+  override readonly batching: Batching<Series, Series, Series, Series> =
+    tableBatching<Series>('PandasSeries');
+
   /** Clients send the values (a list, or an object label → value) and get the values back as a list. */
   declare readonly '~wire'?: WireTypes<unknown[] | Record<string, unknown>, unknown[]>;
   readonly protoFields = ['series'] as const;
@@ -225,20 +229,8 @@ export class PandasSeries extends IODescriptor<Series, Series> {
     return seriesSchema(this.orient, this.concreteDtype);
   }
 
-  override openapiComponents(): null {
-    return null;
-  }
-
   override openapiExample(): unknown {
     return this.sampleView ? JSON.parse(seriesToJson(this.sampleView, this.orient)) : null;
-  }
-
-  override openapiRequestBody(): RequestBodyObject {
-    return this.buildRequestBody();
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses();
   }
 
   override toSpec(): DescriptorSpec {

@@ -8,13 +8,7 @@ import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { Context } from '../../service/context.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
-import type {
-  ComponentsObject,
-  DescriptorSpec,
-  RequestBodyObject,
-  ResponseObject,
-  SchemaObject,
-} from '../openapi.js';
+import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import type { BinarySource, WireTypes } from '../wire-types.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
@@ -161,22 +155,6 @@ export class File extends IODescriptor<FileInput, FileOutput> {
 
   override openapiSchema(): SchemaObject {
     return { type: 'string', format: 'binary' };
-  }
-
-  override openapiComponents(): ComponentsObject | null {
-    return null;
-  }
-
-  override openapiExample(): unknown {
-    return null;
-  }
-
-  override openapiRequestBody(): RequestBodyObject {
-    return this.buildRequestBody(this.mime_type ?? '*/*');
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses(this.mime_type ?? '*/*');
   }
 
   override toSpec(): DescriptorSpec {

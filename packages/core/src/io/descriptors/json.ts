@@ -6,6 +6,7 @@ import { buildResponse, type HttpResponse } from '../../http/response.js';
 import { nestsDeeperThan } from '../../limits/depth.js';
 import { DEFAULT_LIMITS } from '../../limits/limits.js';
 import type { Context } from '../../service/context.js';
+import { arrayItems, type Batching } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJson, parseJsonBytes } from '../json/parse.js';
 import { writeJson } from '../json/write.js';
@@ -53,6 +54,9 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
   readonly json_encoder: JsonEncoder;
   private readonly hasCustomEncoder: boolean;
   private readonly adapter: SchemaModelAdapter | null;
+
+  /** Each request sends a JSON array of items; the function gets every item of the batch in one array. */
+  override readonly batching: Batching<unknown, unknown, unknown[], unknown[]> = arrayItems('JSON');
 
   constructor(options: JSONOptions = {}) {
     super();

@@ -18,13 +18,7 @@ import {
   type OutputOf,
   registerDescriptor,
 } from '../descriptor.js';
-import type {
-  ComponentsObject,
-  DescriptorSpec,
-  RequestBodyObject,
-  ResponseObject,
-  SchemaObject,
-} from '../openapi.js';
+import type { ComponentsObject, DescriptorSpec, SchemaObject } from '../openapi.js';
 import type { WireReceive, WireSend, WireTypes } from '../wire-types.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
@@ -225,14 +219,6 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     const example: Record<string, unknown> = {};
     for (const [name, child] of Object.entries(this.fields)) example[name] = child.openapiExample() ?? null;
     return example;
-  }
-
-  override openapiRequestBody(): RequestBodyObject {
-    return this.buildRequestBody();
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses();
   }
 
   override toSpec(): DescriptorSpec {

@@ -10,6 +10,7 @@ import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import { checkJsonDepth } from '../../limits/depth.js';
+import { concatenate, splitAlong } from '../../ndarray/batch.js';
 import { DTypeConversionError, RaggedArrayError } from '../../ndarray/convert.js';
 import {
   canCastSameKind,
@@ -25,6 +26,7 @@ import {
 import { ndarrayToJson } from '../../ndarray/json.js';
 import { NDArray, type NestedArray, resolveShape } from '../../ndarray/ndarray.js';
 import type { Context } from '../../service/context.js';
+import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJsonBytes } from '../json/parse.js';
 import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
@@ -32,13 +34,7 @@ import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
 /** An integer literal of 16+ digits (not the fraction or mantissa of a float literal). */
 const FLOAT_LITERAL = /[.eE]/;
 
-import type {
-  ComponentsObject,
-  DescriptorSpec,
-  RequestBodyObject,
-  ResponseObject,
-  SchemaObject,
-} from '../openapi.js';
+import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
 export interface NumpyNdarrayOptions {
@@ -115,6 +111,14 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   readonly shape: readonly number[] | null;
   readonly enforce_dtype: boolean;
   readonly enforce_shape: boolean;
+
+  /** Requests stack along `batch_dim` (numpy.concatenate); the output is split back at the same rows. */
+  override readonly batching: Batching<NDArray, NumpyNdarrayOutput, NDArray, NumpyNdarrayOutput> = {
+    rows: (item, dim) => rowsAlong(item.shape, dim, this.displayName),
+    merge: (items, dim) => concatenate(items, dim),
+    batchRows: (batch, dim) => rowsAlong(this.outputArray(batch).shape, dim, this.displayName),
+    split: (batch, rows, dim) => splitAlong(this.outputArray(batch), rows, dim),
+  };
 
   constructor(options: NumpyNdarrayOptions = {}) {
     super();
@@ -349,24 +353,12 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     return { type: 'array', items, nullable: true };
   }
 
-  override openapiComponents(): ComponentsObject | null {
-    return null;
-  }
-
   override openapiExample(): unknown {
     if (this.sample === undefined || this.sample === null) return null;
     if (!(this.sample instanceof NDArray) || this.sample.ndim === 0) {
       throw new BadInput('NumpyNdarray: sample must be an array.');
     }
     return this.sample.toJSON();
-  }
-
-  override openapiRequestBody(): RequestBodyObject {
-    return this.buildRequestBody();
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses();
   }
 
   override toSpec(): DescriptorSpec {

@@ -3,14 +3,9 @@ import type { ProtoField, ProtoPayload, StringValueMessage } from '../../grpc/me
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { Context } from '../../service/context.js';
+import { type Batching, oneItemPerRequest } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
-import type {
-  ComponentsObject,
-  DescriptorSpec,
-  RequestBodyObject,
-  ResponseObject,
-  SchemaObject,
-} from '../openapi.js';
+import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { decodeUtf8 } from '../utf8.js';
 import type { SseMessage, WireTypes } from '../wire-types.js';
 import { responseSettings, typeName } from './common.js';
@@ -41,6 +36,10 @@ export class Text<C extends string = 'text/plain'> extends IODescriptor<string, 
   >;
   readonly protoFields: readonly ProtoField[] = ['text'];
   readonly content_type: string;
+
+  /** One string per request; the function gets the batch's strings and returns one output each. */
+  override readonly batching: Batching<string, TextOutput, string[], TextOutput[]> =
+    oneItemPerRequest('Text');
 
   constructor(options: TextOptions<C> = {}) {
     super();
@@ -81,23 +80,6 @@ export class Text<C extends string = 'text/plain'> extends IODescriptor<string, 
 
   override openapiSchema(): SchemaObject {
     return { type: 'string' };
-  }
-
-  override openapiComponents(): ComponentsObject | null {
-    return null;
-  }
-
-  /** D13: the sample, or no example at all (never the text "None"). */
-  override openapiExample(): unknown {
-    return typeof this.sample === 'string' ? this.sample : null;
-  }
-
-  override openapiRequestBody(): RequestBodyObject {
-    return this.buildRequestBody();
-  }
-
-  override openapiResponses(): ResponseObject {
-    return this.buildResponses();
   }
 
   /** Spec 6: no args; the content type is not recorded. */

@@ -1,15 +1,14 @@
-import { GatewayTimeout } from '../../errors/index.js';
+import { UNLIMITED_PATHS } from '../../runtime/concurrency-gate.js';
+import { LazyAbort } from '../../runtime/lazy-abort.js';
+import type { Runtime } from '../../runtime/runtime.js';
 import type { AuthCheck } from '../auth.js';
 import type { Exchange } from '../exchange.js';
-import { LazyAbort } from '../lazy-abort.js';
 import type { AppLifecycle } from '../lifecycle.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { ServerMetrics } from '../metrics.js';
 import { NOSNIFF } from '../raw-answers.js';
 import { requestIdFor } from '../request-id.js';
 import type { RouteTable } from '../routes/route-table.js';
-import { type ConcurrencyGate, UNLIMITED_PATHS } from './concurrency-gate.js';
-import { Deadlines } from './deadline.js';
 import { writeError } from './write-error.js';
 
 /** A step around the routed handler (CORS): call `next` to go on. */
@@ -22,9 +21,8 @@ export interface RequestPipelineDeps {
   /** Route lookup (the matched path labels metrics; the API sets the timeout). */
   routes: Pick<RouteTable, 'match'>;
   lifecycle: AppLifecycle;
-  gate: ConcurrencyGate;
-  /** Seconds before a response must start; an API's own `timeout` wins. */
-  timeout: number;
+  /** Owns the concurrency gate and the deadline (shared with the gRPC transport). */
+  runtime: Runtime;
   /** Absent when metrics are off. */
   metrics: ServerMetrics | undefined;
   logger: Logger;
@@ -37,16 +35,14 @@ export interface RequestPipelineDeps {
 const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/readyz']);
 
 /**
- * The whole per-request path of the server as one function (the Koa app's only middleware, and the direct
- * API path's), in this order: request id and route, abort on client disconnect, in-flight tracking, metrics,
- * the error answer (D4), CORS, the concurrency gate (503), the deadline (504), the routed handler; then
- * `x-request-id` and one access-log line. One function instead of a middleware per concern: each layer costs
- * an async frame, a closure and header work per request.
+ * The whole per-request path of the HTTP server as one function, in this order: request id and route, abort on
+ * client disconnect, in-flight tracking, metrics, the error answer (D4), CORS, the runtime's concurrency gate
+ * (503) and deadline (504), the routed handler; then `x-request-id` and one access-log line. One function
+ * instead of a middleware per concern: each layer costs an async frame, a closure and header work per request.
  */
 export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
-  const { routes, lifecycle, gate, metrics, logger, cors, auth } = deps;
+  const { routes, lifecycle, runtime, metrics, logger, cors, auth } = deps;
   const logging = logger !== silentLogger;
-  const deadlines = new Deadlines();
 
   const routed = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
     if (auth) {
@@ -54,32 +50,9 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       if (denied) throw denied;
     }
     // Health paths skip the concurrency gate (D5), not the deadline (spec 10.6: it applies to every path).
-    if (UNLIMITED_PATHS.has(ctx.path)) return runWithDeadline(ctx, dispatch);
-    const release = gate.enter();
-    ctx.state.onClose.push(release);
-    try {
-      await runWithDeadline(ctx, dispatch);
-    } catch (err) {
-      release();
-      throw err;
-    }
-  };
-
-  const runWithDeadline = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
-    const seconds = ctx.state.api?.timeout ?? deps.timeout;
-    const work = dispatch();
-    if ((await deadlines.wait(work, seconds, ctx.state.startedAt)) === 'done') return;
-    ctx.state.timedOut = true;
-    const error = new GatewayTimeout(`Not able to process the request in ${seconds} seconds`);
-    ctx.state.abort.abort(error);
-    // The handler keeps running until it notices the abort; its result or error is only logged.
-    work.catch((err: unknown) =>
-      logger.log('warn', 'handler failed after its timeout', {
-        requestId: ctx.state.requestId,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
-    throw error;
+    if (UNLIMITED_PATHS.has(ctx.path)) return runtime.withDeadline(ctx.state, dispatch());
+    runtime.admit(ctx.state);
+    await runtime.withDeadline(ctx.state, dispatch());
   };
 
   const inner = cors
@@ -129,7 +102,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
         status: ctx.status,
         requestType: ctx.get('content-type') || undefined,
         requestLength: ctx.get('content-length') || undefined,
-        responseType: ctx.response.get('content-type') || undefined,
+        responseType: ctx.responseHeader('content-type') || undefined,
         ms: performance.now() - start,
       });
   };

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type Koa from 'koa';
 import { NotFound, truncateForMessage } from '../../errors/index.js';
-import type { RequestState } from '../state.js';
+import type { Exchange } from '../exchange.js';
 
 /** Swagger UI files served from the installed package (no CDN): name → content type. */
 const ASSETS: Record<string, string> = {
@@ -89,9 +88,9 @@ export class ApiPage {
     this.html = pageHtml(title);
   }
 
-  readonly index = (ctx: Koa.ParameterizedContext<RequestState>): void => {
+  readonly index = (ctx: Exchange): void => {
     ctx.status = 200;
-    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('content-type', 'text/html; charset=utf-8');
     for (const [name, value] of PAGE_HEADERS) ctx.set(name, value);
     ctx.body = this.html;
   };
@@ -101,12 +100,12 @@ export class ApiPage {
     return ['swagger-initializer.js', ...Object.keys(ASSETS)].map((name) => `/static_content/${name}`);
   }
 
-  readonly asset = (ctx: Koa.ParameterizedContext<RequestState>): void => {
+  readonly asset = (ctx: Exchange): void => {
     const name = ctx.path.slice('/static_content/'.length);
     ctx.status = 200;
     ctx.set('cache-control', 'public, max-age=3600');
     if (name === 'swagger-initializer.js') {
-      ctx.type = 'text/javascript; charset=utf-8';
+      ctx.set('content-type', 'text/javascript; charset=utf-8');
       ctx.body = INITIALIZER;
       return;
     }
@@ -118,7 +117,7 @@ export class ApiPage {
       bytes = readFileSync(join(this.distDir, name));
       this.cache.set(name, bytes);
     }
-    ctx.type = type;
+    ctx.set('content-type', type);
     ctx.body = bytes;
   };
 }

@@ -1,10 +1,9 @@
-import type Koa from 'koa';
+import type { Exchange } from '../exchange.js';
 import type { ServerMetrics } from '../metrics.js';
-import type { RequestState } from '../state.js';
 
 /** `/metrics`: the Prometheus text exposition of this server's registry. */
 export function metricsHandler(metrics: ServerMetrics) {
-  return async (ctx: Koa.ParameterizedContext<RequestState>): Promise<void> => {
+  return async (ctx: Exchange): Promise<void> => {
     const text = await metrics.registry.metrics();
     ctx.status = 200;
     ctx.set('content-type', metrics.registry.contentType);

@@ -1,9 +1,8 @@
-import type Koa from 'koa';
 import { MethodNotAllowed, NotFound, truncateForMessage } from '../../errors/index.js';
 import type { InferenceApi } from '../../service/service.js';
-import type { RequestState } from '../state.js';
+import type { Exchange } from '../exchange.js';
 
-export type RouteHandler = (ctx: Koa.ParameterizedContext<RequestState>) => Promise<void> | void;
+export type RouteHandler = (ctx: Exchange) => Promise<void> | void;
 
 export interface Route {
   readonly path: string;
@@ -31,14 +30,13 @@ export class RouteTable {
   }
 
   /** Answer a request from the table (404, 405 and 307 included). */
-  async dispatch(ctx: Koa.ParameterizedContext<RequestState>): Promise<void> {
+  async dispatch(ctx: Exchange): Promise<void> {
     const route = this.routes.get(ctx.path);
     if (!route) {
       const trimmed = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.replace(/\/+$/, '') : null;
       if (trimmed && this.routes.has(trimmed)) {
         ctx.status = 307;
-        const base = ctx.host ? `${ctx.protocol}://${ctx.host}` : '';
-        ctx.set('location', `${base}${trimmed}${ctx.search}`);
+        ctx.set('location', `${ctx.origin}${trimmed}${ctx.search}`);
         ctx.body = '';
         return;
       }

@@ -1,4 +1,4 @@
-import { ServiceUnavailable } from '../../errors/index.js';
+import { ServiceUnavailable } from '../errors/index.js';
 
 /** Paths that must answer even when the server is saturated (D5). */
 export const UNLIMITED_PATHS: ReadonlySet<string> = new Set([

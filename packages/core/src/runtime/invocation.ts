@@ -1,0 +1,21 @@
+import type { InferenceApi } from '../service/service.js';
+import type { LazyAbort } from './lazy-abort.js';
+
+/**
+ * One call of an API (or, over HTTP, one request to any route) as the runtime tracks it, whatever the
+ * transport: the HTTP adapter and the gRPC adapter each fill one in and hand it to the `Runtime`.
+ */
+export interface Invocation {
+  /** Id of this call in logs and the `x-request-id` header. */
+  requestId: string;
+  /** The API called, if the request targets one. */
+  api: InferenceApi | undefined;
+  /** Fires when the caller goes away or the deadline passes. */
+  abort: LazyAbort;
+  /** Run once when the call is over (response sent, or the caller gone). */
+  onClose: Array<() => void>;
+  /** performance.now() when the call arrived (deadline, metrics and log share it). */
+  startedAt: number;
+  /** Set once the deadline answered: later results are dropped. */
+  timedOut: boolean;
+}

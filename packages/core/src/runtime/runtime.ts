@@ -1,0 +1,130 @@
+import type { Registry } from 'prom-client';
+import { GatewayTimeout, ServiceUnavailable } from '../errors/index.js';
+import type { HttpRequest } from '../http/request.js';
+import type { AnyBatching } from '../io/batching.js';
+import type { Logger } from '../server/logger.js';
+import { Context } from '../service/context.js';
+import type { InferenceApi, Service } from '../service/service.js';
+import { BatchMetrics } from './batch-metrics.js';
+import { Batcher, type BatchFunction } from './batcher.js';
+import { ConcurrencyGate } from './concurrency-gate.js';
+import { Deadlines } from './deadlines.js';
+import type { Invocation } from './invocation.js';
+
+export interface RuntimeOptions {
+  /** Seconds a call may take before its answer starts; an API's own `timeout` wins. */
+  timeout: number;
+  /** Calls handled at once; one more is refused with 503 + Retry-After. */
+  maxConcurrency: number;
+  /** Seconds sent in `Retry-After` with that 503. */
+  retryAfter: number;
+  logger: Logger;
+  /** Whether the service may take calls (startup hooks ran, not draining). */
+  isReady: () => boolean;
+  /** Where batching metrics go (absent: none). */
+  registry?: Registry;
+}
+
+/**
+ * How a transport reads an API's input from its message and writes the output as its answer (the
+ * descriptors' HTTP or gRPC side). Made once per API and transport.
+ */
+export interface TransportCodec<Message, Answer> {
+  decode(message: Message, ctx: Context): Promise<unknown>;
+  encode(output: unknown, ctx: Context): Promise<Answer>;
+}
+
+/**
+ * The one caller of API functions, for every transport. It owns the concurrency gate, the deadline, the
+ * per-call `Context` and the batchers of batchable APIs; the HTTP server and the gRPC server are adapters that
+ * turn their request into an `Invocation`, a message and a `TransportCodec`, and write back what `invoke`
+ * returns.
+ */
+export class Runtime {
+  readonly gate: ConcurrencyGate;
+  private readonly deadlines = new Deadlines();
+  private readonly batchers = new Map<string, Batcher>();
+
+  constructor(
+    readonly service: Service,
+    private readonly options: RuntimeOptions,
+  ) {
+    this.gate = new ConcurrencyGate(options.maxConcurrency, options.retryAfter);
+    const metrics = options.registry ? new BatchMetrics(options.registry, service.name) : undefined;
+    for (const api of service.apis.values()) {
+      if (!api.batching) continue;
+      const fn = api.fn as unknown as BatchFunction;
+      const input = api.input.batching as AnyBatching;
+      const output = api.output.batching as AnyBatching;
+      this.batchers.set(api.name, new Batcher(api.name, fn, input, output, api.batching, metrics));
+    }
+  }
+
+  /** The batcher of a batchable API (tests, diagnostics). */
+  batcher(apiName: string): Batcher | undefined {
+    return this.batchers.get(apiName);
+  }
+
+  /** Take a concurrency permit for `call` until it closes; throws the 503 when none is free. */
+  admit(call: Invocation): void {
+    const release = this.gate.enter();
+    call.onClose.push(release);
+  }
+
+  /**
+   * Run `work` under the call's deadline (the API's `timeout`, else the server's). When it passes, the call's
+   * abort signal fires and `GatewayTimeout` is thrown; the work's late result or error is only logged.
+   */
+  async withDeadline<T>(call: Invocation, work: Promise<T>): Promise<T> {
+    const seconds = call.api?.timeout ?? this.options.timeout;
+    let value: T | undefined;
+    const done = work.then((v) => {
+      value = v;
+    });
+    if ((await this.deadlines.wait(done, seconds, call.startedAt)) === 'done') return value as T;
+    call.timedOut = true;
+    const error = new GatewayTimeout(`Not able to process the request in ${seconds} seconds`);
+    call.abort.abort(error);
+    done.catch((err: unknown) =>
+      this.options.logger.log('warn', 'handler failed after its timeout', {
+        requestId: call.requestId,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
+    throw error;
+  }
+
+  /**
+   * Decode, call the API function (alone, or in a batch), encode. The `Context` lives until the call closes
+   * (a streamed answer may still use its temp dir).
+   */
+  async invoke<Message, Answer>(
+    api: InferenceApi,
+    call: Invocation,
+    request: HttpRequest,
+    message: Message,
+    codec: TransportCodec<Message, Answer>,
+  ): Promise<Answer> {
+    if (!this.options.isReady()) throw new ServiceUnavailable('The service is starting; try again shortly');
+    const ctx = new Context(request, this.service.state, call.requestId);
+    call.onClose.push(() => {
+      if (ctx.usedTempDir) ctx.dispose().catch(() => {});
+    });
+    const input = await codec.decode(message, ctx);
+    const batcher = this.batchers.get(api.name);
+    const output = batcher ? await batcher.submit(input, call, ctx) : await api.fn(input as never, ctx);
+    return codec.encode(output, ctx);
+  }
+
+  /** The whole call for a transport without its own gate and deadline (gRPC): admit, deadline, invoke. */
+  call<Message, Answer>(
+    api: InferenceApi,
+    call: Invocation,
+    request: HttpRequest,
+    message: Message,
+    codec: TransportCodec<Message, Answer>,
+  ): Promise<Answer> {
+    this.admit(call);
+    return this.withDeadline(call, this.invoke(api, call, request, message, codec));
+  }
+}
