@@ -207,7 +207,9 @@ describe('tiffin diffusion start', () => {
   it('lists onnxruntime and webgpu among the --backend choices', async () => {
     const res = await run(['diffusion', 'start', 'stable-diffusion', '--backend', 'metal'], {});
     expect(res.code).not.toBe(0);
-    expect(res.stderr).toMatch(/Allowed choices are tensorflow-gpu, onnxruntime, tensorflow, wasm, cpu, webgpu/);
+    expect(res.stderr).toMatch(
+      /Allowed choices are tensorflow-gpu, onnxruntime, tensorflow, wasm, cpu, webgpu/,
+    );
   });
 });
 

@@ -12,4 +12,6 @@ if (!dir || (dtype !== 'f16' && dtype !== 'f32')) {
 }
 const t0 = Date.now();
 writeSd15RandomPipeline(dir, { dtype: dtype === 'f16' ? 'F16' : 'F32' });
-console.log(`wrote an SD1.5-shaped random ${dtype} pipeline to ${dir} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+console.log(
+  `wrote an SD1.5-shaped random ${dtype} pipeline to ${dir} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+);

@@ -1,24 +1,14 @@
 import { join } from 'node:path';
 import type { OnnxTextEncoder, OnnxUNet, OnnxVae } from '../engines/onnx/models.js';
 import type { LoraTarget } from '../lora/types.js';
-import { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
-import {
-  UNet2DConditionModel,
-  type UNetConfig,
-  unetWeightSpecs,
-  validateUNetConfig,
-} from '../models/unet.js';
-import { AutoencoderKL, type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
+import { ClipTextEncoder, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
+import { UNet2DConditionModel, unetWeightSpecs } from '../models/unet.js';
+import { AutoencoderKL, vaeWeightSpecs } from '../models/vae.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
-import { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
-import {
-  componentWeightFiles,
-  loadWeightsInto,
-  type ModelIndex,
-  readJson,
-  readModelIndex,
-} from '../weights/folder.js';
+import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
+import { componentWeightFiles, loadWeightsInto, type ModelIndex } from '../weights/folder.js';
 import { WeightStore } from '../weights/store.js';
+import { readPipelineFolderConfigs } from './folder-configs.js';
 
 /** The text encoder of either engine (tfjs answers at once, onnxruntime with a promise). */
 export type TextEncoderModel = ClipTextEncoder | OnnxTextEncoder;
@@ -54,7 +44,6 @@ export interface LoadComponentsOptions {
 
 /** Load a diffusers SD1/SD2 folder: configs, tokenizer and all weights (once per process). */
 export function loadComponents(dir: string, options: LoadComponentsOptions = {}): PipelineComponents {
-  const index = readModelIndex(dir);
   const unexpectedWeights: Record<string, string[]> = {};
   const stores: WeightStore[] = [];
   const load = (component: string, stem: string, store: WeightStore) => {
@@ -64,18 +53,8 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
     return store;
   };
   try {
-    const teConfig = readJson(
-      join(dir, 'text_encoder/config.json'),
-      'text_encoder/config.json',
-    ) as unknown as ClipTextConfig;
-    const unetConfig = readJson(join(dir, 'unet/config.json'), 'unet/config.json') as unknown as UNetConfig;
-    validateUNetConfig(unetConfig);
-    const vaeConfig = readJson(join(dir, 'vae/config.json'), 'vae/config.json') as unknown as VaeConfig;
-    const schedulerConfig = readJson(
-      join(dir, 'scheduler/scheduler_config.json'),
-      'scheduler/scheduler_config.json',
-    ) as SchedulerConfig;
-    const tokenizer = ClipTokenizer.fromFolder(join(dir, 'tokenizer'));
+    const { index, teConfig, unetConfig, vaeConfig, schedulerConfig, tokenizer } =
+      readPipelineFolderConfigs(dir);
     const textEncoder = new ClipTextEncoder(
       teConfig,
       load('text_encoder', 'model', new WeightStore('text_encoder', clipTextWeightSpecs(teConfig))),

@@ -27,7 +27,7 @@ export class PipelineWeightTarget implements LoraTarget {
 
   baseWeightShape(name: string): readonly number[] | undefined {
     const r = this.resolve(name);
-    return r && r.store.has(r.local) ? r.store.spec(r.local).shape : undefined;
+    return r?.store.has(r.local) ? r.store.spec(r.local).shape : undefined;
   }
 
   addDelta(name: string, delta: tf.Tensor, scale: number): void {
@@ -55,7 +55,7 @@ export class PipelineWeightTarget implements LoraTarget {
 
   private require(name: string): { store: WeightStore; local: string } {
     const r = this.resolve(name);
-    if (!r || !r.store.has(r.local)) throw new Error(`no base weight named ${name}`);
+    if (!r?.store.has(r.local)) throw new Error(`no base weight named ${name}`);
     return r;
   }
 }

@@ -1,17 +1,12 @@
 import { join } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
-import { type ClipTextConfig, clipTextWeightSpecs } from '../../models/clip-text-encoder.js';
-import { type UNetConfig, unetWeightSpecs, validateUNetConfig } from '../../models/unet.js';
-import { type VaeConfig, vaeWeightSpecs } from '../../models/vae.js';
+import { clipTextWeightSpecs } from '../../models/clip-text-encoder.js';
+import { unetWeightSpecs } from '../../models/unet.js';
+import { vaeWeightSpecs } from '../../models/vae.js';
+import { readPipelineFolderConfigs } from '../../pipeline/folder-configs.js';
 import type { SchedulerConfig } from '../../schedulers/types.js';
-import { ClipTokenizer } from '../../tokenizer/clip-tokenizer.js';
-import {
-  componentWeightFiles,
-  ModelFolderError,
-  type ModelIndex,
-  readJson,
-  readModelIndex,
-} from '../../weights/folder.js';
+import type { ClipTokenizer } from '../../tokenizer/clip-tokenizer.js';
+import { componentWeightFiles, ModelFolderError, type ModelIndex } from '../../weights/folder.js';
 import { WeightShapeError, type WeightSpec } from '../../weights/store.js';
 import type { SourceTensor, WeightSource } from './graph-builder.js';
 import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cache.js';
@@ -109,19 +104,8 @@ export async function loadOnnxComponents(
   const runtime = await resolveRuntime(options);
   for (const line of runtime.skipped)
     log(`@tiffin/diffusion: onnxruntime skipped execution provider ${line}`);
-  const index = readModelIndex(dir);
-  const teConfig = readJson(
-    join(dir, 'text_encoder/config.json'),
-    'text_encoder/config.json',
-  ) as unknown as ClipTextConfig;
-  const unetConfig = readJson(join(dir, 'unet/config.json'), 'unet/config.json') as unknown as UNetConfig;
-  validateUNetConfig(unetConfig);
-  const vaeConfig = readJson(join(dir, 'vae/config.json'), 'vae/config.json') as unknown as VaeConfig;
-  const schedulerConfig = readJson(
-    join(dir, 'scheduler/scheduler_config.json'),
-    'scheduler/scheduler_config.json',
-  ) as SchedulerConfig;
-  const tokenizer = ClipTokenizer.fromFolder(join(dir, 'tokenizer'));
+  const { index, teConfig, unetConfig, vaeConfig, schedulerConfig, tokenizer } =
+    readPipelineFolderConfigs(dir);
   const cacheDir = options.cacheDir ?? defaultGraphCacheDir();
   const attention = options.attention ?? 'fused';
   const unexpectedWeights: Record<string, string[]> = {};
