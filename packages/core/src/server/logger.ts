@@ -7,6 +7,8 @@ export type LogFields = Record<string, unknown>;
 
 export interface Logger {
   log(level: LogLevel, msg: string, fields?: LogFields): void;
+  /** Write out anything buffered, synchronously (before the process exits or may be killed). */
+  flush?(): void;
 }
 
 /**
@@ -17,9 +19,11 @@ export interface Logger {
  */
 export class JsonLineLogger implements Logger {
   private readonly pino: pino.Logger;
+  private readonly stdout: ReturnType<typeof pino.destination> | undefined;
 
   constructor(write?: (line: string) => void) {
-    const destination = write ? { write } : pino.destination({ dest: 1, sync: false });
+    this.stdout = write ? undefined : pino.destination({ dest: 1, sync: false });
+    const destination = write ? { write } : this.stdout;
     this.pino = pino(
       {
         level: 'debug',
@@ -34,6 +38,14 @@ export class JsonLineLogger implements Logger {
   log(level: LogLevel, msg: string, fields?: LogFields): void {
     // msg inside the object keeps it first on the line, right after level and time.
     this.pino[level](fields ? { msg, ...fields } : { msg });
+  }
+
+  flush(): void {
+    try {
+      this.stdout?.flushSync();
+    } catch {
+      // Not open yet, or stdout is gone: nothing more can be written.
+    }
   }
 }
 

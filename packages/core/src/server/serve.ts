@@ -56,10 +56,16 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
   const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
   const onSignal = (signal: NodeJS.Signals) => {
     logger.log('info', 'shutting down', { signal });
+    // Out now: a process manager may follow up with SIGKILL, and the buffered logger would lose the line.
+    logger.flush?.();
     close().then(
-      () => process.exit(0),
+      () => {
+        logger.flush?.();
+        process.exit(0);
+      },
       (err: unknown) => {
         logger.log('error', 'shutdown failed', { error: err instanceof Error ? err.message : String(err) });
+        logger.flush?.();
         process.exit(1);
       },
     );
