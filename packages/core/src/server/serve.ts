@@ -55,6 +55,9 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
   let closing: Promise<void> | undefined;
   const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
   const onSignal = (signal: NodeJS.Signals) => {
+    // A terminal's Ctrl-C reaches the whole process group, and a package manager in front of us forwards it
+    // again: the follow-ups must not kill a server that is draining (the default action once no listener is left).
+    if (closing) return;
     logger.log('info', 'shutting down', { signal });
     // Out now: a process manager may follow up with SIGKILL, and the buffered logger would lose the line.
     logger.flush?.();
@@ -73,7 +76,6 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
 
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      for (const s of signals) process.off(s, onSignal);
       lifecycle.beginDrain();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -83,12 +85,13 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
       await stopped;
       await lifecycle.shutdown();
       removeSafetyNet();
+      for (const s of signals) process.off(s, onSignal);
       logger.log('info', 'stopped', { url });
     })();
     return closing;
   };
 
-  if (options.handleSignals !== false) for (const s of signals) process.once(s, onSignal);
+  if (options.handleSignals !== false) for (const s of signals) process.on(s, onSignal);
 
   try {
     await lifecycle.startup();
