@@ -15,19 +15,22 @@ function rules(file: string, text: string, checkout?: string): string[] {
 // means "none of these", not "the one grep string did not match".
 describe('outside-read scanner', () => {
   it.each([
-    ["new URL('../../../../../shared/fixtures/sd-reference', import.meta.url)", 'URL climbing five levels'],
+    ["new URL('../../../../../outside/fixtures/sd-reference', import.meta.url)", 'URL climbing five levels'],
     ["join(here, '..', '..', '..', '..', '..', 'shared')", 'path segments as separate arguments'],
     ["resolve(__dirname, '../../../..', '../x.json')", 'two climbing arguments that escape together'],
-    ["readFileSync('../../../shared/x.json')", 'a path read from the working directory (the package folder)'],
+    [
+      "readFileSync('../../../outside/x.json')",
+      'a path read from the working directory (the package folder)',
+    ],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the input is source text with a template
-    ['readFileSync(`${here}/../../../../../shared/a.json`)', 'a template after an expression'],
-    ["const dir = process.env.SD_FIXTURES ?? '../../../../../shared'", 'an env fallback'],
+    ['readFileSync(`${here}/../../../../../outside/a.json`)', 'a template after an expression'],
+    ["const dir = process.env.SD_FIXTURES ?? '../../../../../outside'", 'an env fallback'],
   ])('flags %s (%s)', (code) => {
     expect(rules(TEST, code)).toContain('climbs-out');
   });
 
   it.each([
-    ["readFileSync('/work/shared/spec/server.md')", 'ts'],
+    [`readFileSync('${['', 'work', 'outside', 'spec', 'server.md'].join('/')}')`, 'ts'],
     ["const p = process.env.REF ?? '/home/alice/fixtures'", 'ts'],
     ["new URL('file:///Users/bob/x.json')", 'ts'],
     ["'C:\\\\Users\\\\bob\\\\x.json'", 'ts'],
@@ -37,10 +40,10 @@ describe('outside-read scanner', () => {
 
   it('flags machine paths and climbs in JSON, YAML and shell files', () => {
     expect(rules('packages/diffusion/scripts/x.sh', 'cat /home/me/ref.json')).toEqual(['machine-path']);
-    expect(rules('packages/diffusion/test/cfg.json', '{"dir": "../../../../shared"}')).toEqual([
+    expect(rules('packages/diffusion/test/cfg.json', '{"dir": "../../../../outside"}')).toEqual([
       'climbs-out',
     ]);
-    expect(rules('.ci/config.yaml', 'path: ../../shared/fixtures')).toEqual(['climbs-out']);
+    expect(rules('.ci/config.yaml', 'path: ../../outside/fixtures')).toEqual(['climbs-out']);
   });
 
   it('flags the home directory in tests and the checkout path anywhere', () => {
