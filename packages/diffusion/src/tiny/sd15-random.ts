@@ -1,4 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
 import { type UNetConfig, unetWeightSpecs } from '../models/unet.js';
@@ -6,7 +5,7 @@ import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
 import { writeSafetensorsStreamed } from '../weights/safetensors.js';
 import type { WeightSpec } from '../weights/store.js';
 import { tinyConfigs } from './tiny-configs.js';
-import { tinyTokenizerFiles } from './tiny-tokenizer.js';
+import { writePipelineConfigs } from './write-tiny-pipeline.js';
 
 /** SD1.5's component configs (runwayml/stable-diffusion-v1-5, spec 4–6), on the tiny pipeline's keys. */
 export function sd15Configs() {
@@ -53,21 +52,7 @@ export function writeSd15RandomPipeline(dir: string, options: RandomPipelineOpti
   const dtype = options.dtype ?? 'F16';
   let x = options.seed ?? 0x2545f491;
   const c = sd15Configs();
-  const json = (rel: string, value: unknown) => {
-    const path = join(dir, rel);
-    mkdirSync(join(path, '..'), { recursive: true });
-    writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
-  };
-  json('model_index.json', c.modelIndex);
-  json('scheduler/scheduler_config.json', c.scheduler);
-  json('text_encoder/config.json', c.textEncoder);
-  json('unet/config.json', c.unet);
-  json('vae/config.json', c.vae);
-  json('tokenizer/special_tokens_map.json', c.specialTokens);
-  json('tokenizer/tokenizer_config.json', c.tokenizerConfig);
-  const tok = tinyTokenizerFiles();
-  json('tokenizer/vocab.json', tok.vocab);
-  writeFileSync(join(dir, 'tokenizer/merges.txt'), `#version: 0.2\n${tok.merges.join('\n')}\n`);
+  writePipelineConfigs(dir, c);
   const write = (rel: string, specs: readonly WeightSpec[]) => {
     const byName = new Map(specs.map((s) => [s.name, s]));
     writeSafetensorsStreamed(join(dir, rel), specs, dtype, (name) => {

@@ -28,10 +28,19 @@ function weightsFor(
  * Write the spec-11 tiny random-but-deterministic pipeline in diffusers layout: configs,
  * tokenizer files and safetensors weights (about 8 MB of f32).
  */
-export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions = {}): string {
-  const flavour = options.flavour ?? 'sd1';
-  const dtype = options.dtype ?? 'F32';
-  const c = tinyConfigs(flavour);
+/** The JSON side of a diffusers folder (index, component configs, tokenizer files) for the tiny tokenizer. */
+export interface PipelineFolderJson {
+  modelIndex: unknown;
+  scheduler: unknown;
+  textEncoder: unknown;
+  unet: unknown;
+  vae: unknown;
+  specialTokens: unknown;
+  tokenizerConfig: unknown;
+}
+
+/** Write the configs and the tiny tokenizer of a pipeline folder; the weights are the caller's. */
+export function writePipelineConfigs(dir: string, c: PipelineFolderJson): void {
   const json = (rel: string, value: unknown) => {
     const path = join(dir, rel);
     mkdirSync(join(path, '..'), { recursive: true });
@@ -47,6 +56,13 @@ export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions
   const tok = tinyTokenizerFiles();
   json('tokenizer/vocab.json', tok.vocab);
   writeFileSync(join(dir, 'tokenizer/merges.txt'), `#version: 0.2\n${tok.merges.join('\n')}\n`);
+}
+
+export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions = {}): string {
+  const flavour = options.flavour ?? 'sd1';
+  const dtype = options.dtype ?? 'F32';
+  const c = tinyConfigs(flavour);
+  writePipelineConfigs(dir, c);
   writeSafetensors(
     join(dir, 'text_encoder/model.safetensors'),
     weightsFor(clipTextWeightSpecs(c.textEncoder as ClipTextConfig), dtype),
