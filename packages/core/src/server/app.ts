@@ -57,6 +57,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     logger,
     isReady: () => lifecycle.isReady,
     registry: metrics.registry,
+    limits: resolved.limits,
   });
   const routes = new RouteTable();
 

@@ -10,6 +10,7 @@ import type { MultipartMessage, PartMessage, ProtoField, ProtoPayload } from '..
 import { parseMediaType } from '../../http/media-type.js';
 import { BufferedHttpRequest, type FormPart, type HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse, readResponseBody } from '../../http/response.js';
+import type { Limits } from '../../limits/limits.js';
 import type { Context } from '../../service/context.js';
 import {
   descriptorFromSpec,
@@ -157,7 +158,10 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
 
   // --- gRPC (spec 11.3) ---
 
-  override async fromProto(message: ProtoPayload | Uint8Array): Promise<MultipartInput<F>> {
+  override async fromProto(
+    message: ProtoPayload | Uint8Array,
+    limits?: Readonly<Limits>,
+  ): Promise<MultipartInput<F>> {
     if (message instanceof Uint8Array)
       throw new InvalidArgument("cannot use 'serialized_bytes' with Multipart");
     const fields = (message as MultipartMessage).fields ?? {};
@@ -171,17 +175,20 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
           member === 'serialized_bytes'
             ? part.serialized_bytes!
             : part[member as Exclude<ProtoField, 'multipart'>]!,
+          limits,
         );
       }),
     );
     return collect(entries, results) as MultipartInput<F>;
   }
 
-  override async toProto(result: MultipartOutput<F>): Promise<MultipartMessage> {
+  override async toProto(result: MultipartOutput<F>, limits?: Readonly<Limits>): Promise<MultipartMessage> {
     const value = result as MultipartValue;
     this.checkKeys(Object.keys(value ?? {}), typeName(value));
     const entries = this.checkedEntries(value, 'output');
-    const settled = await Promise.allSettled(entries.map(([name, child]) => child.toProto(value[name])));
+    const settled = await Promise.allSettled(
+      entries.map(([name, child]) => child.toProto(value[name], limits)),
+    );
     const payloads = collect(entries, settled);
     const out: Record<string, PartMessage> = {};
     for (const [name, child] of entries) {
