@@ -108,7 +108,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     }
     const entries = Object.entries(this.fields as MultipartFields);
     const results = await Promise.allSettled(
-      entries.map(([name, child]) => child.fromHttpRequest(subRequest(request, byName.get(name)!))),
+      entries.map(async ([name, child]) => child.fromHttpRequest(subRequest(request, byName.get(name)!))),
     );
     return collect(entries, results) as MultipartInput<F>;
   }
@@ -117,7 +117,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     const value = result as MultipartValue;
     const entries = this.checkedEntries(value, 'output');
     const settled = await Promise.allSettled(
-      entries.map(([name, child]) => child.toHttpResponse(value[name], ctx)),
+      entries.map(async ([name, child]) => child.toHttpResponse(value[name], ctx)),
     );
     const responses = collect(entries, settled);
     const boundary = randomBytes(16).toString('hex');
@@ -167,8 +167,10 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     const fields = (message as MultipartMessage).fields ?? {};
     this.checkKeys(Object.keys(fields), 'MultipartMessage');
     const entries = Object.entries(this.fields as MultipartFields);
+    // Each part in an async function: a part that throws at once (an empty field) must not leave the parts
+    // already started as unhandled rejections.
     const results = await Promise.allSettled(
-      entries.map(([name, child]) => {
+      entries.map(async ([name, child]) => {
         const part = fields[name] ?? {};
         const member = setMember(part, child);
         return child.fromProto(
@@ -187,7 +189,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     this.checkKeys(Object.keys(value ?? {}), typeName(value));
     const entries = this.checkedEntries(value, 'output');
     const settled = await Promise.allSettled(
-      entries.map(([name, child]) => child.toProto(value[name], limits)),
+      entries.map(async ([name, child]) => child.toProto(value[name], limits)),
     );
     const payloads = collect(entries, settled);
     const out: Record<string, PartMessage> = {};
