@@ -40,6 +40,11 @@ export interface GrpcServerOptions {
   maxSendMessageLength?: number;
   /** Registry for the gRPC metrics (default: prom-client's global one, which `/metrics` exposes). */
   metricsRegistry?: Registry;
+  /**
+   * Serve the Open Inference Protocol (KServe v2) `inference.GRPCInferenceService` beside Tiffin's own
+   * service (default true), as `serve({ inferenceProtocol })` does over HTTP.
+   */
+  inferenceProtocol?: boolean;
   /** Serve grpc.reflection.v1(alpha) (default true). */
   reflection?: boolean;
   /** Log function for unexpected errors (default console.error as a JSON line). */
@@ -131,15 +136,18 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     },
   });
 
-  server.addService(
-    tolerantDefinition(inferenceV2ServiceDefinition()),
-    inferenceV2Implementation({ ...deps, runtime, isReady: () => serving }),
-  );
+  const services = [GRPC_SERVICE_NAME];
+  if (options.inferenceProtocol ?? true) {
+    services.push(INFERENCE_V2_SERVICE_NAME);
+    server.addService(
+      tolerantDefinition(inferenceV2ServiceDefinition()),
+      inferenceV2Implementation({ ...deps, runtime, isReady: () => serving }),
+    );
+  }
 
   const health = new HealthImplementation({
     '': 'SERVING',
-    [GRPC_SERVICE_NAME]: 'SERVING',
-    [INFERENCE_V2_SERVICE_NAME]: 'SERVING',
+    ...Object.fromEntries(services.map((name) => [name, 'SERVING' as const])),
   });
   health.addToServer(server);
   if (options.reflection ?? true) new ReflectionService(loadProtocol()).addToServer(server);
@@ -159,9 +167,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     address: `${host.includes(':') ? `[${host}]` : host}:${port}`,
     close() {
       closed ??= (async () => {
-        health.setStatus('', 'NOT_SERVING');
-        health.setStatus(GRPC_SERVICE_NAME, 'NOT_SERVING');
-        health.setStatus(INFERENCE_V2_SERVICE_NAME, 'NOT_SERVING');
+        for (const name of ['', ...services]) health.setStatus(name, 'NOT_SERVING');
         serving = false;
         await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
         if (runHooks) await svc.shutdown();
