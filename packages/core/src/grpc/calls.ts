@@ -8,6 +8,7 @@ import {
   truncateForMessage,
 } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
+import type { Limits } from '../limits/limits.js';
 import type { Invocation } from '../runtime/invocation.js';
 import { LazyAbort } from '../runtime/lazy-abort.js';
 import { newRequestId } from '../server/request-id.js';
@@ -126,12 +127,19 @@ export function grpcRequest(
   call: grpc.ServerUnaryCall<unknown, unknown>,
   api: InferenceApi,
   abort: LazyAbort,
+  limits: Readonly<Limits>,
 ): BufferedHttpRequest {
   const headers = new Headers();
   for (const [key, value] of Object.entries(call.metadata.getMap())) {
     if (typeof value === 'string') headers.set(key, value);
   }
-  return new BufferedHttpRequest({ method: 'POST', url: api.route, headers, signal: () => abort.signal });
+  return new BufferedHttpRequest({
+    method: 'POST',
+    url: api.route,
+    headers,
+    signal: () => abort.signal,
+    limits,
+  });
 }
 
 /** Headers an error asks for (e.g. `retry-after` on a 503) travel as trailing metadata. */

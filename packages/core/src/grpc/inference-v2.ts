@@ -36,6 +36,7 @@ export const INFERENCE_V2_PROBE_METHODS: ReadonlySet<string> = new Set([
 
 export interface InferenceV2Deps extends ApiCallDeps {
   runtime: Runtime;
+  /** Started and not draining (the service's readiness checks are added here). */
   isReady: () => boolean;
 }
 
@@ -60,7 +61,9 @@ function unary<Req, Res>(log: GrpcLog, message: string, answer: (request: Req) =
  * runtime (gate, deadline, batching), like Tiffin's own `Call`.
  */
 export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedServiceImplementation {
-  const { svc, runtime, isReady, log } = deps;
+  const { svc, runtime, log } = deps;
+  // As `/v2/health/ready`: started, not draining, and every readiness check of the service passing.
+  const isReady = () => deps.isReady() && svc.notReadyReason() === null;
   const models = protocolModels(svc);
   const codecs = new Map([...models].map(([name, model]) => [name, inferCodec(model)]));
 
@@ -83,7 +86,7 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
     runApiCall(deps, name, call, callback, async (invocation) => {
       const model = modelNamed(name, message.model_version);
       const infer = inferRequestFromProto(message);
-      const request = grpcRequest(call, model.api, invocation.abort);
+      const request = grpcRequest(call, model.api, invocation.abort, runtime.limits);
       const outputs = await runtime.call(model.api, invocation, request, infer, codecs.get(name)!);
       return inferResponseToProto(model.api.name, infer, outputs);
     });

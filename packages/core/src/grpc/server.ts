@@ -2,8 +2,16 @@ import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Registry } from 'prom-client';
-import { GrpcStatus, InvalidArgument, isTiffinError, NotFound, truncateForMessage } from '../errors/index.js';
+import {
+  ConfigError,
+  GrpcStatus,
+  InvalidArgument,
+  isTiffinError,
+  NotFound,
+  truncateForMessage,
+} from '../errors/index.js';
 import type { IODescriptor } from '../io/descriptor.js';
+import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import type { Invocation } from '../runtime/invocation.js';
 import { Runtime, type TransportCodec } from '../runtime/runtime.js';
 import { type AuthCheck, bearerAuth, resolveApiToken } from '../server/auth.js';
@@ -62,6 +70,11 @@ export interface GrpcServerOptions {
    * default limits (timeout 60 s, 128 calls at once).
    */
   runtime?: Runtime;
+  /**
+   * Input bounds (nesting depth, multipart parts and names), as `serve({ limits })`; see docs/security.md.
+   * With `runtime` given, that runtime's limits apply and this must be left out.
+   */
+  limits?: LimitOptions;
 }
 
 export interface GrpcServerHandle {
@@ -77,6 +90,9 @@ const DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024;
 
 /** Serve every API of `svc` over gRPC (the `bentoml.grpc.v1.BentoService` protocol). */
 export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): Promise<GrpcServerHandle> {
+  if (options.runtime && options.limits) {
+    throw new ConfigError("serveGrpc: pass 'limits' to the runtime's server, not beside a shared 'runtime'");
+  }
   const runHooks = options.runStartupHooks ?? true;
   if (runHooks) await svc.startup();
   const maxReceive = options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE;
@@ -100,6 +116,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       logger: logAdapter(log),
       isReady: () => serving,
       registry: options.metricsRegistry,
+      limits: resolveLimits(options.limits),
     });
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, log));
@@ -220,7 +237,7 @@ async function handleCall(
   if (!api || !codec) {
     throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${truncateForMessage(apiName)}'`);
   }
-  const request = grpcRequest(call, api, invocation.abort);
+  const request = grpcRequest(call, api, invocation.abort, runtime.limits);
   return runtime.call(api, invocation, request, message, codec);
 }
 
@@ -230,9 +247,9 @@ function protoCodec(
   log: (entry: Record<string, unknown>) => void,
 ): TransportCodec<RequestMessage, ResponseMessage> {
   return {
-    decode: (message) => readInput(api, message, log),
-    async encode(output) {
-      const payload = await api.output.toProto(output as never);
+    decode: (message, ctx) => readInput(api, message, ctx.request.limits, log),
+    async encode(output, ctx) {
+      const payload = await api.output.toProto(output as never, ctx.request.limits);
       const field = api.output.protoFields[0];
       if (!field) throw new Error(`${api.output.displayName} declares no protoFields`);
       return { [field]: payload, content: field } as ResponseMessage;
@@ -251,10 +268,11 @@ function logAdapter(log: (entry: Record<string, unknown>) => void): Logger {
 async function readInput(
   api: InferenceApi,
   message: RequestMessage,
+  limits: Readonly<Limits>,
   log: (entry: Record<string, unknown>) => void,
 ): Promise<unknown> {
   try {
-    return await api.input.fromProto(selectPayload(api, message));
+    return await api.input.fromProto(selectPayload(api, message), limits);
   } catch (err) {
     if (isTiffinError(err)) throw err;
     log({ level: 'warn', msg: 'gRPC input not readable', api: api.name, error: stackOf(err) });

@@ -80,6 +80,9 @@ const svc = new Service('v2-grpc-test', { version: '2.0.1' })
     },
   );
 
+let modelDown = false;
+svc.addReadinessCheck(() => (modelDown ? 'the model is down' : true));
+
 let http: ServerHandle;
 let rpc: GrpcServerHandle;
 let client: V2GrpcClient;
@@ -156,6 +159,18 @@ describe('inference.GRPCInferenceService: health and metadata', () => {
       version: '2.0.1',
       extensions: [],
     });
+  });
+
+  it("ServerReady and ModelReady follow the service's readiness checks, as /v2/health/ready does", async () => {
+    modelDown = true;
+    try {
+      expect(await client.call('ServerReady', {})).toEqual({ ready: false });
+      expect(await client.call('ModelReady', { name: 'double' })).toEqual({ ready: false });
+      expect((await fetch(`${http.url}/v2/health/ready`)).status).toBe(503);
+    } finally {
+      modelDown = false;
+    }
+    expect(await client.call('ServerReady', {})).toEqual({ ready: true });
   });
 
   it('describes each tensor API as a model, the same as GET /v2/models/{name}', async () => {
