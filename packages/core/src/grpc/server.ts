@@ -88,7 +88,10 @@ export interface GrpcServerHandle {
 
 const DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024;
 
-/** Serve every API of `svc` over gRPC (the `bentoml.grpc.v1.BentoService` protocol). */
+/**
+ * Serve every API of `svc` over gRPC: Tiffin's `bentoml.grpc.v1.BentoService` and, for the APIs with a tensor
+ * form, the Open Inference Protocol's `inference.GRPCInferenceService`, on one port.
+ */
 export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): Promise<GrpcServerHandle> {
   if (options.runtime && options.limits) {
     throw new ConfigError("serveGrpc: pass 'limits' to the runtime's server, not beside a shared 'runtime'");
