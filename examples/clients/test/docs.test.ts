@@ -51,7 +51,11 @@ const haveGrpcurl = await has('grpcurl', ['-version']);
 if (!haveCurl) console.warn('docs/clients.md: curl not found: the curl examples were not run');
 if (!havePython)
   console.warn('docs/clients.md: python3 with requests not found: the Python examples were not run');
-if (!haveGrpcurl) console.warn('docs/clients.md: grpcurl not found: the grpcurl example was not run');
+if (!haveGrpcurl) {
+  console.warn(
+    'docs/clients.md: grpcurl not found: the grpcurl examples were not run (the Open Inference Protocol request is still sent, with @grpc/grpc-js)',
+  );
+}
 
 let http: ServerHandle;
 let grpc: GrpcServerHandle;
