@@ -6,10 +6,9 @@ import {
   Multipart,
   type NDArray,
   NumpyNdarray,
-  nestsDeeperThan,
-  resolveLimits,
   Service,
 } from '../../src/index.js';
+import { nestsDeeperThan, resolveLimits } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 const nested = (depth: number, open = '[', close = ']') => `${open.repeat(depth)}${close.repeat(depth)}`;
