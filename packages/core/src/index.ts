@@ -100,6 +100,7 @@ export {
 export {
   defaultJsonEncoder,
   type JsonEncoder,
+  type JsonEncoderOptions,
   type JsonEncoderRule,
   registerJsonEncoder,
 } from './io/json-encoder.js';
@@ -164,6 +165,7 @@ export {
   type BatchOptions,
   type InferenceApi,
   type LifecycleHook,
+  type ReadinessCheck,
   Service,
   type ServiceOptions,
   type WithApi,
