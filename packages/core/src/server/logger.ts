@@ -14,8 +14,8 @@ export interface Logger {
 /**
  * The default logger: JSON lines through pino (`{"level":"info","time":"<ISO>","msg":...,<fields>}`), written
  * to stdout in batches: lines gather for up to 4 KiB or 50 ms, then pino's SonicBoom destination writes them
- * with one synchronous write (as Node writes to stdout pipes and files on Linux). What is held is written when
- * the process exits or `flush()` is called.
+ * with one synchronous write (a reader that stops reading holds the process up instead of lines piling up in
+ * memory). What is held is written when the process exits or `flush()` is called.
  * Pass `write` to send the lines elsewhere (synchronously, through that function).
  */
 export class JsonLineLogger implements Logger {
