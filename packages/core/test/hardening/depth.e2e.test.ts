@@ -9,12 +9,11 @@ import {
   Multipart,
   type NDArray,
   NumpyNdarray,
-  nestsDeeperThan,
   type RequestMessage,
-  resolveLimits,
   Service,
   serveGrpc,
 } from '../../src/index.js';
+import { nestsDeeperThan, resolveLimits } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 const nested = (depth: number, open = '[', close = ']') => `${open.repeat(depth)}${close.repeat(depth)}`;
