@@ -29,6 +29,8 @@ export {
   type GrpcServerHandle,
   type GrpcServerOptions,
   inferenceClientConstructor,
+  inferenceV2ProtoPath,
+  protoPath,
   serveGrpc,
 } from './grpc/index.js';
 export type {
