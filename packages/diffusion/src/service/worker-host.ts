@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { InternalServerError, ServiceUnavailable, TiffinError } from '@tiffin/core';
 import { GenerationCancelled } from '../pipeline/cancel.js';
-import type { SchedulerName } from '../schedulers/types.js';
+import type { SchedulerName } from '../schedulers/registry.js';
 import { ModelFolderError } from '../weights/folder.js';
 import { SafetensorsError } from '../weights/safetensors.js';
 import { ModelTooLargeError } from './model-fit.js';

@@ -1,6 +1,6 @@
 import type { BackendName } from '../backend.js';
 import type { GenerationParameters } from '../pipeline/parameters.js';
-import type { SchedulerName } from '../schedulers/types.js';
+import type { SchedulerName } from '../schedulers/registry.js';
 
 /** What the host hands the model worker at start (structured-clone safe). */
 export interface WorkerInit {

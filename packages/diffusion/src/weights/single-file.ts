@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileS
 import { basename, dirname, extname, join } from 'node:path';
 import { InvalidArgument, modelsDir } from '@tiffin/core';
 import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
-import { type UNetConfig, unetWeightSpecs } from '../models/unet.js';
+import { type UNetConfig, unetWeightSpecs } from '../models/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
 import { tinyConfigs } from '../tiny/tiny-configs.js';
 import { SafetensorsFile } from './safetensors.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 import { clipTextWeightSpecs } from '../../models/clip-text-encoder.js';
-import { unetWeightSpecs } from '../../models/unet.js';
+import { unetWeightSpecs } from '../../models/unet-config.js';
 import { vaeWeightSpecs } from '../../models/vae.js';
 import { readPipelineFolderConfigs } from '../../pipeline/folder-configs.js';
 import type { SchedulerConfig } from '../../schedulers/types.js';
