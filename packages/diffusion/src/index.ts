@@ -8,7 +8,13 @@ export {
   WEBGPU_PACKAGES,
 } from './backend.js';
 export { loadOnnxComponents, type OnnxComponents, type OnnxLoadOptions } from './engines/onnx/load.js';
-export { GPU_INSTALL_COMMAND, type OnnxRuntimeOptions } from './engines/onnx/session.js';
+export {
+  GPU_INSTALL_COMMAND,
+  type OnnxRuntimeOptions,
+  ORT_PROVIDER_NAMES,
+  parseOrtProviders,
+  parseOrtThreads,
+} from './engines/onnx/session.js';
 export * from './hub/index.js';
 export * from './lora/index.js';
 export { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from './models/clip-text-encoder.js';

@@ -96,6 +96,8 @@ export class ModelWorkerHost {
     readonly defaultScheduler: SchedulerName,
     /** The start-up generation that proved the model runs. */
     readonly warmUp: WarmUp,
+    /** The engine's start-up lines, for the service log. */
+    readonly startLog: readonly string[],
   ) {
     worker.on('message', (message: WorkerMessage) => this.onMessage(message));
     worker.on('error', (err) =>
@@ -132,6 +134,7 @@ export class ModelWorkerHost {
               message.backend,
               message.defaultScheduler,
               message.warmUp,
+              message.startLog,
             ),
           );
         }

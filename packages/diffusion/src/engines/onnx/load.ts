@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 import { clipTextWeightSpecs } from '../../models/clip-text-encoder.js';
 import { unetWeightSpecs } from '../../models/unet-config.js';
@@ -14,13 +14,8 @@ import { LoraInputs } from './lora-inputs.js';
 import { OnnxLoraTarget } from './lora-target.js';
 import { OnnxTextEncoder, OnnxUNet, OnnxVae } from './models.js';
 import type { AttentionKind } from './ops.js';
-import {
-  loadOrt,
-  type OnnxRuntimeOptions,
-  type ResolvedRuntime,
-  resolveRuntime,
-  sessionOptions,
-} from './session.js';
+import { openOptimizedSession } from './optimized-cache.js';
+import { loadOrt, type OnnxRuntimeOptions, type ResolvedRuntime, resolveRuntime } from './session.js';
 import { buildTextEncoderGraph } from './text-encoder-graph.js';
 import { buildUNetGraph } from './unet-graph.js';
 import { buildVaeDecoderGraph, buildVaeEncoderGraph } from './vae-graph.js';
@@ -32,6 +27,11 @@ export interface OnnxLoadOptions extends OnnxRuntimeOptions {
   cacheDir?: string;
   /** Attention as com.microsoft MultiHeadAttention (`fused`, default) or standard ops. */
   attention?: AttentionKind;
+  /**
+   * Keep ORT's optimized form of each graph beside it and open that on later starts (default true; see
+   * `optimized-cache.ts`). False: optimize on every start, save nothing.
+   */
+  optimizedCache?: boolean;
   log?: (message: string) => void;
 }
 
@@ -163,10 +163,12 @@ export async function loadOnnxComponents(
   );
 
   const sessions: InferenceSession[] = [];
+  const optimizedCache = options.optimizedCache ?? true;
   const open = async (g: CachedGraph) => {
-    let s: InferenceSession;
+    const started = Date.now();
+    let opened: Awaited<ReturnType<typeof openOptimizedSession>>;
     try {
-      s = await ort.InferenceSession.create(g.modelPath, sessionOptions(runtime));
+      opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log);
     } catch (e) {
       if (runtime.providers.length === 1) throw e;
       // A GPU provider whose library loads but cannot start (no driver/device): CPU from now on.
@@ -174,10 +176,18 @@ export async function loadOnnxComponents(
         `@tiffin/diffusion: onnxruntime skipped execution providers ${runtime.providers.slice(0, -1).join(', ')}: ${(e as Error).message.split('\n')[0]}`,
       );
       runtime.providers = ['cpu'];
-      s = await ort.InferenceSession.create(g.modelPath, sessionOptions(runtime));
+      opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log);
     }
-    sessions.push(s);
-    return s;
+    const how = {
+      optimized: 'from its saved optimized form',
+      saved: 'optimized and saved',
+      plain: 'optimized',
+    };
+    log(
+      `@tiffin/diffusion: onnxruntime session ${basename(g.dir)} ${how[opened.from]} in ${Date.now() - started} ms`,
+    );
+    sessions.push(opened.session);
+    return opened.session;
   };
   try {
     const teLora = new LoraInputs(ort, teGraph.loraBranches);
