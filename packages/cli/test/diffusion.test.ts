@@ -254,18 +254,21 @@ describe('tiffin diffusion start', () => {
       ],
       { TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-cli-home-')) },
     );
-    let out = '';
+    // The service's own log lines (engine start-up, "diffusion model ready") go to stderr.
+    let log = '';
+    proc.child.stderr?.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        proc.child.stdout?.on('data', (c: Buffer) => {
-          out += c.toString();
-          const m = /"msg":"ready","url":"([^"]+)"/.exec(out);
-          if (m) resolve(m[1]);
+      await new Promise<void>((resolve, reject) => {
+        proc.child.stderr?.on('data', () => {
+          if (log.includes('"msg":"diffusion model ready"')) resolve();
         });
         proc.done.then((r) => reject(new Error(`exited: ${r.stderr}`)));
       });
-      expect(out).toMatch(/onnxruntime skipped execution provider cuda: /);
-      expect(out).toMatch(/"backend":"onnxruntime"/);
+      const url = await proc.url;
+      expect(log).toMatch(/onnxruntime skipped execution provider cuda: /);
+      expect(log).toMatch(/"backend":"onnxruntime"/);
       const res = await fetch(`${url}/text2img`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

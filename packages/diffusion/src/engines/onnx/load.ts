@@ -8,7 +8,7 @@ import type { SchedulerConfig } from '../../schedulers/types.js';
 import type { ClipTokenizer } from '../../tokenizer/clip-tokenizer.js';
 import { componentWeightFiles, ModelFolderError, type ModelIndex } from '../../weights/folder.js';
 import { WeightShapeError, type WeightSpec } from '../../weights/store.js';
-import type { SourceTensor, WeightSource } from './graph-builder.js';
+import type { GraphPrecision, SourceTensor, WeightSource } from './graph-builder.js';
 import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cache.js';
 import { LoraInputs } from './lora-inputs.js';
 import { OnnxLoraTarget } from './lora-target.js';
@@ -32,6 +32,12 @@ export interface OnnxLoadOptions extends OnnxRuntimeOptions {
    * `optimized-cache.ts`). False: optimize on every start, save nothing.
    */
   optimizedCache?: boolean;
+  /**
+   * Float type of the graphs: `f16` halves weight memory and runs the GPU providers' f16 kernels; `f32` is what
+   * the CPU provider computes in (it runs an f16 graph by casting around most nodes: valid, but slower).
+   * Default `auto`: f16 when the first provider is cuda, tensorrt or dml, else f32.
+   */
+  precision?: 'auto' | GraphPrecision;
   log?: (message: string) => void;
 }
 
@@ -108,6 +114,7 @@ export async function loadOnnxComponents(
     readPipelineFolderConfigs(dir);
   const cacheDir = options.cacheDir ?? defaultGraphCacheDir();
   const attention = options.attention ?? 'fused';
+  const precision = graphPrecision(options.precision ?? 'auto', runtime);
   const unexpectedWeights: Record<string, string[]> = {};
 
   const graph = (
@@ -135,10 +142,11 @@ export async function loadOnnxComponents(
         key: { config, attention, lora },
         source,
         loraTarget: lora ? loraAble(specs) : () => false,
+        precision,
         build,
       });
       log(
-        `@tiffin/diffusion: onnxruntime ${name} graph ${g.built ? `built in ${Date.now() - started} ms` : 'from cache'} (${g.dir})`,
+        `@tiffin/diffusion: onnxruntime ${name} ${precision} graph ${g.built ? `built in ${Date.now() - started} ms` : 'from cache'} (${g.dir})`,
       );
       return g;
     } finally {
@@ -172,8 +180,12 @@ export async function loadOnnxComponents(
     } catch (e) {
       if (runtime.providers.length === 1) throw e;
       // A GPU provider whose library loads but cannot start (no driver/device): CPU from now on.
+      const f16 =
+        precision === 'f16'
+          ? ' (the f16 graphs now run on CPU, slowly: --ort-providers cpu gives f32 graphs)'
+          : '';
       log(
-        `@tiffin/diffusion: onnxruntime skipped execution providers ${runtime.providers.slice(0, -1).join(', ')}: ${(e as Error).message.split('\n')[0]}`,
+        `@tiffin/diffusion: onnxruntime skipped execution providers ${runtime.providers.slice(0, -1).join(', ')}: ${(e as Error).message.split('\n')[0]}${f16}`,
       );
       runtime.providers = ['cpu'];
       opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log);
@@ -213,6 +225,14 @@ export async function loadOnnxComponents(
     for (const s of sessions) void s.release();
     throw e;
   }
+}
+
+/** Providers whose kernels run float16 natively (the CPU provider mostly does not). */
+const F16_PROVIDERS = new Set(['cuda', 'tensorrt', 'dml']);
+
+function graphPrecision(choice: 'auto' | GraphPrecision, runtime: ResolvedRuntime): GraphPrecision {
+  if (choice !== 'auto') return choice;
+  return F16_PROVIDERS.has(runtime.providers[0]) ? 'f16' : 'f32';
 }
 
 type CachedGraphBuild = Parameters<typeof ensureGraph>[1]['build'];
