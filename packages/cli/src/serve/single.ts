@@ -34,6 +34,8 @@ export async function serveInProcess(
     runStartupHooks: !http,
     metricsRegistry: http?.app.metrics.registry,
     runtime: http?.app.runtime,
+    // Without an HTTP server the gRPC runtime is its own, so the limits go to it.
+    limits: http ? undefined : options.limits,
   });
   process.stdout.write(
     `${JSON.stringify({ time: new Date(), level: 'info', msg: 'gRPC ready', address: rpc.address })}\n`,

@@ -3,6 +3,7 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Registry } from 'prom-client';
 import {
+  ConfigError,
   clientMessage,
   GrpcStatus,
   type GrpcStatusCode,
@@ -13,6 +14,7 @@ import {
 } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { IODescriptor } from '../io/descriptor.js';
+import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import type { Invocation } from '../runtime/invocation.js';
 import { LazyAbort } from '../runtime/lazy-abort.js';
 import { Runtime, type TransportCodec } from '../runtime/runtime.js';
@@ -53,6 +55,11 @@ export interface GrpcServerOptions {
    * default limits (timeout 60 s, 128 calls at once).
    */
   runtime?: Runtime;
+  /**
+   * Input bounds (nesting depth, multipart parts and names), as `serve({ limits })`; see docs/security.md.
+   * With `runtime` given, that runtime's limits apply and this must be left out.
+   */
+  limits?: LimitOptions;
 }
 
 export interface GrpcServerHandle {
@@ -95,6 +102,9 @@ const RUNTIME_ERROR_MESSAGE = 'An internal error occurred while handling the cal
 
 /** Serve every API of `svc` over gRPC (the `bentoml.grpc.v1.BentoService` protocol). */
 export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): Promise<GrpcServerHandle> {
+  if (options.runtime && options.limits) {
+    throw new ConfigError("serveGrpc: pass 'limits' to the runtime's server, not beside a shared 'runtime'");
+  }
   const runHooks = options.runStartupHooks ?? true;
   if (runHooks) await svc.startup();
   const maxReceive = options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE;
@@ -118,6 +128,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       logger: logAdapter(log),
       isReady: () => serving,
       registry: options.metricsRegistry,
+      limits: resolveLimits(options.limits),
     });
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, log));
@@ -261,7 +272,7 @@ async function handleCall(
   if (!api || !codec) {
     throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${truncateForMessage(apiName)}'`);
   }
-  const request = grpcRequest(call, api, invocation.abort);
+  const request = grpcRequest(call, api, invocation.abort, runtime.limits);
   return runtime.call(api, invocation, request, message, codec);
 }
 
@@ -271,9 +282,9 @@ function protoCodec(
   log: (entry: Record<string, unknown>) => void,
 ): TransportCodec<RequestMessage, ResponseMessage> {
   return {
-    decode: (message) => readInput(api, message, log),
-    async encode(output) {
-      const payload = await api.output.toProto(output as never);
+    decode: (message, ctx) => readInput(api, message, ctx.request.limits, log),
+    async encode(output, ctx) {
+      const payload = await api.output.toProto(output as never, ctx.request.limits);
       const field = api.output.protoFields[0];
       if (!field) throw new Error(`${api.output.displayName} declares no protoFields`);
       return { [field]: payload, content: field } as ResponseMessage;
@@ -299,10 +310,11 @@ function logAdapter(log: (entry: Record<string, unknown>) => void): Logger {
 async function readInput(
   api: InferenceApi,
   message: RequestMessage,
+  limits: Readonly<Limits>,
   log: (entry: Record<string, unknown>) => void,
 ): Promise<unknown> {
   try {
-    return await api.input.fromProto(selectPayload(api, message));
+    return await api.input.fromProto(selectPayload(api, message), limits);
   } catch (err) {
     if (isTiffinError(err)) throw err;
     log({ level: 'warn', msg: 'gRPC input not readable', api: api.name, error: stackOf(err) });
@@ -333,12 +345,19 @@ function grpcRequest(
   call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
   api: InferenceApi,
   abort: LazyAbort,
+  limits: Readonly<Limits>,
 ): BufferedHttpRequest {
   const headers = new Headers();
   for (const [key, value] of Object.entries(call.metadata.getMap())) {
     if (typeof value === 'string') headers.set(key, value);
   }
-  return new BufferedHttpRequest({ method: 'POST', url: api.route, headers, signal: () => abort.signal });
+  return new BufferedHttpRequest({
+    method: 'POST',
+    url: api.route,
+    headers,
+    signal: () => abort.signal,
+    limits,
+  });
 }
 
 function toStatus(

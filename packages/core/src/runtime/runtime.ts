@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import { GatewayTimeout, ServiceUnavailable } from '../errors/index.js';
 import type { HttpRequest } from '../http/request.js';
 import type { AnyBatching } from '../io/batching.js';
+import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import type { Logger } from '../server/logger.js';
 import { Context } from '../service/context.js';
 import type { InferenceApi, Service } from '../service/service.js';
@@ -23,6 +24,8 @@ export interface RuntimeOptions {
   isReady: () => boolean;
   /** Where batching metrics go (absent: none). */
   registry?: Registry;
+  /** Input bounds every transport applies (default `DEFAULT_LIMITS`). */
+  limits?: Readonly<Limits>;
 }
 
 /**
@@ -58,6 +61,11 @@ export class Runtime {
       const output = api.output.batching as AnyBatching;
       this.batchers.set(api.name, new Batcher(api.name, fn, input, output, api.batching, metrics));
     }
+  }
+
+  /** Input bounds every transport applies to calls through this runtime. */
+  get limits(): Readonly<Limits> {
+    return this.options.limits ?? DEFAULT_LIMITS;
   }
 
   /** The batcher of a batchable API (tests, diagnostics). */
