@@ -52,7 +52,9 @@ describe('scheduler registry', () => {
       expect(() => createScheduler(definition.name, { num_train_timesteps: 0 })).toThrow(
         /num_train_timesteps/,
       );
-      expect(() => createScheduler(definition.name, { trained_betas: JSON.parse('[0.1, "x"]') })).toThrow(/trained_betas/);
+      expect(() => createScheduler(definition.name, { trained_betas: JSON.parse('[0.1, "x"]') })).toThrow(
+        /trained_betas/,
+      );
       expect(() => createScheduler(definition.name, { thresholding: true })).toThrow(/thresholding/);
     }
   });
