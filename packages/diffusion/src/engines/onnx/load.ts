@@ -14,7 +14,7 @@ import { LoraInputs } from './lora-inputs.js';
 import { OnnxLoraTarget } from './lora-target.js';
 import { OnnxTextEncoder, OnnxUNet, OnnxVae } from './models.js';
 import type { AttentionKind } from './ops.js';
-import { openOptimizedSession } from './optimized-cache.js';
+import { type OpenedSession, openOptimizedSession } from './optimized-cache.js';
 import { loadOrt, type OnnxRuntimeOptions, type ResolvedRuntime, resolveRuntime } from './session.js';
 import { buildTextEncoderGraph } from './text-encoder-graph.js';
 import { buildUNetGraph } from './unet-graph.js';
@@ -174,7 +174,7 @@ export async function loadOnnxComponents(
   const optimizedCache = options.optimizedCache ?? true;
   const open = async (g: CachedGraph) => {
     const started = Date.now();
-    let opened: Awaited<ReturnType<typeof openOptimizedSession>>;
+    let opened: OpenedSession;
     try {
       opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log);
     } catch (e) {

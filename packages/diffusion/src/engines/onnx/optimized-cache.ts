@@ -12,6 +12,11 @@ const MODEL_FILE = 'model.onnx';
 const DATA_FILE = 'weights.bin';
 /** Written last: an optimized copy without it is incomplete (an interrupted first start). */
 const DONE_FILE = 'complete';
+/**
+ * Providers whose optimized graphs ORT can save. Compiling providers (TensorRT, CoreML, QNN...) turn subgraphs into
+ * compiled nodes that ORT refuses to serialise, and the others are unmeasured: they open the plain graph each time.
+ */
+const SAVABLE_PROVIDERS = new Set(['cpu', 'cuda']);
 
 /**
  * What ORT's optimized graph depends on besides the graph itself: the ORT version (its fusions), the
@@ -56,7 +61,11 @@ export async function openOptimizedSession(
   log: (message: string) => void,
 ): Promise<OpenedSession> {
   const base = sessionOptions(runtime);
-  if (!cache) return { session: await ort.InferenceSession.create(graph.modelPath, base), from: 'plain' };
+  const plain = async (): Promise<OpenedSession> => ({
+    session: await ort.InferenceSession.create(graph.modelPath, base),
+    from: 'plain',
+  });
+  if (!cache || !runtime.providers.every((p) => SAVABLE_PROVIDERS.has(p))) return plain();
   const dir = join(graph.dir, `optimized-${optimizedKey(ort, runtime)}`);
   if (existsSync(join(dir, DONE_FILE))) {
     try {
@@ -74,9 +83,10 @@ export async function openOptimizedSession(
     }
   }
   const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
-  mkdirSync(tmp, { recursive: true });
+  let session: InferenceSession;
   try {
-    const session = await ort.InferenceSession.create(graph.modelPath, {
+    mkdirSync(tmp, { recursive: true });
+    session = await ort.InferenceSession.create(graph.modelPath, {
       ...base,
       optimizedModelFilePath: join(tmp, MODEL_FILE),
       // ORT session config entries: every initializer of 1 KiB or more goes to one external file (protobuf's
@@ -88,16 +98,28 @@ export async function openOptimizedSession(
         },
       },
     });
-    if (existsSync(join(tmp, MODEL_FILE))) {
-      writeFileSync(join(tmp, DONE_FILE), '');
-      rmSync(dir, { recursive: true, force: true });
-      renameSync(tmp, dir);
-      return { session, from: 'saved' };
-    }
-    rmSync(tmp, { recursive: true, force: true });
-    return { session, from: 'plain' };
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
-    throw e;
+    // Saving failed (read-only store, disk full, a graph ORT cannot serialise): the session itself may still open. If it does
+    // not, this throws the provider's own error, which the caller handles as before.
+    log(
+      `@tiffin/diffusion: onnxruntime could not save the optimized graph of ${graph.dir}: ${(e as Error).message.split('\n')[0]}`,
+    );
+    return plain();
   }
+  try {
+    if (!existsSync(join(tmp, MODEL_FILE))) {
+      rmSync(tmp, { recursive: true, force: true });
+      return { session, from: 'plain' };
+    }
+    writeFileSync(join(tmp, DONE_FILE), '');
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+  } catch (e) {
+    // The session is open and valid; only the copy for next time is lost.
+    rmSync(tmp, { recursive: true, force: true });
+    log(`@tiffin/diffusion: onnxruntime could not keep the optimized graph ${dir}: ${(e as Error).message}`);
+    return { session, from: 'plain' };
+  }
+  return { session, from: 'saved' };
 }
