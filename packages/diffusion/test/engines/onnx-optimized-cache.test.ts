@@ -1,12 +1,16 @@
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOnnxComponents, type OnnxComponents } from '../../src/engines/onnx/load.js';
 import { optimizedKey } from '../../src/engines/onnx/optimized-cache.js';
 import { loadOrt } from '../../src/engines/onnx/session.js';
+import { readLoraFile } from '../../src/lora/index.js';
+import { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
 import { detInput } from '../../src/weights/deterministic.js';
-import { tinyDir } from '../helpers/tiny.js';
+import { maxAbsDiff } from '../helpers/fixtures.js';
+import { fixtureNoise, tinyDir } from '../helpers/tiny.js';
+import { writeReferenceKohya } from '../lora/reference-lora.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -70,6 +74,42 @@ describe('saved optimized graphs (session start)', () => {
     expect(logs.filter((l) => / session .* optimized in \d+ ms$/.test(l))).toHaveLength(4);
     expect(optimizedDirs(cacheDir)).toEqual(saved);
   });
+
+  it('per-request LoRA branches (graph inputs) work the same on the saved optimized graphs', async () => {
+    const dir = tinyDir('sd1');
+    dirs.push(dir);
+    const cacheDir = join(dir, '.graphs');
+    const lora = readLoraFile(
+      writeReferenceKohya(join(mkdtempSync(join(dir, 'lora-')), 'reference.safetensors')),
+    );
+    const logs: string[] = [];
+    const image = async () => {
+      const pipe = await StableDiffusionPipeline.fromPretrained(dir, {
+        backend: 'onnxruntime',
+        onnx: { cacheDir, intraOpThreads: 1 },
+        log: (m) => logs.push(m),
+      });
+      try {
+        const { images } = await pipe.text2img({
+          prompt: 'a red circle',
+          height: 32,
+          width: 32,
+          num_inference_steps: 2,
+          latents: detInput('opt/start', [1, 4, 16, 16]),
+          noise: fixtureNoise(),
+          return_float: true,
+          lora: { file: lora, scale: 1, mode: 'unfused' },
+        });
+        return images[0].float as Float32Array;
+      } finally {
+        pipe.dispose();
+      }
+    };
+    const saved = await image();
+    const reopened = await image();
+    expect(logs.filter((l) => / from its saved optimized form in /.test(l))).toHaveLength(4);
+    expect(maxAbsDiff(reopened, saved)).toBeLessThanOrEqual(1e-6);
+  }, 120_000);
 
   it('a damaged or incomplete optimized copy is optimized again, not used', async () => {
     const dir = tinyDir('sd1');
