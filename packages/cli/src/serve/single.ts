@@ -29,6 +29,7 @@ export async function serveInProcess(
     host: options.host,
     port: grpc.port,
     apiToken: options.apiToken,
+    inferenceProtocol: options.inferenceProtocol,
     // The HTTP server already ran the startup hooks; gRPC metrics join its /metrics registry, and calls go
     // through its runtime (one concurrency gate and one batcher per API for both transports).
     runStartupHooks: !http,

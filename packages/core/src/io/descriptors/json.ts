@@ -189,7 +189,8 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
   }
 
   private schemaFor(direction: SchemaDirection): SchemaObject {
-    if (!this.adapter) return { type: 'object' };
+    // Without a model any JSON value is accepted (a list, a number, ...): the empty schema says exactly that.
+    if (!this.adapter) return {};
     return this.adapter.jsonSchema(this.pydantic_model, direction).schema;
   }
 
