@@ -204,6 +204,83 @@ describe('tiffin diffusion start', () => {
     expect(lines[0]).not.toMatch(/hub/i);
   });
 
+  it('--ort-threads and --ort-providers: bad values fail in one line saying what is expected', async () => {
+    // The value checks themselves are unit-tested in @tiffin/diffusion (session.test.ts); here: the CLI wiring.
+    const cases: [string[], RegExp][] = [
+      [['--ort-threads', '0'], /'--ort-threads <n>' argument '0' is invalid\. expected a positive integer/],
+      [
+        ['--ort-providers', 'cdua'],
+        /unknown execution provider "cdua" \(onnxruntime-node providers: cpu, cuda, /,
+      ],
+      [
+        ['--ort-threads', '2', '--backend', 'wasm'],
+        /--ort-threads applies to --backend onnxruntime, not wasm/,
+      ],
+    ];
+    for (const [flags, message] of cases) {
+      const res = await run(
+        ['diffusion', 'start', 'stable-diffusion', '--model-id', 'acme/absent', ...flags],
+        {
+          TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-cli-home-')),
+          HF_ENDPOINT: 'http://127.0.0.1:9',
+        },
+      );
+      expect(res.code, flags.join(' ')).not.toBe(0);
+      const lines = res.stderr.trim().split('\n');
+      expect(lines, flags.join(' ')).toHaveLength(1);
+      expect(lines[0]).toMatch(message);
+    }
+    const help = await run(['diffusion', 'start', '--help'], {});
+    expect(help.stdout).toMatch(/--ort-threads <n>/);
+    expect(help.stdout).toMatch(/--ort-providers <list>/);
+  }, 240_000);
+
+  it('--ort-providers cuda,cpu on a machine without the CUDA provider serves on CPU and logs the skip', async () => {
+    const proc = tiffin(
+      [
+        'diffusion',
+        'start',
+        'stable-diffusion',
+        '--model-id',
+        tiny,
+        '--port',
+        '0',
+        '--backend',
+        'onnxruntime',
+        '--ort-threads',
+        '1',
+        '--ort-providers',
+        'cuda,cpu',
+      ],
+      { TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-cli-home-')) },
+    );
+    // The service's own log lines (engine start-up, "diffusion model ready") go to stderr.
+    let log = '';
+    proc.child.stderr?.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        proc.child.stderr?.on('data', () => {
+          if (log.includes('"msg":"diffusion model ready"')) resolve();
+        });
+        proc.done.then((r) => reject(new Error(`exited: ${r.stderr}`)));
+      });
+      const url = await proc.url;
+      expect(log).toMatch(/onnxruntime skipped execution provider cuda: /);
+      expect(log).toMatch(/"backend":"onnxruntime"/);
+      const res = await fetch(`${url}/text2img`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'x', height: 16, width: 16, num_inference_steps: 1, seed: 2 }),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.done;
+    }
+  }, 300_000);
+
   it('lists onnxruntime and webgpu among the --backend choices', async () => {
     const res = await run(['diffusion', 'start', 'stable-diffusion', '--backend', 'metal'], {});
     expect(res.code).not.toBe(0);

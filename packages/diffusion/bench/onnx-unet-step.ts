@@ -17,7 +17,8 @@ import { ensureGraph } from '../src/engines/onnx/graph-cache.js';
 import { loadOrt, sessionOptions } from '../src/engines/onnx/session.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
 import { SafetensorsWeightSource } from '../src/engines/onnx/weight-source.js';
-import { timestepEmbedding, type UNetConfig, unetWeightSpecs } from '../src/models/unet.js';
+import { timestepEmbedding } from '../src/models/timestep-embedding.js';
+import { type UNetConfig, unetWeightSpecs } from '../src/models/unet-config.js';
 import { detInput } from '../src/weights/deterministic.js';
 
 const args = process.argv.slice(2);

@@ -9,7 +9,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { BACKEND_PREFERENCE, type BackendName, selectBackend } from '../src/backend.js';
-import { UNet2DConditionModel, type UNetConfig, unetWeightSpecs } from '../src/models/unet.js';
+import { UNet2DConditionModel } from '../src/models/unet.js';
+import { type UNetConfig, unetWeightSpecs } from '../src/models/unet-config.js';
 import { type UNetActivations, type UNetStage, unetStages } from '../src/models/unet-stages.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
 import { detInput, detWeight } from '../src/weights/deterministic.js';

@@ -8,11 +8,18 @@ export {
   WEBGPU_PACKAGES,
 } from './backend.js';
 export { loadOnnxComponents, type OnnxComponents, type OnnxLoadOptions } from './engines/onnx/load.js';
-export { GPU_INSTALL_COMMAND, type OnnxRuntimeOptions } from './engines/onnx/session.js';
+export {
+  GPU_INSTALL_COMMAND,
+  type OnnxRuntimeOptions,
+  ORT_PROVIDER_NAMES,
+  parseOrtProviders,
+  parseOrtThreads,
+} from './engines/onnx/session.js';
 export * from './hub/index.js';
 export * from './lora/index.js';
 export { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from './models/clip-text-encoder.js';
-export { UNet2DConditionModel, type UNetConfig, unetWeightSpecs, validateUNetConfig } from './models/unet.js';
+export { UNet2DConditionModel } from './models/unet.js';
+export { type UNetConfig, unetWeightSpecs, validateUNetConfig } from './models/unet-config.js';
 export { type UNetActivations, type UNetStage, unetStages } from './models/unet-stages.js';
 export { AutoencoderKL, type VaeConfig, vaeWeightSpecs } from './models/vae.js';
 export { GenerationCancelled } from './pipeline/cancel.js';

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
-import type { SchedulerName } from '../src/schedulers/types.js';
+import type { SchedulerName } from '../src/schedulers/registry.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { type Full, fixture, maxAbsDiff, summaryError } from './helpers/fixtures.js';
 import { fixtureNoise, tinyDir } from './helpers/tiny.js';

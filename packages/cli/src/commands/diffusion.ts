@@ -12,6 +12,8 @@ import {
   createDiffusionService,
   DEFAULT_MODEL_ID,
   type DiffusionPipelineKind,
+  parseOrtProviders,
+  parseOrtThreads,
   type ResolvedModel,
   resolveDiffusionModel,
 } from '@tiffin/diffusion';
@@ -50,6 +52,8 @@ interface StartFlags extends ModelFlags {
   jobTtl: number;
   timeout: number;
   backend?: BackendName;
+  ortThreads?: number;
+  ortProviders?: string[];
   apiToken?: string;
   metricsAuth?: boolean;
 }
@@ -85,6 +89,17 @@ function parsePipelineKind(value: string): DiffusionPipelineKind {
   if (value === 'text2image' || value === 'text2img') return 'text2image';
   if (value === 'img2img') return 'img2img';
   throw new InvalidArgumentError('expected text2image or img2img');
+}
+
+/** commander's error for a bad value, from the diffusion package's own check (one validation step). */
+function flagParser<T>(parse: (value: string) => T): (value: string) => T {
+  return (value) => {
+    try {
+      return parse(value);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
 }
 
 function parseMultipleOf8(value: string): number {
@@ -164,10 +179,20 @@ export function registerDiffusion(program: Command): void {
       'require `Authorization: Bearer <token>` on API calls, / and /docs.json; default $TIFFIN_API_TOKEN',
     )
     .option('--metrics-auth', 'with a token: require it for /metrics too')
+    .option(
+      '--ort-threads <n>',
+      'onnxruntime intra-op threads (default $TIFFIN_ORT_THREADS, else every core)',
+      flagParser(parseOrtThreads),
+    )
+    .option(
+      '--ort-providers <list>',
+      'onnxruntime execution providers in preference order, e.g. cuda,cpu (default $TIFFIN_ORT_PROVIDERS, else cpu; cpu is always the fallback, a provider that is not installed is skipped with a log line)',
+      flagParser(parseOrtProviders),
+    )
     .addOption(
       new Option(
         '--backend <name>',
-        'engine: onnxruntime (threads/providers: $TIFFIN_ORT_THREADS, $TIFFIN_ORT_PROVIDERS) or a tfjs backend (webgpu only when named, and needs webgpu@0.6.2 and @tensorflow/tfjs-backend-webgpu@4.22.0 installed); default: the first that loads',
+        'engine: onnxruntime (threads/providers: --ort-threads, --ort-providers) or a tfjs backend (webgpu only when named, and needs webgpu@0.6.2 and @tensorflow/tfjs-backend-webgpu@4.22.0 installed); default: the first that loads',
       ).choices([...BACKEND_NAMES]),
     )
     .action(async (name: string, flags: StartFlags) => {
@@ -175,6 +200,10 @@ export function registerDiffusion(program: Command): void {
         checkPipelineName(name);
         // Before resolving (maybe downloading) the model: a missing optional backend package fails now.
         assertBackendPackages(flags.backend);
+        const onnxFlag =
+          flags.ortThreads !== undefined ? '--ort-threads' : flags.ortProviders ? '--ort-providers' : null;
+        if (onnxFlag && flags.backend && flags.backend !== 'onnxruntime')
+          throw new CLIException(`${onnxFlag} applies to --backend onnxruntime, not ${flags.backend}`);
         if (flags.loraWeights && !existsSync(flags.loraWeights))
           throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
         const model = await resolveModel(flags, name);
@@ -189,6 +218,7 @@ export function registerDiffusion(program: Command): void {
           jobResultTtl: flags.jobTtl,
           timeout: flags.timeout,
           backend: flags.backend,
+          onnx: { intraOpThreads: flags.ortThreads, executionProviders: flags.ortProviders },
           models: model.tag ? [model.tag] : [],
         });
         await serve(service, {

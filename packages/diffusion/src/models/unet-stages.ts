@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { downsample, type NormOptions, resnet, transformer2d, upsample, type Weights } from './blocks.js';
 import { conv2d, groupNorm, linear, silu } from './layers.js';
-import { timestepEmbedding, type UNetConfig, unetLayout } from './unet.js';
+import { timestepEmbedding } from './timestep-embedding.js';
+import { type UNetConfig, unetLayout } from './unet-config.js';
 
 /** Tensors handed from one UNet stage to the next. */
 export interface UNetActivations {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { ClipTextConfig } from '../models/clip-text-encoder.js';
-import { type UNetConfig, validateUNetConfig } from '../models/unet.js';
+import { type UNetConfig, validateUNetConfig } from '../models/unet-config.js';
 import type { VaeConfig } from '../models/vae.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';

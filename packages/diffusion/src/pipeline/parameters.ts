@@ -1,6 +1,6 @@
 import { InvalidArgument } from '@tiffin/core';
 import { z } from 'zod';
-import { SCHEDULER_NAMES, type SchedulerName } from '../schedulers/types.js';
+import { SCHEDULER_NAMES, type SchedulerName } from '../schedulers/registry.js';
 
 /**
  * The one definition of generation parameters: names, bounds and defaults, for the library

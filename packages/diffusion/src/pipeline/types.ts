@@ -1,6 +1,6 @@
 import type * as tf from '@tensorflow/tfjs';
 import type { LoraFile } from '../lora/types.js';
-import type { SchedulerName } from '../schedulers/types.js';
+import type { SchedulerName } from '../schedulers/registry.js';
 
 /** An RGB image, row-major HWC. Uint8 values 0–255, or floats in [0, 1]. */
 export interface RgbImage {

@@ -1,21 +1,25 @@
 import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument } from '@tiffin/core';
-import { resolveSchedulerConfig } from './config.js';
+import { readSchedulerConfig } from './config.js';
+import type { SchedulerDefinition } from './definition.js';
 import { computeNoiseSchedule } from './noise-schedule.js';
 import { checkStepCount } from './spacing.js';
 import type {
   NoiseSource,
-  ResolvedSchedulerConfig,
   Scheduler,
   SchedulerConfig,
-  SchedulerName,
+  SharedSchedulerConfig,
   StepOptions,
   StepResult,
 } from './types.js';
 
-/** State and helpers common to the five schedulers (noise schedule, step index, begin index). */
-export abstract class BaseScheduler implements Scheduler {
-  readonly config: Readonly<ResolvedSchedulerConfig>;
+/** State and helpers common to the schedulers (noise schedule, step index, begin index). */
+export abstract class BaseScheduler<C extends SharedSchedulerConfig = SharedSchedulerConfig>
+  implements Scheduler
+{
+  readonly name: string;
+  readonly className: string;
+  readonly config: Readonly<C>;
   readonly order = 1;
   /** ᾱ_t, float32 values. */
   protected readonly alphasCumprod: Float32Array;
@@ -25,12 +29,10 @@ export abstract class BaseScheduler implements Scheduler {
   numInferenceSteps: number | null = null;
   initNoiseSigma = 1;
 
-  constructor(
-    readonly name: SchedulerName,
-    readonly className: string,
-    config: SchedulerConfig | undefined,
-  ) {
-    this.config = resolveSchedulerConfig(name, className, config);
+  constructor(definition: SchedulerDefinition<string, C>, config: SchedulerConfig | undefined) {
+    this.name = definition.name;
+    this.className = definition.className;
+    this.config = readSchedulerConfig(definition, config);
     this.alphasCumprod = computeNoiseSchedule(this.config).alphasCumprod;
   }
 

@@ -1,8 +1,32 @@
 import * as tf from '@tensorflow/tfjs';
 import { BaseScheduler, drawNoise } from './base.js';
+import { SHARED_DEFAULTS } from './config.js';
+import { defineScheduler } from './definition.js';
 import { f32 } from './numeric.js';
 import { integerTimestepsAscending } from './spacing.js';
-import type { SchedulerConfig, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+
+/** DDIMScheduler's config: the shared keys and its own. */
+export type DDIMConfig = SharedSchedulerConfig & {
+  set_alpha_to_one: boolean;
+  clip_sample: boolean;
+  clip_sample_range: number;
+};
+
+const DEFAULTS: DDIMConfig = {
+  ...SHARED_DEFAULTS,
+  set_alpha_to_one: true,
+  clip_sample: true,
+  clip_sample_range: 1,
+};
+
+/** `ddim` (spec 7.3); listed in `registry.ts`. */
+export const ddim = defineScheduler({
+  name: 'ddim',
+  className: 'DDIMScheduler',
+  defaults: DEFAULTS,
+  create: (config) => new DDIMScheduler(config),
+});
 
 /** √ᾱ_t · x0 + √(1 - ᾱ_t) · ε with float32 coefficients (DDIM and PNDM, spec 7.9). */
 export function addNoiseByAlpha(alphaProd: number, original: tf.Tensor, noise: tf.Tensor): tf.Tensor {
@@ -21,11 +45,11 @@ export function alphaAt(alphasCumprod: Float32Array, timestep: number, who: stri
 }
 
 /** DDIMScheduler (spec 7.3), deterministic for eta = 0, ancestral noise for eta > 0. */
-export class DDIMScheduler extends BaseScheduler {
+export class DDIMScheduler extends BaseScheduler<DDIMConfig> {
   private readonly finalAlphaCumprod: number;
 
   constructor(config?: SchedulerConfig) {
-    super('ddim', 'DDIMScheduler', config);
+    super(ddim, config);
     this.finalAlphaCumprod = this.config.set_alpha_to_one ? 1 : this.alphasCumprod[0];
   }
 

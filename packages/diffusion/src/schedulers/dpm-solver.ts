@@ -1,10 +1,64 @@
 import * as tf from '@tensorflow/tfjs';
+import { ConfigError } from '@tiffin/core';
 import { BaseScheduler } from './base.js';
+import { oneOf, refuseUnsupported, SHARED_DEFAULTS } from './config.js';
+import { defineScheduler } from './definition.js';
 import { sigmasFromAlphasCumprod } from './noise-schedule.js';
 import { f32, interpIndex, roundHalfEven } from './numeric.js';
 import { karrasSigmas, logSigmaTable, sigmaToT } from './sigmas.js';
 import { dpmTimesteps } from './spacing.js';
-import type { SchedulerConfig, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+
+/** DPMSolverMultistepScheduler's config: the shared keys and its own. */
+export type DPMSolverConfig = SharedSchedulerConfig & {
+  solver_order: number;
+  algorithm_type: 'dpmsolver++';
+  solver_type: 'midpoint' | 'heun';
+  lower_order_final: boolean;
+  euler_at_final: boolean;
+  use_karras_sigmas: boolean;
+  final_sigmas_type: 'zero' | 'sigma_min';
+};
+
+const DEFAULTS: DPMSolverConfig = {
+  ...SHARED_DEFAULTS,
+  timestep_spacing: 'linspace',
+  solver_order: 2,
+  algorithm_type: 'dpmsolver++',
+  solver_type: 'midpoint',
+  lower_order_final: true,
+  euler_at_final: false,
+  use_karras_sigmas: false,
+  final_sigmas_type: 'zero',
+};
+
+/** `dpmpp_2m` (spec 7.7); listed in `registry.ts`. */
+export const dpmSolverMultistep = defineScheduler({
+  name: 'dpmpp_2m',
+  className: 'DPMSolverMultistepScheduler',
+  defaults: DEFAULTS,
+  validate(resolved, given, className) {
+    resolved.algorithm_type = oneOf(resolved.algorithm_type, ['dpmsolver++'], 'algorithm_type', className);
+    resolved.solver_type = oneOf(resolved.solver_type, ['midpoint', 'heun'], 'solver_type', className);
+    resolved.final_sigmas_type = oneOf(
+      resolved.final_sigmas_type,
+      ['zero', 'sigma_min'],
+      'final_sigmas_type',
+      className,
+    );
+    if (![1, 2, 3].includes(resolved.solver_order)) {
+      throw new ConfigError(
+        `${className}: solver_order must be 1, 2 or 3, got ${JSON.stringify(resolved.solver_order)}`,
+      );
+    }
+    refuseUnsupported(className, 'use_lu_lambdas', given.use_lu_lambdas, false);
+    const lambdaMin = given.lambda_min_clipped;
+    if (typeof lambdaMin === 'number' && Number.isFinite(lambdaMin)) {
+      throw new ConfigError(`${className}: a finite lambda_min_clipped is not supported`);
+    }
+  },
+  create: (config) => new DPMSolverMultistepScheduler(config),
+});
 
 /** α, σ and λ of one noise level, each rounded to float32 as the reference's tensor maths is. */
 interface NoiseLevel {
@@ -22,7 +76,7 @@ function noiseLevel(s: number): NoiseLevel {
 }
 
 /** DPMSolverMultistepScheduler, algorithm dpmsolver++ (spec 7.7): 2M by default, 1 to 3 via solver_order. */
-export class DPMSolverMultistepScheduler extends BaseScheduler {
+export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> {
   private sigmas: number[] = [];
   /** Data predictions, newest last (own copies). */
   private modelOutputs: tf.Tensor[] = [];
@@ -34,7 +88,7 @@ export class DPMSolverMultistepScheduler extends BaseScheduler {
   }
 
   constructor(config?: SchedulerConfig) {
-    super('dpmpp_2m', 'DPMSolverMultistepScheduler', config);
+    super(dpmSolverMultistep, config);
   }
 
   protected computeTimesteps(n: number): void {

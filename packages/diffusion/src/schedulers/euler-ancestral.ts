@@ -1,13 +1,25 @@
 import * as tf from '@tensorflow/tfjs';
 import { drawNoise } from './base.js';
+import { SHARED_DEFAULTS } from './config.js';
+import { defineScheduler } from './definition.js';
 import { EulerFamilyScheduler } from './euler.js';
 import { f32 } from './numeric.js';
-import type { SchedulerConfig, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+
+const DEFAULTS: SharedSchedulerConfig = { ...SHARED_DEFAULTS, timestep_spacing: 'linspace' };
+
+/** `euler_a` (spec 7.6): no keys of its own; listed in `registry.ts`. */
+export const eulerAncestral = defineScheduler({
+  name: 'euler_a',
+  className: 'EulerAncestralDiscreteScheduler',
+  defaults: DEFAULTS,
+  create: (config) => new EulerAncestralDiscreteScheduler(config),
+});
 
 /** EulerAncestralDiscreteScheduler (spec 7.6): one fresh noise draw per step. */
-export class EulerAncestralDiscreteScheduler extends EulerFamilyScheduler {
+export class EulerAncestralDiscreteScheduler extends EulerFamilyScheduler<SharedSchedulerConfig> {
   constructor(config?: SchedulerConfig) {
-    super('euler_a', 'EulerAncestralDiscreteScheduler', config);
+    super(eulerAncestral, config);
   }
 
   step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, options: StepOptions = {}): StepResult {

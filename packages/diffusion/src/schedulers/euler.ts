@@ -1,16 +1,51 @@
 import * as tf from '@tensorflow/tfjs';
 import { BaseScheduler } from './base.js';
+import { oneOf, SHARED_DEFAULTS } from './config.js';
+import { defineScheduler } from './definition.js';
 import { sigmasFromAlphasCumprod } from './noise-schedule.js';
 import { f32, interpIndex } from './numeric.js';
 import { karrasSigmas, logSigmaTable, sigmaToT } from './sigmas.js';
 import { eulerTimesteps } from './spacing.js';
-import type { SchedulerConfig, SchedulerName, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+
+/** EulerDiscreteScheduler's config: the shared keys and its own. */
+export type EulerConfig = SharedSchedulerConfig & {
+  use_karras_sigmas: boolean;
+  interpolation_type: 'linear';
+  sigma_min: number | null;
+  sigma_max: number | null;
+};
+
+const DEFAULTS: EulerConfig = {
+  ...SHARED_DEFAULTS,
+  timestep_spacing: 'linspace',
+  use_karras_sigmas: false,
+  interpolation_type: 'linear',
+  sigma_min: null,
+  sigma_max: null,
+};
+
+/** `euler` (spec 7.5); listed in `registry.ts`. */
+export const euler = defineScheduler({
+  name: 'euler',
+  className: 'EulerDiscreteScheduler',
+  defaults: DEFAULTS,
+  validate(resolved, _given, className) {
+    resolved.interpolation_type = oneOf(
+      resolved.interpolation_type,
+      ['linear'],
+      'interpolation_type',
+      className,
+    );
+  },
+  create: (config) => new EulerDiscreteScheduler(config),
+});
 
 /**
  * Shared part of EulerDiscreteScheduler and EulerAncestralDiscreteScheduler: sigma schedule,
  * init noise sigma, input scaling, x0 prediction and add_noise (spec 7.5, 7.6, 7.9).
  */
-export abstract class EulerFamilyScheduler extends BaseScheduler {
+export abstract class EulerFamilyScheduler<C extends SharedSchedulerConfig> extends BaseScheduler<C> {
   /** s_0..s_{N-1} then 0, float32 values. */
   protected sigmas: number[] = [];
 
@@ -19,19 +54,14 @@ export abstract class EulerFamilyScheduler extends BaseScheduler {
     return this.sigmas;
   }
 
-  constructor(name: SchedulerName, className: string, config: SchedulerConfig | undefined) {
-    super(name, className, config);
-  }
-
   protected computeTimesteps(n: number): void {
     let timesteps = eulerTimesteps(this.config, n);
     const table = sigmasFromAlphasCumprod(this.alphasCumprod);
     // np.interp over the float32 table at each timestep (float64 result).
     let sigmas = timesteps.map((t) => interpIndex(t, table));
-    if (this.name === 'euler' && this.config.use_karras_sigmas) {
-      const sigmaMin = this.config.sigma_min ?? sigmas[sigmas.length - 1];
-      const sigmaMax = this.config.sigma_max ?? sigmas[0];
-      sigmas = karrasSigmas(sigmaMax, sigmaMin, n);
+    const karras = this.karrasRange(sigmas);
+    if (karras) {
+      sigmas = karrasSigmas(karras.sigmaMax, karras.sigmaMin, n);
       const logSigmas = logSigmaTable(table);
       timesteps = sigmas.map((s) => f32(sigmaToT(s, logSigmas)));
     }
@@ -43,6 +73,11 @@ export abstract class EulerFamilyScheduler extends BaseScheduler {
       spacing === 'linspace' || spacing === 'trailing'
         ? maxSigma
         : f32(Math.sqrt(f32(f32(maxSigma * maxSigma) + 1)));
+  }
+
+  /** The Karras sigma range when the class uses Karras sigmas (given the interpolated sigmas), else null. */
+  protected karrasRange(_sigmas: number[]): { sigmaMin: number; sigmaMax: number } | null {
+    return null;
   }
 
   override scaleModelInput(sample: tf.Tensor, timestep: number): tf.Tensor {
@@ -83,9 +118,17 @@ export abstract class EulerFamilyScheduler extends BaseScheduler {
 }
 
 /** EulerDiscreteScheduler (spec 7.5), deterministic (s_churn = 0). */
-export class EulerDiscreteScheduler extends EulerFamilyScheduler {
+export class EulerDiscreteScheduler extends EulerFamilyScheduler<EulerConfig> {
   constructor(config?: SchedulerConfig) {
-    super('euler', 'EulerDiscreteScheduler', config);
+    super(euler, config);
+  }
+
+  protected override karrasRange(sigmas: number[]): { sigmaMin: number; sigmaMax: number } | null {
+    if (!this.config.use_karras_sigmas) return null;
+    return {
+      sigmaMin: this.config.sigma_min ?? sigmas[sigmas.length - 1],
+      sigmaMax: this.config.sigma_max ?? sigmas[0],
+    };
   }
 
   step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, _options?: StepOptions): StepResult {

@@ -1,20 +1,21 @@
 import { InvalidArgument } from '@tiffin/core';
-import { DDIMScheduler } from './ddim.js';
-import { DPMSolverMultistepScheduler } from './dpm-solver.js';
-import { EulerDiscreteScheduler } from './euler.js';
-import { EulerAncestralDiscreteScheduler } from './euler-ancestral.js';
-import { PNDMScheduler } from './pndm.js';
-import {
-  SCHEDULER_CLASS_NAMES,
-  SCHEDULER_NAMES,
-  type Scheduler,
-  type SchedulerConfig,
-  type SchedulerName,
-} from './types.js';
+import { readSchedulerConfig } from './config.js';
+import { SCHEDULER_NAMES, SCHEDULERS, type SchedulerName, schedulerDefinition } from './registry.js';
+import type { ResolvedSchedulerConfig, Scheduler, SchedulerConfig } from './types.js';
 
 /** True when `value` is one of {@link SCHEDULER_NAMES}. */
 export function isSchedulerName(value: unknown): value is SchedulerName {
   return typeof value === 'string' && (SCHEDULER_NAMES as readonly string[]).includes(value);
+}
+
+function definitionFor(name: string) {
+  const definition = schedulerDefinition(name);
+  if (!definition) {
+    throw new InvalidArgument(
+      `unknown scheduler ${JSON.stringify(name)}; expected one of: ${SCHEDULER_NAMES.join(', ')}`,
+    );
+  }
+  return definition;
 }
 
 /**
@@ -22,22 +23,20 @@ export function isSchedulerName(value: unknown): value is SchedulerName {
  * (`Class.from_config(config)`, spec 7.8). Call `setTimesteps` before use.
  */
 export function createScheduler(name: SchedulerName, config?: SchedulerConfig): Scheduler {
-  switch (name) {
-    case 'pndm':
-      return new PNDMScheduler(config);
-    case 'ddim':
-      return new DDIMScheduler(config);
-    case 'euler':
-      return new EulerDiscreteScheduler(config);
-    case 'euler_a':
-      return new EulerAncestralDiscreteScheduler(config);
-    case 'dpmpp_2m':
-      return new DPMSolverMultistepScheduler(config);
-    default:
-      throw new InvalidArgument(
-        `unknown scheduler ${JSON.stringify(name)}; expected one of: ${SCHEDULER_NAMES.join(', ')}`,
-      );
-  }
+  return definitionFor(name).create(config);
+}
+
+/**
+ * diffusers `Class.from_config(config)` for the named scheduler without making one: its defaults
+ * overlaid with the keys it reads, validated. `className` only changes the name used in messages.
+ */
+export function resolveSchedulerConfig(
+  name: SchedulerName,
+  className?: string,
+  config?: SchedulerConfig,
+): ResolvedSchedulerConfig {
+  const definition = definitionFor(name);
+  return readSchedulerConfig(definition, config, className ?? definition.className);
 }
 
 /**
@@ -45,7 +44,7 @@ export function createScheduler(name: SchedulerName, config?: SchedulerConfig): 
  * undefined for classes this package does not implement.
  */
 export function schedulerNameForClass(className: string | undefined): SchedulerName | undefined {
-  return SCHEDULER_NAMES.find((n) => SCHEDULER_CLASS_NAMES[n] === className);
+  return SCHEDULERS.find((s) => s.className === className)?.name;
 }
 
 /** A scheduler for a model folder's own config (the "default" scheduler). */
@@ -53,7 +52,7 @@ export function createSchedulerFromFolderConfig(config: SchedulerConfig): Schedu
   const name = schedulerNameForClass(config._class_name);
   if (!name) {
     throw new InvalidArgument(
-      `scheduler class ${JSON.stringify(config._class_name)} is not supported; supported: ${SCHEDULER_NAMES.map((n) => SCHEDULER_CLASS_NAMES[n]).join(', ')}`,
+      `scheduler class ${JSON.stringify(config._class_name)} is not supported; supported: ${SCHEDULERS.map((s) => s.className).join(', ')}`,
     );
   }
   return createScheduler(name, config);

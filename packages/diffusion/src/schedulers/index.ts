@@ -1,16 +1,17 @@
-export { resolveSchedulerConfig } from './config.js';
-export { DDIMScheduler } from './ddim.js';
-export { DPMSolverMultistepScheduler } from './dpm-solver.js';
-export { EulerDiscreteScheduler } from './euler.js';
+export { type DDIMConfig, DDIMScheduler } from './ddim.js';
+export { type DPMSolverConfig, DPMSolverMultistepScheduler } from './dpm-solver.js';
+export { type EulerConfig, EulerDiscreteScheduler } from './euler.js';
 export { EulerAncestralDiscreteScheduler } from './euler-ancestral.js';
 export {
   createScheduler,
   createSchedulerFromFolderConfig,
   isSchedulerName,
+  resolveSchedulerConfig,
   schedulerNameForClass,
 } from './factory.js';
 export { GaussianNoise } from './gaussian-noise.js';
 export { img2imgTimesteps } from './img2img.js';
 export { computeNoiseSchedule, type NoiseSchedule } from './noise-schedule.js';
-export { PNDMScheduler } from './pndm.js';
+export { type PNDMConfig, PNDMScheduler } from './pndm.js';
+export { SCHEDULER_CLASS_NAMES, SCHEDULER_NAMES, type SchedulerName } from './registry.js';
 export * from './types.js';

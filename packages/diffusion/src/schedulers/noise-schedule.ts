@@ -1,5 +1,5 @@
 import { f32, torchLinspaceF32 } from './numeric.js';
-import type { ResolvedSchedulerConfig } from './types.js';
+import type { SharedSchedulerConfig } from './types.js';
 
 /** Training noise schedule shared by all schedulers (spec 7). Arrays hold float32 values. */
 export interface NoiseSchedule {
@@ -12,7 +12,7 @@ function cosineAlphaBar(s: number): number {
   return Math.cos(((s + 0.008) / 1.008) * (Math.PI / 2)) ** 2;
 }
 
-export function computeBetas(config: ResolvedSchedulerConfig): Float32Array {
+export function computeBetas(config: SharedSchedulerConfig): Float32Array {
   const T = config.num_train_timesteps;
   if (config.trained_betas) return Float32Array.from(config.trained_betas);
   switch (config.beta_schedule) {
@@ -34,7 +34,7 @@ export function computeBetas(config: ResolvedSchedulerConfig): Float32Array {
   }
 }
 
-export function computeNoiseSchedule(config: ResolvedSchedulerConfig): NoiseSchedule {
+export function computeNoiseSchedule(config: SharedSchedulerConfig): NoiseSchedule {
   const betas = computeBetas(config);
   const alphasCumprod = new Float32Array(betas.length);
   // torch.cumprod on CPU accumulates float32 inputs in double and stores float32.

@@ -1,9 +1,29 @@
 import * as tf from '@tensorflow/tfjs';
 import { BaseScheduler } from './base.js';
+import { SHARED_DEFAULTS } from './config.js';
 import { addNoiseByAlpha, alphaAt } from './ddim.js';
+import { defineScheduler } from './definition.js';
 import { f32 } from './numeric.js';
 import { integerTimestepsAscending } from './spacing.js';
-import type { SchedulerConfig, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+
+/** PNDMScheduler's config: the shared keys and its own. */
+export type PNDMConfig = SharedSchedulerConfig & {
+  set_alpha_to_one: boolean;
+  skip_prk_steps: boolean;
+};
+
+const DEFAULTS: PNDMConfig = { ...SHARED_DEFAULTS, set_alpha_to_one: false, skip_prk_steps: false };
+
+/** `pndm` (spec 7.4, the SD 1.x default); listed in `registry.ts`. */
+export const pndm = defineScheduler({
+  name: 'pndm',
+  className: 'PNDMScheduler',
+  defaults: DEFAULTS,
+  // diffusers' PNDM raises for `sample`.
+  predictionTypes: ['epsilon', 'v_prediction'],
+  create: (config) => new PNDMScheduler(config),
+});
 
 /** Runge–Kutta warm-up length of PNDM (4 evaluations per step, 3 steps). */
 const PNDM_ORDER = 4;
@@ -12,7 +32,7 @@ const PNDM_ORDER = 4;
  * PNDMScheduler (spec 7.4): PLMS linear multistep; with `skip_prk_steps: false` the first steps
  * are the pseudo Runge–Kutta warm-up of diffusers.
  */
-export class PNDMScheduler extends BaseScheduler {
+export class PNDMScheduler extends BaseScheduler<PNDMConfig> {
   private readonly finalAlphaCumprod: number;
   private prkTimesteps: number[] = [];
   /** Previous model outputs (own copies, kept out of tidy scopes). */
@@ -23,7 +43,7 @@ export class PNDMScheduler extends BaseScheduler {
   private curModelOutput: tf.Tensor | null = null;
 
   constructor(config?: SchedulerConfig) {
-    super('pndm', 'PNDMScheduler', config);
+    super(pndm, config);
     this.finalAlphaCumprod = this.config.set_alpha_to_one ? 1 : this.alphasCumprod[0];
   }
 

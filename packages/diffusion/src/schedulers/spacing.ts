@@ -1,6 +1,6 @@
 import { InvalidArgument } from '@tiffin/core';
 import { arange, f32, linspace, roundHalfEven } from './numeric.js';
-import type { ResolvedSchedulerConfig } from './types.js';
+import type { SharedSchedulerConfig } from './types.js';
 
 /** Validates a requested step count (a client value). */
 export function checkStepCount(numInferenceSteps: number, numTrainTimesteps: number): void {
@@ -18,7 +18,7 @@ export function checkStepCount(numInferenceSteps: number, numTrainTimesteps: num
  * Ascending integer base timesteps of DDIM/PNDM (spec 7.1), before reversing: `leading` adds
  * `steps_offset`; `trailing` and `linspace` ignore it.
  */
-export function integerTimestepsAscending(config: ResolvedSchedulerConfig, n: number): number[] {
+export function integerTimestepsAscending(config: SharedSchedulerConfig, n: number): number[] {
   const T = config.num_train_timesteps;
   switch (config.timestep_spacing) {
     case 'leading': {
@@ -38,7 +38,7 @@ export function integerTimestepsAscending(config: ResolvedSchedulerConfig, n: nu
  * Euler / Euler ancestral timesteps (descending, float32 values): like DDIM's, but `linspace`
  * keeps the fractional values.
  */
-export function eulerTimesteps(config: ResolvedSchedulerConfig, n: number): number[] {
+export function eulerTimesteps(config: SharedSchedulerConfig, n: number): number[] {
   if (config.timestep_spacing === 'linspace') {
     // np.linspace(0, T - 1, N, dtype=np.float32): computed in float64, stored float32.
     return linspace(0, config.num_train_timesteps - 1, n)
@@ -49,7 +49,7 @@ export function eulerTimesteps(config: ResolvedSchedulerConfig, n: number): numb
 }
 
 /** DPM-Solver++ timesteps (spec 7.7, the N + 1 construction), descending integers. */
-export function dpmTimesteps(config: ResolvedSchedulerConfig, n: number): number[] {
+export function dpmTimesteps(config: SharedSchedulerConfig, n: number): number[] {
   const T = config.num_train_timesteps;
   switch (config.timestep_spacing) {
     case 'linspace':

@@ -1,20 +1,5 @@
 import type * as tf from '@tensorflow/tfjs';
 
-/** Scheduler names accepted by the service and by {@link createScheduler}. */
-export type SchedulerName = 'pndm' | 'ddim' | 'euler' | 'euler_a' | 'dpmpp_2m';
-
-/** All scheduler names, in a stable order (for validation messages and docs). */
-export const SCHEDULER_NAMES: readonly SchedulerName[] = ['pndm', 'ddim', 'euler', 'euler_a', 'dpmpp_2m'];
-
-/** diffusers class name behind each scheduler name (what `_class_name` says in a model folder). */
-export const SCHEDULER_CLASS_NAMES: Readonly<Record<SchedulerName, string>> = {
-  pndm: 'PNDMScheduler',
-  ddim: 'DDIMScheduler',
-  euler: 'EulerDiscreteScheduler',
-  euler_a: 'EulerAncestralDiscreteScheduler',
-  dpmpp_2m: 'DPMSolverMultistepScheduler',
-};
-
 export type BetaSchedule = 'linear' | 'scaled_linear' | 'squaredcos_cap_v2';
 export type TimestepSpacing = 'leading' | 'trailing' | 'linspace';
 export type PredictionType = 'epsilon' | 'v_prediction' | 'sample';
@@ -22,7 +7,8 @@ export type PredictionType = 'epsilon' | 'v_prediction' | 'sample';
 /**
  * A diffusers scheduler config as read from `scheduler/scheduler_config.json` (snake_case keys,
  * all optional). `from_config` semantics (spec 7.8): keys the chosen class knows are used, unknown
- * keys are ignored, missing keys take the class default.
+ * keys are ignored, missing keys take the class default. The keys every class reads are named here;
+ * the class-specific ones (e.g. DDIM's `clip_sample`) are named by each scheduler's own config type.
  */
 export interface SchedulerConfig {
   _class_name?: string;
@@ -35,23 +21,6 @@ export interface SchedulerConfig {
   prediction_type?: PredictionType | string;
   timestep_spacing?: TimestepSpacing | string;
   steps_offset?: number;
-  // DDIM / PNDM
-  set_alpha_to_one?: boolean;
-  clip_sample?: boolean;
-  clip_sample_range?: number;
-  skip_prk_steps?: boolean;
-  // Euler
-  use_karras_sigmas?: boolean;
-  interpolation_type?: string;
-  sigma_min?: number | null;
-  sigma_max?: number | null;
-  // DPM-Solver++
-  solver_order?: number;
-  algorithm_type?: string;
-  solver_type?: string;
-  lower_order_final?: boolean;
-  euler_at_final?: boolean;
-  final_sigmas_type?: string;
   [key: string]: unknown;
 }
 
@@ -92,10 +61,11 @@ export interface Img2ImgTimesteps {
  * its own copies; call `dispose()` when the generation ends (also on error) to release them.
  */
 export interface Scheduler {
-  readonly name: SchedulerName;
+  /** The request name (`SchedulerName`, e.g. `dpmpp_2m`). */
+  readonly name: string;
   /** diffusers class name, e.g. `PNDMScheduler`. */
   readonly className: string;
-  /** The resolved config: the class defaults overlaid with the known keys of the given config. */
+  /** The resolved config: the class defaults overlaid with the keys of the given config the class reads. */
   readonly config: Readonly<ResolvedSchedulerConfig>;
   /** Model evaluations per "step" in diffusers' sense (1 for all five classes, spec 7.9). */
   readonly order: number;
@@ -119,8 +89,11 @@ export interface Scheduler {
   dispose(): void;
 }
 
-/** Config after applying class defaults; every field the implementation reads is present. */
-export interface ResolvedSchedulerConfig {
+/**
+ * The config keys every scheduler class reads (the training noise schedule and timestep spacing), after
+ * applying the class defaults. Each class adds its own keys in its own file (e.g. `DDIMConfig`).
+ */
+export type SharedSchedulerConfig = {
   num_train_timesteps: number;
   beta_start: number;
   beta_end: number;
@@ -129,18 +102,10 @@ export interface ResolvedSchedulerConfig {
   prediction_type: PredictionType;
   timestep_spacing: TimestepSpacing;
   steps_offset: number;
-  set_alpha_to_one: boolean;
-  clip_sample: boolean;
-  clip_sample_range: number;
-  skip_prk_steps: boolean;
-  use_karras_sigmas: boolean;
-  interpolation_type: 'linear';
-  sigma_min: number | null;
-  sigma_max: number | null;
-  solver_order: number;
-  algorithm_type: 'dpmsolver++';
-  solver_type: 'midpoint' | 'heun';
-  lower_order_final: boolean;
-  euler_at_final: boolean;
-  final_sigmas_type: 'zero' | 'sigma_min';
-}
+};
+
+/**
+ * A scheduler's resolved config as seen through the {@link Scheduler} interface: the shared keys, typed,
+ * plus the class's own keys (typed on the class itself, e.g. `DDIMScheduler.config.clip_sample`).
+ */
+export type ResolvedSchedulerConfig = SharedSchedulerConfig & { readonly [key: string]: unknown };

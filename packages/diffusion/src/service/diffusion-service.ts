@@ -18,6 +18,7 @@ import { encodeBmp, Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
 import { z } from 'zod';
 import type { BackendName } from '../backend.js';
+import type { OnnxRuntimeOptions } from '../engines/onnx/session.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
 import { assertBackendPackages } from './backend-packages.js';
 import { GenerationQueue } from './generation-queue.js';
@@ -69,6 +70,11 @@ export interface DiffusionServiceOptions {
   loraCacheBytes?: number;
   /** Force a tfjs backend (default: `$TIFFIN_TF_BACKEND`, else the best that loads). */
   backend?: BackendName;
+  /**
+   * onnxruntime threads and execution providers (default: `$TIFFIN_ORT_THREADS`, `$TIFFIN_ORT_PROVIDERS`, else
+   * every core on CPU). Used when the backend is onnxruntime.
+   */
+  onnx?: OnnxRuntimeOptions;
   /** Per-request timeout in seconds (default 600: a full-size generation on CPU is slow). */
   timeout?: number;
   /** Model store tags the service uses (so `tiffin build` packages them). */
@@ -140,11 +146,13 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     host = await ModelWorkerHost.start({
       modelDir,
       backend: options.backend,
+      onnx: options.onnx,
       baseLoraPath: baseLora,
       loraCacheSize: options.loraCacheSize ?? 4,
       loraCacheBytes: options.loraCacheBytes ?? 512 * 1024 ** 2,
     });
     const { warmUp } = host;
+    for (const line of host.startLog) logger.log('info', line);
     queue.clock.recordStep(warmUp.unitsPerStep, warmUp.stepSeconds);
     logger.log('info', 'diffusion model ready', {
       modelDir,

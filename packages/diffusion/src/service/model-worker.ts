@@ -39,13 +39,15 @@ function describe(err: unknown): WorkerError {
 async function start(): Promise<void> {
   let pipe: StableDiffusionPipeline;
   let warmUp: WarmUp;
+  const startLog: string[] = [];
   try {
     const backend = await selectBackend(init.backend, () => {});
     // Before reading gigabytes: a model the backend cannot hold fails now, with what to do instead.
     assertModelFits(init.modelDir, backend.name);
     pipe = await StableDiffusionPipeline.fromPretrained(init.modelDir, {
       backend: init.backend,
-      log: () => {},
+      onnx: init.onnx,
+      log: (line) => startLog.push(line),
     });
     if (init.baseLoraPath) mergeLora(pipe.loraTarget, new LoraCache(1).get(init.baseLoraPath));
     warmUp = await runWarmUp(pipe);
@@ -80,6 +82,7 @@ async function start(): Promise<void> {
     backend: pipe.backend?.name ?? 'unknown',
     defaultScheduler: pipe.defaultScheduler,
     warmUp,
+    startLog,
   });
 }
 

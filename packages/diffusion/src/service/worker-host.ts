@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { InternalServerError, ServiceUnavailable, TiffinError } from '@tiffin/core';
 import { GenerationCancelled } from '../pipeline/cancel.js';
-import type { SchedulerName } from '../schedulers/types.js';
+import type { SchedulerName } from '../schedulers/registry.js';
 import { ModelFolderError } from '../weights/folder.js';
 import { SafetensorsError } from '../weights/safetensors.js';
 import { ModelTooLargeError } from './model-fit.js';
@@ -96,6 +96,8 @@ export class ModelWorkerHost {
     readonly defaultScheduler: SchedulerName,
     /** The start-up generation that proved the model runs. */
     readonly warmUp: WarmUp,
+    /** The engine's start-up lines, for the service log. */
+    readonly startLog: readonly string[],
   ) {
     worker.on('message', (message: WorkerMessage) => this.onMessage(message));
     worker.on('error', (err) =>
@@ -132,6 +134,7 @@ export class ModelWorkerHost {
               message.backend,
               message.defaultScheduler,
               message.warmUp,
+              message.startLog,
             ),
           );
         }

@@ -1,12 +1,15 @@
 import type { BackendName } from '../backend.js';
+import type { OnnxRuntimeOptions } from '../engines/onnx/session.js';
 import type { GenerationParameters } from '../pipeline/parameters.js';
-import type { SchedulerName } from '../schedulers/types.js';
+import type { SchedulerName } from '../schedulers/registry.js';
 
 /** What the host hands the model worker at start (structured-clone safe). */
 export interface WorkerInit {
   /** Diffusers folder of the pipeline. */
   modelDir: string;
   backend?: BackendName;
+  /** onnxruntime threads and providers (`--ort-threads`, `--ort-providers`). */
+  onnx?: OnnxRuntimeOptions;
   /** LoRA merged once at start and kept for every request (`--lora-weights`). */
   baseLoraPath?: string;
   /** How many parsed per-request LoRA files the worker keeps, and how many bytes of them at most. */
@@ -87,6 +90,8 @@ export type WorkerMessage =
       backend: string;
       defaultScheduler: SchedulerName;
       warmUp: WarmUp;
+      /** The engine's start-up lines (providers skipped and why, graphs built or taken from the cache). */
+      startLog: string[];
     }
   | { type: 'init-failed'; error: WorkerError }
   | {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
-import { type UNetConfig, unetWeightSpecs } from '../models/unet.js';
+import { type UNetConfig, unetWeightSpecs } from '../models/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
 import { writeSafetensorsStreamed } from '../weights/safetensors.js';
 import type { WeightSpec } from '../weights/store.js';

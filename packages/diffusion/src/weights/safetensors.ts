@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { ConfigError } from '@tiffin/core';
-import { bytesToFloat32, DTYPE_SIZES } from './dtype.js';
+import { bytesToFloat32, DTYPE_SIZES, floatBitsToHalf } from './dtype.js';
 
 /** One entry of a safetensors header. */
 export interface SafetensorsEntry {
@@ -161,30 +161,6 @@ export interface TensorToWrite {
   readonly shape: readonly number[];
   readonly data: Float32Array;
   readonly dtype?: 'F32' | 'F16' | 'BF16';
-}
-
-/** IEEE half bits of the float32 with bits `x`, round-to-nearest-even (subnormals, inf, NaN kept). */
-function floatBitsToHalf(x: number): number {
-  const sign = (x >>> 16) & 0x8000;
-  const exp = (x >>> 23) & 0xff;
-  let mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 31) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - e;
-    let h = mant >> shift;
-    const rem = mant & ((1 << shift) - 1);
-    const half = 1 << (shift - 1);
-    if (rem > half || (rem === half && h & 1)) h++;
-    return sign | h;
-  }
-  let h = (e << 10) | (mant >> 13);
-  const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
-  return sign | h;
 }
 
 /** Little-endian bytes of float32 data stored as `dtype` (typed-array passes: GB-sized files stay fast). */

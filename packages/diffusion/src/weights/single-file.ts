@@ -4,7 +4,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { InvalidArgument } from '@tiffin/core';
 import { modelsDir } from '@tiffin/core/internal';
 import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
-import { type UNetConfig, unetWeightSpecs } from '../models/unet.js';
+import { type UNetConfig, unetWeightSpecs } from '../models/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
 import { tinyConfigs } from '../tiny/tiny-configs.js';
 import { SafetensorsFile } from './safetensors.js';

@@ -2,8 +2,8 @@ import type * as tf from '@tensorflow/tfjs';
 import type { LoraTarget, WeightSnapshot } from '../../src/lora/types.js';
 import type { ClipTextConfig } from '../../src/models/clip-text-encoder.js';
 import { clipTextWeightSpecs } from '../../src/models/clip-text-encoder.js';
-import type { UNetConfig } from '../../src/models/unet.js';
-import { unetWeightSpecs } from '../../src/models/unet.js';
+import type { UNetConfig } from '../../src/models/unet-config.js';
+import { unetWeightSpecs } from '../../src/models/unet-config.js';
 import { tinyConfigs } from '../../src/tiny/tiny-configs.js';
 import { detWeight } from '../../src/weights/deterministic.js';
 

@@ -1,5 +1,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
+import { float32ToHalf } from '../../weights/dtype.js';
 import {
   type AttributeValue,
   DataType,
@@ -24,6 +25,12 @@ export interface WeightSource {
   shape(name: string): readonly number[];
   read(name: string): SourceTensor;
 }
+
+/**
+ * The float type the graph computes in. `f16`: weights and constants are stored as float16 and float inputs are
+ * cast to float16 on entry (outputs back to float32), so callers feed and read float32 either way.
+ */
+export type GraphPrecision = 'f32' | 'f16';
 
 /** How a weight's bytes are laid out in the graph. */
 export type WeightLayout =
@@ -108,21 +115,37 @@ export class GraphBuilder {
     private readonly source: WeightSource,
     externalPath: string,
     private readonly isLoraTarget: (weightName: string) => boolean = () => false,
+    readonly precision: GraphPrecision = 'f32',
   ) {
     this.external = new ExternalData(externalPath);
+  }
+
+  /** The ONNX element type of weights and activations. */
+  get floatType(): DataTypeCode {
+    return this.precision === 'f16' ? DataType.FLOAT16 : DataType.FLOAT;
+  }
+
+  /** float32 data in the graph's float type, as bytes. */
+  private floatBytes(data: Float32Array): Uint8Array {
+    return asBytes(this.precision === 'f16' ? float32ToHalf(data) : data);
   }
 
   private fresh(hint: string): string {
     return `${hint}_${this.counter++}`;
   }
 
+  /** A graph input; a FLOAT one is cast to the graph's float type (callers always feed float32). */
   input(name: string, elemType: DataTypeCode, shape: readonly Dim[]): string {
     this.inputs.push({ name, elemType, shape });
-    return name;
+    if (elemType !== DataType.FLOAT || this.precision === 'f32') return name;
+    return this.node('Cast', [name], { to: { kind: 'int', value: DataType.FLOAT16 } });
   }
 
+  /** A graph output; a FLOAT one is cast back from the graph's float type. */
   output(value: string, name: string, elemType: DataTypeCode, shape: readonly Dim[]): void {
-    this.node('Identity', [value], {}, name);
+    if (elemType === DataType.FLOAT && this.precision === 'f16')
+      this.node('Cast', [value], { to: { kind: 'int', value: DataType.FLOAT } }, name);
+    else this.node('Identity', [value], {}, name);
     this.outputs.push({ name, elemType, shape });
   }
 
@@ -164,14 +187,17 @@ export class GraphBuilder {
     return name;
   }
 
-  /** An inline float constant (scalars, small masks go external when large). */
-  floats(values: Float32Array | readonly number[], dims: readonly number[]): string {
+  /**
+   * An inline float constant in the graph's float type (scalars; masks go external when large). `f32` keeps it
+   * float32 whatever the precision: for inputs ONNX types as float (Resize scales).
+   */
+  floats(values: Float32Array | readonly number[], dims: readonly number[], type?: 'f32'): string {
     const name = this.fresh('const_f32');
     const data = values instanceof Float32Array ? values : Float32Array.from(values);
-    const bytes = asBytes(data);
+    const bytes = type === 'f32' ? asBytes(data) : this.floatBytes(data);
     this.initializers.push({
       name,
-      dataType: DataType.FLOAT,
+      dataType: type === 'f32' ? DataType.FLOAT : this.floatType,
       dims,
       data:
         bytes.length > 4096
@@ -205,17 +231,22 @@ export class GraphBuilder {
     const onnxName = layout === 'plain' ? name : layout === 'linear-t' ? `${name}.T` : `${name}.c11`;
     this.initializers.push({
       name: onnxName,
-      dataType: DataType.FLOAT,
+      dataType: this.floatType,
       dims,
-      data: { kind: 'external', location: this.external.location, ...this.external.append(asBytes(data)) },
+      data: {
+        kind: 'external',
+        location: this.external.location,
+        ...this.external.append(this.floatBytes(data)),
+      },
     });
     this.weightNames.set(key, onnxName);
     return onnxName;
   }
 
   /**
-   * The branch inputs for a LoRA-able weight (`[out, in]` Linear or `[out, in, k, k]` conv), or null
-   * when the graph is built without LoRA support or the weight is no LoRA target.
+   * The branch for a LoRA-able weight (`[out, in]` Linear or `[out, in, k, k]` conv): the graph values of its
+   * `down` and `up` inputs (cast to the graph's float type), or null when the graph is built without LoRA
+   * support or the weight is no LoRA target. The feed names are recorded in {@link loraBranches}.
    */
   loraInputs(
     weightName: string,
@@ -223,21 +254,18 @@ export class GraphBuilder {
     inDim: number,
     outDim: number,
     kernel: number,
-  ): LoraBranchInputs | null {
+  ): { down: string; up: string } | null {
     if (!this.isLoraTarget(weightName)) return null;
     const r = `lora_rank_${this.loraBranches.size}`;
     const down = `lora.${weightName}.down`;
     const up = `lora.${weightName}.up`;
-    if (kind === 'linear') {
-      this.input(down, DataType.FLOAT, [inDim, r]);
-      this.input(up, DataType.FLOAT, [r, outDim]);
-    } else {
-      this.input(down, DataType.FLOAT, [r, inDim, kernel, kernel]);
-      this.input(up, DataType.FLOAT, [outDim, r, 1, 1]);
-    }
-    const b: LoraBranchInputs = { kind, down, up, inDim, outDim, kernel };
-    this.loraBranches.set(weightName, b);
-    return b;
+    const linear = kind === 'linear';
+    const values = {
+      down: this.input(down, DataType.FLOAT, linear ? [inDim, r] : [r, inDim, kernel, kernel]),
+      up: this.input(up, DataType.FLOAT, linear ? [r, outDim] : [outDim, r, 1, 1]),
+    };
+    this.loraBranches.set(weightName, { kind, down, up, inDim, outDim, kernel });
+    return values;
   }
 
   /** Torch-layout shape of a weight (read from the files' headers). */

@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { modelsDir } from '@tiffin/core/internal';
-import { GraphBuilder, type LoraBranchInputs, type WeightSource } from './graph-builder.js';
+import {
+  GraphBuilder,
+  type GraphPrecision,
+  type LoraBranchInputs,
+  type WeightSource,
+} from './graph-builder.js';
 
 /** Bumped whenever the graphs this engine writes change, so cached graphs are rebuilt. */
 export const GRAPH_FORMAT_VERSION = 1;
@@ -27,6 +32,8 @@ export interface GraphRequest {
   source: WeightSource & { fingerprint(): string };
   /** Weights that get a low-rank branch (graph inputs) for per-request LoRA. */
   loraTarget: (weightName: string) => boolean;
+  /** The float type of weights and activations (default f32). */
+  precision?: GraphPrecision;
   build(g: GraphBuilder): void;
 }
 
@@ -51,6 +58,8 @@ export function ensureGraph(cacheDir: string, request: GraphRequest): CachedGrap
         v: GRAPH_FORMAT_VERSION,
         name: request.name,
         key: request.key,
+        // Absent for f32 so the hashes of graphs cached before f16 existed stay valid.
+        ...(request.precision === 'f16' ? { precision: 'f16' } : {}),
         files: request.source.fingerprint(),
       }),
     )
@@ -68,7 +77,13 @@ export function ensureGraph(cacheDir: string, request: GraphRequest): CachedGrap
   const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
   mkdirSync(tmp, { recursive: true });
   try {
-    const g = new GraphBuilder(request.name, request.source, join(tmp, DATA_FILE), request.loraTarget);
+    const g = new GraphBuilder(
+      request.name,
+      request.source,
+      join(tmp, DATA_FILE),
+      request.loraTarget,
+      request.precision,
+    );
     try {
       request.build(g);
     } catch (e) {

@@ -1,26 +1,21 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { InferenceSession } from 'onnxruntime-node';
 import { clipTextWeightSpecs } from '../../models/clip-text-encoder.js';
-import { unetWeightSpecs } from '../../models/unet.js';
+import { unetWeightSpecs } from '../../models/unet-config.js';
 import { vaeWeightSpecs } from '../../models/vae.js';
 import { readPipelineFolderConfigs } from '../../pipeline/folder-configs.js';
 import type { SchedulerConfig } from '../../schedulers/types.js';
 import type { ClipTokenizer } from '../../tokenizer/clip-tokenizer.js';
 import { componentWeightFiles, ModelFolderError, type ModelIndex } from '../../weights/folder.js';
 import { WeightShapeError, type WeightSpec } from '../../weights/store.js';
-import type { SourceTensor, WeightSource } from './graph-builder.js';
+import type { GraphPrecision, SourceTensor, WeightSource } from './graph-builder.js';
 import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cache.js';
 import { LoraInputs } from './lora-inputs.js';
 import { OnnxLoraTarget } from './lora-target.js';
 import { OnnxTextEncoder, OnnxUNet, OnnxVae } from './models.js';
 import type { AttentionKind } from './ops.js';
-import {
-  loadOrt,
-  type OnnxRuntimeOptions,
-  type ResolvedRuntime,
-  resolveRuntime,
-  sessionOptions,
-} from './session.js';
+import { type OpenedSession, openOptimizedSession } from './optimized-cache.js';
+import { loadOrt, type OnnxRuntimeOptions, type ResolvedRuntime, resolveRuntime } from './session.js';
 import { buildTextEncoderGraph } from './text-encoder-graph.js';
 import { buildUNetGraph } from './unet-graph.js';
 import { buildVaeDecoderGraph, buildVaeEncoderGraph } from './vae-graph.js';
@@ -32,6 +27,17 @@ export interface OnnxLoadOptions extends OnnxRuntimeOptions {
   cacheDir?: string;
   /** Attention as com.microsoft MultiHeadAttention (`fused`, default) or standard ops. */
   attention?: AttentionKind;
+  /**
+   * Keep ORT's optimized form of each graph beside it and open that on later starts (default true; see
+   * `optimized-cache.ts`). False: optimize on every start, save nothing.
+   */
+  optimizedCache?: boolean;
+  /**
+   * Float type of the graphs: `f16` halves weight memory and runs the GPU providers' f16 kernels; `f32` is what
+   * the CPU provider computes in (it runs an f16 graph by casting around most nodes: valid, but slower).
+   * Default `auto`: f16 when the first provider is cuda, tensorrt or dml, else f32.
+   */
+  precision?: 'auto' | GraphPrecision;
   log?: (message: string) => void;
 }
 
@@ -108,6 +114,7 @@ export async function loadOnnxComponents(
     readPipelineFolderConfigs(dir);
   const cacheDir = options.cacheDir ?? defaultGraphCacheDir();
   const attention = options.attention ?? 'fused';
+  const precision = graphPrecision(options.precision ?? 'auto', runtime);
   const unexpectedWeights: Record<string, string[]> = {};
 
   const graph = (
@@ -135,10 +142,11 @@ export async function loadOnnxComponents(
         key: { config, attention, lora },
         source,
         loraTarget: lora ? loraAble(specs) : () => false,
+        precision,
         build,
       });
       log(
-        `@tiffin/diffusion: onnxruntime ${name} graph ${g.built ? `built in ${Date.now() - started} ms` : 'from cache'} (${g.dir})`,
+        `@tiffin/diffusion: onnxruntime ${name} ${precision} graph ${g.built ? `built in ${Date.now() - started} ms` : 'from cache'} (${g.dir})`,
       );
       return g;
     } finally {
@@ -163,21 +171,35 @@ export async function loadOnnxComponents(
   );
 
   const sessions: InferenceSession[] = [];
+  const optimizedCache = options.optimizedCache ?? true;
   const open = async (g: CachedGraph) => {
-    let s: InferenceSession;
+    const started = Date.now();
+    let opened: OpenedSession;
     try {
-      s = await ort.InferenceSession.create(g.modelPath, sessionOptions(runtime));
+      opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log);
     } catch (e) {
       if (runtime.providers.length === 1) throw e;
       // A GPU provider whose library loads but cannot start (no driver/device): CPU from now on.
+      const f16 =
+        precision === 'f16'
+          ? ' (the f16 graphs now run on CPU, slowly: --ort-providers cpu gives f32 graphs)'
+          : '';
       log(
-        `@tiffin/diffusion: onnxruntime skipped execution providers ${runtime.providers.slice(0, -1).join(', ')}: ${(e as Error).message.split('\n')[0]}`,
+        `@tiffin/diffusion: onnxruntime skipped execution providers ${runtime.providers.slice(0, -1).join(', ')}: ${(e as Error).message.split('\n')[0]}${f16}`,
       );
       runtime.providers = ['cpu'];
-      s = await ort.InferenceSession.create(g.modelPath, sessionOptions(runtime));
+      opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log);
     }
-    sessions.push(s);
-    return s;
+    const how = {
+      optimized: 'from its saved optimized form',
+      saved: 'optimized and saved',
+      plain: 'optimized',
+    };
+    log(
+      `@tiffin/diffusion: onnxruntime session ${basename(g.dir)} ${how[opened.from]} in ${Date.now() - started} ms`,
+    );
+    sessions.push(opened.session);
+    return opened.session;
   };
   try {
     const teLora = new LoraInputs(ort, teGraph.loraBranches);
@@ -203,6 +225,14 @@ export async function loadOnnxComponents(
     for (const s of sessions) void s.release();
     throw e;
   }
+}
+
+/** Providers whose kernels run float16 natively (the CPU provider mostly does not). */
+const F16_PROVIDERS = new Set(['cuda', 'tensorrt', 'dml']);
+
+function graphPrecision(choice: 'auto' | GraphPrecision, runtime: ResolvedRuntime): GraphPrecision {
+  if (choice !== 'auto') return choice;
+  return F16_PROVIDERS.has(runtime.providers[0]) ? 'f16' : 'f32';
 }
 
 type CachedGraphBuild = Parameters<typeof ensureGraph>[1]['build'];

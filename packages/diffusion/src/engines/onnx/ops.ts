@@ -187,7 +187,7 @@ export function upsample(g: GraphBuilder, p: string, x: string, sizeOf?: string)
       { axis: int(0) },
     );
     up = g.node('Resize', [x, '', '', sizes], NEAREST);
-  } else up = g.node('Resize', [x, '', g.floats([1, 1, 2, 2], [4])], NEAREST);
+  } else up = g.node('Resize', [x, '', g.floats([1, 1, 2, 2], [4], 'f32')], NEAREST);
   return conv(g, up, `${p}.conv`, 3);
 }
 

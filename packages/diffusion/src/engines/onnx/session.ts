@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
+import { ConfigError } from '@tiffin/core';
 import type { InferenceSession } from 'onnxruntime-node';
 
 /** onnxruntime-node, loaded on first use (its native library is 30 MB; tfjs-only users never load it). */
@@ -27,6 +28,43 @@ export interface OnnxRuntimeOptions {
   intraOpThreads?: number;
 }
 
+/**
+ * Execution providers an onnxruntime-node build can have on some platform (onnxruntime-common's provider names
+ * minus the browser/mobile ones). Which of them this machine's build has is `ort.listSupportedBackends()`.
+ */
+export const ORT_PROVIDER_NAMES = ['cpu', 'cuda', 'tensorrt', 'dml', 'coreml', 'webgpu', 'qnn'] as const;
+
+/**
+ * A comma-separated provider list from a flag or env variable (`cuda,cpu`), in preference order: names are
+ * case-insensitive; empty entries, repeats and names onnxruntime-node does not have anywhere are errors
+ * ({@link ConfigError}, prefixed with `origin` when given, e.g. `TIFFIN_ORT_PROVIDERS`).
+ */
+export function parseOrtProviders(value: string, origin?: string): string[] {
+  const fail = (detail: string) => new ConfigError(origin ? `${origin}: ${detail}` : detail);
+  const names = value.split(',').map((s) => s.trim().toLowerCase());
+  const known = ORT_PROVIDER_NAMES as readonly string[];
+  if (names.some((n) => n === ''))
+    throw fail(`expected provider names separated by commas, e.g. cuda,cpu; got ${JSON.stringify(value)}`);
+  for (const name of names)
+    if (!known.includes(name))
+      throw fail(
+        `unknown execution provider ${JSON.stringify(name)} (onnxruntime-node providers: ${known.join(', ')})`,
+      );
+  const repeated = names.find((n, i) => names.indexOf(n) !== i);
+  if (repeated) throw fail(`execution provider ${repeated} is named twice`);
+  return names;
+}
+
+/** An intra-op thread count from a flag or env variable: a positive integer (ConfigError otherwise). */
+export function parseOrtThreads(value: string, origin?: string): number {
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    const detail = `expected a positive integer number of threads, got ${JSON.stringify(value)}`;
+    throw new ConfigError(origin ? `${origin}: ${detail}` : detail);
+  }
+  return n;
+}
+
 export interface ResolvedRuntime {
   providers: string[];
   threads: number;
@@ -41,12 +79,10 @@ export interface ResolvedRuntime {
  */
 export async function resolveRuntime(options: OnnxRuntimeOptions = {}): Promise<ResolvedRuntime> {
   const ort = await loadOrt();
+  const envProviders = process.env.TIFFIN_ORT_PROVIDERS;
   const requested = (
     options.executionProviders ??
-    (process.env.TIFFIN_ORT_PROVIDERS ?? 'cpu')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean)
+    (envProviders ? parseOrtProviders(envProviders, 'TIFFIN_ORT_PROVIDERS') : ['cpu'])
   ).map((s) => s.toLowerCase());
   const supported = new Set(ort.listSupportedBackends().map((b) => b.name.toLowerCase()));
   const providers: string[] = [];
@@ -66,12 +102,12 @@ export async function resolveRuntime(options: OnnxRuntimeOptions = {}): Promise<
     else providers.push(name);
   }
   providers.push('cpu');
-  const envThreads = Number(process.env.TIFFIN_ORT_THREADS);
+  const envThreads = process.env.TIFFIN_ORT_THREADS;
   const threads =
     options.intraOpThreads ??
-    (Number.isInteger(envThreads) && envThreads > 0 ? envThreads : availableParallelism());
+    (envThreads ? parseOrtThreads(envThreads, 'TIFFIN_ORT_THREADS') : availableParallelism());
   if (!Number.isInteger(threads) || threads < 1)
-    throw new Error(`intra-op threads must be a positive integer, got ${threads}`);
+    throw new ConfigError(`intra-op threads must be a positive integer, got ${threads}`);
   return { providers, threads, skipped };
 }
 

@@ -28,10 +28,11 @@ export function buildTextEncoderGraph(g: GraphBuilder, c: ClipTextConfig, opts: 
     g.node('Gather', [g.weight('text_model.embeddings.token_embedding.weight'), ids]),
     positions,
   ]);
-  // Causal mask [L, L]: the most negative float above the diagonal (as transformers).
+  // Causal mask [L, L]: the most negative float of the graph's type above the diagonal (as transformers).
   const P = c.max_position_embeddings;
+  const lowest = g.precision === 'f16' ? -65504 : -3.4028234663852886e38;
   const m = new Float32Array(P * P);
-  for (let i = 0; i < P; i++) for (let j = i + 1; j < P; j++) m[i * P + j] = -3.4028234663852886e38;
+  for (let i = 0; i < P; i++) for (let j = i + 1; j < P; j++) m[i * P + j] = lowest;
   const mask = g.node('Slice', [
     g.floats(m, [P, P]),
     g.ints([0, 0]),

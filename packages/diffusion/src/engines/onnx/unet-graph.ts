@@ -1,4 +1,4 @@
-import { type UNetConfig, unetLayout } from '../../models/unet.js';
+import { type UNetConfig, unetLayout } from '../../models/unet-config.js';
 import type { GraphBuilder } from './graph-builder.js';
 import { DataType } from './onnx-proto.js';
 import {

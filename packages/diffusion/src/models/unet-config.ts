@@ -1,0 +1,133 @@
+import type { WeightSpec } from '../weights/store.js';
+import { convSpecs, linearSpecs, normSpecs, resnetSpecs, transformerSpecs } from './blocks.js';
+
+/** UNet2DConditionModel config fields (spec 5.1). */
+export interface UNetConfig {
+  sample_size: number;
+  in_channels: number;
+  out_channels: number;
+  block_out_channels: number[];
+  layers_per_block: number;
+  down_block_types: string[];
+  up_block_types: string[];
+  mid_block_type?: string;
+  cross_attention_dim: number;
+  attention_head_dim: number | number[];
+  num_attention_heads?: number | number[] | null;
+  use_linear_projection?: boolean;
+  norm_num_groups: number;
+  norm_eps: number;
+  flip_sin_to_cos?: boolean;
+  freq_shift?: number;
+  transformer_layers_per_block?: number | number[];
+  [key: string]: unknown;
+}
+
+/** Config keys that must keep their defaults: anything else is an architecture this engine lacks. */
+const REQUIRED_DEFAULTS: Readonly<Record<string, unknown>> = {
+  class_embed_type: null,
+  num_class_embeds: null,
+  addition_embed_type: null,
+  encoder_hid_dim: null,
+  encoder_hid_dim_type: null,
+  time_cond_proj_dim: null,
+  time_embedding_dim: null,
+  time_embedding_act_fn: null,
+  timestep_post_act: null,
+  only_cross_attention: false,
+  dual_cross_attention: false,
+  attention_type: 'default',
+  cross_attention_norm: null,
+  resnet_skip_time_act: false,
+  class_embeddings_concat: false,
+  mid_block_only_cross_attention: null,
+  reverse_transformer_layers_per_block: null,
+  center_input_sample: false,
+  resnet_time_scale_shift: 'default',
+  time_embedding_type: 'positional',
+};
+
+export function validateUNetConfig(c: UNetConfig): void {
+  for (const [key, def] of Object.entries(REQUIRED_DEFAULTS)) {
+    const v = c[key];
+    if (v !== undefined && v !== def) {
+      throw new Error(
+        `unet/config.json: ${key} = ${JSON.stringify(v)} is not supported (only ${JSON.stringify(def)})`,
+      );
+    }
+  }
+  if ((c.conv_in_kernel ?? 3) !== 3 || (c.conv_out_kernel ?? 3) !== 3)
+    throw new Error('unet/config.json: only 3×3 conv_in/conv_out kernels are supported');
+  for (const t of c.down_block_types)
+    if (t !== 'DownBlock2D' && t !== 'CrossAttnDownBlock2D')
+      throw new Error(`unet/config.json: down block type ${t} is not supported`);
+  for (const t of c.up_block_types)
+    if (t !== 'UpBlock2D' && t !== 'CrossAttnUpBlock2D')
+      throw new Error(`unet/config.json: up block type ${t} is not supported`);
+  if ((c.mid_block_type ?? 'UNetMidBlock2DCrossAttn') !== 'UNetMidBlock2DCrossAttn')
+    throw new Error(`unet/config.json: mid block type ${c.mid_block_type} is not supported`);
+}
+
+const perBlock = (v: number | number[], n: number): number[] => (Array.isArray(v) ? v : Array(n).fill(v));
+
+export interface UNetLayout {
+  C: number[];
+  heads: number[];
+  layers: number[];
+  temb: number;
+}
+
+/** Per-level channels, attention heads and transformer depth, and the time-embedding width. */
+export function unetLayout(c: UNetConfig): UNetLayout {
+  const N = c.block_out_channels.length;
+  return {
+    C: c.block_out_channels,
+    heads: perBlock(c.num_attention_heads ?? c.attention_head_dim, N),
+    layers: perBlock(c.transformer_layers_per_block ?? 1, N),
+    temb: 4 * c.block_out_channels[0],
+  };
+}
+
+export function unetWeightSpecs(c: UNetConfig): WeightSpec[] {
+  const { C, layers, temb } = unetLayout(c);
+  const N = C.length;
+  const n = c.layers_per_block;
+  const lp = c.use_linear_projection ?? false;
+  const X = c.cross_attention_dim;
+  const s: WeightSpec[] = [
+    ...convSpecs('conv_in', c.in_channels, C[0], 3),
+    ...linearSpecs('time_embedding.linear_1', C[0], temb),
+    ...linearSpecs('time_embedding.linear_2', temb, temb),
+  ];
+  for (let i = 0; i < N; i++) {
+    const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';
+    for (let j = 0; j < n; j++) {
+      s.push(
+        ...resnetSpecs(`down_blocks.${i}.resnets.${j}`, j === 0 ? C[Math.max(i - 1, 0)] : C[i], C[i], temb),
+      );
+      if (cross) s.push(...transformerSpecs(`down_blocks.${i}.attentions.${j}`, C[i], X, lp, layers[i]));
+    }
+    if (i < N - 1) s.push(...convSpecs(`down_blocks.${i}.downsamplers.0.conv`, C[i], C[i], 3));
+  }
+  const M = C[N - 1];
+  s.push(
+    ...resnetSpecs('mid_block.resnets.0', M, M, temb),
+    ...transformerSpecs('mid_block.attentions.0', M, X, lp, layers[N - 1]),
+    ...resnetSpecs('mid_block.resnets.1', M, M, temb),
+  );
+  const R = [...C].reverse();
+  const RL = [...layers].reverse();
+  for (let i = 0; i < N; i++) {
+    const cross = c.up_block_types[i] === 'CrossAttnUpBlock2D';
+    const prev = i === 0 ? R[0] : R[i - 1];
+    const skipLast = R[Math.min(i + 1, N - 1)];
+    for (let j = 0; j <= n; j++) {
+      const cin = (j === 0 ? prev : R[i]) + (j === n ? skipLast : R[i]);
+      s.push(...resnetSpecs(`up_blocks.${i}.resnets.${j}`, cin, R[i], temb));
+      if (cross) s.push(...transformerSpecs(`up_blocks.${i}.attentions.${j}`, R[i], X, lp, RL[i]));
+    }
+    if (i < N - 1) s.push(...convSpecs(`up_blocks.${i}.upsamplers.0.conv`, R[i], R[i], 3));
+  }
+  s.push(...normSpecs('conv_norm_out', C[0]), ...convSpecs('conv_out', C[0], c.out_channels, 3));
+  return s;
+}
