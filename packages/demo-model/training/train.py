@@ -148,33 +148,50 @@ def train_vae(args, cfgs, images, latents, ids_used):
     ema = Ema([vae], args.ema)
     ema_vae = AutoencoderKL(cfgs["vae"])
     rng = np.random.default_rng(1)
+    step = 0
+    start = 0
+    resumed_seconds = 0.0
+    if args.resume:
+        # Continue a stopped run: weights, EMA and step count from its checkpoint; the loss log is appended.
+        ck = torch.load(os.path.join(CACHE, "vae.pt"))
+        vae.load_state_dict(ck["vae"])
+        ema.shadow = ck["ema"]
+        step = start = ema.steps = ck["step"]
+        resumed_seconds = ck.get("seconds") or last_logged_seconds(os.path.join(HERE, "loss-vae.csv"))
+        rng = np.random.default_rng(1 + step)
+        print(f"resumed at step {step}", flush=True)
     t0 = time.time()
     last_ckpt = t0
-    step = 0
-    with open(os.path.join(HERE, "loss-vae.csv"), "w") as log:
-        log.write("step,seconds,decoder_loss,encoder_loss\n")
+    with open(os.path.join(HERE, "loss-vae.csv"), "a" if args.resume else "w") as log:
+        if not args.resume:
+            log.write("step,seconds,decoder_loss,encoder_loss\n")
         while True:
             elapsed = time.time() - t0
             done = elapsed >= args.seconds or (args.steps > 0 and step >= args.steps)
             if done or time.time() - last_ckpt >= args.ckpt_every:
                 ema.copy_to([ema_vae])
                 export_folder(args.out, cfgs, ema_vae, None, None, ids_used, args.dtype)
-                torch.save({"vae": vae.state_dict(), "ema": ema.shadow, "step": step}, os.path.join(CACHE, "vae.pt"))
+                torch.save(
+                    {"vae": vae.state_dict(), "ema": ema.shadow, "step": step, "seconds": resumed_seconds + elapsed},
+                    os.path.join(CACHE, "vae.pt"),
+                )
                 print(f"vae checkpoint at step {step}, {elapsed:.0f}s", flush=True)
                 last_ckpt = time.time()
             if done:
                 return
             for g in opt.param_groups:
-                g["lr"] = learning_rate(args, step, args.vae_lr)
+                g["lr"] = learning_rate(args, step, args.vae_lr, start)
             idx = rng.integers(0, len(images), args.batch)
             x = to_pixels(images[idx])
             z = latents[idx]
             y = vae.decode(z)
-            dec = F.mse_loss(y, x) + 0.5 * F.l1_loss(y, x)
+            # Mostly L1: where the latent leaves an edge's exact place uncertain, L1's optimum is the colour
+            # of one side (a sharp edge), MSE's their average (a blur the evaluator reads as a mixed colour).
+            dec = F.l1_loss(y, x) + 0.1 * F.mse_loss(y, x)
             loss = dec
             # The encoder (for img2img) reproduces the fixed latent, with a small spread (img2img samples
             # from it). An easy regression: trained on every 4th step only, the decoder gets the CPU.
-            if step % 4 == 0:
+            if step % 4 == 0 or step == start:
                 mean, logvar = vae.encode(x)
                 enc = F.mse_loss(mean, z) + 0.01 * F.mse_loss(logvar, torch.full_like(logvar, -8.0))
                 loss = loss + enc
@@ -184,7 +201,7 @@ def train_vae(args, cfgs, images, latents, ids_used):
             ema.update()
             step += 1
             if step % 10 == 0:
-                log.write(f"{step},{time.time() - t0:.1f},{dec.item():.6f},{enc.item():.6f}\n")
+                log.write(f"{step},{resumed_seconds + time.time() - t0:.1f},{dec.item():.6f},{enc.item():.6f}\n")
                 log.flush()
             if step % 20 == 0:
                 print(f"vae step {step} t={time.time() - t0:.0f}s dec={dec.item():.5f} enc={enc.item():.5f}", flush=True)
@@ -202,12 +219,13 @@ def alphas_cumprod(cfg):
     return torch.cumprod(1.0 - betas, dim=0)
 
 
-def learning_rate(args, step, peak):
-    """Linear warm-up to `peak`, then (with --steps) a cosine decay to 5 % of it at the last step."""
-    warm = min(1.0, (step + 1) / args.warmup) if args.warmup > 0 else 1.0
+def learning_rate(args, step, peak, start=0):
+    """Linear warm-up to `peak`, then (with --steps) a cosine decay to 5 % of it at the last step; a resumed
+    run (from step `start`) decays over its own steps."""
+    warm = min(1.0, (step - start + 1) / args.warmup) if args.warmup > 0 else 1.0
     if args.steps <= 0:
         return peak * warm
-    progress = min(1.0, step / args.steps)
+    progress = min(1.0, (step - start) / max(1, args.steps - start))
     return peak * warm * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
@@ -230,6 +248,7 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
     rng = np.random.default_rng(2)
     step = 0
     resumed_seconds = 0.0
+    start = 0
     if args.resume:
         # Continue a stopped run: weights, EMA and step count from its checkpoint; the loss log is appended.
         ck = torch.load(os.path.join(CACHE, "unet.pt"))
@@ -238,6 +257,7 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
         ema.shadow = ck["ema"]
         step = ema.steps = ck["step"]
         resumed_seconds = ck.get("seconds") or last_logged_seconds(os.path.join(HERE, "loss-unet.csv"))
+        start = step
         rng = np.random.default_rng(2 + step)
         print(f"resumed at step {step}", flush=True)
     t0 = time.time()
@@ -266,7 +286,7 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
             if done:
                 return
             for g in opt.param_groups:
-                g["lr"] = learning_rate(args, step, args.lr)
+                g["lr"] = learning_rate(args, step, args.lr, start)
             idx = torch.from_numpy(rng.integers(0, len(latents), args.batch))
             x0 = latents[idx]
             ids = tok[idx].clone()
@@ -307,7 +327,7 @@ def main():
     p.add_argument("--ema", type=float, default=0.995)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", default="F16")
-    p.add_argument("--resume", action="store_true", help="unet: continue from training/.cache/unet.pt")
+    p.add_argument("--resume", action="store_true", help="continue from training/.cache/<job>.pt")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
