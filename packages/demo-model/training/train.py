@@ -13,6 +13,9 @@ stopped early still leaves the best weights so far. Fixed seeds; losses go to tr
 Run (from packages/demo-model), the two jobs at once:
   nice -n 10 /usr/bin/python3 training/train.py vae --out training/.cache/model
   nice -n 10 /usr/bin/python3 training/train.py unet --out training/.cache/model
+A stopped job continues with --resume (weights, EMA and step from training/.cache/<job>.pt; a fresh optimiser);
+with --steps N the learning rate decays (cosine, to 5 %) over the steps up to N, after --warmup steps.
+The README's "How it was trained" lists the exact commands of the shipped weights.
 """
 
 import argparse
@@ -185,16 +188,11 @@ def train_vae(args, cfgs, images, latents, ids_used):
             x = to_pixels(images[idx])
             z = latents[idx]
             y = vae.decode(z)
-            # Mostly L1: where the latent leaves an edge's exact place uncertain, L1's optimum is the colour
-            # of one side (a sharp edge), MSE's their average (a blur the evaluator reads as a mixed colour).
-            dec = F.l1_loss(y, x) + 0.1 * F.mse_loss(y, x)
-            loss = dec
-            # The encoder (for img2img) reproduces the fixed latent, with a small spread (img2img samples
-            # from it). An easy regression: trained on every 4th step only, the decoder gets the CPU.
-            if step % 4 == 0 or step == start:
-                mean, logvar = vae.encode(x)
-                enc = F.mse_loss(mean, z) + 0.01 * F.mse_loss(logvar, torch.full_like(logvar, -8.0))
-                loss = loss + enc
+            dec = F.mse_loss(y, x) + 0.5 * F.l1_loss(y, x)
+            mean, logvar = vae.encode(x)
+            # The encoder reproduces the fixed latent, with a small spread (img2img samples from it).
+            enc = F.mse_loss(mean, z) + 0.01 * F.mse_loss(logvar, torch.full_like(logvar, -8.0))
+            loss = dec + enc
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
