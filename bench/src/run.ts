@@ -15,17 +15,25 @@ console.log(`load average at start: ${loadAverage()}\n`);
 
 if (wanted('batching')) {
   const b = await benchBatching({ seconds, rounds });
-  console.log(
-    `Adaptive batching: dense 256x256 float32 layer (tfjs wasm), 64 concurrent single-row clients (${b.pinning}):`,
-  );
-  console.log(
-    `  batchable     req/s ${fmtSpread(b.batchable.rps)}   p99 ms ${fmtSpread(b.batchable.p99, 1)}`,
-  );
-  console.log(`  not batchable req/s ${fmtSpread(b.single.rps)}   p99 ms ${fmtSpread(b.single.p99, 1)}`);
-  console.log(`  ratio batchable/not    ${fmtSpread(b.ratio, 2)}x   (target >= 4x)`);
-  console.log(
-    `  p99 bound: max_latency_ms ${b.maxLatencyMs} + one full batch ${fmt(b.batchCostMs, 2)} ms = ${fmt(b.maxLatencyMs + b.batchCostMs, 1)} ms`,
-  );
+  const workloads = [
+    ['dense 256x256 float32 layer as a bare tf.matMul', b.dense],
+    [`tf.sequential of ${b.layers} dense 256-wide layers, model.predict`, b.mlp],
+  ] as const;
+  console.log(`Adaptive batching, tfjs wasm backend, 64 concurrent single-row clients (${b.pinning}):`);
+  for (const [title, w] of workloads) {
+    console.log(`  ${title}:`);
+    console.log(
+      `    cost per call: batch 1 ${fmt(w.costs.batch1, 3)} ms, batch 32 ${fmt(w.costs.batch32, 3)} ms (${fmt(w.costs.batch32 / w.costs.batch1, 1)}x for 32x the rows)`,
+    );
+    console.log(
+      `    batchable     req/s ${fmtSpread(w.batchable.rps)}   p99 ms ${fmtSpread(w.batchable.p99, 1)}`,
+    );
+    console.log(`    not batchable req/s ${fmtSpread(w.single.rps)}   p99 ms ${fmtSpread(w.single.p99, 1)}`);
+    console.log(`    ratio batchable/not    ${fmtSpread(w.ratio, 2)}x   (target >= 4x)`);
+    console.log(
+      `    p99 bound: max_latency_ms ${b.maxLatencyMs} + learnt full batch ${fmt(w.costs.learntFullBatch, 2)} ms = ${fmt(b.maxLatencyMs + w.costs.learntFullBatch, 1)} ms`,
+    );
+  }
   console.log(`  load average: ${loadAverage()}\n`);
 }
 

@@ -61,6 +61,15 @@ svc.api(
 export default svc;
 `;
 
+/** Starts the gRPC server (both services) from the installed package and prints where its .proto files are. */
+const GRPC_PROTOS = `import { inferenceV2ProtoPath, protoPath, Service, serveGrpc, Text } from '@tiffin/core';
+
+const svc = new Service('protos').api({ name: 'echo', input: new Text(), output: new Text() }, (t) => t);
+const rpc = await serveGrpc(svc, { port: 0, log: () => {} });
+await rpc.close();
+console.log(JSON.stringify({ v2: inferenceV2ProtoPath(), native: protoPath(), served: true }));
+`;
+
 async function post(url: string, body: string): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   return { status: res.status, json: await res.json() };
@@ -167,6 +176,15 @@ describe('the packages as npm users get them', () => {
       const bad = await post(`${url}/sum`, '[[1, 2, 3]]');
       expect(bad.status).toBe(400);
       expect(bad.json).toMatchObject({ type: 'BadInput' });
+    });
+
+    // The .proto files ship in the tarball and the installed dist finds them: serveGrpc loads both.
+    writeFileSync(join(PROJECT, 'protos.mjs'), GRPC_PROTOS);
+    const { stdout } = await run(process.execPath, ['protos.mjs'], { cwd: PROJECT, env: readerEnv({}) });
+    expect(JSON.parse(stdout)).toEqual({
+      v2: join(PROJECT, 'node_modules/@tiffin/core/proto/inference/grpc_predict_v2.proto'),
+      native: join(PROJECT, 'node_modules/@tiffin/core/proto/bentoml/grpc/v1/service.proto'),
+      served: true,
     });
   }, 900_000);
 });

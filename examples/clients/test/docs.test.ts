@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type GrpcServerHandle, type ServerHandle, serve, serveGrpc, silentLogger } from '@tiffin/core';
+import * as grpcJs from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import {
+  type GrpcServerHandle,
+  inferenceV2ProtoPath,
+  type ServerHandle,
+  serve,
+  serveGrpc,
+  silentLogger,
+} from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import svc from '../service.js';
 
@@ -42,7 +51,11 @@ const haveGrpcurl = await has('grpcurl', ['-version']);
 if (!haveCurl) console.warn('docs/clients.md: curl not found: the curl examples were not run');
 if (!havePython)
   console.warn('docs/clients.md: python3 with requests not found: the Python examples were not run');
-if (!haveGrpcurl) console.warn('docs/clients.md: grpcurl not found: the grpcurl example was not run');
+if (!haveGrpcurl) {
+  console.warn(
+    'docs/clients.md: grpcurl not found: the grpcurl examples were not run (the Open Inference Protocol request is still sent, with @grpc/grpc-js)',
+  );
+}
 
 let http: ServerHandle;
 let grpc: GrpcServerHandle;
@@ -59,9 +72,25 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-/** The page's addresses → this test's servers. */
+/** Where a user's project has @tiffin/core's .proto files, as the page spells it. */
+const PROTO_DIR = 'node_modules/@tiffin/core/proto';
+
+/** The page's addresses → this test's servers; the .proto folder → this checkout's. */
 const localize = (code: string) =>
-  code.replaceAll('http://127.0.0.1:3000', http.url).replaceAll('127.0.0.1:3001', `127.0.0.1:${grpc.port}`);
+  code
+    .replaceAll('http://127.0.0.1:3000', http.url)
+    .replaceAll('127.0.0.1:3001', `127.0.0.1:${grpc.port}`)
+    .replaceAll(PROTO_DIR, dirname(dirname(inferenceV2ProtoPath())));
+
+const v2Grpc = grpcurl.filter((b) => b.includes('inference.GRPCInferenceService/'));
+
+/** The `-d '...'` request and the `Service/Method` of a grpcurl block. */
+function grpcurlCall(code: string): { request: unknown; method: string } {
+  const body = /-d '([^']*)'/.exec(code)?.[1];
+  const method = /inference\.GRPCInferenceService\/(\w+)/.exec(code)?.[1];
+  if (!body || !method) throw new Error(`not a grpcurl call: ${code}`);
+  return { request: JSON.parse(body), method };
+}
 
 describe('docs/clients.md examples run against the example service', () => {
   it('has curl and Python examples for every descriptor, and a grpcurl example', () => {
@@ -88,7 +117,8 @@ describe('docs/clients.md examples run against the example service', () => {
     }
     expect(curl.some((b) => b.includes('application/vnd.apache.parquet'))).toBe(true);
     expect(curl.some((b) => b.includes('text/csv'))).toBe(true);
-    expect(grpcurl).toHaveLength(1);
+    expect(grpcurl).toHaveLength(2);
+    expect(v2Grpc).toHaveLength(1);
   });
 
   it.runIf(haveCurl).each(curl.map((b, i) => [i, b]))('curl example %i', async (_i, code) => {
@@ -102,8 +132,40 @@ describe('docs/clients.md examples run against the example service', () => {
     expect(stdout.trim()).not.toBe('');
   });
 
-  it.runIf(haveGrpcurl)('grpcurl example', async () => {
-    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', localize(grpcurl[0]!)], { cwd: work });
+  it.runIf(haveGrpcurl)('grpcurl examples', async () => {
+    const [native, v2] = [grpcurl.find((b) => !v2Grpc.includes(b))!, v2Grpc[0]!];
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', localize(native)], { cwd: work });
     expect(stdout).toContain('NAMASTE');
+    const answer = await run('bash', ['-euo', 'pipefail', '-c', localize(v2)], { cwd: work });
+    expect(answer.stdout).toContain('"modelName": "scale"');
+  });
+
+  // Without grpcurl, the same request goes through a client built from the same shipped .proto.
+  it('the Open Inference Protocol grpcurl request is answered (sent with @grpc/grpc-js)', async () => {
+    const { request, method } = grpcurlCall(v2Grpc[0]!);
+    const definition = protoLoader.loadSync(inferenceV2ProtoPath(), { keepCase: true, longs: String });
+    const pkg = grpcJs.loadPackageDefinition(definition) as unknown as {
+      inference: { GRPCInferenceService: grpcJs.ServiceClientConstructor };
+    };
+    const client = new pkg.inference.GRPCInferenceService(
+      `127.0.0.1:${grpc.port}`,
+      grpcJs.credentials.createInsecure(),
+    ) as grpcJs.Client &
+      Record<string, (req: unknown, cb: (err: Error | null, res: unknown) => void) => void>;
+    try {
+      const res = await new Promise((resolve, reject) =>
+        client[method]!.call(client, request, (err: Error | null, r: unknown) =>
+          err ? reject(err) : resolve(r),
+        ),
+      );
+      expect(res).toMatchObject({
+        model_name: 'scale',
+        outputs: [
+          { name: 'output', datatype: 'FP64', shape: ['2', '2'], contents: { fp64_contents: [2, 4, 6, 8] } },
+        ],
+      });
+    } finally {
+      client.close();
+    }
   });
 });

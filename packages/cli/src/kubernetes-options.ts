@@ -1,4 +1,4 @@
-import { DEFAULT_KUBERNETES_OPTIONS, type KubernetesOptions } from '@tiffin/core';
+import { DEFAULT_KUBERNETES_OPTIONS, type KubernetesOptions } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { parsePositiveInt } from './options.js';
 

@@ -1,7 +1,13 @@
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { inferenceClientConstructor, type RequestMessage, type ResponseMessage } from '@tiffin/core';
+import * as protoLoader from '@grpc/proto-loader';
+import {
+  inferenceClientConstructor,
+  inferenceV2ProtoPath,
+  type RequestMessage,
+  type ResponseMessage,
+} from '@tiffin/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_DIR, CliProcess } from './cli-process.js';
 
@@ -43,6 +49,40 @@ describe('tiffin serve --grpc', () => {
     );
     client.close();
     expect(res.text?.value).toBe('yo Ann');
+    // The Open Inference Protocol's gRPC service on the same port: the Text API is a BYTES model.
+    const pkg = grpc.loadPackageDefinition(
+      protoLoader.loadSync(inferenceV2ProtoPath(), { keepCase: true, longs: String }),
+    ) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
+    const v2 = new pkg.inference.GRPCInferenceService(
+      `127.0.0.1:${grpcPort}`,
+      grpc.credentials.createInsecure(),
+    ) as unknown as grpc.Client & {
+      ModelInfer(
+        req: unknown,
+        cb: (
+          err: grpc.ServiceError | null,
+          res: { outputs: Array<{ contents: { bytes_contents: Buffer[] } }> },
+        ) => void,
+      ): void;
+    };
+    const inferred = await new Promise<string>((resolve, reject) =>
+      v2.ModelInfer(
+        {
+          model_name: 'yo',
+          inputs: [
+            {
+              name: 'input',
+              datatype: 'BYTES',
+              shape: [1],
+              contents: { bytes_contents: [Buffer.from('Zoë')] },
+            },
+          ],
+        },
+        (err, r) => (err ? reject(err) : resolve(r.outputs[0]!.contents.bytes_contents[0]!.toString('utf8'))),
+      ),
+    );
+    v2.close();
+    expect(inferred).toBe('yo Zoë');
     proc.child.kill('SIGTERM');
     expect((await proc.exited).code).toBe(0);
   });

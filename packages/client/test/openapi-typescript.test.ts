@@ -39,6 +39,12 @@ accepts<Arg<'classify_json'>>(value<Body<operations['quickstart__classify_json']
 accepts<Result<'sentiment'>>(value<Ok<operations['quickstart__sentiment']>>());
 accepts<Ok<operations['quickstart__sentiment']>>(value<Result<'sentiment'>>());
 accepts<Result<'classify'>>(value<NonNullable<Ok<operations['quickstart__classify']>>>());
+// A JSON API without a model takes and gives any JSON value: the empty schema, \`unknown\` on both sides.
+declare function same<A, B>(check: [A] extends [B] ? ([B] extends [A] ? true : false) : false): void;
+same<Body<operations['quickstart__classify_json']>, unknown>(true);
+same<Ok<operations['quickstart__classify_json']>, unknown>(true);
+same<Arg<'classify_json'>, unknown>(true);
+same<Result<'classify_json'>, unknown>(true);
 `;
 
 describe('openapi-typescript output agrees with the client types (quickstart)', () => {

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { inferenceServiceDefinition, type RequestMessage } from '@tiffin/core';
+import type { RequestMessage } from '@tiffin/core';
+import { inferenceServiceDefinition } from '@tiffin/core/internal';
 
 /** A gRPC client that sends `Call` request bytes as given: garbage reaches the server's decoder untouched. */
 export interface RawGrpcClient {

@@ -15,12 +15,12 @@ import {
   oneItemPerRequest,
   type ProtoField,
   type ProtoPayload,
-  parseMediaType,
   type RequestBodyObject,
   registerDescriptor,
   type SchemaObject,
   type WireTypes,
 } from '@tiffin/core';
+import { parseMediaType } from '@tiffin/core/internal';
 import sharp, { type Sharp } from 'sharp';
 import { type FileTypeImporter, sniffMimeType } from './codec/mime-detection.js';
 import { decodeImage, ImageDecodeError } from './decode/decode-image.js';

@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { descriptorFromSpec } from '@tiffin/core';
+import { descriptorFromSpec } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { Image, SUPPORTED_MIME_TYPES, TiffinImage } from '../src/index.js';
 import { BMP_10, errorOf, gradientRgb, pngOf } from './helpers.js';

@@ -1,4 +1,5 @@
-import { BufferedHttpRequest, getHeader, type HttpResponse, readResponseBody } from '@tiffin/core';
+import { BufferedHttpRequest, type HttpResponse } from '@tiffin/core';
+import { getHeader, readResponseBody } from '@tiffin/core/internal';
 import sharp from 'sharp';
 
 /** Deterministic RGB test pixels: a colour gradient with a pattern, w×h×3 bytes. */

@@ -56,9 +56,9 @@ describe('OpenAPI of a JSON descriptor with a zod model', () => {
     expect(points.openapiExample()).toEqual({ x: 0, y: 0 });
   });
 
-  it('without a model: an object schema, no components, no example', () => {
+  it('without a model: the empty schema (any JSON value), no components, no example', () => {
     const plain = new JSONDescriptor();
-    expect(plain.openapiSchema()).toEqual({ type: 'object' });
+    expect(plain.openapiSchema()).toEqual({});
     expect(plain.openapiComponents()).toEqual({});
     expect(plain.openapiExample()).toBeNull();
   });

@@ -1,4 +1,4 @@
-import { schemaModelAdapterFor } from '@tiffin/core';
+import { schemaModelAdapterFor } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { isStandardSchema, standardSchemaModelAdapter } from '../src/index.js';
 import { pointSchema } from './helpers/standard-validator.js';

@@ -1,4 +1,4 @@
-import { schemaModelAdapterFor } from '@tiffin/core';
+import { schemaModelAdapterFor } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { zodSchemaModelAdapter } from '../src/index.js';

@@ -147,6 +147,6 @@ describe('D1: bad input is 400 BadInput with a precise message', () => {
 });
 
 async function readBody(res: HttpResponse): Promise<Buffer> {
-  const { readResponseBody } = await import('@tiffin/core');
+  const { readResponseBody } = await import('@tiffin/core/internal');
   return readResponseBody(res);
 }

@@ -1,12 +1,5 @@
-import {
-  BadInput,
-  Context,
-  descriptorFromSpec,
-  InvalidArgument,
-  jsonEncoderRules,
-  readResponseBody,
-  UnprocessableEntity,
-} from '@tiffin/core';
+import { BadInput, Context, InvalidArgument, UnprocessableEntity } from '@tiffin/core';
+import { descriptorFromSpec, jsonEncoderRules, readResponseBody } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { loadDanfo, PandasDataFrame, PandasSeries } from '../src/index.js';
 import { bodyJson, bodyText, getHeader, jsonRequest } from './helpers.js';

@@ -1,4 +1,5 @@
-import { BufferedHttpRequest, getHeader, type HttpResponse, readResponseBody } from '@tiffin/core';
+import { BufferedHttpRequest, type HttpResponse } from '@tiffin/core';
+import { getHeader, readResponseBody } from '@tiffin/core/internal';
 
 export function jsonRequest(
   body: string | Buffer,

@@ -1,4 +1,5 @@
-import { BadInput, BufferedHttpRequest, resolveLimits } from '@tiffin/core';
+import { BadInput, BufferedHttpRequest } from '@tiffin/core';
+import { resolveLimits } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { PandasDataFrame, PandasSeries } from '../src/index.js';
 

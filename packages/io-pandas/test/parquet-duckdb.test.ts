@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { readResponseBody } from '@tiffin/core';
+import { readResponseBody } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { loadDanfo, PandasDataFrame } from '../src/index.js';
 import { bodyJson, jsonRequest } from './helpers.js';

@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildPackage, type ServiceModuleLoader } from '@tiffin/core';
+import { buildPackage, type ServiceModuleLoader } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
 import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';

@@ -2,14 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  buildPackage,
-  CLIException,
-  type KubernetesOptions,
-  ModelStore,
-  type ServiceModuleLoader,
-  serve,
-} from '@tiffin/core';
+import { CLIException, ModelStore, serve } from '@tiffin/core';
+import { buildPackage, type KubernetesOptions, type ServiceModuleLoader } from '@tiffin/core/internal';
 import { demoModelDir } from '@tiffin/demo-model';
 import {
   assertBackendPackages,

@@ -1,10 +1,10 @@
+import { PackageStore } from '@tiffin/core';
 import {
   inferenceServiceManifest,
   type KubernetesObject,
   kubernetesManifests,
   kubernetesYaml,
-  PackageStore,
-} from '@tiffin/core';
+} from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
 import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';

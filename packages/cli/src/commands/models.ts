@@ -1,4 +1,5 @@
-import { humanSize, ModelStore } from '@tiffin/core';
+import { ModelStore } from '@tiffin/core';
+import { humanSize } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { formatCreationTime } from '../store-output.js';
 import { registerStoreCommands } from './store-commands.js';

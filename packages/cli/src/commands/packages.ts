@@ -1,4 +1,5 @@
-import { humanSize, PackageStore } from '@tiffin/core';
+import { PackageStore } from '@tiffin/core';
+import { humanSize } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { formatCreationTime } from '../store-output.js';
 import { registerStoreCommands } from './store-commands.js';

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { BaseManifest, EntryStore, StoreEntry } from '@tiffin/core';
+import type { BaseManifest, EntryStore, StoreEntry } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
 import { type OutputFormat, parseOutputFormat, renderStructured, renderTable } from '../store-output.js';

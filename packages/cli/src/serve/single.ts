@@ -29,11 +29,14 @@ export async function serveInProcess(
     host: options.host,
     port: grpc.port,
     apiToken: options.apiToken,
+    inferenceProtocol: options.inferenceProtocol,
     // The HTTP server already ran the startup hooks; gRPC metrics join its /metrics registry, and calls go
     // through its runtime (one concurrency gate and one batcher per API for both transports).
     runStartupHooks: !http,
     metricsRegistry: http?.app.metrics.registry,
     runtime: http?.app.runtime,
+    // Without an HTTP server the gRPC runtime is its own, so the limits go to it.
+    limits: http ? undefined : options.limits,
   });
   process.stdout.write(
     `${JSON.stringify({ time: new Date(), level: 'info', msg: 'gRPC ready', address: rpc.address })}\n`,

@@ -1,8 +1,10 @@
 export * from './messages.js';
 export {
   GRPC_SERVICE_NAME,
+  INFERENCE_V2_SERVICE_NAME,
   inferenceClientConstructor,
   inferenceServiceDefinition,
+  inferenceV2ProtoPath,
   protoPath,
 } from './proto.js';
 export * from './server.js';

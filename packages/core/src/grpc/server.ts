@@ -3,27 +3,39 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Registry } from 'prom-client';
 import {
-  clientMessage,
+  ConfigError,
   GrpcStatus,
-  type GrpcStatusCode,
   InvalidArgument,
   isTiffinError,
   NotFound,
   truncateForMessage,
 } from '../errors/index.js';
-import { BufferedHttpRequest } from '../http/request.js';
 import type { IODescriptor } from '../io/descriptor.js';
+import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import type { Invocation } from '../runtime/invocation.js';
-import { LazyAbort } from '../runtime/lazy-abort.js';
 import { Runtime, type TransportCodec } from '../runtime/runtime.js';
 import { type AuthCheck, bearerAuth, resolveApiToken } from '../server/auth.js';
 import type { Logger } from '../server/logger.js';
 import { DEFAULT_SERVER_OPTIONS } from '../server/options.js';
-import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import {
+  grpcRequest,
+  RUNTIME_ERROR_MESSAGE,
+  rejectUndecodable,
+  runApiCall,
+  stackOf,
+  tolerantDefinition,
+} from './calls.js';
+import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from './messages.js';
 import { grpcMetrics } from './metrics.js';
-import { GRPC_SERVICE_NAME, inferenceServiceDefinition, loadProtocol } from './proto.js';
+import {
+  GRPC_SERVICE_NAME,
+  INFERENCE_V2_SERVICE_NAME,
+  inferenceServiceDefinition,
+  inferenceV2ServiceDefinition,
+  loadProtocol,
+} from './proto.js';
 import { serviceMetadata } from './service-metadata.js';
 
 export interface GrpcServerOptions {
@@ -36,6 +48,11 @@ export interface GrpcServerOptions {
   maxSendMessageLength?: number;
   /** Registry for the gRPC metrics (default: prom-client's global one, which `/metrics` exposes). */
   metricsRegistry?: Registry;
+  /**
+   * Serve the Open Inference Protocol (KServe v2) `inference.GRPCInferenceService` beside Tiffin's own
+   * service (default true), as `serve({ inferenceProtocol })` does over HTTP.
+   */
+  inferenceProtocol?: boolean;
   /** Serve grpc.reflection.v1(alpha) (default true). */
   reflection?: boolean;
   /** Log function for unexpected errors (default console.error as a JSON line). */
@@ -53,6 +70,11 @@ export interface GrpcServerOptions {
    * default limits (timeout 60 s, 128 calls at once).
    */
   runtime?: Runtime;
+  /**
+   * Input bounds (nesting depth, multipart parts and names), as `serve({ limits })`; see docs/security.md.
+   * With `runtime` given, that runtime's limits apply and this must be left out.
+   */
+  limits?: LimitOptions;
 }
 
 export interface GrpcServerHandle {
@@ -66,35 +88,14 @@ export interface GrpcServerHandle {
 
 const DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024;
 
-/** Marks a request whose bytes did not decode (see `tolerantDefinition`). */
-const UNDECODABLE = Symbol('tiffin.grpc.undecodable');
-type DecodedRequest = RequestMessage & { [UNDECODABLE]?: unknown };
-
 /**
- * The service definition with a decoder that does not throw: grpc-js answers a throwing decoder with
- * INTERNAL, while bytes that are not a `Request` are the client's mistake (INVALID_ARGUMENT).
+ * Serve every API of `svc` over gRPC: Tiffin's `bentoml.grpc.v1.BentoService` and, for the APIs with a tensor
+ * form, the Open Inference Protocol's `inference.GRPCInferenceService`, on one port.
  */
-function tolerantDefinition(): grpc.ServiceDefinition {
-  const definition = inferenceServiceDefinition();
-  const call = definition.Call!;
-  return {
-    ...definition,
-    Call: {
-      ...call,
-      requestDeserialize: (bytes: Buffer): DecodedRequest => {
-        try {
-          return call.requestDeserialize(bytes) as RequestMessage;
-        } catch (err) {
-          return { [UNDECODABLE]: err } as DecodedRequest;
-        }
-      },
-    },
-  };
-}
-const RUNTIME_ERROR_MESSAGE = 'An internal error occurred while handling the call; see the server logs.';
-
-/** Serve every API of `svc` over gRPC (the `bentoml.grpc.v1.BentoService` protocol). */
 export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): Promise<GrpcServerHandle> {
+  if (options.runtime && options.limits) {
+    throw new ConfigError("serveGrpc: pass 'limits' to the runtime's server, not beside a shared 'runtime'");
+  }
   const runHooks = options.runStartupHooks ?? true;
   if (runHooks) await svc.startup();
   const maxReceive = options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE;
@@ -118,67 +119,29 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       logger: logAdapter(log),
       isReady: () => serving,
       registry: options.metricsRegistry,
+      limits: resolveLimits(options.limits),
     });
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, log));
 
-  server.addService(tolerantDefinition(), {
+  const deps = { svc, metrics, log };
+  server.addService(tolerantDefinition(inferenceServiceDefinition()), {
     Call: (
-      call: grpc.ServerUnaryCall<DecodedRequest, ResponseMessage>,
+      call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
       callback: grpc.sendUnaryData<ResponseMessage>,
     ) => {
-      if (UNDECODABLE in call.request) {
-        const reason = call.request[UNDECODABLE];
+      if (rejectUndecodable(call, callback, `${GRPC_SERVICE_NAME} Request`)) {
         metrics.total.inc({
           api_name: '<unknown>',
           service_name: svc.name,
           grpc_code: String(GrpcStatus.INVALID_ARGUMENT),
         });
-        callback({
-          code: GrpcStatus.INVALID_ARGUMENT,
-          details: `The request is not a valid ${GRPC_SERVICE_NAME} Request message: ${truncateForMessage(reason instanceof Error ? reason.message : String(reason))}`,
-        });
         return;
       }
       const apiName = call.request.api_name ?? '';
-      const started = process.hrtime.bigint();
-      const labels = { api_name: apiName, service_name: svc.name };
-      metrics.inProgress.inc(labels);
-      const invocation: Invocation = {
-        requestId: newRequestId(),
-        api: svc.apis.get(apiName),
-        abort: new LazyAbort(),
-        onClose: [],
-        startedAt: performance.now(),
-        timedOut: false,
-      };
-      call.on('cancelled', () => invocation.abort.abort(new Error('call cancelled')));
-      handleCall(svc, runtime, codecs, call, invocation)
-        .then(
-          (response) => {
-            finish(GrpcStatus.OK);
-            callback(null, response);
-          },
-          (err: unknown) => {
-            const { code, message } = toStatus(err, apiName, call, log);
-            finish(code);
-            callback({ code, details: message, metadata: errorMetadata(err) });
-          },
-        )
-        .catch(() => undefined)
-        .finally(() => {
-          for (const fn of invocation.onClose) fn();
-        });
-      function finish(code: number) {
-        metrics.inProgress.dec(labels);
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        const known = svc.apis.has(apiName) ? apiName : '<unknown>';
-        metrics.total.inc({ api_name: known, service_name: svc.name, grpc_code: String(code) });
-        metrics.duration.observe(
-          { api_name: known, service_name: svc.name, grpc_code: String(code) },
-          seconds,
-        );
-      }
+      runApiCall(deps, apiName, call, callback, (invocation) =>
+        handleCall(svc, runtime, codecs, call, invocation),
+      );
     },
     ServiceMetadata: (
       _call: grpc.ServerUnaryCall<unknown, unknown>,
@@ -193,7 +156,19 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     },
   });
 
-  const health = new HealthImplementation({ '': 'SERVING', [GRPC_SERVICE_NAME]: 'SERVING' });
+  const services = [GRPC_SERVICE_NAME];
+  if (options.inferenceProtocol ?? true) {
+    services.push(INFERENCE_V2_SERVICE_NAME);
+    server.addService(
+      tolerantDefinition(inferenceV2ServiceDefinition()),
+      inferenceV2Implementation({ ...deps, runtime, isReady: () => serving }),
+    );
+  }
+
+  const health = new HealthImplementation({
+    '': 'SERVING',
+    ...Object.fromEntries(services.map((name) => [name, 'SERVING' as const])),
+  });
   health.addToServer(server);
   if (options.reflection ?? true) new ReflectionService(loadProtocol()).addToServer(server);
 
@@ -212,8 +187,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     address: `${host.includes(':') ? `[${host}]` : host}:${port}`,
     close() {
       closed ??= (async () => {
-        health.setStatus('', 'NOT_SERVING');
-        health.setStatus(GRPC_SERVICE_NAME, 'NOT_SERVING');
+        for (const name of ['', ...services]) health.setStatus(name, 'NOT_SERVING');
         serving = false;
         await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
         if (runHooks) await svc.shutdown();
@@ -236,7 +210,12 @@ function authInterceptor(check: AuthCheck): grpc.ServerInterceptor {
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, proceed) => {
-            if (method.path.startsWith(HEALTH_SERVICE_PREFIX)) return proceed(metadata);
+            if (
+              method.path.startsWith(HEALTH_SERVICE_PREFIX) ||
+              INFERENCE_V2_PROBE_METHODS.has(method.path)
+            ) {
+              return proceed(metadata);
+            }
             const value = metadata.get('authorization')[0];
             const denied = check(method.path, typeof value === 'string' ? value : undefined);
             if (!denied) return proceed(metadata);
@@ -261,7 +240,7 @@ async function handleCall(
   if (!api || !codec) {
     throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${truncateForMessage(apiName)}'`);
   }
-  const request = grpcRequest(call, api, invocation.abort);
+  const request = grpcRequest(call, api, invocation.abort, runtime.limits);
   return runtime.call(api, invocation, request, message, codec);
 }
 
@@ -271,21 +250,14 @@ function protoCodec(
   log: (entry: Record<string, unknown>) => void,
 ): TransportCodec<RequestMessage, ResponseMessage> {
   return {
-    decode: (message) => readInput(api, message, log),
-    async encode(output) {
-      const payload = await api.output.toProto(output as never);
+    decode: (message, ctx) => readInput(api, message, ctx.request.limits, log),
+    async encode(output, ctx) {
+      const payload = await api.output.toProto(output as never, ctx.request.limits);
       const field = api.output.protoFields[0];
       if (!field) throw new Error(`${api.output.displayName} declares no protoFields`);
       return { [field]: payload, content: field } as ResponseMessage;
     },
   };
-}
-
-/** Headers an error asks for (e.g. `retry-after` on a 503) travel as trailing metadata. */
-function errorMetadata(err: unknown): grpc.Metadata {
-  const metadata = new grpc.Metadata();
-  if (isTiffinError(err)) for (const [name, value] of Object.entries(err.headers)) metadata.set(name, value);
-  return metadata;
 }
 
 function logAdapter(log: (entry: Record<string, unknown>) => void): Logger {
@@ -299,10 +271,11 @@ function logAdapter(log: (entry: Record<string, unknown>) => void): Logger {
 async function readInput(
   api: InferenceApi,
   message: RequestMessage,
+  limits: Readonly<Limits>,
   log: (entry: Record<string, unknown>) => void,
 ): Promise<unknown> {
   try {
-    return await api.input.fromProto(selectPayload(api, message));
+    return await api.input.fromProto(selectPayload(api, message), limits);
   } catch (err) {
     if (isTiffinError(err)) throw err;
     log({ level: 'warn', msg: 'gRPC input not readable', api: api.name, error: stackOf(err) });
@@ -326,32 +299,4 @@ function selectPayload(api: InferenceApi, message: RequestMessage): ProtoPayload
   const payload = message[field];
   if (payload === undefined) throw new InvalidArgument('"field" cannot be empty.');
   return payload;
-}
-
-/** A request object for Context: gRPC metadata as headers; the signal fires on cancel and on the deadline. */
-function grpcRequest(
-  call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
-  api: InferenceApi,
-  abort: LazyAbort,
-): BufferedHttpRequest {
-  const headers = new Headers();
-  for (const [key, value] of Object.entries(call.metadata.getMap())) {
-    if (typeof value === 'string') headers.set(key, value);
-  }
-  return new BufferedHttpRequest({ method: 'POST', url: api.route, headers, signal: () => abort.signal });
-}
-
-function toStatus(
-  err: unknown,
-  apiName: string,
-  call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
-  log: (entry: Record<string, unknown>) => void,
-): { code: GrpcStatusCode; message: string } {
-  if (isTiffinError(err)) return { code: err.grpcStatus, message: clientMessage(err.message) };
-  log({ level: 'error', msg: 'gRPC call failed', api: apiName, peer: call.getPeer(), error: stackOf(err) });
-  return { code: GrpcStatus.INTERNAL, message: RUNTIME_ERROR_MESSAGE };
-}
-
-function stackOf(err: unknown): string {
-  return err instanceof Error ? (err.stack ?? err.message) : String(err);
 }

@@ -88,11 +88,7 @@ export function parseInferRequest(
   if (binary && offset !== binary.length) {
     throw new BadInput(`The body has ${binary.length - offset} bytes after the binary tensor data`);
   }
-  const names = new Set<string>();
-  for (const t of tensors) {
-    if (names.has(t.name)) throw new BadInput(`Input '${t.name}' is given twice`);
-    names.add(t.name);
-  }
+  checkUniqueNames(tensors);
   let requested: InferRequest['outputs'] = null;
   if (outputs !== undefined) {
     if (!Array.isArray(outputs)) throw new BadInput('outputs must be a list');
@@ -106,6 +102,44 @@ export function parseInferRequest(
     });
   }
   return { id, parameters: parameters ?? {}, inputs: tensors, outputs: requested };
+}
+
+/** Two inputs of one name are the client's mistake (400), whatever the transport. */
+export function checkUniqueNames(tensors: readonly Tensor[]): void {
+  const names = new Set<string>();
+  for (const t of tensors) {
+    if (names.has(t.name)) throw new BadInput(`Input '${t.name}' is given twice`);
+    names.add(t.name);
+  }
+}
+
+/** An output tensor to send, with the parameters its request named. */
+export interface SelectedOutput {
+  name: string;
+  array: NDArray;
+  parameters: Parameters;
+}
+
+/**
+ * The outputs a request asked for, in its order (all, in the model's order, when it named none); an
+ * unknown name is the client's mistake (400). Shared by the HTTP and the gRPC form.
+ */
+export function selectOutputs(
+  model: string,
+  request: InferRequest,
+  outputs: ReadonlyArray<{ name: string; array: NDArray }>,
+): SelectedOutput[] {
+  const byName = new Map(outputs.map((o) => [o.name, o.array]));
+  const wanted = request.outputs ?? outputs.map((o) => ({ name: o.name, parameters: {} as Parameters }));
+  return wanted.map(({ name, parameters }) => {
+    const array = byName.get(name);
+    if (!array) {
+      throw new BadInput(
+        `Model '${model}' has no output '${name}' (outputs: ${[...byName.keys()].join(', ')})`,
+      );
+    }
+    return { name, array, parameters };
+  });
 }
 
 /** A response body and the headers that describe it. */
@@ -124,17 +158,9 @@ export function writeInferResponse(
   request: InferRequest,
   outputs: ReadonlyArray<{ name: string; array: NDArray }>,
 ): InferResponseBody {
-  const byName = new Map(outputs.map((o) => [o.name, o.array]));
-  const wanted = request.outputs ?? outputs.map((o) => ({ name: o.name, parameters: {} as Parameters }));
   const binaryDefault = request.parameters.binary_data_output === true;
   const chunks: Uint8Array[] = [];
-  const described = wanted.map(({ name, parameters }) => {
-    const array = byName.get(name);
-    if (!array) {
-      throw new BadInput(
-        `Model '${model}' has no output '${name}' (outputs: ${[...byName.keys()].join(', ')})`,
-      );
-    }
+  const described = selectOutputs(model, request, outputs).map(({ name, array, parameters }) => {
     const binary = typeof parameters.binary_data === 'boolean' ? parameters.binary_data : binaryDefault;
     if (!binary) return tensorJson(name, array);
     const bytes = tensorBytes(array);

@@ -5,7 +5,7 @@ import type { IODescriptor } from '../io/descriptor.js';
 import { NumpyNdarray } from '../io/descriptors/numpy-ndarray.js';
 import { NDArray } from '../ndarray/ndarray.js';
 import type { Context } from '../service/context.js';
-import type { InferenceApi } from '../service/service.js';
+import type { InferenceApi, Service } from '../service/service.js';
 import { type Datatype, datatypeOf } from './datatype.js';
 import { columnsFromTable, tableFromColumns } from './table.js';
 import type { Tensor } from './tensor.js';
@@ -156,4 +156,38 @@ export function modelAdapterFor(api: InferenceApi): ModelAdapter | null {
       return columnsFromTable(JSON.parse(text), String(specArgs(api.output).orient ?? 'records'));
     },
   };
+}
+
+/** Every API of the service that has a tensor form, by model (API) name: the models of both transports. */
+export function protocolModels(service: Service): Map<string, ModelAdapter> {
+  const models = new Map<string, ModelAdapter>();
+  for (const api of service.apis.values()) {
+    const model = modelAdapterFor(api);
+    if (model) models.set(api.name, model);
+  }
+  return models;
+}
+
+/** Model metadata (`$metadata_model_response`): Tiffin's models have no versions. */
+export interface ModelMetadata {
+  name: string;
+  versions: string[];
+  platform: string;
+  inputs: TensorMetadata[];
+  outputs: TensorMetadata[];
+}
+
+export function modelMetadata(model: ModelAdapter): ModelMetadata {
+  return {
+    name: model.api.name,
+    versions: [],
+    platform: 'tiffin',
+    inputs: model.inputs,
+    outputs: model.outputs,
+  };
+}
+
+/** Server metadata (`$metadata_server_response`) with the extensions one transport supports. */
+export function serverMetadata(service: Service, extensions: readonly string[]) {
+  return { name: service.name, version: service.version ?? '0.0.0', extensions: [...extensions] };
 }

@@ -6,7 +6,13 @@ import { adaptRequest } from '../server/request-adapter.js';
 import type { RouteTable } from '../server/routes/route-table.js';
 import type { Service } from '../service/service.js';
 import { HEADER_LENGTH, type InferRequest, parseInferRequest, writeInferResponse } from './infer-body.js';
-import { type ModelAdapter, modelAdapterFor, type NamedArray } from './models.js';
+import {
+  type ModelAdapter,
+  modelMetadata,
+  type NamedArray,
+  protocolModels,
+  serverMetadata,
+} from './models.js';
 
 /** The extensions `GET /v2` announces. */
 const EXTENSIONS = ['binary_tensor_data'];
@@ -68,31 +74,17 @@ export function registerInferenceProtocol(
   };
   add('/v2/health/live', { GET: (ctx) => json(ctx, 200, { live: true }) });
   add('/v2/health/ready', { GET: (ctx) => json(ctx, isReady() ? 200 : 503, { ready: isReady() }) });
-  add('/v2', {
-    GET: (ctx) =>
-      json(ctx, 200, { name: service.name, version: service.version ?? '0.0.0', extensions: EXTENSIONS }),
-  });
+  add('/v2', { GET: (ctx) => json(ctx, 200, serverMetadata(service, EXTENSIONS)) });
   const infer = new Map<string, (ctx: Exchange) => Promise<void>>();
-  for (const api of service.apis.values()) {
-    const model = modelAdapterFor(api);
-    if (!model) continue;
-    const base = `/v2/models/${api.name}`;
-    add(base, {
-      GET: (ctx) =>
-        json(ctx, 200, {
-          name: api.name,
-          versions: [],
-          platform: 'tiffin',
-          inputs: model.inputs,
-          outputs: model.outputs,
-        }),
-    });
+  for (const [name, model] of protocolModels(service)) {
+    const base = `/v2/models/${name}`;
+    add(base, { GET: (ctx) => json(ctx, 200, modelMetadata(model)) });
     add(`${base}/ready`, {
-      GET: (ctx) => json(ctx, isReady() ? 200 : 503, { name: api.name, ready: isReady() }),
+      GET: (ctx) => json(ctx, isReady() ? 200 : 503, { name, ready: isReady() }),
     });
     const handler = inferHandler(model, deps);
     if (!routes.match(`${base}/infer`)) {
-      routes.add(`${base}/infer`, { POST: handler }, api);
+      routes.add(`${base}/infer`, { POST: handler }, model.api);
       infer.set(`${base}/infer`, handler);
     }
   }

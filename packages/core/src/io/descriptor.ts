@@ -2,6 +2,7 @@ import { InvalidArgument, NotImplementedError } from '../errors/index.js';
 import type { ProtoField, ProtoPayload } from '../grpc/messages.js';
 import type { HttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
+import type { Limits } from '../limits/limits.js';
 import type { Context } from '../service/context.js';
 import type { Batching } from './batching.js';
 import type {
@@ -70,13 +71,16 @@ export abstract class IODescriptor<In = unknown, Out = In> {
    */
   abstract toHttpResponse(value: Out, ctx: Context | null): Promise<HttpResponse>;
 
-  /** Decode a gRPC payload: the typed oneof member, or raw `serialized_bytes`. */
-  fromProto(_message: ProtoPayload | Uint8Array): Promise<In> {
+  /**
+   * Decode a gRPC payload: the typed oneof member, or raw `serialized_bytes`. `limits` are the server's input
+   * bounds (`serve({ limits })`), as `HttpRequest.limits` is on HTTP.
+   */
+  fromProto(_message: ProtoPayload | Uint8Array, _limits?: Readonly<Limits>): Promise<In> {
     return Promise.reject(new NotImplementedError(`${this.displayName} does not support gRPC input`));
   }
 
-  /** Encode for gRPC: the payload of the `protoFields[0]` oneof member. */
-  toProto(_value: Out): Promise<ProtoPayload> {
+  /** Encode for gRPC: the payload of the `protoFields[0]` oneof member (`limits` as in `fromProto`). */
+  toProto(_value: Out, _limits?: Readonly<Limits>): Promise<ProtoPayload> {
     return Promise.reject(new NotImplementedError(`${this.displayName} does not support gRPC output`));
   }
 

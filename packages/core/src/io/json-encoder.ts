@@ -30,13 +30,19 @@ export function jsonEncoderRules(): readonly JsonEncoderRule[] {
   return rules;
 }
 
-/** A value → plain JSON data converter (the JSON descriptor's `json_encoder` option has this type). */
-export type JsonEncoder = (value: unknown) => unknown;
+/** What the JSON descriptor tells its encoder about the request being answered. */
+export interface JsonEncoderOptions {
+  /** Deepest nesting to write (the server's `limits.maxDepth`; default `DEFAULT_LIMITS.maxDepth`). */
+  maxDepth?: number;
+}
 
-/** A result nesting deeper than the encoder walks (`DEFAULT_LIMITS.maxDepth`): the handler's, so a 500. */
-function tooDeep(): InternalServerError {
+/** A value → plain JSON data converter (the JSON descriptor's `json_encoder` option has this type). */
+export type JsonEncoder = (value: unknown, options?: JsonEncoderOptions) => unknown;
+
+/** A result nesting deeper than the encoder walks (`maxDepth`): the handler's, so a 500. */
+function tooDeep(maxDepth: number): InternalServerError {
   return new InternalServerError(
-    `The result nests arrays/objects deeper than ${DEFAULT_LIMITS.maxDepth} levels; it cannot be written as JSON`,
+    `The result nests arrays/objects deeper than ${maxDepth} levels; it cannot be written as JSON`,
   );
 }
 
@@ -49,9 +55,12 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  * other objects (class instances too) → their own enumerable fields. Non-finite numbers stay numbers: the
  * writer turns them into null (D3). Functions and undefined members are dropped as JSON.stringify does.
  */
-export function defaultJsonEncoder(value: unknown): unknown {
+export function defaultJsonEncoder(value: unknown, options: JsonEncoderOptions = {}): unknown {
+  const maxDepth = options.maxDepth ?? DEFAULT_LIMITS.maxDepth;
   // Most results already are plain JSON data: a read-only walk is far cheaper than the copying encode.
-  return isPlainJsonData(value, 0) ? value : encode(value, new Set(), 0);
+  return isPlainJsonData(value, 0, Math.min(MAX_PLAIN_DEPTH, maxDepth))
+    ? value
+    : encode(value, { seen: new Set(), maxDepth }, 0);
 }
 
 /** Deeper than this the walk gives up and leaves it to `encode` (which also detects cycles). */
@@ -62,23 +71,29 @@ const MAX_PLAIN_DEPTH = 64;
  * arrays and plain objects without `toJSON`. Anything else (class instances, Map, typed arrays, ...) may need
  * a rule, so it is not plain.
  */
-function isPlainJsonData(value: unknown, depth: number): boolean {
+function isPlainJsonData(value: unknown, depth: number, maxDepth: number): boolean {
   if (value === null || typeof value !== 'object') return typeof value !== 'bigint';
-  if (depth > MAX_PLAIN_DEPTH) return false;
+  if (depth >= maxDepth) return false;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!isPlainJsonData(value[i], depth + 1)) return false;
+    for (let i = 0; i < value.length; i++) if (!isPlainJsonData(value[i], depth + 1, maxDepth)) return false;
     return true;
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
   for (const key in value) {
-    if (!isPlainJsonData((value as Record<string, unknown>)[key], depth + 1)) return false;
+    if (!isPlainJsonData((value as Record<string, unknown>)[key], depth + 1, maxDepth)) return false;
   }
   return true;
 }
 
-function encode(value: unknown, seen: Set<object>, depth: number): unknown {
+/** One encoder walk: the objects on the current path (cycle check) and the depth bound. */
+interface Walk {
+  readonly seen: Set<object>;
+  readonly maxDepth: number;
+}
+
+function encode(value: unknown, walk: Walk, depth: number): unknown {
   if (value === null || typeof value !== 'object') {
     if (typeof value === 'bigint') {
       return value >= -MAX_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
@@ -86,31 +101,32 @@ function encode(value: unknown, seen: Set<object>, depth: number): unknown {
     return value;
   }
   // Bounded like JSON input, so a deep result is an error with a reason rather than a stack overflow.
-  if (depth >= DEFAULT_LIMITS.maxDepth) throw tooDeep();
+  if (depth >= walk.maxDepth) throw tooDeep(walk.maxDepth);
   const next = depth + 1;
+  const seen = walk.seen;
   if (seen.has(value)) throw new TypeError('defaultJsonEncoder: the value contains a circular reference');
   seen.add(value);
   try {
-    if (Array.isArray(value)) return value.map((v) => encodeMember(v, seen, next));
+    if (Array.isArray(value)) return value.map((v) => encodeMember(v, walk, next));
     if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
-      return Array.from(value as unknown as ArrayLike<number | bigint>, (v) => encode(v, seen, next));
+      return Array.from(value as unknown as ArrayLike<number | bigint>, (v) => encode(v, walk, next));
     }
-    for (const rule of rules) if (rule.test(value)) return encode(rule.encode(value), seen, next);
+    for (const rule of rules) if (rule.test(value)) return encode(rule.encode(value), walk, next);
     if (value instanceof Map) {
       const out: Record<string, unknown> = {};
       for (const [k, v] of value) {
-        const encoded = encode(v, seen, next);
+        const encoded = encode(v, walk, next);
         if (encoded !== undefined) out[String(k)] = encoded;
       }
       return out;
     }
-    if (value instanceof Set) return [...value].map((v) => encodeMember(v, seen, next));
+    if (value instanceof Set) return [...value].map((v) => encodeMember(v, walk, next));
     if (value instanceof Date) return value.toISOString();
     const toJSON = (value as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === 'function') return encode(toJSON.call(value), seen, next);
+    if (typeof toJSON === 'function') return encode(toJSON.call(value), walk, next);
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      const encoded = encode(v, seen, next);
+      const encoded = encode(v, walk, next);
       if (encoded !== undefined && typeof encoded !== 'function' && typeof encoded !== 'symbol') {
         out[k] = encoded;
       }
@@ -122,8 +138,8 @@ function encode(value: unknown, seen: Set<object>, depth: number): unknown {
 }
 
 /** Array members that JSON cannot carry become null, as JSON.stringify does. */
-function encodeMember(value: unknown, seen: Set<object>, depth: number): unknown {
-  const encoded = encode(value, seen, depth);
+function encodeMember(value: unknown, walk: Walk, depth: number): unknown {
+  const encoded = encode(value, walk, depth);
   return encoded === undefined || typeof encoded === 'function' || typeof encoded === 'symbol'
     ? null
     : encoded;

@@ -1,6 +1,9 @@
 /** What a deadline wait resolves to: the work finished, or the deadline passed first. */
 export type DeadlineOutcome = 'done' | 'expired';
 
+/** What `Deadlines.race` resolves to when the deadline passed before the work finished. */
+export const EXPIRED: unique symbol = Symbol('deadline expired');
+
 interface Waiter {
   readonly due: number;
   /** Null once the work finished or the deadline fired. */
@@ -29,23 +32,34 @@ export class Deadlines {
 
   /**
    * Wait for `work`, at most `seconds` after `startedAt` (a performance.now() reading; no limit when `seconds`
-   * is not a positive finite number). On 'expired' the work keeps
-   * running: the caller decides what to do with it.
+   * is not a positive finite number). On 'expired' the work keeps running: the caller decides what to do with it.
    */
   wait(
-    work: Promise<void>,
+    work: Promise<unknown>,
     seconds: number,
     startedAt: number = performance.now(),
   ): Promise<DeadlineOutcome> {
-    if (!(seconds > 0) || !Number.isFinite(seconds)) return work.then(() => 'done');
+    return this.race(work, seconds, startedAt).then((v) => (v === EXPIRED ? 'expired' : 'done'));
+  }
+
+  /**
+   * `wait` that resolves with the work's own value (or `EXPIRED`): one promise per call instead of two, for
+   * the request path.
+   */
+  race<T>(
+    work: Promise<T>,
+    seconds: number,
+    startedAt: number = performance.now(),
+  ): Promise<T | typeof EXPIRED> {
+    if (!(seconds > 0) || !Number.isFinite(seconds)) return work;
     const ms = Math.max(1, Math.round(seconds * 1000));
-    return new Promise<DeadlineOutcome>((resolve, reject) => {
-      const waiter: Waiter = { due: startedAt + ms, expire: () => resolve('expired') };
+    return new Promise<T | typeof EXPIRED>((resolve, reject) => {
+      const waiter: Waiter = { due: startedAt + ms, expire: () => resolve(EXPIRED) };
       const queue = this.enqueue(ms, waiter);
       work.then(
-        () => {
+        (value) => {
           this.settle(ms, queue, waiter);
-          resolve('done');
+          resolve(value);
         },
         (err: unknown) => {
           this.settle(ms, queue, waiter);

@@ -2,13 +2,14 @@ import type { Registry } from 'prom-client';
 import { GatewayTimeout, ServiceUnavailable } from '../errors/index.js';
 import type { HttpRequest } from '../http/request.js';
 import type { AnyBatching } from '../io/batching.js';
+import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import type { Logger } from '../server/logger.js';
 import { Context } from '../service/context.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { BatchMetrics } from './batch-metrics.js';
 import { Batcher, type BatchFunction } from './batcher.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
-import { Deadlines } from './deadlines.js';
+import { Deadlines, EXPIRED } from './deadlines.js';
 import type { Invocation } from './invocation.js';
 
 export interface RuntimeOptions {
@@ -23,6 +24,8 @@ export interface RuntimeOptions {
   isReady: () => boolean;
   /** Where batching metrics go (absent: none). */
   registry?: Registry;
+  /** Input bounds every transport applies (default `DEFAULT_LIMITS`). */
+  limits?: Readonly<Limits>;
 }
 
 /**
@@ -60,6 +63,11 @@ export class Runtime {
     }
   }
 
+  /** Input bounds every transport applies to calls through this runtime. */
+  get limits(): Readonly<Limits> {
+    return this.options.limits ?? DEFAULT_LIMITS;
+  }
+
   /** The batcher of a batchable API (tests, diagnostics). */
   batcher(apiName: string): Batcher | undefined {
     return this.batchers.get(apiName);
@@ -77,15 +85,12 @@ export class Runtime {
    */
   async withDeadline<T>(call: Invocation, work: Promise<T>): Promise<T> {
     const seconds = call.api?.timeout ?? this.options.timeout;
-    let value: T | undefined;
-    const done = work.then((v) => {
-      value = v;
-    });
-    if ((await this.deadlines.wait(done, seconds, call.startedAt)) === 'done') return value as T;
+    const outcome = await this.deadlines.race(work, seconds, call.startedAt);
+    if (outcome !== EXPIRED) return outcome;
     call.timedOut = true;
     const error = new GatewayTimeout(`Not able to process the request in ${seconds} seconds`);
     call.abort.abort(error);
-    done.catch((err: unknown) =>
+    work.catch((err: unknown) =>
       this.options.logger.log('warn', 'handler failed after its timeout', {
         requestId: call.requestId,
         error: err instanceof Error ? err.message : String(err),
@@ -113,7 +118,8 @@ export class Runtime {
     const input = await codec.decode(message, ctx);
     const batcher = this.batchers.get(api.name);
     const output = batcher ? await batcher.submit(input, call, ctx) : await api.fn(input as never, ctx);
-    return codec.encode(output, ctx);
+    // `return await`: returning the promise itself would cost an async function two more microtask turns.
+    return await codec.encode(output, ctx);
   }
 
   /** The whole call for a transport without its own gate and deadline (gRPC): admit, deadline, invoke. */

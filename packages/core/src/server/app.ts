@@ -57,6 +57,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     logger,
     isReady: () => lifecycle.isReady,
     registry: metrics.registry,
+    limits: resolved.limits,
   });
   const routes = new RouteTable();
 
@@ -85,12 +86,12 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       runtime,
       maxBodySize: resolved.maxBodySize,
       limits: resolved.limits,
-      isReady: () => lifecycle.isReady,
+      isReady: () => lifecycle.notReadyReason() === null,
     });
   }
   routes.add('/livez', { GET: liveHandler });
   routes.add('/healthz', { GET: liveHandler });
-  routes.add('/readyz', { GET: readyHandler(() => lifecycle.isReady) });
+  routes.add('/readyz', { GET: readyHandler(() => lifecycle.notReadyReason()) });
   if (resolved.metrics) routes.add('/metrics', { GET: metricsHandler(metrics) });
 
   const pipeline = requestPipeline({

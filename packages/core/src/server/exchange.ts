@@ -101,7 +101,11 @@ export class Exchange {
     if (!res.hasHeader('content-type')) {
       res.setHeader('content-type', isText ? 'text/plain; charset=utf-8' : 'application/octet-stream');
     }
-    res.setHeader('content-length', bytes.byteLength);
+    // Descriptors' responses carry their content-length already: set it again only when it differs.
+    const length = String(bytes.byteLength);
+    if (String(res.getHeader('content-length')) !== length) {
+      res.setHeader('content-length', length);
+    }
   }
 
   /** Send status, headers and body. `onStreamError` hears a streamed body failing after the headers went out. */

@@ -14,6 +14,17 @@ export class AppLifecycle {
     return this.ready && !this.draining;
   }
 
+  /**
+   * Why `/readyz` should answer 503, or `null` when ready: starting, draining, or a failing readiness check of
+   * the service (`svc.addReadinessCheck`). API calls only wait for `isReady`.
+   */
+  notReadyReason(): string | null {
+    if (!this.ready) return 'The service is starting';
+    if (this.draining) return 'The service is shutting down';
+    const reason = this.service.notReadyReason();
+    return reason === null ? null : `The service is not ready: ${reason}`;
+  }
+
   get isDraining(): boolean {
     return this.draining;
   }

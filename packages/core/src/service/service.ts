@@ -92,6 +92,9 @@ export interface ServiceOptions {
   models?: string[];
 }
 
+/** A readiness condition of a service: `true` when ready, else `false` or the reason (see `addReadinessCheck`). */
+export type ReadinessCheck = () => true | false | string;
+
 /**
  * A named set of APIs plus lifecycle hooks and shared state. `Apis` is type-only: each `api()` call with a
  * literal `options.name` returns the service typed with that API added, so a chained service's
@@ -109,6 +112,7 @@ export class Service<Apis extends ApiTypesMap = {}> {
   private readonly apiMap = new Map<string, InferenceApi>();
   private readonly startupHooks: LifecycleHook[] = [];
   private readonly shutdownHooks: LifecycleHook[] = [];
+  private readonly readinessChecks: ReadinessCheck[] = [];
 
   constructor(name: string, options: ServiceOptions = {}) {
     const lower = name.toLowerCase();
@@ -191,6 +195,26 @@ export class Service<Apis extends ApiTypesMap = {}> {
   onShutdown(hook: LifecycleHook): this {
     this.shutdownHooks.push(hook);
     return this;
+  }
+
+  /**
+   * Add a condition for readiness: after startup, `/readyz` and `/v2/health/ready` say ready
+   * only while every check returns `true`; a string is the reason it is not ready (e.g. "the model worker
+   * exited"). Checks run on every readiness probe, so they must be cheap and synchronous. API calls are not
+   * refused by them: an orchestrator stops routing to a pod that is not ready, the pod keeps answering.
+   */
+  addReadinessCheck(check: ReadinessCheck): this {
+    this.readinessChecks.push(check);
+    return this;
+  }
+
+  /** The first failing readiness check's reason, or `null` when every check passes. */
+  notReadyReason(): string | null {
+    for (const check of this.readinessChecks) {
+      const result = check();
+      if (result !== true) return typeof result === 'string' && result ? result : 'a readiness check failed';
+    }
+    return null;
   }
 
   /** Run startup hooks in registration order (the server calls this before it is ready). */

@@ -1,8 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  API_TOKEN_ENV,
-  bearerAuth,
   type GrpcServerHandle,
   GrpcStatus,
   inferenceClientConstructor,
@@ -11,6 +9,7 @@ import {
   Service,
   serveGrpc,
 } from '../../src/index.js';
+import { API_TOKEN_ENV, bearerAuth } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 const TOKEN = 's3cret-token';

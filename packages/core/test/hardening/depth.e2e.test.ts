@@ -1,15 +1,19 @@
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEFAULT_LIMITS,
   defaultJsonEncoder,
+  GrpcStatus,
+  inferenceClientConstructor,
   JSON as JSONDescriptor,
   Multipart,
   type NDArray,
   NumpyNdarray,
-  nestsDeeperThan,
-  resolveLimits,
+  type RequestMessage,
   Service,
+  serveGrpc,
 } from '../../src/index.js';
+import { nestsDeeperThan, resolveLimits } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 const nested = (depth: number, open = '[', close = ']') => `${open.repeat(depth)}${close.repeat(depth)}`;
@@ -75,6 +79,52 @@ describe('nesting depth (issue 13 part 3)', () => {
     expect((await fetch(`${handle.url}/livez`)).status).toBe(200);
     expect(handle.logs.records.some((e) => JSON.stringify(e).includes('deeper than'))).toBe(true);
   });
+
+  it("bounds the encoder's walk over a result by the configured depth, not the default", async () => {
+    // 100 levels: under the default 512, over this server's 64.
+    const res = await post('/deep_output', '100');
+    expect(res.status).toBe(500);
+    expect(handle.logs.records.some((e) => JSON.stringify(e).includes('deeper than 64 levels'))).toBe(true);
+    expect((await post('/deep_output', '20')).status).toBe(200);
+  });
+});
+
+/** A google.protobuf.Value nesting `depth` lists (a scalar inside). */
+function nestedValue(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { numberValue: 1 };
+  for (let i = 0; i < depth; i++) value = { listValue: { values: [value] } };
+  return value;
+}
+
+describe('nesting depth over gRPC: the configured limits, as on HTTP', () => {
+  it('refuses a Struct deeper than limits.maxDepth with INVALID_ARGUMENT and serves one within it', async () => {
+    const rpc = await serveGrpc(svc, { port: 0, reflection: false, limits: { maxDepth: 8 }, log: () => {} });
+    const Client = inferenceClientConstructor();
+    const client = new Client(rpc.address, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res?: unknown) => void): void;
+    };
+    const call = (depth: number) =>
+      new Promise<grpc.ServiceError | null>((resolve) =>
+        client.Call({ api_name: 'echo_json', json: nestedValue(depth) } as RequestMessage, (err) =>
+          resolve(err),
+        ),
+      );
+    try {
+      const deep = await call(9);
+      expect(deep?.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+      expect(deep?.details).toMatch(/deeper than 8 levels/);
+      expect(await call(7)).toBeNull();
+    } finally {
+      client.close();
+      await rpc.close();
+    }
+  });
+
+  it('refuses limits beside a shared runtime (that runtime has its own)', async () => {
+    await expect(
+      serveGrpc(svc, { port: 0, runtime: handle.app.runtime, limits: { maxDepth: 4 } }),
+    ).rejects.toThrow(/limits/);
+  });
 });
 
 describe('limits module', () => {
@@ -94,5 +144,9 @@ describe('limits module', () => {
     expect(nestsDeeperThan([[1], { a: [2] }], 3)).toBe(false);
     expect(nestsDeeperThan([[1], { a: [[2]] }], 3)).toBe(true);
     expect(() => defaultJsonEncoder(deep)).toThrow(/deeper than 512/);
+    const map = (depth: number): unknown => (depth === 0 ? 1 : new Map([['a', map(depth - 1)]]));
+    expect(() => defaultJsonEncoder(map(5), { maxDepth: 4 })).toThrow(/deeper than 4 levels/);
+    expect(defaultJsonEncoder(map(4), { maxDepth: 4 })).toEqual({ a: { a: { a: { a: 1 } } } });
+    expect(() => defaultJsonEncoder([[[[[1]]]]], { maxDepth: 4 })).toThrow(/deeper than 4 levels/);
   });
 });

@@ -1,12 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BadInput,
-  CLIENT_MESSAGE_LENGTH,
-  clientMessage,
-  JSON as JSONDescriptor,
-  Service,
-  truncateForMessage,
-} from '../../src/index.js';
+import { BadInput, JSON as JSONDescriptor, Service } from '../../src/index.js';
+import { CLIENT_MESSAGE_LENGTH, clientMessage, truncateForMessage } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 const svc = new Service('error_messages');

@@ -1,6 +1,18 @@
 import { request as httpRequest } from 'node:http';
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { File, type FileInput, JSON as JSONDescriptor, Multipart, Service, Text } from '../../src/index.js';
+import {
+  File,
+  type FileInput,
+  GrpcStatus,
+  inferenceClientConstructor,
+  JSON as JSONDescriptor,
+  Multipart,
+  type RequestMessage,
+  Service,
+  serveGrpc,
+  Text,
+} from '../../src/index.js';
 import { start } from '../server/helpers.js';
 
 /** POST raw bytes (exact headers, no client-side normalisation) and read the answer. */
@@ -137,5 +149,50 @@ describe('multipart reproductions of issue 13 part 1', () => {
     );
     expect(res.status).toBe(400);
     await alive();
+  });
+});
+
+describe('multipart over gRPC', () => {
+  it('answers a message whose parts fail at once and later with INVALID_ARGUMENT, leaving no rejection behind', async () => {
+    // Found by `pnpm fuzz`: the JSON part's rejection was started before the empty File part threw, and was
+    // never handled (an unhandledRejection that ended the process).
+    const mp = new Service('multipart_grpc');
+    mp.api(
+      {
+        name: 'mixed',
+        input: new Multipart({ meta: new JSONDescriptor(), doc: new File(), note: new Text() }),
+        output: new JSONDescriptor(),
+      },
+      () => 1,
+    );
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const rpc = await serveGrpc(mp, { port: 0, reflection: false, log: () => {} });
+    const Client = inferenceClientConstructor();
+    const client = new Client(rpc.address, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      Call(req: RequestMessage, cb: (err: grpc.ServiceError | null) => void): void;
+    };
+    try {
+      for (const fields of [
+        { meta: { serialized_bytes: Buffer.alloc(0) } },
+        {
+          meta: { serialized_bytes: Buffer.from('{') },
+          doc: {},
+          note: { serialized_bytes: Buffer.from([0xff]) },
+        },
+      ]) {
+        const err = await new Promise<grpc.ServiceError | null>((resolve) =>
+          client.Call({ api_name: 'mixed', multipart: { fields } } as unknown as RequestMessage, resolve),
+        );
+        expect(err?.code, err?.details).toBe(GrpcStatus.INVALID_ARGUMENT);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      client.close();
+      await rpc.close();
+    }
   });
 });

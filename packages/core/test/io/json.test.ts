@@ -248,13 +248,13 @@ describe('JSON.fromSample (5.4)', () => {
 });
 
 describe('JSON OpenAPI and spec (5.5, D13)', () => {
-  it('without a model', () => {
+  it('without a model: any JSON value (the empty schema)', () => {
     const d = new JSONDescriptor();
-    expect(d.openapiSchema()).toEqual({ type: 'object' });
+    expect(d.openapiSchema()).toEqual({});
     expect(d.openapiComponents()).toEqual({});
     expect(d.openapiExample()).toBeNull();
     expect(d.openapiRequestBody()).toEqual({
-      content: { 'application/json': { schema: { type: 'object' } } },
+      content: { 'application/json': { schema: {} } },
       required: true,
       'x-tiffin-io-descriptor': {
         id: 'tiffin.io.JSON',

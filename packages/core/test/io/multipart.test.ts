@@ -228,7 +228,7 @@ describe('Multipart OpenAPI, spec and gRPC', () => {
     const d = new Multipart({ a: JSONDescriptor.fromSample({ q: 1 }), b: new Text() });
     expect(d.openapiSchema()).toEqual({
       type: 'object',
-      properties: { a: { type: 'object' }, b: { type: 'string' } },
+      properties: { a: {}, b: { type: 'string' } },
     });
     expect(d.openapiExample()).toEqual({ a: { q: 1 }, b: null });
     expect(d.openapiComponents()).toEqual({});

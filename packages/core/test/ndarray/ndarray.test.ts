@@ -330,6 +330,35 @@ describe('JSON form', () => {
     expect(ndarrayToJson(NDArray.from([true, false]))).toBe('[true,false]');
     expect(ndarrayToJson(NDArray.from([null, { a: 1n }]))).toBe('[null,{"a":1}]');
   });
+  it('writes every numeric dtype and shape (empty, ragged-free, deep) as its nested list, value by value', () => {
+    const floats = [0, -0, 1.5, -2.25, 0.1, 3e38, Number.NaN, Number.POSITIVE_INFINITY, -7, 1e-7];
+    const ints = [0, 1, 127, 42, 7, 100];
+    const shapes = [[0], [5], [2, 3], [2, 0], [0, 3], [2, 2, 3], [1, 1, 1, 4]];
+    for (const dtype of [
+      'float32',
+      'float64',
+      'int8',
+      'int16',
+      'int32',
+      'uint8',
+      'uint16',
+      'uint32',
+    ] as const) {
+      for (const shape of shapes) {
+        const size = shape.reduce((a, b) => a * b, 1);
+        const pick = dtype.startsWith('float') ? floats : ints;
+        const arr = NDArray.from(
+          Array.from({ length: size }, (_, i) => pick[i % pick.length]!),
+          dtype,
+        ).reshape(shape);
+        // The nested list with each value written as String() writes it (non-finite → null).
+        const expected = JSON.stringify(arr.toArray(), (_k, v: unknown) =>
+          typeof v === 'number' && !Number.isFinite(v) ? null : v,
+        );
+        expect(ndarrayToJson(arr), `${dtype} ${JSON.stringify(shape)}`).toBe(expected);
+      }
+    }
+  });
   it('JSON.stringify uses toJSON', () => {
     expect(JSON.stringify(NDArray.from([[1, 2]]))).toBe('[[1,2]]');
   });

@@ -1,7 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { InvalidArgument, ModelStore, NotFound, type StoredModel, tiffinHome } from '@tiffin/core';
+import { InvalidArgument, ModelStore, NotFound, type StoredModel } from '@tiffin/core';
+import { tiffinHome } from '@tiffin/core/internal';
 import { singleFileToDiffusers } from '../weights/single-file.js';
 import { type DownloadProgress, downloadPipeline } from './download.js';
 

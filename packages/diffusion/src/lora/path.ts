@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { InvalidArgument, NotFound, truncateForMessage } from '@tiffin/core';
+import { InvalidArgument, NotFound } from '@tiffin/core';
+import { truncateForMessage } from '@tiffin/core/internal';
 
 /**
  * Resolves a request's `lora_weights` string (spec 9.4): an existing absolute path, else a path

@@ -157,6 +157,8 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   service.onShutdown(async () => {
     await host?.close();
   });
+  // A worker that died takes the model with it: /readyz says so, so an orchestrator stops routing here.
+  service.addReadinessCheck(() => host?.failureReason ?? true);
 
   /** A request's generation with its LoRA names resolved inside the allowed folders (400 otherwise). */
   async function prepare(request: GenerationRequest): Promise<PreparedGeneration> {

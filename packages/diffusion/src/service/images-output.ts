@@ -11,9 +11,9 @@ import {
   type NDArray,
   type ProtoField,
   type ResponseObject,
-  readResponseBody,
   type SchemaObject,
 } from '@tiffin/core';
+import { readResponseBody } from '@tiffin/core/internal';
 import { Image } from '@tiffin/io-image';
 
 /** What a generation API returns: its images (HWC uint8 RGB) and each image's seed. */

@@ -3,12 +3,12 @@ import {
   type ErrorBody,
   GrpcStatus,
   type GrpcStatusCode,
-  internalErrorBody,
   isTiffinError,
   NotFound,
   ServiceUnavailable,
   TiffinError,
 } from '@tiffin/core';
+import { internalErrorBody } from '@tiffin/core/internal';
 import { GenerationCancelled } from '../pipeline/cancel.js';
 import type { GeneratedImages } from './images-output.js';
 

@@ -1,7 +1,8 @@
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { BadInput, truncateForMessage } from '@tiffin/core';
+import { BadInput } from '@tiffin/core';
+import { truncateForMessage } from '@tiffin/core/internal';
 
 /** A request named a LoRA file outside every allowed root, or one that does not exist (400). */
 export class LoraPathError extends BadInput {

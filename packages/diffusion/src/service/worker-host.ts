@@ -205,6 +205,11 @@ export class ModelWorkerHost {
     }
   }
 
+  /** Why the worker can no longer run jobs (it crashed or exited), or `undefined` while it can. */
+  get failureReason(): string | undefined {
+    return this.failure?.message;
+  }
+
   private fail(err: TiffinError): void {
     this.failure ??= err;
     for (const pending of this.pending.values()) pending.reject(err);

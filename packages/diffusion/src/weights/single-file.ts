@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
-import { InvalidArgument, modelsDir } from '@tiffin/core';
+import { InvalidArgument } from '@tiffin/core';
+import { modelsDir } from '@tiffin/core/internal';
 import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
 import { type UNetConfig, unetWeightSpecs } from '../models/unet.js';
 import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';

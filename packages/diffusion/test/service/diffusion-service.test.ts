@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryLogger, NDArray, readResponseBody, type ServerHandle, serve } from '@tiffin/core';
+import { MemoryLogger, NDArray, type ServerHandle, serve } from '@tiffin/core';
+import { readResponseBody } from '@tiffin/core/internal';
 import { encodeBmp, Image } from '@tiffin/io-image';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiffusionService, type DiffusionService } from '../../src/service/diffusion-service.js';

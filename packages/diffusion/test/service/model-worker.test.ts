@@ -117,4 +117,12 @@ describe('model worker LoRA', () => {
     expect((err as Error).message).toMatch(/unet\.nowhere\.to_q/);
     expect(pixels(await host.run('ok', job(7))).equals(Buffer.from(withBase))).toBe(true);
   });
+
+  it('reports a worker that is gone as its failure reason (the service readiness check reads it)', async () => {
+    expect(host.failureReason).toBeUndefined();
+    await host.close();
+    expect(host.failureReason).toMatch(/model worker exited/);
+    const err = await host.run('late', job(7)).catch((e: Error) => e);
+    expect((err as Error & { httpStatus?: number }).httpStatus).toBe(503);
+  });
 });

@@ -1,4 +1,5 @@
-import { BadInput, type HttpRequest, mediaTypeMatches } from '@tiffin/core';
+import { BadInput, type HttpRequest } from '@tiffin/core';
+import { mediaTypeMatches } from '@tiffin/core/internal';
 
 /** True when `contentType` is one of `allowed` (parsed media types, D2; `image/*` patterns work). */
 export function isAllowedMediaType(

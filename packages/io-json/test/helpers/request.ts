@@ -1,4 +1,5 @@
-import { BufferedHttpRequest, type HttpResponse, readResponseBody } from '@tiffin/core';
+import { BufferedHttpRequest, type HttpResponse } from '@tiffin/core';
+import { readResponseBody } from '@tiffin/core/internal';
 
 export function jsonRequest(body: string): BufferedHttpRequest {
   return new BufferedHttpRequest({ headers: { 'content-type': 'application/json' }, body });

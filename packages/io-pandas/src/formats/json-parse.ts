@@ -1,4 +1,5 @@
-import { BadInput, checkJsonDepth } from '@tiffin/core';
+import { BadInput } from '@tiffin/core';
+import { checkJsonDepth } from '@tiffin/core/internal';
 import type { Orient } from '../table/orient.js';
 import { axisLabel, type Label, type RawTable, typeName } from '../table/table.js';
 

@@ -1,4 +1,5 @@
-import { BadInput, truncateForMessage } from '@tiffin/core';
+import { BadInput } from '@tiffin/core';
+import { truncateForMessage } from '@tiffin/core/internal';
 import { parquetMetadata, parquetRead, type SchemaElement } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { type ColumnSource, parquetWriteBuffer } from 'hyparquet-writer';

@@ -1,13 +1,12 @@
+import { type DType, UnprocessableEntity } from '@tiffin/core';
 import {
   dtypeKind as arrayDtypeKind,
   integerRange as arrayIntegerRange,
   canCastSameKind as canCastArraySameKind,
   DTYPES,
-  type DType,
   type DTypeKind,
   isIntegerDType,
-  UnprocessableEntity,
-} from '@tiffin/core';
+} from '@tiffin/core/internal';
 
 /** pandas datetimes (nanosecond resolution); the one column dtype numpy arrays here lack. */
 export const DATETIME = 'datetime64[ns]';

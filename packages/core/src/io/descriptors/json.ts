@@ -4,7 +4,7 @@ import { fromValueMessage, toValueMessage } from '../../grpc/struct.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import { nestsDeeperThan } from '../../limits/depth.js';
-import { DEFAULT_LIMITS } from '../../limits/limits.js';
+import { DEFAULT_LIMITS, type Limits } from '../../limits/limits.js';
 import type { Context } from '../../service/context.js';
 import { arrayItems, type Batching } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
@@ -137,44 +137,49 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
   }
 
   /** Plain JSON data for a handler result: model instances → objects, then the encoder. */
-  private encode(value: unknown): unknown {
+  private encode(value: unknown, maxDepth: number = DEFAULT_LIMITS.maxDepth): unknown {
     const plain =
       this.adapter?.toPlain && this.pydantic_model !== null
         ? this.adapter.toPlain(this.pydantic_model, value)
         : value;
-    return this.json_encoder(plain);
+    // The server's depth bound (`serve({ limits })`) holds for what the handler returns, as for its input.
+    return this.json_encoder(plain, { maxDepth });
   }
 
   async toHttpResponse(value: unknown, ctx: Context | null): Promise<HttpResponse> {
-    const body = value === null || value === undefined ? null : writeJson(this.encode(value));
+    const body =
+      value === null || value === undefined
+        ? null
+        : writeJson(this.encode(value, (ctx?.request.limits ?? DEFAULT_LIMITS).maxDepth));
     return buildResponse({ body, mediaType: 'application/json', ...responseSettings(ctx) });
   }
 
   // --- gRPC (spec 11.3) ---
 
-  override async fromProto(message: ProtoPayload | Uint8Array): Promise<unknown> {
+  override async fromProto(
+    message: ProtoPayload | Uint8Array,
+    limits: Readonly<Limits> = DEFAULT_LIMITS,
+  ): Promise<unknown> {
     let value: unknown;
     if (message instanceof Uint8Array) {
       try {
-        value = parseJsonBytes(message);
+        value = parseJsonBytes(message, { maxDepth: limits.maxDepth });
       } catch (err) {
         throw new BadInput(`Invalid JSON input received: ${(err as Error).message}`);
       }
     } else {
       value = fromValueMessage(message as ValueMessage);
-      // gRPC has no request limits object; the default depth bounds a Struct as it bounds JSON text.
-      if (nestsDeeperThan(value, DEFAULT_LIMITS.maxDepth)) {
-        throw new BadInput(
-          `Invalid JSON input received: nests deeper than ${DEFAULT_LIMITS.maxDepth} levels`,
-        );
+      // The depth bound of JSON text holds for a Struct too.
+      if (nestsDeeperThan(value, limits.maxDepth)) {
+        throw new BadInput(`Invalid JSON input received: nests deeper than ${limits.maxDepth} levels`);
       }
     }
     return this.validateValue(value);
   }
 
-  override async toProto(value: unknown): Promise<ValueMessage> {
+  override async toProto(value: unknown, limits: Readonly<Limits> = DEFAULT_LIMITS): Promise<ValueMessage> {
     if (value === null || value === undefined) return {};
-    return toValueMessage(this.encode(value));
+    return toValueMessage(this.encode(value, limits.maxDepth));
   }
 
   // --- OpenAPI (spec 5.5, D13) ---
@@ -184,7 +189,8 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
   }
 
   private schemaFor(direction: SchemaDirection): SchemaObject {
-    if (!this.adapter) return { type: 'object' };
+    // Without a model any JSON value is accepted (a list, a number, ...): the empty schema says exactly that.
+    if (!this.adapter) return {};
     return this.adapter.jsonSchema(this.pydantic_model, direction).schema;
   }
 

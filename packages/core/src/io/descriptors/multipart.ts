@@ -10,6 +10,7 @@ import type { MultipartMessage, PartMessage, ProtoField, ProtoPayload } from '..
 import { parseMediaType } from '../../http/media-type.js';
 import { BufferedHttpRequest, type FormPart, type HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse, readResponseBody } from '../../http/response.js';
+import type { Limits } from '../../limits/limits.js';
 import type { Context } from '../../service/context.js';
 import {
   descriptorFromSpec,
@@ -107,7 +108,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     }
     const entries = Object.entries(this.fields as MultipartFields);
     const results = await Promise.allSettled(
-      entries.map(([name, child]) => child.fromHttpRequest(subRequest(request, byName.get(name)!))),
+      entries.map(async ([name, child]) => child.fromHttpRequest(subRequest(request, byName.get(name)!))),
     );
     return collect(entries, results) as MultipartInput<F>;
   }
@@ -116,7 +117,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     const value = result as MultipartValue;
     const entries = this.checkedEntries(value, 'output');
     const settled = await Promise.allSettled(
-      entries.map(([name, child]) => child.toHttpResponse(value[name], ctx)),
+      entries.map(async ([name, child]) => child.toHttpResponse(value[name], ctx)),
     );
     const responses = collect(entries, settled);
     const boundary = randomBytes(16).toString('hex');
@@ -157,31 +158,39 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
 
   // --- gRPC (spec 11.3) ---
 
-  override async fromProto(message: ProtoPayload | Uint8Array): Promise<MultipartInput<F>> {
+  override async fromProto(
+    message: ProtoPayload | Uint8Array,
+    limits?: Readonly<Limits>,
+  ): Promise<MultipartInput<F>> {
     if (message instanceof Uint8Array)
       throw new InvalidArgument("cannot use 'serialized_bytes' with Multipart");
     const fields = (message as MultipartMessage).fields ?? {};
     this.checkKeys(Object.keys(fields), 'MultipartMessage');
     const entries = Object.entries(this.fields as MultipartFields);
+    // Each part in an async function: a part that throws at once (an empty field) must not leave the parts
+    // already started as unhandled rejections.
     const results = await Promise.allSettled(
-      entries.map(([name, child]) => {
+      entries.map(async ([name, child]) => {
         const part = fields[name] ?? {};
         const member = setMember(part, child);
         return child.fromProto(
           member === 'serialized_bytes'
             ? part.serialized_bytes!
             : part[member as Exclude<ProtoField, 'multipart'>]!,
+          limits,
         );
       }),
     );
     return collect(entries, results) as MultipartInput<F>;
   }
 
-  override async toProto(result: MultipartOutput<F>): Promise<MultipartMessage> {
+  override async toProto(result: MultipartOutput<F>, limits?: Readonly<Limits>): Promise<MultipartMessage> {
     const value = result as MultipartValue;
     this.checkKeys(Object.keys(value ?? {}), typeName(value));
     const entries = this.checkedEntries(value, 'output');
-    const settled = await Promise.allSettled(entries.map(([name, child]) => child.toProto(value[name])));
+    const settled = await Promise.allSettled(
+      entries.map(async ([name, child]) => child.toProto(value[name], limits)),
+    );
     const payloads = collect(entries, settled);
     const out: Record<string, PartMessage> = {};
     for (const [name, child] of entries) {

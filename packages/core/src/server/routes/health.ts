@@ -8,10 +8,14 @@ export function liveHandler(ctx: Exchange): void {
   ctx.body = '\n';
 }
 
-/** `/readyz`: 200 once startup hooks ran and until shutdown begins, else 503. */
-export function readyHandler(isReady: () => boolean) {
+/**
+ * `/readyz`: 200 once startup hooks ran, while the service's readiness checks pass and until shutdown begins;
+ * else 503 naming why.
+ */
+export function readyHandler(notReadyReason: () => string | null) {
   return (ctx: Exchange): void => {
-    if (!isReady()) throw new ServiceUnavailable('The service is not ready (starting or shutting down)');
+    const reason = notReadyReason();
+    if (reason !== null) throw new ServiceUnavailable(reason);
     liveHandler(ctx);
   };
 }

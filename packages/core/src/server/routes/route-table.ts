@@ -29,29 +29,42 @@ export class RouteTable {
     return this.routes.get(path);
   }
 
-  /** Answer a request from the table (404, 405 and 307 included). */
-  async dispatch(ctx: Exchange): Promise<void> {
+  /**
+   * Answer a request from the table (404, 405 and 307 included). Not async: the routed handler's own promise
+   * is returned as is (one promise and one microtask turn less per request); failures still come as a
+   * rejected promise.
+   */
+  dispatch(ctx: Exchange): Promise<void> {
     const route = this.routes.get(ctx.path);
-    if (!route) {
-      const trimmed = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.replace(/\/+$/, '') : null;
-      if (trimmed && this.routes.has(trimmed)) {
-        ctx.status = 307;
-        ctx.set('location', `${ctx.origin}${trimmed}${ctx.search}`);
-        ctx.body = '';
-        return;
-      }
-      throw new NotFound(`Not Found: no route for ${ctx.method} ${truncateForMessage(ctx.path)}`);
-    }
+    if (!route) return this.unrouted(ctx);
     const handler = route.handlers.get(ctx.method);
-    if (!handler) {
-      const allow = [...route.handlers.keys()];
-      // Order as the spec shows it: HEAD before GET.
-      allow.sort((a, b) => (a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : 0));
-      ctx.set('allow', allow.join(', '));
-      throw new MethodNotAllowed(
-        `Method Not Allowed: ${ctx.method} ${truncateForMessage(ctx.path)} accepts ${allow.join(', ')}`,
-      );
+    if (!handler) return this.methodNotAllowed(ctx, route);
+    try {
+      const result = handler(ctx);
+      return result instanceof Promise ? result : Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
     }
-    await handler(ctx);
+  }
+
+  private async unrouted(ctx: Exchange): Promise<void> {
+    const trimmed = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.replace(/\/+$/, '') : null;
+    if (trimmed && this.routes.has(trimmed)) {
+      ctx.status = 307;
+      ctx.set('location', `${ctx.origin}${trimmed}${ctx.search}`);
+      ctx.body = '';
+      return;
+    }
+    throw new NotFound(`Not Found: no route for ${ctx.method} ${truncateForMessage(ctx.path)}`);
+  }
+
+  private async methodNotAllowed(ctx: Exchange, route: Route): Promise<void> {
+    const allow = [...route.handlers.keys()];
+    // Order as the spec shows it: HEAD before GET.
+    allow.sort((a, b) => (a === 'HEAD' ? -1 : b === 'HEAD' ? 1 : 0));
+    ctx.set('allow', allow.join(', '));
+    throw new MethodNotAllowed(
+      `Method Not Allowed: ${ctx.method} ${truncateForMessage(ctx.path)} accepts ${allow.join(', ')}`,
+    );
   }
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { modelsDir } from '@tiffin/core';
+import { modelsDir } from '@tiffin/core/internal';
 import { GraphBuilder, type LoraBranchInputs, type WeightSource } from './graph-builder.js';
 
 /** Bumped whenever the graphs this engine writes change, so cached graphs are rebuilt. */

@@ -1,0 +1,166 @@
+import type * as grpc from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
+import {
+  clientMessage,
+  GrpcStatus,
+  type GrpcStatusCode,
+  isTiffinError,
+  truncateForMessage,
+} from '../errors/index.js';
+import { BufferedHttpRequest } from '../http/request.js';
+import type { Limits } from '../limits/limits.js';
+import type { Invocation } from '../runtime/invocation.js';
+import { LazyAbort } from '../runtime/lazy-abort.js';
+import { newRequestId } from '../server/request-id.js';
+import type { InferenceApi, Service } from '../service/service.js';
+import type { GrpcMetrics } from './metrics.js';
+
+/** Where a gRPC service logs what a client must not see. */
+export type GrpcLog = (entry: Record<string, unknown>) => void;
+
+export const RUNTIME_ERROR_MESSAGE =
+  'An internal error occurred while handling the call; see the server logs.';
+
+/** Marks a request whose bytes did not decode (see `tolerantDefinition`). */
+const UNDECODABLE = Symbol('tiffin.grpc.undecodable');
+type Decoded<T> = T & { [UNDECODABLE]?: unknown };
+
+/**
+ * A service definition whose decoders do not throw: grpc-js answers a throwing decoder with INTERNAL, while
+ * bytes that are not the method's request message are the client's mistake (INVALID_ARGUMENT, see
+ * `rejectUndecodable`).
+ */
+export function tolerantDefinition(definition: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  return Object.fromEntries(
+    Object.entries(definition).map(([name, method]) => [
+      name,
+      {
+        ...method,
+        requestDeserialize: (bytes: Buffer) => {
+          try {
+            return method.requestDeserialize(bytes);
+          } catch (err) {
+            return { [UNDECODABLE]: err };
+          }
+        },
+      },
+    ]),
+  );
+}
+
+/** Answers INVALID_ARGUMENT and returns true when the call's request did not decode. */
+export function rejectUndecodable<Req>(
+  call: grpc.ServerUnaryCall<Req, unknown>,
+  callback: grpc.sendUnaryData<never>,
+  messageName: string,
+): boolean {
+  const request = call.request as Decoded<Req>;
+  if (!(UNDECODABLE in (request as object))) return false;
+  const reason = request[UNDECODABLE];
+  callback({
+    code: GrpcStatus.INVALID_ARGUMENT,
+    details: `The request is not a valid ${messageName} message: ${truncateForMessage(reason instanceof Error ? reason.message : String(reason))}`,
+  });
+  return true;
+}
+
+/** What `runApiCall` needs from the server. */
+export interface ApiCallDeps {
+  svc: Service;
+  metrics: GrpcMetrics;
+  log: GrpcLog;
+}
+
+/**
+ * One API call made over gRPC, whatever the service and method: the `Invocation` (cancel → abort), the
+ * call metrics, the error → status mapping (a Tiffin error keeps its status and message; anything else is
+ * INTERNAL with its stack in the log only), and the call's close hooks.
+ */
+export function runApiCall<Req, Res>(
+  deps: ApiCallDeps,
+  apiName: string,
+  call: grpc.ServerUnaryCall<Req, Res>,
+  callback: grpc.sendUnaryData<Res>,
+  work: (invocation: Invocation) => Promise<Res>,
+): void {
+  const { svc, metrics, log } = deps;
+  const started = process.hrtime.bigint();
+  // A name the service does not have is one label, not one per string a client sends.
+  const known = svc.apis.has(apiName) ? apiName : '<unknown>';
+  const labels = { api_name: known, service_name: svc.name };
+  metrics.inProgress.inc(labels);
+  const invocation: Invocation = {
+    requestId: newRequestId(),
+    api: svc.apis.get(apiName),
+    abort: new LazyAbort(),
+    onClose: [],
+    startedAt: performance.now(),
+    timedOut: false,
+  };
+  call.on('cancelled', () => invocation.abort.abort(new Error('call cancelled')));
+  const finish = (code: number) => {
+    metrics.inProgress.dec(labels);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    metrics.total.inc({ api_name: known, service_name: svc.name, grpc_code: String(code) });
+    metrics.duration.observe({ api_name: known, service_name: svc.name, grpc_code: String(code) }, seconds);
+  };
+  work(invocation)
+    .then(
+      (response) => {
+        finish(GrpcStatus.OK);
+        callback(null, response);
+      },
+      (err: unknown) => {
+        const { code, message } = toStatus(err, apiName, call, log);
+        finish(code);
+        callback({ code, details: message, metadata: errorMetadata(err) });
+      },
+    )
+    .catch(() => undefined)
+    .finally(() => {
+      for (const fn of invocation.onClose) fn();
+    });
+}
+
+/** A request object for Context: gRPC metadata as headers; the signal fires on cancel and on the deadline. */
+export function grpcRequest(
+  call: grpc.ServerUnaryCall<unknown, unknown>,
+  api: InferenceApi,
+  abort: LazyAbort,
+  limits: Readonly<Limits>,
+): BufferedHttpRequest {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(call.metadata.getMap())) {
+    if (typeof value === 'string') headers.set(key, value);
+  }
+  return new BufferedHttpRequest({
+    method: 'POST',
+    url: api.route,
+    headers,
+    signal: () => abort.signal,
+    limits,
+  });
+}
+
+/** Headers an error asks for (e.g. `retry-after` on a 503) travel as trailing metadata. */
+function errorMetadata(err: unknown): grpc.Metadata {
+  const metadata = new Metadata();
+  if (isTiffinError(err)) for (const [name, value] of Object.entries(err.headers)) metadata.set(name, value);
+  return metadata;
+}
+
+/** The status a client sees for an error; anything not raised on purpose is INTERNAL, logged. */
+export function toStatus(
+  err: unknown,
+  apiName: string,
+  call: grpc.ServerUnaryCall<unknown, unknown>,
+  log: GrpcLog,
+): { code: GrpcStatusCode; message: string } {
+  if (isTiffinError(err)) return { code: err.grpcStatus, message: clientMessage(err.message) };
+  log({ level: 'error', msg: 'gRPC call failed', api: apiName, peer: call.getPeer(), error: stackOf(err) });
+  return { code: GrpcStatus.INTERNAL, message: RUNTIME_ERROR_MESSAGE };
+}
+
+export function stackOf(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}

@@ -1,0 +1,119 @@
+import type * as grpc from '@grpc/grpc-js';
+import { NotFound, truncateForMessage } from '../errors/index.js';
+import type {
+  ModelInferRequestMessage,
+  ModelInferResponseMessage,
+  ModelRequestMessage,
+} from '../inference-protocol/grpc-messages.js';
+import {
+  type GrpcInferRequest,
+  inferRequestFromProto,
+  inferResponseToProto,
+} from '../inference-protocol/grpc-tensors.js';
+import {
+  type ModelAdapter,
+  modelMetadata,
+  type NamedArray,
+  protocolModels,
+  serverMetadata,
+} from '../inference-protocol/models.js';
+import type { Runtime, TransportCodec } from '../runtime/runtime.js';
+import {
+  type ApiCallDeps,
+  type GrpcLog,
+  grpcRequest,
+  rejectUndecodable,
+  runApiCall,
+  toStatus,
+} from './calls.js';
+import { INFERENCE_V2_SERVICE_NAME } from './proto.js';
+
+/** Methods that stay open with a token set, like `/v2/health/*` over HTTP (orchestrator probes). */
+export const INFERENCE_V2_PROBE_METHODS: ReadonlySet<string> = new Set([
+  `/${INFERENCE_V2_SERVICE_NAME}/ServerLive`,
+  `/${INFERENCE_V2_SERVICE_NAME}/ServerReady`,
+]);
+
+export interface InferenceV2Deps extends ApiCallDeps {
+  runtime: Runtime;
+  /** Started and not draining (the service's readiness checks are added here). */
+  isReady: () => boolean;
+}
+
+type Handler<Req, Res> = (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => void;
+
+/** A metadata method: the request checked for decodability, the answer computed at once. */
+function unary<Req, Res>(log: GrpcLog, message: string, answer: (request: Req) => Res): Handler<Req, Res> {
+  return (call, callback) => {
+    if (rejectUndecodable(call, callback, `inference.${message}`)) return;
+    try {
+      callback(null, answer(call.request));
+    } catch (err) {
+      const { code, message: details } = toStatus(err, '', call, log);
+      callback({ code, details });
+    }
+  };
+}
+
+/**
+ * `inference.GRPCInferenceService`: the Open Inference Protocol over gRPC, a thin adapter over the HTTP
+ * form's model mapping (`protocolModels`, the shared `InferRequest`, output selection) and over the
+ * runtime (gate, deadline, batching), like Tiffin's own `Call`.
+ */
+export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedServiceImplementation {
+  const { svc, runtime, log } = deps;
+  // As `/v2/health/ready`: started, not draining, and every readiness check of the service passing.
+  const isReady = () => deps.isReady() && svc.notReadyReason() === null;
+  const models = protocolModels(svc);
+  const codecs = new Map([...models].map(([name, model]) => [name, inferCodec(model)]));
+
+  /** The model a request names; an unknown one (or a version, which Tiffin's models do not have) → NOT_FOUND. */
+  const modelNamed = (name: string | undefined, version: string | undefined): ModelAdapter => {
+    const model = models.get(name ?? '');
+    if (!model) throw new NotFound(`Model '${truncateForMessage(name ?? '')}' is not served here`);
+    if (version) {
+      throw new NotFound(
+        `Model '${model.api.name}' has no version '${truncateForMessage(version)}' (leave version empty)`,
+      );
+    }
+    return model;
+  };
+
+  const ModelInfer: Handler<ModelInferRequestMessage, ModelInferResponseMessage> = (call, callback) => {
+    if (rejectUndecodable(call, callback, 'inference.ModelInferRequest')) return;
+    const message = call.request;
+    const name = message.model_name ?? '';
+    runApiCall(deps, name, call, callback, async (invocation) => {
+      const model = modelNamed(name, message.model_version);
+      const infer = inferRequestFromProto(message);
+      const request = grpcRequest(call, model.api, invocation.abort, runtime.limits);
+      const outputs = await runtime.call(model.api, invocation, request, infer, codecs.get(name)!);
+      return inferResponseToProto(model.api.name, infer, outputs);
+    });
+  };
+
+  return {
+    ServerLive: unary(log, 'ServerLiveRequest', () => ({ live: true })),
+    ServerReady: unary(log, 'ServerReadyRequest', () => ({ ready: isReady() })),
+    ModelReady: unary<ModelRequestMessage, { ready: boolean }>(log, 'ModelReadyRequest', (req) => {
+      modelNamed(req.name, req.version);
+      return { ready: isReady() };
+    }),
+    // gRPC carries tensors as raw bytes natively; the HTTP-only binary_tensor_data extension is not announced.
+    ServerMetadata: unary(log, 'ServerMetadataRequest', () => serverMetadata(svc, [])),
+    ModelMetadata: unary<ModelRequestMessage, ReturnType<typeof modelMetadata>>(
+      log,
+      'ModelMetadataRequest',
+      (req) => modelMetadata(modelNamed(req.name, req.version)),
+    ),
+    ModelInfer,
+  } as grpc.UntypedServiceImplementation;
+}
+
+/** The model's tensors ↔ the API's values, the same conversion as `POST /v2/models/{name}/infer`. */
+function inferCodec(model: ModelAdapter): TransportCodec<GrpcInferRequest, NamedArray[]> {
+  return {
+    decode: (infer, ctx) => model.toInput(infer.request.inputs, ctx),
+    encode: (output, ctx) => model.fromOutput(output, ctx),
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * `@tiffin/core/internal`: everything the workspace packages (cli, io-*, diffusion, client, bench, fuzz) share
+ * with core beyond the public contract, i.e. the public names plus the internals (packaging, stores'
+ * helpers, dtype tables, JSON parsing, gRPC plumbing, ...). No stability promise: applications import from
+ * `@tiffin/core`.
+ */
+export * from './build/index.js';
+export * from './errors/index.js';
+export * from './grpc/index.js';
+export * from './http/media-type.js';
+export * from './http/request.js';
+export * from './http/response.js';
+export * from './inference-protocol/index.js';
+export {
+  arrayItems,
+  type BatchInputOf,
+  type Batching,
+  type BatchOutputOf,
+  oneItemPerRequest,
+  rowsAlong,
+} from './io/batching.js';
+export * from './io/descriptor.js';
+export * from './io/descriptors/file.js';
+export { JSON, JSONDescriptor, type JSONOptions } from './io/descriptors/json.js';
+export * from './io/descriptors/multipart.js';
+export * from './io/descriptors/numpy-ndarray.js';
+export * from './io/descriptors/text.js';
+export { JsonFloat } from './io/json/json-float.js';
+export { type JsonParseOptions, JsonSyntaxError, parseJson, parseJsonBytes } from './io/json/parse.js';
+export { writeJson } from './io/json/write.js';
+export * from './io/json-encoder.js';
+export * from './io/openapi.js';
+export * from './io/schema-model.js';
+export * from './io/wire-types.js';
+export * from './limits/index.js';
+export { concatenate, splitAlong } from './ndarray/batch.js';
+export * from './ndarray/index.js';
+export * from './openapi/index.js';
+export { Runtime, type RuntimeOptions, type TransportCodec } from './runtime/runtime.js';
+export * from './server/index.js';
+export * from './service/context.js';
+export * from './service/service.js';
+export * from './store/index.js';
