@@ -13,10 +13,14 @@ stopped early still leaves the best weights so far. Fixed seeds; losses go to tr
 Run (from packages/demo-model), the two jobs at once:
   nice -n 10 /usr/bin/python3 training/train.py vae --out training/.cache/model
   nice -n 10 /usr/bin/python3 training/train.py unet --out training/.cache/model
+A stopped job continues with --resume (weights, EMA and step from training/.cache/<job>.pt; a fresh optimiser);
+with --steps N the learning rate decays (cosine, to 5 %) over the steps up to N, after --warmup steps.
+The README's "How it was trained" lists the exact commands of the shipped weights.
 """
 
 import argparse
 import json
+import math
 import os
 
 # One thread per job, and OpenMP threads that sleep instead of spinning: on a shared, oversubscribed
@@ -147,22 +151,39 @@ def train_vae(args, cfgs, images, latents, ids_used):
     ema = Ema([vae], args.ema)
     ema_vae = AutoencoderKL(cfgs["vae"])
     rng = np.random.default_rng(1)
+    step = 0
+    start = 0
+    resumed_seconds = 0.0
+    if args.resume:
+        # Continue a stopped run: weights, EMA and step count from its checkpoint; the loss log is appended.
+        ck = torch.load(os.path.join(CACHE, "vae.pt"))
+        vae.load_state_dict(ck["vae"])
+        ema.shadow = ck["ema"]
+        step = start = ema.steps = ck["step"]
+        resumed_seconds = ck.get("seconds") or last_logged_seconds(os.path.join(HERE, "loss-vae.csv"))
+        rng = np.random.default_rng(1 + step)
+        print(f"resumed at step {step}", flush=True)
     t0 = time.time()
     last_ckpt = t0
-    step = 0
-    with open(os.path.join(HERE, "loss-vae.csv"), "w") as log:
-        log.write("step,seconds,decoder_loss,encoder_loss\n")
+    with open(os.path.join(HERE, "loss-vae.csv"), "a" if args.resume else "w") as log:
+        if not args.resume:
+            log.write("step,seconds,decoder_loss,encoder_loss\n")
         while True:
             elapsed = time.time() - t0
-            done = elapsed >= args.seconds
+            done = elapsed >= args.seconds or (args.steps > 0 and step >= args.steps)
             if done or time.time() - last_ckpt >= args.ckpt_every:
                 ema.copy_to([ema_vae])
                 export_folder(args.out, cfgs, ema_vae, None, None, ids_used, args.dtype)
-                torch.save({"vae": vae.state_dict(), "ema": ema.shadow, "step": step}, os.path.join(CACHE, "vae.pt"))
+                torch.save(
+                    {"vae": vae.state_dict(), "ema": ema.shadow, "step": step, "seconds": resumed_seconds + elapsed},
+                    os.path.join(CACHE, "vae.pt"),
+                )
                 print(f"vae checkpoint at step {step}, {elapsed:.0f}s", flush=True)
                 last_ckpt = time.time()
             if done:
                 return
+            for g in opt.param_groups:
+                g["lr"] = learning_rate(args, step, args.vae_lr, start)
             idx = rng.integers(0, len(images), args.batch)
             x = to_pixels(images[idx])
             z = latents[idx]
@@ -178,7 +199,7 @@ def train_vae(args, cfgs, images, latents, ids_used):
             ema.update()
             step += 1
             if step % 10 == 0:
-                log.write(f"{step},{time.time() - t0:.1f},{dec.item():.6f},{enc.item():.6f}\n")
+                log.write(f"{step},{resumed_seconds + time.time() - t0:.1f},{dec.item():.6f},{enc.item():.6f}\n")
                 log.flush()
             if step % 20 == 0:
                 print(f"vae step {step} t={time.time() - t0:.0f}s dec={dec.item():.5f} enc={enc.item():.5f}", flush=True)
@@ -194,6 +215,16 @@ def last_logged_seconds(path):
 def alphas_cumprod(cfg):
     betas = torch.linspace(cfg["beta_start"] ** 0.5, cfg["beta_end"] ** 0.5, cfg["num_train_timesteps"]) ** 2
     return torch.cumprod(1.0 - betas, dim=0)
+
+
+def learning_rate(args, step, peak, start=0):
+    """Linear warm-up to `peak`, then (with --steps) a cosine decay to 5 % of it at the last step; a resumed
+    run (from step `start`) decays over its own steps."""
+    warm = min(1.0, (step - start + 1) / args.warmup) if args.warmup > 0 else 1.0
+    if args.steps <= 0:
+        return peak * warm
+    progress = min(1.0, (step - start) / max(1, args.steps - start))
+    return peak * warm * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
 def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
@@ -215,6 +246,7 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
     rng = np.random.default_rng(2)
     step = 0
     resumed_seconds = 0.0
+    start = 0
     if args.resume:
         # Continue a stopped run: weights, EMA and step count from its checkpoint; the loss log is appended.
         ck = torch.load(os.path.join(CACHE, "unet.pt"))
@@ -223,6 +255,7 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
         ema.shadow = ck["ema"]
         step = ema.steps = ck["step"]
         resumed_seconds = ck.get("seconds") or last_logged_seconds(os.path.join(HERE, "loss-unet.csv"))
+        start = step
         rng = np.random.default_rng(2 + step)
         print(f"resumed at step {step}", flush=True)
     t0 = time.time()
@@ -232,7 +265,7 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
             log.write("step,seconds,loss\n")
         while True:
             elapsed = time.time() - t0
-            done = elapsed >= args.seconds
+            done = elapsed >= args.seconds or (args.steps > 0 and step >= args.steps)
             if done or time.time() - last_ckpt >= args.ckpt_every:
                 ema.copy_to([ema_text, ema_unet])
                 export_folder(args.out, cfgs, None, ema_text, ema_unet, ids_used, args.dtype)
@@ -250,6 +283,8 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
                 last_ckpt = time.time()
             if done:
                 return
+            for g in opt.param_groups:
+                g["lr"] = learning_rate(args, step, args.lr, start)
             idx = torch.from_numpy(rng.integers(0, len(latents), args.batch))
             x0 = latents[idx]
             ids = tok[idx].clone()
@@ -280,7 +315,9 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("job", choices=["vae", "unet"])
     p.add_argument("--out", default=os.path.join(CACHE, "model"))
-    p.add_argument("--seconds", type=float, default=2700)
+    p.add_argument("--seconds", type=float, default=2700, help="stop after this many seconds of this run")
+    p.add_argument("--steps", type=int, default=0, help="stop at this step; the lr decays to it (0: constant lr)")
+    p.add_argument("--warmup", type=int, default=0, help="linear lr warm-up over this many steps")
     p.add_argument("--ckpt-every", type=float, default=240)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--vae-lr", type=float, default=2e-3)
@@ -288,7 +325,7 @@ def main():
     p.add_argument("--ema", type=float, default=0.995)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", default="F16")
-    p.add_argument("--resume", action="store_true", help="unet: continue from training/.cache/unet.pt")
+    p.add_argument("--resume", action="store_true", help="continue from training/.cache/<job>.pt")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
