@@ -25,11 +25,19 @@ if (wanted('batching')) {
     console.log(
       `    cost per call: batch 1 ${fmt(w.costs.batch1, 3)} ms, batch 32 ${fmt(w.costs.batch32, 3)} ms (${fmt(w.costs.batch32 / w.costs.batch1, 1)}x for 32x the rows)`,
     );
-    console.log(
-      `    batchable     req/s ${fmtSpread(w.batchable.rps)}   p99 ms ${fmtSpread(w.batchable.p99, 1)}`,
-    );
-    console.log(`    not batchable req/s ${fmtSpread(w.single.rps)}   p99 ms ${fmtSpread(w.single.p99, 1)}`);
-    console.log(`    ratio batchable/not    ${fmtSpread(w.ratio, 2)}x   (target >= 4x)`);
+    for (const [label, t] of [
+      ['NumpyNdarray JSON', w.json],
+      ['v2 binary tensor', w.v2Binary],
+    ] as const) {
+      console.log(`    ${label}:`);
+      console.log(
+        `      batchable     req/s ${fmtSpread(t.batchable.rps)}   p99 ms ${fmtSpread(t.batchable.p99, 1)}`,
+      );
+      console.log(
+        `      not batchable req/s ${fmtSpread(t.single.rps)}   p99 ms ${fmtSpread(t.single.p99, 1)}`,
+      );
+      console.log(`      ratio batchable/not    ${fmtSpread(t.ratio, 2)}x   (target >= 4x)`);
+    }
     console.log(
       `    p99 bound: max_latency_ms ${b.maxLatencyMs} + learnt full batch ${fmt(w.costs.learntFullBatch, 2)} ms = ${fmt(b.maxLatencyMs + w.costs.learntFullBatch, 1)} ms`,
     );

@@ -142,6 +142,7 @@ export { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.j
 export { createApp, type TiffinApp } from './server/app.js';
 export {
   JsonLineLogger,
+  type AccessLogEntry,
   type LogFields,
   type Logger,
   type LogLevel,
