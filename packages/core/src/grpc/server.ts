@@ -1,6 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation } from 'grpc-health-check';
 import type { Registry } from 'prom-client';
 import {
   ConfigError,
@@ -26,6 +25,7 @@ import {
   stackOf,
   tolerantDefinition,
 } from './calls.js';
+import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from './messages.js';
 import { grpcMetrics } from './metrics.js';
@@ -165,11 +165,8 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     );
   }
 
-  const health = new HealthImplementation({
-    '': 'SERVING',
-    ...Object.fromEntries(services.map((name) => [name, 'SERVING' as const])),
-  });
-  health.addToServer(server);
+  // As /readyz: serving, and every readiness check of the service passing.
+  addHealthService(server, services, () => serving && svc.notReadyReason() === null);
   if (options.reflection ?? true) new ReflectionService(loadProtocol()).addToServer(server);
 
   const host = options.host ?? '127.0.0.1';
@@ -187,7 +184,6 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     address: `${host.includes(':') ? `[${host}]` : host}:${port}`,
     close() {
       closed ??= (async () => {
-        for (const name of ['', ...services]) health.setStatus(name, 'NOT_SERVING');
         serving = false;
         await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
         if (runHooks) await svc.shutdown();

@@ -173,6 +173,70 @@ describe('inference.GRPCInferenceService: health and metadata', () => {
     expect(await client.call('ServerReady', {})).toEqual({ ready: true });
   });
 
+  it('grpc.health.v1 Check, Watch and List follow the readiness checks too (Kubernetes gRPC probes)', async () => {
+    const { loadSync } = await import('@grpc/proto-loader');
+    const { protoPath } = await import('grpc-health-check');
+    type Status = { status: string };
+    const def = grpc.loadPackageDefinition(loadSync(protoPath, { enums: String })) as unknown as {
+      grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client } } };
+    };
+    const health = new def.grpc.health.v1.Health(
+      rpc.address,
+      grpc.credentials.createInsecure(),
+    ) as grpc.Client & {
+      Check(req: { service: string }, cb: (err: grpc.ServiceError | null, res: Status) => void): void;
+      Watch(req: { service: string }): grpc.ClientReadableStream<Status>;
+      List(
+        req: object,
+        cb: (err: grpc.ServiceError | null, res: { statuses: Record<string, Status> }) => void,
+      ): void;
+    };
+    const check = (service: string) =>
+      new Promise<string>((resolve, reject) =>
+        health.Check({ service }, (err, r) => (err ? reject(err) : resolve(r.status))),
+      );
+    const watch = health.Watch({ service: '' });
+    const seen: string[] = [];
+    const next = () =>
+      new Promise<void>((resolve) => {
+        const n = seen.length;
+        const poll = setInterval(() => {
+          if (seen.length > n) {
+            clearInterval(poll);
+            resolve();
+          }
+        }, 20);
+      });
+    watch.on('data', (m: Status) => seen.push(m.status));
+    watch.on('error', () => {});
+    try {
+      await next();
+      expect(seen).toEqual(['SERVING']);
+      expect(await check('')).toBe('SERVING');
+      expect(await check('inference.GRPCInferenceService')).toBe('SERVING');
+      modelDown = true;
+      try {
+        expect(await check('')).toBe('NOT_SERVING');
+        expect(await check('inference.GRPCInferenceService')).toBe('NOT_SERVING');
+        const listed = await new Promise<Record<string, Status>>((resolve, reject) =>
+          health.List({}, (err, r) => (err ? reject(err) : resolve(r.statuses))),
+        );
+        expect(listed['']).toEqual({ status: 'NOT_SERVING' });
+        await next();
+        expect(seen).toEqual(['SERVING', 'NOT_SERVING']);
+      } finally {
+        modelDown = false;
+      }
+      await next();
+      expect(seen).toEqual(['SERVING', 'NOT_SERVING', 'SERVING']);
+      const unknown = await check('no.such.Service').catch((err: grpc.ServiceError) => err);
+      expect((unknown as grpc.ServiceError).code).toBe(GrpcStatus.NOT_FOUND);
+    } finally {
+      watch.cancel();
+      health.close();
+    }
+  });
+
   it('describes each tensor API as a model, the same as GET /v2/models/{name}', async () => {
     const meta = await client.call<Record<string, unknown>>('ModelMetadata', { name: 'double' });
     expect(meta).toEqual({
