@@ -1,6 +1,7 @@
 import type { RequestMessage } from '@tiffin/core';
 import fc from 'fast-check';
-import { encodeRequest } from './grpc-raw.js';
+import { encodeRequest, type RawMethod } from './grpc-raw.js';
+import { modelInferCase } from './v2-cases.js';
 
 const deepValue = (depth: number): unknown => {
   let v: unknown = { numberValue: 1 };
@@ -80,8 +81,8 @@ function deepJsonBytes(apiName: string, depth: number): Buffer {
   return Buffer.concat([lengthDelimited(0x0a, Buffer.from(apiName)), lengthDelimited(0x4a, value)]);
 }
 
-/** Call request bytes: well-formed, truncated, mutated, or random. */
-export const grpcCase: fc.Arbitrary<{ kind: string; bytes: Buffer }> = fc.oneof(
+/** `Call` request bytes: well-formed, truncated, mutated, or random. */
+const callCase: fc.Arbitrary<{ kind: string; bytes: Buffer }> = fc.oneof(
   wellFormed.map((m) => ({ kind: 'grpc/message', bytes: encodeRequest(m) })),
   fc.tuple(wellFormed, fc.nat()).map(([m, cut]) => {
     const bytes = encodeRequest(m);
@@ -101,4 +102,10 @@ export const grpcCase: fc.Arbitrary<{ kind: string; bytes: Buffer }> = fc.oneof(
   fc
     .tuple(fc.constantFrom('json', 'nd', 'text'), fc.integer({ min: 100, max: 5000 }))
     .map(([api, depth]) => ({ kind: 'grpc/deep-json', bytes: deepJsonBytes(api, depth) })),
+);
+
+/** A gRPC case: `Call` bytes most of the time, `ModelInfer` bytes (Open Inference Protocol) otherwise. */
+export const grpcCase: fc.Arbitrary<{ kind: string; bytes: Buffer; method: RawMethod }> = fc.oneof(
+  { weight: 3, arbitrary: callCase.map((c) => ({ ...c, method: 'Call' as const })) },
+  { weight: 1, arbitrary: modelInferCase.map((c) => ({ ...c, method: 'ModelInfer' as const })) },
 );

@@ -4,6 +4,7 @@ export {
   INFERENCE_V2_SERVICE_NAME,
   inferenceClientConstructor,
   inferenceServiceDefinition,
+  inferenceV2ServiceDefinition,
   inferenceV2ProtoPath,
   protoPath,
 } from './proto.js';
