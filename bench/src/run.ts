@@ -61,6 +61,20 @@ if (wanted('echo')) {
   console.log(`  load average: ${loadAverage()}\n`);
 }
 
+if (wanted('jscost')) {
+  const { benchHttpJsCost } = await import('./http-js-cost.js');
+  const j = benchHttpJsCost({ rounds });
+  console.log(`JSON echo, JavaScript CPU per request over in-memory sockets, us (${j.pinning}):`);
+  console.log(`  bare node:http                  ${fmtSpread(j.cpuUs.node, 1)}`);
+  console.log(`  fastify 5                       ${fmtSpread(j.cpuUs.fastify, 1)}`);
+  console.log(`  tiffin, logging off             ${fmtSpread(j.cpuUs.tiffin, 1)}`);
+  console.log(`  tiffin, default logging         ${fmtSpread(j.cpuUs['tiffin-log'], 1)}`);
+  console.log(
+    `  cost ratios (baseline / tiffin): fastify / tiffin-log ${fmt(j.cpuUs.fastify.median / j.cpuUs['tiffin-log'].median, 3)}x, node / tiffin ${fmt(j.cpuUs.node.median / j.cpuUs.tiffin.median, 3)}x`,
+  );
+  console.log(`  load average: ${loadAverage()}\n`);
+}
+
 if (wanted('parse')) {
   const parse = await benchNdarrayParse();
   console.log(`NumpyNdarray parse, 1M float64 as a ${fmt(parse.bodyMB, 1)} MB JSON body, MB/s (best of 5):`);
