@@ -10,6 +10,7 @@ const WIDTH = 256;
 /** As in servers/batching-service.ts. */
 const MAX_LATENCY_MS = 100;
 const LAYERS = 4;
+const DEEP_LAYERS = 8;
 const VALUES = Array.from({ length: WIDTH }, (_, i) => ((i * 37) % 101) / 101 - 0.5);
 const ROW = JSON.stringify([VALUES]);
 
@@ -87,12 +88,15 @@ export interface BatchingResult {
   dense: WorkloadResult;
   /** A tf.sequential model of dense 256-wide layers, called with model.predict. */
   mlp: WorkloadResult;
+  /** The same with more layers. */
+  mlp_deep: WorkloadResult;
+  deepLayers: number;
   maxLatencyMs: number;
   layers: number;
   pinning: string;
 }
 
-const WORKLOADS = ['dense', 'mlp'] as const;
+const WORKLOADS = ['dense', 'mlp', 'mlp_deep'] as const;
 
 /**
  * Throughput and p99 latency at 64 concurrent single-row clients of each workload served batchable against
@@ -157,7 +161,13 @@ export async function benchBatching({
       CallCosts
     >;
     for (const name of WORKLOADS) results[name].costs = costs[name];
-    return { ...results, maxLatencyMs: MAX_LATENCY_MS, layers: LAYERS, pinning: pinning.description };
+    return {
+      ...results,
+      maxLatencyMs: MAX_LATENCY_MS,
+      layers: LAYERS,
+      deepLayers: DEEP_LAYERS,
+      pinning: pinning.description,
+    };
   } finally {
     unpin();
     await stopServer(server.child);

@@ -18,6 +18,7 @@ if (wanted('batching')) {
   const workloads = [
     ['dense 256x256 float32 layer as a bare tf.matMul', b.dense],
     [`tf.sequential of ${b.layers} dense 256-wide layers, model.predict`, b.mlp],
+    [`tf.sequential of ${b.deepLayers} dense 256-wide layers, model.predict`, b.mlp_deep],
   ] as const;
   console.log(`Adaptive batching, tfjs wasm backend, 64 concurrent single-row clients (${b.pinning}):`);
   for (const [title, w] of workloads) {
