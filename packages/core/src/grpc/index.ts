@@ -4,8 +4,8 @@ export {
   INFERENCE_V2_SERVICE_NAME,
   inferenceClientConstructor,
   inferenceServiceDefinition,
-  inferenceV2ServiceDefinition,
   inferenceV2ProtoPath,
+  inferenceV2ServiceDefinition,
   protoPath,
 } from './proto.js';
 export * from './server.js';
