@@ -29,6 +29,7 @@ import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from './messages.js';
 import { grpcMetrics } from './metrics.js';
+import { ndarrayResponseSerializer } from './ndarray-response.js';
 import {
   GRPC_SERVICE_NAME,
   INFERENCE_V2_SERVICE_NAME,
@@ -125,7 +126,16 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, log));
 
   const deps = { svc, metrics, log };
-  server.addService(tolerantDefinition(inferenceServiceDefinition()), {
+  const tolerant = tolerantDefinition(inferenceServiceDefinition());
+  const callMethod = tolerant.Call!;
+  const callService: grpc.ServiceDefinition = {
+    ...tolerant,
+    Call: {
+      ...callMethod,
+      responseSerialize: ndarrayResponseSerializer(loadProtocol(), callMethod.responseSerialize),
+    },
+  };
+  server.addService(callService, {
     Call: (
       call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
       callback: grpc.sendUnaryData<ResponseMessage>,
