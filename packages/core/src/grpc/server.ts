@@ -29,6 +29,7 @@ import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from './messages.js';
 import { grpcMetrics } from './metrics.js';
+import { ndarrayRequestDeserializer } from './ndarray-request.js';
 import { ndarrayResponseSerializer } from './ndarray-response.js';
 import {
   GRPC_SERVICE_NAME,
@@ -126,15 +127,18 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, log));
 
   const deps = { svc, metrics, log };
-  const tolerant = tolerantDefinition(inferenceServiceDefinition());
-  const callMethod = tolerant.Call!;
-  const callService: grpc.ServiceDefinition = {
-    ...tolerant,
+  // Float/double NDArrays are read and written as blocks of bytes; everything else through protobufjs.
+  const protocol = loadProtocol();
+  const base = inferenceServiceDefinition();
+  const callMethod = base.Call!;
+  const callService = tolerantDefinition({
+    ...base,
     Call: {
       ...callMethod,
-      responseSerialize: ndarrayResponseSerializer(loadProtocol(), callMethod.responseSerialize),
+      requestDeserialize: ndarrayRequestDeserializer(protocol, callMethod.requestDeserialize),
+      responseSerialize: ndarrayResponseSerializer(protocol, callMethod.responseSerialize),
     },
-  };
+  });
   server.addService(callService, {
     Call: (
       call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
