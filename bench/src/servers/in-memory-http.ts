@@ -8,16 +8,10 @@ import { createServer, type Server } from 'node:http';
 import { Duplex } from 'node:stream';
 import { createApp, JSON as JSONDescriptor, Service } from '@tiffin/core';
 import Fastify from 'fastify';
+import { ECHO_PAYLOAD } from '../echo-payload.js';
 
-const BODY = JSON.stringify({
-  id: 42,
-  name: 'iris sample',
-  features: [5.1, 3.5, 1.4, 0.2],
-  tags: ['a', 'b', 'c'],
-  meta: { source: 'bench', ok: true },
-});
 const REQUEST = Buffer.from(
-  `POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(BODY)}\r\n\r\n${BODY}`,
+  `POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(ECHO_PAYLOAD)}\r\n\r\n${ECHO_PAYLOAD}`,
 );
 const CONNECTIONS = 8;
 

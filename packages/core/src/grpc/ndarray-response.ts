@@ -1,4 +1,5 @@
 import type { PackageDefinition } from '@grpc/proto-loader';
+import { VALUE_FIELDS } from '../io/descriptors/numpy-ndarray.js';
 
 /** proto-loader's reflection of a message: field names and numbers. */
 interface MessageReflection {
@@ -11,16 +12,6 @@ interface MessageReflection {
 /** The packed floating-point fields written as raw little-endian bytes, by element size. */
 const RAW_FIELDS = { double_values: 8, float_values: 4 } as const;
 type RawField = keyof typeof RAW_FIELDS;
-const VALUE_FIELDS = [
-  'string_values',
-  'float_values',
-  'double_values',
-  'bool_values',
-  'int32_values',
-  'int64_values',
-  'uint32_values',
-  'uint64_values',
-] as const;
 
 interface NDArrayLike {
   dtype?: string | number;

@@ -75,7 +75,8 @@ const PROTO_ENUM: readonly NDArrayDType[] = [
   'DTYPE_STRING',
 ];
 
-const VALUE_FIELDS = [
+/** The NDArray message's value fields (one per element type). */
+export const VALUE_FIELDS = [
   'float_values',
   'double_values',
   'bool_values',
