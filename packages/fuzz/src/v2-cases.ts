@@ -2,6 +2,7 @@ import type { ModelInferRequestMessage } from '@tiffin/core/internal';
 import { inferenceV2ServiceDefinition } from '@tiffin/core/internal';
 import fc from 'fast-check';
 import type { Payload } from './bodies.js';
+import { type ByteCase, wireVariants } from './wire-variants.js';
 
 /**
  * Hostile Open Inference Protocol (KServe v2) requests: `POST /v2/models/<name>/infer` bodies (JSON and the
@@ -232,20 +233,4 @@ const encodeInfer = (m: ModelInferRequestMessage): Buffer =>
   inferenceV2ServiceDefinition().ModelInfer!.requestSerialize(m);
 
 /** ModelInfer request bytes: well-formed (mostly wrong for the model), truncated, mutated. */
-export const modelInferCase: fc.Arbitrary<{ kind: string; bytes: Buffer }> = fc.oneof(
-  inferMessage.map((m) => ({ kind: 'grpc-v2/message', bytes: encodeInfer(m) })),
-  fc.tuple(inferMessage, fc.nat()).map(([m, cut]) => {
-    const bytes = encodeInfer(m);
-    return { kind: 'grpc-v2/truncated', bytes: bytes.subarray(0, cut % (bytes.length + 1)) };
-  }),
-  fc
-    .tuple(
-      inferMessage,
-      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
-    )
-    .map(([m, flips]) => {
-      const bytes = Buffer.from(encodeInfer(m));
-      for (const [at, value] of flips) if (bytes.length > 0) bytes[at % bytes.length] = value;
-      return { kind: 'grpc-v2/mutated', bytes };
-    }),
-);
+export const modelInferCase: fc.Arbitrary<ByteCase> = wireVariants(inferMessage, encodeInfer, 'grpc-v2');
