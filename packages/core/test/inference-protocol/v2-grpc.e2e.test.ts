@@ -14,6 +14,7 @@ import {
   silentLogger,
   Text,
 } from '../../src/index.js';
+import { type HealthStatus, healthClient } from '../grpc/health-client.js';
 import { inferJson } from './v2-client.js';
 import {
   type Contents,
@@ -174,23 +175,8 @@ describe('inference.GRPCInferenceService: health and metadata', () => {
   });
 
   it('grpc.health.v1 Check, Watch and List follow the readiness checks too (Kubernetes gRPC probes)', async () => {
-    const { loadSync } = await import('@grpc/proto-loader');
-    const { protoPath } = await import('grpc-health-check');
-    type Status = { status: string };
-    const def = grpc.loadPackageDefinition(loadSync(protoPath, { enums: String })) as unknown as {
-      grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client } } };
-    };
-    const health = new def.grpc.health.v1.Health(
-      rpc.address,
-      grpc.credentials.createInsecure(),
-    ) as grpc.Client & {
-      Check(req: { service: string }, cb: (err: grpc.ServiceError | null, res: Status) => void): void;
-      Watch(req: { service: string }): grpc.ClientReadableStream<Status>;
-      List(
-        req: object,
-        cb: (err: grpc.ServiceError | null, res: { statuses: Record<string, Status> }) => void,
-      ): void;
-    };
+    type Status = HealthStatus;
+    const health = healthClient(rpc.address);
     const check = (service: string) =>
       new Promise<string>((resolve, reject) =>
         health.Check({ service }, (err, r) => (err ? reject(err) : resolve(r.status))),
