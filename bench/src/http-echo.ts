@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,21 +5,9 @@ import autocannon from 'autocannon';
 import { cpuPinning } from './cpu-pinning.js';
 import { ECHO_PAYLOAD } from './echo-payload.js';
 import { startServer, stopServer } from './servers/spawn.js';
-import { type Spread, spread } from './stats.js';
+import { cpuSeconds, type Spread, spread } from './stats.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the command name; clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
 
 interface Run {
   rps: number;

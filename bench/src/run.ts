@@ -90,11 +90,14 @@ if (wanted('grpc')) {
   const { runGrpcVsHttp } = await import('./grpc-vs-http.js');
   const t = await runGrpcVsHttp(rounds);
   console.log(
-    'NumpyNdarray 1k-float echo, 32 calls in flight, calls/s (clients in this process, server in a child):',
+    `NumpyNdarray 1k-float echo, 32 calls in flight, calls/s (load: ${t.loadGenerator}; server in a child):`,
   );
   console.log(`  HTTP                          ${fmtSpread(t.http)}`);
   console.log(`  gRPC                          ${fmtSpread(t.grpc)}`);
   console.log(`  ratio gRPC/HTTP               ${fmtSpread(t.ratio, 3)}x   (target >= 0.9x)`);
+  console.log(
+    `  server CPU per call, us: HTTP ${fmtSpread(t.cpuUs.http, 1)}, gRPC ${fmtSpread(t.cpuUs.grpc, 1)} (cost ratio HTTP/gRPC ${fmt(t.cpuUs.http.median / t.cpuUs.grpc.median, 3)}x)`,
+  );
   console.log(`  load average: ${loadAverage()}`);
 }
 
