@@ -298,7 +298,12 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
             ids = tok[idx].clone()
             drop = torch.from_numpy(rng.random(args.batch) < 0.1)
             ids[drop] = empty_c
-            t = torch.from_numpy(rng.integers(0, T, args.batch))
+            # A share (--high-noise) of the timesteps comes from the noisier half, where the picture's layout
+            # (colour, place, shape) is decided from the prompt; the rest is uniform over all timesteps.
+            t = rng.integers(0, T, args.batch)
+            high = rng.random(args.batch) < args.high_noise
+            t[high] = rng.integers(T // 2, T, int(high.sum()))
+            t = torch.from_numpy(t)
             noise = torch.randn_like(x0)
             a = ac[t].sqrt()[:, None, None, None]
             s = (1 - ac[t]).sqrt()[:, None, None, None]
@@ -352,9 +357,35 @@ def decode_check(args, images, latents):
     print(f"decoded {len(idx)} pictures into {CACHE}/decoded.u8", flush=True)
 
 
+def parity(args):
+    """Compares the torch modules with Tiffin's outputs written by training/parity.ts for folder --out
+    (--parity-json): the prompt's embeddings, one UNet prediction and one VAE decode."""
+    with open(args.parity_json) as f:
+        d = json.load(f)
+
+    def cfg(component):
+        with open(os.path.join(args.out, component, "config.json")) as f:
+            return json.load(f)
+
+    text = ClipTextModel(cfg("text_encoder"), VOCAB_SIZE)
+    text.load_state_dict(read_safetensors(os.path.join(args.out, "text_encoder", "model.safetensors")))
+    unet = UNet2DConditionModel(cfg("unet"))
+    unet.load_state_dict(read_safetensors(os.path.join(args.out, "unet", "diffusion_pytorch_model.safetensors")))
+    vae = AutoencoderKL(cfg("vae"))
+    vae.load_state_dict(read_safetensors(os.path.join(args.out, "vae", "diffusion_pytorch_model.safetensors")))
+    with torch.no_grad():
+        ctx = text(torch.tensor([d["ids"]]))
+        x = torch.tensor(d["sample"]).reshape(1, 16, 16, 4).permute(0, 3, 1, 2)
+        u = unet(x, torch.tensor([500]), ctx).permute(0, 2, 3, 1).reshape(-1)
+        v = vae.decode(x).permute(0, 2, 3, 1).reshape(-1)
+    for name, a, b in (("text encoder", ctx.reshape(-1), d["context"]), ("unet", u, d["unet"]), ("vae decoder", v, d["vae"])):
+        diff = float((a - torch.tensor(b)).abs().max())
+        print(f"{name}: max |torch - Tiffin| {diff:.2e} (values up to {float(a.abs().max()):.2f})", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("job", choices=["vae", "unet", "decode-check"])
+    p.add_argument("job", choices=["vae", "unet", "decode-check", "parity"])
     p.add_argument("--out", default=os.path.join(CACHE, "model"))
     p.add_argument("--seconds", type=float, default=2700, help="stop after this many seconds of this run")
     p.add_argument("--steps", type=int, default=0, help="stop at this step; the lr decays to it (0: constant lr)")
@@ -364,14 +395,18 @@ def main():
     p.add_argument("--vae-lr", type=float, default=2e-3)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--shape-weight", type=float, default=4.0, help="extra weight of the shape's pixels (vae)")
+    p.add_argument("--high-noise", type=float, default=0.0, help="share of timesteps drawn from the noisier half (unet)")
     p.add_argument("--ema", type=float, default=0.995)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", default="F16")
     p.add_argument("--decay-by-seconds", action="store_true", help="the lr schedule also ends at --seconds")
+    p.add_argument("--parity-json", help="parity: the file training/parity.ts wrote")
     p.add_argument("--resume", action="store_true", help="continue from training/.cache/<job>.pt")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    if args.job == "parity":
+        return parity(args)
     cfgs = model_configs()
     images, coverage, tokens, empty = load_dataset()
     ids_used = sorted(set(np.unique(tokens).tolist()) | set(empty.tolist()))
