@@ -16,7 +16,7 @@ const ctx = await pipe.encodePrompt(prompt);
 const sample = ctx
   .reshape([-1])
   .slice([0], [16 * 16 * 4])
-  .reshape([1, 16, 16, 4]);
+  .reshape([1, 16, 16, 4]) as Parameters<typeof pipe.vae.decode>[0];
 const pred = await pipe.unet.predict(sample, 500, ctx);
 const img = await pipe.vae.decode(sample);
 writeFileSync(
