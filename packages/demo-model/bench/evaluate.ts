@@ -3,7 +3,7 @@
  * in training) through Tiffin's own pipeline, read back by the pixel-level evaluator. Baseline printed in
  * the same run: the evaluator on the dataset's own rendered pictures (it should read them all back).
  *
- * Usage (from packages/demo-model): pnpm bench [-- --limit=128 --steps=20 --guidance=4 --model=<folder>]
+ * Usage (from packages/demo-model): pnpm bench [-- --limit=128 --steps=20 --guidance=4 --rescale=0 --model=<folder>]
  */
 import { cpus, loadavg } from 'node:os';
 import { StableDiffusionPipeline } from '@tiffin/diffusion';
@@ -19,6 +19,7 @@ const arg = (name: string, fallback: string) =>
 const limit = Number(arg('limit', '128'));
 const steps = Number(arg('steps', '20'));
 const guidance = Number(arg('guidance', '4'));
+const rescale = Number(arg('rescale', '0'));
 const modelDir = arg('model', demoModelDir());
 
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`.padStart(8);
@@ -34,6 +35,7 @@ const load0 = loadavg()[0];
 const result = await evaluatePipeline(pipe, scenes, {
   steps,
   guidance,
+  guidanceRescale: rescale,
   onPicture: (i, s) => {
     if ((i + 1) % 16 === 0)
       process.stderr.write(`  ${i + 1}/${scenes.length} pictures, last ${s.toFixed(2)} s\n`);
@@ -45,7 +47,7 @@ const spread = (xs: number[]) => {
 };
 process.stdout.write(
   [
-    `demo model: ${result.count} held-out prompts, DDIM ${steps} steps, guidance ${guidance}, 64×64`,
+    `demo model: ${result.count} held-out prompts, DDIM ${steps} steps, guidance ${guidance} (rescale ${rescale}), 64×64`,
     row('baseline (dataset pictures)', truth.accuracy()),
     row('demo model', result.accuracy),
     'targets: colour ≥ 90 %, background ≥ 90 %, position ≥ 80 %, shape ≥ 70 %',
