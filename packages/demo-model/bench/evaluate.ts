@@ -3,7 +3,7 @@
  * in training) through Tiffin's own pipeline, read back by the pixel-level evaluator. Baseline printed in
  * the same run: the evaluator on the dataset's own rendered pictures (it should read them all back).
  *
- * Usage (from packages/demo-model): pnpm bench [-- --limit=128 --steps=20 --guidance=4 --rescale=0 --model=<folder> --split=train]
+ * Usage (from packages/demo-model): pnpm bench [-- --limit=128 --steps=20 --guidance=1.5 --rescale=0 --model=<folder> --split=train]
  */
 import { cpus, loadavg } from 'node:os';
 import { StableDiffusionPipeline } from '@tiffin/diffusion';
@@ -18,7 +18,7 @@ const arg = (name: string, fallback: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const limit = Number(arg('limit', '128'));
 const steps = Number(arg('steps', '20'));
-const guidance = Number(arg('guidance', '4'));
+const guidance = Number(arg('guidance', '1.5'));
 const rescale = Number(arg('rescale', '0'));
 const modelDir = arg('model', demoModelDir());
 // `--split=train`: training prompts instead (to choose sampling settings without looking at the held-out ones).
