@@ -10,19 +10,49 @@ const WIDTH = 256;
 /** As in servers/batching-service.ts. */
 const MAX_LATENCY_MS = 100;
 const LAYERS = 4;
-const ROW = JSON.stringify([Array.from({ length: WIDTH }, (_, i) => ((i * 37) % 101) / 101 - 0.5)]);
+const DEEP_LAYERS = 8;
+const VALUES = Array.from({ length: WIDTH }, (_, i) => ((i * 37) % 101) / 101 - 0.5);
+const ROW = JSON.stringify([VALUES]);
+
+/** The same row in the Open Inference Protocol's binary tensor extension: a JSON header, then the float32 bytes. */
+const V2_HEADER = JSON.stringify({
+  inputs: [
+    { name: 'input', shape: [1, WIDTH], datatype: 'FP32', parameters: { binary_data_size: WIDTH * 4 } },
+  ],
+  outputs: [{ name: 'output', parameters: { binary_data: true } }],
+});
+const V2_BODY = Buffer.concat([Buffer.from(V2_HEADER), Buffer.from(Float32Array.from(VALUES).buffer)]);
+
+/** How a client sends its row: NumpyNdarray JSON to the API's own route, or v2 binary to its model route. */
+interface Transport {
+  route: (api: string) => string;
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+const TRANSPORTS = {
+  json: { route: (api) => `/${api}`, headers: { 'content-type': 'application/json' }, body: ROW },
+  v2Binary: {
+    route: (api) => `/v2/models/${api}/infer`,
+    headers: {
+      'content-type': 'application/octet-stream',
+      'inference-header-content-length': String(Buffer.byteLength(V2_HEADER)),
+    },
+    body: V2_BODY,
+  },
+} satisfies Record<string, Transport>;
 
 interface Run {
   rps: number;
   p99: number;
 }
 
-async function load(url: string, seconds: number, connections: number): Promise<Run> {
+async function load(url: string, seconds: number, connections: number, transport: Transport): Promise<Run> {
   const result = await autocannon({
     url,
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: ROW,
+    headers: transport.headers,
+    body: transport.body,
     connections,
     duration: seconds,
   });
@@ -39,10 +69,17 @@ export interface CallCosts {
   learntFullBatch: number;
 }
 
-export interface WorkloadResult {
+export interface TransportResult {
   batchable: { rps: Spread; p99: Spread };
   single: { rps: Spread; p99: Spread };
   ratio: Spread;
+}
+
+export interface WorkloadResult {
+  /** Rows as NumpyNdarray JSON text on the API's own route. */
+  json: TransportResult;
+  /** Rows as float32 bytes in the Open Inference Protocol's binary extension (`/v2/models/<api>/infer`). */
+  v2Binary: TransportResult;
   costs: CallCosts;
 }
 
@@ -51,12 +88,15 @@ export interface BatchingResult {
   dense: WorkloadResult;
   /** A tf.sequential model of dense 256-wide layers, called with model.predict. */
   mlp: WorkloadResult;
+  /** The same with more layers. */
+  mlp_deep: WorkloadResult;
+  deepLayers: number;
   maxLatencyMs: number;
   layers: number;
   pinning: string;
 }
 
-const WORKLOADS = ['dense', 'mlp'] as const;
+const WORKLOADS = ['dense', 'mlp', 'mlp_deep'] as const;
 
 /**
  * Throughput and p99 latency at 64 concurrent single-row clients of each workload served batchable against
@@ -76,23 +116,43 @@ export async function benchBatching({
   try {
     const results = {} as Record<(typeof WORKLOADS)[number], WorkloadResult>;
     for (const name of WORKLOADS) {
-      const batchable = `${server.url}/${name}`;
-      const single = `${server.url}/${name}_one`;
-      const a = await (await fetch(batchable, { method: 'POST', body: ROW })).text();
-      const b = await (await fetch(single, { method: 'POST', body: ROW })).text();
-      if (a !== b) throw new Error(`${name}: batchable and single answers differ`);
-      await load(batchable, 2, connections);
-      await load(single, 2, connections);
-      const runs = { batchable: [] as Run[], single: [] as Run[] };
-      for (let i = 0; i < rounds; i++) {
-        runs.batchable.push(await load(batchable, seconds, connections));
-        runs.single.push(await load(single, seconds, connections));
+      const byTransport = {} as Record<keyof typeof TRANSPORTS, TransportResult>;
+      for (const [kind, transport] of Object.entries(TRANSPORTS) as Array<
+        [keyof typeof TRANSPORTS, Transport]
+      >) {
+        const batchable = `${server.url}${transport.route(name)}`;
+        const single = `${server.url}${transport.route(`${name}_one`)}`;
+        const call = (url: string) =>
+          fetch(url, { method: 'POST', headers: transport.headers, body: transport.body }).then(async (r) => {
+            if (!r.ok) throw new Error(`${url}: ${r.status} ${await r.text()}`);
+            // The tensor only: a v2 answer's JSON header names its model, which differs between the two APIs.
+            const bytes = Buffer.from(await r.arrayBuffer());
+            return bytes
+              .subarray(Number(r.headers.get('inference-header-content-length') ?? 0))
+              .toString('base64');
+          });
+        if ((await call(batchable)) !== (await call(single))) {
+          throw new Error(`${name} (${kind}): batchable and single answers differ`);
+        }
+        await load(batchable, 2, connections, transport);
+        await load(single, 2, connections, transport);
+        const runs = { batchable: [] as Run[], single: [] as Run[] };
+        for (let i = 0; i < rounds; i++) {
+          runs.batchable.push(await load(batchable, seconds, connections, transport));
+          runs.single.push(await load(single, seconds, connections, transport));
+        }
+        const summary = (r: Run[]) => ({
+          rps: spread(r.map((x) => x.rps)),
+          p99: spread(r.map((x) => x.p99)),
+        });
+        byTransport[kind] = {
+          batchable: summary(runs.batchable),
+          single: summary(runs.single),
+          ratio: spread(runs.batchable.map((r, i) => r.rps / runs.single[i]!.rps)),
+        };
       }
-      const summary = (r: Run[]) => ({ rps: spread(r.map((x) => x.rps)), p99: spread(r.map((x) => x.p99)) });
       results[name] = {
-        batchable: summary(runs.batchable),
-        single: summary(runs.single),
-        ratio: spread(runs.batchable.map((r, i) => r.rps / runs.single[i]!.rps)),
+        ...byTransport,
         costs: { batch1: Number.NaN, batch32: Number.NaN, learntFullBatch: Number.NaN },
       };
     }
@@ -101,7 +161,13 @@ export async function benchBatching({
       CallCosts
     >;
     for (const name of WORKLOADS) results[name].costs = costs[name];
-    return { ...results, maxLatencyMs: MAX_LATENCY_MS, layers: LAYERS, pinning: pinning.description };
+    return {
+      ...results,
+      maxLatencyMs: MAX_LATENCY_MS,
+      layers: LAYERS,
+      deepLayers: DEEP_LAYERS,
+      pinning: pinning.description,
+    };
   } finally {
     unpin();
     await stopServer(server.child);

@@ -4,18 +4,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { cpuPinning } from './cpu-pinning.js';
+import { ECHO_PAYLOAD } from './echo-payload.js';
 import { startServer, stopServer } from './servers/spawn.js';
 import { type Spread, spread } from './stats.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-
-const PAYLOAD = JSON.stringify({
-  id: 42,
-  name: 'iris sample',
-  features: [5.1, 3.5, 1.4, 0.2],
-  tags: ['a', 'b', 'c'],
-  meta: { source: 'bench', ok: true },
-});
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
 function cpuSeconds(pid: number): number {
@@ -40,7 +33,7 @@ async function load(url: string, seconds: number, connections: number, pid: numb
     url: `${url}/echo`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: PAYLOAD,
+    body: ECHO_PAYLOAD,
     connections,
     duration: seconds,
   });
@@ -107,10 +100,10 @@ export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 3 
       const { url } = started.get(name)!;
       const check = await fetch(`${url}/echo`, {
         method: 'POST',
-        body: PAYLOAD,
+        body: ECHO_PAYLOAD,
         headers: { 'content-type': 'application/json' },
       });
-      if ((await check.text()) !== PAYLOAD) throw new Error(`${name} echo does not return the payload`);
+      if ((await check.text()) !== ECHO_PAYLOAD) throw new Error(`${name} echo does not return the payload`);
       await load(url, 2, connections, started.get(name)!.child.pid!);
     }
     const runs = Object.fromEntries(names.map((n) => [n, [] as Run[]])) as Record<ServerName, Run[]>;

@@ -18,6 +18,7 @@ if (wanted('batching')) {
   const workloads = [
     ['dense 256x256 float32 layer as a bare tf.matMul', b.dense],
     [`tf.sequential of ${b.layers} dense 256-wide layers, model.predict`, b.mlp],
+    [`tf.sequential of ${b.deepLayers} dense 256-wide layers, model.predict`, b.mlp_deep],
   ] as const;
   console.log(`Adaptive batching, tfjs wasm backend, 64 concurrent single-row clients (${b.pinning}):`);
   for (const [title, w] of workloads) {
@@ -25,11 +26,19 @@ if (wanted('batching')) {
     console.log(
       `    cost per call: batch 1 ${fmt(w.costs.batch1, 3)} ms, batch 32 ${fmt(w.costs.batch32, 3)} ms (${fmt(w.costs.batch32 / w.costs.batch1, 1)}x for 32x the rows)`,
     );
-    console.log(
-      `    batchable     req/s ${fmtSpread(w.batchable.rps)}   p99 ms ${fmtSpread(w.batchable.p99, 1)}`,
-    );
-    console.log(`    not batchable req/s ${fmtSpread(w.single.rps)}   p99 ms ${fmtSpread(w.single.p99, 1)}`);
-    console.log(`    ratio batchable/not    ${fmtSpread(w.ratio, 2)}x   (target >= 4x)`);
+    for (const [label, t] of [
+      ['NumpyNdarray JSON', w.json],
+      ['v2 binary tensor', w.v2Binary],
+    ] as const) {
+      console.log(`    ${label}:`);
+      console.log(
+        `      batchable     req/s ${fmtSpread(t.batchable.rps)}   p99 ms ${fmtSpread(t.batchable.p99, 1)}`,
+      );
+      console.log(
+        `      not batchable req/s ${fmtSpread(t.single.rps)}   p99 ms ${fmtSpread(t.single.p99, 1)}`,
+      );
+      console.log(`      ratio batchable/not    ${fmtSpread(t.ratio, 2)}x   (target >= 4x)`);
+    }
     console.log(
       `    p99 bound: max_latency_ms ${b.maxLatencyMs} + learnt full batch ${fmt(w.costs.learntFullBatch, 2)} ms = ${fmt(b.maxLatencyMs + w.costs.learntFullBatch, 1)} ms`,
     );
@@ -49,6 +58,20 @@ if (wanted('echo')) {
   console.log('  server CPU per request, us (steadier than req/s when other work shares the machine):');
   console.log(
     `    serve ${fmt(e.cpuUs.tiffinServe.median, 1)}  fastify ${fmt(e.cpuUs.fastify.median, 1)}  quiet ${fmt(e.cpuUs.tiffinQuiet.median, 1)}  node:http ${fmt(e.cpuUs.nodeHttp.median, 1)}`,
+  );
+  console.log(`  load average: ${loadAverage()}\n`);
+}
+
+if (wanted('jscost')) {
+  const { benchHttpJsCost } = await import('./http-js-cost.js');
+  const j = benchHttpJsCost({ rounds });
+  console.log(`JSON echo, JavaScript CPU per request over in-memory sockets, us (${j.pinning}):`);
+  console.log(`  bare node:http                  ${fmtSpread(j.cpuUs.node, 1)}`);
+  console.log(`  fastify 5                       ${fmtSpread(j.cpuUs.fastify, 1)}`);
+  console.log(`  tiffin, logging off             ${fmtSpread(j.cpuUs.tiffin, 1)}`);
+  console.log(`  tiffin, default logging         ${fmtSpread(j.cpuUs['tiffin-log'], 1)}`);
+  console.log(
+    `  cost ratios (baseline / tiffin): fastify / tiffin-log ${fmt(j.cpuUs.fastify.median / j.cpuUs['tiffin-log'].median, 3)}x, node / tiffin ${fmt(j.cpuUs.node.median / j.cpuUs.tiffin.median, 3)}x`,
   );
   console.log(`  load average: ${loadAverage()}\n`);
 }

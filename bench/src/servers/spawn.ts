@@ -10,9 +10,15 @@ export async function startServer(
   prefix: readonly string[],
 ): Promise<{ url: string; child: ChildProcess }> {
   const [command, ...prefixArgs] = prefix.length > 0 ? prefix : [process.execPath];
-  const child = spawn(command!, [...(prefix.length > 0 ? [...prefixArgs, process.execPath] : []), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  // Extra node flags for every server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile one under load.
+  const nodeFlags = process.env.BENCH_SERVER_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(
+    command!,
+    [...(prefix.length > 0 ? [...prefixArgs, process.execPath] : []), ...nodeFlags, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const onData = (chunk: Buffer) => {

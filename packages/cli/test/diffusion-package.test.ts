@@ -127,6 +127,11 @@ beforeAll(async () => {
       '--version',
       '1',
       '--no-lockfile',
+      // Service settings the package must keep (the tests run on wasm anyway).
+      '--engine',
+      'wasm',
+      '--max-steps',
+      '3',
     ],
     { TIFFIN_HOME: home },
   ).done;
@@ -153,6 +158,19 @@ describe('a package built by tiffin diffusion build', () => {
     // The model worker is its own bundle; the service starts it from the vendored dist.
     expect(existsSync(join(packageDir, 'vendor', 'tiffin-diffusion', 'dist', 'model-worker.js'))).toBe(true);
     expect(readFileSync(join(packageDir, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "server.mjs"]');
+    // The bundled service module carries the build's settings.
+    const service = readFileSync(join(packageDir, 'service.js'), 'utf8');
+    expect(service).toMatch(/"?backend"?:\s*"wasm"/);
+    expect(service).toMatch(/"?maxSteps"?:\s*3\b/);
+  });
+
+  it('refuses onnxruntime settings for another engine before building anything', async () => {
+    const refused = await tiffin(
+      ['diffusion', 'build', 'demo', '--engine', 'wasm', '--ort-threads', '2', '--no-lockfile'],
+      { TIFFIN_HOME: scratchDir('tiffin-diffusion-refused-') },
+    ).done;
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('--ort-threads applies to --engine onnxruntime, not wasm');
   });
 
   it('serves POST /text2img with `tiffin serve <tag>`, with a request LoRA from the packaged folder', async () => {
@@ -163,6 +181,10 @@ describe('a package built by tiffin diffusion build', () => {
       expect(jpegSize(plain)).toEqual({ width: 32, height: 32 });
       const styled = await jpeg(await text2img(url, { lora_weights: 'style.safetensors' }));
       expect(Buffer.from(styled).equals(Buffer.from(plain))).toBe(false);
+      // The --max-steps recorded at build time holds in the package.
+      const tooMany = await text2img(url, { num_inference_steps: 4 });
+      expect(tooMany.status).toBe(400);
+      expect(((await tooMany.json()) as { error: string }).error).toContain('3');
       const missing = await text2img(url, { lora_weights: 'absent.safetensors' });
       expect(missing.status).toBe(400);
       expect(((await missing.json()) as { error: string }).error).toMatch(

@@ -141,6 +141,7 @@ export { NDArray, type NDArrayElement, type NestedArray } from './ndarray/ndarra
 export { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
 export { createApp, type TiffinApp } from './server/app.js';
 export {
+  type AccessLogEntry,
   JsonLineLogger,
   type LogFields,
   type Logger,

@@ -1,6 +1,8 @@
 import type { RequestMessage } from '@tiffin/core';
 import fc from 'fast-check';
-import { encodeRequest } from './grpc-raw.js';
+import { encodeRequest, type RawMethod } from './grpc-raw.js';
+import { modelInferCase } from './v2-cases.js';
+import { type ByteCase, wireVariants } from './wire-variants.js';
 
 const deepValue = (depth: number): unknown => {
   let v: unknown = { numberValue: 1 };
@@ -80,25 +82,17 @@ function deepJsonBytes(apiName: string, depth: number): Buffer {
   return Buffer.concat([lengthDelimited(0x0a, Buffer.from(apiName)), lengthDelimited(0x4a, value)]);
 }
 
-/** Call request bytes: well-formed, truncated, mutated, or random. */
-export const grpcCase: fc.Arbitrary<{ kind: string; bytes: Buffer }> = fc.oneof(
-  wellFormed.map((m) => ({ kind: 'grpc/message', bytes: encodeRequest(m) })),
-  fc.tuple(wellFormed, fc.nat()).map(([m, cut]) => {
-    const bytes = encodeRequest(m);
-    return { kind: 'grpc/truncated', bytes: bytes.subarray(0, cut % (bytes.length + 1)) };
-  }),
-  fc
-    .tuple(
-      wellFormed,
-      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
-    )
-    .map(([m, flips]) => {
-      const bytes = Buffer.from(encodeRequest(m));
-      for (const [at, value] of flips) if (bytes.length > 0) bytes[at % bytes.length] = value;
-      return { kind: 'grpc/mutated', bytes };
-    }),
+/** `Call` request bytes: well-formed, truncated, mutated, or random. */
+const callCase: fc.Arbitrary<ByteCase> = fc.oneof(
+  wireVariants(wellFormed, encodeRequest, 'grpc'),
   fc.uint8Array({ maxLength: 256 }).map((b) => ({ kind: 'grpc/random', bytes: Buffer.from(b) })),
   fc
     .tuple(fc.constantFrom('json', 'nd', 'text'), fc.integer({ min: 100, max: 5000 }))
     .map(([api, depth]) => ({ kind: 'grpc/deep-json', bytes: deepJsonBytes(api, depth) })),
+);
+
+/** A gRPC case: `Call` bytes most of the time, `ModelInfer` bytes (Open Inference Protocol) otherwise. */
+export const grpcCase: fc.Arbitrary<{ kind: string; bytes: Buffer; method: RawMethod }> = fc.oneof(
+  { weight: 3, arbitrary: callCase.map((c) => ({ ...c, method: 'Call' as const })) },
+  { weight: 1, arbitrary: modelInferCase.map((c) => ({ ...c, method: 'ModelInfer' as const })) },
 );

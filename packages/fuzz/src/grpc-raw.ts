@@ -1,42 +1,61 @@
 import * as grpc from '@grpc/grpc-js';
 import type { RequestMessage } from '@tiffin/core';
-import { inferenceServiceDefinition } from '@tiffin/core/internal';
+import { inferenceServiceDefinition, inferenceV2ServiceDefinition } from '@tiffin/core/internal';
 
-/** A gRPC client that sends `Call` request bytes as given: garbage reaches the server's decoder untouched. */
+/** The methods whose request bytes the fuzzer sends. */
+export type RawMethod = 'Call' | 'ModelInfer';
+
+/**
+ * A gRPC client that sends request bytes as given to `BentoService/Call` or
+ * `inference.GRPCInferenceService/ModelInfer`: garbage reaches the server's decoder untouched.
+ */
 export interface RawGrpcClient {
-  call(bytes: Buffer, metadata?: Record<string, string>): Promise<{ code: number; details: string }>;
+  call(
+    bytes: Buffer,
+    metadata?: Record<string, string>,
+    method?: RawMethod,
+  ): Promise<{ code: number; details: string }>;
   close(): void;
 }
 
-export function rawGrpcClient(address: string): RawGrpcClient {
-  const call = inferenceServiceDefinition().Call!;
-  const definition: grpc.ServiceDefinition = {
-    Call: {
-      ...call,
+type RawCall = (
+  req: Buffer,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  cb: (err: grpc.ServiceError | null) => void,
+) => void;
+
+function rawClientFor(address: string, definition: grpc.MethodDefinition<unknown, unknown>, name: string) {
+  const raw: grpc.ServiceDefinition = {
+    [name]: {
+      ...definition,
       requestSerialize: (bytes: Buffer) => bytes,
       responseDeserialize: (bytes: Buffer) => bytes,
     },
   };
-  const Client = grpc.makeGenericClientConstructor(definition, 'RawBentoService');
-  const client = new Client(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
-    Call(
-      req: Buffer,
-      metadata: grpc.Metadata,
-      options: grpc.CallOptions,
-      cb: (err: grpc.ServiceError | null) => void,
-    ): void;
+  const Client = grpc.makeGenericClientConstructor(raw, `Raw${name}`);
+  return new Client(address, grpc.credentials.createInsecure()) as unknown as grpc.Client &
+    Record<string, RawCall>;
+}
+
+export function rawGrpcClient(address: string): RawGrpcClient {
+  const clients = {
+    Call: rawClientFor(address, inferenceServiceDefinition().Call!, 'Call'),
+    ModelInfer: rawClientFor(address, inferenceV2ServiceDefinition().ModelInfer!, 'ModelInfer'),
   };
   return {
-    call(bytes, metadata = {}) {
+    call(bytes, metadata = {}, method = 'Call') {
       const md = new grpc.Metadata();
       for (const [k, v] of Object.entries(metadata)) md.set(k, v);
       return new Promise((resolve) =>
-        client.Call(bytes, md, { deadline: Date.now() + 10_000 }, (err) =>
+        clients[method][method]!(bytes, md, { deadline: Date.now() + 10_000 }, (err) =>
           resolve(err ? { code: err.code, details: err.details } : { code: 0, details: '' }),
         ),
       );
     },
-    close: () => client.close(),
+    close: () => {
+      for (const client of Object.values(clients)) client.close();
+    },
   };
 }
 

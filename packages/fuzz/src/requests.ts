@@ -9,6 +9,7 @@ import {
   parquetBytes,
 } from './bodies.js';
 import { API_FAMILIES, type BodyFamily } from './service.js';
+import { inferHttpCase } from './v2-cases.js';
 
 /** How the body is framed on the wire; the last four are lies or errors in the framing itself. */
 export type Framing = 'length' | 'chunked' | 'bad-chunked' | 'short-body' | 'long-body' | 'double-length';
@@ -158,7 +159,19 @@ const otherCall: fc.Arbitrary<FuzzRequest> = fc.record({
   headers: extraHeaders,
 });
 
+/** The Open Inference Protocol's infer route, JSON and binary, with its own header lines. */
+const inferCall: fc.Arbitrary<FuzzRequest> = fc
+  .tuple(inferHttpCase, framing, extraHeaders)
+  .map(([c, frame, extra]) => ({
+    method: 'POST',
+    path: c.path,
+    payload: c.payload,
+    framing: frame,
+    headers: [...c.headers, ...extra],
+  }));
+
 export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
-  { weight: 9, arbitrary: apiCall },
+  { weight: 8, arbitrary: apiCall },
+  { weight: 2, arbitrary: inferCall },
   { weight: 1, arbitrary: otherCall },
 );

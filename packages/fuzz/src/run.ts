@@ -109,7 +109,7 @@ export async function fuzz(target: Target, options: FuzzOptions): Promise<FuzzRe
         }),
         ...grpcCases.map((c) => async () => {
           const t0 = performance.now();
-          const { code, details } = await client.call(c.bytes);
+          const { code, details } = await client.call(c.bytes, {}, c.method);
           const name = GRPC_NAMES[code] ?? String(code);
           bump(report.grpc, name);
           bump(report.kinds, c.kind);

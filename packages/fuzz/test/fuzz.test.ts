@@ -10,7 +10,7 @@ afterAll(async () => {
   await target?.stop();
 });
 
-describe('fuzz: hostile requests at every descriptor, HTTP and gRPC', () => {
+describe('fuzz: hostile requests at every descriptor and the v2 infer route, HTTP and gRPC', () => {
   it('answers a seeded run of hostile requests without a 5xx, an INTERNAL, a lost request or a crash', async () => {
     // No timing threshold here (the box may be loaded): a hang is a request with no answer in a minute.
     // `pnpm fuzz` reports answers slower than 5 s.
@@ -33,6 +33,11 @@ describe('fuzz: hostile requests at every descriptor, HTTP and gRPC', () => {
       'parquet/garbage',
       'csv/cells',
       'grpc/random',
+      'v2/json',
+      'v2/binary',
+      'v2/garbage',
+      'grpc-v2/message',
+      'grpc-v2/mutated',
     ]) {
       expect(report.kinds[kind] ?? 0, kind).toBeGreaterThan(0);
     }

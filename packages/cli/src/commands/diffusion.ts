@@ -38,12 +38,8 @@ interface ModelFlags {
   revision: string;
 }
 
-interface StartFlags extends ModelFlags {
-  loraWeights?: string;
-  loraDir?: string;
-  pipeline: DiffusionPipelineKind;
-  port: number;
-  host: string;
+/** What the service does at run time: request bounds, queue, jobs, engine threads (`start` runs with them, `build` records them). */
+interface ServiceSettingFlags {
   maxQueue: number;
   maxSize: number;
   maxSteps: number;
@@ -51,9 +47,17 @@ interface StartFlags extends ModelFlags {
   maxJobs: number;
   jobTtl: number;
   timeout: number;
-  backend?: BackendName;
   ortThreads?: number;
   ortProviders?: string[];
+}
+
+interface StartFlags extends ModelFlags, ServiceSettingFlags {
+  loraWeights?: string;
+  loraDir?: string;
+  pipeline: DiffusionPipelineKind;
+  port: number;
+  host: string;
+  backend?: BackendName;
   apiToken?: string;
   metricsAuth?: boolean;
 }
@@ -67,7 +71,9 @@ const DIFFUSION_KUBERNETES_DEFAULTS: KubernetesOptions = {
   startupSeconds: 900,
 };
 
-interface BuildFlags extends ModelFlags, ContainerizeFlags, KubernetesFlags {
+interface BuildFlags extends ModelFlags, ContainerizeFlags, KubernetesFlags, ServiceSettingFlags {
+  /** `--backend` names the container build tool here (containerize's option), so the engine is `--engine`. */
+  engine?: BackendName;
   pipeline: DiffusionPipelineKind;
   loraDir?: string;
   loraWeights?: string;
@@ -135,28 +141,12 @@ const modelOptions = (command: Command): Command =>
     .option('--model-id <id>', 'hub model id or a local diffusers folder', DEFAULT_MODEL_ID)
     .option('--revision <rev>', 'hub branch, tag or commit', 'main');
 
-/** `tiffin diffusion start|download|build`: serve Stable Diffusion without writing a service. */
-export function registerDiffusion(program: Command): void {
-  const diffusion = program
-    .command('diffusion')
-    .description('Serve, download and package Stable Diffusion models');
+const ENGINE_HELP =
+  'onnxruntime (threads/providers: --ort-threads, --ort-providers) or a tfjs backend (webgpu only when named, and needs webgpu@0.6.2 and @tensorflow/tfjs-backend-webgpu@4.22.0 installed)';
 
-  modelOptions(
-    diffusion
-      .command('start')
-      .description(
-        'Serve POST /text2img (or /img2img) for a Stable Diffusion model, downloading it first if needed',
-      )
-      .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
-  )
-    .option('--lora-weights <file>', 'LoRA merged at start; its folder is also a LoRA directory for requests')
-    .option(
-      '--lora-dir <dir>',
-      'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
-    )
-    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
-    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', parsePort, 3000)
-    .option('--host <host>', 'interface to bind', '127.0.0.1')
+/** The run-time settings of the service: the same options on `start` and `build`. */
+const serviceSettingOptions = (command: Command): Command =>
+  command
     .option('--max-queue <n>', 'requests waiting behind the running one before 503', parsePositiveInt, 4)
     .option('--max-size <px>', 'largest height/width accepted (multiple of 8)', parseMultipleOf8, 1024)
     .option('--max-steps <n>', 'most num_inference_steps accepted', parsePositiveInt, 150)
@@ -175,11 +165,6 @@ export function registerDiffusion(program: Command): void {
       600,
     )
     .option(
-      '--api-token <token>',
-      'require `Authorization: Bearer <token>` on API calls, / and /docs.json; default $TIFFIN_API_TOKEN',
-    )
-    .option('--metrics-auth', 'with a token: require it for /metrics too')
-    .option(
       '--ort-threads <n>',
       'onnxruntime intra-op threads (default $TIFFIN_ORT_THREADS, else every core)',
       flagParser(parseOrtThreads),
@@ -188,22 +173,65 @@ export function registerDiffusion(program: Command): void {
       '--ort-providers <list>',
       'onnxruntime execution providers in preference order, e.g. cuda,cpu (default $TIFFIN_ORT_PROVIDERS, else cpu; cpu is always the fallback, a provider that is not installed is skipped with a log line)',
       flagParser(parseOrtProviders),
+    );
+
+/** The `createDiffusionService` options the setting flags give (one check for both commands). */
+function serviceSettings(flags: ServiceSettingFlags, backend: BackendName | undefined, backendFlag: string) {
+  const onnxFlag =
+    flags.ortThreads !== undefined ? '--ort-threads' : flags.ortProviders ? '--ort-providers' : null;
+  if (onnxFlag && backend && backend !== 'onnxruntime')
+    throw new CLIException(`${onnxFlag} applies to ${backendFlag} onnxruntime, not ${backend}`);
+  return {
+    limits: { maxSize: flags.maxSize, maxSteps: flags.maxSteps, maxImages: flags.maxImages },
+    maxQueue: flags.maxQueue,
+    maxJobs: flags.maxJobs,
+    jobResultTtl: flags.jobTtl,
+    timeout: flags.timeout,
+    backend,
+    onnx: { intraOpThreads: flags.ortThreads, executionProviders: flags.ortProviders },
+  };
+}
+
+/** `tiffin diffusion start|download|build`: serve Stable Diffusion without writing a service. */
+export function registerDiffusion(program: Command): void {
+  const diffusion = program
+    .command('diffusion')
+    .description('Serve, download and package Stable Diffusion models');
+
+  serviceSettingOptions(
+    modelOptions(
+      diffusion
+        .command('start')
+        .description(
+          'Serve POST /text2img (or /img2img) for a Stable Diffusion model, downloading it first if needed',
+        )
+        .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
+    ),
+  )
+    .option('--lora-weights <file>', 'LoRA merged at start; its folder is also a LoRA directory for requests')
+    .option(
+      '--lora-dir <dir>',
+      'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
     )
+    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', parsePort, 3000)
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option(
+      '--api-token <token>',
+      'require `Authorization: Bearer <token>` on API calls, / and /docs.json; default $TIFFIN_API_TOKEN',
+    )
+    .option('--metrics-auth', 'with a token: require it for /metrics too')
     .addOption(
-      new Option(
-        '--backend <name>',
-        'engine: onnxruntime (threads/providers: --ort-threads, --ort-providers) or a tfjs backend (webgpu only when named, and needs webgpu@0.6.2 and @tensorflow/tfjs-backend-webgpu@4.22.0 installed); default: the first that loads',
-      ).choices([...BACKEND_NAMES]),
+      new Option('--backend <name>', `engine: ${ENGINE_HELP}; default: the first that loads`).choices([
+        ...BACKEND_NAMES,
+      ]),
     )
     .action(async (name: string, flags: StartFlags) => {
       try {
         checkPipelineName(name);
         // Before resolving (maybe downloading) the model: a missing optional backend package fails now.
         assertBackendPackages(flags.backend);
-        const onnxFlag =
-          flags.ortThreads !== undefined ? '--ort-threads' : flags.ortProviders ? '--ort-providers' : null;
-        if (onnxFlag && flags.backend && flags.backend !== 'onnxruntime')
-          throw new CLIException(`${onnxFlag} applies to --backend onnxruntime, not ${flags.backend}`);
+        const settings = serviceSettings(flags, flags.backend, '--backend');
         if (flags.loraWeights && !existsSync(flags.loraWeights))
           throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
         const model = await resolveModel(flags, name);
@@ -212,13 +240,7 @@ export function registerDiffusion(program: Command): void {
           pipeline: flags.pipeline,
           loraWeights: flags.loraWeights,
           loraDir: flags.loraDir,
-          limits: { maxSize: flags.maxSize, maxSteps: flags.maxSteps, maxImages: flags.maxImages },
-          maxQueue: flags.maxQueue,
-          maxJobs: flags.maxJobs,
-          jobResultTtl: flags.jobTtl,
-          timeout: flags.timeout,
-          backend: flags.backend,
-          onnx: { intraOpThreads: flags.ortThreads, executionProviders: flags.ortProviders },
+          ...settings,
           models: model.tag ? [model.tag] : [],
         });
         await serve(service, {
@@ -254,12 +276,22 @@ export function registerDiffusion(program: Command): void {
     }
   });
 
-  const build = modelOptions(
-    diffusion
-      .command('build')
-      .description('Package the model, LoRA files and the diffusion service into a deployable package')
-      .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
+  const build = serviceSettingOptions(
+    modelOptions(
+      diffusion
+        .command('build')
+        .description(
+          'Package the model, LoRA files and the diffusion service into a deployable package, with the service settings given here',
+        )
+        .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
+    ),
   )
+    .addOption(
+      new Option(
+        '--engine <name>',
+        `engine the package runs on (start's --backend; here --backend is the image build tool): ${ENGINE_HELP}; default: $TIFFIN_TF_BACKEND where it runs, else the first that loads`,
+      ).choices([...BACKEND_NAMES]),
+    )
     .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
     .option('--lora-dir <dir>', 'folder of LoRA files packaged for per-request use')
     .option('--lora-weights <file>', 'LoRA packaged and merged at start')
@@ -314,6 +346,7 @@ const importModule: ServiceModuleLoader = async (file) =>
  * generated service module creates the diffusion service from those store entries when the package runs.
  */
 async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string) {
+  const settings = serviceSettings(flags, flags.engine, '--engine');
   const store = new ModelStore();
   const packageName = (flags.name ?? 'stable-diffusion').toLowerCase();
   let model = await resolveModel(flags, pipelineName);
@@ -342,6 +375,7 @@ async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string) {
     loraTag,
     loraWeights: flags.loraWeights ? basename(flags.loraWeights) : undefined,
     pipeline: flags.pipeline,
+    settings,
   });
   const workDir = join(cliPackageDir(), '.diffusion-build', `${process.pid}-${Date.now()}`);
   await mkdir(workDir, { recursive: true });
@@ -372,6 +406,7 @@ function serviceModuleSource(o: {
   loraTag?: string;
   loraWeights?: string;
   pipeline: DiffusionPipelineKind;
+  settings: ReturnType<typeof serviceSettings>;
 }): string {
   const j = JSON.stringify;
   return `// Generated by \`tiffin diffusion build\`: the diffusion service over models from the package's store.
@@ -391,6 +426,9 @@ export default createDiffusionService({
   loraDir: loras?.filesPath,
   loraWeights: loras && loraWeights ? join(loras.filesPath, loraWeights) : undefined,
   models: ${j([o.modelTag, ...(o.loraTag ? [o.loraTag] : [])])},
+  // The settings given to \`tiffin diffusion build\`; an engine or ORT setting left out there is read from
+  // $TIFFIN_TF_BACKEND / $TIFFIN_ORT_* where the package runs.
+  ...${j(o.settings)},
 }).service;
 `;
 }

@@ -13,7 +13,7 @@ import type { Invocation } from '../runtime/invocation.js';
 import { LazyAbort } from '../runtime/lazy-abort.js';
 import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
-import type { GrpcMetrics } from './metrics.js';
+import { callMetrics, type GrpcMetrics } from './metrics.js';
 
 /** Where a gRPC service logs what a client must not see. */
 export type GrpcLog = (entry: Record<string, unknown>) => void;
@@ -87,8 +87,8 @@ export function runApiCall<Req, Res>(
   const started = process.hrtime.bigint();
   // A name the service does not have is one label, not one per string a client sends.
   const known = svc.apis.has(apiName) ? apiName : '<unknown>';
-  const labels = { api_name: known, service_name: svc.name };
-  metrics.inProgress.inc(labels);
+  const bound = callMetrics(metrics, svc.name, known);
+  bound.start();
   const invocation: Invocation = {
     requestId: newRequestId(),
     api: svc.apis.get(apiName),
@@ -98,12 +98,7 @@ export function runApiCall<Req, Res>(
     timedOut: false,
   };
   call.on('cancelled', () => invocation.abort.abort(new Error('call cancelled')));
-  const finish = (code: number) => {
-    metrics.inProgress.dec(labels);
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    metrics.total.inc({ api_name: known, service_name: svc.name, grpc_code: String(code) });
-    metrics.duration.observe({ api_name: known, service_name: svc.name, grpc_code: String(code) }, seconds);
-  };
+  const finish = (code: number) => bound.finish(code, Number(process.hrtime.bigint() - started) / 1e9);
   work(invocation)
     .then(
       (response) => {
@@ -129,10 +124,14 @@ export function grpcRequest(
   abort: LazyAbort,
   limits: Readonly<Limits>,
 ): BufferedHttpRequest {
-  const headers = new Headers();
-  for (const [key, value] of Object.entries(call.metadata.getMap())) {
-    if (typeof value === 'string') headers.set(key, value);
-  }
+  // Built on first use: most APIs never read them, and a fetch Headers costs microseconds to fill.
+  const headers = () => {
+    const h = new Headers();
+    for (const [key, value] of Object.entries(call.metadata.getMap())) {
+      if (typeof value === 'string') h.set(key, value);
+    }
+    return h;
+  };
   return new BufferedHttpRequest({
     method: 'POST',
     url: api.route,

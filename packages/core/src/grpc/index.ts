@@ -5,6 +5,7 @@ export {
   inferenceClientConstructor,
   inferenceServiceDefinition,
   inferenceV2ProtoPath,
+  inferenceV2ServiceDefinition,
   protoPath,
 } from './proto.js';
 export * from './server.js';

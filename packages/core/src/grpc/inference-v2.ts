@@ -13,10 +13,10 @@ import {
 import {
   type ModelAdapter,
   modelMetadata,
-  type NamedArray,
   protocolModels,
   serverMetadata,
 } from '../inference-protocol/models.js';
+import type { Tensor } from '../inference-protocol/tensor.js';
 import type { Runtime, TransportCodec } from '../runtime/runtime.js';
 import {
   type ApiCallDeps,
@@ -111,7 +111,7 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
 }
 
 /** The model's tensors ↔ the API's values, the same conversion as `POST /v2/models/{name}/infer`. */
-function inferCodec(model: ModelAdapter): TransportCodec<GrpcInferRequest, NamedArray[]> {
+function inferCodec(model: ModelAdapter): TransportCodec<GrpcInferRequest, Tensor[]> {
   return {
     decode: (infer, ctx) => model.toInput(infer.request.inputs, ctx),
     encode: (output, ctx) => model.fromOutput(output, ctx),

@@ -37,3 +37,49 @@ export function grpcMetrics(registry: Registry = defaultRegistry): GrpcMetrics {
   }
   return metrics;
 }
+
+/** The metrics one call updates: bound to its API, so a call does no label hashing (prom-client's `labels()`). */
+export interface CallMetrics {
+  start(): void;
+  finish(code: number, seconds: number): void;
+}
+
+type CounterChild = ReturnType<GrpcMetrics['total']['labels']>;
+type HistogramChild = ReturnType<GrpcMetrics['duration']['labels']>;
+type GaugeChild = ReturnType<GrpcMetrics['inProgress']['labels']>;
+
+const boundByMetrics = new WeakMap<GrpcMetrics, Map<string, CallMetrics>>();
+
+/** The call metrics of `apiName` in `serviceName` (made once per API and kept). */
+export function callMetrics(metrics: GrpcMetrics, serviceName: string, apiName: string): CallMetrics {
+  let byApi = boundByMetrics.get(metrics);
+  if (!byApi) {
+    byApi = new Map();
+    boundByMetrics.set(metrics, byApi);
+  }
+  const key = `${serviceName}\u0000${apiName}`;
+  let bound = byApi.get(key);
+  if (!bound) {
+    const inProgress: GaugeChild = metrics.inProgress.labels({
+      api_name: apiName,
+      service_name: serviceName,
+    });
+    const byCode = new Map<number, { total: CounterChild; duration: HistogramChild }>();
+    bound = {
+      start: () => inProgress.inc(),
+      finish: (code, seconds) => {
+        inProgress.dec();
+        let children = byCode.get(code);
+        if (!children) {
+          const labels = { api_name: apiName, service_name: serviceName, grpc_code: String(code) };
+          children = { total: metrics.total.labels(labels), duration: metrics.duration.labels(labels) };
+          byCode.set(code, children);
+        }
+        children.total.inc();
+        children.duration.observe(seconds);
+      },
+    };
+    byApi.set(key, bound);
+  }
+  return bound;
+}

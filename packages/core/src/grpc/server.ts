@@ -1,6 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation } from 'grpc-health-check';
 import type { Registry } from 'prom-client';
 import {
   ConfigError,
@@ -26,9 +25,12 @@ import {
   stackOf,
   tolerantDefinition,
 } from './calls.js';
+import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from './messages.js';
 import { grpcMetrics } from './metrics.js';
+import { ndarrayRequestDeserializer } from './ndarray-request.js';
+import { ndarrayResponseSerializer } from './ndarray-response.js';
 import {
   GRPC_SERVICE_NAME,
   INFERENCE_V2_SERVICE_NAME,
@@ -125,7 +127,19 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, log));
 
   const deps = { svc, metrics, log };
-  server.addService(tolerantDefinition(inferenceServiceDefinition()), {
+  // Float/double NDArrays are read and written as blocks of bytes; everything else through protobufjs.
+  const protocol = loadProtocol();
+  const base = inferenceServiceDefinition();
+  const callMethod = base.Call!;
+  const callService = tolerantDefinition({
+    ...base,
+    Call: {
+      ...callMethod,
+      requestDeserialize: ndarrayRequestDeserializer(protocol, callMethod.requestDeserialize),
+      responseSerialize: ndarrayResponseSerializer(protocol, callMethod.responseSerialize),
+    },
+  });
+  server.addService(callService, {
     Call: (
       call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
       callback: grpc.sendUnaryData<ResponseMessage>,
@@ -165,11 +179,8 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     );
   }
 
-  const health = new HealthImplementation({
-    '': 'SERVING',
-    ...Object.fromEntries(services.map((name) => [name, 'SERVING' as const])),
-  });
-  health.addToServer(server);
+  // As /readyz: serving, and every readiness check of the service passing.
+  addHealthService(server, services, () => serving && svc.notReadyReason() === null);
   if (options.reflection ?? true) new ReflectionService(loadProtocol()).addToServer(server);
 
   const host = options.host ?? '127.0.0.1';
@@ -187,7 +198,6 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     address: `${host.includes(':') ? `[${host}]` : host}:${port}`,
     close() {
       closed ??= (async () => {
-        for (const name of ['', ...services]) health.setStatus(name, 'NOT_SERVING');
         serving = false;
         await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
         if (runHooks) await svc.shutdown();

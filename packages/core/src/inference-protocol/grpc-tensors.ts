@@ -1,6 +1,7 @@
 import { BadInput } from '../errors/index.js';
 import { allocate } from '../ndarray/dtype.js';
 import { NDArray } from '../ndarray/ndarray.js';
+import { plainArray } from '../ndarray/plain-array.js';
 import { type Datatype, datatypeOf, dtypeOf } from './datatype.js';
 import type {
   InferOutputTensorMessage,
@@ -175,11 +176,11 @@ function contentsOf(array: NDArray, datatype: Exclude<Datatype, 'FP16'>): Tensor
     );
     return { bytes_contents: items };
   }
-  if (datatype === 'BOOL') return { bool_contents: Array.from(data as Uint8Array, (v) => v !== 0) };
+  if (datatype === 'BOOL') return { bool_contents: plainArray(data as Uint8Array, (v) => v !== 0) };
   if (datatype === 'INT64' || datatype === 'UINT64') {
-    return { [field]: Array.from(data as BigInt64Array | BigUint64Array, String) };
+    return { [field]: plainArray(data as BigInt64Array | BigUint64Array, String) };
   }
-  return { [field]: Array.from(data as ArrayLike<number>) };
+  return { [field]: plainArray(data as ArrayLike<number>) };
 }
 
 /**

@@ -17,12 +17,6 @@ export interface TensorMetadata {
   shape: number[];
 }
 
-/** An output tensor of one inference. */
-export interface NamedArray {
-  name: string;
-  array: NDArray;
-}
-
 /**
  * An API seen as a protocol model: tensors ↔ the values its descriptors read and write. Only the
  * conversion lives here; the API itself is called by the route, as every transport calls it.
@@ -34,7 +28,7 @@ export interface ModelAdapter {
   /** The API's input value from the request's tensors (malformed → 400). */
   toInput(tensors: Tensor[], ctx: Context): Promise<unknown>;
   /** Output tensors from the API's result. */
-  fromOutput(value: unknown, ctx: Context): Promise<NamedArray[]>;
+  fromOutput(value: unknown, ctx: Context): Promise<Tensor[]>;
 }
 
 const INPUT = 'input';
@@ -115,7 +109,7 @@ async function responseText(response: HttpResponse): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function bytesTensor(name: string, text: string): NamedArray {
+function bytesTensor(name: string, text: string): Tensor {
   return { name, array: new NDArray([text], [1], 'str') };
 }
 

@@ -6,13 +6,8 @@ import { adaptRequest } from '../server/request-adapter.js';
 import type { RouteTable } from '../server/routes/route-table.js';
 import type { Service } from '../service/service.js';
 import { HEADER_LENGTH, type InferRequest, parseInferRequest, writeInferResponse } from './infer-body.js';
-import {
-  type ModelAdapter,
-  modelMetadata,
-  type NamedArray,
-  protocolModels,
-  serverMetadata,
-} from './models.js';
+import { type ModelAdapter, modelMetadata, protocolModels, serverMetadata } from './models.js';
+import type { Tensor } from './tensor.js';
 
 /** The extensions `GET /v2` announces. */
 const EXTENSIONS = ['binary_tensor_data'];
@@ -35,7 +30,7 @@ function json(ctx: Exchange, status: number, body: unknown): void {
 /** `POST /v2/models/{api}/infer`: tensors in, the API called through the runtime as on its own route, tensors out. */
 function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: Exchange) => Promise<void> {
   type Parsed = { request: BufferedHttpRequest; infer: InferRequest };
-  const codec: TransportCodec<Parsed, NamedArray[]> = {
+  const codec: TransportCodec<Parsed, Tensor[]> = {
     decode: (parsed, context) => model.toInput(parsed.infer.inputs, context),
     encode: (output, context) => model.fromOutput(output, context),
   };

@@ -1,7 +1,6 @@
 import { BadInput, InternalServerError } from '../errors/index.js';
 import { writeJson } from '../io/json/write.js';
 import { NDArray } from '../ndarray/ndarray.js';
-import type { NamedArray } from './models.js';
 import type { Tensor } from './tensor.js';
 
 type Row = Record<string, unknown>;
@@ -88,7 +87,7 @@ function columnArray(values: unknown[]): NDArray {
 }
 
 /** A DataFrame output body (parsed JSON in `orient` layout) → one tensor per column. */
-export function columnsFromTable(value: unknown, orient: string): NamedArray[] {
+export function columnsFromTable(value: unknown, orient: string): Tensor[] {
   const rows = rowsOf(value, orient);
   const names = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   return names.map((name) => ({ name, array: columnArray(rows.map((r) => r[name] ?? null)) }));

@@ -1,6 +1,7 @@
 import { BadInput } from '../errors/index.js';
 import { allocate, type DType, type DTypeStorage } from '../ndarray/dtype.js';
 import { NDArray } from '../ndarray/ndarray.js';
+import { plainArray } from '../ndarray/plain-array.js';
 import { type Datatype, datatypeOf, dtypeOf, ELEMENT_SIZE } from './datatype.js';
 import { fromHalfBits, toHalfBits } from './half-float.js';
 
@@ -163,10 +164,10 @@ export function tensorHeaderJson(name: string, array: NDArray): Record<string, u
 export function tensorJson(name: string, array: NDArray): Record<string, unknown> {
   const data =
     array.dtype === 'bool'
-      ? Array.from(array.data as Uint8Array, (v) => v === 1)
+      ? plainArray(array.data as Uint8Array, (v) => v === 1)
       : array.dtype === 'object'
         ? (array.data as unknown[]).map((v) => JSON.stringify(v) ?? 'null')
-        : Array.from(array.data as ArrayLike<unknown>);
+        : plainArray(array.data as ArrayLike<unknown>);
   return { ...tensorHeaderJson(name, array), data };
 }
 

@@ -1,5 +1,6 @@
 import { InternalServerError } from '../errors/index.js';
 import { DEFAULT_LIMITS } from '../limits/limits.js';
+import { plainArray } from '../ndarray/plain-array.js';
 
 /**
  * Encoders that turn values JSON cannot carry natively (NDArray, Map, Set, Date, BigInt, typed arrays,
@@ -109,7 +110,7 @@ function encode(value: unknown, walk: Walk, depth: number): unknown {
   try {
     if (Array.isArray(value)) return value.map((v) => encodeMember(v, walk, next));
     if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
-      return Array.from(value as unknown as ArrayLike<number | bigint>, (v) => encode(v, walk, next));
+      return plainArray(value as unknown as ArrayLike<number | bigint>, (v) => encode(v, walk, next));
     }
     for (const rule of rules) if (rule.test(value)) return encode(rule.encode(value), walk, next);
     if (value instanceof Map) {

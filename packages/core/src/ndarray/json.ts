@@ -1,6 +1,7 @@
 import { writeJson } from '../io/json/write.js';
 import { defaultJsonEncoder } from '../io/json-encoder.js';
 import type { NDArray } from './ndarray.js';
+import { plainArray } from './plain-array.js';
 
 /**
  * Compact JSON of an array's nested-list form (D3). Written directly from the storage: int64/uint64 values
@@ -56,7 +57,7 @@ function rowsByStringify(arr: NDArray): string {
   let index = 0;
   const write = (depth: number): void => {
     if (depth === last) {
-      parts.push(JSON.stringify(Array.from(data.subarray(index, index + rowLength))));
+      parts.push(JSON.stringify(plainArray(data.subarray(index, index + rowLength))));
       index += rowLength;
       return;
     }

@@ -5,8 +5,26 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export type LogFields = Record<string, unknown>;
 
+/** The fields of the access-log line the server writes for every request (`"msg":"request"`). */
+export interface AccessLogEntry {
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  requestType?: string | undefined;
+  requestLength?: string | undefined;
+  responseType?: string | undefined;
+  /** Milliseconds from the request's arrival to its answer being ready. */
+  ms: number;
+}
+
 export interface Logger {
   log(level: LogLevel, msg: string, fields?: LogFields): void;
+  /**
+   * Write the access-log line of one request. Optional: without it the server calls
+   * `log('info', 'request', entry)`, which gives the same record.
+   */
+  access?(entry: AccessLogEntry): void;
   /** Write out anything buffered, synchronously (before the process exits or may be killed). */
   flush?(): void;
 }
@@ -21,10 +39,12 @@ export interface Logger {
 export class JsonLineLogger implements Logger {
   private readonly pino: pino.Logger;
   private readonly stdout: LineBatch | undefined;
+  private readonly destination: { write(line: string): void };
 
   constructor(write?: (line: string) => void) {
     this.stdout = write ? undefined : new LineBatch(pino.destination({ dest: 1, sync: true }));
-    const destination = write ? { write } : this.stdout;
+    const destination = write ? { write } : this.stdout!;
+    this.destination = destination;
     this.pino = pino(
       {
         level: 'debug',
@@ -41,9 +61,30 @@ export class JsonLineLogger implements Logger {
     this.pino[level](fields ? { msg, ...fields } : { msg });
   }
 
+  /**
+   * The access-log line, written out directly: the same JSON line pino writes for
+   * `log('info', 'request', entry)` (keys in that order, absent fields left out), at a third of pino's cost
+   * per request, because its keys are known in advance.
+   */
+  access(entry: AccessLogEntry): void {
+    let line = `{"level":"info"${isoTimeOncePerMs()},"msg":"request","requestId":${jsonString(entry.requestId)},"method":${jsonString(entry.method)},"path":${jsonString(entry.path)},"status":${entry.status}`;
+    if (entry.requestType !== undefined) line += `,"requestType":${jsonString(entry.requestType)}`;
+    if (entry.requestLength !== undefined) line += `,"requestLength":${jsonString(entry.requestLength)}`;
+    if (entry.responseType !== undefined) line += `,"responseType":${jsonString(entry.responseType)}`;
+    this.destination.write(`${line},"ms":${entry.ms}}\n`);
+  }
+
   flush(): void {
     this.stdout?.flushSync();
   }
+}
+
+/** Printable ASCII without `"` and `\\`: such a string is its own JSON text between quotes. */
+const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** A string as JSON text; JSON.stringify only for the rare string that needs escapes (client-sent headers). */
+function jsonString(value: string): string {
+  return PLAIN_JSON_TEXT.test(value) ? `"${value}"` : JSON.stringify(value);
 }
 
 /** Lines gather up to about this many characters before one write to stdout... */

@@ -20,6 +20,7 @@ import {
   Text,
   UnprocessableEntity,
 } from '../../src/index.js';
+import { healthClient } from './health-client.js';
 
 function buildService(): Service {
   const svc = new Service('grpc_test', { doc: 'gRPC test service' });
@@ -270,17 +271,7 @@ describe('ServiceMetadata, health and limits', () => {
   });
 
   it('answers the standard health check', async () => {
-    const { loadSync } = await import('@grpc/proto-loader');
-    const { protoPath } = await import('grpc-health-check');
-    const def = grpc.loadPackageDefinition(loadSync(protoPath, { enums: String })) as unknown as {
-      grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client } } };
-    };
-    const health = new def.grpc.health.v1.Health(
-      grpcServer.address,
-      grpc.credentials.createInsecure(),
-    ) as grpc.Client & {
-      Check(req: { service: string }, cb: (err: Error | null, res: { status: string }) => void): void;
-    };
+    const health = healthClient(grpcServer.address);
     const res = await new Promise<{ status: string }>((resolve, reject) =>
       health.Check({ service: 'bentoml.grpc.v1.BentoService' }, (err, r) => (err ? reject(err) : resolve(r))),
     );

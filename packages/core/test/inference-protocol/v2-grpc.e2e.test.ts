@@ -14,6 +14,7 @@ import {
   silentLogger,
   Text,
 } from '../../src/index.js';
+import { type HealthStatus, healthClient } from '../grpc/health-client.js';
 import { inferJson } from './v2-client.js';
 import {
   type Contents,
@@ -171,6 +172,55 @@ describe('inference.GRPCInferenceService: health and metadata', () => {
       modelDown = false;
     }
     expect(await client.call('ServerReady', {})).toEqual({ ready: true });
+  });
+
+  it('grpc.health.v1 Check, Watch and List follow the readiness checks too (Kubernetes gRPC probes)', async () => {
+    type Status = HealthStatus;
+    const health = healthClient(rpc.address);
+    const check = (service: string) =>
+      new Promise<string>((resolve, reject) =>
+        health.Check({ service }, (err, r) => (err ? reject(err) : resolve(r.status))),
+      );
+    const watch = health.Watch({ service: '' });
+    const seen: string[] = [];
+    const next = () =>
+      new Promise<void>((resolve) => {
+        const n = seen.length;
+        const poll = setInterval(() => {
+          if (seen.length > n) {
+            clearInterval(poll);
+            resolve();
+          }
+        }, 20);
+      });
+    watch.on('data', (m: Status) => seen.push(m.status));
+    watch.on('error', () => {});
+    try {
+      await next();
+      expect(seen).toEqual(['SERVING']);
+      expect(await check('')).toBe('SERVING');
+      expect(await check('inference.GRPCInferenceService')).toBe('SERVING');
+      modelDown = true;
+      try {
+        expect(await check('')).toBe('NOT_SERVING');
+        expect(await check('inference.GRPCInferenceService')).toBe('NOT_SERVING');
+        const listed = await new Promise<Record<string, Status>>((resolve, reject) =>
+          health.List({}, (err, r) => (err ? reject(err) : resolve(r.statuses))),
+        );
+        expect(listed['']).toEqual({ status: 'NOT_SERVING' });
+        await next();
+        expect(seen).toEqual(['SERVING', 'NOT_SERVING']);
+      } finally {
+        modelDown = false;
+      }
+      await next();
+      expect(seen).toEqual(['SERVING', 'NOT_SERVING', 'SERVING']);
+      const unknown = await check('no.such.Service').catch((err: grpc.ServiceError) => err);
+      expect((unknown as grpc.ServiceError).code).toBe(GrpcStatus.NOT_FOUND);
+    } finally {
+      watch.cancel();
+      health.close();
+    }
   });
 
   it('describes each tensor API as a model, the same as GET /v2/models/{name}', async () => {

@@ -34,6 +34,7 @@ import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
 /** An integer literal of 16+ digits (not the fraction or mantissa of a float literal). */
 const FLOAT_LITERAL = /[.eE]/;
 
+import { plainArray } from '../../ndarray/plain-array.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
@@ -74,7 +75,8 @@ const PROTO_ENUM: readonly NDArrayDType[] = [
   'DTYPE_STRING',
 ];
 
-const VALUE_FIELDS = [
+/** The NDArray message's value fields (one per element type). */
+export const VALUE_FIELDS = [
   'float_values',
   'double_values',
   'bool_values',
@@ -339,9 +341,9 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     if (!mapping) throw new BadInput(`Unsupported dtype '${arr.dtype}' for response message.`);
     const data = arr.data as ArrayLike<unknown>;
     let values: unknown[];
-    if (arr.dtype === 'bool') values = Array.from(data, (v) => v === 1);
-    else if (arr.dtype === 'int64' || arr.dtype === 'uint64') values = Array.from(data, (v) => String(v));
-    else values = Array.from(data);
+    if (arr.dtype === 'bool') values = plainArray(data, (v) => v === 1);
+    else if (arr.dtype === 'int64' || arr.dtype === 'uint64') values = plainArray(data, String);
+    else values = plainArray(data);
     return { dtype: mapping.enum, shape: [...arr.shape], [mapping.field]: values } as NDArrayMessage;
   }
 

@@ -4,7 +4,7 @@ import type { Runtime } from '../../runtime/runtime.js';
 import type { AuthCheck } from '../auth.js';
 import type { Exchange } from '../exchange.js';
 import type { AppLifecycle } from '../lifecycle.js';
-import { type Logger, silentLogger } from '../logger.js';
+import { type AccessLogEntry, type Logger, silentLogger } from '../logger.js';
 import type { ServerMetrics } from '../metrics.js';
 import { NOSNIFF } from '../raw-answers.js';
 import { requestIdFor } from '../request-id.js';
@@ -94,8 +94,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     recordMetrics?.(ctx.status);
     ctx.set('x-request-id', requestId);
     if (lifecycle.isDraining) ctx.set('connection', 'close');
-    if (logging)
-      logger.log('info', 'request', {
+    if (logging) {
+      const entry: AccessLogEntry = {
         requestId,
         method: ctx.method,
         path,
@@ -104,6 +104,9 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
         requestLength: ctx.get('content-length') || undefined,
         responseType: ctx.responseHeader('content-type') || undefined,
         ms: performance.now() - start,
-      });
+      };
+      if (logger.access) logger.access(entry);
+      else logger.log('info', 'request', { ...entry });
+    }
   };
 }
