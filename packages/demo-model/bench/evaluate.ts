@@ -3,7 +3,7 @@
  * in training) through Tiffin's own pipeline, read back by the pixel-level evaluator. Baseline printed in
  * the same run: the evaluator on the dataset's own rendered pictures (it should read them all back).
  *
- * Usage (from packages/demo-model): pnpm bench [-- --limit=128 --steps=20 --guidance=4 --model=<folder>]
+ * Usage (from packages/demo-model): pnpm bench [-- --limit=128 --steps=20 --guidance=1.5 --rescale=0 --model=<folder> --split=train]
  */
 import { cpus, loadavg } from 'node:os';
 import { StableDiffusionPipeline } from '@tiffin/diffusion';
@@ -18,14 +18,20 @@ const arg = (name: string, fallback: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const limit = Number(arg('limit', '128'));
 const steps = Number(arg('steps', '20'));
-const guidance = Number(arg('guidance', '4'));
+const guidance = Number(arg('guidance', '1.5'));
+const rescale = Number(arg('rescale', '0'));
 const modelDir = arg('model', demoModelDir());
+// `--split=train`: training prompts instead (to choose sampling settings without looking at the held-out ones).
+const split = arg('split', 'held-out');
 
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`.padStart(8);
 const row = (label: string, a: Accuracy) =>
   `${label.padEnd(34)}${SCORED.map((k) => `${k} ${pct(a[k])}`).join('  ')}`;
 
-const scenes = splitScenes().heldOut.slice(0, limit);
+const { train, heldOut } = splitScenes();
+// Every 19th training prompt: 130 spread over all shapes and colours (the list is in combination order).
+const pool = split === 'train' ? train.filter((_, i) => i % 19 === 0) : heldOut;
+const scenes = pool.slice(0, limit);
 const truth = new AccuracyTally();
 for (const s of scenes) truth.add(s, readScene(renderScene(s)));
 
@@ -34,6 +40,7 @@ const load0 = loadavg()[0];
 const result = await evaluatePipeline(pipe, scenes, {
   steps,
   guidance,
+  guidanceRescale: rescale,
   onPicture: (i, s) => {
     if ((i + 1) % 16 === 0)
       process.stderr.write(`  ${i + 1}/${scenes.length} pictures, last ${s.toFixed(2)} s\n`);
@@ -45,7 +52,7 @@ const spread = (xs: number[]) => {
 };
 process.stdout.write(
   [
-    `demo model: ${result.count} held-out prompts, DDIM ${steps} steps, guidance ${guidance}, 64×64`,
+    `demo model: ${result.count} ${split === 'train' ? 'training' : 'held-out'} prompts, DDIM ${steps} steps, guidance ${guidance} (rescale ${rescale}), 64×64`,
     row('baseline (dataset pictures)', truth.accuracy()),
     row('demo model', result.accuracy),
     'targets: colour ≥ 90 %, background ≥ 90 %, position ≥ 80 %, shape ≥ 70 %',

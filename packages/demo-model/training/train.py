@@ -144,7 +144,7 @@ class Ema:
             t.load_state_dict(sh)
 
 
-def train_vae(args, cfgs, images, latents, ids_used):
+def train_vae(args, cfgs, images, coverage, latents, ids_used):
     torch.manual_seed(1)
     vae = AutoencoderKL(cfgs["vae"])
     opt = torch.optim.AdamW(vae.parameters(), lr=args.vae_lr, weight_decay=0.0)
@@ -183,12 +183,16 @@ def train_vae(args, cfgs, images, latents, ids_used):
             if done:
                 return
             for g in opt.param_groups:
-                g["lr"] = learning_rate(args, step, args.vae_lr, start)
+                g["lr"] = learning_rate(args, step, args.vae_lr, start, elapsed)
             idx = rng.integers(0, len(images), args.batch)
             x = to_pixels(images[idx])
             z = latents[idx]
             y = vae.decode(z)
-            dec = F.mse_loss(y, x) + 0.5 * F.l1_loss(y, x)
+            # The shape's pixels weigh 1 + --shape-weight (a small shape is 6 % of the picture, and its colour
+            # and outline are what the evaluator reads).
+            w = 1.0 + args.shape_weight * torch.from_numpy(coverage[idx]).float() / 255.0
+            err = y - x
+            dec = ((err**2 * w).mean() + 0.5 * (err.abs() * w).mean()) / w.mean()
             mean, logvar = vae.encode(x)
             # The encoder reproduces the fixed latent, with a small spread (img2img samples from it).
             enc = F.mse_loss(mean, z) + 0.01 * F.mse_loss(logvar, torch.full_like(logvar, -8.0))
@@ -217,13 +221,17 @@ def alphas_cumprod(cfg):
     return torch.cumprod(1.0 - betas, dim=0)
 
 
-def learning_rate(args, step, peak, start=0):
+def learning_rate(args, step, peak, start=0, elapsed=0.0):
     """Linear warm-up to `peak`, then (with --steps) a cosine decay to 5 % of it at the last step; a resumed
-    run (from step `start`) decays over its own steps."""
+    run (from step `start`) decays over its own steps. With --decay-by-seconds the decay follows whichever
+    of --steps and --seconds is nearer its end, so a run on a slower (shared) machine still finishes its
+    schedule inside its wall-clock budget."""
     warm = min(1.0, (step - start + 1) / args.warmup) if args.warmup > 0 else 1.0
     if args.steps <= 0:
         return peak * warm
     progress = min(1.0, (step - start) / max(1, args.steps - start))
+    if args.decay_by_seconds:
+        progress = max(progress, min(1.0, elapsed / args.seconds))
     return peak * warm * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
@@ -284,13 +292,18 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
             if done:
                 return
             for g in opt.param_groups:
-                g["lr"] = learning_rate(args, step, args.lr, start)
+                g["lr"] = learning_rate(args, step, args.lr, start, elapsed)
             idx = torch.from_numpy(rng.integers(0, len(latents), args.batch))
             x0 = latents[idx]
             ids = tok[idx].clone()
             drop = torch.from_numpy(rng.random(args.batch) < 0.1)
             ids[drop] = empty_c
-            t = torch.from_numpy(rng.integers(0, T, args.batch))
+            # A share (--high-noise) of the timesteps comes from the noisier half, where the picture's layout
+            # (colour, place, shape) is decided from the prompt; the rest is uniform over all timesteps.
+            t = rng.integers(0, T, args.batch)
+            high = rng.random(args.batch) < args.high_noise
+            t[high] = rng.integers(T // 2, T, int(high.sum()))
+            t = torch.from_numpy(t)
             noise = torch.randn_like(x0)
             a = ac[t].sqrt()[:, None, None, None]
             s = (1 - ac[t]).sqrt()[:, None, None, None]
@@ -311,9 +324,68 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
                 print(f"unet step {step} t={time.time() - t0:.0f}s loss={loss.item():.5f}", flush=True)
 
 
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        b = f.read()
+    n = struct.unpack("<Q", b[:8])[0]
+    header = json.loads(b[8 : 8 + n])
+    np_dtype = {"F16": np.float16, "F32": np.float32}
+    out = {}
+    for name, v in header.items():
+        if name == "__metadata__":
+            continue
+        s, e = v["data_offsets"]
+        a = np.frombuffer(b[8 + n + s : 8 + n + e], dtype=np_dtype[v["dtype"]]).astype(np.float32)
+        out[name] = torch.from_numpy(a.reshape(v["shape"]))
+    return out
+
+
+def decode_check(args, images, latents):
+    """Decodes the exact latents of 240 training pictures (every 41st) with the VAE of folder --out, for
+    training/read-decoded.ts: what the decoder alone allows the evaluator to read back."""
+    with open(os.path.join(args.out, "vae", "config.json")) as f:
+        cfg = json.load(f)
+    vae = AutoencoderKL(cfg)
+    vae.load_state_dict(read_safetensors(os.path.join(args.out, "vae", "diffusion_pytorch_model.safetensors")))
+    idx = list(range(0, len(images), 41))[:240]
+    with torch.no_grad():
+        y = vae.decode(latents[idx])
+    u8 = ((y.clamp(-1, 1) + 1) * 127.5).round().byte().permute(0, 2, 3, 1).contiguous().numpy()
+    u8.tofile(os.path.join(CACHE, "decoded.u8"))
+    with open(os.path.join(CACHE, "decoded.json"), "w") as f:
+        json.dump(idx, f)
+    print(f"decoded {len(idx)} pictures into {CACHE}/decoded.u8", flush=True)
+
+
+def parity(args):
+    """Compares the torch modules with Tiffin's outputs written by training/parity.ts for folder --out
+    (--parity-json): the prompt's embeddings, one UNet prediction and one VAE decode."""
+    with open(args.parity_json) as f:
+        d = json.load(f)
+
+    def cfg(component):
+        with open(os.path.join(args.out, component, "config.json")) as f:
+            return json.load(f)
+
+    text = ClipTextModel(cfg("text_encoder"), VOCAB_SIZE)
+    text.load_state_dict(read_safetensors(os.path.join(args.out, "text_encoder", "model.safetensors")))
+    unet = UNet2DConditionModel(cfg("unet"))
+    unet.load_state_dict(read_safetensors(os.path.join(args.out, "unet", "diffusion_pytorch_model.safetensors")))
+    vae = AutoencoderKL(cfg("vae"))
+    vae.load_state_dict(read_safetensors(os.path.join(args.out, "vae", "diffusion_pytorch_model.safetensors")))
+    with torch.no_grad():
+        ctx = text(torch.tensor([d["ids"]]))
+        x = torch.tensor(d["sample"]).reshape(1, 16, 16, 4).permute(0, 3, 1, 2)
+        u = unet(x, torch.tensor([500]), ctx).permute(0, 2, 3, 1).reshape(-1)
+        v = vae.decode(x).permute(0, 2, 3, 1).reshape(-1)
+    for name, a, b in (("text encoder", ctx.reshape(-1), d["context"]), ("unet", u, d["unet"]), ("vae decoder", v, d["vae"])):
+        diff = float((a - torch.tensor(b)).abs().max())
+        print(f"{name}: max |torch - Tiffin| {diff:.2e} (values up to {float(a.abs().max()):.2f})", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("job", choices=["vae", "unet"])
+    p.add_argument("job", choices=["vae", "unet", "decode-check", "parity"])
     p.add_argument("--out", default=os.path.join(CACHE, "model"))
     p.add_argument("--seconds", type=float, default=2700, help="stop after this many seconds of this run")
     p.add_argument("--steps", type=int, default=0, help="stop at this step; the lr decays to it (0: constant lr)")
@@ -322,13 +394,19 @@ def main():
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--vae-lr", type=float, default=2e-3)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--shape-weight", type=float, default=4.0, help="extra weight of the shape's pixels (vae)")
+    p.add_argument("--high-noise", type=float, default=0.0, help="share of timesteps drawn from the noisier half (unet)")
     p.add_argument("--ema", type=float, default=0.995)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", default="F16")
+    p.add_argument("--decay-by-seconds", action="store_true", help="the lr schedule also ends at --seconds")
+    p.add_argument("--parity-json", help="parity: the file training/parity.ts wrote")
     p.add_argument("--resume", action="store_true", help="continue from training/.cache/<job>.pt")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    if args.job == "parity":
+        return parity(args)
     cfgs = model_configs()
     images, coverage, tokens, empty = load_dataset()
     ids_used = sorted(set(np.unique(tokens).tolist()) | set(empty.tolist()))
@@ -337,8 +415,10 @@ def main():
     latents = fixed_latents(images, coverage)
     cfgs["vae"]["scaling_factor"] = scaling_factor(latents)
     print(f"{len(images)} pictures, {len(ids_used)} distinct tokens, scaling_factor {cfgs['vae']['scaling_factor']}", flush=True)
-    if args.job == "vae":
-        train_vae(args, cfgs, images, latents, ids_used)
+    if args.job == "decode-check":
+        decode_check(args, images, latents)
+    elif args.job == "vae":
+        train_vae(args, cfgs, images, coverage, latents, ids_used)
     else:
         train_unet(args, cfgs, latents * cfgs["vae"]["scaling_factor"], tokens, empty, remap, ids_used)
 

@@ -6,6 +6,8 @@ import { type Accuracy, AccuracyTally } from './score.js';
 export interface EvaluationOptions {
   steps: number;
   guidance: number;
+  /** guidance_rescale (0: plain classifier-free guidance). */
+  guidanceRescale?: number;
   /** Called after each picture (for progress lines). */
   onPicture?: (index: number, seconds: number) => void;
 }
@@ -35,6 +37,7 @@ export async function evaluatePipeline(
       prompt: caption(scene),
       num_inference_steps: options.steps,
       guidance_scale: options.guidance,
+      guidance_rescale: options.guidanceRescale ?? 0,
       seed: i,
     });
     seconds.push((performance.now() - t0) / 1000);
