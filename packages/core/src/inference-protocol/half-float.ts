@@ -6,7 +6,14 @@ const u32 = new Uint32Array(f32.buffer);
 /** The 16 bits of the half nearest to `value` (round to nearest even; overflow → infinity). */
 export function toHalfBits(value: number): number {
   f32[0] = value;
-  const x = u32[0]!;
+  return floatBitsToHalf(u32[0]!);
+}
+
+/**
+ * The half nearest to the float32 whose bits are `x` (round to nearest even; subnormals, infinities and NaN
+ * kept; overflow → infinity). Works on bits so that whole Float32Arrays convert without a number round trip.
+ */
+export function floatBitsToHalf(x: number): number {
   const sign = (x >>> 16) & 0x8000;
   const exp = (x >>> 23) & 0xff;
   let mant = x & 0x7fffff;

@@ -1,5 +1,7 @@
 /** Conversions of safetensors element types to float32 (tfjs has no 16-bit floats). */
 
+import { floatBitsToHalf } from '@tiffin/core/internal';
+
 const f16Table = (() => {
   // Lookup of all 65536 half values: cheap (256 KiB) and fast for multi-GB fp16 files.
   const table = new Float32Array(65536);
@@ -97,30 +99,6 @@ export function bytesToFloat32(bytes: Uint8Array, dtype: string): Float32Array {
     default:
       throw new Error(`safetensors dtype ${dtype} is not supported`);
   }
-}
-
-/** IEEE half bits of the float32 with bits `x`, round-to-nearest-even (subnormals, inf, NaN kept). */
-export function floatBitsToHalf(x: number): number {
-  const sign = (x >>> 16) & 0x8000;
-  const exp = (x >>> 23) & 0xff;
-  let mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 31) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - e;
-    let h = mant >> shift;
-    const rem = mant & ((1 << shift) - 1);
-    const half = 1 << (shift - 1);
-    if (rem > half || (rem === half && h & 1)) h++;
-    return sign | h;
-  }
-  let h = (e << 10) | (mant >> 13);
-  const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
-  return sign | h;
 }
 
 /** float32 values as IEEE half bits (round-to-nearest-even; beyond ±65504 becomes ±Infinity). */

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { ConfigError } from '@tiffin/core';
-import { bytesToFloat32, DTYPE_SIZES, floatBitsToHalf } from './dtype.js';
+import { floatBitsToHalf } from '@tiffin/core/internal';
+import { bytesToFloat32, DTYPE_SIZES } from './dtype.js';
 
 /** One entry of a safetensors header. */
 export interface SafetensorsEntry {
