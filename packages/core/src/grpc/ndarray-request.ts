@@ -1,13 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { PackageDefinition } from '@grpc/proto-loader';
-
-/** proto-loader's reflection of a message: field names and numbers, nested enums. */
-interface MessageReflection {
-  type: {
-    field: Array<{ name: string; number: number }>;
-    enumType: Array<{ name: string; value: Array<{ name: string; number: number }> }>;
-  };
-}
+import { enumValues, fieldNumber } from './proto-reflection.js';
 
 /** Thrown inside the fast reader when the bytes are anything but the plain case: protobufjs takes over. */
 const NOT_PLAIN = Symbol('not a plain float/double NDArray request');
@@ -24,21 +17,16 @@ export function ndarrayRequestDeserializer(
   protocol: PackageDefinition,
   fallback: (bytes: Buffer) => unknown,
 ): (bytes: Buffer) => unknown {
-  const reflect = (name: string) => protocol[name] as unknown as MessageReflection;
-  const fieldNumber = (message: string, name: string): number => {
-    const field = reflect(message).type.field.find((f) => f.name === name);
-    if (!field) throw new Error(`${message}.${name} missing from the proto`);
-    return field.number;
-  };
-  const API_NAME = fieldNumber('bentoml.grpc.v1.Request', 'api_name');
-  const NDARRAY = fieldNumber('bentoml.grpc.v1.Request', 'ndarray');
-  const DTYPE = fieldNumber('bentoml.grpc.v1.NDArray', 'dtype');
-  const SHAPE = fieldNumber('bentoml.grpc.v1.NDArray', 'shape');
-  const DOUBLES = fieldNumber('bentoml.grpc.v1.NDArray', 'double_values');
-  const FLOATS = fieldNumber('bentoml.grpc.v1.NDArray', 'float_values');
-  const dtypeEnum = reflect('bentoml.grpc.v1.NDArray').type.enumType.find((e) => e.name === 'DType');
-  if (!dtypeEnum) throw new Error('bentoml.grpc.v1.NDArray.DType missing from the proto');
-  const dtypeNames = new Map(dtypeEnum.value.map((v) => [v.number, v.name]));
+  const numberOf = (message: string, name: string) => fieldNumber(protocol, message, name);
+  const API_NAME = numberOf('bentoml.grpc.v1.Request', 'api_name');
+  const NDARRAY = numberOf('bentoml.grpc.v1.Request', 'ndarray');
+  const DTYPE = numberOf('bentoml.grpc.v1.NDArray', 'dtype');
+  const SHAPE = numberOf('bentoml.grpc.v1.NDArray', 'shape');
+  const DOUBLES = numberOf('bentoml.grpc.v1.NDArray', 'double_values');
+  const FLOATS = numberOf('bentoml.grpc.v1.NDArray', 'float_values');
+  const dtypeNames = new Map(
+    [...enumValues(protocol, 'bentoml.grpc.v1.NDArray', 'DType')].map(([name, number]) => [number, name]),
+  );
 
   const readNdarray = (r: Reader, end: number): Record<string, unknown> => {
     const nd: Record<string, unknown> = {};

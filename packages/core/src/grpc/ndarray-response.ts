@@ -1,13 +1,6 @@
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { VALUE_FIELDS } from '../io/descriptors/numpy-ndarray.js';
-
-/** proto-loader's reflection of a message: field names and numbers. */
-interface MessageReflection {
-  type: {
-    field: Array<{ name: string; number: number }>;
-    enumType: Array<{ name: string; value: Array<{ name: string; number: number }> }>;
-  };
-}
+import { enumValues, fieldNumber } from './proto-reflection.js';
 
 /** The packed floating-point fields written as raw little-endian bytes, by element size. */
 const RAW_FIELDS = { double_values: 8, float_values: 4 } as const;
@@ -30,23 +23,15 @@ export function ndarrayResponseSerializer(
   protocol: PackageDefinition,
   fallback: (response: unknown) => Buffer,
 ): (response: unknown) => Buffer {
-  const fieldNumber = (message: string, name: string): number => {
-    const field = (protocol[message] as unknown as MessageReflection).type.field.find((f) => f.name === name);
-    if (!field) throw new Error(`${message}.${name} missing from the proto`);
-    return field.number;
-  };
-  const ndarrayTag = (fieldNumber('bentoml.grpc.v1.Response', 'ndarray') << 3) | 2;
-  const dtypeTag = fieldNumber('bentoml.grpc.v1.NDArray', 'dtype') << 3;
-  const shapeTag = (fieldNumber('bentoml.grpc.v1.NDArray', 'shape') << 3) | 2;
+  const numberOf = (message: string, name: string) => fieldNumber(protocol, message, name);
+  const ndarrayTag = (numberOf('bentoml.grpc.v1.Response', 'ndarray') << 3) | 2;
+  const dtypeTag = numberOf('bentoml.grpc.v1.NDArray', 'dtype') << 3;
+  const shapeTag = (numberOf('bentoml.grpc.v1.NDArray', 'shape') << 3) | 2;
   const rawTags = {
-    double_values: (fieldNumber('bentoml.grpc.v1.NDArray', 'double_values') << 3) | 2,
-    float_values: (fieldNumber('bentoml.grpc.v1.NDArray', 'float_values') << 3) | 2,
+    double_values: (numberOf('bentoml.grpc.v1.NDArray', 'double_values') << 3) | 2,
+    float_values: (numberOf('bentoml.grpc.v1.NDArray', 'float_values') << 3) | 2,
   };
-  const dtypeEnum = (protocol['bentoml.grpc.v1.NDArray'] as unknown as MessageReflection).type.enumType.find(
-    (e) => e.name === 'DType',
-  );
-  if (!dtypeEnum) throw new Error('bentoml.grpc.v1.NDArray.DType missing from the proto');
-  const dtypes = new Map(dtypeEnum.value.map((v) => [v.name, v.number]));
+  const dtypes = enumValues(protocol, 'bentoml.grpc.v1.NDArray', 'DType');
 
   return (response) => {
     const message = response as { content?: string; ndarray?: NDArrayLike } | null;
