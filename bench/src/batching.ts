@@ -11,17 +11,11 @@ const WIDTH = 256;
 const MAX_LATENCY_MS = 100;
 const LAYERS = 4;
 const DEEP_LAYERS = 8;
-const VALUES = Array.from({ length: WIDTH }, (_, i) => ((i * 37) % 101) / 101 - 0.5);
-const ROW = JSON.stringify([VALUES]);
-
-/** The same row in the Open Inference Protocol's binary tensor extension: a JSON header, then the float32 bytes. */
-const V2_HEADER = JSON.stringify({
-  inputs: [
-    { name: 'input', shape: [1, WIDTH], datatype: 'FP32', parameters: { binary_data_size: WIDTH * 4 } },
-  ],
-  outputs: [{ name: 'output', parameters: { binary_data: true } }],
-});
-const V2_BODY = Buffer.concat([Buffer.from(V2_HEADER), Buffer.from(Float32Array.from(VALUES).buffer)]);
+/** Width of each workload's rows (as in servers/batching-service.ts and servers/onnx-mlp.ts). */
+const ONNX_WIDTH = 1024;
+const ONNX_LAYERS = 8;
+const WORKLOADS = { dense: WIDTH, mlp: WIDTH, mlp_deep: WIDTH, onnx_mlp: ONNX_WIDTH } as const;
+type Workload = keyof typeof WORKLOADS;
 
 /** How a client sends its row: NumpyNdarray JSON to the API's own route, or v2 binary to its model route. */
 interface Transport {
@@ -30,17 +24,32 @@ interface Transport {
   body: string | Buffer;
 }
 
-const TRANSPORTS = {
-  json: { route: (api) => `/${api}`, headers: { 'content-type': 'application/json' }, body: ROW },
-  v2Binary: {
-    route: (api) => `/v2/models/${api}/infer`,
-    headers: {
-      'content-type': 'application/octet-stream',
-      'inference-header-content-length': String(Buffer.byteLength(V2_HEADER)),
+/** One row of `width` values, in each transport's form. */
+function transports(width: number): Record<'json' | 'v2Binary', Transport> {
+  const values = Array.from({ length: width }, (_, i) => ((i * 37) % 101) / 101 - 0.5);
+  // The Open Inference Protocol's binary tensor extension: a JSON header, then the float32 bytes.
+  const v2Header = JSON.stringify({
+    inputs: [
+      { name: 'input', shape: [1, width], datatype: 'FP32', parameters: { binary_data_size: width * 4 } },
+    ],
+    outputs: [{ name: 'output', parameters: { binary_data: true } }],
+  });
+  return {
+    json: {
+      route: (api) => `/${api}`,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([values]),
     },
-    body: V2_BODY,
-  },
-} satisfies Record<string, Transport>;
+    v2Binary: {
+      route: (api) => `/v2/models/${api}/infer`,
+      headers: {
+        'content-type': 'application/octet-stream',
+        'inference-header-content-length': String(Buffer.byteLength(v2Header)),
+      },
+      body: Buffer.concat([Buffer.from(v2Header), Buffer.from(Float32Array.from(values).buffer)]),
+    },
+  };
+}
 
 interface Run {
   rps: number;
@@ -90,13 +99,15 @@ export interface BatchingResult {
   mlp: WorkloadResult;
   /** The same with more layers. */
   mlp_deep: WorkloadResult;
+  /** An ONNX model of dense 1024-wide layers on onnxruntime. */
+  onnx_mlp: WorkloadResult;
   deepLayers: number;
+  onnxLayers: number;
+  onnxWidth: number;
   maxLatencyMs: number;
   layers: number;
   pinning: string;
 }
-
-const WORKLOADS = ['dense', 'mlp', 'mlp_deep'] as const;
 
 /**
  * Throughput and p99 latency at 64 concurrent single-row clients of each workload served batchable against
@@ -114,16 +125,21 @@ export async function benchBatching({
   );
   const unpin = pinning.pinLoadGenerator();
   try {
-    const results = {} as Record<(typeof WORKLOADS)[number], WorkloadResult>;
-    for (const name of WORKLOADS) {
-      const byTransport = {} as Record<keyof typeof TRANSPORTS, TransportResult>;
-      for (const [kind, transport] of Object.entries(TRANSPORTS) as Array<
-        [keyof typeof TRANSPORTS, Transport]
+    const results = {} as Record<Workload, WorkloadResult>;
+    for (const [name, width] of Object.entries(WORKLOADS) as Array<[Workload, number]>) {
+      const byTransport = {} as Record<'json' | 'v2Binary', TransportResult>;
+      for (const [kind, transport] of Object.entries(transports(width)) as Array<
+        ['json' | 'v2Binary', Transport]
       >) {
         const batchable = `${server.url}${transport.route(name)}`;
         const single = `${server.url}${transport.route(`${name}_one`)}`;
         const call = (url: string) =>
-          fetch(url, { method: 'POST', headers: transport.headers, body: transport.body }).then(async (r) => {
+          fetch(url, {
+            method: 'POST',
+            headers: transport.headers,
+            // fetch's body types take a Uint8Array over an ArrayBuffer, not a Buffer.
+            body: typeof transport.body === 'string' ? transport.body : Uint8Array.from(transport.body),
+          }).then(async (r) => {
             if (!r.ok) throw new Error(`${url}: ${r.status} ${await r.text()}`);
             // The tensor only: a v2 answer's JSON header names its model, which differs between the two APIs.
             const bytes = Buffer.from(await r.arrayBuffer());
@@ -157,15 +173,17 @@ export async function benchBatching({
       };
     }
     const costs = (await (await fetch(`${server.url}/costs`, { method: 'POST', body: '' })).json()) as Record<
-      (typeof WORKLOADS)[number],
+      Workload,
       CallCosts
     >;
-    for (const name of WORKLOADS) results[name].costs = costs[name];
+    for (const name of Object.keys(WORKLOADS) as Workload[]) results[name].costs = costs[name];
     return {
       ...results,
       maxLatencyMs: MAX_LATENCY_MS,
       layers: LAYERS,
       deepLayers: DEEP_LAYERS,
+      onnxLayers: ONNX_LAYERS,
+      onnxWidth: ONNX_WIDTH,
       pinning: pinning.description,
     };
   } finally {

@@ -19,8 +19,9 @@ if (wanted('batching')) {
     ['dense 256x256 float32 layer as a bare tf.matMul', b.dense],
     [`tf.sequential of ${b.layers} dense 256-wide layers, model.predict`, b.mlp],
     [`tf.sequential of ${b.deepLayers} dense 256-wide layers, model.predict`, b.mlp_deep],
+    [`ONNX model of ${b.onnxLayers} dense ${b.onnxWidth}-wide layers on onnxruntime (1 thread)`, b.onnx_mlp],
   ] as const;
-  console.log(`Adaptive batching, tfjs wasm backend, 64 concurrent single-row clients (${b.pinning}):`);
+  console.log(`Adaptive batching, 64 concurrent single-row clients (${b.pinning}):`);
   for (const [title, w] of workloads) {
     console.log(`  ${title}:`);
     console.log(

@@ -1,6 +1,6 @@
 /**
- * Child process for the batching bench: two workloads on TensorFlow.js's WebAssembly backend, each served twice
- * (batchable with max_batch_size 32 and max_latency_ms 100, and not):
+ * Child process for the batching bench: workloads on TensorFlow.js's WebAssembly backend and on onnxruntime,
+ * each served twice (batchable with max_batch_size 32 and max_latency_ms 100, and not):
  * - `/dense`, `/dense_one`: one 256×256 float32 layer as a bare `tf.matMul` (y = x·W). Cheap per call: little
  *   fixed cost for a batch to share.
  * - `/mlp`, `/mlp_one`: a Keras-style `tf.sequential` model of four dense 256-wide layers called with
@@ -14,6 +14,7 @@
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import { JSON as JSONDescriptor, NDArray, NumpyNdarray, Service, serve, Text } from '@tiffin/core';
+import { ONNX_WIDTH, onnxMlp } from './onnx-mlp.js';
 
 export const WIDTH = 256;
 export const LAYERS = 4;
@@ -44,6 +45,8 @@ function denseStack(layers: number): tf.Sequential {
 const model = denseStack(LAYERS);
 const deepModel = denseStack(DEEP_LAYERS);
 
+const onnx = await onnxMlp();
+
 /** Run `f` on the batch as a [rows, WIDTH] tensor; the answer as an NDArray of the same shape. */
 async function onRows(x: NDArray, f: (t: tf.Tensor2D) => tf.Tensor): Promise<NDArray> {
   const rows = x.shape[0]!;
@@ -58,10 +61,14 @@ const mlp = (x: NDArray) => onRows(x, (t) => model.predict(t) as tf.Tensor);
 const mlpDeep = (x: NDArray) => onRows(x, (t) => deepModel.predict(t) as tf.Tensor);
 
 /** Median ms of one call of `fn` on `rows` rows (after a warm-up). */
-async function costPerCall(fn: (x: NDArray) => Promise<NDArray>, rows: number): Promise<number> {
+async function costPerCall(
+  fn: (x: NDArray) => Promise<NDArray>,
+  rows: number,
+  width = WIDTH,
+): Promise<number> {
   const x = new NDArray(
-    Float32Array.from({ length: rows * WIDTH }, (_, i) => ((i * 37) % 101) / 101 - 0.5),
-    [rows, WIDTH],
+    Float32Array.from({ length: rows * width }, (_, i) => ((i * 37) % 101) / 101 - 0.5),
+    [rows, width],
     'float32',
   );
   for (let i = 0; i < 20; i++) await fn(x);
@@ -79,9 +86,13 @@ const measured = {
   dense: { batch1: await costPerCall(dense, 1), batch32: await costPerCall(dense, MAX_BATCH) },
   mlp: { batch1: await costPerCall(mlp, 1), batch32: await costPerCall(mlp, MAX_BATCH) },
   mlp_deep: { batch1: await costPerCall(mlpDeep, 1), batch32: await costPerCall(mlpDeep, MAX_BATCH) },
+  onnx_mlp: {
+    batch1: await costPerCall(onnx, 1, ONNX_WIDTH),
+    batch32: await costPerCall(onnx, MAX_BATCH, ONNX_WIDTH),
+  },
 };
 
-const input = () => new NumpyNdarray({ dtype: 'float32', shape: [-1, WIDTH], enforce_shape: true });
+const input = (width = WIDTH) => new NumpyNdarray({ dtype: 'float32', shape: [-1, width], enforce_shape: true });
 const batching = { batchable: true, max_batch_size: MAX_BATCH, max_latency_ms: MAX_LATENCY_MS } as const;
 const svc = new Service('bench_batching');
 svc.api({ input: input(), output: new NumpyNdarray(), name: 'dense', ...batching }, dense);
@@ -90,12 +101,15 @@ svc.api({ input: input(), output: new NumpyNdarray(), name: 'mlp', ...batching }
 svc.api({ input: input(), output: new NumpyNdarray(), name: 'mlp_one' }, mlp);
 svc.api({ input: input(), output: new NumpyNdarray(), name: 'mlp_deep', ...batching }, mlpDeep);
 svc.api({ input: input(), output: new NumpyNdarray(), name: 'mlp_deep_one' }, mlpDeep);
+svc.api({ input: input(ONNX_WIDTH), output: new NumpyNdarray(), name: 'onnx_mlp', ...batching }, onnx);
+svc.api({ input: input(ONNX_WIDTH), output: new NumpyNdarray(), name: 'onnx_mlp_one' }, onnx);
 svc.api({ input: new Text(), output: new JSONDescriptor() }, function costs() {
   const learnt = (api: string) => handle.app.runtime.batcher(api)!.cost.estimate(MAX_BATCH);
   return {
     dense: { ...measured.dense, learntFullBatch: learnt('dense') },
     mlp: { ...measured.mlp, learntFullBatch: learnt('mlp') },
     mlp_deep: { ...measured.mlp_deep, learntFullBatch: learnt('mlp_deep') },
+    onnx_mlp: { ...measured.onnx_mlp, learntFullBatch: learnt('onnx_mlp') },
   };
 });
 const handle = await serve(svc, { port: 0, logger: false, maxConcurrency: 100_000, handleSignals: true });

@@ -32,17 +32,17 @@ class MemorySocket extends Duplex {
   override _read(): void {}
 
   override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.take(chunk);
+    this.collect(chunk);
     done();
   }
 
   override _writev(chunks: Array<{ chunk: Buffer }>, done: () => void): void {
-    for (const { chunk } of chunks) this.take(chunk);
+    for (const { chunk } of chunks) this.collect(chunk);
     done();
   }
 
   /** Counts response bytes: the head's end and its Content-Length say when the response is complete. */
-  private take(chunk: Buffer): void {
+  private collect(chunk: Buffer): void {
     this.received += chunk.length;
     if (this.expected < 0) {
       const text = chunk.toString('latin1');
