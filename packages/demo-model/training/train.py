@@ -156,16 +156,16 @@ def train_vae(args, cfgs, images, coverage, latents, ids_used):
     resumed_seconds = 0.0
     if args.resume:
         # Continue a stopped run: weights, EMA and step count from its checkpoint; the loss log is appended.
-        ck = torch.load(os.path.join(CACHE, "vae.pt"))
+        ck = torch.load(state_path(args, "vae"))
         vae.load_state_dict(ck["vae"])
         ema.shadow = ck["ema"]
         step = start = ema.steps = ck["step"]
-        resumed_seconds = ck.get("seconds") or last_logged_seconds(os.path.join(HERE, "loss-vae.csv"))
+        resumed_seconds = ck.get("seconds") or last_logged_seconds(loss_path(args, "vae"))
         rng = np.random.default_rng(1 + step)
         print(f"resumed at step {step}", flush=True)
     t0 = time.time()
     last_ckpt = t0
-    with open(os.path.join(HERE, "loss-vae.csv"), "a" if args.resume else "w") as log:
+    with open(loss_path(args, "vae"), "a" if args.resume else "w") as log:
         if not args.resume:
             log.write("step,seconds,decoder_loss,encoder_loss\n")
         while True:
@@ -176,7 +176,7 @@ def train_vae(args, cfgs, images, coverage, latents, ids_used):
                 export_folder(args.out, cfgs, ema_vae, None, None, ids_used, args.dtype)
                 torch.save(
                     {"vae": vae.state_dict(), "ema": ema.shadow, "step": step, "seconds": resumed_seconds + elapsed},
-                    os.path.join(CACHE, "vae.pt"),
+                    state_path(args, "vae"),
                 )
                 print(f"vae checkpoint at step {step}, {elapsed:.0f}s", flush=True)
                 last_ckpt = time.time()
@@ -187,7 +187,15 @@ def train_vae(args, cfgs, images, coverage, latents, ids_used):
             idx = rng.integers(0, len(images), args.batch)
             x = to_pixels(images[idx])
             z = latents[idx]
-            y = vae.decode(z)
+            z_in = z
+            if args.latent_noise > 0:
+                # The UNet's latents are near, not at, the exact ones: half of the batch decodes a perturbed
+                # latent (Gaussian, σ uniform up to --latent-noise in latent units) and must still draw the
+                # clean picture, so the decoder snaps a blurred outline back to one of the shapes.
+                n = len(idx)
+                sigma = args.latent_noise * torch.rand(n, 1, 1, 1) * (torch.rand(n, 1, 1, 1) < 0.5).float()
+                z_in = z + sigma * torch.randn_like(z)
+            y = vae.decode(z_in)
             # The shape's pixels weigh 1 + --shape-weight (a small shape is 6 % of the picture, and its colour
             # and outline are what the evaluator reads).
             w = 1.0 + args.shape_weight * torch.from_numpy(coverage[idx]).float() / 255.0
@@ -207,6 +215,16 @@ def train_vae(args, cfgs, images, coverage, latents, ids_used):
                 log.flush()
             if step % 20 == 0:
                 print(f"vae step {step} t={time.time() - t0:.0f}s dec={dec.item():.5f} enc={enc.item():.5f}", flush=True)
+
+
+def loss_path(args, job):
+    """The job's loss log: --loss-csv, else training/loss-<job>.csv (the shipped run's curve)."""
+    return args.loss_csv or os.path.join(HERE, f"loss-{job}.csv")
+
+
+def state_path(args, job):
+    """The job's resumable checkpoint: --state, else training/.cache/<job>.pt."""
+    return args.state or os.path.join(CACHE, f"{job}.pt")
 
 
 def last_logged_seconds(path):
@@ -257,18 +275,18 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
     start = 0
     if args.resume:
         # Continue a stopped run: weights, EMA and step count from its checkpoint; the loss log is appended.
-        ck = torch.load(os.path.join(CACHE, "unet.pt"))
+        ck = torch.load(state_path(args, "unet"))
         text.load_state_dict(ck["text"])
         unet.load_state_dict(ck["unet"])
         ema.shadow = ck["ema"]
         step = ema.steps = ck["step"]
-        resumed_seconds = ck.get("seconds") or last_logged_seconds(os.path.join(HERE, "loss-unet.csv"))
+        resumed_seconds = ck.get("seconds") or last_logged_seconds(loss_path(args, "unet"))
         start = step
         rng = np.random.default_rng(2 + step)
         print(f"resumed at step {step}", flush=True)
     t0 = time.time()
     last_ckpt = t0
-    with open(os.path.join(HERE, "loss-unet.csv"), "a" if args.resume else "w") as log:
+    with open(loss_path(args, "unet"), "a" if args.resume else "w") as log:
         if not args.resume:
             log.write("step,seconds,loss\n")
         while True:
@@ -285,7 +303,7 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
                         "step": step,
                         "seconds": resumed_seconds + elapsed,
                     },
-                    os.path.join(CACHE, "unet.pt"),
+                    state_path(args, "unet"),
                 )
                 print(f"unet checkpoint at step {step}, {elapsed:.0f}s", flush=True)
                 last_ckpt = time.time()
@@ -310,7 +328,12 @@ def train_unet(args, cfgs, latents, tokens, empty, remap, ids_used):
             xt = a * x0 + s * noise
             target = a * noise - s * x0  # v-prediction
             pred = unet(xt, t, text(ids))
-            loss = F.mse_loss(pred, target)
+            # The coverage channel (the 4th) carries the shape's outline, the attribute the RGB means blur
+            # most; --coverage-weight gives its error that much more weight.
+            sq = (pred - target) ** 2
+            if args.coverage_weight != 1.0:
+                sq = torch.cat([sq[:, :3], args.coverage_weight * sq[:, 3:]], dim=1)
+            loss = sq.mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -395,13 +418,17 @@ def main():
     p.add_argument("--vae-lr", type=float, default=2e-3)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--shape-weight", type=float, default=4.0, help="extra weight of the shape's pixels (vae)")
+    p.add_argument("--latent-noise", type=float, default=0.0, help="vae: largest σ of the noise added to half the decoder's latents")
+    p.add_argument("--coverage-weight", type=float, default=1.0, help="unet: weight of the coverage channel's error")
     p.add_argument("--high-noise", type=float, default=0.0, help="share of timesteps drawn from the noisier half (unet)")
     p.add_argument("--ema", type=float, default=0.995)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--dtype", default="F16")
     p.add_argument("--decay-by-seconds", action="store_true", help="the lr schedule also ends at --seconds")
     p.add_argument("--parity-json", help="parity: the file training/parity.ts wrote")
-    p.add_argument("--resume", action="store_true", help="continue from training/.cache/<job>.pt")
+    p.add_argument("--loss-csv", help="loss log (default training/loss-<job>.csv); trials beside each other need their own")
+    p.add_argument("--state", help="resumable checkpoint (default training/.cache/<job>.pt)")
+    p.add_argument("--resume", action="store_true", help="continue from the --state checkpoint")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
