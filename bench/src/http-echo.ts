@@ -49,7 +49,10 @@ const SERVERS = {
       '100000',
     ];
   },
+  /** Fastify with its defaults (no logging). */
   fastify: (): string[] => ['--import', 'tsx', join(HERE, 'servers', 'fastify-echo.ts')],
+  /** Fastify with its logger on, one access line per request (the logging work `tiffin serve` does). */
+  fastifyLogged: (): string[] => ['--import', 'tsx', join(HERE, 'servers', 'fastify-logged-echo.ts')],
   /** `serve()` with logging off. */
   tiffinQuiet: (): string[] => [
     ...(process.env.BENCH_FROM_SOURCE ? ['--conditions=source'] : []),
@@ -67,6 +70,8 @@ export interface EchoResult {
   cpuUs: Record<ServerName, Spread>;
   /** Per-round ratios (same round, back to back). */
   serveVsFastify: Spread;
+  /** Against Fastify writing one access line per request, as `tiffin serve` does. */
+  serveVsFastifyLogged: Spread;
   quietVsNode: Spread;
   pinning: string;
 }
@@ -111,6 +116,7 @@ export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 3 
         Spread
       >,
       serveVsFastify: ratio('tiffinServe', 'fastify'),
+      serveVsFastifyLogged: ratio('tiffinServe', 'fastifyLogged'),
       quietVsNode: ratio('tiffinQuiet', 'nodeHttp'),
       pinning: pinning.description,
     };

@@ -53,12 +53,16 @@ if (wanted('echo')) {
   console.log(`  tiffin serve (default logging)  ${fmtSpread(e.rps.tiffinServe)}`);
   console.log(`  fastify 5                       ${fmtSpread(e.rps.fastify)}`);
   console.log(`  ratio tiffin serve / fastify    ${fmtSpread(e.serveVsFastify, 3)}x   (target >= 0.9x)`);
+  console.log(`  fastify 5, one access line/req  ${fmtSpread(e.rps.fastifyLogged)}`);
+  console.log(
+    `  ratio tiffin serve / fastify logging the same  ${fmtSpread(e.serveVsFastifyLogged, 3)}x   (target >= 0.9x)`,
+  );
   console.log(`  tiffin serve(), logging off     ${fmtSpread(e.rps.tiffinQuiet)}`);
   console.log(`  bare node:http                  ${fmtSpread(e.rps.nodeHttp)}`);
   console.log(`  ratio tiffin quiet / node:http  ${fmtSpread(e.quietVsNode, 3)}x   (target >= 0.9x)`);
   console.log('  server CPU per request, us (steadier than req/s when other work shares the machine):');
   console.log(
-    `    serve ${fmt(e.cpuUs.tiffinServe.median, 1)}  fastify ${fmt(e.cpuUs.fastify.median, 1)}  quiet ${fmt(e.cpuUs.tiffinQuiet.median, 1)}  node:http ${fmt(e.cpuUs.nodeHttp.median, 1)}`,
+    `    serve ${fmt(e.cpuUs.tiffinServe.median, 1)}  fastify ${fmt(e.cpuUs.fastify.median, 1)}  fastify logged ${fmt(e.cpuUs.fastifyLogged.median, 1)}  quiet ${fmt(e.cpuUs.tiffinQuiet.median, 1)}  node:http ${fmt(e.cpuUs.nodeHttp.median, 1)}`,
   );
   console.log(`  load average: ${loadAverage()}\n`);
 }
