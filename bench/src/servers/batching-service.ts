@@ -92,7 +92,8 @@ const measured = {
   },
 };
 
-const input = (width = WIDTH) => new NumpyNdarray({ dtype: 'float32', shape: [-1, width], enforce_shape: true });
+const input = (width = WIDTH) =>
+  new NumpyNdarray({ dtype: 'float32', shape: [-1, width], enforce_shape: true });
 const batching = { batchable: true, max_batch_size: MAX_BATCH, max_latency_ms: MAX_LATENCY_MS } as const;
 const svc = new Service('bench_batching');
 svc.api({ input: input(), output: new NumpyNdarray(), name: 'dense', ...batching }, dense);

@@ -10,7 +10,11 @@ import Fastify, { type FastifyReply, type FastifyRequest, LogController } from '
 class OneAccessLine extends LogController {
   override incomingRequest(): void {}
 
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
     reply.log[error ? 'error' : 'info'](
       {
         method: request.method,

@@ -4,8 +4,9 @@
  * the encoder is not part of that package's public contract), run on onnxruntime-node with one intra-op
  * thread so the server stays on its own core.
  */
-import * as ort from 'onnxruntime-node';
+
 import { NDArray } from '@tiffin/core';
+import * as ort from 'onnxruntime-node';
 import {
   DataType,
   encodeModel,
@@ -23,7 +24,8 @@ function denseModel(width: number, layers: number): Uint8Array {
   let x = 'input';
   for (let i = 0; i < layers; i++) {
     const w = new Float32Array(width * width);
-    for (let k = 0; k < w.length; k++) w[k] = ((((k * 37 + i * 11) % 101) / 101 - 0.5) * 2) / Math.sqrt(width);
+    for (let k = 0; k < w.length; k++)
+      w[k] = ((((k * 37 + i * 11) % 101) / 101 - 0.5) * 2) / Math.sqrt(width);
     initializers.push({
       name: `w${i}`,
       dataType: DataType.FLOAT,

@@ -108,10 +108,10 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const responseFailed = (err: Error, requestId: string | undefined) =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });
 
-  const exchangeFor = (req: IncomingMessage, res: ServerResponse): Exchange => {
+  const exchangeFor = (req: IncomingMessage, res: ServerResponse, viaKoa = false): Exchange => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url);
+    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, viaKoa ? VIA_KOA : undefined);
   };
   const respond = (exchange: Exchange): void =>
     exchange.respond((err) => responseFailed(err, exchange.state.requestId));
@@ -132,7 +132,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
   // Koa runs the user's middleware in front of the pipeline; the response is still written by `respond`.
   const app = new ServiceKoa(
-    (req, res) => exchangeFor(req, res),
+    (req, res) => exchangeFor(req, res, true),
     (exchange) => pipeline(exchange, () => routes.dispatch(exchange)),
     (exchange, err) => {
       // A user's middleware threw: answer with the one error body.
@@ -155,6 +155,9 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
   return { app, lifecycle, options: resolved, logger, metrics, runtime, handle, requestListener };
 }
+
+/** Requests through the Koa app keep their headers on `res`, where the user's middleware sees them. */
+const VIA_KOA = { headersOnResponse: true };
 
 /** Koa's `ctx.state` in the app: the exchange the pipeline answers on. */
 export interface KoaState {

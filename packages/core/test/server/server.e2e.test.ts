@@ -30,6 +30,18 @@ svc.api({ input: text(), output: text() }, function use_context(input, ctx) {
   ctx.response.setCookie('k', 'v');
   return input;
 });
+svc.api({ input: text(), output: text() }, function odd_header(input, ctx) {
+  // fetch's Headers accepts a control character that HTTP/1.1 (and Node) refuse on the wire.
+  ctx.response.headers.set('x-odd', `a${String.fromCharCode(1)}b`);
+  return input;
+});
+svc.api({ input: text(), output: text() }, function two_cookies(input, ctx) {
+  ctx.response.setCookie('a', '1');
+  ctx.response.setCookie('b', '2');
+  ctx.response.headers.append('x-many', 'one');
+  ctx.response.headers.append('x-many', 'two');
+  return input;
+});
 svc.api({ input: text(), output: text() }, function stream(input) {
   return (async function* () {
     for (let i = 0; i < 10; i++) yield `${input} ${i}`;
@@ -99,6 +111,24 @@ describe('API pipeline', () => {
     const res = await post('/use_context', 'x');
     expect(res.headers.get('x-custom')).toBe('c');
     expect(res.headers.get('set-cookie')).toBe('k=v; Path=/; SameSite=lax');
+  });
+
+  it('answers a header value HTTP cannot carry with the one 500 body, and keeps serving', async () => {
+    const res = await post('/odd_header', 'x');
+    expect(res.status).toBe(500);
+    expect(res.headers.get('x-odd')).toBeNull();
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const body = (await res.json()) as { code: string; error: string };
+    expect(body.code).toBe('INTERNAL_ERROR');
+    expect(body.error).not.toContain('x-odd');
+    expect((await post('/yo', 'again')).status).toBe(200);
+  });
+
+  it('sends each cookie on a line of its own, and repeated headers joined', async () => {
+    const res = await post('/two_cookies', 'x');
+    expect(res.headers.getSetCookie()).toEqual(['a=1; Path=/; SameSite=lax', 'b=2; Path=/; SameSite=lax']);
+    expect(res.headers.get('x-many')).toBe('one, two');
+    expect(await res.text()).toBe('x');
   });
 
   it('streams an async iterable chunked (case 53)', async () => {

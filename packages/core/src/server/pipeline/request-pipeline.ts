@@ -76,7 +76,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     state.startedAt = start;
     // One listener per request; the others register callbacks in `onClose`.
     const res = ctx.res;
-    res.setHeader(NOSNIFF[0], NOSNIFF[1]);
+    ctx.set(NOSNIFF[0], NOSNIFF[1]);
     // `on`, not `once`: the response is used once anyway, and once() wraps the listener per request.
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));
