@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { InternalServerError } from '../errors/index.js';
+import { NOSNIFF } from './raw-answers.js';
 import type { RequestState } from './state.js';
 
 /** Statuses whose responses carry no body. */
@@ -71,7 +73,7 @@ export class Exchange {
     return Array.isArray(value) ? value.join(', ') : value;
   }
 
-  /** Set a response header, replacing any value it had (in its place, as Node's `setHeader` does). */
+  /** Set a response header, replacing any value it had (in its place, under the name as now given, as Node's `setHeader` does). */
   set(field: string, value: string): void {
     const pending = this.pending;
     if (pending === null) {
@@ -81,7 +83,7 @@ export class Exchange {
     // Checked now, as `setHeader` would: a bad name or value fails where it was set, not in `respond()`.
     checkHeader(field, value);
     const i = indexOf(pending, field);
-    if (i >= 0) pending[i]!.value = value;
+    if (i >= 0) pending[i] = { name: field, value };
     else pending.push({ name: field, value });
   }
 
@@ -100,8 +102,12 @@ export class Exchange {
       return;
     }
     checkHeader(field, value);
-    const entry = pending[i]!;
-    entry.value = typeof entry.value === 'string' ? [entry.value, value] : [...entry.value, value];
+    const previous = pending[i]!.value;
+    // The name as last given, as `setHeader` keeps it.
+    pending[i] = {
+      name: field,
+      value: typeof previous === 'string' ? [previous, value] : [...previous, value],
+    };
   }
 
   /** Remove a response header. */
@@ -161,24 +167,24 @@ export class Exchange {
     if (EMPTY_STATUSES.has(this.status)) {
       this.remove('content-type');
       this.remove('content-length');
-      this.writeHead();
-      res.end();
+      if (this.writeHead(onStreamError)) res.end();
       return;
     }
     if (this.method === 'HEAD') {
       // Headers as for GET (content-length included), no body.
       if (body instanceof Readable) body.destroy();
-      this.writeHead();
-      res.end();
+      if (this.writeHead(onStreamError)) res.end();
       return;
     }
     if (body === null) {
       this.set('content-length', '0');
-      this.writeHead();
-      res.end();
+      if (this.writeHead(onStreamError)) res.end();
       return;
     }
-    this.writeHead();
+    if (!this.writeHead(onStreamError)) {
+      if (body instanceof Readable) body.destroy();
+      return;
+    }
     if (body instanceof Readable) {
       body.once('error', (err: Error) => {
         onStreamError(err);
@@ -194,22 +200,42 @@ export class Exchange {
 
   /**
    * The status line and headers, in one `writeHead` with the headers as a flat list: Node stores and checks
-   * each header once there, instead of once in `setHeader` and again when the head is written.
+   * each header once there, instead of once in `setHeader` and again when the head is written. Should Node
+   * still refuse the head (its rules and `checkHeader`'s drifting apart), the client gets the one 500 body
+   * rather than no answer; false then.
    */
-  private writeHead(): void {
+  private writeHead(onError: (err: Error) => void): boolean {
     const pending = this.pending;
-    if (pending === null) {
-      this.res.writeHead(this.status);
-      return;
+    try {
+      if (pending === null) {
+        this.res.writeHead(this.status);
+        return true;
+      }
+      const flat: Array<string | string[]> = new Array(pending.length * 2);
+      for (let i = 0; i < pending.length; i++) {
+        const entry = pending[i]!;
+        flat[2 * i] = entry.name;
+        flat[2 * i + 1] = entry.value;
+      }
+      this.res.writeHead(this.status, flat as string[]);
+      return true;
+    } catch (err) {
+      onError(err instanceof Error ? err : new Error(String(err)));
+      const body = Buffer.from(
+        JSON.stringify(new InternalServerError('The response could not be written').toBody()),
+      );
+      for (const name of this.res.getHeaderNames()) this.res.removeHeader(name);
+      this.res.writeHead(500, [
+        'content-type',
+        'application/json',
+        'content-length',
+        String(body.byteLength),
+        NOSNIFF[0],
+        NOSNIFF[1],
+      ]);
+      this.res.end(body);
+      return false;
     }
-    const flat: Array<string | string[]> = new Array(pending.length * 2);
-    for (let i = 0; i < pending.length; i++) {
-      const entry = pending[i]!;
-      flat[2 * i] = entry.name;
-      flat[2 * i + 1] = entry.value;
-    }
-    // Already checked by `set`/`append`; Node checks the flat list again as it writes it.
-    this.res.writeHead(this.status, flat as string[]);
   }
 }
 
@@ -239,7 +265,7 @@ const NO_OPTIONS: { headersOnResponse?: boolean } = {};
 /** One response header as the exchange holds it: the name as first set, one value or several (one line each). */
 interface HeaderField {
   readonly name: string;
-  value: string | string[];
+  readonly value: string | string[];
 }
 
 /** Index of `field` in `fields` (names compared case-insensitively; lists are short: a scan beats a Map). */

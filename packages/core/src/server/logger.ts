@@ -14,7 +14,7 @@ export interface AccessLogEntry {
   requestType?: string | undefined;
   requestLength?: string | undefined;
   responseType?: string | undefined;
-  /** Milliseconds from the request's arrival to its answer being ready. */
+  /** Milliseconds from the request's arrival to its answer being ready (the server writes them to the microsecond). */
   ms: number;
 }
 

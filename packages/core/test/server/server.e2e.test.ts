@@ -187,6 +187,9 @@ describe('API pipeline', () => {
     const id = res.headers.get('x-request-id');
     const rec = server.logs.records.find((r) => r.msg === 'request' && r.requestId === id);
     expect(rec).toMatchObject({ level: 'info', method: 'POST', path: '/yo', status: 200 });
+    // Milliseconds to the microsecond.
+    expect(typeof rec?.ms).toBe('number');
+    expect(String(rec?.ms)).toMatch(/^\d+(\.\d{1,3})?$/);
   });
 });
 
