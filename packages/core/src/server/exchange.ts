@@ -159,35 +159,38 @@ export class Exchange {
     if (this.responseHeader('content-length') !== length) this.set('content-length', length);
   }
 
-  /** Send status, headers and body. `onStreamError` hears a streamed body failing after the headers went out. */
-  respond(onStreamError: (err: Error) => void): void {
+  /**
+   * Send status, headers and body. `onError` hears what fails once the answer is settled: a head Node refuses
+   * (the client then gets the one 500 body), or a streamed body failing after the headers went out.
+   */
+  respond(onError: (err: Error) => void): void {
     const res = this.res;
     if (res.headersSent || !res.writable) return;
     const body = this.content;
     if (EMPTY_STATUSES.has(this.status)) {
       this.remove('content-type');
       this.remove('content-length');
-      if (this.writeHead(onStreamError)) res.end();
+      if (this.writeHead(onError)) res.end();
       return;
     }
     if (this.method === 'HEAD') {
       // Headers as for GET (content-length included), no body.
       if (body instanceof Readable) body.destroy();
-      if (this.writeHead(onStreamError)) res.end();
+      if (this.writeHead(onError)) res.end();
       return;
     }
     if (body === null) {
       this.set('content-length', '0');
-      if (this.writeHead(onStreamError)) res.end();
+      if (this.writeHead(onError)) res.end();
       return;
     }
-    if (!this.writeHead(onStreamError)) {
+    if (!this.writeHead(onError)) {
       if (body instanceof Readable) body.destroy();
       return;
     }
     if (body instanceof Readable) {
       body.once('error', (err: Error) => {
-        onStreamError(err);
+        onError(err);
         res.destroy(err);
       });
       // A client that goes away stops the stream (and the generator behind it).
@@ -262,7 +265,7 @@ function checkHeader(name: string, value: string): void {
 
 const NO_OPTIONS: { headersOnResponse?: boolean } = {};
 
-/** One response header as the exchange holds it: the name as first set, one value or several (one line each). */
+/** One response header as the exchange holds it: the name as last given, one value or several (one line each). */
 interface HeaderField {
   readonly name: string;
   readonly value: string | string[];

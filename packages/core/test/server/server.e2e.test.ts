@@ -35,6 +35,10 @@ svc.api({ input: text(), output: text() }, function odd_header(input, ctx) {
   ctx.response.headers.set('x-odd', `a${String.fromCharCode(1)}b`);
   return input;
 });
+svc.api({ input: text(), output: text() }, function odd_status(input, ctx) {
+  ctx.response.status = 1000;
+  return input;
+});
 svc.api({ input: text(), output: text() }, function two_cookies(input, ctx) {
   ctx.response.setCookie('a', '1');
   ctx.response.setCookie('b', '2');
@@ -121,6 +125,14 @@ describe('API pipeline', () => {
     const body = (await res.json()) as { code: string; error: string };
     expect(body.code).toBe('INTERNAL_ERROR');
     expect(body.error).not.toContain('x-odd');
+    expect((await post('/yo', 'again')).status).toBe(200);
+  });
+
+  it('answers a status HTTP cannot carry with the one 500 body instead of leaving the client waiting', async () => {
+    const res = await post('/odd_status', 'x');
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { code: string }).code).toBe('INTERNAL_ERROR');
+    expect(server.logs.records.some((r) => r.msg === 'response failed')).toBe(true);
     expect((await post('/yo', 'again')).status).toBe(200);
   });
 
