@@ -34,6 +34,9 @@ function linesOf(count: number, ending: string): number[] {
       expect(record.level).toBe('info');
       expect(record.msg).toBe('line');
       expect(Number.isNaN(Date.parse(record.time))).toBe(false);
+      // Every line whole (UTF-8 intact, lines longer than a batch too); the fixture's lone late line has none.
+      if (record.text !== undefined)
+        expect(record.text).toBe(record.i % 997 === 5 ? `${'x'.repeat(9000)}日本` : 'é ✓ 日本');
       return record.i;
     });
 }
