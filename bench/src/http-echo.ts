@@ -73,6 +73,11 @@ export interface EchoResult {
   /** Against Fastify writing one access line per request, as `tiffin serve` does. */
   serveVsFastifyLogged: Spread;
   quietVsNode: Spread;
+  /**
+   * The same three comparisons as costs: the baseline's server CPU per request over Tiffin's, per round. Steadier
+   * than req/s when the load generator or other work shares the machine (above 1: Tiffin costs less).
+   */
+  cpuRatios: { serveVsFastify: Spread; serveVsFastifyLogged: Spread; quietVsNode: Spread };
   pinning: string;
 }
 
@@ -106,6 +111,8 @@ export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 3 
       }
     }
     const ratio = (a: ServerName, b: ServerName) => spread(runs[a].map((r, i) => r.rps / runs[b][i]!.rps));
+    const costRatio = (a: ServerName, b: ServerName) =>
+      spread(runs[a].map((r, i) => runs[b][i]!.cpuUs / r.cpuUs));
     return {
       rps: Object.fromEntries(names.map((n) => [n, spread(runs[n].map((r) => r.rps))])) as Record<
         ServerName,
@@ -118,6 +125,11 @@ export async function benchHttpEcho({ seconds = 5, connections = 50, rounds = 3 
       serveVsFastify: ratio('tiffinServe', 'fastify'),
       serveVsFastifyLogged: ratio('tiffinServe', 'fastifyLogged'),
       quietVsNode: ratio('tiffinQuiet', 'nodeHttp'),
+      cpuRatios: {
+        serveVsFastify: costRatio('tiffinServe', 'fastify'),
+        serveVsFastifyLogged: costRatio('tiffinServe', 'fastifyLogged'),
+        quietVsNode: costRatio('tiffinQuiet', 'nodeHttp'),
+      },
       pinning: pinning.description,
     };
   } finally {

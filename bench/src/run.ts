@@ -64,6 +64,10 @@ if (wanted('echo')) {
   console.log(
     `    serve ${fmt(e.cpuUs.tiffinServe.median, 1)}  fastify ${fmt(e.cpuUs.fastify.median, 1)}  fastify logged ${fmt(e.cpuUs.fastifyLogged.median, 1)}  quiet ${fmt(e.cpuUs.tiffinQuiet.median, 1)}  node:http ${fmt(e.cpuUs.nodeHttp.median, 1)}`,
   );
+  console.log('  cost ratios per round, baseline CPU / tiffin CPU:');
+  console.log(`    fastify logging the same / serve  ${fmtSpread(e.cpuRatios.serveVsFastifyLogged, 3)}x`);
+  console.log(`    fastify / serve                   ${fmtSpread(e.cpuRatios.serveVsFastify, 3)}x`);
+  console.log(`    node:http / quiet                 ${fmtSpread(e.cpuRatios.quietVsNode, 3)}x`);
   console.log(`  load average: ${loadAverage()}\n`);
 }
 
