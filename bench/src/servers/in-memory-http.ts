@@ -13,7 +13,7 @@ import { ECHO_PAYLOAD } from '../echo-payload.js';
 const REQUEST = Buffer.from(
   `POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(ECHO_PAYLOAD)}\r\n\r\n${ECHO_PAYLOAD}`,
 );
-const CONNECTIONS = Number(process.env.BENCH_MEM_CONNECTIONS ?? 8);
+const CONNECTIONS = 8;
 
 /** One keep-alive connection: sends the next request once the previous response's last byte arrived. */
 class MemorySocket extends Duplex {
@@ -114,7 +114,6 @@ async function echoServer(kind: string): Promise<Server> {
   const app = createApp(svc, {
     logger: kind === 'tiffin-log' ? undefined : false,
     maxConcurrency: 1_000_000,
-    ...(process.env.BENCH_EXTRA_OPTIONS ? JSON.parse(process.env.BENCH_EXTRA_OPTIONS) : {}),
   });
   await app.lifecycle.startup();
   return createServer(app.requestListener());
