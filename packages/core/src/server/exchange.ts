@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { InternalServerError } from '../errors/index.js';
-import { NOSNIFF } from './raw-answers.js';
+import { errorAnswer } from './raw-answers.js';
 import type { RequestState } from './state.js';
 
 /** Statuses whose responses carry no body. */
@@ -224,19 +224,10 @@ export class Exchange {
       return true;
     } catch (err) {
       onError(err instanceof Error ? err : new Error(String(err)));
-      const body = Buffer.from(
-        JSON.stringify(new InternalServerError('The response could not be written').toBody()),
-      );
+      const answer = errorAnswer(new InternalServerError('The response could not be written'));
       for (const name of this.res.getHeaderNames()) this.res.removeHeader(name);
-      this.res.writeHead(500, [
-        'content-type',
-        'application/json',
-        'content-length',
-        String(body.byteLength),
-        NOSNIFF[0],
-        NOSNIFF[1],
-      ]);
-      this.res.end(body);
+      this.res.writeHead(answer.status, answer.headers);
+      this.res.end(answer.body);
       return false;
     }
   }

@@ -15,20 +15,32 @@ const REASONS: Readonly<Record<number, string>> = {
   431: 'Request Header Fields Too Large',
 };
 
+/**
+ * The error answer given where the request pipeline cannot give it (a socket no handler saw, a head Node
+ * refused): the status, the JSON error body, and its headers as a flat name/value list.
+ */
+export function errorAnswer(error: TiffinError): { status: number; body: Buffer; headers: string[] } {
+  const body = Buffer.from(JSON.stringify(error.toBody()));
+  return {
+    status: error.httpStatus,
+    body,
+    headers: [
+      'content-type',
+      'application/json',
+      'content-length',
+      String(body.byteLength),
+      NOSNIFF[0],
+      NOSNIFF[1],
+    ],
+  };
+}
+
 /** A whole HTTP/1.1 answer with the error body, for sockets that never reached a request handler. */
 function rawAnswer(error: TiffinError, extra: string[] = []): string {
-  const status = error.httpStatus;
-  const body = JSON.stringify(error.toBody());
-  return [
-    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}`,
-    'content-type: application/json',
-    `content-length: ${Buffer.byteLength(body)}`,
-    `${NOSNIFF[0]}: ${NOSNIFF[1]}`,
-    'connection: close',
-    ...extra,
-    '',
-    body,
-  ].join('\r\n');
+  const { status, body, headers } = errorAnswer(error);
+  const lines = [`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}`];
+  for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
+  return [...lines, 'connection: close', ...extra, '', body.toString()].join('\r\n');
 }
 
 /** Node's HTTP parser error codes → what the client is told. */
