@@ -11,6 +11,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const LIMIT = 1 << 20;
+/** `FLOOR_WITHOUT=close,deadline,headers` (any of them) leaves features out, to price each one. */
+const without = new Set(process.env.FLOOR_WITHOUT?.split(',') ?? []);
+const NO_CLOSE = without.has('close');
+const NO_DEADLINE = without.has('deadline');
+const NO_HEADERS = without.has('headers');
 const pool = Buffer.allocUnsafe(8 * 512);
 let poolHex = '';
 let nextId = 512;
@@ -24,21 +29,34 @@ function requestId(): string {
   return poolHex.slice(start, start + 16);
 }
 
-/** Deadlines: insertion-ordered, swept by one timer (the cheapest shape a per-request deadline can take). */
+/**
+ * Deadlines, all of one length (so in arrival order): a FIFO array with a head index, swept by one timer. A
+ * settled entry is marked and the settled prefix skipped at once, so entries die young; the array drops that
+ * prefix now and then.
+ */
 interface Pending {
   due: number;
-  expire: () => void;
+  expire: (() => void) | null;
 }
-const pending = new Set<Pending>();
+let queue: Pending[] = [];
+let head = 0;
+function skipSettled(): void {
+  while (head < queue.length && queue[head]!.expire === null) head++;
+  if (head === queue.length) {
+    queue = [];
+    head = 0;
+  } else if (head >= 1024 && head * 2 >= queue.length) {
+    queue.splice(0, head);
+    head = 0;
+  }
+}
 setInterval(() => {
   const now = performance.now();
-  for (const p of pending) {
-    if (p.due > now) break;
-    pending.delete(p);
-    p.expire();
-  }
+  while (head < queue.length && queue[head]!.due <= now) queue[head++]!.expire?.();
+  skipSettled();
 }, 100).unref();
 let inFlight = 0;
+const EXPIRED = Symbol('expired');
 
 const echo = (input: unknown): unknown => input;
 
@@ -52,10 +70,11 @@ const server = createServer((req, res) => {
   const id = requestId();
   inFlight++;
   let gone = false;
-  res.on('close', () => {
-    inFlight--;
-    if (!res.writableFinished) gone = true;
-  });
+  if (!NO_CLOSE)
+    res.on('close', () => {
+      inFlight--;
+      if (!res.writableFinished) gone = true;
+    });
   const chunks: Buffer[] = [];
   let received = 0;
   req.on('data', (chunk: Buffer) => {
@@ -64,24 +83,31 @@ const server = createServer((req, res) => {
   });
   req.on('end', async () => {
     const value: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    const timer: Pending = { due: startedAt + 60_000, expire: () => {} };
-    const output = await new Promise<unknown>((resolve) => {
-      timer.expire = () => resolve(null);
-      pending.add(timer);
-      Promise.resolve(echo(value)).then(resolve);
-    });
-    pending.delete(timer);
+    let output: unknown;
+    if (NO_DEADLINE) output = echo(value);
+    else {
+      const timer: Pending = { due: startedAt + 60_000, expire: null };
+      output = await new Promise<unknown>((resolve) => {
+        timer.expire = () => resolve(EXPIRED);
+        queue.push(timer);
+        Promise.resolve(echo(value)).then(resolve);
+      });
+      timer.expire = null;
+      skipSettled();
+    }
     if (gone) return;
+    if (output === EXPIRED) {
+      res.writeHead(504, ['content-type', 'application/json', 'x-request-id', id]);
+      res.end('{"error":"timed out","code":"TIMEOUT"}');
+      return;
+    }
     const body = Buffer.from(JSON.stringify(output), 'utf8');
     res.writeHead(200, [
-      'x-content-type-options',
-      'nosniff',
       'content-length',
       String(body.length),
       'content-type',
       'application/json',
-      'x-request-id',
-      id,
+      ...(NO_HEADERS ? [] : ['x-request-id', id, 'x-content-type-options', 'nosniff']),
     ]);
     res.end(body);
   });
