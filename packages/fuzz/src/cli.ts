@@ -68,7 +68,10 @@ try {
     if (res?.status !== 200) failed = true;
     await target.stop();
   }
-  const errors = target.stderr().split('\n').filter(Boolean).length;
-  console.log(`server error log lines: ${errors}`);
+  // Errors the server logged, and gRPC inputs a decoder failed on with an error of its own (src/server.ts).
+  const errors = target.stderr().split('\n').filter(Boolean);
+  console.log(`server error log lines: ${errors.length}`);
+  for (const line of errors.slice(0, 5)) console.log(`    ${line.slice(0, 400)}`);
+  if (errors.length > 0) failed = true;
 }
 process.exit(failed ? 1 : 0);

@@ -46,6 +46,12 @@ const wellFormed: fc.Arbitrary<RequestMessage> = fc.oneof(
     }),
   }) as fc.Arbitrary<RequestMessage>,
   fc.record({
+    api_name: fc.constantFrom('text', 'json', 'nd', 'file', 'series'),
+    text: fc.record({
+      value: fc.oneof(fc.string({ unit: 'binary', maxLength: 64 }), fc.constant('{"a":[1,2]}')),
+    }),
+  }) as fc.Arbitrary<RequestMessage>,
+  fc.record({
     api_name: fc.constantFrom('text', 'json', 'nd'),
     serialized_bytes: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)),
   }) as fc.Arbitrary<RequestMessage>,
