@@ -1,4 +1,4 @@
-import { BadInput, Context, InvalidArgument, UnprocessableEntity } from '@tiffin/core';
+import { BadInput, Context, GrpcStatus, InvalidArgument, UnprocessableEntity } from '@tiffin/core';
 import { descriptorFromSpec, jsonEncoderRules, readResponseBody } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { loadDanfo, PandasDataFrame, PandasSeries } from '../src/index.js';
@@ -134,9 +134,12 @@ describe('construction rules (D8) and options', () => {
         "'shape' must be specified when 'enforce_shape=True'",
       );
       const field = owner === 'PandasSeries' ? 'series' : 'dataframe';
-      await expect(new cls({ orient: 'columns' }).fromProto(new Uint8Array([1]))).rejects.toThrow(
-        `${owner} does not read 'serialized_bytes'; send the '${field}' field`,
-      );
+      // The client's choice of field, so a 400 / INVALID_ARGUMENT (the reference's INTERNAL is a 5xx for it).
+      await expect(new cls({ orient: 'columns' }).fromProto(new Uint8Array([1]))).rejects.toMatchObject({
+        message: `${owner} does not read 'serialized_bytes'; send the '${field}' field`,
+        code: 'BAD_INPUT',
+        grpcStatus: GrpcStatus.INVALID_ARGUMENT,
+      });
       expect(() => cls.fromSpec({ id: `tiffin.io.${owner}` })).toThrow(
         `Missing args key in ${owner} spec: {"id":"tiffin.io.${owner}"}`,
       );

@@ -56,6 +56,8 @@ export function grpcStatusForHttp(status: number): GrpcStatusCode {
       return GrpcStatus.UNAVAILABLE;
     case 500:
       return GrpcStatus.INTERNAL;
+    case 501:
+      return GrpcStatus.UNIMPLEMENTED;
     case 504:
       return GrpcStatus.DEADLINE_EXCEEDED;
     default:

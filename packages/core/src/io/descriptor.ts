@@ -76,12 +76,17 @@ export abstract class IODescriptor<In = unknown, Out = In> {
    * bounds (`serve({ limits })`), as `HttpRequest.limits` is on HTTP.
    */
   fromProto(_message: ProtoPayload | Uint8Array, _limits?: Readonly<Limits>): Promise<In> {
-    return Promise.reject(new NotImplementedError(`${this.displayName} does not support gRPC input`));
+    // 501: a client reaches this by calling the API over gRPC, which answers UNIMPLEMENTED, not a server fault.
+    return Promise.reject(
+      new NotImplementedError(`${this.displayName} does not support gRPC input`, { errorCode: 501 }),
+    );
   }
 
   /** Encode for gRPC: the payload of the `protoFields[0]` oneof member (`limits` as in `fromProto`). */
   toProto(_value: Out, _limits?: Readonly<Limits>): Promise<ProtoPayload> {
-    return Promise.reject(new NotImplementedError(`${this.displayName} does not support gRPC output`));
+    return Promise.reject(
+      new NotImplementedError(`${this.displayName} does not support gRPC output`, { errorCode: 501 }),
+    );
   }
 
   /**

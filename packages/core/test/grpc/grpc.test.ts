@@ -20,6 +20,7 @@ import {
   Text,
   UnprocessableEntity,
 } from '../../src/index.js';
+import { PlainText } from '../server/helpers.js';
 import { healthClient } from './health-client.js';
 
 function buildService(): Service {
@@ -63,6 +64,10 @@ function buildService(): Service {
       return { x: fields.a, y: fields.b.toUpperCase() };
     },
   );
+  // A descriptor with no gRPC side (the base class's fromProto/toProto).
+  svc.api({ input: new PlainText(), output: new Text() }, function http_only(s: string) {
+    return s;
+  });
   svc.api({ input: new Text(), output: new Text() }, function raise_error(kind: string) {
     if (kind === 'bad') throw new BadInput('bad thing');
     if (kind === 'nf') throw new NotFound('no such thing');
@@ -241,6 +246,17 @@ describe('gRPC error mapping', () => {
     const err = await callError({ api_name: 'raise_error', text: { value: kind } });
     expect(err.code).toBe(code);
     expect(err.details).toBe(message);
+  });
+
+  it('an API whose descriptor has no gRPC side → UNIMPLEMENTED (a call it cannot serve, not a server fault)', async () => {
+    for (const req of [
+      { api_name: 'http_only', text: { value: 'x' } },
+      { api_name: 'http_only', serialized_bytes: Buffer.from('x') },
+    ]) {
+      const err = await callError(req);
+      expect(err.code).toBe(GrpcStatus.UNIMPLEMENTED);
+      expect(err.details).toBe('PlainText does not support gRPC input');
+    }
   });
 
   it('an unexpected error → INTERNAL without its details', async () => {
