@@ -10,6 +10,21 @@ const deepValue = (depth: number): unknown => {
   return v;
 };
 
+/** A pandas `Series` message: any of its value fields, one (as a client should send) or several. */
+const seriesMessage = fc.record(
+  {
+    bool_values: fc.array(fc.boolean(), { maxLength: 6 }),
+    float_values: fc.array(fc.float(), { maxLength: 6 }),
+    int32_values: fc.array(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { maxLength: 6 }),
+    int64_values: fc.array(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(String), {
+      maxLength: 6,
+    }),
+    string_values: fc.array(fc.string({ unit: 'binary', maxLength: 8 }), { maxLength: 6 }),
+    double_values: fc.array(fc.double(), { maxLength: 6 }),
+  },
+  { requiredKeys: [] },
+);
+
 /** Messages that decode, aimed at the APIs with payloads that do not fit them. */
 const wellFormed: fc.Arbitrary<RequestMessage> = fc.oneof(
   fc.record({
@@ -44,6 +59,20 @@ const wellFormed: fc.Arbitrary<RequestMessage> = fc.oneof(
       kind: fc.constantFrom('image/png', 'text/csv', '', 'x'),
       content: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)),
     }),
+  }) as fc.Arbitrary<RequestMessage>,
+  fc.record({
+    api_name: fc.constantFrom('series', 'frame', 'nd', 'json'),
+    series: seriesMessage,
+  }) as fc.Arbitrary<RequestMessage>,
+  fc.record({
+    api_name: fc.constantFrom('frame', 'frame_parquet', 'series', 'nd'),
+    dataframe: fc.record(
+      {
+        column_names: fc.array(fc.string({ unit: 'binary', maxLength: 6 }), { maxLength: 4 }),
+        columns: fc.array(seriesMessage, { maxLength: 4 }),
+      },
+      { requiredKeys: [] },
+    ),
   }) as fc.Arbitrary<RequestMessage>,
   fc.record({
     api_name: fc.constantFrom('text', 'json', 'nd', 'file', 'series'),
