@@ -44,6 +44,7 @@ interface ServiceSettingFlags {
   maxSize: number;
   maxSteps: number;
   maxImages: number;
+  maxPromptLength: number;
   maxJobs: number;
   jobTtl: number;
   timeout: number;
@@ -152,6 +153,12 @@ const serviceSettingOptions = (command: Command): Command =>
     .option('--max-steps <n>', 'most num_inference_steps accepted', parsePositiveInt, 150)
     .option('--max-images <n>', 'most images per request (num_images_per_prompt)', parsePositiveInt, 4)
     .option(
+      '--max-prompt-length <chars>',
+      'longest prompt or negative_prompt accepted, in characters',
+      parsePositiveInt,
+      10_000,
+    )
+    .option(
       '--max-jobs <n>',
       'jobs (/text2img/submit) held at once, finished ones included',
       parsePositiveInt,
@@ -182,7 +189,12 @@ function serviceSettings(flags: ServiceSettingFlags, backend: BackendName | unde
   if (onnxFlag && backend && backend !== 'onnxruntime')
     throw new CLIException(`${onnxFlag} applies to ${backendFlag} onnxruntime, not ${backend}`);
   return {
-    limits: { maxSize: flags.maxSize, maxSteps: flags.maxSteps, maxImages: flags.maxImages },
+    limits: {
+      maxSize: flags.maxSize,
+      maxSteps: flags.maxSteps,
+      maxImages: flags.maxImages,
+      maxPromptLength: flags.maxPromptLength,
+    },
     maxQueue: flags.maxQueue,
     maxJobs: flags.maxJobs,
     jobResultTtl: flags.jobTtl,

@@ -16,6 +16,11 @@ export interface GenerationLimits {
   maxSteps: number;
   /** Most images per request (`num_images_per_prompt`). Service default 4. */
   maxImages: number;
+  /**
+   * Longest `prompt` / `negative_prompt` in characters. CLIP reads only the first 75 tokens, but the tokenizer
+   * goes through the whole text first (about 0.7 s per MB, in the worker that generates). Service default 10,000.
+   */
+  maxPromptLength: number;
 }
 
 /** The library's bounds: only what the model itself needs. */
@@ -23,14 +28,23 @@ export const NO_LIMITS: GenerationLimits = {
   maxSize: Number.POSITIVE_INFINITY,
   maxSteps: Number.POSITIVE_INFINITY,
   maxImages: Number.POSITIVE_INFINITY,
+  maxPromptLength: Number.POSITIVE_INFINITY,
 };
+
+/** The default number of denoising steps (diffusers'), lowered to the limit when that is smaller. */
+const DEFAULT_STEPS = 50;
 
 /** Fields both pipelines take. */
 export function commonParameters(limits: GenerationLimits) {
   return {
-    prompt: z.string().describe('What to draw'),
-    negative_prompt: z.string().nullable().default(null).describe('What to steer away from'),
-    num_inference_steps: z.int().min(1).max(limits.maxSteps).default(50),
+    prompt: promptField(limits).describe('What to draw'),
+    negative_prompt: promptField(limits).nullable().default(null).describe('What to steer away from'),
+    // The default obeys the limit too: a request that leaves it out must not get more steps than one may ask.
+    num_inference_steps: z
+      .int()
+      .min(1)
+      .max(limits.maxSteps)
+      .default(Math.min(DEFAULT_STEPS, limits.maxSteps)),
     guidance_scale: z
       .number()
       .min(0)
@@ -54,6 +68,11 @@ export function commonParameters(limits: GenerationLimits) {
     guidance_rescale: z.number().min(0).max(1).default(0).describe('φ of diffusers guidance_rescale'),
     clip_skip: z.int().min(0).max(24).default(0).describe('Use the (k+1)-th last text encoder layer'),
   };
+}
+
+/** A prompt: text, bounded when the limit is finite (an infinite bound would not survive into OpenAPI's JSON). */
+function promptField(limits: GenerationLimits) {
+  return Number.isFinite(limits.maxPromptLength) ? z.string().max(limits.maxPromptLength) : z.string();
 }
 
 function sizeField(limits: GenerationLimits, defaultSize: number) {
