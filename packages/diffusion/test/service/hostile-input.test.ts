@@ -70,7 +70,24 @@ function expectClientAnswer(got: Answer, what: string): void {
 
 /** Anything JSON holds, with the values that break numeric checks (NaN and ±∞ arrive as null). */
 const anyJson = fc.oneof(
-  fc.constantFrom(null, true, false, 0, -1, 0.5, 7, 8.5, 2 ** 31, 2 ** 53, -(2 ** 63), 1e308, '', '8', 'é', '💥'),
+  fc.constantFrom(
+    null,
+    true,
+    false,
+    0,
+    -1,
+    0.5,
+    7,
+    8.5,
+    2 ** 31,
+    2 ** 53,
+    -(2 ** 63),
+    1e308,
+    '',
+    '8',
+    'é',
+    '💥',
+  ),
   fc.double(),
   fc.string({ unit: 'binary', maxLength: 12 }),
   fc.array(fc.integer({ min: -2, max: 40 }), { maxLength: 3 }),
@@ -93,10 +110,7 @@ const validParameters = fc.record(
     guidance_rescale: fc.double({ min: 0, max: 1, noNaN: true }),
     clip_skip: fc.integer({ min: 0, max: 2 }),
     lora_weights: fc.option(
-      fc.oneof(
-        fc.constant('style.safetensors'),
-        fc.constant([{ path: 'style.safetensors', weight: 0.5 }]),
-      ),
+      fc.oneof(fc.constant('style.safetensors'), fc.constant([{ path: 'style.safetensors', weight: 0.5 }])),
     ),
     strength: fc.double({ min: 0, max: 1, noNaN: true }),
   },
@@ -180,7 +194,10 @@ describe('POST /text2img under hostile input', () => {
       ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0x70, 0xff, 0xfe, 0x22, 0x7d])],
       ['BOM', '\ufeff{"prompt":"a cat","height":8,"width":8,"num_inference_steps":1}'],
       ['a prompt of 1 MB', JSON.stringify({ prompt: 'cat '.repeat(256 * 1024), height: 8, width: 8 })],
-      ['a prompt of control characters', JSON.stringify({ prompt: '\u0000\u0007\u001b[31m\u202e', width: 8 })],
+      [
+        'a prompt of control characters',
+        JSON.stringify({ prompt: '\u0000\u0007\u001b[31m\u202e', width: 8 }),
+      ],
       ['a prompt in many scripts', JSON.stringify({ prompt: '猫 كلب 🐈‍⬛ Ώ ﷽', height: 8, width: 8 })],
       ['a body over the limit', JSON.stringify({ prompt: 'x'.repeat(3 * 1024 * 1024) })],
       ['a wrong content type', '{"prompt":"a cat"}', 'text/plain'],
