@@ -11,44 +11,58 @@ function protocol(message: string): TiffinClientError {
   return new TiffinClientError(message, 'protocol');
 }
 
-/** A pandas JSON table in `orient` layout → row objects (the index is dropped, as records do). */
+const isRow = (value: unknown): value is TableRow => isObject(value);
+const isList = (value: unknown): value is unknown[] => Array.isArray(value);
+/** `value` when it is a list whose every item passes `item`. */
+const listOf = <T>(value: unknown, item: (v: unknown) => v is T): T[] | null =>
+  Array.isArray(value) && value.every(item) ? (value as T[]) : null;
+
+/**
+ * A pandas JSON table in `orient` layout → row objects (the index is dropped, as records do). Anything else
+ * (a server that is not Tiffin, a proxy's page that parsed as JSON) is a `protocol` error, checked down to the
+ * rows' own shape.
+ */
 export function rowsFromTable(value: unknown, orient: string): TableRow[] {
   switch (orient) {
-    case 'records':
-      if (Array.isArray(value)) return value as TableRow[];
+    case 'records': {
+      const rows = listOf(value, isRow);
+      if (rows) return rows;
       break;
-    case 'values':
-      if (Array.isArray(value)) {
-        return (value as unknown[][]).map((row) => Object.fromEntries(row.map((v, i) => [String(i), v])));
+    }
+    case 'values': {
+      const rows = listOf(value, isList);
+      if (rows) return rows.map((row) => Object.fromEntries(row.map((v, i) => [String(i), v])));
+      break;
+    }
+    case 'split': {
+      const rows = isObject(value) ? listOf(value.data, isList) : null;
+      const columns = isObject(value) ? listOf(value.columns, (c): c is unknown => c !== null) : null;
+      if (rows && columns) {
+        return rows.map((row) => Object.fromEntries(columns.map((c, i) => [String(c), row[i]])));
       }
       break;
-    case 'split':
-      if (isObject(value) && Array.isArray(value.columns) && Array.isArray(value.data)) {
-        const columns = value.columns as string[];
-        return (value.data as unknown[][]).map((row) =>
-          Object.fromEntries(columns.map((c, i) => [c, row[i]])),
-        );
-      }
-      break;
+    }
     case 'index':
-      if (isObject(value)) return Object.values(value) as TableRow[];
+      if (isObject(value) && Object.values(value).every(isRow)) return Object.values(value) as TableRow[];
       break;
     case 'columns':
-      if (isObject(value)) {
-        const columns = Object.entries(value as Record<string, Record<string, unknown>>);
+      if (isObject(value) && Object.values(value).every(isRow)) {
+        const columns = Object.entries(value as Record<string, TableRow>);
         const labels = columns.length > 0 ? Object.keys(columns[0]![1]) : [];
         return labels.map((label) => Object.fromEntries(columns.map(([c, col]) => [c, col[label]])));
       }
       break;
-    case 'table':
-      if (isObject(value) && Array.isArray(value.data)) {
-        const schema = isObject(value.schema) ? value.schema : {};
-        const keys = Array.isArray(schema.primaryKey) ? (schema.primaryKey as string[]) : [];
-        return (value.data as TableRow[]).map((row) =>
-          Object.fromEntries(Object.entries(row).filter(([k]) => !keys.includes(k))),
-        );
+    case 'table': {
+      const rows = isObject(value) ? listOf(value.data, isRow) : null;
+      if (rows) {
+        const schema = isObject((value as Record<string, unknown>).schema)
+          ? ((value as Record<string, unknown>).schema as Record<string, unknown>)
+          : {};
+        const keys = Array.isArray(schema.primaryKey) ? (schema.primaryKey as unknown[]) : [];
+        return rows.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !keys.includes(k))));
       }
       break;
+    }
   }
   throw protocol(`DataFrame response does not match orient '${orient}'`);
 }
@@ -59,7 +73,9 @@ export function valuesFromSeries(value: unknown, orient: string): unknown[] {
   if (isObject(value)) {
     if (orient === 'split' && Array.isArray(value.data)) return value.data;
     if (orient === 'table' && Array.isArray(value.data)) {
-      return (value.data as TableRow[]).map((row) => row.values ?? Object.values(row).at(-1));
+      const rows = listOf(value.data, isRow);
+      if (rows) return rows.map((row) => row.values ?? Object.values(row).at(-1));
+      throw protocol(`Series response does not match orient '${orient}'`);
     }
     return Object.values(value);
   }
