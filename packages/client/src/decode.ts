@@ -155,7 +155,29 @@ export async function decodeOutput(
       return out;
     }
     return await res.blob();
+  } catch (err) {
+    throw unreadable(err, type);
   } finally {
     done();
   }
+}
+
+/**
+ * A body that could not be read as a `TiffinClientError`: the connection dropping mid-body is `network`; a body
+ * that is not what its content type says (multipart that does not parse) is `protocol`.
+ */
+function unreadable(err: unknown, type: string): TiffinClientError {
+  if (err instanceof TiffinClientError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  const dropped = /terminated|aborted|ECONNRESET|socket/i.test(
+    `${message} ${String((err as Error)?.cause ?? '')}`,
+  );
+  return new TiffinClientError(
+    `Response body (${type || 'no content type'}) could not be read: ${message}`,
+    dropped ? 'network' : 'protocol',
+    0,
+    undefined,
+    undefined,
+    { cause: err },
+  );
 }

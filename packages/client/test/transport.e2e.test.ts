@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, TiffinClientError } from '../src/index.js';
 import { retryAfterMs } from '../src/transport.js';
 
-/** A hand-written server: its /docs.json names one Text API, and /echo answers as each test sets up. */
+/** A hand-written server: its /docs.json names a Text API and a Multipart one, answered as each test sets up. */
 const DOCS = {
   openapi: '3.0.2',
   info: { title: 't', version: '1' },
@@ -14,6 +14,18 @@ const DOCS = {
         'x-tiffin-name': 'echo',
         requestBody: { content: {}, 'x-tiffin-io-descriptor': { id: 'tiffin.io.Text' } },
         responses: { '200': { description: 'ok', 'x-tiffin-io-descriptor': { id: 'tiffin.io.Text' } } },
+      },
+    },
+    '/v1/parts': {
+      post: {
+        'x-tiffin-name': 'parts',
+        requestBody: { content: {}, 'x-tiffin-io-descriptor': { id: 'tiffin.io.Text' } },
+        responses: {
+          '200': {
+            description: 'ok',
+            'x-tiffin-io-descriptor': { id: 'tiffin.io.Multipart', args: { a: { id: 'tiffin.io.Text' } } },
+          },
+        },
       },
     },
   },
@@ -116,6 +128,21 @@ describe('client transport', () => {
     });
     const nowhere = createClient({ baseUrl: 'http://127.0.0.1:1' });
     await expect(nowhere.echo('x')).rejects.toMatchObject({ kind: 'network' });
+  });
+
+  it('a body that breaks off is a network error; multipart that does not parse is a protocol error', async () => {
+    const client = createClient({ baseUrl, retries: 0 });
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100' });
+      res.write('only part of it');
+      setTimeout(() => res.socket?.destroy(), 20);
+    };
+    await expect(client.echo('x')).rejects.toMatchObject({ name: 'TiffinClientError', kind: 'network' });
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'multipart/form-data; boundary=zz' });
+      res.end('--zz\r\ncontent-disposition: form-data; name="a"\r\n\r\nno closing boundary');
+    };
+    await expect(client.parts('x')).rejects.toMatchObject({ name: 'TiffinClientError', kind: 'protocol' });
   });
 
   it('rejects a bad baseUrl and a wrong argument type before sending', async () => {
