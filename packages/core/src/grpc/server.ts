@@ -9,7 +9,7 @@ import {
   NotFound,
   truncateForMessage,
 } from '../errors/index.js';
-import type { IODescriptor } from '../io/descriptor.js';
+import { hasGrpcOutput, type IODescriptor, noGrpcSide } from '../io/descriptor.js';
 import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import type { Invocation } from '../runtime/invocation.js';
 import { Runtime, type TransportCodec } from '../runtime/runtime.js';
@@ -259,8 +259,13 @@ function protoCodec(
   api: InferenceApi,
   log: (entry: Record<string, unknown>) => void,
 ): TransportCodec<RequestMessage, ResponseMessage> {
+  // An output with no gRPC side is refused before the function runs, not after its work is done.
+  const answerable = hasGrpcOutput(api.output);
   return {
-    decode: (message, ctx) => readInput(api, message, ctx.request.limits, log),
+    decode: (message, ctx) =>
+      answerable
+        ? readInput(api, message, ctx.request.limits, log)
+        : Promise.reject(noGrpcSide(api.output, 'output')),
     async encode(output, ctx) {
       const payload = await api.output.toProto(output as never, ctx.request.limits);
       const field = api.output.protoFields[0];

@@ -76,17 +76,12 @@ export abstract class IODescriptor<In = unknown, Out = In> {
    * bounds (`serve({ limits })`), as `HttpRequest.limits` is on HTTP.
    */
   fromProto(_message: ProtoPayload | Uint8Array, _limits?: Readonly<Limits>): Promise<In> {
-    // 501: a client reaches this by calling the API over gRPC, which answers UNIMPLEMENTED, not a server fault.
-    return Promise.reject(
-      new NotImplementedError(`${this.displayName} does not support gRPC input`, { errorCode: 501 }),
-    );
+    return Promise.reject(noGrpcSide(this, 'input'));
   }
 
   /** Encode for gRPC: the payload of the `protoFields[0]` oneof member (`limits` as in `fromProto`). */
   toProto(_value: Out, _limits?: Readonly<Limits>): Promise<ProtoPayload> {
-    return Promise.reject(
-      new NotImplementedError(`${this.displayName} does not support gRPC output`, { errorCode: 501 }),
-    );
+    return Promise.reject(noGrpcSide(this, 'output'));
   }
 
   /**
@@ -198,4 +193,23 @@ export function descriptorFromSpec(spec: DescriptorSpec): IODescriptor {
     );
   }
   return cls.fromSpec(spec);
+}
+
+/**
+ * The answer to a gRPC call that a descriptor without a gRPC side (the base class's `fromProto`/`toProto`)
+ * cannot serve: 501, which gRPC answers UNIMPLEMENTED: the call asks for what the API does not offer, not a
+ * server fault.
+ */
+export function noGrpcSide(
+  descriptor: { displayName: string },
+  side: 'input' | 'output',
+): NotImplementedError {
+  return new NotImplementedError(`${descriptor.displayName} does not support gRPC ${side}`, {
+    errorCode: 501,
+  });
+}
+
+/** Whether a descriptor writes gRPC answers (overrides `toProto`); checked before an API runs over gRPC. */
+export function hasGrpcOutput(descriptor: IODescriptor): boolean {
+  return descriptor.toProto !== IODescriptor.prototype.toProto;
 }

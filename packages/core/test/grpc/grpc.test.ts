@@ -23,6 +23,9 @@ import {
 import { PlainText } from '../server/helpers.js';
 import { healthClient } from './health-client.js';
 
+/** Runs of `http_only_output`, whose output has no gRPC side: a gRPC call must not run it. */
+let outputOnlyRuns = 0;
+
 function buildService(): Service {
   const svc = new Service('grpc_test', { doc: 'gRPC test service' });
   svc.api({ input: new NumpyNdarray(), output: new NumpyNdarray() }, function nd_double(x: NDArray) {
@@ -66,6 +69,10 @@ function buildService(): Service {
   );
   // A descriptor with no gRPC side (the base class's fromProto/toProto).
   svc.api({ input: new PlainText(), output: new Text() }, function http_only(s: string) {
+    return s;
+  });
+  svc.api({ input: new Text(), output: new PlainText() }, function http_only_output(s: string) {
+    outputOnlyRuns++;
     return s;
   });
   svc.api({ input: new Text(), output: new Text() }, function raise_error(kind: string) {
@@ -257,6 +264,13 @@ describe('gRPC error mapping', () => {
       expect(err.code).toBe(GrpcStatus.UNIMPLEMENTED);
       expect(err.details).toBe('PlainText does not support gRPC input');
     }
+  });
+
+  it('an API whose output has no gRPC side → UNIMPLEMENTED before its function runs', async () => {
+    const err = await callError({ api_name: 'http_only_output', text: { value: 'x' } });
+    expect(err.code).toBe(GrpcStatus.UNIMPLEMENTED);
+    expect(err.details).toBe('PlainText does not support gRPC output');
+    expect(outputOnlyRuns).toBe(0);
   });
 
   it('an unexpected error → INTERNAL without its details', async () => {
