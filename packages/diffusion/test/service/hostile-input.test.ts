@@ -49,10 +49,11 @@ async function answer(res: Response): Promise<Answer> {
   return { status: res.status, text };
 }
 
-const postJson = async (body: string | Uint8Array, type = 'application/json'): Promise<Answer> =>
-  answer(
-    await fetch(`${text2img.url}/text2img`, { method: 'POST', body, headers: { 'content-type': type } }),
-  );
+const post = (body: string | Uint8Array, type = 'application/json'): Promise<Response> =>
+  fetch(`${text2img.url}/text2img`, { method: 'POST', body, headers: { 'content-type': type } });
+
+const postJson = async (body: string | Uint8Array, type?: string): Promise<Answer> =>
+  answer(await post(body, type));
 
 const postForm = async (form: FormData): Promise<Answer> =>
   answer(await fetch(`${img2img.url}/img2img`, { method: 'POST', body: form }));
@@ -209,11 +210,7 @@ describe('POST /text2img under hostile input', () => {
 
 describe('the bounds hold for what a request leaves out or overdoes', () => {
   it('a request without num_inference_steps runs at most --max-steps (the default of 50 is lowered to it)', async () => {
-    const res = await fetch(`${text2img.url}/text2img`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt: 'a cat', height: 8, width: 8 }),
-    });
+    const res = await post(JSON.stringify({ prompt: 'a cat', height: 8, width: 8 }));
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     const requestId = res.headers.get('x-request-id');
@@ -266,11 +263,9 @@ describe('POST /img2img under hostile input', () => {
 
 describe('after all of it', () => {
   it('still generates, and logged no error of its own', async () => {
-    const res = await fetch(`${text2img.url}/text2img`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt: 'a cat', height: 16, width: 16, num_inference_steps: 2, seed: 1 }),
-    });
+    const res = await post(
+      JSON.stringify({ prompt: 'a cat', height: 16, width: 16, num_inference_steps: 2, seed: 1 }),
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/jpeg');
     const errors = logger.records.filter((r) => r.level === 'error');
