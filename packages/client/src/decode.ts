@@ -35,9 +35,10 @@ export function rowsFromTable(value: unknown, orient: string): TableRow[] {
       break;
     }
     case 'split': {
-      const rows = isObject(value) ? listOf(value.data, isList) : null;
-      const columns = isObject(value) ? listOf(value.columns, (c): c is unknown => c !== null) : null;
-      if (rows && columns) {
+      if (!isObject(value)) break;
+      const rows = listOf(value.data, isList);
+      const columns = value.columns;
+      if (rows && Array.isArray(columns)) {
         return rows.map((row) => Object.fromEntries(columns.map((c, i) => [String(c), row[i]])));
       }
       break;
@@ -53,11 +54,10 @@ export function rowsFromTable(value: unknown, orient: string): TableRow[] {
       }
       break;
     case 'table': {
-      const rows = isObject(value) ? listOf(value.data, isRow) : null;
+      if (!isObject(value)) break;
+      const rows = listOf(value.data, isRow);
       if (rows) {
-        const schema = isObject((value as Record<string, unknown>).schema)
-          ? ((value as Record<string, unknown>).schema as Record<string, unknown>)
-          : {};
+        const schema = isObject(value.schema) ? value.schema : {};
         const keys = Array.isArray(schema.primaryKey) ? (schema.primaryKey as unknown[]) : [];
         return rows.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !keys.includes(k))));
       }
