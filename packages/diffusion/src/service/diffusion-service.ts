@@ -326,7 +326,12 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         output: new Text({ content_type: 'text/event-stream' }),
         doc: 'GET ?id=: server-sent events of the job: queued, started, step (k of n), then its final state.',
       },
-      ({ id }, ctx) => jobEvents(jobs, progress, id, ctx.request.signal),
+      ({ id }, ctx) => {
+        // Here, not in the generator: its body runs only once the 200 and its headers are out, so an unknown
+        // id found there could only cut the stream off.
+        jobs.status(id);
+        return jobEvents(jobs, progress, id, ctx.request.signal);
+      },
     );
   }
 
@@ -394,7 +399,7 @@ function bmpDataUrl(image: JobImage): string {
 
 /**
  * A job's progress as server-sent events: what it has done so far, then every event until its final
- * one; a job already finished answers its final state at once.
+ * one; a job already finished answers its final state at once. The caller checks that the job exists.
  */
 async function* jobEvents(
   jobs: JobStore,
@@ -402,7 +407,6 @@ async function* jobEvents(
   id: string,
   signal: AbortSignal,
 ): AsyncGenerator<string> {
-  jobs.status(id); // 404 before the stream opens
   yield ': progress\n\n';
   // No await between this check and the subscription below (made on the loop's first step): no event is missed.
   const view = jobs.status(id);

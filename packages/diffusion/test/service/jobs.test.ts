@@ -138,6 +138,10 @@ describe('jobs API', () => {
     expect(((await unknown.json()) as { code: string }).code).toBe('JOB_NOT_FOUND');
     expect((await fetch(url('/text2img/get'))).status).toBe(400);
     expect((await fetch(url('/text2img/cancel?id=nope'), { method: 'POST' })).status).toBe(404);
+    // The event stream too: a 404 with the error body before any event, not a stream cut off after its 200.
+    const events = await fetch(url('/text2img/events?id=nope'));
+    expect(events.status).toBe(404);
+    expect(((await events.json()) as { code: string }).code).toBe('JOB_NOT_FOUND');
     // A bad body is refused at submit, as the synchronous API refuses it.
     const bad = await fetch(url('/text2img/submit'), {
       method: 'POST',
