@@ -1,6 +1,7 @@
 // The fuzz target as its own process (`node --conditions=source --import tsx src/server.ts`): the runner
 // measures its memory, sees it exit if anything kills it, and reads one JSON line with its addresses.
 import { serve, serveGrpc } from '@tiffin/core';
+import { GRPC_INPUT_NOT_READABLE } from '@tiffin/core/internal';
 import { loadDanfo } from '@tiffin/io-pandas';
 import { fuzzService } from './service.js';
 
@@ -12,7 +13,7 @@ await loadDanfo();
  * fuzzing): errors, and gRPC inputs a decoder failed on with an error of its own. The gRPC server answers
  * those INVALID_ARGUMENT, as a client's mistake, so the status alone would not show them.
  */
-const pointsAtBug = (level: string, msg: string) => level === 'error' || msg === 'gRPC input not readable';
+const pointsAtBug = (level: string, msg: string) => level === 'error' || msg === GRPC_INPUT_NOT_READABLE;
 const errors = {
   log(level: string, msg: string, fields?: Record<string, unknown>) {
     if (pointsAtBug(level, msg)) process.stderr.write(`${JSON.stringify({ level, msg, ...fields })}\n`);

@@ -280,6 +280,12 @@ function logAdapter(log: (entry: Record<string, unknown>) => void): Logger {
 }
 
 /**
+ * The log message of a gRPC input a descriptor failed to read with an error of its own: the client is answered
+ * INVALID_ARGUMENT, so only this line shows that the decoder, not the message, may be at fault (the fuzzer counts it).
+ */
+export const GRPC_INPUT_NOT_READABLE = 'gRPC input not readable';
+
+/**
  * The API's input from the message. Whatever goes wrong here is in the message (a decoder that cannot take
  * it), so an unexpected error is INVALID_ARGUMENT too; its stack goes to the log in case it is a bug.
  */
@@ -293,7 +299,7 @@ async function readInput(
     return await api.input.fromProto(selectPayload(api, message), limits);
   } catch (err) {
     if (isTiffinError(err)) throw err;
-    log({ level: 'warn', msg: 'gRPC input not readable', api: api.name, error: stackOf(err) });
+    log({ level: 'warn', msg: GRPC_INPUT_NOT_READABLE, api: api.name, error: stackOf(err) });
     throw new InvalidArgument(
       `The request's ${message.content ?? 'payload'} cannot be read as ${api.input.displayName}`,
     );
