@@ -102,13 +102,10 @@ const server = createServer((req, res) => {
       return;
     }
     const body = Buffer.from(JSON.stringify(output), 'utf8');
-    res.writeHead(200, [
-      'content-length',
-      String(body.length),
-      'content-type',
-      'application/json',
-      ...(NO_HEADERS ? [] : ['x-request-id', id, 'x-content-type-options', 'nosniff']),
-    ]);
+    // One flat list, no spread: the floor should cost no more than the features themselves.
+    const headers = ['content-length', String(body.length), 'content-type', 'application/json'];
+    if (!NO_HEADERS) headers.push('x-request-id', id, 'x-content-type-options', 'nosniff');
+    res.writeHead(200, headers);
     res.end(body);
   });
 });
