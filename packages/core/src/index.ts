@@ -168,6 +168,7 @@ export {
   type BatchOptions,
   type InferenceApi,
   type LifecycleHook,
+  type MountOptions,
   type ReadinessCheck,
   Service,
   type ServiceOptions,

@@ -9,6 +9,7 @@ import { Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { defaultLogger, type Logger, silentLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
+import { type MountState, mountedRoutes } from './mount/mounted-routes.js';
 import { type ResolvedServerOptions, resolveServerOptions, type ServerOptions } from './options.js';
 import { corsStage } from './pipeline/cors.js';
 import { requestPipeline } from './pipeline/request-pipeline.js';
@@ -94,6 +95,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   routes.add('/readyz', { GET: readyHandler(() => lifecycle.notReadyReason()) });
   if (resolved.metrics) routes.add('/metrics', { GET: metricsHandler(metrics) });
 
+  const authCheck = resolved.apiToken
+    ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
+    : undefined;
+  // Public mounts answer without the token: the mount stage then checks it, after the gate (see mountedRoutes).
+  const authInMounts = service.mounts.some((m) => m.public) ? authCheck : undefined;
   const pipeline = requestPipeline({
     routes,
     lifecycle,
@@ -101,18 +107,41 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     metrics: resolved.metrics ? metrics : undefined,
     logger,
     cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
-    auth: resolved.apiToken
-      ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
-      : undefined,
+    auth: authInMounts ? undefined : authCheck,
   });
   const responseFailed = (err: Error, requestId: string | undefined) =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });
 
+  // With mounts, every request's headers live on `res`, which the mounts' Koa contexts share.
+  const headersOnResponse = service.mounts.length > 0;
   const exchangeFor = (req: IncomingMessage, res: ServerResponse, viaKoa = false): Exchange => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, viaKoa ? VIA_KOA : undefined);
+    return new Exchange(
+      req,
+      res,
+      q >= 0 ? url.slice(0, q) : url,
+      viaKoa || headersOnResponse ? VIA_KOA : undefined,
+    );
   };
+  // The routed handler: the route table, or the mounts in front of it. Without mounts, exactly as before.
+  const koaContexts = new WeakMap<Exchange, Koa.ParameterizedContext<MountState>>();
+  const routed: (exchange: Exchange) => Promise<void> =
+    service.mounts.length === 0
+      ? (exchange) => routes.dispatch(exchange)
+      : mountedRoutes({
+          mounts: service.mounts,
+          routes,
+          maxBodySize: resolved.maxBodySize,
+          auth: authInMounts,
+          koaContext: (exchange) => {
+            const ctx =
+              koaContexts.get(exchange) ?? app.createContext<MountState>(exchange.req, exchange.res);
+            // Koa's starting status, as its own request handling sets it.
+            exchange.res.statusCode = 404;
+            return ctx;
+          },
+        });
   const respond = (exchange: Exchange): void =>
     exchange.respond((err) => responseFailed(err, exchange.state.requestId));
   const failed = (exchange: Exchange, err: unknown): void => {
@@ -124,7 +153,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
   const handle = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const exchange = exchangeFor(req, res);
-    return pipeline(exchange, () => routes.dispatch(exchange)).then(
+    return pipeline(exchange, () => routed(exchange)).then(
       () => respond(exchange),
       (err: unknown) => failed(exchange, err),
     );
@@ -133,7 +162,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   // Koa runs the user's middleware in front of the pipeline; the response is still written by `respond`.
   const app = new ServiceKoa(
     (req, res) => exchangeFor(req, res, true),
-    (exchange) => pipeline(exchange, () => routes.dispatch(exchange)),
+    (exchange, ctx) => {
+      if (headersOnResponse)
+        koaContexts.set(exchange, ctx as unknown as Koa.ParameterizedContext<MountState>);
+      return pipeline(exchange, () => routed(exchange));
+    },
     (exchange, err) => {
       // A user's middleware threw: answer with the one error body.
       if (exchange.res.headersSent) return failed(exchange, err);
@@ -172,12 +205,15 @@ export interface KoaState {
 class ServiceKoa extends Koa<KoaState> {
   constructor(
     private readonly exchangeFor: (req: IncomingMessage, res: ServerResponse) => Exchange,
-    private readonly runPipeline: (exchange: Exchange) => Promise<void>,
+    private readonly runPipeline: (
+      exchange: Exchange,
+      ctx: Koa.ParameterizedContext<KoaState>,
+    ) => Promise<void>,
     private readonly middlewareFailed: (exchange: Exchange, err: unknown) => void,
     private readonly respondTo: (exchange: Exchange) => void,
   ) {
     super();
-    this.use((ctx) => this.runPipeline(ctx.state.exchange));
+    this.use((ctx) => this.runPipeline(ctx.state.exchange, ctx));
   }
 
   /** Koa 3's per-request entry point (`callback()` calls it; Koa is pinned): run the middleware, then respond. */

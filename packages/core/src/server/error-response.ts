@@ -4,6 +4,13 @@ import {
   type ErrorBody,
   internalErrorBody,
   isTiffinError,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  TooManyRequests,
+  Unauthorized,
+  UnprocessableEntity,
+  UnsupportedMediaType,
 } from '../errors/index.js';
 import type { Logger } from './logger.js';
 
@@ -32,6 +39,23 @@ function isExposedClientError(err: unknown): err is ExposedHttpError {
 }
 
 /**
+ * The catalog's type and code for an exposed client error's status (`ctx.throw(404)` in a mounted route, a body
+ * parser's 413), so clients branch on the same codes whoever raised it; other statuses read as BadInput.
+ */
+const CLIENT_ERRORS: ReadonlyMap<number, { type: string; code: string }> = new Map(
+  [
+    BadInput,
+    Unauthorized,
+    NotFound,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    UnprocessableEntity,
+    TooManyRequests,
+  ].map((c) => [c.httpStatus, { type: c.name, code: c.code }]),
+);
+
+/**
  * Spec 10.3 as changed by D1/D4: a TiffinError answers with its own status and `toBody()`; any other error is
  * a 500 whose body says only that something failed, while the stack goes to the log with the request id.
  * 5xx TiffinErrors other than 503 are logged as errors with their stack.
@@ -55,10 +79,8 @@ export function errorAnswer(err: unknown, requestId: string, logger: Logger): Er
     return { status, body };
   }
   if (isExposedClientError(err)) {
-    return {
-      status: err.status,
-      body: { error: clientMessage(err.message), type: 'BadInput', code: BadInput.code },
-    };
+    const { type, code } = CLIENT_ERRORS.get(err.status) ?? { type: BadInput.name, code: BadInput.code };
+    return { status: err.status, body: { error: clientMessage(err.message), type, code } };
   }
   const e = err instanceof Error ? err : new Error(String(err));
   logger.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { BadInput, PayloadTooLarge, truncateForMessage } from '../errors/index.js';
+import { BadInput, isTiffinError, PayloadTooLarge, truncateForMessage } from '../errors/index.js';
 
 /**
  * Read a request body whole, bounded by `limit` bytes: over it → 413 (PayloadTooLarge) as soon as the bytes
@@ -45,14 +45,17 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
         );
       } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     };
-    // Node reports a client gone mid-body as an 'aborted' error (ECONNRESET) before 'close'.
+    // Node reports a client gone mid-body as an 'aborted' error (ECONNRESET) before 'close'; the body cap of a
+    // service with mounts reports its 413 as a TiffinError.
     const onError = (err: Error) =>
       fail(
-        new BadInput(
-          req.complete
-            ? `Could not read the request body: ${err.message}`
-            : 'The client aborted the request body',
-        ),
+        isTiffinError(err)
+          ? err
+          : new BadInput(
+              req.complete
+                ? `Could not read the request body: ${err.message}`
+                : 'The client aborted the request body',
+            ),
       );
     const onClose = () => {
       if (!req.complete) fail(new BadInput('The client aborted the request body'));

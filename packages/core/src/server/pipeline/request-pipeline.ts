@@ -91,7 +91,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     } catch (err) {
       writeError(ctx, err, logger);
     }
-    recordMetrics?.(ctx.status);
+    // The endpoint as routed: a mounted route's pattern is known only once it answered.
+    recordMetrics?.(ctx.status, state.endpoint);
     ctx.set('x-request-id', requestId);
     if (lifecycle.isDraining) ctx.set('connection', 'close');
     if (logging) {
