@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { DefaultContext, DefaultState, Middleware } from 'koa';
 import { InvalidArgument, TiffinError } from '../errors/index.js';
 import type { BatchInputOf, BatchOutputOf } from '../io/batching.js';
 import type { InputOf, IODescriptor, OutputOf } from '../io/descriptor.js';
@@ -211,11 +211,15 @@ export class Service<Apis extends ApiTypesMap = {}> {
    * id, access log, metrics, body limit, timeout, concurrency limit, drain and error body hold for it, and with
    * an API token set it needs the token unless mounted `{ public: true }`. HTTP only: gRPC does not see it.
    */
-  mount(middleware: Middleware, options: MountOptions = {}): this {
+  mount<StateT = DefaultState, ContextT = DefaultContext>(
+    middleware: Middleware<StateT, ContextT>,
+    options: MountOptions = {},
+  ): this {
     if (typeof middleware !== 'function') {
       throw new InvalidArgument('Service.mount takes a Koa middleware: a function (ctx, next)');
     }
-    this.mounted.push({ middleware, public: options.public === true });
+    // Typed as Koa's `app.use` takes it: routers extend the context with their own fields.
+    this.mounted.push({ middleware: middleware as unknown as Middleware, public: options.public === true });
     return this;
   }
 
