@@ -112,17 +112,10 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const responseFailed = (err: Error, requestId: string | undefined) =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });
 
-  // With mounts, every request's headers live on `res`, which the mounts' Koa contexts share.
-  const headersOnResponse = service.mounts.length > 0;
   const exchangeFor = (req: IncomingMessage, res: ServerResponse, viaKoa = false): Exchange => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    return new Exchange(
-      req,
-      res,
-      q >= 0 ? url.slice(0, q) : url,
-      viaKoa || headersOnResponse ? VIA_KOA : undefined,
-    );
+    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, viaKoa ? VIA_KOA : undefined);
   };
   // The routed handler: the route table, or the mounts in front of it. Without mounts, exactly as before.
   const koaContexts = new WeakMap<Exchange, Koa.ParameterizedContext<MountState>>();
@@ -163,8 +156,10 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const app = new ServiceKoa(
     (req, res) => exchangeFor(req, res, true),
     (exchange, ctx) => {
-      if (headersOnResponse)
+      // Mounts run on the context the request came with, so they see what the app's middleware put there.
+      if (service.mounts.length > 0) {
         koaContexts.set(exchange, ctx as unknown as Koa.ParameterizedContext<MountState>);
+      }
       return pipeline(exchange, () => routed(exchange));
     },
     (exchange, err) => {

@@ -5,7 +5,9 @@ import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  BadInput,
   inferenceClientConstructor,
+  isTiffinError,
   type RequestMessage,
   type ResponseMessage,
   Service,
@@ -363,6 +365,76 @@ describe('svc.mount: routes beside the APIs', () => {
     const res = await fetch(`${handle.url}/echo`, { method: 'POST', body: 'hey' });
     expect([res.status, await res.text(), res.headers.get('x-served-by')]).toEqual([200, 'hey', 'mounted']);
     expect(seen).toEqual(['first', 'second']);
+  });
+
+  it('keeps Koa idioms: a 404 handler after next() leaves API answers alone, an error handler sees API errors', async () => {
+    const svc = new Service('idioms');
+    svc.api({ input: new Text(), output: new Text() }, function shout(text) {
+      if (!text) throw new BadInput('say something');
+      return text.toUpperCase();
+    });
+    const seen: Array<[number, string]> = [];
+    svc.mount(async (ctx, next) => {
+      try {
+        await next();
+      } catch (err) {
+        // The server's errors carry their status as `httpStatus` (isTiffinError tells them apart).
+        seen.push([isTiffinError(err) ? err.httpStatus : 0, (err as Error).message]);
+        throw err;
+      }
+    });
+    svc.mount(async (ctx, next) => {
+      await next();
+      seen.push([ctx.status, ctx.path]);
+      if (ctx.status === 404) {
+        ctx.status = 404;
+        ctx.body = { error: 'custom not found', type: 'NotFound', code: 'NOT_FOUND' };
+      }
+    });
+    handle = await start(svc);
+    const ok = await fetch(`${handle.url}/shout`, { method: 'POST', body: 'hi' });
+    expect([ok.status, await ok.text()]).toEqual([200, 'HI']);
+    const bad = await fetch(`${handle.url}/shout`, { method: 'POST', body: '' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: 'BAD_INPUT', error: 'say something' });
+    const unknown = await get('/nowhere');
+    expect([unknown.status, ((await unknown.json()) as { error: string }).error]).toEqual([
+      404,
+      'custom not found',
+    ]);
+    expect(seen).toEqual([
+      [200, '/shout'],
+      [400, 'say something'],
+      [404, '/nowhere'],
+    ]);
+  });
+
+  it('runs mounts after middleware added to the Koa app, on the same Koa context', async () => {
+    const svc = mountedService();
+    const router = new Router<{ tenant?: string }>();
+    router.get('/tenant', (ctx) => {
+      ctx.body = String(ctx.state.tenant);
+    });
+    svc.mount(router.routes());
+    handle = await start(svc);
+    handle.app.app.middleware.unshift(async (ctx, next) => {
+      (ctx.state as unknown as { tenant: string }).tenant = 'acme';
+      await next();
+    });
+    // The listener is taken from the app after changing it, as docs/server.md says.
+    const { createServer } = await import('node:http');
+    const server = createServer(handle.app.requestListener());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      expect(await (await fetch(`${url}/tenant`)).text()).toBe('acme');
+      expect((await (await fetch(`${url}/users/9`)).json()) as object).toMatchObject({ id: '9' });
+      const api = await fetch(`${url}/echo`, { method: 'POST', body: 'k' });
+      expect(await api.text()).toBe('echo:k');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('keeps working when the service is served over gRPC as well (HTTP only)', async () => {

@@ -4,10 +4,11 @@ import type { Exchange } from '../exchange.js';
 
 /**
  * Whether mounted middleware answered on its Koa context: a body set (Koa then makes the status 200, or 204
- * for an explicit null), or a status other than the 404 Koa starts from.
+ * for an explicit null), or a status other than the one the context had when the mounts were done with it
+ * (Koa's starting 404, or the status of the routes' answer).
  */
-export function koaAnswered(ctx: ParameterizedContext): boolean {
-  return ctx.body != null || ctx.status !== 404;
+export function koaAnswered(ctx: ParameterizedContext, passedStatus: number): boolean {
+  return ctx.body != null || ctx.status !== passedStatus;
 }
 
 /**
@@ -22,6 +23,7 @@ export function takeKoaAnswer(ctx: ParameterizedContext, exchange: Exchange): vo
   const replaced = exchange.body;
   if (replaced instanceof Readable && replaced !== ctx.body) replaced.destroy();
   exchange.status = ctx.status;
+  exchange.adoptResponseHeaders();
   const body: unknown = ctx.body;
   if (body == null) {
     // An explicit `ctx.body = null` made the status 204, which the exchange sends without a body.

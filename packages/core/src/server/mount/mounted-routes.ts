@@ -59,13 +59,20 @@ export function mountedRoutes(deps: MountedRoutesDeps): (exchange: Exchange) => 
     const ctx = koaContext(exchange);
     ctx.state.requestId = state.requestId;
     if (denied) DENIED.add(ctx);
+    // The status the context shows once the mounts passed the request on: Koa's 404, or the routes' answer.
+    let passedStatus = 404;
     let routed = false;
     try {
       await run(ctx as ParameterizedContext, () => {
         if (denied) return Promise.reject(denied);
         if (routes.match(exchange.path) === undefined) return Promise.resolve();
         routed = true;
-        return routes.dispatch(exchange);
+        return routes.dispatch(exchange).then(() => {
+          // Middleware after `await next()` sees the answer's status (a `ctx.status === 404` check works);
+          // the body stays the exchange's.
+          passedStatus = exchange.status;
+          ctx.res.statusCode = passedStatus;
+        });
       });
     } catch (err) {
       state.endpoint = matchedRoute(ctx) ?? state.endpoint;
@@ -77,7 +84,7 @@ export function mountedRoutes(deps: MountedRoutesDeps): (exchange: Exchange) => 
       if (late && typeof late.destroy === 'function') late.destroy();
       return;
     }
-    if (koaAnswered(ctx)) {
+    if (koaAnswered(ctx, passedStatus)) {
       state.endpoint = matchedRoute(ctx) ?? MOUNTED_ENDPOINT;
       takeKoaAnswer(ctx, exchange);
     } else if (!routed) {
