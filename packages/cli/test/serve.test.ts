@@ -84,6 +84,13 @@ describe('tiffin serve', () => {
       pids.add(await res.text());
     }
     expect(pids).toEqual(new Set(ready.map((r) => String(r.pid))));
+    // Every worker serves the mounted route too.
+    const mountedPids = new Set<number>();
+    for (let i = 0; i < 40 && mountedPids.size < 2; i++) {
+      const res = await fetch(`${ready[0]!.url}/hello`, { headers: { connection: 'close' } });
+      mountedPids.add(((await res.json()) as { pid: number }).pid);
+    }
+    expect(mountedPids).toEqual(new Set(ready.map((r) => r.pid)));
     p.kill('SIGTERM');
     expect((await p.exited).code).toBe(0);
   });
@@ -100,6 +107,9 @@ describe('tiffin serve', () => {
       await writeFile(file, source.replace('return input;', "return 'edited ' + input;"));
       const second = await p.readyUrl(2);
       expect(await (await fetch(`${second}/echo`, { method: 'POST', body: 'a' })).text()).toBe('edited a');
+      expect(((await (await fetch(`${second}/hello`)).json()) as { hello: string }).hello).toBe(
+        'from a mounted route',
+      );
       p.kill('SIGTERM');
       expect((await p.exited).code).toBe(0);
     } finally {
