@@ -1,18 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { cpuPinning } from './cpu-pinning.js';
 import { ECHO_PAYLOAD } from './echo-payload.js';
+import { load, type Run } from './http-echo.js';
 import { startServer, stopServer } from './servers/spawn.js';
-import { cpuSeconds, type Spread, spread } from './stats.js';
+import { type Spread, spread } from './stats.js';
 
 const SERVER = join(dirname(fileURLToPath(import.meta.url)), 'servers', 'tiffin-mount-echo.ts');
-
-interface Run {
-  rps: number;
-  cpuUs: number;
-}
 
 export interface MountResult {
   /** Requests/s and server CPU µs per request of each variant. */
@@ -25,25 +20,6 @@ export interface MountResult {
   cpuNoneVsBase: Spread | undefined;
   cpuRouterVsNone: Spread;
   pinning: string;
-}
-
-async function load(url: string, seconds: number, connections: number, pid: number): Promise<Run> {
-  const cpuBefore = cpuSeconds(pid);
-  const result = await autocannon({
-    url: `${url}/echo`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: ECHO_PAYLOAD,
-    connections,
-    duration: seconds,
-  });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`load run failed: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  }
-  return {
-    rps: result.requests.average,
-    cpuUs: ((cpuSeconds(pid) - cpuBefore) / result.requests.total) * 1e6,
-  };
 }
 
 /**

@@ -128,6 +128,20 @@ async function checkMountedService(url: string): Promise<void> {
   );
 }
 
+/** `npm install` into the project as a user runs it (no lifecycle scripts: nothing downloads from elsewhere). */
+async function npmInstall(packages: string[]): Promise<void> {
+  await run(
+    'npm',
+    ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...packages],
+    {
+      cwd: PROJECT,
+      env: readerEnv({}),
+      timeout: 600_000,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+}
+
 async function post(url: string, body: string): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   return { status: res.status, json: await res.json() };
@@ -190,19 +204,7 @@ describe('the packages as npm users get them', () => {
         },
       }),
     );
-    await run(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        '--ignore-scripts',
-        '--no-audit',
-        '--no-fund',
-        'zod@4.6.7',
-        ...tarballs.values(),
-      ],
-      { cwd: PROJECT, env: readerEnv({}), timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
-    );
+    await npmInstall(['zod@4.6.7', ...tarballs.values()]);
     writeFileSync(join(PROJECT, 'orders.mjs'), JS_SERVICE);
     writeFileSync(join(PROJECT, 'sums.ts'), TS_SERVICE);
 
@@ -252,19 +254,7 @@ describe('the packages as npm users get them', () => {
 
   it('serves a service that mounts @koa/router routes, under tiffin serve and as a built package', async () => {
     // The user's own dependencies, from the registry as any npm user gets them (not core's).
-    await run(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        '--ignore-scripts',
-        '--no-audit',
-        '--no-fund',
-        '@koa/router@15.7.0',
-        'koa-body@8.0.1',
-      ],
-      { cwd: PROJECT, env: readerEnv({}), timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
-    );
+    await npmInstall(['@koa/router@15.7.0', 'koa-body@8.0.1']);
     writeFileSync(join(PROJECT, 'site.mjs'), MOUNTED_SERVICE);
     await serve('site.mjs', checkMountedService, { TIFFIN_API_TOKEN: 't0ken' });
 

@@ -8,9 +8,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import { Duplex } from 'node:stream';
-import Router from '@koa/router';
 import Fastify from 'fastify';
 import { ECHO_PAYLOAD } from '../echo-payload.js';
+import { mountBenchRouter } from './bench-router.js';
 
 const REQUEST = Buffer.from(
   `POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(ECHO_PAYLOAD)}\r\n\r\n${ECHO_PAYLOAD}`,
@@ -114,21 +114,7 @@ async function echoServer(kind: string): Promise<Server> {
   svc.api({ input: new JSONDescriptor(), output: new JSONDescriptor() }, function echo(input) {
     return input;
   });
-  if (kind === 'tiffin-router') {
-    // Routes of the kinds services add beside their APIs; the API call passes through the router.
-    const router = new Router();
-    router.get('/users/:id', (ctx) => {
-      ctx.body = { id: ctx.params.id };
-    });
-    router.post('/hooks/:source', (ctx) => {
-      ctx.status = 202;
-    });
-    router.get('/status', (ctx) => {
-      ctx.body = 'ok';
-    });
-    svc.mount(router.routes());
-    svc.mount(router.allowedMethods());
-  }
+  if (kind === 'tiffin-router') mountBenchRouter(svc);
   // `tiffin-log`: the default logger (access log on stdout, which the bench reads and drops).
   const app = createApp(svc, {
     logger: kind === 'tiffin-log' ? undefined : false,
