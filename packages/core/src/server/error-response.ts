@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import {
   BadInput,
   clientMessage,
@@ -19,23 +20,31 @@ export interface ErrorAnswer {
   body: ErrorBody;
 }
 
-/** Koa/http-errors style client errors (status 4xx, exposable) thrown by middleware we use. */
-interface ExposedHttpError {
+/** Koa/http-errors style client errors: a 4xx status, the message shown when `expose`. */
+interface HttpClientError {
   status: number;
   expose: boolean;
   message: string;
 }
 
-function isExposedClientError(err: unknown): err is ExposedHttpError {
-  const e = err as Partial<ExposedHttpError> | null;
-  return (
-    typeof e === 'object' &&
-    e !== null &&
-    typeof e.status === 'number' &&
-    e.status >= 400 &&
-    e.status < 500 &&
-    e.expose === true
-  );
+/**
+ * The client error `err` stands for, as body parsers report one: a 4xx `status` or `statusCode` (http-errors,
+ * raw-body, co-body, as Koa reads them) or `httpCode` (formidable, e.g. a truncated multipart body), with its
+ * message only when `expose` is set (co-body's JSON syntax error carries a 400 without it); null otherwise.
+ */
+function clientErrorOf(err: unknown): HttpClientError | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const e = err as {
+    status?: unknown;
+    statusCode?: unknown;
+    httpCode?: unknown;
+    expose?: unknown;
+    message?: unknown;
+  };
+  const status = [e.status, e.statusCode, e.httpCode].find((s) => typeof s === 'number');
+  if (typeof status !== 'number' || status < 400 || status >= 500) return null;
+  const expose = e.expose === true;
+  return { status, expose, message: expose && typeof e.message === 'string' ? e.message : '' };
 }
 
 /**
@@ -78,9 +87,12 @@ export function errorAnswer(err: unknown, requestId: string, logger: Logger): Er
     body.error = clientMessage(body.error);
     return { status, body };
   }
-  if (isExposedClientError(err)) {
-    const { type, code } = CLIENT_ERRORS.get(err.status) ?? { type: BadInput.name, code: BadInput.code };
-    return { status: err.status, body: { error: clientMessage(err.message), type, code } };
+  const clientError = clientErrorOf(err);
+  if (clientError) {
+    const { status, expose, message } = clientError;
+    const { type, code } = CLIENT_ERRORS.get(status) ?? { type: BadInput.name, code: BadInput.code };
+    const error = expose ? clientMessage(message) : (STATUS_CODES[status] ?? 'Bad Request');
+    return { status, body: { error, type, code } };
   }
   const e = err instanceof Error ? err : new Error(String(err));
   logger.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });

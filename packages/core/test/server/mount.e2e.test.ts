@@ -244,6 +244,30 @@ describe('svc.mount: routes beside the APIs', () => {
     expect((await get('/users/1')).status).toBe(200);
   });
 
+  it('answers malformed input to mounted routes with a 4xx JSON body, never a 5xx', async () => {
+    handle = await start(mountedService());
+    const post = (type: string, body: string) =>
+      fetch(`${handle!.url}/forms`, { method: 'POST', headers: { 'content-type': type }, body });
+    for (const [type, body] of [
+      ['application/json', '{"name": '],
+      ['application/json', '[1, 2'],
+      ['application/json', '\u0000\uffff'],
+      ['multipart/form-data; boundary=x', '--x\r\ncontent-disposition: form-data; name="a"\r\n\r\nno end'],
+    ] as const) {
+      const res = await post(type, body);
+      expect(res.status, `${type} ${JSON.stringify(body)}`).toBeGreaterThanOrEqual(400);
+      expect(res.status, `${type} ${JSON.stringify(body)}`).toBeLessThan(500);
+      const answer = (await res.json()) as { code: string; error: string };
+      expect(answer.code).toMatch(/^[A-Z_]+$/);
+      expect(answer.error).not.toMatch(/node_modules|at .*\(/);
+    }
+    // Path parameters: non-ASCII, and percent-encoding that is not UTF-8.
+    expect((await (await get('/users/%E2%9C%93')).json()) as object).toMatchObject({ id: '✓' });
+    const broken = await get('/users/%E0%A4%A');
+    expect(broken.status).toBeLessThan(500);
+    expect((await get('/users/1')).status).toBe(200);
+  });
+
   it('times out a slow route and a slow body with 504', async () => {
     handle = await start(mountedService(), { timeout: 0.2 });
     const slow = await get('/slow?ms=1000');
