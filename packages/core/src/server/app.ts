@@ -23,8 +23,9 @@ import { RouteTable } from './routes/route-table.js';
 
 export interface TiffinApp {
   /**
-   * A Koa application whose last middleware serves the service: add your own middleware in front of it
-   * (`app.middleware.unshift(mine)`) to see every request first, or mount `app.callback()` in your own server.
+   * A Koa application whose last middleware serves the service, for mounting `app.callback()` in your own
+   * server. Routes of your own go on the service (`svc.mount()`); middleware added here
+   * (`app.middleware.unshift(mine)`) sees every request first and may set headers.
    */
   app: Koa<KoaState>;
   lifecycle: AppLifecycle;
