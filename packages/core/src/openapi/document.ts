@@ -1,7 +1,7 @@
 import type { IODescriptor } from '../io/descriptor.js';
 import type { ComponentsObject, RequestBodyObject, ResponseObject, SchemaObject } from '../io/openapi.js';
 import type { InferenceApi, Service } from '../service/service.js';
-import { mountedRoutes } from './mounted-routes.js';
+import { mountedRouterRoutes } from './mounted-routes.js';
 
 /** The OpenAPI 3.0 document `/docs.json` serves (docs/spec/io-descriptors.md §10.7 with D4, D6, D13). */
 export interface OpenApiDocument {
@@ -139,7 +139,7 @@ export function buildOpenApiDocument(service: Service): OpenApiDocument {
       ),
     );
   }
-  const mounted = mountedRoutes(service.mounts);
+  const mounted = mountedRouterRoutes(service.mounts);
   for (const route of mounted) {
     paths[route.path] ??= {};
     const operations = paths[route.path]!;

@@ -23,7 +23,7 @@ const DESCRIBABLE = /^(?:\/(?:[A-Za-z0-9._~-]+|:[A-Za-z_][A-Za-z0-9_]*))*\/?$/;
  * importing `@koa/router` (the user's dependency, not core's). Other middleware, and patterns OpenAPI cannot
  * state (regular expressions, optional parts, wildcards), are not listed.
  */
-export function mountedRoutes(mounts: readonly MountedMiddleware[]): MountedRoute[] {
+export function mountedRouterRoutes(mounts: readonly MountedMiddleware[]): MountedRoute[] {
   const routes: MountedRoute[] = [];
   for (const mount of mounts) {
     const router = (mount.middleware as { router?: Partial<RouterLike> }).router;

@@ -9,7 +9,7 @@ import { Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { defaultLogger, type Logger, silentLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
-import { type MountState, mountedRoutes } from './mount/mounted-routes.js';
+import { type MountState, mountedHandler } from './mount/mounted-handler.js';
 import { type ResolvedServerOptions, resolveServerOptions, type ServerOptions } from './options.js';
 import { corsStage } from './pipeline/cors.js';
 import { requestPipeline } from './pipeline/request-pipeline.js';
@@ -99,7 +99,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const authCheck = resolved.apiToken
     ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
     : undefined;
-  // Public mounts answer without the token: the mount stage then checks it, after the gate (see mountedRoutes).
+  // Public mounts answer without the token: the mount stage then checks it, after the gate (see mountedHandler).
   const authInMounts = service.mounts.some((m) => m.public) ? authCheck : undefined;
   const pipeline = requestPipeline({
     routes,
@@ -123,7 +123,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const routed: (exchange: Exchange) => Promise<void> =
     service.mounts.length === 0
       ? (exchange) => routes.dispatch(exchange)
-      : mountedRoutes({
+      : mountedHandler({
           mounts: service.mounts,
           routes,
           maxBodySize: resolved.maxBodySize,

@@ -15,7 +15,7 @@ export interface MountState {
   requestId: string;
 }
 
-export interface MountedRoutesDeps {
+export interface MountedHandlerDeps {
   mounts: readonly MountedMiddleware[];
   routes: Pick<RouteTable, 'match' | 'dispatch'>;
   /** The Koa context of a request: the one it came through the Koa app with, else a new one of the app. */
@@ -38,7 +38,7 @@ export const MOUNTED_ENDPOINT = 'mounted';
  * CORS, gate, deadline, drain), and the exchange writes the answer, whoever gave it. A mount answers by setting
  * `ctx.body` or `ctx.status`; when none does and no route matched, the table answers (404, 405, 307).
  */
-export function mountedRoutes(deps: MountedRoutesDeps): (exchange: Exchange) => Promise<void> {
+export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) => Promise<void> {
   const { routes, koaContext, maxBodySize, auth } = deps;
   const chain = deps.mounts.map(({ middleware, public: open }) =>
     // A private mount is passed over for a request without the token (the routes then answer 401).
