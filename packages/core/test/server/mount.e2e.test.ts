@@ -398,7 +398,7 @@ describe('svc.mount: routes beside the APIs', () => {
       return text.toUpperCase();
     });
     const seen: Array<[number, string]> = [];
-    svc.mount(async (ctx, next) => {
+    svc.mount(async (_ctx, next) => {
       try {
         await next();
       } catch (err) {
