@@ -19,6 +19,13 @@ export interface Limits {
   /** Longest part name of a multipart part, in characters; longer → 400. Default 1024. */
   maxPartNameLength: number;
   /**
+   * Most values one input may declare before anything is allocated for them: array elements (NumpyNdarray
+   * shapes, gRPC NDArray shapes) and table cells, rows × columns, of PandasDataFrame/Series bodies (Parquet
+   * footers and page headers, CSV, JSON). More → 413. Default 16,777,216 (2^24: a 32 MiB JSON array of
+   * one-digit numbers).
+   */
+  maxElements: number;
+  /**
    * Bytes of one part's header block. Fixed by the multipart parser (busboy) at 16 KiB; longer → 400.
    * Listed here so that every bound is in one place; it cannot be raised.
    */
@@ -33,6 +40,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxParts: 1000,
   maxFileNameLength: 1024,
   maxPartNameLength: 1024,
+  maxElements: 16_777_216,
   maxPartHeaderSize: PART_HEADER_SIZE,
 });
 
