@@ -43,7 +43,8 @@ function body(v: Thrift): number[] {
   }
   if ('list' in v) {
     const element = TYPE[v.of];
-    const head = v.list.length < 15 ? [(v.list.length << 4) | element] : [0xf0 | element, ...varint(v.list.length)];
+    const head =
+      v.list.length < 15 ? [(v.list.length << 4) | element] : [0xf0 | element, ...varint(v.list.length)];
     return [...head, ...v.list.flatMap(body)];
   }
   const out: number[] = [];
@@ -147,7 +148,16 @@ export function parquetRleBomb({ footerRows, pageValues }: ParquetBombShape): Bu
   const length = Buffer.alloc(4);
   length.writeUInt32LE(metadata.length);
   const magic = Buffer.from('PAR1');
-  return Buffer.concat([magic, dictionaryHeader, dictionaryData, dataHeader, pageData, metadata, length, magic]);
+  return Buffer.concat([
+    magic,
+    dictionaryHeader,
+    dictionaryData,
+    dataHeader,
+    pageData,
+    metadata,
+    length,
+    magic,
+  ]);
 }
 
 export interface BmpShape {

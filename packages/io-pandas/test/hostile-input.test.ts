@@ -73,7 +73,9 @@ describe('tables that declare more cells than they carry (issue 32)', () => {
   const frame = (orient: 'records' | 'columns' | 'index' | 'table') => new PandasDataFrame({ orient });
 
   it('refuses records whose keys differ row by row (413), before building n × n cells', async () => {
-    await tooLarge(frame('records').fromHttpRequest(req(JSON.stringify(keys.map((k) => ({ [k]: 1 }))), limits)));
+    await tooLarge(
+      frame('records').fromHttpRequest(req(JSON.stringify(keys.map((k) => ({ [k]: 1 }))), limits)),
+    );
   });
 
   it('refuses nested objects whose inner keys differ (columns and index orients)', async () => {
@@ -83,7 +85,10 @@ describe('tables that declare more cells than they carry (issue 32)', () => {
   });
 
   it('refuses a table schema of many fields over many empty rows', async () => {
-    const body = JSON.stringify({ schema: { fields: keys.map((name) => ({ name })) }, data: keys.map(() => ({})) });
+    const body = JSON.stringify({
+      schema: { fields: keys.map((name) => ({ name })) },
+      data: keys.map(() => ({})),
+    });
     await tooLarge(frame('table').fromHttpRequest(req(body, limits)));
   });
 

@@ -75,7 +75,8 @@ function* pageHeaders(file: ArrayBuffer, start: number, end: number): Generator<
       | Map<number, unknown>
       | undefined;
     const values = sub ? numberField(sub, 1) : 0;
-    if (compressed < 0 || uncompressed < 0 || values < 0) throw new BadInput('Parquet page header is invalid');
+    if (compressed < 0 || uncompressed < 0 || values < 0)
+      throw new BadInput('Parquet page header is invalid');
     yield { values, uncompressedSize: uncompressed };
     reader.at += compressed;
   }

@@ -4,9 +4,9 @@ import { type ColumnData, parquetMetadata, parquetRead, type SchemaElement } fro
 import { compressors } from 'hyparquet-compressors';
 import { type ColumnSource, parquetWriteBuffer } from 'hyparquet-writer';
 import { type Dtype, dtypeKind } from '../table/dtype.js';
-import { checkParquetDeclaredSizes } from './parquet-bounds.js';
 import type { Label, Table } from '../table/table.js';
 import { type FrameView, viewColumn } from '../table/view.js';
+import { checkParquetDeclaredSizes } from './parquet-bounds.js';
 
 /** Parquet type of a column → the pandas dtype pyarrow would give it (before null handling). */
 function dtypeOfElement(el: SchemaElement): Dtype {
