@@ -1,6 +1,6 @@
 import { isTiffinError } from '@tiffin/core';
 import sharp, { type Metadata, type Sharp } from 'sharp';
-import { decodeBmp, readBmpHeader } from '../codec/bmp.js';
+import { assertBmpCarriesPixels, decodeBmp, readBmpHeader } from '../codec/bmp.js';
 import type { PilMode } from '../modes.js';
 import { fromRgb } from '../pixels/convert.js';
 import { TiffinImage } from '../tiffin-image.js';
@@ -40,6 +40,7 @@ export async function decodeImage(
 function decodeBmpImage(bytes: Uint8Array, options: DecodeOptions): TiffinImage {
   const header = readBmpHeader(bytes);
   assertWithinPixelLimit(header.width, header.height, options.maxPixels);
+  assertBmpCarriesPixels(header);
   const bmp = decodeBmp(bytes);
   const mode = options.mode ?? (bmp.channels === 4 ? 'RGBA' : 'RGB');
   return new TiffinImage(fromRgb(bmp.data, bmp.channels, bmp.width, bmp.height, mode), 'image/bmp');
