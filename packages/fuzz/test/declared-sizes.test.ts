@@ -132,7 +132,9 @@ describe('issue 32: small requests that declare huge sizes, against a live serve
         await new Promise((resolve) => setTimeout(resolve, 200));
         // The fuzz target allows 1024 at once; what matters is that no permit is held by the stalled sockets:
         // the calls are answered at once, not after a timeout.
-        return Promise.all(Array.from({ length: 8 }, () => post('/json', 'application/json', Buffer.from('[1]'))));
+        return Promise.all(
+          Array.from({ length: 8 }, () => post('/json', 'application/json', Buffer.from('[1]'))),
+        );
       });
       expect(result.map((r) => r.status)).toEqual(Array(8).fill(200));
     } finally {
@@ -146,7 +148,9 @@ describe('issue 32: small requests that declare huge sizes, against a live serve
     const wide = bmpBomb({ width: 0xffffffff, height: 1, compression: 0 });
     const { result } = await underAttack('BMP bombs (16 × 1,080 B RLE8 + 0xFFFFFFFF width)', () =>
       Promise.all(
-        [...Array(16).fill(rle), wide].map(async (body: Buffer) => errorOf(await post('/image', 'image/bmp', body))),
+        [...Array(16).fill(rle), wide].map(async (body: Buffer) =>
+          errorOf(await post('/image', 'image/bmp', body)),
+        ),
       ),
     );
     for (const answer of result) {
