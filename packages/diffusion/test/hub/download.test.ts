@@ -127,6 +127,7 @@ describe('hub file names that leave the destination (issue 32)', () => {
     // The hub (or a mirror) lists weights whose names climb out of the store, and no other UNet weights.
     delete files['unet/diffusion_pytorch_model.safetensors'];
     delete files['unet/diffusion_pytorch_model.fp16.safetensors'];
+    // outside-reads: ignore (the hostile name a hub lists, which the download must refuse)
     files['unet/../../../../pwned/evil.safetensors'] = Buffer.from('evil');
     files['unet/..\\..\\pwned\\evil2.safetensors'] = Buffer.from('evil');
     hub = await startMockHub(REPO, files);
