@@ -19,10 +19,10 @@ export interface Limits {
   /** Longest part name of a multipart part, in characters; longer → 400. Default 1024. */
   maxPartNameLength: number;
   /**
-   * Most values one input may declare before anything is allocated for them: array elements (NumpyNdarray
-   * shapes, gRPC NDArray shapes) and table cells, rows × columns, of PandasDataFrame/Series bodies (Parquet
-   * footers and page headers, CSV, JSON). More → 413. Default 16,777,216 (2^24: a 32 MiB JSON array of
-   * one-digit numbers).
+   * Most values one input may declare before anything is allocated for them: table cells, rows × columns, of
+   * PandasDataFrame bodies (Parquet footers and page headers, CSV, JSON orients that fill in missing cells).
+   * More → 413. Default 16,777,216 (2^24: a 32 MiB JSON array of one-digit numbers). Arrays (NumpyNdarray,
+   * gRPC NDArray, v2 tensors) must carry every value they declare, so the body size bounds them.
    */
   maxElements: number;
   /**
