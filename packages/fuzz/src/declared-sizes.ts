@@ -68,6 +68,8 @@ export interface ParquetBombShape {
   footerRows: number;
   /** Values the data page header declares (one RLE run of them). */
   pageValues: number;
+  /** Zero bytes between the magic and the first page (a bigger file, for limits that scale with its size). */
+  padding?: number;
 }
 
 /**
@@ -75,7 +77,7 @@ export interface ParquetBombShape {
  * of `pageValues` copies of it, so it stays under 200 bytes for any count (issue 32: 184 bytes for 60 M rows).
  * Footer and page header may disagree, as a hostile file's may.
  */
-export function parquetRleBomb({ footerRows, pageValues }: ParquetBombShape): Buffer {
+export function parquetRleBomb({ footerRows, pageValues, padding = 0 }: ParquetBombShape): Buffer {
   const dictionaryData = Buffer.alloc(4); // the one value: 0
   const dictionaryHeader = Buffer.from(
     body(
@@ -99,7 +101,7 @@ export function parquetRleBomb({ footerRows, pageValues }: ParquetBombShape): Bu
       }),
     ),
   );
-  const dictionaryOffset = 4;
+  const dictionaryOffset = 4 + padding;
   const dataOffset = dictionaryOffset + dictionaryHeader.length + dictionaryData.length;
   const chunkBytes = dataOffset + dataHeader.length + pageData.length - dictionaryOffset;
   const metadata = Buffer.from(
@@ -150,6 +152,7 @@ export function parquetRleBomb({ footerRows, pageValues }: ParquetBombShape): Bu
   const magic = Buffer.from('PAR1');
   return Buffer.concat([
     magic,
+    Buffer.alloc(padding),
     dictionaryHeader,
     dictionaryData,
     dataHeader,

@@ -21,7 +21,7 @@ export interface Limits {
   /**
    * Most values one input may declare before anything is allocated for them: table cells, rows × columns, of
    * PandasDataFrame bodies (Parquet footers and page headers, CSV, JSON orients that fill in missing cells).
-   * More → 413. Default 16,777,216 (2^24: a 32 MiB JSON array of one-digit numbers). Arrays (NumpyNdarray,
+   * More → 413. Default 4,194,304 (2^22; a DataFrame costs about 115 bytes a cell, so some 460 MB). Arrays (NumpyNdarray,
    * gRPC NDArray, v2 tensors) must carry every value they declare, so the body size bounds them.
    */
   maxElements: number;
@@ -40,7 +40,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxParts: 1000,
   maxFileNameLength: 1024,
   maxPartNameLength: 1024,
-  maxElements: 16_777_216,
+  maxElements: 4_194_304,
   maxPartHeaderSize: PART_HEADER_SIZE,
 });
 
