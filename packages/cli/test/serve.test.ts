@@ -1,4 +1,5 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_DIR, CliProcess, FIXTURE } from './cli-process.js';
@@ -44,6 +45,23 @@ describe('tiffin serve', () => {
     expect(await ok.text()).toBe('hello');
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
     expect(JSON.stringify(p.records())).not.toContain('cli-token');
+  });
+
+  it('answers 408 to a body that stalls past --body-timeout, and keeps serving (issue 32)', async () => {
+    const p = cli(['serve', FIXTURE, '--port', '0', '--body-timeout', '1', '--max-concurrency', '1']);
+    const url = await p.readyUrl();
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n');
+    let reply = '';
+    socket.on('data', (d) => {
+      reply += d.toString('latin1');
+    });
+    // The stalled body holds no permit: with --max-concurrency 1 the next call is still served.
+    expect(await (await fetch(`${url}/echo`, { method: 'POST', body: 'hello' })).text()).toBe('hello');
+    await new Promise((resolve) => socket.on('close', resolve));
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
   });
 
   it('picks a named export with file:export', async () => {

@@ -17,6 +17,7 @@ export {
   NotFound,
   NotImplementedError,
   PayloadTooLarge,
+  RequestTimeout,
   ServiceUnavailable,
   TiffinError,
   type TiffinErrorOptions,

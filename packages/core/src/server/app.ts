@@ -5,6 +5,7 @@ import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
+import { EventStreams } from './event-streams.js';
 import { Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { defaultLogger, type Logger, silentLogger } from './logger.js';
@@ -62,9 +63,22 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     limits: resolved.limits,
   });
   const routes = new RouteTable();
+  const bodyTimeoutMs = resolved.bodyTimeout * 1000;
+  const eventStreams = new EventStreams({
+    maxStreams: resolved.maxStreams,
+    idleMs: resolved.streamIdleTimeout * 1000,
+    lifetimeMs: resolved.streamLifetime * 1000,
+    retryAfter: resolved.retryAfter,
+  });
 
   for (const api of service.apis.values()) {
-    const handler = apiHandler(api, { runtime, maxBodySize: resolved.maxBodySize, limits: resolved.limits });
+    const handler = apiHandler(api, {
+      runtime,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      bodyTimeoutMs,
+      eventStreams,
+    });
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
   }
@@ -88,6 +102,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       runtime,
       maxBodySize: resolved.maxBodySize,
       limits: resolved.limits,
+      bodyTimeoutMs,
       isReady: () => lifecycle.notReadyReason() === null,
     });
   }
