@@ -92,6 +92,7 @@ export {
   type NumpyNdarrayOptions,
   type NumpyNdarrayOutput,
 } from './io/descriptors/numpy-ndarray.js';
+export { Tensors, type TensorsOptions } from './io/descriptors/tensors.js';
 export {
   type SseEventInit,
   sseEvent,
@@ -135,6 +136,7 @@ export type {
   WireTypes,
 } from './io/wire-types.js';
 export { DEFAULT_LIMITS, type LimitOptions, type Limits } from './limits/index.js';
+export * from './models/index.js';
 export { concatenate, splitAlong } from './ndarray/batch.js';
 export { DTypeConversionError, RaggedArrayError } from './ndarray/convert.js';
 export type { DType, NDArrayData, TypedArray } from './ndarray/dtype.js';

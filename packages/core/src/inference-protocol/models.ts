@@ -3,6 +3,8 @@ import { BufferedHttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
 import type { IODescriptor } from '../io/descriptor.js';
 import { NumpyNdarray } from '../io/descriptors/numpy-ndarray.js';
+import { Tensors } from '../io/descriptors/tensors.js';
+import type { NamedTensors } from '../models/runner.js';
 import { NDArray } from '../ndarray/ndarray.js';
 import type { Context } from '../service/context.js';
 import type { InferenceApi, Service } from '../service/service.js';
@@ -37,11 +39,12 @@ const DATAFRAME = 'tiffin.io.PandasDataFrame';
 const TEXT = 'tiffin.io.Text';
 const JSON_ID = 'tiffin.io.JSON';
 
-type Kind = 'ndarray' | 'table' | 'bytes';
+type Kind = 'ndarray' | 'table' | 'bytes' | 'tensors';
 
 /** Which descriptors a model can have: NumpyNdarray (one tensor), PandasDataFrame (a tensor per column), Text/JSON (BYTES). */
 function kindOf(descriptor: IODescriptor): Kind | null {
   if (descriptor instanceof NumpyNdarray) return 'ndarray';
+  if (descriptor instanceof Tensors) return 'tensors';
   const id = descriptor.descriptorId;
   if (id === DATAFRAME) {
     const format = descriptor.toSpec()?.args?.default_format;
@@ -72,7 +75,19 @@ function tableMetadata(descriptor: IODescriptor): TensorMetadata[] {
   });
 }
 
+/** The model's own name for a one-tensor side (a zero-code model service), else the protocol's default. */
+function tensorName(descriptor: IODescriptor, fallback: string): string {
+  const named = (descriptor as { tensorName?: unknown }).tensorName;
+  return typeof named === 'string' ? named : fallback;
+}
+
 function metadataFor(descriptor: IODescriptor, kind: Kind, name: string): TensorMetadata[] {
+  if (kind === 'tensors')
+    return (descriptor as Tensors).tensors.map((t) => ({
+      name: t.name,
+      datatype: datatypeOf(t.dtype),
+      shape: [...t.shape],
+    }));
   if (kind === 'table') return tableMetadata(descriptor);
   if (kind === 'bytes') return [{ name, datatype: 'BYTES', shape: [1] }];
   const nd = descriptor as NumpyNdarray;
@@ -121,10 +136,11 @@ export function modelAdapterFor(api: InferenceApi): ModelAdapter | null {
   const model = api.name;
   return {
     api,
-    inputs: metadataFor(api.input, inKind, INPUT),
-    outputs: metadataFor(api.output, outKind, OUTPUT),
+    inputs: metadataFor(api.input, inKind, tensorName(api.input, INPUT)),
+    outputs: metadataFor(api.output, outKind, tensorName(api.output, OUTPUT)),
 
     async toInput(tensors, ctx) {
+      if (inKind === 'tensors') return (api.input as Tensors).fromTensors(tensors);
       if (inKind === 'ndarray') return (api.input as NumpyNdarray).validate(only(tensors, model).array);
       if (inKind === 'table') {
         const body = tableFromColumns(tensors, String(specArgs(api.input).orient ?? 'records'));
@@ -140,10 +156,12 @@ export function modelAdapterFor(api: InferenceApi): ModelAdapter | null {
     },
 
     async fromOutput(value, ctx) {
+      if (outKind === 'tensors')
+        return Object.entries(value as NamedTensors).map(([name, array]) => ({ name, array }));
       if (outKind === 'ndarray') {
         const nd = api.output as NumpyNdarray;
         const array = value instanceof NDArray ? value : NDArray.from(value);
-        return [{ name: OUTPUT, array: nd.validate(array) }];
+        return [{ name: tensorName(nd, OUTPUT), array: nd.validate(array) }];
       }
       const text = await responseText(await api.output.toHttpResponse(value as never, ctx));
       if (outKind === 'bytes') return [bytesTensor(OUTPUT, text)];

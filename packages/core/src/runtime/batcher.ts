@@ -23,10 +23,11 @@ interface Pending {
 const ARRIVAL_DECAY = 0.8;
 
 /**
- * The adaptive batcher of one batchable API: requests queue here; one batch runs at a time, made of the
- * oldest requests up to `max_batch_size` rows (a request of k rows counts as k, and is never split).
+ * The adaptive batcher of one batchable API: requests queue here; up to `max_concurrent_batches` batches run
+ * at a time (default one), each made of the oldest requests up to `max_batch_size` rows (a request of k rows
+ * counts as k, and is never split).
  *
- * When the function is free it runs what is queued as soon as waiting longer cannot help: the queue holds a
+ * When the function is free (a batch slot is open) it runs what is queued as soon as waiting longer cannot help: the queue holds a
  * full batch, or the oldest request would miss `max_latency_ms` (its age plus the learnt cost of the batch),
  * or no further request is expected in time (twice the recent gap between arrivals). A new request that could
  * not start within `max_latency_ms` (the batch running plus the full batches ahead of it, by the learnt cost)
@@ -36,9 +37,8 @@ const ARRIVAL_DECAY = 0.8;
 export class Batcher {
   private readonly queue: Pending[] = [];
   private queuedRows = 0;
-  private running = false;
-  private runningSince = 0;
-  private runningRows = 0;
+  /** Batches running now, each with its start time and rows (several when `max_concurrent_batches` > 1). */
+  private readonly running = new Set<{ since: number; rows: number }>();
   private waiting = false;
   private arrivals = 0;
   private lastArrival = 0;
@@ -90,19 +90,34 @@ export class Batcher {
     return new Promise<unknown>((resolve, reject) => {
       this.queue.push({ value, rows, invocation, ctx, enqueuedAt: now, resolve, reject });
       this.queuedRows += rows;
-      if (!this.running && !this.waiting) this.decide();
+      if (this.hasSlot() && !this.waiting) this.decide();
     });
   }
 
-  /** Milliseconds before a request of `rows` rows would start, by the learnt cost (0 until it is learnt). */
+  private get slots(): number {
+    return this.options.max_concurrent_batches ?? 1;
+  }
+
+  private hasSlot(): boolean {
+    return this.running.size < this.slots;
+  }
+
+  /**
+   * Milliseconds before a request of `rows` rows would start, by the learnt cost (0 until it is learnt): the
+   * soonest running batch to end when every slot is taken, plus the full batches ahead shared among the slots.
+   */
   private expectedWait(rows: number): number {
     if (!this.cost.ready) return 0;
     const max = this.options.max_batch_size;
+    const now = performance.now();
     let wait = 0;
-    if (this.running)
-      wait += Math.max(0, this.runningSince + this.cost.estimate(this.runningRows) - performance.now());
+    if (!this.hasSlot()) {
+      wait = Number.POSITIVE_INFINITY;
+      for (const r of this.running)
+        wait = Math.min(wait, Math.max(0, r.since + this.cost.estimate(r.rows) - now));
+    }
     const batchesAhead = Math.floor((this.queuedRows + rows - 1) / max);
-    return wait + batchesAhead * this.cost.estimate(max);
+    return wait + Math.ceil(batchesAhead / this.slots) * this.cost.estimate(max);
   }
 
   /** The function is free and requests are queued: run a batch now, or wait a little for more. */
@@ -158,13 +173,14 @@ export class Batcher {
     }
     if (batch.length === 0) return;
     this.queuedRows -= rows;
-    this.running = true;
-    this.runningSince = performance.now();
-    this.runningRows = rows;
+    const slot = { since: performance.now(), rows };
+    this.running.add(slot);
     this.run(batch, rows).finally(() => {
-      this.running = false;
+      this.running.delete(slot);
       if (this.queue.length > 0 && !this.waiting) this.decide();
     });
+    // Another slot is open and requests are still queued: they need not wait for this batch to end.
+    if (this.queue.length > 0 && this.hasSlot() && !this.waiting) this.decide();
   }
 
   private async run(batch: Pending[], rows: number): Promise<void> {

@@ -27,6 +27,11 @@ export interface BatchOptions {
   max_batch_size: number;
   /** Most milliseconds a request waits for its batch to start (default 100); beyond, 503 + Retry-After. */
   max_latency_ms: number;
+  /**
+   * Batches that may run at once (default 1): more than one when the function hands each batch to one of
+   * several runners (a model's worker-thread instances), so every idle runner gets a batch.
+   */
+  max_concurrent_batches?: number;
 }
 
 export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
@@ -45,6 +50,7 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
   batch_dim?: number;
   max_batch_size?: number;
   max_latency_ms?: number;
+  max_concurrent_batches?: number;
 }
 
 /** Options of a batchable API. */
@@ -286,6 +292,9 @@ function batchOptions(api: string, options: ApiOptions<IODescriptor, IODescripto
     max_batch_size: options.max_batch_size ?? 32,
     max_latency_ms: options.max_latency_ms ?? 100,
   };
+  // Only when given: one batch at a time is the default and stays out of the API's description.
+  if (options.max_concurrent_batches !== undefined)
+    resolved.max_concurrent_batches = options.max_concurrent_batches;
   const check = (name: keyof BatchOptions, ok: boolean, rule: string) => {
     if (!ok)
       throw new InvalidArgument(`API '${api}': ${name} must be ${rule}, got ${String(resolved[name])}`);
@@ -294,6 +303,12 @@ function batchOptions(api: string, options: ApiOptions<IODescriptor, IODescripto
   check(
     'max_batch_size',
     Number.isInteger(resolved.max_batch_size) && resolved.max_batch_size >= 1,
+    'an integer >= 1',
+  );
+  check(
+    'max_concurrent_batches',
+    resolved.max_concurrent_batches === undefined ||
+      (Number.isInteger(resolved.max_concurrent_batches) && resolved.max_concurrent_batches >= 1),
     'an integer >= 1',
   );
   check(

@@ -1,0 +1,186 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { InvalidArgument, ServiceUnavailable } from '../errors/index.js';
+import { rebuildError } from './model-errors.js';
+import type { ModelRunner, NamedTensors } from './runner.js';
+import { fromWire, toWire } from './wire-tensors.js';
+import type { FromWorker, WorkerBoot } from './worker-protocol.js';
+
+export interface RunnerPoolOptions {
+  /** The model's name, for messages. */
+  model: string;
+  /**
+   * The framework's worker module (a `.js` file, or `.ts` from source): it calls `serveRunnerInThread(loader)`.
+   * Each instance is one worker thread running it.
+   */
+  workerModule: URL;
+  /** Structured-cloneable start-up data handed to the loader of every instance. */
+  init: unknown;
+  /** Worker threads; default `defaultInstances()`. */
+  instances?: number;
+  /**
+   * Move input buffers to the worker instead of copying them (default true). The caller's typed arrays that
+   * own their whole buffer are then detached: set false when the caller keeps using its inputs.
+   */
+  transferInputs?: boolean;
+}
+
+/** Instances by default: one per core, at most 4 (more threads than cores only add switching). */
+export function defaultInstances(): number {
+  return Math.max(1, Math.min(4, availableParallelism()));
+}
+
+interface Call {
+  id: number;
+  inputs: NamedTensors;
+  resolve(outputs: NamedTensors): void;
+  reject(err: Error): void;
+}
+
+interface Instance {
+  worker: Worker;
+  current: Call | undefined;
+}
+
+function workerStart(entry: URL): { file: URL; execArgv: string[] } {
+  if (!entry.pathname.endsWith('.ts')) return { file: entry, execArgv: [] };
+  // From source: a bootstrap registers tsx, and workspace packages resolve to their sources.
+  return { file: new URL('./worker-bootstrap.mjs', import.meta.url), execArgv: ['--conditions=source'] };
+}
+
+/**
+ * Runs a model in `instances` worker threads, so model calls never hold the event loop: the server keeps
+ * reading requests and answering health checks while every instance is busy. A call goes to an idle instance,
+ * else waits in arrival order for the first one to free up.
+ */
+export class RunnerPool implements ModelRunner {
+  private readonly idle: Instance[] = [];
+  private readonly all: Instance[] = [];
+  private readonly waiting: Call[] = [];
+  private nextId = 1;
+  private closed = false;
+  private failure: Error | undefined;
+
+  private constructor(private readonly options: RunnerPoolOptions) {}
+
+  /** Start every instance and wait until each has loaded the model (the first failure is thrown). */
+  static async start(options: RunnerPoolOptions): Promise<RunnerPool> {
+    const count = options.instances ?? defaultInstances();
+    if (!Number.isInteger(count) || count < 1)
+      throw new InvalidArgument(`instances must be a positive integer, got ${String(count)}`);
+    const pool = new RunnerPool(options);
+    const started = await Promise.allSettled(Array.from({ length: count }, () => pool.startOne()));
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
+      await pool.close();
+      throw failed.reason;
+    }
+    return pool;
+  }
+
+  /** Worker threads in the pool. */
+  get instances(): number {
+    return this.all.length;
+  }
+
+  /** Instances running a call now. */
+  get busy(): number {
+    return this.all.length - this.idle.length;
+  }
+
+  /** Calls waiting for an instance. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  private startOne(): Promise<void> {
+    const { file, execArgv } = workerStart(this.options.workerModule);
+    const boot: WorkerBoot = { entry: this.options.workerModule.href, init: this.options.init };
+    const worker = new Worker(file, { workerData: boot, execArgv });
+    const instance: Instance = { worker, current: undefined };
+    this.all.push(instance);
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      worker.on('message', (message: FromWorker) => {
+        if (message.type === 'ready') {
+          ready = true;
+          this.release(instance);
+          resolve();
+        } else if (message.type === 'init-failed') reject(rebuildError(this.options.model, message.error));
+        else this.settle(instance, message);
+      });
+      worker.on('error', (err) => {
+        if (!ready) reject(err);
+        else this.lose(instance, err);
+      });
+      worker.on('exit', (code) => {
+        if (!ready)
+          reject(
+            new Error(
+              `The runner thread of model '${this.options.model}' exited while loading (code ${code})`,
+            ),
+          );
+        else this.lose(instance, new Error(`The runner thread exited (code ${code})`));
+      });
+    });
+  }
+
+  private settle(instance: Instance, message: FromWorker): void {
+    const call = instance.current;
+    if (!call || (message.type !== 'result' && message.type !== 'error') || message.id !== call.id) return;
+    instance.current = undefined;
+    if (message.type === 'result') call.resolve(fromWire(message.outputs));
+    else call.reject(rebuildError(this.options.model, message.error));
+    this.release(instance);
+  }
+
+  /** A thread died: its call fails, and the pool goes on with the others (or fails every call when none is left). */
+  private lose(instance: Instance, err: Error): void {
+    const at = this.all.indexOf(instance);
+    if (at < 0) return;
+    this.all.splice(at, 1);
+    const idleAt = this.idle.indexOf(instance);
+    if (idleAt >= 0) this.idle.splice(idleAt, 1);
+    instance.current?.reject(rebuildError(this.options.model, { message: err.message, type: 'Error' }));
+    instance.current = undefined;
+    if (this.all.length === 0 && !this.closed) {
+      this.failure = new ServiceUnavailable(
+        `Model '${this.options.model}' has no runner left: ${err.message}`,
+      );
+      for (const call of this.waiting.splice(0)) call.reject(this.failure);
+    }
+  }
+
+  private release(instance: Instance): void {
+    const next = this.waiting.shift();
+    if (next) this.send(instance, next);
+    else this.idle.push(instance);
+  }
+
+  private send(instance: Instance, call: Call): void {
+    instance.current = call;
+    const { tensors, moved } = toWire(call.inputs, this.options.transferInputs !== false);
+    instance.worker.postMessage({ type: 'run', id: call.id, inputs: tensors }, moved);
+  }
+
+  run(inputs: NamedTensors): Promise<NamedTensors> {
+    if (this.closed) return Promise.reject(new ServiceUnavailable(`Model '${this.options.model}' is closed`));
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<NamedTensors>((resolve, reject) => {
+      const call: Call = { id: this.nextId++, inputs, resolve, reject };
+      const instance = this.idle.pop();
+      if (instance) this.send(instance, call);
+      else this.waiting.push(call);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const gone = new ServiceUnavailable(`Model '${this.options.model}' is closed`);
+    for (const call of this.waiting.splice(0)) call.reject(gone);
+    await Promise.all(this.all.map((i) => i.worker.terminate().catch(() => 0)));
+    this.all.length = 0;
+    this.idle.length = 0;
+  }
+}

@@ -1,0 +1,43 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { isTiffinError } from '../errors/index.js';
+import type { ModelRunner } from './runner.js';
+import { fromWire, toWire } from './wire-tensors.js';
+import type { FromWorker, ToWorker, WireError, WorkerBoot } from './worker-protocol.js';
+
+/** Builds the thread's runner from the framework's start-up data (e.g. opens an ONNX Runtime session). */
+export type RunnerLoader = (init: unknown) => Promise<ModelRunner>;
+
+function wireError(err: unknown): WireError {
+  if (isTiffinError(err))
+    return { message: err.message, type: err.name, status: err.httpStatus, code: err.code };
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { message: e.message, type: e.name };
+}
+
+/**
+ * The worker-thread side of `RunnerPool`: a framework's worker module calls this once with its loader. Calls
+ * arrive one at a time per thread (the pool sends a thread one call, waits for its answer); output buffers are
+ * moved back, not copied.
+ */
+export function serveRunnerInThread(load: RunnerLoader): void {
+  const port = parentPort;
+  if (!port) throw new Error('serveRunnerInThread runs inside a worker thread started by RunnerPool');
+  const boot = workerData as WorkerBoot;
+  const post = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+  load(boot.init).then(
+    (runner) => {
+      port.on('message', (message: ToWorker) => {
+        if (message.type !== 'run') return;
+        runner.run(fromWire(message.inputs)).then(
+          (outputs) => {
+            const { tensors, moved } = toWire(outputs, true);
+            post({ type: 'result', id: message.id, outputs: tensors }, moved);
+          },
+          (err: unknown) => post({ type: 'error', id: message.id, error: wireError(err) }),
+        );
+      });
+      post({ type: 'ready' });
+    },
+    (err: unknown) => post({ type: 'init-failed', error: wireError(err) }),
+  );
+}

@@ -1,0 +1,35 @@
+import type { NDArray } from '../ndarray/ndarray.js';
+import type { ModelSignature } from './signature.js';
+
+/** Tensors by name: a model call's inputs, or its outputs. */
+export type NamedTensors = Record<string, NDArray>;
+
+/**
+ * Something that runs a model: one call takes the input tensors by name and resolves with the output tensors
+ * by name. A framework's in-thread session, a pool of worker threads, or a test double all fit.
+ */
+export interface ModelRunner {
+  run(inputs: NamedTensors): Promise<NamedTensors>;
+  /** Free the runtime's resources (sessions, threads). Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * A loaded model, as `loadModel(tag)` of a framework module (`@tiffin/onnx`, `@tiffin/tfjs`) returns it:
+ * its signature, the stored class labels when it has some, and `run` over a pool of runner instances.
+ */
+export interface LoadedModel extends ModelRunner {
+  /** The model's name (the store name, or the file's base name); zero-code services are named after it. */
+  readonly name: string;
+  /** `name:version` when loaded from the store. */
+  readonly tag: string | undefined;
+  /** Which framework module loaded it (`onnx`, `tfjs`): the store's Module column. */
+  readonly module: string;
+  readonly signature: ModelSignature;
+  /** Class names in output order (for top-k labels), when saved with the model. */
+  readonly classes: readonly string[] | undefined;
+  /** User metadata saved with the model. */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** Runner instances that may run at once (worker threads). */
+  readonly instances: number;
+}
