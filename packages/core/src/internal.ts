@@ -10,7 +10,7 @@ export * from './grpc/index.js';
 export * from './http/media-type.js';
 export * from './http/request.js';
 export * from './http/response.js';
-export { floatBitsToHalf } from './inference-protocol/half-float.js';
+export { floatBitsToHalf, fromHalfBits, toHalfBits } from './inference-protocol/half-float.js';
 export * from './inference-protocol/index.js';
 export {
   arrayItems,

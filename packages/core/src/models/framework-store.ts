@@ -9,8 +9,10 @@ export interface FrameworkSave extends SaveFrameworkModelOptions {
   name: string;
   /** Copy this folder (a TF.js model folder) ... */
   dir?: string;
-  /** ... or these files (an `.onnx` file and its external data). */
+  /** ... or these files (an `.onnx` file and its external data) ... */
   paths?: string[];
+  /** ... or these in-memory files (relative path → bytes). */
+  files?: Record<string, Uint8Array>;
   /** The model's path inside the saved files. */
   file: string;
   /** The checked signature (read from the model, overrides applied). */
@@ -34,6 +36,7 @@ export async function saveFrameworkModel(options: FrameworkSave): Promise<Stored
     module: options.module,
     dir: options.dir,
     paths: options.paths,
+    files: options.files,
     labels: options.labels,
     metadata: metadata as unknown as Record<string, unknown>,
   });

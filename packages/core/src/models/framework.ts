@@ -24,6 +24,11 @@ export interface LoadFrameworkModelOptions {
   threads?: number;
   /** Runtime back ends in order of preference, e.g. `['cuda', 'cpu']` (framework-specific names). */
   executionProviders?: readonly string[];
+  /**
+   * Move input buffers to the runner threads instead of copying them (default false). Saves a copy of large
+   * inputs; the caller's typed arrays that own their buffer are detached by `run`, so only for inputs used once.
+   */
+  transferInputs?: boolean;
   /** Override the stored (or inferred) signature at load time. */
   signatures?: SignatureOverrides;
   /** The store to load from (default: `$TIFFIN_HOME/models`). */

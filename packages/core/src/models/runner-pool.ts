@@ -19,8 +19,8 @@ export interface RunnerPoolOptions {
   /** Worker threads; default `defaultInstances()`. */
   instances?: number;
   /**
-   * Move input buffers to the worker instead of copying them (default true). The caller's typed arrays that
-   * own their whole buffer are then detached: set false when the caller keeps using its inputs.
+   * Move input buffers to the worker instead of copying them (default false). The caller's typed arrays that
+   * own their whole buffer are then detached: only for inputs used once (a request's tensors).
    */
   transferInputs?: boolean;
 }
@@ -159,7 +159,7 @@ export class RunnerPool implements ModelRunner {
 
   private send(instance: Instance, call: Call): void {
     instance.current = call;
-    const { tensors, moved } = toWire(call.inputs, this.options.transferInputs !== false);
+    const { tensors, moved } = toWire(call.inputs, this.options.transferInputs === true);
     instance.worker.postMessage({ type: 'run', id: call.id, inputs: tensors }, moved);
   }
 

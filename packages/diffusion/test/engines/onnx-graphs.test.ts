@@ -1,12 +1,11 @@
 import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DataType, ProtoWriter } from '@tiffin/onnx';
 import * as ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GraphBuilder } from '../../src/engines/onnx/graph-builder.js';
 import { loadOnnxComponents } from '../../src/engines/onnx/load.js';
-import { DataType } from '../../src/engines/onnx/onnx-proto.js';
-import { ProtoWriter } from '../../src/engines/onnx/protobuf.js';
 import { writeSafetensors } from '../../src/weights/safetensors.js';
 import { tinyDir } from '../helpers/tiny.js';
 

@@ -1,6 +1,5 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
-import { float32ToHalf } from '../../weights/dtype.js';
 import {
   type AttributeValue,
   DataType,
@@ -10,7 +9,8 @@ import {
   type InitializerDef,
   type NodeDef,
   type ValueInfoDef,
-} from './onnx-proto.js';
+} from '@tiffin/onnx';
+import { float32ToHalf } from '../../weights/dtype.js';
 
 /** A torch-layout float32 weight read from the model files. */
 export interface SourceTensor {

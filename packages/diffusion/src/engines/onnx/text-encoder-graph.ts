@@ -1,6 +1,6 @@
+import { DataType } from '@tiffin/onnx';
 import type { ClipTextConfig } from '../../models/clip-text-encoder.js';
 import type { GraphBuilder } from './graph-builder.js';
-import { DataType } from './onnx-proto.js';
 import { type AttentionOptions, attention, gelu, layerNorm, linear, quickGelu } from './ops.js';
 
 /** Graph output: final_layer_norm of every hidden state, `[layers + 1, B, L, D]` (index `layers - clip_skip`). */

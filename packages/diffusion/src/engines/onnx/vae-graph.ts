@@ -1,6 +1,6 @@
+import { DataType } from '@tiffin/onnx';
 import type { VaeConfig } from '../../models/vae.js';
 import type { GraphBuilder } from './graph-builder.js';
-import { DataType } from './onnx-proto.js';
 import {
   type AttentionOptions,
   conv,

@@ -7,7 +7,16 @@ import { ProtoWriter } from './protobuf.js';
  */
 
 /** TensorProto.DataType values used here. */
-export const DataType = { FLOAT: 1, INT32: 6, INT64: 7, FLOAT16: 10 } as const;
+export const DataType = {
+  FLOAT: 1,
+  UINT8: 2,
+  INT8: 3,
+  INT32: 6,
+  INT64: 7,
+  BOOL: 9,
+  FLOAT16: 10,
+  DOUBLE: 11,
+} as const;
 export type DataTypeCode = (typeof DataType)[keyof typeof DataType];
 
 export type AttributeValue =
