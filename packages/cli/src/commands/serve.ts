@@ -1,14 +1,16 @@
-import type { ServeOptions } from '@tiffin/core';
+import { modelService, type ServeOptions } from '@tiffin/core';
 import { resolveServeArgument } from '@tiffin/core/internal';
 import { type Command, Option } from 'commander';
 import { reportError } from '../errors.js';
 import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
+import { loadOptions, type ModelFlags, parseProviderList, serviceOptions } from '../serve/model-flags.js';
+import { resolveModelTarget } from '../serve/model-target.js';
 import { serveWithReload } from '../serve/reload.js';
 import { serveInProcess } from '../serve/single.js';
 import { serveWithWorkers } from '../serve/workers.js';
 import { loadService, parseServiceTarget } from '../service-loader.js';
 
-interface ServeFlags {
+interface ServeFlags extends ModelFlags {
   port: number;
   host: string;
   reload?: boolean;
@@ -37,7 +39,7 @@ export function registerServe(program: Command): void {
     .description('Serve a service over HTTP (TypeScript files run without a build step)')
     .argument(
       '<service>',
-      'service module, e.g. service.ts or service.ts:myService (default export, else `svc`), or a built package tag (name[:version])',
+      'service module, e.g. service.ts or service.ts:myService (default export, else `svc`), a built package tag (name[:version]), or a model to serve with zero code: model.onnx, a TF.js model.json folder, or a store tag with its module (onnx:iris:latest)',
     )
     .addOption(
       new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
@@ -82,11 +84,37 @@ export function registerServe(program: Command): void {
       'require `Authorization: Bearer <token>` on API calls, / and /docs.json (and gRPC calls); default $TIFFIN_API_TOKEN',
     )
     .option('--metrics-auth', 'with a token: require it for /metrics too')
+    .option(
+      '--max-batch-size <n>',
+      'model: most rows in one batch (batchable signatures; default 32)',
+      parsePositiveInt,
+    )
+    .option(
+      '--max-latency-ms <ms>',
+      'model: most milliseconds a request waits for its batch (default 100)',
+      parsePositiveInt,
+    )
+    .option('--no-batching', 'model: run each request alone even when the signature is batchable')
+    .option(
+      '--instances <n>',
+      'model: runner instances (worker threads); default one per core, at most 4',
+      parsePositiveInt,
+    )
+    .option(
+      '--threads <n>',
+      'model: intra-op threads per instance (default: cores / instances)',
+      parsePositiveInt,
+    )
+    .option(
+      '--execution-providers <list>',
+      'model: runtime back ends in preference order, e.g. cuda,cpu (default cpu)',
+      parseProviderList,
+    )
     .action(async (spec: string, flags: ServeFlags) => {
       try {
         if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
+        const model = await resolveModelTarget(spec);
         // A package tag (`name[:version]`) serves that built package's entry module.
-        const target = parseServiceTarget(await resolveServeArgument(spec));
         const options: ServeOptions = {
           port: flags.port,
           host: flags.host,
@@ -109,6 +137,19 @@ export function registerServe(program: Command): void {
               }
             : undefined,
         };
+        const grpc = { enabled: flags.grpc === true, port: flags.grpcPort, http: flags.http };
+        if (model) {
+          if (flags.reload || flags.workers > 1)
+            throw new Error('--reload and --workers serve service files; a model scales with --instances');
+          const load = async () =>
+            modelService(
+              await model.framework.loadModel(model.source, loadOptions(flags)),
+              serviceOptions(flags),
+            );
+          await serveInProcess(load, options, grpc);
+          return;
+        }
+        const target = parseServiceTarget(await resolveServeArgument(spec));
         if (flags.reload) {
           // Validate once up front so a typo is a one-line error, not a restart loop.
           await loadService(target);
@@ -117,11 +158,7 @@ export function registerServe(program: Command): void {
         } else if (flags.workers > 1) {
           await serveWithWorkers(target, options, flags.workers);
         } else {
-          await serveInProcess(target, options, {
-            enabled: flags.grpc === true,
-            port: flags.grpcPort,
-            http: flags.http,
-          });
+          await serveInProcess(target, options, grpc);
         }
       } catch (err) {
         reportError(err);

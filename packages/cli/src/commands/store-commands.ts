@@ -18,6 +18,8 @@ export interface StoreCommandsSpec<M extends BaseManifest> {
   readonly tableHeaders: readonly string[];
   /** One entry as a `list` table row, in `tableHeaders` order. */
   readonly tableRow: (entry: StoreEntry<M>) => string[];
+  /** Registers an `import` command of its own in place of the archive-only one. */
+  readonly registerImport?: (parent: Command) => void;
 }
 
 /** Registers `list|get|delete|export|import` for one store under `parent` (the program or a command group). */
@@ -92,6 +94,10 @@ export function registerStoreCommands<M extends BaseManifest>(
       }
     });
 
+  if (spec.registerImport) {
+    spec.registerImport(parent);
+    return;
+  }
   parent
     .command('import')
     .description(`Add a ${noun} from an archive written by \`${spec.exportCommand}\``)

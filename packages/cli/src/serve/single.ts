@@ -1,4 +1,11 @@
-import { type GrpcServerHandle, type ServeOptions, type ServerHandle, serve, serveGrpc } from '@tiffin/core';
+import {
+  type GrpcServerHandle,
+  type ServeOptions,
+  type ServerHandle,
+  type Service,
+  serve,
+  serveGrpc,
+} from '@tiffin/core';
 import { loadService, type ServiceTarget } from '../service-loader.js';
 
 export interface GrpcServeOptions {
@@ -14,11 +21,12 @@ export interface GrpcServeOptions {
  * over gRPC next to it (or instead of it) when asked.
  */
 export async function serveInProcess(
-  target: ServiceTarget,
+  target: ServiceTarget | (() => Promise<Service>),
   options: ServeOptions,
   grpc: GrpcServeOptions = { enabled: false, port: 3001, http: true },
 ): Promise<void> {
-  const service = await loadService(target);
+  // A service module, or a service made here (a model served with zero code).
+  const service = typeof target === 'function' ? await target() : await loadService(target);
   if (!grpc.enabled) {
     await serve(service, { ...options, handleSignals: true });
     return;

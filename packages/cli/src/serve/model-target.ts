@@ -1,0 +1,60 @@
+import { stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { CLIException, type FrameworkModule, MissingDependencyException } from '@tiffin/core';
+
+/** The framework modules Tiffin knows, by the store's Module column, with the package that provides each. */
+const FRAMEWORKS: Readonly<Record<string, string>> = {
+  onnx: '@tiffin/onnx',
+  tfjs: '@tiffin/tfjs',
+};
+
+/** A model to serve with zero code: which framework loads it, and the path or store tag to give it. */
+export interface ModelTarget {
+  framework: FrameworkModule;
+  /** A file or folder path, or a store tag (`name:version`). */
+  source: string;
+}
+
+/** The framework module of `module` (`onnx`, `tfjs`), imported on first use; not installed → the package to add. */
+export async function frameworkModule(module: string): Promise<FrameworkModule> {
+  const pkg = FRAMEWORKS[module];
+  if (!pkg)
+    throw new CLIException(`Unknown model module '${module}' (known: ${Object.keys(FRAMEWORKS).join(', ')})`);
+  let mod: { framework?: FrameworkModule };
+  try {
+    mod = (await import(pkg)) as { framework?: FrameworkModule };
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND')
+      throw MissingDependencyException.forPackage(pkg, `Serving ${module} models`, err);
+    throw err;
+  }
+  if (!mod.framework) throw new CLIException(`${pkg} exports no framework module`);
+  return mod.framework;
+}
+
+/** The module a model path needs, judged by name only: `.onnx` files, TF.js `model.json` files and folders. */
+async function moduleOfPath(path: string): Promise<string | null> {
+  const info = await stat(path).catch(() => null);
+  if (!info) return null;
+  if (info.isFile()) {
+    if (path.toLowerCase().endsWith('.onnx')) return 'onnx';
+    return basename(path) === 'model.json' ? 'tfjs' : null;
+  }
+  if (await stat(join(path, 'model.json')).catch(() => null)) return 'tfjs';
+  const onnx = await import('@tiffin/onnx');
+  return (await onnx.framework.recognizes(path)) ? 'onnx' : null;
+}
+
+/**
+ * `tiffin serve <arg>` with a model instead of a service: a model file or folder (`model.onnx`, a TF.js
+ * `model.json` folder), or a store tag prefixed with its module (`onnx:iris:latest`). Null when `arg` is none
+ * of these (a service file or a package tag).
+ */
+export async function resolveModelTarget(arg: string): Promise<ModelTarget | null> {
+  const prefixed = /^([a-z][a-z0-9]*):(.+)$/.exec(arg);
+  if (prefixed && FRAMEWORKS[prefixed[1]!] !== undefined && !(await stat(arg).catch(() => null))) {
+    return { framework: await frameworkModule(prefixed[1]!), source: prefixed[2]! };
+  }
+  const module = await moduleOfPath(arg);
+  return module ? { framework: await frameworkModule(module), source: arg } : null;
+}
