@@ -37,7 +37,8 @@ async function post(url: string, body: unknown): Promise<{ status: number; json:
 function expectClose(got: unknown, want: number[][]): void {
   const rows = got as number[][];
   expect(rows.length).toBe(want.length);
-  rows.forEach((row, i) => row.forEach((v, j) => expect(v).toBeCloseTo(want[i]![j]!, 5)));
+  for (const [i, row] of rows.entries())
+    for (const [j, v] of row.entries()) expect(v).toBeCloseTo(want[i]![j]!, 5);
 }
 
 beforeAll(async () => {
@@ -69,7 +70,7 @@ describe('tiffin serve model.onnx (one input, one output, dynamic batch)', () =>
   it('batches concurrent requests and gives each caller its own rows', async () => {
     const xs = Array.from({ length: 12 }, (_, i) => [[i, i + 1, -i, 2]]);
     const answers = await Promise.all(xs.map((x) => post(`${url}/predict`, x)));
-    answers.forEach((a, i) => expectClose(a.json, linearExpected(xs[i]!)));
+    for (const [i, a] of answers.entries()) expectClose(a.json, linearExpected(xs[i]!));
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/batch/);
   });
