@@ -49,6 +49,30 @@ if (wanted('batching')) {
   console.log(`  load average: ${loadAverage()}\n`);
 }
 
+if (wanted('onnx')) {
+  const { benchZeroCodeOnnx, ZERO_CODE_WORKLOADS } = await import('./zero-code-onnx.js');
+  const z = await benchZeroCodeOnnx({ seconds, rounds });
+  console.log(
+    `Zero-code ONNX: tiffin serve model.onnx (1 instance, 1 thread) vs node:http + onnxruntime-node on the main thread, 64 connections of one row, JSON (${z.pinning}):`,
+  );
+  for (const [name, r] of Object.entries(z.results)) {
+    const w = ZERO_CODE_WORKLOADS[name as keyof typeof ZERO_CODE_WORKLOADS];
+    console.log(`  ${name}: ${w.inWidth} in, ${w.layers} layers ${w.hidden} wide, ${w.outWidth} out`);
+    for (const [label, t] of [
+      ['plain node:http + ort     ', r.plain],
+      ['tiffin, not batched       ', r.unbatched],
+      ['tiffin, batched (32, 50ms)', r.batched],
+    ] as const) {
+      console.log(
+        `    ${label} req/s ${fmtSpread(t.rps)}   p99 ms ${fmtSpread(t.p99, 1)}   /livez p99 ms ${fmtSpread(t.livezP99, 1)}`,
+      );
+    }
+    console.log(`    ratio not batched / plain  ${fmtSpread(r.unbatchedRatio, 3)}x   (target >= 0.95x)`);
+    console.log(`    ratio batched / plain      ${fmtSpread(r.batchedRatio, 2)}x   (target >= 4x)`);
+  }
+  console.log(`  load average: ${loadAverage()}\n`);
+}
+
 if (wanted('echo')) {
   const e = await benchHttpEcho({ seconds, rounds: echoRounds });
   console.log(`JSON echo, autocannon 50 connections, ${echoRounds} rounds, req/s (${e.pinning}):`);

@@ -1,35 +1,38 @@
 /**
  * The batching bench's onnxruntime workload: an ONNX model of dense layers (MatMul + Relu), built in memory
- * with the ONNX encoder of Tiffin's diffusion engine (a dev-only import of its source: the bench is private and
- * the encoder is not part of that package's public contract), run on onnxruntime-node with one intra-op
- * thread so the server stays on its own core.
+ * with @tiffin/onnx's graph writer, run on onnxruntime-node with one intra-op thread so the server stays on
+ * its own core.
  */
 
 import { NDArray } from '@tiffin/core';
+import { DataType, encodeModel, type InitializerDef, type NodeDef } from '@tiffin/onnx';
 import * as ort from 'onnxruntime-node';
-import {
-  DataType,
-  encodeModel,
-  type InitializerDef,
-  type NodeDef,
-} from '../../../packages/diffusion/src/engines/onnx/onnx-proto.js';
 
 export const ONNX_WIDTH = 1024;
 export const ONNX_LAYERS = 8;
 
 /** The model's bytes: ONNX_LAYERS layers `x·W` (ReLU between them), deterministic weights of scale ~1/√width. */
-function denseModel(width: number, layers: number): Uint8Array {
+export function denseModel(width: number, layers: number): Uint8Array {
+  return mlpModel(width, width, layers, width);
+}
+
+/**
+ * `layers` MatMul layers `inWidth → hidden → … → outWidth` with ReLU between them. A narrow input and output
+ * around wide hidden layers: little JSON per row, much model per call.
+ */
+export function mlpModel(inWidth: number, hidden: number, layers: number, outWidth: number): Uint8Array {
   const nodes: NodeDef[] = [];
   const initializers: InitializerDef[] = [];
   let x = 'input';
   for (let i = 0; i < layers; i++) {
-    const w = new Float32Array(width * width);
-    for (let k = 0; k < w.length; k++)
-      w[k] = ((((k * 37 + i * 11) % 101) / 101 - 0.5) * 2) / Math.sqrt(width);
+    const rows = i === 0 ? inWidth : hidden;
+    const cols = i === layers - 1 ? outWidth : hidden;
+    const w = new Float32Array(rows * cols);
+    for (let k = 0; k < w.length; k++) w[k] = ((((k * 37 + i * 11) % 101) / 101 - 0.5) * 2) / Math.sqrt(rows);
     initializers.push({
       name: `w${i}`,
       dataType: DataType.FLOAT,
-      dims: [width, width],
+      dims: [rows, cols],
       data: { kind: 'raw', bytes: new Uint8Array(w.buffer) },
     });
     const last = i === layers - 1;
@@ -44,8 +47,8 @@ function denseModel(width: number, layers: number): Uint8Array {
       name: 'dense_stack',
       nodes,
       initializers,
-      inputs: [{ name: 'input', elemType: DataType.FLOAT, shape: ['batch', width] }],
-      outputs: [{ name: 'output', elemType: DataType.FLOAT, shape: ['batch', width] }],
+      inputs: [{ name: 'input', elemType: DataType.FLOAT, shape: ['batch', inWidth] }],
+      outputs: [{ name: 'output', elemType: DataType.FLOAT, shape: ['batch', outWidth] }],
     },
   });
 }

@@ -175,15 +175,19 @@ export class Batcher {
     this.queuedRows -= rows;
     const slot = { since: performance.now(), rows };
     this.running.add(slot);
-    this.run(batch, rows).finally(() => {
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
       this.running.delete(slot);
       if (this.queue.length > 0 && !this.waiting) this.decide();
-    });
+    };
+    this.run(batch, rows, release).finally(release);
     // Another slot is open and requests are still queued: they need not wait for this batch to end.
     if (this.queue.length > 0 && this.hasSlot() && !this.waiting) this.decide();
   }
 
-  private async run(batch: Pending[], rows: number): Promise<void> {
+  private async run(batch: Pending[], rows: number, release: () => void = () => {}): Promise<void> {
     const dim = this.options.batch_dim;
     let merged: unknown;
     try {
@@ -207,6 +211,9 @@ export class Batcher {
     try {
       const output = await this.fn(merged, ctx);
       this.cost.observe(rows, performance.now() - started);
+      // A function on other threads (the option is set) takes the next batch while these answers are written;
+      // one on this thread would run it before them, so its slot opens only once they are out.
+      if (this.options.max_concurrent_batches !== undefined) release();
       const parts = this.splitOutput(output, batch, rows);
       let start = 0;
       for (let i = 0; i < batch.length; i++) {

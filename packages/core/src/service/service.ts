@@ -28,8 +28,9 @@ export interface BatchOptions {
   /** Most milliseconds a request waits for its batch to start (default 100); beyond, 503 + Retry-After. */
   max_latency_ms: number;
   /**
-   * Batches that may run at once (default 1): more than one when the function hands each batch to one of
-   * several runners (a model's worker-thread instances), so every idle runner gets a batch.
+   * Batches that may run at once (default 1), for a function that hands each batch to one of several runners
+   * on other threads (a model's worker-thread instances): every idle runner gets a batch. When set (even to 1)
+   * the next batch is also dispatched as soon as the function returns, while the answers are being written.
    */
   max_concurrent_batches?: number;
 }

@@ -1,0 +1,166 @@
+/**
+ * Zero-code ONNX serving against a hand-written server: `tiffin serve model.onnx` (one runner instance in a
+ * worker thread, batched and not) and a plain node:http + onnxruntime-node server on the main thread
+ * (`servers/plain-onnx-server.ts`), both answering `POST /predict` with the same JSON and writing the same
+ * access line. 64 connections, each sending one row; `/livez` probed every 10 ms during each run.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { cpuPinning } from './cpu-pinning.js';
+import { mlpModel } from './servers/onnx-mlp.js';
+import { startServer, stopServer } from './servers/spawn.js';
+import { type Spread, spread } from './stats.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const CONNECTIONS = 64;
+
+/** The two models served: one where JSON costs as much as the model, one where batching pays. */
+export const ZERO_CODE_WORKLOADS = {
+  /** Two dense 1024-wide layers, 1024 floats in and out: about 0.5 ms a call, as much JSON as model work. */
+  light: { inWidth: 1024, hidden: 1024, layers: 2, outWidth: 1024 },
+  /** 64 floats in, four layers 3072 wide, 16 out (76 MB of weights): a row streams every weight, a batch shares them. */
+  heavy: { inWidth: 64, hidden: 3072, layers: 4, outWidth: 16 },
+} as const;
+export type ZeroCodeWorkload = keyof typeof ZERO_CODE_WORKLOADS;
+
+interface Run {
+  rps: number;
+  p99: number;
+  livezP99: number;
+}
+
+export interface ZeroCodeResult {
+  plain: { rps: Spread; p99: Spread; livezP99: Spread };
+  unbatched: { rps: Spread; p99: Spread; livezP99: Spread };
+  batched: { rps: Spread; p99: Spread; livezP99: Spread };
+  /** Per round, tiffin / plain. */
+  unbatchedRatio: Spread;
+  batchedRatio: Spread;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** `/livez` latencies (ms) measured one after another, 10 ms apart, until `stop` resolves. */
+async function probeLivez(url: string, stop: Promise<unknown>): Promise<number[]> {
+  let stopped = false;
+  stop.then(() => {
+    stopped = true;
+  });
+  const times: number[] = [];
+  while (!stopped) {
+    const t0 = performance.now();
+    const res = await fetch(`${url}/livez`);
+    await res.arrayBuffer();
+    times.push(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return times;
+}
+
+async function load(url: string, seconds: number, body: string): Promise<Run> {
+  const run = autocannon({
+    url: `${url}/predict`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections: CONNECTIONS,
+    duration: seconds,
+  });
+  const livez = probeLivez(url, run);
+  const result = await run;
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(
+      `load run on ${url} failed: ${result.non2xx} non-2xx, ${result.errors} errors (${JSON.stringify(result.statusCodeStats)})`,
+    );
+  return { rps: result.requests.average, p99: result.latency.p99, livezP99: percentile(await livez, 99) };
+}
+
+export async function benchZeroCodeOnnx({
+  seconds,
+  rounds,
+}: {
+  seconds: number;
+  rounds: number;
+}): Promise<{ pinning: string; results: Record<ZeroCodeWorkload, ZeroCodeResult> }> {
+  const pinning = cpuPinning();
+  const results = {} as Record<ZeroCodeWorkload, ZeroCodeResult>;
+  for (const name of Object.keys(ZERO_CODE_WORKLOADS) as ZeroCodeWorkload[])
+    results[name] = await benchWorkload(name, seconds, rounds, pinning);
+  return { pinning: pinning.description, results };
+}
+
+async function benchWorkload(
+  workload: ZeroCodeWorkload,
+  seconds: number,
+  rounds: number,
+  pinning: ReturnType<typeof cpuPinning>,
+): Promise<ZeroCodeResult> {
+  const shape = ZERO_CODE_WORKLOADS[workload];
+  const dir = await mkdtemp(join(tmpdir(), 'tiffin-bench-onnx-'));
+  const model = join(dir, `${workload}.onnx`);
+  await writeFile(model, mlpModel(shape.inWidth, shape.hidden, shape.layers, shape.outWidth));
+  const require = createRequire(import.meta.url);
+  const bin = join(dirname(require.resolve('@tiffin/cli/package.json')), 'dist', 'bin.js');
+  const tiffin = (extra: string[]) => [
+    bin,
+    'serve',
+    model,
+    '--port',
+    '0',
+    '--instances',
+    '1',
+    '--threads',
+    '1',
+    '--max-concurrency',
+    '100000',
+    ...extra,
+  ];
+  const servers = {
+    plain: ['--import', 'tsx', join(HERE, 'servers', 'plain-onnx-server.ts'), model],
+    unbatched: tiffin(['--no-batching']),
+    batched: tiffin(['--max-batch-size', '32', '--max-latency-ms', '50']),
+  } as const;
+  type Name = keyof typeof servers;
+  const names = Object.keys(servers) as Name[];
+  const row = Array.from({ length: shape.inWidth }, (_, i) => ((i * 37) % 101) / 101 - 0.5);
+  const body = JSON.stringify([row]);
+  const runs: Record<Name, Run[]> = { plain: [], unbatched: [], batched: [] };
+  const restore = pinning.pinLoadGenerator();
+  try {
+    for (let round = 0; round <= rounds; round++) {
+      for (const name of names) {
+        const { url, child } = await startServer(servers[name], pinning.serverPrefix);
+        try {
+          // Round 0 warms up (JIT, ORT's first runs, the batcher's cost model) and is not counted.
+          const run = await load(url, round === 0 ? 1 : seconds, body);
+          if (round > 0) runs[name].push(run);
+        } finally {
+          await stopServer(child);
+        }
+      }
+    }
+  } finally {
+    restore();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const summary = (name: Name) => ({
+    rps: spread(runs[name].map((r) => r.rps)),
+    p99: spread(runs[name].map((r) => r.p99)),
+    livezP99: spread(runs[name].map((r) => r.livezP99)),
+  });
+  const ratio = (name: Name) => spread(runs[name].map((r, i) => r.rps / runs.plain[i]!.rps));
+  return {
+    plain: summary('plain'),
+    unbatched: summary('unbatched'),
+    batched: summary('batched'),
+    unbatchedRatio: ratio('unbatched'),
+    batchedRatio: ratio('batched'),
+  };
+}
