@@ -59,9 +59,9 @@ if (wanted('onnx')) {
     const w = ZERO_CODE_WORKLOADS[name as keyof typeof ZERO_CODE_WORKLOADS];
     console.log(`  ${name}: ${w.inWidth} in, ${w.layers} layers ${w.hidden} wide, ${w.outWidth} out`);
     for (const [label, t] of [
-      ['plain node:http + ort     ', r.plain],
-      ['tiffin, not batched       ', r.unbatched],
-      ['tiffin, batched (32, 50ms)', r.batched],
+      ['plain node:http + ort    ', r.plain],
+      ['tiffin, not batched      ', r.unbatched],
+      ['tiffin, batched (32 rows)', r.batched],
     ] as const) {
       console.log(
         `    ${label} req/s ${fmtSpread(t.rps)}   p99 ms ${fmtSpread(t.p99, 1)}   /livez p99 ms ${fmtSpread(t.livezP99, 1)}`,

@@ -125,7 +125,8 @@ async function benchWorkload(
   const servers = {
     plain: ['--import', 'tsx', join(HERE, 'servers', 'plain-onnx-server.ts'), model],
     unbatched: tiffin(['--no-batching']),
-    batched: tiffin(['--max-batch-size', '32', '--max-latency-ms', '50']),
+    // A latency budget no run reaches: the comparison is of throughput, not of shedding (503) under overload.
+    batched: tiffin(['--max-batch-size', '32', '--max-latency-ms', '2000']),
   } as const;
   type Name = keyof typeof servers;
   const names = Object.keys(servers) as Name[];

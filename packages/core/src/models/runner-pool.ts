@@ -4,7 +4,7 @@ import { InvalidArgument, ServiceUnavailable } from '../errors/index.js';
 import { rebuildError } from './model-errors.js';
 import type { ModelRunner, NamedTensors } from './runner.js';
 import { fromWire, toWire } from './wire-tensors.js';
-import type { FromWorker, WorkerBoot } from './worker-protocol.js';
+import type { FromWorker, ToWorker, WorkerBoot } from './worker-protocol.js';
 
 export interface RunnerPoolOptions {
   /** The model's name, for messages. */
@@ -40,6 +40,29 @@ interface Call {
 interface Instance {
   worker: Worker;
   current: Call | undefined;
+}
+
+/** Most milliseconds a runner thread gets to finish its call and free its runtime before it is terminated. */
+const CLOSE_GRACE_MS = 10_000;
+
+/**
+ * Ask a thread to free its runtime and exit once its current call is done; terminate it if it does not. A
+ * thread terminated in the middle of a native call can abort the whole process, hence the polite path first.
+ */
+function closeThread(worker: Worker): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      worker
+        .terminate()
+        .catch(() => 0)
+        .then(() => resolve());
+    }, CLOSE_GRACE_MS);
+    worker.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    worker.postMessage({ type: 'close' } satisfies ToWorker);
+  });
 }
 
 function workerStart(entry: URL): { file: URL; execArgv: string[] } {
@@ -160,7 +183,7 @@ export class RunnerPool implements ModelRunner {
   private send(instance: Instance, call: Call): void {
     instance.current = call;
     const { tensors, moved } = toWire(call.inputs, this.options.transferInputs === true);
-    instance.worker.postMessage({ type: 'run', id: call.id, inputs: tensors }, moved);
+    instance.worker.postMessage({ type: 'run', id: call.id, inputs: tensors } satisfies ToWorker, moved);
   }
 
   run(inputs: NamedTensors): Promise<NamedTensors> {
@@ -179,7 +202,7 @@ export class RunnerPool implements ModelRunner {
     this.closed = true;
     const gone = new ServiceUnavailable(`Model '${this.options.model}' is closed`);
     for (const call of this.waiting.splice(0)) call.reject(gone);
-    await Promise.all(this.all.map((i) => i.worker.terminate().catch(() => 0)));
+    await Promise.all(this.all.map((i) => closeThread(i.worker)));
     this.all.length = 0;
     this.idle.length = 0;
   }

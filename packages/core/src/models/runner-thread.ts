@@ -27,7 +27,11 @@ export function serveRunnerInThread(load: RunnerLoader): void {
   load(boot.init).then(
     (runner) => {
       port.on('message', (message: ToWorker) => {
-        if (message.type !== 'run') return;
+        if (message.type === 'close') {
+          // Messages are handled in order: the call before this one has answered, so the runtime is idle.
+          runner.close().finally(() => process.exit(0));
+          return;
+        }
         runner.run(fromWire(message.inputs)).then(
           (outputs) => {
             const { tensors, moved } = toWire(outputs, true);

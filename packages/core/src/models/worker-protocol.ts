@@ -1,7 +1,7 @@
 import type { WireTensor } from './wire-tensors.js';
 
 /** What the runner pool sends a worker thread. */
-export type ToWorker = { type: 'run'; id: number; inputs: WireTensor[] };
+export type ToWorker = { type: 'run'; id: number; inputs: WireTensor[] } | { type: 'close' };
 
 /** A failure as it crosses the thread boundary. */
 export interface WireError {
