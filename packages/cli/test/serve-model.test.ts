@@ -1,6 +1,15 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import {
+  inferenceClientConstructor,
+  inferenceV2ProtoPath,
+  type RequestMessage,
+  type ResponseMessage,
+} from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inferBinary, inferJson, le } from '../../core/test/inference-protocol/v2-client.js';
 import {
@@ -24,6 +33,14 @@ async function serveModel(args: string[]): Promise<string> {
   const server = spawnTiffin(['serve', ...args, '--port', '0', '--instances', '1'], { TIFFIN_HOME: home });
   servers.push(server);
   return server.url;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 async function post(url: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -135,13 +152,15 @@ describe('tiffin serve model.onnx (one input, one output, dynamic batch)', () =>
 
 describe('tiffin serve for several named inputs and outputs (int64, a state tensor), from the store', () => {
   let url: string;
+  let grpcPort: number;
   beforeAll(async () => {
+    grpcPort = await freePort();
     const imported = spawnTiffin(['models', 'import', writeMulti(dir), '--name', 'multi'], {
       TIFFIN_HOME: home,
     });
     const done = await imported.done;
     expect(done.stdout).toMatch(/Saved model multi:\S+ \(module onnx\)/);
-    url = await serveModel(['onnx:multi:latest']);
+    url = await serveModel(['onnx:multi:latest', '--grpc', '--grpc-port', String(grpcPort)]);
   }, 60_000);
 
   it('POST /predict takes and returns a JSON object of named tensors; int64 stays exact; state carries over', async () => {
@@ -180,6 +199,78 @@ describe('tiffin serve for several named inputs and outputs (int64, a state tens
     );
     expect(outs.next_ids).toEqual([2, 3]);
     expect(outs.next_state).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
+  });
+
+  it('answers over gRPC: the native Call with a JSON struct of named tensors, and ModelInfer with typed contents', async () => {
+    const Client = inferenceClientConstructor();
+    const client = new Client(
+      `127.0.0.1:${grpcPort}`,
+      grpc.credentials.createInsecure(),
+    ) as unknown as grpc.Client & {
+      Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
+    };
+    const json = {
+      structValue: {
+        fields: {
+          x: {
+            listValue: {
+              values: [{ listValue: { values: [1, 0, 0, 0].map((v) => ({ numberValue: v })) } }],
+            },
+          },
+          ids: {
+            listValue: { values: [{ listValue: { values: [{ numberValue: 7 }, { numberValue: 8 }] } }] },
+          },
+          state: { listValue: { values: [{ listValue: { values: Array(8).fill({ numberValue: 4 }) } }] } },
+        },
+      },
+    };
+    const res = await new Promise<ResponseMessage>((resolve, reject) =>
+      client.Call({ api_name: 'multi', json } as RequestMessage, (err, r) =>
+        err ? reject(err) : resolve(r),
+      ),
+    );
+    client.close();
+    const fields = (res.json as { structValue: { fields: Record<string, unknown> } }).structValue.fields;
+    expect(JSON.stringify(fields.next_ids)).toContain('"numberValue":9');
+    const pkg = grpc.loadPackageDefinition(
+      protoLoader.loadSync(inferenceV2ProtoPath(), { keepCase: true, longs: String }),
+    ) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
+    const v2 = new pkg.inference.GRPCInferenceService(
+      `127.0.0.1:${grpcPort}`,
+      grpc.credentials.createInsecure(),
+    ) as unknown as grpc.Client & {
+      ModelInfer(
+        req: unknown,
+        cb: (
+          err: grpc.ServiceError | null,
+          res: { outputs: Array<{ name: string; contents: Record<string, unknown[]> }> },
+        ) => void,
+      ): void;
+    };
+    const inferred = await new Promise<{
+      outputs: Array<{ name: string; contents: Record<string, unknown[]> }>;
+    }>((resolve, reject) =>
+      v2.ModelInfer(
+        {
+          model_name: 'multi',
+          inputs: [
+            { name: 'x', datatype: 'FP32', shape: [1, 4], contents: { fp32_contents: [0, 0, 0, 0] } },
+            {
+              name: 'ids',
+              datatype: 'INT64',
+              shape: [1, 2],
+              contents: { int64_contents: ['9007199254740993', '1'] },
+            },
+            { name: 'state', datatype: 'FP32', shape: [1, 8], contents: { fp32_contents: Array(8).fill(2) } },
+          ],
+        },
+        (err, r) => (err ? reject(err) : resolve(r)),
+      ),
+    );
+    v2.close();
+    const byName = Object.fromEntries(inferred.outputs.map((o) => [o.name, o.contents]));
+    expect(byName.next_ids!.int64_contents).toEqual(['9007199254740994', '2']);
+    expect(byName.next_state!.fp32_contents).toEqual(Array(8).fill(2));
   });
 
   it('unknown, missing, wrongly typed or mismatched tensors are 400s naming the expected signature', async () => {
