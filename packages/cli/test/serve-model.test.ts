@@ -395,3 +395,19 @@ describe('tiffin models import / export / delete round trip', () => {
     expect((await run(['models', 'list', 'garbage', '-o', 'json'])).stdout.trim()).toBe('[]');
   }, 120_000);
 });
+
+describe('tiffin build model.onnx', () => {
+  it('packages the model with its zero-code service; serving the package answers /predict', async () => {
+    const built = await spawnTiffin(['build', writeLinear(dir, 'packaged.onnx'), '--no-lockfile'], {
+      TIFFIN_HOME: home,
+    }).done;
+    expect(built.stdout).toMatch(/Successfully built package packaged:\S+/);
+    const server = spawnTiffin(['serve', 'packaged:latest', '--port', '0'], { TIFFIN_HOME: home });
+    servers.push(server);
+    const url = await server.url;
+    const x = [[2, 0, 1, 1]];
+    const res = await post(`${url}/predict`, x);
+    expect(res.status).toBe(200);
+    expectClose(res.json, linearExpected(x));
+  }, 120_000);
+});

@@ -1,11 +1,14 @@
 import { buildPackage } from '@tiffin/core/internal';
 import type { Command } from 'commander';
+import { writeModelServiceModule } from '../build/model-service-module.js';
 import { reportError } from '../errors.js';
 import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';
+import { type ModelFlags, modelOptions } from '../serve/model-flags.js';
+import { resolveModelTarget } from '../serve/model-target.js';
 import { importServiceModule } from '../service-loader.js';
 import { collectLabel } from '../store-output.js';
 
-interface BuildFlags extends KubernetesFlags {
+interface BuildFlags extends KubernetesFlags, ModelFlags {
   name?: string;
   version?: string;
   label?: Record<string, string>;
@@ -19,15 +22,32 @@ export function registerBuild(program: Command): void {
     .description(
       'Build a deployable package (bundled code, dependencies, models, Dockerfile, Kubernetes manifests)',
     )
-    .argument('<service>', 'service module, e.g. service.ts or service.ts:myService')
+    .argument(
+      '<service>',
+      'service module, e.g. service.ts or service.ts:myService, or a model to serve with zero code: model.onnx, a TF.js model.json folder, or a store tag with its module (onnx:iris:latest)',
+    )
     .option('--name <name>', "package name (default: the service's name)")
     .option('--version <version>', 'package version (default: a hash of its content)')
     .option('--label <key=value>', 'label recorded in the manifest (repeatable)', collectLabel)
     .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)');
+  modelOptions(command);
   kubernetesOptions(command).action(async (spec: string, flags: BuildFlags) => {
+    // A model is built as the zero-code service `tiffin serve <model>` runs, with the model in the package.
+    const model = await resolveModelTarget(spec).catch((err: unknown) => {
+      reportError(err);
+      return undefined;
+    });
+    if (model === undefined) return;
+    const generated = model
+      ? await writeModelServiceModule(model, flags, flags.name).catch((err: unknown) => {
+          reportError(err);
+          return undefined;
+        })
+      : null;
+    if (generated === undefined) return;
     try {
       const pkg = await buildPackage({
-        service: spec,
+        service: generated?.file ?? spec,
         name: flags.name,
         version: flags.version,
         labels: flags.label,
@@ -51,6 +71,8 @@ export function registerBuild(program: Command): void {
       );
     } catch (err) {
       reportError(err);
+    } finally {
+      await generated?.dispose();
     }
   });
 }

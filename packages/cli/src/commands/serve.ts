@@ -3,7 +3,7 @@ import { resolveServeArgument } from '@tiffin/core/internal';
 import { type Command, Option } from 'commander';
 import { reportError } from '../errors.js';
 import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
-import { loadOptions, type ModelFlags, parseProviderList, serviceOptions } from '../serve/model-flags.js';
+import { loadOptions, type ModelFlags, modelOptions, serviceOptions } from '../serve/model-flags.js';
 import { resolveModelTarget } from '../serve/model-target.js';
 import { serveWithReload } from '../serve/reload.js';
 import { serveInProcess } from '../serve/single.js';
@@ -34,7 +34,7 @@ interface ServeFlags extends ModelFlags {
 
 /** `tiffin serve <service.ts[:export]>` */
 export function registerServe(program: Command): void {
-  program
+  const command = program
     .command('serve')
     .description('Serve a service over HTTP (TypeScript files run without a build step)')
     .argument(
@@ -83,85 +83,59 @@ export function registerServe(program: Command): void {
       '--api-token <token>',
       'require `Authorization: Bearer <token>` on API calls, / and /docs.json (and gRPC calls); default $TIFFIN_API_TOKEN',
     )
-    .option('--metrics-auth', 'with a token: require it for /metrics too')
-    .option(
-      '--max-batch-size <n>',
-      'model: most rows in one batch (batchable signatures; default 32)',
-      parsePositiveInt,
-    )
-    .option(
-      '--max-latency-ms <ms>',
-      'model: most milliseconds a request waits for its batch (default 100)',
-      parsePositiveInt,
-    )
-    .option('--no-batching', 'model: run each request alone even when the signature is batchable')
-    .option(
-      '--instances <n>',
-      'model: runner instances (worker threads); default one per core, at most 4',
-      parsePositiveInt,
-    )
-    .option(
-      '--threads <n>',
-      'model: intra-op threads per instance (default: cores / instances)',
-      parsePositiveInt,
-    )
-    .option(
-      '--execution-providers <list>',
-      'model: runtime back ends in preference order, e.g. cuda,cpu (default cpu)',
-      parseProviderList,
-    )
-    .action(async (spec: string, flags: ServeFlags) => {
-      try {
-        if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
-        const model = await resolveModelTarget(spec);
-        // A package tag (`name[:version]`) serves that built package's entry module.
-        const options: ServeOptions = {
-          port: flags.port,
-          host: flags.host,
-          timeout: flags.timeout,
-          maxConcurrency: flags.maxConcurrency,
-          maxBodySize: flags.maxBodySize,
-          headersTimeout: flags.headersTimeout,
-          bodyTimeout: flags.bodyTimeout,
-          maxStreams: flags.maxStreams,
-          streamIdleTimeout: flags.streamIdleTimeout,
-          streamLifetime: flags.streamLifetime,
-          metrics: flags.metrics,
-          apiToken: flags.apiToken,
-          metricsAuth: flags.metricsAuth,
-          cors: flags.cors
-            ? {
-                enabled: true,
-                access_control_allow_origins: flags.cors,
-                access_control_allow_methods: ['GET', 'POST', 'OPTIONS'],
-              }
-            : undefined,
-        };
-        const grpc = { enabled: flags.grpc === true, port: flags.grpcPort, http: flags.http };
-        if (model) {
-          if (flags.reload || flags.workers > 1)
-            throw new Error('--reload and --workers serve service files; a model scales with --instances');
-          const load = async () =>
-            modelService(
-              await model.framework.loadModel(model.source, loadOptions(flags)),
-              serviceOptions(flags),
-            );
-          await serveInProcess(load, options, grpc);
-          return;
-        }
-        const target = parseServiceTarget(await resolveServeArgument(spec));
-        if (flags.reload) {
-          // Validate once up front so a typo is a one-line error, not a restart loop.
-          await loadService(target);
-          const childArgs = process.argv.slice(1).filter((arg) => arg !== '--reload');
-          serveWithReload(target.file, childArgs);
-        } else if (flags.workers > 1) {
-          await serveWithWorkers(target, options, flags.workers);
-        } else {
-          await serveInProcess(target, options, grpc);
-        }
-      } catch (err) {
-        reportError(err);
+    .option('--metrics-auth', 'with a token: require it for /metrics too');
+  modelOptions(command).action(async (spec: string, flags: ServeFlags) => {
+    try {
+      if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
+      const model = await resolveModelTarget(spec);
+      // A package tag (`name[:version]`) serves that built package's entry module.
+      const options: ServeOptions = {
+        port: flags.port,
+        host: flags.host,
+        timeout: flags.timeout,
+        maxConcurrency: flags.maxConcurrency,
+        maxBodySize: flags.maxBodySize,
+        headersTimeout: flags.headersTimeout,
+        bodyTimeout: flags.bodyTimeout,
+        maxStreams: flags.maxStreams,
+        streamIdleTimeout: flags.streamIdleTimeout,
+        streamLifetime: flags.streamLifetime,
+        metrics: flags.metrics,
+        apiToken: flags.apiToken,
+        metricsAuth: flags.metricsAuth,
+        cors: flags.cors
+          ? {
+              enabled: true,
+              access_control_allow_origins: flags.cors,
+              access_control_allow_methods: ['GET', 'POST', 'OPTIONS'],
+            }
+          : undefined,
+      };
+      const grpc = { enabled: flags.grpc === true, port: flags.grpcPort, http: flags.http };
+      if (model) {
+        if (flags.reload || flags.workers > 1)
+          throw new Error('--reload and --workers serve service files; a model scales with --instances');
+        const load = async () =>
+          modelService(
+            await model.framework.loadModel(model.source, loadOptions(flags)),
+            serviceOptions(flags),
+          );
+        await serveInProcess(load, options, grpc);
+        return;
       }
-    });
+      const target = parseServiceTarget(await resolveServeArgument(spec));
+      if (flags.reload) {
+        // Validate once up front so a typo is a one-line error, not a restart loop.
+        await loadService(target);
+        const childArgs = process.argv.slice(1).filter((arg) => arg !== '--reload');
+        serveWithReload(target.file, childArgs);
+      } else if (flags.workers > 1) {
+        await serveWithWorkers(target, options, flags.workers);
+      } else {
+        await serveInProcess(target, options, grpc);
+      }
+    } catch (err) {
+      reportError(err);
+    }
+  });
 }

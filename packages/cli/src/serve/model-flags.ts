@@ -1,5 +1,6 @@
 import type { LoadFrameworkModelOptions, ModelServiceOptions } from '@tiffin/core';
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
+import { parsePositiveInt } from '../options.js';
 
 /** The zero-code flags of `tiffin serve <model>` and `tiffin build <model>`. */
 export interface ModelFlags {
@@ -35,4 +36,35 @@ export function serviceOptions(flags: ModelFlags): ModelServiceOptions {
       ? { max_batch_size: flags.maxBatchSize, max_latency_ms: flags.maxLatencyMs }
       : false,
   };
+}
+
+/** The model flags of `tiffin serve` and `tiffin build` (both take a model in place of a service). */
+export function modelOptions(command: Command): Command {
+  return command
+    .option(
+      '--max-batch-size <n>',
+      'model: most rows in one batch (batchable signatures; default 32)',
+      parsePositiveInt,
+    )
+    .option(
+      '--max-latency-ms <ms>',
+      'model: most milliseconds a request waits for its batch (default 100)',
+      parsePositiveInt,
+    )
+    .option('--no-batching', 'model: run each request alone even when the signature is batchable')
+    .option(
+      '--instances <n>',
+      'model: runner instances (worker threads); default one per core, at most 4',
+      parsePositiveInt,
+    )
+    .option(
+      '--threads <n>',
+      'model: intra-op threads per instance (default: cores / instances)',
+      parsePositiveInt,
+    )
+    .option(
+      '--execution-providers <list>',
+      'model: runtime back ends in preference order, e.g. cuda,cpu',
+      parseProviderList,
+    );
 }

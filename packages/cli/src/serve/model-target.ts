@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { CLIException, type FrameworkModule, MissingDependencyException } from '@tiffin/core';
 
 /** The framework modules Tiffin knows, by the store's Module column, with the package that provides each. */
-const FRAMEWORKS: Readonly<Record<string, string>> = {
+export const FRAMEWORK_PACKAGES: Readonly<Record<string, string>> = {
   onnx: '@tiffin/onnx',
   tfjs: '@tiffin/tfjs',
 };
@@ -17,9 +17,11 @@ export interface ModelTarget {
 
 /** The framework module of `module` (`onnx`, `tfjs`), imported on first use; not installed → the package to add. */
 export async function frameworkModule(module: string): Promise<FrameworkModule> {
-  const pkg = FRAMEWORKS[module];
+  const pkg = FRAMEWORK_PACKAGES[module];
   if (!pkg)
-    throw new CLIException(`Unknown model module '${module}' (known: ${Object.keys(FRAMEWORKS).join(', ')})`);
+    throw new CLIException(
+      `Unknown model module '${module}' (known: ${Object.keys(FRAMEWORK_PACKAGES).join(', ')})`,
+    );
   let mod: { framework?: FrameworkModule };
   try {
     mod = (await import(pkg)) as { framework?: FrameworkModule };
@@ -52,9 +54,16 @@ async function moduleOfPath(path: string): Promise<string | null> {
  */
 export async function resolveModelTarget(arg: string): Promise<ModelTarget | null> {
   const prefixed = /^([a-z][a-z0-9]*):(.+)$/.exec(arg);
-  if (prefixed && FRAMEWORKS[prefixed[1]!] !== undefined && !(await stat(arg).catch(() => null))) {
+  if (prefixed && FRAMEWORK_PACKAGES[prefixed[1]!] !== undefined && !(await stat(arg).catch(() => null))) {
     return { framework: await frameworkModule(prefixed[1]!), source: prefixed[2]! };
   }
   const module = await moduleOfPath(arg);
   return module ? { framework: await frameworkModule(module), source: arg } : null;
+}
+
+/** A model's default name from its path: `iris.onnx` → `iris`; a TF.js `model.json` (or its folder) → the folder's name. */
+export function modelNameOf(path: string): string {
+  const full = resolve(path);
+  if (basename(full) === 'model.json') return basename(dirname(full));
+  return basename(full, extname(full));
 }

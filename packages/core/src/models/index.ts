@@ -6,7 +6,13 @@ export type {
   SaveFrameworkModelOptions,
 } from './framework.js';
 export { ModelRunFailed } from './model-errors.js';
-export { type ModelServiceOptions, modelService } from './model-service.js';
+export {
+  type DeferredModelServiceOptions,
+  deferredModelService,
+  type ModelDescription,
+  type ModelServiceOptions,
+  modelService,
+} from './model-service.js';
 export type { LoadedModel, ModelRunner, NamedTensors } from './runner.js';
 export {
   applySignatureOverrides,

@@ -1,9 +1,12 @@
-import { InvalidArgument } from '../errors/index.js';
+import { InvalidArgument, ServiceUnavailable } from '../errors/index.js';
 import type { IODescriptor } from '../io/descriptor.js';
 import { Tensors } from '../io/descriptors/tensors.js';
 import type { NDArray } from '../ndarray/ndarray.js';
 import { type ApiOptions, Service } from '../service/service.js';
-import type { LoadedModel, NamedTensors } from './runner.js';
+import { ModelStore } from '../store/model-store.js';
+import { readFrameworkMetadata } from './framework-store.js';
+import type { LoadedModel, ModelRunner, NamedTensors } from './runner.js';
+import { defaultInstances } from './runner-pool.js';
 import { describeTensor } from './signature.js';
 import { SignatureNdarray } from './signature-ndarray.js';
 
@@ -39,6 +42,64 @@ function apiName(name: string): string {
  * with adaptive batching, one batch per idle runner instance.
  */
 export function modelService(model: LoadedModel, options: ModelServiceOptions = {}): Service {
+  return buildModelService(model, () => model, options).onShutdown(() => model.close());
+}
+
+/** What a service needs to know about a model before it runs: all of `LoadedModel` but the runner. */
+export type ModelDescription = Omit<LoadedModel, 'run' | 'close'>;
+
+export interface DeferredModelServiceOptions extends ModelServiceOptions {
+  /** The stored model (`name:version`). */
+  tag: string;
+  /** Its framework module (`onnx`, `tfjs`): the store's Module column. */
+  module: string;
+  /** Starts the model's runners; called by the service's startup hook. */
+  load: (tag: string) => Promise<LoadedModel>;
+  /** Runner instances `load` starts (batches in flight at once); default `defaultInstances()`, as `loadModel`'s. */
+  instances?: number;
+  store?: ModelStore;
+}
+
+/**
+ * The zero-code service of a stored model whose runners start with the server: the signature comes from the
+ * store entry (nothing is loaded at import time), `load(tag)` runs in a startup hook and the model is closed at
+ * shutdown. What `tiffin build model.onnx` packages.
+ */
+export async function deferredModelService(options: DeferredModelServiceOptions): Promise<Service> {
+  const stored = await (options.store ?? new ModelStore()).get(options.tag);
+  const meta = readFrameworkMetadata(stored, options.module);
+  const description: ModelDescription = {
+    name: stored.manifest.name,
+    tag: stored.tag,
+    module: options.module,
+    signature: meta.signature,
+    classes: meta.classes,
+    metadata: meta.user ?? {},
+    instances: options.instances ?? defaultInstances(),
+  };
+  let loaded: LoadedModel | undefined;
+  const svc = buildModelService(
+    description,
+    () => {
+      if (!loaded) throw new ServiceUnavailable(`Model '${description.name}' is not loaded yet`);
+      return loaded;
+    },
+    options,
+  );
+  return svc
+    .onStartup(async () => {
+      loaded = await options.load(stored.tag);
+    })
+    .onShutdown(async () => {
+      await loaded?.close();
+    });
+}
+
+function buildModelService(
+  model: ModelDescription,
+  runner: () => ModelRunner,
+  options: ModelServiceOptions,
+): Service {
   const { signature } = model;
   if (signature.inputs.length === 0 || signature.outputs.length === 0)
     throw new InvalidArgument(`Model '${model.name}' has no inputs or no outputs to serve`);
@@ -53,8 +114,8 @@ export function modelService(model: LoadedModel, options: ModelServiceOptions = 
   const inName = signature.inputs[0]!.name;
   const outName = signature.outputs[0]!.name;
   const call = single
-    ? async (x: NDArray) => (await model.run({ [inName]: x }))[outName]!
-    : (x: NamedTensors) => model.run(x);
+    ? async (x: NDArray) => (await runner().run({ [inName]: x }))[outName]!
+    : (x: NamedTensors) => runner().run(x);
   const batching = signature.batchable && options.batching !== false ? (options.batching ?? {}) : null;
   const doc =
     options.doc ??
@@ -80,6 +141,5 @@ export function modelService(model: LoadedModel, options: ModelServiceOptions = 
     });
   }
   svc.api(api as ApiOptions<IODescriptor, IODescriptor> & { batchable?: false }, call as never);
-  svc.onShutdown(() => model.close());
   return svc;
 }
