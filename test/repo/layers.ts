@@ -13,10 +13,12 @@ export const PACKAGE_LAYERS: Readonly<Record<string, readonly string[]>> = {
   '@tiffin/io-json': ['@tiffin/core'],
   '@tiffin/io-pandas': ['@tiffin/core'],
   '@tiffin/io-image': ['@tiffin/core'],
-  '@tiffin/diffusion': ['@tiffin/core', '@tiffin/io-image', '@tiffin/io-json'],
+  '@tiffin/onnx': ['@tiffin/core'],
+  '@tiffin/diffusion': ['@tiffin/core', '@tiffin/io-image', '@tiffin/io-json', '@tiffin/onnx'],
   '@tiffin/demo-model': ['@tiffin/diffusion'],
   '@tiffin/fuzz': ['@tiffin/core', '@tiffin/io-image', '@tiffin/io-pandas'],
-  '@tiffin/cli': ['@tiffin/core', '@tiffin/diffusion', '@tiffin/demo-model'],
+  // @tiffin/tfjs is imported only when a TF.js model is served, and may be absent (the CLI names it then).
+  '@tiffin/cli': ['@tiffin/core', '@tiffin/diffusion', '@tiffin/demo-model', '@tiffin/onnx', '@tiffin/tfjs'],
 };
 
 export interface LayerViolation {

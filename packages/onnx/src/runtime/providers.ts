@@ -3,7 +3,6 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '@tiffin/core';
-import type { InferenceSession } from 'onnxruntime-node';
 
 /** onnxruntime-node, loaded on first use (its native library is 30 MB; loading it only when a model runs keeps imports cheap). */
 export type OrtModule = typeof import('onnxruntime-node');
