@@ -1,15 +1,8 @@
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import {
-  inferenceClientConstructor,
-  inferenceV2ProtoPath,
-  type RequestMessage,
-  type ResponseMessage,
-} from '@tiffin/core';
+import type { ResponseMessage } from '@tiffin/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_DIR, CliProcess } from './cli-process.js';
+import { freePort, inferenceV2Client, nativeClient } from './grpc-clients.js';
 
 const FIXTURE = join(CLI_DIR, 'test', 'fixtures', 'grpc-service.ts');
 let proc: CliProcess | undefined;
@@ -21,14 +14,6 @@ afterEach(async () => {
   proc = undefined;
 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('tiffin serve --grpc', () => {
   it('serves the same API over HTTP and gRPC, and exits 0 on SIGTERM', async () => {
     const grpcPort = await freePort();
@@ -37,34 +22,14 @@ describe('tiffin serve --grpc', () => {
     await proc.waitFor((r) => r.msg === 'gRPC ready');
     const viaHttp = await fetch(`${url}/yo`, { method: 'POST', body: 'Bob' });
     expect(await viaHttp.text()).toBe('yo Bob');
-    const Client = inferenceClientConstructor();
-    const client = new Client(
-      `127.0.0.1:${grpcPort}`,
-      grpc.credentials.createInsecure(),
-    ) as unknown as grpc.Client & {
-      Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
-    };
+    const client = nativeClient(grpcPort);
     const res = await new Promise<ResponseMessage>((resolve, reject) =>
       client.Call({ api_name: 'yo', text: { value: 'Ann' } }, (err, r) => (err ? reject(err) : resolve(r))),
     );
     client.close();
     expect(res.text?.value).toBe('yo Ann');
     // The Open Inference Protocol's gRPC service on the same port: the Text API is a BYTES model.
-    const pkg = grpc.loadPackageDefinition(
-      protoLoader.loadSync(inferenceV2ProtoPath(), { keepCase: true, longs: String }),
-    ) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
-    const v2 = new pkg.inference.GRPCInferenceService(
-      `127.0.0.1:${grpcPort}`,
-      grpc.credentials.createInsecure(),
-    ) as unknown as grpc.Client & {
-      ModelInfer(
-        req: unknown,
-        cb: (
-          err: grpc.ServiceError | null,
-          res: { outputs: Array<{ contents: { bytes_contents: Buffer[] } }> },
-        ) => void,
-      ): void;
-    };
+    const v2 = inferenceV2Client(grpcPort);
     const inferred = await new Promise<string>((resolve, reject) =>
       v2.ModelInfer(
         {
@@ -78,7 +43,8 @@ describe('tiffin serve --grpc', () => {
             },
           ],
         },
-        (err, r) => (err ? reject(err) : resolve(r.outputs[0]!.contents.bytes_contents[0]!.toString('utf8'))),
+        (err, r) =>
+          err ? reject(err) : resolve(r.outputs[0]!.contents.bytes_contents![0]!.toString('utf8')),
       ),
     );
     v2.close();

@@ -1,15 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import {
-  inferenceClientConstructor,
-  inferenceV2ProtoPath,
-  type RequestMessage,
-  type ResponseMessage,
-} from '@tiffin/core';
+import type { RequestMessage, ResponseMessage } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inferBinary, inferJson, le } from '../../core/test/inference-protocol/v2-client.js';
 import {
@@ -22,6 +14,7 @@ import {
   writeRegroup,
 } from '../../onnx/test/fixtures/test-models.js';
 import { type CollectedProcess, spawnTiffin } from './cli-process.js';
+import { freePort, inferenceV2Client, type ModelInferAnswer, nativeClient } from './grpc-clients.js';
 
 /** Zero code: `tiffin serve model.onnx` for models the test writes, checked against the math they compute. */
 
@@ -33,14 +26,6 @@ async function serveModel(args: string[]): Promise<string> {
   const server = spawnTiffin(['serve', ...args, '--port', '0', '--instances', '1'], { TIFFIN_HOME: home });
   servers.push(server);
   return server.url;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function post(url: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -202,13 +187,7 @@ describe('tiffin serve for several named inputs and outputs (int64, a state tens
   });
 
   it('answers over gRPC: the native Call with a JSON struct of named tensors, and ModelInfer with typed contents', async () => {
-    const Client = inferenceClientConstructor();
-    const client = new Client(
-      `127.0.0.1:${grpcPort}`,
-      grpc.credentials.createInsecure(),
-    ) as unknown as grpc.Client & {
-      Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
-    };
+    const client = nativeClient(grpcPort);
     const json = {
       structValue: {
         fields: {
@@ -232,24 +211,8 @@ describe('tiffin serve for several named inputs and outputs (int64, a state tens
     client.close();
     const fields = (res.json as { structValue: { fields: Record<string, unknown> } }).structValue.fields;
     expect(JSON.stringify(fields.next_ids)).toContain('"numberValue":9');
-    const pkg = grpc.loadPackageDefinition(
-      protoLoader.loadSync(inferenceV2ProtoPath(), { keepCase: true, longs: String }),
-    ) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
-    const v2 = new pkg.inference.GRPCInferenceService(
-      `127.0.0.1:${grpcPort}`,
-      grpc.credentials.createInsecure(),
-    ) as unknown as grpc.Client & {
-      ModelInfer(
-        req: unknown,
-        cb: (
-          err: grpc.ServiceError | null,
-          res: { outputs: Array<{ name: string; contents: Record<string, unknown[]> }> },
-        ) => void,
-      ): void;
-    };
-    const inferred = await new Promise<{
-      outputs: Array<{ name: string; contents: Record<string, unknown[]> }>;
-    }>((resolve, reject) =>
+    const v2 = inferenceV2Client(grpcPort);
+    const inferred = await new Promise<ModelInferAnswer>((resolve, reject) =>
       v2.ModelInfer(
         {
           model_name: 'multi',

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { MissingDependencyException } from '@tiffin/core';
-import { loadOrt } from './engines/onnx/session.js';
+import { loadOrt } from '@tiffin/onnx';
 
 /**
  * Engines this package can use: tfjs backends (`tfjs-node(-gpu)` register `tensorflow`), or

@@ -1,4 +1,12 @@
 // @tiffin/diffusion — Stable Diffusion 1.x / 2.x on ONNX Runtime or TensorFlow.js.
+
+export {
+  GPU_INSTALL_COMMAND,
+  type OnnxRuntimeOptions,
+  ORT_PROVIDER_NAMES,
+  parseOrtProviders,
+  parseOrtThreads,
+} from '@tiffin/onnx';
 export {
   BACKEND_NAMES,
   BACKEND_PREFERENCE,
@@ -8,13 +16,6 @@ export {
   WEBGPU_PACKAGES,
 } from './backend.js';
 export { loadOnnxComponents, type OnnxComponents, type OnnxLoadOptions } from './engines/onnx/load.js';
-export {
-  GPU_INSTALL_COMMAND,
-  type OnnxRuntimeOptions,
-  ORT_PROVIDER_NAMES,
-  parseOrtProviders,
-  parseOrtThreads,
-} from './engines/onnx/session.js';
 export * from './hub/index.js';
 export * from './lora/index.js';
 export { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from './models/clip-text-encoder.js';

@@ -16,9 +16,9 @@ import {
 } from '@tiffin/core';
 import { encodeBmp, Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
+import type { OnnxRuntimeOptions } from '@tiffin/onnx';
 import { z } from 'zod';
 import type { BackendName } from '../backend.js';
-import type { OnnxRuntimeOptions } from '../engines/onnx/session.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
 import { assertBackendPackages } from './backend-packages.js';
 import { GenerationQueue } from './generation-queue.js';

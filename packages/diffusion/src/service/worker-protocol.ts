@@ -1,5 +1,5 @@
+import type { OnnxRuntimeOptions } from '@tiffin/onnx';
 import type { BackendName } from '../backend.js';
-import type { OnnxRuntimeOptions } from '../engines/onnx/session.js';
 import type { GenerationParameters } from '../pipeline/parameters.js';
 import type { SchedulerName } from '../schedulers/registry.js';
 

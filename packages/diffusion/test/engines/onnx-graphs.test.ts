@@ -111,29 +111,3 @@ describe('graph cache and bad folders', () => {
     expect(readdirSync(cacheDir).filter((d) => d.includes('.tmp-'))).toEqual([]);
   });
 });
-
-describe('execution providers', () => {
-  it('CPU by default with every core; a named GPU provider without its library is skipped with why', async () => {
-    const { resolveRuntime } = await import('../../src/engines/onnx/session.js');
-    const { availableParallelism } = await import('node:os');
-    const def = await resolveRuntime({});
-    expect(def).toEqual({ providers: ['cpu'], threads: availableParallelism(), skipped: [] });
-    const gpu = await resolveRuntime({ executionProviders: ['cuda', 'metal'], intraOpThreads: 2 });
-    expect(gpu.providers).toEqual(['cpu']);
-    expect(gpu.threads).toBe(2);
-    expect(gpu.skipped[0]).toMatch(
-      /^cuda: its provider library is not installed .*ONNXRUNTIME_NODE_INSTALL=cuda12/,
-    );
-    expect(gpu.skipped[1]).toMatch(/^metal: onnxruntime-node has no metal provider/);
-    process.env.TIFFIN_ORT_THREADS = '3';
-    process.env.TIFFIN_ORT_PROVIDERS = 'CUDA';
-    try {
-      const env = await resolveRuntime({});
-      expect([env.threads, env.providers, env.skipped.length]).toEqual([3, ['cpu'], 1]);
-    } finally {
-      delete process.env.TIFFIN_ORT_THREADS;
-      delete process.env.TIFFIN_ORT_PROVIDERS;
-    }
-    await expect(resolveRuntime({ intraOpThreads: 0 })).rejects.toThrow(/positive integer/);
-  });
-});

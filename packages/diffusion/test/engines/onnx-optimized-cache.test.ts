@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
+import { loadOrt } from '@tiffin/onnx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOnnxComponents, type OnnxComponents } from '../../src/engines/onnx/load.js';
 import { optimizedKey } from '../../src/engines/onnx/optimized-cache.js';
-import { loadOrt } from '../../src/engines/onnx/session.js';
 import { readLoraFile } from '../../src/lora/index.js';
 import { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
 import { detInput } from '../../src/weights/deterministic.js';

@@ -1,14 +1,14 @@
 import { BadInput } from '../../errors/index.js';
 import type { ProtoField, ProtoPayload, ValueMessage } from '../../grpc/messages.js';
-import { fromValueMessage, toValueMessage } from '../../grpc/struct.js';
+import { toValueMessage } from '../../grpc/struct.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
-import { nestsDeeperThan } from '../../limits/depth.js';
 import { DEFAULT_LIMITS, type Limits } from '../../limits/limits.js';
 import type { Context } from '../../service/context.js';
 import { arrayItems, type Batching } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJson, parseJsonBytes } from '../json/parse.js';
+import { jsonFromProto } from '../json/proto-value.js';
 import { writeJson } from '../json/write.js';
 import { defaultJsonEncoder, type JsonEncoder } from '../json-encoder.js';
 import type {
@@ -160,20 +160,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     message: ProtoPayload | Uint8Array,
     limits: Readonly<Limits> = DEFAULT_LIMITS,
   ): Promise<unknown> {
-    let value: unknown;
-    if (message instanceof Uint8Array) {
-      try {
-        value = parseJsonBytes(message, { maxDepth: limits.maxDepth });
-      } catch (err) {
-        throw new BadInput(`Invalid JSON input received: ${(err as Error).message}`);
-      }
-    } else {
-      value = fromValueMessage(message as ValueMessage);
-      // The depth bound of JSON text holds for a Struct too.
-      if (nestsDeeperThan(value, limits.maxDepth)) {
-        throw new BadInput(`Invalid JSON input received: nests deeper than ${limits.maxDepth} levels`);
-      }
-    }
+    const value = jsonFromProto(message, limits, 'Invalid JSON input received');
     return this.validateValue(value);
   }
 

@@ -1,9 +1,8 @@
 import { BadInput, InternalServerError, InvalidArgument } from '../../errors/index.js';
 import type { ProtoField, ProtoPayload, ValueMessage } from '../../grpc/messages.js';
-import { fromValueMessage, toValueMessage } from '../../grpc/struct.js';
+import { toValueMessage } from '../../grpc/struct.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
-import { nestsDeeperThan } from '../../limits/depth.js';
 import { DEFAULT_LIMITS, type Limits } from '../../limits/limits.js';
 import type { NamedTensors } from '../../models/runner.js';
 import { readSignature, type TensorSpec } from '../../models/signature.js';
@@ -16,6 +15,7 @@ import type { Context } from '../../service/context.js';
 import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJsonBytes } from '../json/parse.js';
+import { jsonFromProto } from '../json/proto-value.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { requireArgs, responseSettings } from './common.js';
 
@@ -166,18 +166,7 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
     message: ProtoPayload | Uint8Array,
     limits: Readonly<Limits> = DEFAULT_LIMITS,
   ): Promise<NamedTensors> {
-    let value: unknown;
-    if (message instanceof Uint8Array) {
-      try {
-        value = parseJsonBytes(message, { exact: true, maxDepth: limits.maxDepth });
-      } catch (err) {
-        throw new BadInput(`Tensors: input is not valid JSON: ${(err as Error).message}`);
-      }
-    } else {
-      value = fromValueMessage(message as ValueMessage);
-      if (nestsDeeperThan(value, limits.maxDepth))
-        throw new BadInput(`Tensors: input nests deeper than ${limits.maxDepth} levels`);
-    }
+    const value = jsonFromProto(message, limits, 'Tensors: input is not valid JSON', true);
     return this.fromJson(value);
   }
 

@@ -1,4 +1,5 @@
 import { basename, join } from 'node:path';
+import { loadOrt, type OnnxRuntimeOptions, type ResolvedRuntime, resolveRuntime } from '@tiffin/onnx';
 import type { InferenceSession } from 'onnxruntime-node';
 import { clipTextWeightSpecs } from '../../models/clip-text-encoder.js';
 import { unetWeightSpecs } from '../../models/unet-config.js';
@@ -15,7 +16,6 @@ import { OnnxLoraTarget } from './lora-target.js';
 import { OnnxTextEncoder, OnnxUNet, OnnxVae } from './models.js';
 import type { AttentionKind } from './ops.js';
 import { type OpenedSession, openOptimizedSession } from './optimized-cache.js';
-import { loadOrt, type OnnxRuntimeOptions, type ResolvedRuntime, resolveRuntime } from './session.js';
 import { buildTextEncoderGraph } from './text-encoder-graph.js';
 import { buildUNetGraph } from './unet-graph.js';
 import { buildVaeDecoderGraph, buildVaeEncoderGraph } from './vae-graph.js';

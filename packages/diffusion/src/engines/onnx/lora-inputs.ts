@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
+import type { OrtModule } from '@tiffin/onnx';
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { LowRankBranchesByName } from '../../models/low-rank.js';
 import type { LoraBranchInputs } from './graph-builder.js';
-import type { OrtModule } from './session.js';
 
 /** One low-rank pair in graph layout with the scale folded into `up` (see {@link LoraBranchInputs}). */
 export interface GraphBranch {

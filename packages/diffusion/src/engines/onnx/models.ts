@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import type { OrtModule } from '@tiffin/onnx';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import type { ClipTextConfig, ClipTextOutput } from '../../models/clip-text-encoder.js';
 import type { LowRankBranchesByName } from '../../models/low-rank.js';
@@ -6,7 +7,6 @@ import { timestepEmbedding } from '../../models/timestep-embedding.js';
 import type { UNetConfig } from '../../models/unet-config.js';
 import type { LatentDistribution, VaeConfig } from '../../models/vae.js';
 import type { LoraInputs } from './lora-inputs.js';
-import type { OrtModule } from './session.js';
 import { TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
 import { UNET_INPUTS, UNET_OUTPUT } from './unet-graph.js';
 import { VAE_DECODER_IO, VAE_ENCODER_IO } from './vae-graph.js';

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { arch, cpus, platform } from 'node:os';
 import { join } from 'node:path';
+import type { OrtModule, ResolvedRuntime } from '@tiffin/onnx';
 import type { InferenceSession } from 'onnxruntime-node';
 import type { CachedGraph } from './graph-cache.js';
-import { type OrtModule, type ResolvedRuntime, sessionOptions } from './session.js';
+import { sessionOptions } from './session.js';
 
 /** Bumped when what is saved (or how it is opened) changes, so older optimized copies are ignored. */
 const OPTIMIZED_FORMAT_VERSION = 1;

@@ -1,19 +1,7 @@
 import type { ResolvedRuntime } from '@tiffin/onnx';
 import type { InferenceSession } from 'onnxruntime-node';
 
-// Provider and thread resolution live in @tiffin/onnx (one place for every ONNX Runtime user).
-export {
-  GPU_INSTALL_COMMAND,
-  loadOrt,
-  type OnnxRuntimeOptions,
-  ORT_PROVIDER_NAMES,
-  type OrtModule,
-  parseOrtProviders,
-  parseOrtThreads,
-  type ResolvedRuntime,
-  resolveRuntime,
-} from '@tiffin/onnx';
-
+/** Session options of the diffusion engine's components (providers and threads from `resolveRuntime`). */
 export function sessionOptions(runtime: ResolvedRuntime): InferenceSession.SessionOptions {
   return {
     executionProviders: runtime.providers,

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '@tiffin/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseOrtProviders, parseOrtThreads, resolveRuntime } from '../../src/engines/onnx/session.js';
+import { parseOrtProviders, parseOrtThreads, resolveRuntime } from '../src/index.js';
 
 afterEach(() => {
   delete process.env.TIFFIN_ORT_THREADS;
@@ -54,5 +54,29 @@ describe('onnxruntime threads and providers from flags and env', () => {
     expect((await resolveRuntime({ executionProviders: ['cpu'], intraOpThreads: 1 })).threads).toBe(1);
     delete process.env.TIFFIN_ORT_PROVIDERS;
     expect((await resolveRuntime({})).threads).toBe(availableParallelism());
+  });
+});
+
+describe('execution providers', () => {
+  it('CPU by default with every core; a named GPU provider without its library is skipped with why', async () => {
+    const def = await resolveRuntime({});
+    expect(def).toEqual({ providers: ['cpu'], threads: availableParallelism(), skipped: [] });
+    const gpu = await resolveRuntime({ executionProviders: ['cuda', 'metal'], intraOpThreads: 2 });
+    expect(gpu.providers).toEqual(['cpu']);
+    expect(gpu.threads).toBe(2);
+    expect(gpu.skipped[0]).toMatch(
+      /^cuda: its provider library is not installed .*ONNXRUNTIME_NODE_INSTALL=cuda12/,
+    );
+    expect(gpu.skipped[1]).toMatch(/^metal: onnxruntime-node has no metal provider/);
+    process.env.TIFFIN_ORT_THREADS = '3';
+    process.env.TIFFIN_ORT_PROVIDERS = 'CUDA';
+    try {
+      const env = await resolveRuntime({});
+      expect([env.threads, env.providers, env.skipped.length]).toEqual([3, ['cpu'], 1]);
+    } finally {
+      delete process.env.TIFFIN_ORT_THREADS;
+      delete process.env.TIFFIN_ORT_PROVIDERS;
+    }
+    await expect(resolveRuntime({ intraOpThreads: 0 })).rejects.toThrow(/positive integer/);
   });
 });
