@@ -134,6 +134,16 @@ async function npmInstall(packages: string[]): Promise<void> {
   );
 }
 
+/** Writes an ONNX model with the installed @tiffin/onnx's graph writer: y = 2x, rows of 3, batch dimension free. */
+const WRITE_MODEL = `import { writeFileSync } from 'node:fs';
+import { DataType, encodeModel } from '@tiffin/onnx';
+
+const two = { name: 'two', dataType: DataType.FLOAT, dims: [1], data: { kind: 'raw', bytes: new Uint8Array(Float32Array.of(2).buffer) } };
+const io = (name) => ({ name, elemType: DataType.FLOAT, shape: ['batch', 3] });
+const graph = { name: 'double', nodes: [{ opType: 'Mul', inputs: ['x', 'two'], outputs: ['y'] }], initializers: [two], inputs: [io('x')], outputs: [io('y')] };
+writeFileSync('double.onnx', encodeModel({ opsets: { '': 17 }, graph }));
+`;
+
 async function post(url: string, body: string): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   return { status: res.status, json: await res.json() };
@@ -181,7 +191,7 @@ describe('the packages as npm users get them', () => {
     300_000,
   );
 
-  it('install with npm into a project outside the workspace and serve a JS and a TS service', async () => {
+  it('install with npm into a project outside the workspace and serve a JS and a TS service, and an ONNX model with zero code', async () => {
     mkdirSync(PROJECT);
     // danfojs-node (under @tiffin/io-pandas) needs the overrides its README gives for npm.
     writeFileSync(
@@ -232,6 +242,21 @@ describe('the packages as npm users get them', () => {
       const bad = await post(`${url}/sum`, '[[1, 2, 3]]');
       expect(bad.status).toBe(400);
       expect(bad.json).toMatchObject({ type: 'BadInput' });
+    });
+
+    // Zero code from the installed packages: an ONNX model file served by the installed binary, runners in workers.
+    writeFileSync(join(PROJECT, 'write-model.mjs'), WRITE_MODEL);
+    await run(process.execPath, ['write-model.mjs'], { cwd: PROJECT, env: readerEnv({}) });
+    await serve('double.onnx', async (url) => {
+      expect(await post(`${url}/predict`, '[[1, 2, 3], [0.5, 0, -1]]')).toEqual({
+        status: 200,
+        json: [
+          [2, 4, 6],
+          [1, 0, -2],
+        ],
+      });
+      const bad = await post(`${url}/predict`, '[[1, 2]]');
+      expect(bad).toMatchObject({ status: 400, json: { code: 'TENSOR_SHAPE_MISMATCH' } });
     });
 
     // The .proto files ship in the tarball and the installed dist finds them: serveGrpc loads both.
