@@ -154,6 +154,8 @@ describe('a package built by tiffin diffusion build', () => {
       'tiffin-diffusion',
       'tiffin-io-image',
       'tiffin-io-json',
+      // diffusion's ONNX graph writer and provider resolution
+      'tiffin-onnx',
     ]);
     // The model worker is its own bundle; the service starts it from the vendored dist.
     expect(existsSync(join(packageDir, 'vendor', 'tiffin-diffusion', 'dist', 'model-worker.js'))).toBe(true);
