@@ -141,6 +141,7 @@ export { concatenate, splitAlong } from './ndarray/batch.js';
 export { DTypeConversionError, RaggedArrayError } from './ndarray/convert.js';
 export type { DType, NDArrayData, TypedArray } from './ndarray/dtype.js';
 export { NDArray, type NDArrayElement, type NestedArray } from './ndarray/ndarray.js';
+export { type LabelScore, type TopKOptions, topK } from './ndarray/top-k.js';
 export { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
 export { createApp, type TiffinApp } from './server/app.js';
 export {
