@@ -1,6 +1,7 @@
 /**
- * Quickstart service: an iris species classifier (softmax regression) and a sentiment model (naive Bayes),
- * both trained at startup from small embedded datasets, served over several IO descriptors.
+ * Quickstart service: an iris species classifier (a trained ONNX model, model/iris.onnx, run by @tiffin/onnx in
+ * worker threads) and a sentiment model (naive Bayes trained at startup from a small embedded corpus), served
+ * over several IO descriptors.
  *
  *   npm start             # (repository root) serves this file on http://127.0.0.1:3000 (API page at /)
  */
@@ -13,50 +14,45 @@ import {
   NumpyNdarray,
   Service,
   Text,
+  topK,
 } from '@tiffin/core';
-import { FEATURES, IRIS, SPECIES } from './src/iris-data.js';
+import { FEATURES, IrisClassifier, SPECIES } from './src/iris-model.js';
 import { NaiveBayesSentiment } from './src/sentiment.js';
-import { SoftmaxClassifier } from './src/softmax.js';
 
 export interface Models {
-  iris: SoftmaxClassifier;
+  iris: IrisClassifier;
   sentiment: NaiveBayesSentiment;
 }
 
 const base = new Service('quickstart', {
   version: '1.0.0',
-  doc: 'An iris classifier and a sentiment model, trained at startup from embedded data.',
+  doc: 'An iris classifier (a trained ONNX model) and a sentiment model.',
 });
 
-base.onStartup(({ state }) => {
-  const models: Models = {
-    iris: SoftmaxClassifier.train(
-      IRIS.map((r) => r.slice(0, 4) as number[]),
-      IRIS.map((r) => r[4]),
-      SPECIES.length,
-    ),
-    sentiment: new NaiveBayesSentiment(),
-  };
+base.onStartup(async ({ state }) => {
+  const models: Models = { iris: await IrisClassifier.load(), sentiment: new NaiveBayesSentiment() };
   state.models = models;
+});
+base.onShutdown(async ({ state }) => {
+  await (state.models as Models | undefined)?.iris.close();
 });
 
 const models = (state: Record<string, unknown>) => state.models as Models;
 
 /** The APIs, chained so that `typeof svc` lists them for the typed client (`@tiffin/client`). */
 const svc = base
-  /** Rows of 4 measurements (cm) in, the species index of each row out. */
+  /** Rows of 4 measurements (cm) in, the species index of each row out; concurrent requests run as one batch. */
   .api(
     {
       name: 'classify',
-      input: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }),
+      input: new NumpyNdarray({ dtype: 'float32', shape: [-1, 4], enforce_shape: true }),
       output: new NumpyNdarray({ dtype: 'int64' }),
       doc: 'Species index (0 setosa, 1 versicolor, 2 virginica) of each row [sepal_length, sepal_width, petal_length, petal_width].',
+      batchable: true,
+      max_batch_size: 256,
     },
-    function classify(input, ctx) {
-      const { iris } = models(ctx.state);
-      const data = input.data as Float64Array;
-      const labels: number[] = [];
-      for (let i = 0; i < input.shape[0]!; i++) labels.push(iris.predict(data.subarray(i * 4, i * 4 + 4)));
+    async function classify(input, ctx) {
+      const labels = await models(ctx.state).iris.predict(input);
       return NDArray.from(labels, 'int64');
     },
   )
@@ -68,28 +64,32 @@ const svc = base
       output: new JSONDescriptor(),
       doc: 'One flower {"sepal_length", "sepal_width", "petal_length", "petal_width"} or a list of them.',
     },
-    function classify_json(input, ctx) {
+    async function classify_json(input, ctx) {
       const { iris } = models(ctx.state);
       const flowers = Array.isArray(input) ? input : [input];
-      const results = flowers.map((flower, index) => {
+      if (flowers.length === 0) return [];
+      const rows = flowers.map((flower, index) => {
         if (typeof flower !== 'object' || flower === null) {
           throw new BadInput(`Item ${index} must be an object with ${FEATURES.join(', ')}`);
         }
         const record = flower as Record<string, unknown>;
-        const row = FEATURES.map((name) => {
+        return FEATURES.map((name) => {
           const value = record[name];
           if (typeof value !== 'number' || !Number.isFinite(value)) {
             throw new BadInput(`Item ${index}: '${name}' must be a number (cm)`);
           }
           return value;
         });
-        const p = iris.probabilities(row);
-        const best = p.indexOf(Math.max(...p));
-        return {
-          species: SPECIES[best],
-          probabilities: Object.fromEntries(SPECIES.map((s, i) => [s, Number(p[i]!.toFixed(4))])),
-        };
       });
+      const ranked = topK(await iris.probabilities(IrisClassifier.rows(rows)), SPECIES, {
+        k: SPECIES.length,
+      });
+      const results = ranked.map((classes) => ({
+        species: classes[0]!.label,
+        probabilities: Object.fromEntries(
+          SPECIES.map((s, i) => [s, Number(classes.find((c) => c.index === i)!.score.toFixed(4))]),
+        ),
+      }));
       return Array.isArray(input) ? results : results[0];
     },
   )
@@ -113,7 +113,7 @@ const svc = base
       output: new File({ mime_type: 'text/csv' }),
       doc: 'Upload a CSV with columns sepal_length,sepal_width,petal_length,petal_width; get it back with a species column.',
     },
-    function classify_csv(file, ctx) {
+    async function classify_csv(file, ctx) {
       const { iris } = models(ctx.state);
       const lines = file.bytes
         .toString('utf8')
@@ -121,14 +121,15 @@ const svc = base
         .filter((l) => l.trim() !== '');
       if (lines.length === 0) throw new BadInput('The CSV file is empty');
       const [header, ...rows] = lines;
-      const out = [`${header},species`];
-      rows.forEach((line, i) => {
-        const cells = line.split(',').map((c) => Number(c.trim()));
-        if (cells.length !== 4 || cells.some((c) => !Number.isFinite(c))) {
+      const cells = rows.map((line, i) => {
+        const row = line.split(',').map((c) => Number(c.trim()));
+        if (row.length !== 4 || row.some((c) => !Number.isFinite(c))) {
           throw new BadInput(`CSV row ${i + 2}: expected 4 numbers, got '${line}'`);
         }
-        out.push(`${line},${SPECIES[iris.predict(cells)]}`);
+        return row;
       });
+      const species = cells.length ? await iris.predict(IrisClassifier.rows(cells)) : [];
+      const out = [`${header},species`, ...rows.map((line, i) => `${line},${SPECIES[species[i]!]}`)];
       return Buffer.from(`${out.join('\n')}\n`, 'utf8');
     },
   )
@@ -137,19 +138,15 @@ const svc = base
     {
       name: 'analyze',
       input: new Multipart({
-        measurements: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }),
+        measurements: new NumpyNdarray({ dtype: 'float32', shape: [-1, 4], enforce_shape: true }),
         review: new Text(),
       }),
       output: new JSONDescriptor(),
       doc: 'Multipart form: part `measurements` (JSON rows of 4 numbers) and part `review` (text).',
     },
-    function analyze({ measurements, review }, ctx) {
+    async function analyze({ measurements, review }, ctx) {
       const { iris, sentiment } = models(ctx.state);
-      const data = measurements.data as Float64Array;
-      const species: string[] = [];
-      for (let i = 0; i < measurements.shape[0]!; i++) {
-        species.push(SPECIES[iris.predict(data.subarray(i * 4, i * 4 + 4))]!);
-      }
+      const species = measurements.shape[0] ? (await iris.predict(measurements)).map((i) => SPECIES[i]!) : [];
       return { species, sentiment: sentiment.predict(review), scores: sentiment.scores(review) };
     },
   );

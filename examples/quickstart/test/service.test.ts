@@ -1,9 +1,20 @@
+import { readFileSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { type ServerHandle, serve, silentLogger } from '@tiffin/core';
 import type { OpenAPI } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import svc from '../service.js';
-import { IRIS, SPECIES } from '../src/iris-data.js';
+import { SPECIES } from '../src/iris-model.js';
+
+/** Fisher's 150 rows (model/iris.csv): measurements and the species index. */
+const IRIS = readFileSync(new URL('../model/iris.csv', import.meta.url), 'utf8')
+  .trim()
+  .split('\n')
+  .slice(1)
+  .map((line) => {
+    const cells = line.split(',');
+    return { x: cells.slice(0, 4).map(Number), y: SPECIES.indexOf(cells[4]!) };
+  });
 
 let server: ServerHandle;
 beforeAll(async () => {
@@ -33,13 +44,27 @@ describe('quickstart service', () => {
     expect(await res.json()).toEqual([0, 1, 2]);
   });
 
-  it('fits its training data (a trained model, not a constant)', async () => {
-    const rows = IRIS.map((r) => r.slice(0, 4));
-    const res = await post('/classify', JSON.stringify(rows), 'application/json');
+  it('serves the trained ONNX model: accurate on the rows held out from training, not a constant', async () => {
+    const res = await post('/classify', JSON.stringify(IRIS.map((r) => r.x)), 'application/json');
     const predicted = (await res.json()) as number[];
-    const correct = predicted.filter((p, i) => p === IRIS[i]![4]).length;
-    expect(correct / IRIS.length).toBeGreaterThanOrEqual(0.95);
+    const accuracy = (rows: number[]) => rows.filter((i) => predicted[i] === IRIS[i]!.y).length / rows.length;
+    const all = IRIS.map((_, i) => i);
+    // train-iris.ts held out every fifth row of each species.
+    expect(accuracy(all.filter((i) => i % 5 === 4))).toBeGreaterThanOrEqual(0.9);
+    expect(accuracy(all)).toBeGreaterThanOrEqual(0.95);
     expect(new Set(predicted).size).toBe(3);
+  });
+
+  it('answers concurrent requests, batched into model calls, each with its own rows', async () => {
+    const answers = await Promise.all(
+      IRIS.slice(30, 70).map((r) =>
+        post('/classify', JSON.stringify([r.x]), 'application/json').then((x) => x.json()),
+      ),
+    );
+    const whole = (await (
+      await post('/classify', JSON.stringify(IRIS.slice(30, 70).map((r) => r.x)), 'application/json')
+    ).json()) as number[];
+    expect(answers).toEqual(whole.map((label) => [label]));
   });
 
   it('rejects a wrongly shaped array with 400', async () => {
@@ -131,11 +156,11 @@ describe('quickstart through the Open Inference Protocol (v2)', () => {
     return { status: res.status, body: (await res.json()) as { outputs: Array<Record<string, unknown>> } };
   };
 
-  it('classify is a model with an FP64 [-1, 4] input', async () => {
+  it('classify is a model with an FP32 [-1, 4] input', async () => {
     const meta = await (await fetch(`${server.url}/v2/models/classify`)).json();
-    expect(meta).toMatchObject({ inputs: [{ name: 'input', datatype: 'FP64', shape: [-1, 4] }] });
+    expect(meta).toMatchObject({ inputs: [{ name: 'input', datatype: 'FP32', shape: [-1, 4] }] });
     const { status, body } = await infer('classify', [
-      { name: 'input', shape: [2, 4], datatype: 'FP64', data: [5.1, 3.5, 1.4, 0.2, 6.7, 3.0, 5.2, 2.3] },
+      { name: 'input', shape: [2, 4], datatype: 'FP32', data: [5.1, 3.5, 1.4, 0.2, 6.7, 3.0, 5.2, 2.3] },
     ]);
     expect(status).toBe(200);
     expect(body.outputs).toEqual([{ name: 'output', datatype: 'INT64', shape: [2], data: [0, 2] }]);
