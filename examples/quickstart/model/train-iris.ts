@@ -1,7 +1,7 @@
 /**
  * Trains the quickstart's iris classifier and writes it as ONNX with Tiffin's own ONNX writer.
  *
- *   npx tsx examples/quickstart/model/train-iris.ts      # rewrites iris.onnx and iris.json beside this file
+ *   npx tsx --conditions=source examples/quickstart/model/train-iris.ts      # rewrites iris.onnx and iris.json beside this file
  *
  * A multilayer perceptron (4 → 8 ReLU → 3 softmax), fitted by full-batch Adam on 120 of the 150 rows of
  * iris.csv; the other 30 (every fifth row of each species) are held out and scored. Input standardisation
@@ -11,11 +11,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  DataType,
-  encodeModel,
-  type InitializerDef,
-} from '../../../packages/diffusion/src/engines/onnx/onnx-proto.js';
+import { DataType, encodeModel, type InitializerDef } from '@tiffin/onnx';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const FEATURES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'] as const;
