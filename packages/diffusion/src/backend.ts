@@ -1,9 +1,7 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { MissingDependencyException } from '@tiffin/core';
 import { loadOrt } from '@tiffin/onnx';
+import { assertNativeAddon } from '@tiffin/tfjs';
 
 /**
  * Engines this package can use: tfjs backends (`tfjs-node(-gpu)` register `tensorflow`), or
@@ -118,46 +116,16 @@ async function initWebGpu(): Promise<string> {
   return 'webgpu';
 }
 
-/**
- * Where a tfjs-node package keeps its native addon: `lib/napi-v<N>/tfjs_binding.node`, put there by its
- * install script (which downloads libtensorflow). Returns the reason it cannot be used, or null when present.
- * Checked before importing: a package installed without its addon still registers tfjs's kernels a second
- * time on import, printing a warning per kernel before it fails.
- */
-export function nativeAddonProblem(packageDir: string): string | null {
-  const lib = join(packageDir, 'lib');
-  const found =
-    existsSync(lib) &&
-    readdirSync(lib).some((d) => d.startsWith('napi-v') && existsSync(join(lib, d, 'tfjs_binding.node')));
-  return found
-    ? null
-    : `installed without its native addon (no ${join(lib, 'napi-v*', 'tfjs_binding.node')}; its install script downloads libtensorflow)`;
-}
-
-const requireHere = createRequire(import.meta.url);
-
-/** Throws (with the reason) unless the tfjs-node package `pkg` is installed with its native addon. */
-function assertNativeAddon(pkg: string): void {
-  let packageJson: string;
-  try {
-    packageJson = requireHere.resolve(`${pkg}/package.json`);
-  } catch {
-    throw new Error(`${pkg} is not installed`);
-  }
-  const problem = nativeAddonProblem(dirname(packageJson));
-  if (problem) throw new Error(`${pkg} is ${problem}`);
-}
-
 async function tryBackend(name: BackendName): Promise<string> {
   switch (name) {
     case 'tensorflow-gpu':
       // Native addons are optional dependencies whose binaries are often absent: load lazily.
-      assertNativeAddon('@tensorflow/tfjs-node-gpu');
+      assertNativeAddon('@tensorflow/tfjs-node-gpu', import.meta.url);
       await import('@tensorflow/tfjs-node-gpu' as string);
       if (!(await tf.setBackend('tensorflow'))) throw new Error('tensorflow backend did not initialise');
       return 'tensorflow';
     case 'tensorflow':
-      assertNativeAddon('@tensorflow/tfjs-node');
+      assertNativeAddon('@tensorflow/tfjs-node', import.meta.url);
       await import('@tensorflow/tfjs-node' as string);
       if (!(await tf.setBackend('tensorflow'))) throw new Error('tensorflow backend did not initialise');
       return 'tensorflow';

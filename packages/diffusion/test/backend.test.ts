@@ -1,9 +1,6 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BACKEND_PREFERENCE, nativeAddonProblem, selectBackend } from '../src/backend.js';
+import { BACKEND_PREFERENCE, selectBackend } from '../src/backend.js';
 
 describe('backend selection', () => {
   afterEach(() => {
@@ -42,14 +39,5 @@ describe('backend selection', () => {
     await expect(selectBackend('tensorflow', () => {})).rejects.toThrow(
       /no tfjs backend could be loaded: tensorflow:/,
     );
-  });
-
-  it('a tfjs-node package counts only with its native addon in lib/napi-v*', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tfjs-node-'));
-    expect(nativeAddonProblem(dir)).toMatch(/installed without its native addon/);
-    mkdirSync(join(dir, 'lib', 'napi-v8'), { recursive: true });
-    expect(nativeAddonProblem(dir)).toMatch(/tfjs_binding\.node/);
-    writeFileSync(join(dir, 'lib', 'napi-v8', 'tfjs_binding.node'), '');
-    expect(nativeAddonProblem(dir)).toBeNull();
   });
 });

@@ -11,5 +11,5 @@ export { type LoadTfjsModelOptions, loadModel, type TfjsModel } from './load-mod
 export { readModelFolder, type TfjsModelFiles, type TfjsModelKind } from './model-folder.js';
 export { isTfjsPath } from './model-path.js';
 export { type SavableTfjsModel, writeModelFolder } from './model-writer.js';
-export { nativeAddonProblem } from './native-addon.js';
+export { assertNativeAddon, nativeAddonProblem } from './native-addon.js';
 export { MODULE, saveModel } from './save-model.js';
