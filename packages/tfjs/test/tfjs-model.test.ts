@@ -7,16 +7,14 @@ import { imageToTensor, TiffinImage } from '@tiffin/io-image';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inspectTfjs, loadModel, saveModel, selectTfjsBackend, type TfjsModel } from '../src/index.js';
 import {
+  EMOTION_MODEL as EMOTION,
+  EMOTIONS,
   graphScores,
   irisLikeLayersModel,
   twoHeadedLayersModel,
   writeGraphModel,
   writeLayersModel,
 } from './fixtures/test-models.js';
-
-/** A real GraphModel converted by tensorflowjs_converter, shipped in the @vladmandic/human npm package (MIT). */
-const EMOTION = join(import.meta.dirname, '../node_modules/@vladmandic/human/models/emotion.json');
-const EMOTIONS = ['angry', 'disgust', 'fear', 'happy', 'sad', 'surprise', 'neutral'];
 
 let dir: string;
 let store: ModelStore;

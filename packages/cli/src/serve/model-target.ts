@@ -34,13 +34,18 @@ export async function frameworkModule(module: string): Promise<FrameworkModule> 
   return mod.framework;
 }
 
-/** The module a model path needs, judged by name only: `.onnx` files, TF.js `model.json` files and folders. */
+/**
+ * The module a model path needs: `.onnx` files, TF.js `model.json` files and folders by name; another `.json`
+ * file (converters also write `emotion.json`) when its start shows a TF.js model.
+ */
 async function moduleOfPath(path: string): Promise<string | null> {
   const info = await stat(path).catch(() => null);
   if (!info) return null;
   if (info.isFile()) {
     if (path.toLowerCase().endsWith('.onnx')) return 'onnx';
-    return basename(path) === 'model.json' ? 'tfjs' : null;
+    if (basename(path) === 'model.json') return 'tfjs';
+    if (!path.toLowerCase().endsWith('.json')) return null;
+    return (await (await frameworkModule('tfjs')).recognizes(path)) ? 'tfjs' : null;
   }
   if (await stat(join(path, 'model.json')).catch(() => null)) return 'tfjs';
   const onnx = await import('@tiffin/onnx');

@@ -1,0 +1,177 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inferBinary, inferJson, le } from '../../core/test/inference-protocol/v2-client.js';
+import {
+  EMOTION_MODEL,
+  graphScores,
+  irisLikeLayersModel,
+  runWithTfjs,
+  writeGraphModel,
+  writeLayersModel,
+} from '../../tfjs/test/fixtures/test-models.js';
+import { type CollectedProcess, spawnTiffin } from './cli-process.js';
+
+/** Zero code for TensorFlow.js: `tiffin serve <model folder>` and store tags, checked against tfjs itself. */
+
+let dir: string;
+let home: string;
+const servers: CollectedProcess[] = [];
+
+async function serveModel(args: string[]): Promise<string> {
+  const server = spawnTiffin(['serve', ...args, '--port', '0', '--instances', '1'], { TIFFIN_HOME: home });
+  servers.push(server);
+  return server.url;
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+function expectClose(got: ArrayLike<number>, want: ArrayLike<number>): void {
+  expect(got.length).toBe(want.length);
+  for (let i = 0; i < want.length; i++) expect(got[i]).toBeCloseTo(want[i]!, 5);
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tiffin-serve-tfjs-'));
+  home = join(dir, 'home');
+});
+afterAll(async () => {
+  for (const s of servers) s.child.kill('SIGTERM');
+  await Promise.all(servers.map((s) => s.done));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('tiffin serve <LayersModel folder>', () => {
+  let url: string;
+  let folder: string;
+  beforeAll(async () => {
+    folder = await writeLayersModel(dir, 'iris_like', irisLikeLayersModel());
+    url = await serveModel([folder, '--max-batch-size', '8']);
+  }, 60_000);
+
+  it('POST /predict takes and returns nested lists, as tfjs computes them; batches concurrent callers', async () => {
+    const rows = [
+      [5.1, 3.5, 1.4, 0.2],
+      [6.7, 3.0, 5.2, 2.3],
+    ];
+    const want = await runWithTfjs(folder, {
+      hidden_input: { data: rows.flat(), shape: [2, 4], dtype: 'float32' },
+    });
+    const res = await post(`${url}/predict`, rows);
+    expect(res.status).toBe(200);
+    expectClose((res.json as unknown as number[][]).flat(), want.output_0!);
+    const answers = await Promise.all(rows.map((r) => post(`${url}/predict`, [r])));
+    expectClose(
+      answers.flatMap((a) => (a.json as unknown as number[][]).flat()),
+      want.output_0!,
+    );
+  });
+
+  it('names the model after its folder on the Open Inference Protocol, with the signature from model.json', async () => {
+    const meta = (await (await fetch(`${url}/v2/models/iris_like`)).json()) as Record<string, unknown>;
+    expect(meta).toMatchObject({
+      inputs: [{ name: 'hidden_input', datatype: 'FP32', shape: [-1, 4] }],
+      outputs: [{ name: 'probabilities', datatype: 'FP32', shape: [-1, 3] }],
+    });
+    const bad = await post(`${url}/predict`, [[1, 2, 3]]);
+    expect(bad).toMatchObject({ status: 400, json: { code: 'TENSOR_SHAPE_MISMATCH' } });
+    expect(
+      (
+        await post(
+          `${url}/predict`,
+          Array.from({ length: 9 }, () => [1, 2, 3, 4]),
+        )
+      ).json.code,
+    ).toBe('BATCH_TOO_LARGE');
+  });
+});
+
+describe('tiffin serve <GraphModel folder> with several named inputs and outputs (int32)', () => {
+  let url: string;
+  beforeAll(async () => {
+    url = await serveModel([writeGraphModel(dir, 'graph')]);
+  }, 60_000);
+
+  it('POST /predict takes and returns a JSON object of named tensors; int32 exact', async () => {
+    const x = [
+      [1, 2, 3, 4],
+      [0, -1, 0, 1],
+    ];
+    const res = await post(`${url}/predict`, {
+      x,
+      ids: [
+        [7, -3],
+        [2 ** 29, 0],
+      ],
+    });
+    expect(res.status).toBe(200);
+    expectClose((res.json.scores as number[][]).flat(), graphScores(x).flat());
+    expect(res.json.doubled).toEqual([
+      [14, -6],
+      [2 ** 30, 0],
+    ]);
+    const wrong = await post(`${url}/predict`, {
+      x,
+      ids: [
+        [1.5, 2],
+        [1, 1],
+      ],
+    });
+    expect(wrong).toMatchObject({ status: 400, json: { code: 'TENSOR_DTYPE_MISMATCH' } });
+    expect((await post(`${url}/predict`, { x })).json.code).toBe('MISSING_TENSOR');
+  });
+
+  it('infers over the protocol in JSON and binary', async () => {
+    const json = await inferJson(`${url}/v2/models/graph/infer`, {
+      inputs: [
+        { name: 'x', datatype: 'FP32', shape: [1, 4], data: [1, 0, 0, 1] },
+        { name: 'ids', datatype: 'INT32', shape: [1, 2], data: [5, 6] },
+      ],
+    });
+    expect(json.status).toBe(200);
+    const outs = Object.fromEntries(
+      (json.json.outputs as Array<{ name: string; data: number[] }>).map((o) => [o.name, o.data]),
+    );
+    expect(outs.doubled).toEqual([10, 12]);
+    expectClose(outs.scores!, graphScores([[1, 0, 0, 1]])[0]!);
+    const binary = await inferBinary(
+      `${url}/v2/models/graph/infer`,
+      [
+        { name: 'x', shape: [1, 4], datatype: 'FP32', bytes: le(Float32Array.from([1, 0, 0, 1])) },
+        { name: 'ids', shape: [1, 2], datatype: 'INT32', bytes: le(Int32Array.from([5, 6])) },
+      ],
+      { outputs: [{ name: 'doubled', parameters: { binary_data: true } }] },
+    );
+    expect(binary.status).toBe(200);
+    const bytes = binary.binary.get('doubled')!;
+    expect([...new Int32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + 8))]).toEqual([10, 12]);
+  });
+});
+
+describe('a real converted GraphModel from an npm package, imported into the store and served by tag', () => {
+  it('tiffin models import emotion.json --name emotion; tiffin serve tfjs:emotion:latest', async () => {
+    const imported = await spawnTiffin(['models', 'import', EMOTION_MODEL, '--name', 'emotion'], {
+      TIFFIN_HOME: home,
+    }).done;
+    expect(imported.stdout).toMatch(/Saved model emotion:\S+ \(module tfjs\)/);
+    const url = await serveModel(['tfjs:emotion:latest']);
+    const face = Array.from({ length: 64 * 64 }, (_, i) => ((i * 37) % 255) / 127.5 - 1);
+    const want = await runWithTfjs(EMOTION_MODEL, {
+      input_1: { data: face, shape: [1, 64, 64, 1], dtype: 'float32' },
+    });
+    const res = await inferJson(`${url}/v2/models/emotion/infer`, {
+      inputs: [{ name: 'input_1', datatype: 'FP32', shape: [1, 64, 64, 1], data: face }],
+    });
+    expect(res.status).toBe(200);
+    const out = (res.json.outputs as Array<{ name: string; shape: number[]; data: number[] }>)[0]!;
+    expect(out).toMatchObject({ name: 'Identity', shape: [1, 7] });
+    expectClose(out.data, want.Identity!);
+  }, 120_000);
+});
