@@ -1,5 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RequestMessage, ResponseMessage } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,28 +12,17 @@ import {
   writeMulti,
   writeRegroup,
 } from '../../onnx/test/fixtures/test-models.js';
-import { type CollectedProcess, spawnTiffin } from './cli-process.js';
+import { spawnTiffin } from './cli-process.js';
 import { freePort, inferenceV2Client, type ModelInferAnswer, nativeClient } from './grpc-clients.js';
+import { ModelServers, postJson } from './model-servers.js';
 
 /** Zero code: `tiffin serve model.onnx` for models the test writes, checked against the math they compute. */
 
 let dir: string;
 let home: string;
-const servers: CollectedProcess[] = [];
-
-async function serveModel(args: string[]): Promise<string> {
-  const server = spawnTiffin(['serve', ...args, '--port', '0', '--instances', '1'], { TIFFIN_HOME: home });
-  servers.push(server);
-  return server.url;
-}
-
-async function post(url: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-}
+const servers = new ModelServers();
+const serveModel = (args: string[]) => servers.serve(args);
+const post = postJson;
 
 function expectClose(got: unknown, want: number[][]): void {
   const rows = got as number[][];
@@ -44,14 +32,11 @@ function expectClose(got: unknown, want: number[][]): void {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tiffin-serve-model-'));
-  home = join(dir, 'home');
+  await servers.open('tiffin-serve-model-');
+  dir = servers.dir;
+  home = servers.home;
 });
-afterAll(async () => {
-  for (const s of servers) s.child.kill('SIGTERM');
-  await Promise.all(servers.map((s) => s.done));
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => servers.close());
 
 describe('tiffin serve model.onnx (one input, one output, dynamic batch)', () => {
   let url: string;
@@ -298,7 +283,7 @@ describe('tiffin serve: a fixed batch dimension, a model that throws at run time
         TIFFIN_HOME: home,
       },
     );
-    servers.push(server);
+    servers.processes.push(server);
     const url = await server.url;
     const bad = await post(`${url}/predict`, [1, 2, 3, 4]);
     expect(bad.status).toBe(500);
@@ -366,7 +351,7 @@ describe('tiffin build model.onnx', () => {
     }).done;
     expect(built.stdout).toMatch(/Successfully built package packaged:\S+/);
     const server = spawnTiffin(['serve', 'packaged:latest', '--port', '0'], { TIFFIN_HOME: home });
-    servers.push(server);
+    servers.processes.push(server);
     const url = await server.url;
     const x = [[2, 0, 1, 1]];
     const res = await post(`${url}/predict`, x);

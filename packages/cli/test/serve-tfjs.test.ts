@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inferBinary, inferJson, le } from '../../core/test/inference-protocol/v2-client.js';
 import {
@@ -11,48 +8,28 @@ import {
   writeGraphModel,
   writeLayersModel,
 } from '../../tfjs/test/fixtures/test-models.js';
-import { type CollectedProcess, spawnTiffin } from './cli-process.js';
+import { spawnTiffin } from './cli-process.js';
+import { ModelServers, postJson } from './model-servers.js';
 
 /** Zero code for TensorFlow.js: `tiffin serve <model folder>` and store tags, checked against tfjs itself. */
 
-let dir: string;
-let home: string;
-const servers: CollectedProcess[] = [];
-
-async function serveModel(args: string[]): Promise<string> {
-  const server = spawnTiffin(['serve', ...args, '--port', '0', '--instances', '1'], { TIFFIN_HOME: home });
-  servers.push(server);
-  return server.url;
-}
-
-async function post(url: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-}
+const servers = new ModelServers();
+const serveModel = (args: string[]) => servers.serve(args);
+const post = postJson;
 
 function expectClose(got: ArrayLike<number>, want: ArrayLike<number>): void {
   expect(got.length).toBe(want.length);
   for (let i = 0; i < want.length; i++) expect(got[i]).toBeCloseTo(want[i]!, 5);
 }
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tiffin-serve-tfjs-'));
-  home = join(dir, 'home');
-});
-afterAll(async () => {
-  for (const s of servers) s.child.kill('SIGTERM');
-  await Promise.all(servers.map((s) => s.done));
-  await rm(dir, { recursive: true, force: true });
-});
+beforeAll(() => servers.open('tiffin-serve-tfjs-'));
+afterAll(() => servers.close());
 
 describe('tiffin serve <LayersModel folder>', () => {
   let url: string;
   let folder: string;
   beforeAll(async () => {
-    folder = await writeLayersModel(dir, 'iris_like', irisLikeLayersModel());
+    folder = await writeLayersModel(servers.dir, 'iris_like', irisLikeLayersModel());
     url = await serveModel([folder, '--max-batch-size', '8']);
   }, 60_000);
 
@@ -96,7 +73,7 @@ describe('tiffin serve <LayersModel folder>', () => {
 describe('tiffin serve <GraphModel folder> with several named inputs and outputs (int32)', () => {
   let url: string;
   beforeAll(async () => {
-    url = await serveModel([writeGraphModel(dir, 'graph')]);
+    url = await serveModel([writeGraphModel(servers.dir, 'graph')]);
   }, 60_000);
 
   it('POST /predict takes and returns a JSON object of named tensors; int32 exact', async () => {
@@ -158,7 +135,7 @@ describe('tiffin serve <GraphModel folder> with several named inputs and outputs
 describe('a real converted GraphModel from an npm package, imported into the store and served by tag', () => {
   it('tiffin models import emotion.json --name emotion; tiffin serve tfjs:emotion:latest', async () => {
     const imported = await spawnTiffin(['models', 'import', EMOTION_MODEL, '--name', 'emotion'], {
-      TIFFIN_HOME: home,
+      TIFFIN_HOME: servers.home,
     }).done;
     expect(imported.stdout).toMatch(/Saved model emotion:\S+ \(module tfjs\)/);
     const url = await serveModel(['tfjs:emotion:latest']);

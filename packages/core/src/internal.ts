@@ -40,6 +40,14 @@ export * from './models/index.js';
 export { defaultInstances, RunnerPool, type RunnerPoolOptions } from './models/runner-pool.js';
 export { type RunnerLoader, serveRunnerInThread } from './models/runner-thread.js';
 export { inferBatchable, readSignature, signatureFromTensors } from './models/signature.js';
+export {
+  modelOnDisk,
+  type ResolvedModel,
+  resolveStoredModel,
+  type StartModelOptions,
+  siblingModule,
+  startModel,
+} from './models/start-model.js';
 export { checkInputs, checkTensor } from './models/tensor-check.js';
 export { concatenate, splitAlong } from './ndarray/batch.js';
 export * from './ndarray/index.js';

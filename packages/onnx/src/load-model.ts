@@ -1,15 +1,11 @@
-import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import {
-  applySignatureOverrides,
-  defaultInstances,
-  InvalidArgument,
   type LoadedModel,
   type LoadFrameworkModelOptions,
-  type ModelSignature,
-  ModelStore,
-  RunnerPool,
-  readFrameworkMetadata,
+  modelOnDisk,
+  type ResolvedModel,
+  resolveStoredModel,
+  siblingModule,
+  startModel,
 } from '@tiffin/core/internal';
 import { inspectOnnx } from './inspect.js';
 import { isOnnxPath, locateOnnx } from './model-file.js';
@@ -21,46 +17,13 @@ export type OnnxModel = LoadedModel;
 
 export type LoadOnnxModelOptions = LoadFrameworkModelOptions;
 
-/** The worker module each instance runs (its .ts source in tests, the bundled .js once built). */
-function workerModule(): URL {
-  return new URL(
-    import.meta.url.endsWith('.ts') ? './runner-worker.ts' : './runner-worker.js',
-    import.meta.url,
-  );
-}
-
-interface Resolved {
-  name: string;
-  tag: string | undefined;
-  path: string;
-  signature: ModelSignature;
-  classes: readonly string[] | undefined;
-  metadata: Record<string, unknown>;
-}
-
-async function resolveModel(tagOrPath: string, options: LoadOnnxModelOptions): Promise<Resolved> {
+async function resolveModel(tagOrPath: string, options: LoadOnnxModelOptions): Promise<ResolvedModel> {
   if (await isOnnxPath(tagOrPath)) {
     const located = await locateOnnx(tagOrPath);
     const { signature } = await inspectOnnx(located.file, options.signatures);
-    return {
-      name: located.name,
-      tag: undefined,
-      path: located.file,
-      signature,
-      classes: undefined,
-      metadata: {},
-    };
+    return modelOnDisk(located.name, located.file, signature);
   }
-  const stored = await (options.store ?? new ModelStore()).get(tagOrPath);
-  const meta = readFrameworkMetadata(stored, MODULE);
-  return {
-    name: stored.manifest.name,
-    tag: stored.tag,
-    path: join(stored.filesPath, meta.file),
-    signature: applySignatureOverrides(meta.signature, options.signatures),
-    classes: meta.classes,
-    metadata: meta.user ?? {},
-  };
+  return resolveStoredModel(tagOrPath, MODULE, options);
 }
 
 /**
@@ -71,32 +34,16 @@ async function resolveModel(tagOrPath: string, options: LoadOnnxModelOptions): P
  */
 export async function loadModel(tagOrPath: string, options: LoadOnnxModelOptions = {}): Promise<OnnxModel> {
   const model = await resolveModel(tagOrPath, options);
-  const instances = options.instances ?? defaultInstances();
-  const threads = options.threads ?? Math.max(1, Math.floor(availableParallelism() / instances));
-  if (!Number.isInteger(threads) || threads < 1)
-    throw new InvalidArgument(`threads must be a positive integer, got ${String(threads)}`);
-  const init: OnnxRunnerInit = {
-    path: model.path,
-    executionProviders: options.executionProviders ? [...options.executionProviders] : undefined,
-    threads,
-    outputs: model.signature.outputs.map((t) => t.name),
-  };
-  const pool = await RunnerPool.start({
-    model: model.name,
-    workerModule: workerModule(),
-    init,
-    instances,
-    transferInputs: options.transferInputs,
-  });
-  return {
-    name: model.name,
-    tag: model.tag,
+  return startModel({
     module: MODULE,
-    signature: model.signature,
-    classes: model.classes,
-    metadata: model.metadata,
-    instances: pool.instances,
-    run: (inputs) => pool.run(inputs),
-    close: () => pool.close(),
-  };
+    model,
+    workerModule: siblingModule(import.meta.url, 'runner-worker'),
+    options,
+    init: (threads): OnnxRunnerInit => ({
+      path: model.path,
+      executionProviders: options.executionProviders ? [...options.executionProviders] : undefined,
+      threads,
+      outputs: model.signature.outputs.map((t) => t.name),
+    }),
+  });
 }

@@ -1,15 +1,12 @@
-import { availableParallelism } from 'node:os';
-import { basename, dirname, extname, join } from 'node:path';
+import { basename, dirname, extname } from 'node:path';
 import {
-  applySignatureOverrides,
-  defaultInstances,
-  InvalidArgument,
   type LoadedModel,
   type LoadFrameworkModelOptions,
-  type ModelSignature,
-  ModelStore,
-  RunnerPool,
-  readFrameworkMetadata,
+  modelOnDisk,
+  type ResolvedModel,
+  resolveStoredModel,
+  siblingModule,
+  startModel,
 } from '@tiffin/core/internal';
 import { checkBackendNames } from './backend.js';
 import { inspectTfjs } from './inspect.js';
@@ -22,51 +19,18 @@ export type TfjsModel = LoadedModel;
 
 export type LoadTfjsModelOptions = LoadFrameworkModelOptions;
 
-/** The worker module each instance runs (its .ts source in tests, the bundled .js once built). */
-function workerModule(): URL {
-  return new URL(
-    import.meta.url.endsWith('.ts') ? './runner-worker.ts' : './runner-worker.js',
-    import.meta.url,
-  );
-}
-
-interface Resolved {
-  name: string;
-  tag: string | undefined;
-  path: string;
-  signature: ModelSignature;
-  classes: readonly string[] | undefined;
-  metadata: Record<string, unknown>;
-}
-
 /** A folder's model is named after the folder; `emotion.json` after its file. */
 function nameOfPath(modelJson: string): string {
   const file = basename(modelJson, extname(modelJson));
   return file === 'model' ? basename(dirname(modelJson)) : file;
 }
 
-async function resolveModel(tagOrPath: string, options: LoadTfjsModelOptions): Promise<Resolved> {
+async function resolveModel(tagOrPath: string, options: LoadTfjsModelOptions): Promise<ResolvedModel> {
   if (await isTfjsPath(tagOrPath)) {
     const { files, signature } = await inspectTfjs(tagOrPath, options.signatures);
-    return {
-      name: nameOfPath(files.modelJson),
-      tag: undefined,
-      path: files.modelJson,
-      signature,
-      classes: undefined,
-      metadata: {},
-    };
+    return modelOnDisk(nameOfPath(files.modelJson), files.modelJson, signature);
   }
-  const stored = await (options.store ?? new ModelStore()).get(tagOrPath);
-  const meta = readFrameworkMetadata(stored, MODULE);
-  return {
-    name: stored.manifest.name,
-    tag: stored.tag,
-    path: join(stored.filesPath, meta.file),
-    signature: applySignatureOverrides(meta.signature, options.signatures),
-    classes: meta.classes,
-    metadata: meta.user ?? {},
-  };
+  return resolveStoredModel(tagOrPath, MODULE, options);
 }
 
 /**
@@ -78,27 +42,11 @@ async function resolveModel(tagOrPath: string, options: LoadTfjsModelOptions): P
 export async function loadModel(tagOrPath: string, options: LoadTfjsModelOptions = {}): Promise<TfjsModel> {
   const backends = checkBackendNames(options.executionProviders);
   const model = await resolveModel(tagOrPath, options);
-  const instances = options.instances ?? defaultInstances();
-  const threads = options.threads ?? Math.max(1, Math.floor(availableParallelism() / instances));
-  if (!Number.isInteger(threads) || threads < 1)
-    throw new InvalidArgument(`threads must be a positive integer, got ${String(threads)}`);
-  const init: TfjsRunnerInit = { path: model.path, backends, threads };
-  const pool = await RunnerPool.start({
-    model: model.name,
-    workerModule: workerModule(),
-    init,
-    instances,
-    transferInputs: options.transferInputs,
-  });
-  return {
-    name: model.name,
-    tag: model.tag,
+  return startModel({
     module: MODULE,
-    signature: model.signature,
-    classes: model.classes,
-    metadata: model.metadata,
-    instances: pool.instances,
-    run: (inputs) => pool.run(inputs),
-    close: () => pool.close(),
-  };
+    model,
+    workerModule: siblingModule(import.meta.url, 'runner-worker'),
+    options,
+    init: (threads): TfjsRunnerInit => ({ path: model.path, backends, threads }),
+  });
 }

@@ -1,0 +1,97 @@
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { InvalidArgument } from '../errors/index.js';
+import { ModelStore } from '../store/model-store.js';
+import type { LoadFrameworkModelOptions } from './framework.js';
+import { readFrameworkMetadata } from './framework-store.js';
+import type { LoadedModel } from './runner.js';
+import { defaultInstances, RunnerPool } from './runner-pool.js';
+import { applySignatureOverrides, type ModelSignature } from './signature.js';
+
+/** A model found on disk or in the store, before its runner threads start. */
+export interface ResolvedModel {
+  name: string;
+  /** `name:version` when it came from the store. */
+  tag: string | undefined;
+  /** The model file (or model.json) to open. */
+  path: string;
+  signature: ModelSignature;
+  classes: readonly string[] | undefined;
+  metadata: Record<string, unknown>;
+}
+
+/** A store tag of `module`'s model: its file, stored signature (with load-time overrides), classes and metadata. */
+export async function resolveStoredModel(
+  tag: string,
+  module: string,
+  options: LoadFrameworkModelOptions,
+): Promise<ResolvedModel> {
+  const stored = await (options.store ?? new ModelStore()).get(tag);
+  const meta = readFrameworkMetadata(stored, module);
+  return {
+    name: stored.manifest.name,
+    tag: stored.tag,
+    path: join(stored.filesPath, meta.file),
+    signature: applySignatureOverrides(meta.signature, options.signatures),
+    classes: meta.classes,
+    metadata: meta.user ?? {},
+  };
+}
+
+export interface StartModelOptions {
+  module: string;
+  model: ResolvedModel;
+  /** The framework's worker module (see `RunnerPool`). */
+  workerModule: URL;
+  /** Each instance's start-up data, given the intra-op threads it may use. */
+  init: (threads: number) => unknown;
+  options: LoadFrameworkModelOptions;
+}
+
+/**
+ * Start a resolved model's runner instances: `instances` worker threads (default: one per core, at most 4), each
+ * told to use `threads` (default: the cores shared among the instances), behind one `LoadedModel`.
+ */
+export async function startModel({
+  module,
+  model,
+  workerModule,
+  init,
+  options,
+}: StartModelOptions): Promise<LoadedModel> {
+  const instances = options.instances ?? defaultInstances();
+  const threads = options.threads ?? Math.max(1, Math.floor(availableParallelism() / instances));
+  if (!Number.isInteger(threads) || threads < 1)
+    throw new InvalidArgument(`threads must be a positive integer, got ${String(threads)}`);
+  const pool = await RunnerPool.start({
+    model: model.name,
+    workerModule,
+    init: init(threads),
+    instances,
+    transferInputs: options.transferInputs,
+  });
+  return {
+    name: model.name,
+    tag: model.tag,
+    module,
+    signature: model.signature,
+    classes: model.classes,
+    metadata: model.metadata,
+    instances: pool.instances,
+    run: (inputs) => pool.run(inputs),
+    close: () => pool.close(),
+  };
+}
+
+/** A model opened from a file or folder (not the store): no tag, classes or metadata. */
+export function modelOnDisk(name: string, path: string, signature: ModelSignature): ResolvedModel {
+  return { name, tag: undefined, path, signature, classes: undefined, metadata: {} };
+}
+
+/**
+ * The worker module beside a framework's module: `<name>.ts` when running from source (tests), the bundled
+ * `<name>.js` once built.
+ */
+export function siblingModule(moduleUrl: string, name: string): URL {
+  return new URL(`./${name}${moduleUrl.endsWith('.ts') ? '.ts' : '.js'}`, moduleUrl);
+}
