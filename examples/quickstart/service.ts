@@ -16,7 +16,7 @@ import {
   Text,
   topK,
 } from '@tiffin/core';
-import { FEATURES, IrisClassifier, SPECIES } from './src/iris-model.js';
+import { FEATURES, IRIS_INSTANCES, IrisClassifier, SPECIES } from './src/iris-model.js';
 import { NaiveBayesSentiment } from './src/sentiment.js';
 
 export interface Models {
@@ -50,6 +50,7 @@ const svc = base
       doc: 'Species index (0 setosa, 1 versicolor, 2 virginica) of each row [sepal_length, sepal_width, petal_length, petal_width].',
       batchable: true,
       max_batch_size: 256,
+      max_concurrent_batches: IRIS_INSTANCES,
     },
     async function classify(input, ctx) {
       const labels = await models(ctx.state).iris.predict(input);

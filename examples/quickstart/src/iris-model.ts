@@ -17,6 +17,9 @@ export const IRIS_CARD = JSON.parse(
   readFileSync(new URL('../model/iris.json', import.meta.url), 'utf8'),
 ) as ModelCard;
 
+/** Runner threads: a 722-byte model needs few; batches go to every idle one (`max_concurrent_batches`). */
+export const IRIS_INSTANCES = 2;
+
 /** The species names, in the order of the model's `probabilities` output. */
 export const SPECIES: readonly string[] = IRIS_CARD.labels;
 export const FEATURES: readonly string[] = IRIS_CARD.input.features;
@@ -27,7 +30,7 @@ export class IrisClassifier {
 
   /** Loads the ONNX file into its worker-thread runner instances (@tiffin/onnx). */
   static async load(path = IRIS_MODEL): Promise<IrisClassifier> {
-    return new IrisClassifier(await loadModel(path));
+    return new IrisClassifier(await loadModel(path, { instances: IRIS_INSTANCES }));
   }
 
   /** `[n, 4]` float32 measurements → `[n, 3]` probabilities. */
