@@ -144,6 +144,19 @@ const graph = { name: 'double', nodes: [{ opType: 'Mul', inputs: ['x', 'two'], o
 writeFileSync('double.onnx', encodeModel({ opsets: { '': 17 }, graph }));
 `;
 
+/** Writes a TensorFlow.js LayersModel folder with the installed packages and prints what tfjs predicts for it. */
+const TFJS_MODEL = `import * as tf from '@tensorflow/tfjs';
+import { writeModelFolder } from '@tiffin/tfjs';
+
+const model = tf.sequential({
+  layers: [tf.layers.dense({ units: 3, inputShape: [4], activation: 'softmax', name: 'scores' })],
+});
+model.setWeights(model.getWeights().map((w, i) => tf.fill(w.shape, i === 0 ? 0.1 : -0.2)));
+await writeModelFolder(model, 'mlp');
+const x = [[1, 2, 3, 4], [0, 1, 0, 1]];
+console.log(JSON.stringify({ x, y: await model.predict(tf.tensor(x)).array() }));
+`;
+
 async function post(url: string, body: string): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   return { status: res.status, json: await res.json() };
@@ -295,4 +308,26 @@ describe('the packages as npm users get them', () => {
     expect(manifest.dependencies).toMatchObject({ '@koa/router': '15.7.0', 'koa-body': '8.0.1' });
     await serve(tag!, checkMountedService, { TIFFIN_API_TOKEN: 't0ken', TIFFIN_HOME: home });
   }, 900_000);
+
+  it("serve a TensorFlow.js model folder and the quickstart's trained ONNX model with zero code from the installed tiffin", async () => {
+    // Needs the install above. The runner threads start from the packages' bundled runner-worker.js.
+    writeFileSync(join(PROJECT, 'make-model.mjs'), TFJS_MODEL);
+    const made = await run(process.execPath, ['make-model.mjs'], { cwd: PROJECT, env: readerEnv({}) });
+    const { x, y } = JSON.parse(made.stdout) as { x: number[][]; y: number[][] };
+    await serve('mlp', async (url) => {
+      const res = await post(`${url}/predict`, JSON.stringify(x));
+      expect(res.status).toBe(200);
+      const got = (res.json as number[][]).flat();
+      for (const [i, v] of y.flat().entries()) expect(got[i]).toBeCloseTo(v, 5);
+      expect((await post(`${url}/predict`, '[[1, 2]]')).json).toMatchObject({
+        code: 'TENSOR_SHAPE_MISMATCH',
+      });
+    });
+    await serve(join(ROOT, 'examples/quickstart/model/iris.onnx'), async (url) => {
+      const res = await post(`${url}/predict`, '[[5.1, 3.5, 1.4, 0.2]]');
+      expect(res.status).toBe(200);
+      const [p] = res.json as number[][];
+      expect(p!.indexOf(Math.max(...p!))).toBe(0); // setosa
+    });
+  }, 300_000);
 });

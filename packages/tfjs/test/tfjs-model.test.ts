@@ -5,7 +5,15 @@ import * as tf from '@tensorflow/tfjs';
 import { ModelStore, NDArray, topK } from '@tiffin/core';
 import { imageToTensor, TiffinImage } from '@tiffin/io-image';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectTfjs, loadModel, saveModel, selectTfjsBackend, type TfjsModel } from '../src/index.js';
+import {
+  inspectTfjs,
+  loadModel,
+  readModelFolder,
+  saveModel,
+  selectTfjsBackend,
+  type TfjsModel,
+} from '../src/index.js';
+import { openTfjsModel } from '../src/tfjs-model.js';
 import {
   EMOTION_MODEL as EMOTION,
   EMOTIONS,
@@ -221,6 +229,19 @@ describe('loadModel: run by name in worker threads', () => {
     expect(best![0]!.score).toBeGreaterThanOrEqual(best![1]!.score);
     const total = Array.from(out.Identity!.data as Float32Array).reduce((a, b) => a + b, 0);
     expect(total).toBeCloseTo(1, 4);
+  });
+
+  it('frees every tensor a call makes (a long-running server does not grow)', async () => {
+    const model = await openTfjsModel(await readModelFolder(writeGraphModel(dir, 'graph-leak')));
+    const feeds = () => ({
+      x: NDArray.from([[1, 2, 3, 4]], 'float32'),
+      ids: NDArray.from([[1, 2]], 'int32'),
+    });
+    await model.run(feeds());
+    const before = tf.memory().numTensors;
+    for (let i = 0; i < 20; i++) await model.run(feeds());
+    expect(tf.memory().numTensors).toBe(before);
+    await model.close();
   });
 
   it('refuses an unknown backend name before starting threads', async () => {
