@@ -14,10 +14,17 @@ export const PACKAGE_LAYERS: Readonly<Record<string, readonly string[]>> = {
   '@tiffin/io-pandas': ['@tiffin/core'],
   '@tiffin/io-image': ['@tiffin/core'],
   '@tiffin/onnx': ['@tiffin/core'],
-  '@tiffin/diffusion': ['@tiffin/core', '@tiffin/io-image', '@tiffin/io-json', '@tiffin/onnx'],
+  '@tiffin/tfjs': ['@tiffin/core'],
+  '@tiffin/diffusion': [
+    '@tiffin/core',
+    '@tiffin/io-image',
+    '@tiffin/io-json',
+    '@tiffin/onnx',
+    '@tiffin/tfjs',
+  ],
   '@tiffin/demo-model': ['@tiffin/diffusion'],
   '@tiffin/fuzz': ['@tiffin/core', '@tiffin/io-image', '@tiffin/io-pandas'],
-  // @tiffin/tfjs is imported only when a TF.js model is served, and may be absent (the CLI names it then).
+  // @tiffin/onnx and @tiffin/tfjs are imported when a model of theirs is served (by the store's Module column).
   '@tiffin/cli': ['@tiffin/core', '@tiffin/diffusion', '@tiffin/demo-model', '@tiffin/onnx', '@tiffin/tfjs'],
 };
 
