@@ -152,3 +152,24 @@ describe('a real converted GraphModel from an npm package, imported into the sto
     expectClose(out.data, want.Identity!);
   }, 120_000);
 });
+
+describe('tiffin build <TensorFlow.js folder>', () => {
+  it('packages the model with its zero-code service; serving the package answers /predict', async () => {
+    const source = irisLikeLayersModel();
+    const folder = await writeLayersModel(servers.dir, 'packaged_mlp', source);
+    const built = await spawnTiffin(['build', folder, '--no-lockfile'], { TIFFIN_HOME: servers.home }).done;
+    expect(built.stdout).toMatch(/Successfully built package packaged_mlp:\S+/);
+    const server = spawnTiffin(['serve', 'packaged_mlp:latest', '--port', '0'], {
+      TIFFIN_HOME: servers.home,
+    });
+    servers.processes.push(server);
+    const url = await server.url;
+    const x = [[5.9, 3.0, 4.2, 1.5]];
+    const want = await runWithTfjs(folder, {
+      hidden_input: { data: x.flat(), shape: [1, 4], dtype: 'float32' },
+    });
+    const res = await post(`${url}/predict`, x);
+    expect(res.status).toBe(200);
+    expectClose((res.json as unknown as number[][]).flat(), want.output_0!);
+  }, 120_000);
+});
