@@ -38,7 +38,7 @@ import {
 } from '../table/options.js';
 import { type Orient, resolveOrient } from '../table/orient.js';
 import { rowCount, shapeText, type Table, typeName } from '../table/table.js';
-import { typeRawTable } from '../table/type-table.js';
+import { requireDeclaredColumns, typeRawTable } from '../table/type-table.js';
 import type { FrameView } from '../table/view.js';
 import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
@@ -132,6 +132,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     ]);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];
+    requireDeclaredColumns(table.columns, this.dtype, this.enforceDtype, OWNER);
     return tableToDanfo(dfd, table, OWNER);
   }
 
@@ -192,6 +193,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     const table = dataFrameFromMessage(payload);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];
+    requireDeclaredColumns(table.columns, this.dtype, this.enforceDtype, OWNER);
     return tableToDanfo(await loadDanfo(), table, OWNER);
   }
 
