@@ -309,7 +309,7 @@ describe('tiffin diffusion build --containerize', () => {
       `docker is installed but cannot build (${DAEMON_DOWN}); trying the next tool\n`,
     );
     expect(res.stdout).toContain(
-      `Using podman (${podman})\nSuccessfully built image tiny-image:1 with podman\n`,
+      `Using podman (${podman})\nBuilding image tiny-image:1 from package tiny-image:1 with podman (its output follows)\nSuccessfully built image tiny-image:1 with podman\n`,
     );
     const built = join(home, 'packages', 'tiny-image', '1');
     const log = readFileSync(join(bin, 'podman.log'), 'utf8');

@@ -4,6 +4,7 @@ import { buildPackage, type ServiceModuleLoader } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
 import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';
+import { stepProgress } from '../step-progress.js';
 import { collectLabel } from '../store-output.js';
 
 interface BuildFlags extends KubernetesFlags {
@@ -37,6 +38,7 @@ export function registerBuild(program: Command): void {
     .option('--label <key=value>', 'label recorded in the manifest (repeatable)', collectLabel)
     .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)');
   kubernetesOptions(command).action(async (spec: string, flags: BuildFlags) => {
+    const progress = stepProgress();
     try {
       const pkg = await buildPackage({
         service: spec,
@@ -47,21 +49,24 @@ export function registerBuild(program: Command): void {
         loadModule,
         kubernetes: kubernetesOptionsFrom(flags),
         kserve: flags.kserve,
+        onStep: (step) => progress.step(step),
       });
+      progress.done();
       process.stdout.write(
         [
           `Successfully built package ${pkg.tag}`,
           `  at ${pkg.path}`,
           '',
           'Next steps:',
-          `  * Serve it locally:          tiffin serve ${pkg.tag}`,
-          `  * Build a container image:   tiffin containerize ${pkg.tag}`,
-          `  * Deploy it to Kubernetes:   push that image to a registry, then: tiffin kubernetes ${pkg.tag} --image <registry>/${pkg.tag} | kubectl apply -f -`,
-          `  * Move it to another machine: tiffin export ${pkg.tag}`,
+          `  * Serve it locally:          npx tiffin serve ${pkg.tag}`,
+          `  * Build a container image:   npx tiffin containerize ${pkg.tag}`,
+          `  * Deploy it to Kubernetes:   push that image to a registry, then: npx tiffin kubernetes ${pkg.tag} --image <registry>/${pkg.tag} | kubectl apply -f -`,
+          `  * Move it to another machine: npx tiffin export ${pkg.tag}`,
           '',
         ].join('\n'),
       );
     } catch (err) {
+      progress.done(true);
       reportError(err);
     }
   });
