@@ -227,7 +227,13 @@ export function registerDiffusion(program: Command): void {
       'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
     )
     .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
-    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', parsePort, 3000)
+    // $PORT as for `tiffin serve` (containers and process managers set it).
+    .addOption(
+      new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
+        .env('PORT')
+        .argParser(parsePort)
+        .default(3000),
+    )
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option(
       '--api-token <token>',
