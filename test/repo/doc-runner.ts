@@ -265,7 +265,9 @@ export class DocRunner {
 
   private async startServer(command: string, cwd: string): Promise<void> {
     const port = /--port (\d+)/.exec(command)?.[1] ?? String(this.ports.get('3000'));
-    const server = new ServerProcess('bash', ['-c', `source ${this.stateFile}; exec ${command}`], {
+    // `exec` so that SIGTERM reaches the server; leading `VAR=value` words stay in front of it.
+    const [, assignments, rest] = /^((?:\w+=\S*\s+)*)([\s\S]*)$/.exec(command)!;
+    const server = new ServerProcess('bash', ['-c', `source ${this.stateFile}; ${assignments}exec ${rest}`], {
       cwd,
       env: this.env({ PORT: port }),
       detached: true,
