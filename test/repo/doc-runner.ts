@@ -122,6 +122,11 @@ export function outputMatches(actual: string, expected: string): boolean {
 }
 
 /** Commands that serve until stopped: run in the background while the rest of the document runs. */
+/** What a block shows a `console.log(...)` prints: its line's trailing `// comment`. */
+function shownLogs(source: string): string[] {
+  return [...source.matchAll(/^\s*console\.log\(.*\);\s*\/\/ (.+)$/gm)].map((m) => m[1]!.trim());
+}
+
 const SERVER = /^(?:npx tiffin (?:serve|diffusion start)\b|npm start\b)/;
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -188,7 +193,7 @@ export class DocRunner {
           const found = diagnostics.get(file);
           if (found) result.problem = found.join('\n');
           else if (fate === 'run' && !/^export default /m.test(block.text))
-            result.problem = await this.script(file);
+            result.problem = await this.script(file, shownLogs(block.text));
           continue;
         }
         if (fate !== 'run') {
@@ -202,15 +207,18 @@ export class DocRunner {
     }
   }
 
-  /** A script block: `npx tsx <file>` in the project, with a time limit. */
-  private async script(file: string): Promise<string | undefined> {
+  /** A script block: `npx tsx <file>` in the project, with a time limit; `shown` must be in what it prints. */
+  private async script(file: string, shown: string[]): Promise<string | undefined> {
     try {
-      await run(this.project.bin('tsx'), [file], {
+      const { stdout } = await run(this.project.bin('tsx'), [file], {
         cwd: this.project.dir,
         env: this.env(),
         timeout: 120_000,
       });
-      return undefined;
+      const missing = shown.find((want) => !outputMatches(stdout, want));
+      return missing === undefined
+        ? undefined
+        : `npx tsx ${file} printed ${JSON.stringify(stdout.slice(0, 300))}, the doc shows ${JSON.stringify(missing)}`;
     } catch (err) {
       const e = err as { stderr?: string; message: string };
       return `npx tsx ${file}: ${(e.stderr || e.message).trim().split('\n').slice(-6).join('\n')}`;

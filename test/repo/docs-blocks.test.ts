@@ -27,6 +27,41 @@ afterAll(async () => {
   await removeUserProjects();
 }, 180_000);
 
+describe('the docs checker', () => {
+  it('fails a block that does not type-check, a command that fails and output that differs from the doc', async () => {
+    const project = await userProject({ kind: 'esm' });
+    const runner = new DocRunner(project, 'broken.md');
+    const broken = [
+      '```ts',
+      "import { Service } from '@tiffin/core';",
+      'export default new Service(undefinedName);',
+      '```',
+      '',
+      '```sh',
+      'echo hello',
+      '# → goodbye',
+      '```',
+      '',
+      '```sh',
+      'false',
+      '```',
+      '',
+      '```sh check=docker',
+      'docker run --rm no-such-image',
+      '```',
+    ].join('\n');
+    await runner.run(codeBlocks(broken));
+    expect(runner.results.map((r) => [r.fate, r.problem !== undefined])).toEqual([
+      ['run', true],
+      ['run', true],
+      ['run', true],
+      ['check', false],
+    ]);
+    expect(runner.results[0]!.problem).toContain("Cannot find name 'undefinedName'");
+    expect(runner.results[1]!.problem).toContain('the doc shows "goodbye"');
+  }, 120_000);
+});
+
 describe('every fenced block of README.md, docs/ and the package and example READMEs, as a reader runs it', () => {
   it.each(DOCS)(
     '%s',
