@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import type { CodeBlock } from './markdown.js';
 import { shellCommands } from './markdown.js';
 import { run } from './packages.js';
+import { readerCompilerOptions } from './reader-compiler-options.js';
 import { freePort, ServerProcess } from './server-process.js';
 import type { UserProject } from './user-project.js';
 
@@ -61,17 +62,7 @@ export function fileOf(block: CodeBlock): string {
 function typeCheck(dir: string, files: string[]): Map<string, string[]> {
   const program = ts.createProgram(
     files.map((f) => join(dir, f)),
-    {
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      target: ts.ScriptTarget.ES2022,
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      allowJs: true,
-      checkJs: false,
-      types: ['node'],
-    },
+    readerCompilerOptions(['node']),
   );
   const out = new Map<string, string[]>();
   for (const d of ts.getPreEmitDiagnostics(program)) {

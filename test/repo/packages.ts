@@ -89,3 +89,17 @@ export async function checkTarball(root: string, tarball: string): Promise<{ out
   ]);
   return { output: `${publint.output}\n${attw.output}`, ok: publint.ok && attw.ok };
 }
+
+/** Every published package built (turbo; cached after `pnpm test`'s build) and packed into `dest`: name → tarball. */
+export async function buildAndPackAll(root: string, dest: string): Promise<Map<string, string>> {
+  const pnpm = pnpmScript(root);
+  await run(process.execPath, [pnpm, 'exec', 'turbo', 'run', 'build', '--filter=./packages/*'], {
+    cwd: root,
+    env: withPnpmOnPath(pnpm),
+    timeout: 900_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const tarballs = new Map<string, string>();
+  for (const pkg of publishedPackages(root)) tarballs.set(pkg.name, await pack(pnpm, pkg, dest));
+  return tarballs;
+}

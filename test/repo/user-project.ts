@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pack, pnpmScript, publishedPackages, run, withPnpmOnPath } from './packages.js';
+import { buildAndPackAll, run } from './packages.js';
 import { readerEnv } from './server-process.js';
 
 /**
@@ -49,16 +49,7 @@ export function tiffinTarballs(): Promise<ReadonlyMap<string, string>> {
   tarballsOnce ??= (async () => {
     const dest = join(scratchDir(), 'tarballs');
     mkdirSync(dest, { recursive: true });
-    const pnpm = pnpmScript(ROOT);
-    await run(process.execPath, [pnpm, 'exec', 'turbo', 'run', 'build', '--filter=./packages/*'], {
-      cwd: ROOT,
-      env: withPnpmOnPath(pnpm),
-      timeout: 900_000,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    const tarballs = new Map<string, string>();
-    for (const pkg of publishedPackages(ROOT)) tarballs.set(pkg.name, await pack(pnpm, pkg, dest));
-    return tarballs;
+    return buildAndPackAll(ROOT, dest);
   })();
   return tarballsOnce;
 }
