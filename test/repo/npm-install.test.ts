@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkTarball, pack, pnpmScript, publishedPackages, run, withPnpmOnPath } from './packages.js';
+import { buildAndPackAll, checkTarball, publishedPackages, run } from './packages.js';
 import { answers, freePort, readerEnv, ServerProcess } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -21,15 +21,7 @@ afterAll(async () => {
 }, 180_000);
 
 beforeAll(async () => {
-  const pnpm = pnpmScript(ROOT);
-  // `pnpm test` has just built everything (turbo then answers from its cache); alone, this builds.
-  await run(process.execPath, [pnpm, 'exec', 'turbo', 'run', 'build', '--filter=./packages/*'], {
-    cwd: ROOT,
-    env: withPnpmOnPath(pnpm),
-    timeout: 900_000,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  for (const pkg of PACKAGES) tarballs.set(pkg.name, await pack(pnpm, pkg, WORK));
+  for (const [name, tarball] of await buildAndPackAll(ROOT, WORK)) tarballs.set(name, tarball);
 }, 900_000);
 
 /** A plain-JS service: a JSON API whose input is a zod model (@tiffin/io-json). */
