@@ -42,12 +42,14 @@ export interface UserProject {
 export const EXTRA_DEPS: readonly string[] = ['zod@4.6.7'];
 
 /**
- * npm `overrides` a project with @tiffin/io-pandas needs (danfojs-node pulls xlsx from a CDN and
- * @tensorflow/tfjs-node, which downloads libtensorflow; see packages/io-pandas/README.md).
+ * npm `overrides` a project with @tiffin/io-pandas needs (danfojs-node pulls xlsx from a CDN, and
+ * @tensorflow/tfjs-node, which downloads libtensorflow; see packages/io-pandas/README.md). The tfjs-node one is
+ * global: @tiffin/diffusion (under @tiffin/cli) lists the real tfjs-node as optional, and npm then dedupes
+ * danfojs-node's overridden edge onto it.
  */
 export const NPM_OVERRIDES = {
   xlsx: '0.18.5',
-  'danfojs-node': { '@tensorflow/tfjs-node': 'npm:@tensorflow/tfjs@4.22.0' },
+  '@tensorflow/tfjs-node': 'npm:@tensorflow/tfjs@4.22.0',
 } as const;
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -135,12 +137,23 @@ function sharedInstall(): Promise<string> {
   return installOnce;
 }
 
+/** Links the shared install into an existing folder as its node_modules (e.g. a project `tiffin init` wrote). */
+export async function linkInstall(dir: string): Promise<void> {
+  symlinkSync(await sharedInstall(), join(dir, 'node_modules'), 'dir');
+}
+
+/** A new empty folder in the scratch area (nothing installed), e.g. for `tiffin init <folder>`. */
+export function scratchFolder(name: string): string {
+  const dir = join(scratchDir(), 'projects', `${name}-${++counter}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 /** A fresh project folder of the given kind with Tiffin installed (see the module comment). */
 export async function userProject(options: { kind: ProjectKind }): Promise<UserProject> {
-  const modules = await sharedInstall();
-  const dir = join(scratchDir(), 'projects', `${options.kind}-${++counter}`);
-  mkdirSync(dir, { recursive: true });
-  symlinkSync(modules, join(dir, 'node_modules'), 'dir');
+  await sharedInstall();
+  const dir = scratchFolder(options.kind);
+  await linkInstall(dir);
   if (options.kind !== 'bare') {
     // Exactly what a reader's `npm init -y` writes (npm ≥ 10.9 says "type": "commonjs").
     await run('npm', ['init', '-y'], { cwd: dir, env: readerEnv({}) });
