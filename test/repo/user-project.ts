@@ -59,6 +59,8 @@ let tarballsOnce: Promise<Map<string, string>> | undefined;
 let installOnce: Promise<string> | undefined;
 let counter = 0;
 
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+
 function scratchDir(): string {
   scratch ??= mkdtempSync(join(tmpdir(), 'tiffin-user-'));
   return scratch;
@@ -69,7 +71,10 @@ export function tiffinTarballs(): Promise<ReadonlyMap<string, string>> {
   tarballsOnce ??= (async () => {
     const dest = join(scratchDir(), 'tarballs');
     mkdirSync(dest, { recursive: true });
-    return buildAndPackAll(ROOT, dest);
+    const started = Date.now();
+    const tarballs = await buildAndPackAll(ROOT, dest);
+    console.log(`user-project: built and packed ${tarballs.size} packages in ${seconds(started)}`);
+    return tarballs;
   })();
   return tarballsOnce;
 }
@@ -131,7 +136,9 @@ function sharedInstall(): Promise<string> {
     // Without install scripts: none is needed to run (onnxruntime-node's CPU build is in its package), and
     // @tensorflow/tfjs-node's (an optional dependency of @tiffin/diffusion, a dependency of danfojs-node's
     // through the override) downloads libtensorflow, which fails offline and then fails the install.
+    const started = Date.now();
     await npmInstall(dir, [...EXTRA_DEPS, ...tarballs.values()], { scripts: false });
+    console.log(`user-project: npm installed them in ${seconds(started)}`);
     return join(dir, 'node_modules');
   })();
   return installOnce;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { codeBlocks } from '../markdown.js';
@@ -107,4 +107,17 @@ describe('tiffin init', () => {
     },
     900_000,
   );
+
+  it('refuses a folder that has files, and a template that does not exist, in one line each', async () => {
+    const dir = scratchFolder('taken');
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    const fails = (args: string[]) =>
+      run(host.bin('tiffin'), args, { cwd: host.dir, env: host.env() }).then(
+        () => '',
+        (err: { stderr: string }) => err.stderr,
+      );
+    expect(await fails(['init', dir])).toMatch(/^tiffin: error: .*is not empty.*\n$/);
+    expect(readdirSync(dir)).toEqual(['notes.txt']);
+    expect(await fails(['init', scratchFolder('none'), '--template', 'nope'])).toContain('quickstart');
+  }, 60_000);
 });
