@@ -38,8 +38,11 @@ export interface UserProject {
   env(extra?: Record<string, string>): NodeJS.ProcessEnv;
 }
 
-/** Installed next to the tarballs: packages the docs' examples import besides Tiffin's own. */
-export const EXTRA_DEPS: readonly string[] = ['zod@4.6.7'];
+/**
+ * Installed next to the tarballs: packages the docs' examples import besides Tiffin's own, and what a project
+ * from `tiffin init` has for its `typecheck` script.
+ */
+export const EXTRA_DEPS: readonly string[] = ['zod@4.6.7', 'typescript@5.9.3', '@types/node@^20.19.0'];
 
 /**
  * npm `overrides` a project with @tiffin/io-pandas needs (danfojs-node pulls xlsx from a CDN, and
