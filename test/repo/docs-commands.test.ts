@@ -52,7 +52,30 @@ interface Problem {
   problem: string;
 }
 
-async function check(doc: string, command: string, commands: Map<string, Set<string>>): Promise<Problem[]> {
+/** A project `npx tiffin init` writes has these npm scripts (every template's package.json starts from them). */
+const INIT_SCRIPTS = (
+  JSON.parse(readFileSync(join(ROOT, 'packages/cli/templates/common/package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  }
+).scripts;
+
+/** A block's commands; after `npx tiffin init <dir>` and `cd <dir>`, npm scripts are that project's. */
+function blockCommands(text: string): Array<{ line: string; scripts?: Record<string, string> }> {
+  let initDir: string | undefined;
+  let inProject = false;
+  return shellCommands(text).map((line) => {
+    initDir = /^npx tiffin init ([^\s-]\S*)/.exec(line)?.[1] ?? initDir;
+    if (initDir && line.trim() === `cd ${initDir}`) inProject = true;
+    return { line, scripts: inProject ? INIT_SCRIPTS : undefined };
+  });
+}
+
+async function check(
+  doc: string,
+  command: string,
+  commands: Map<string, Set<string>>,
+  scripts: Record<string, string> = scriptsOf(doc),
+): Promise<Problem[]> {
   const problems: Problem[] = [];
   const bad = (problem: string) => problems.push({ doc, command, problem });
   for (const words of simpleCommands(command)) {
@@ -83,7 +106,6 @@ async function check(doc: string, command: string, commands: Map<string, Set<str
       }
     } else if (first === 'npm' && (rest[0] === 'run' || rest[0] === 'start' || rest[0] === 'test')) {
       const script = rest[0] === 'run' ? rest[1] : rest[0];
-      const scripts = scriptsOf(doc);
       if (!(script in scripts)) bad(`no script '${script}' for \`npm ${rest.join(' ')}\``);
       // turbo finds the package manager on PATH, and a fresh machine has no pnpm there.
       else if (/\bturbo\b/.test(scripts[script]))
@@ -112,10 +134,12 @@ describe('commands in README.md, docs/ and package READMEs', () => {
       const lines = [
         ...codeBlocks(markdown)
           .filter((b) => SHELL_LANGS.has(b.lang))
-          .flatMap((b) => shellCommands(b.text)),
-        ...inlineCode(markdown).filter((span) => /^(?:tiffin|pnpm|npx|npm) /.test(span)),
+          .flatMap((b) => blockCommands(b.text)),
+        ...inlineCode(markdown)
+          .filter((span) => /^(?:tiffin|pnpm|npx|npm) /.test(span))
+          .map((line) => ({ line, scripts: undefined })),
       ];
-      for (const line of lines) {
+      for (const { line, scripts } of lines) {
         let words: string[];
         try {
           words = shellWords(line);
@@ -124,7 +148,7 @@ describe('commands in README.md, docs/ and package READMEs', () => {
         }
         if (!['tiffin', 'pnpm', 'npx', 'npm'].some((c) => words.includes(c))) continue;
         checked++;
-        problems.push(...(await check(relative(ROOT, join(ROOT, doc)), line, commands)));
+        problems.push(...(await check(relative(ROOT, join(ROOT, doc)), line, commands, scripts)));
       }
     }
     expect(checked).toBeGreaterThan(20);

@@ -59,6 +59,23 @@ export async function pack(pnpm: string, pkg: WorkspacePackage, dest: string): P
   return tarball.startsWith('/') ? tarball : join(dest, tarball);
 }
 
+/**
+ * Builds the publishable packages (turbo answers from its cache after `pnpm test`'s build) and packs each into
+ * `dest`, as npm users get them; package name → tarball path.
+ */
+export async function buildAndPackAll(root: string, dest: string): Promise<Map<string, string>> {
+  const pnpm = pnpmScript(root);
+  await run(process.execPath, [pnpm, 'exec', 'turbo', 'run', 'build', '--filter=./packages/*'], {
+    cwd: root,
+    env: withPnpmOnPath(pnpm),
+    timeout: 900_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const tarballs = new Map<string, string>();
+  for (const pkg of publishedPackages(root)) tarballs.set(pkg.name, await pack(pnpm, pkg, dest));
+  return tarballs;
+}
+
 /** Runs a checker CLI from the repository's dev dependencies; its exit status and output. */
 async function runChecker(
   root: string,
@@ -88,18 +105,4 @@ export async function checkTarball(root: string, tarball: string): Promise<{ out
     runChecker(root, 'attw', [tarball, '--profile', 'esm-only', '--format', 'ascii']),
   ]);
   return { output: `${publint.output}\n${attw.output}`, ok: publint.ok && attw.ok };
-}
-
-/** Every published package built (turbo; cached after `pnpm test`'s build) and packed into `dest`: name → tarball. */
-export async function buildAndPackAll(root: string, dest: string): Promise<Map<string, string>> {
-  const pnpm = pnpmScript(root);
-  await run(process.execPath, [pnpm, 'exec', 'turbo', 'run', 'build', '--filter=./packages/*'], {
-    cwd: root,
-    env: withPnpmOnPath(pnpm),
-    timeout: 900_000,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const tarballs = new Map<string, string>();
-  for (const pkg of publishedPackages(root)) tarballs.set(pkg.name, await pack(pnpm, pkg, dest));
-  return tarballs;
 }

@@ -2,6 +2,7 @@
 import { registerBuild } from './commands/build.js';
 import { registerContainerize } from './commands/containerize.js';
 import { registerDiffusion } from './commands/diffusion.js';
+import { registerInit } from './commands/init.js';
 import { registerKubernetes } from './commands/kubernetes.js';
 import { registerModels } from './commands/models.js';
 import { registerPackageCommands } from './commands/packages.js';
@@ -11,6 +12,7 @@ import { createProgram } from './program.js';
 
 // One line per command; each command lives in src/commands/<name>.ts.
 const program = createProgram([
+  registerInit,
   registerServe,
   registerBuild,
   registerPackageCommands,

@@ -1,7 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLIException, type Service } from '@tiffin/core';
+import { describeLoadError } from './loader/load-errors.js';
+import { registerServiceLoaders } from './loader/register.js';
 
 export interface ServiceTarget {
   /** Absolute path of the service module. */
@@ -9,8 +11,6 @@ export interface ServiceTarget {
   /** Export to use; undefined = default export, else `svc`. */
   exportName: string | undefined;
 }
-
-const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
 
 /** Parse `path/to/service.ts[:exportName]` relative to `cwd`. */
 export function parseServiceTarget(spec: string, cwd: string = process.cwd()): ServiceTarget {
@@ -26,11 +26,23 @@ export function parseServiceTarget(spec: string, cwd: string = process.cwd()): S
   return { file: resolve(cwd, path), exportName };
 }
 
-/** The CLI runs from TypeScript sources (a TS loader is active) or from its build (then register tsx). */
-async function ensureTypeScriptLoader(): Promise<void> {
-  if (import.meta.url.endsWith('.ts')) return;
-  const { register } = await import('tsx/esm/api');
-  register();
+/**
+ * Imports a service module under plain Node, whatever its extension and module format and whatever folder
+ * it is in (see loader/register.ts); errors say where, or what to install. `tiffin build` uses it too.
+ */
+export async function importServiceModule(file: string): Promise<Record<string, unknown>> {
+  await registerServiceLoaders();
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new CLIException(`Could not load ${file}: ${describeLoadError(err, file)}`, { cause: err });
+  }
+  // TypeScript compiled to CommonJS (.cts) exports `exports.default`; import() wraps it as `default`.
+  const wrapped = mod.default as { __esModule?: unknown } | null | undefined;
+  if (typeof wrapped === 'object' && wrapped !== null && wrapped.__esModule === true)
+    return wrapped as Record<string, unknown>;
+  return mod;
 }
 
 function isService(value: unknown): value is Service {
@@ -49,14 +61,7 @@ export async function loadService(target: ServiceTarget): Promise<Service> {
   if (!existsSync(target.file) || !statSync(target.file).isFile()) {
     throw new CLIException(`Service file not found: ${target.file}`);
   }
-  if (TS_EXTENSIONS.has(extname(target.file))) await ensureTypeScriptLoader();
-  let mod: Record<string, unknown>;
-  try {
-    mod = (await import(pathToFileURL(target.file).href)) as Record<string, unknown>;
-  } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new CLIException(`Could not load ${target.file}: ${message}`, { cause: err });
-  }
+  const mod = await importServiceModule(target.file);
   const names = target.exportName ? [target.exportName] : ['default', 'svc'];
   for (const name of names) {
     if (!(name in mod)) continue;

@@ -19,7 +19,7 @@ import { type WeightSpec, WeightStore } from '../src/weights/store.js';
 const BATCH = 2;
 const SD15_LATENT = 64;
 
-/** SD1.5's UNet (runwayml/stable-diffusion-v1-5 unet/config.json, spec 5). */
+/** SD1.5's UNet (runwayml/stable-diffusion-v1-5 unet/config.json, docs/spec/diffusion.md §5). */
 const SD15_UNET: UNetConfig = {
   ...(tinyConfigs('sd1').unet as unknown as UNetConfig),
   sample_size: 64,

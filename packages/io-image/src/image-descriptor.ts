@@ -31,7 +31,7 @@ import { isAllowedMediaType, readImagePart } from './http/read-image-part.js';
 import { isPilMode, PIL_MODES, type PilMode } from './modes.js';
 import { TiffinImage } from './tiffin-image.js';
 
-/** Options of `new Image(...)` (spec 7.2; names as the spec spells them, D7). */
+/** Options of `new Image(...)` (docs/spec/io-descriptors.md §7.2; names as the spec spells them, D7). */
 export interface ImageOptions {
   /** Mode of the pixels the API function receives and of pixel arrays it returns; null keeps the file's. Default 'RGB'. */
   pilmode?: PilMode | null;
@@ -248,7 +248,7 @@ export class Image extends IODescriptor<TiffinImage, ImageOutput> {
     }
   }
 
-  /** Encode what the API function returned (spec 7.4). */
+  /** Encode what the API function returned (docs/spec/io-descriptors.md §7.4). */
   private async encodeOutput(value: ImageOutput): Promise<Buffer> {
     const format = this.outputFormat.format;
     if (value instanceof TiffinImage) return encodeImage(value, format);

@@ -57,7 +57,7 @@ describe('Image construction, spec and OpenAPI', () => {
   });
 });
 
-describe('Image gRPC mapping (spec 11.3)', () => {
+describe('Image gRPC mapping (docs/spec/io-descriptors.md §11.3)', () => {
   const img = new Image({ mime_type: 'image/bmp' });
 
   it('decodes a File message and serialized bytes', async () => {

@@ -8,7 +8,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('validate_json (deprecated, spec 5.1)', () => {
+describe('validate_json (deprecated, docs/spec/io-descriptors.md §5.1)', () => {
   it('only logs a warning: a model still validates with validate_json false', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const descriptor = new JSONDescriptor({

@@ -223,7 +223,7 @@ describe('PandasSeries', () => {
   });
 });
 
-describe('gRPC mapping (spec 11.3)', () => {
+describe('gRPC mapping (docs/spec/io-descriptors.md §11.3)', () => {
   it('DataFrame needs orient columns; round-trips messages', async () => {
     await expect(new PandasDataFrame().fromProto({ column_names: [], columns: [] })).rejects.toThrow(
       /only supports 'columns' orient/,

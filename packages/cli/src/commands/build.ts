@@ -1,9 +1,8 @@
-import { extname } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { buildPackage, type ServiceModuleLoader } from '@tiffin/core/internal';
+import { buildPackage } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
 import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';
+import { importServiceModule } from '../service-loader.js';
 import { stepProgress } from '../step-progress.js';
 import { collectLabel } from '../store-output.js';
 
@@ -13,17 +12,6 @@ interface BuildFlags extends KubernetesFlags {
   label?: Record<string, string>;
   lockfile: boolean;
 }
-
-const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
-
-/** Imports TypeScript service files under plain Node too (the built CLI registers tsx on demand). */
-const loadModule: ServiceModuleLoader = async (file) => {
-  if (TS_EXTENSIONS.has(extname(file)) && !import.meta.url.endsWith('.ts')) {
-    const { register } = await import('tsx/esm/api');
-    register();
-  }
-  return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-};
 
 /** `tiffin build <service.ts[:export]>`: make a deployable package in $TIFFIN_HOME/packages. */
 export function registerBuild(program: Command): void {
@@ -46,7 +34,7 @@ export function registerBuild(program: Command): void {
         version: flags.version,
         labels: flags.label,
         lockfile: flags.lockfile,
-        loadModule,
+        loadModule: importServiceModule,
         kubernetes: kubernetesOptionsFrom(flags),
         kserve: flags.kserve,
         onStep: (step) => progress.step(step),

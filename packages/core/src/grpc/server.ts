@@ -235,7 +235,7 @@ function authInterceptor(check: AuthCheck): grpc.ServerInterceptor {
     });
 }
 
-/** The gRPC adapter of a call (spec 11.2): the runtime's gate, deadline and batching, with the proto codec. */
+/** The gRPC adapter of a call (docs/spec/io-descriptors.md §11.2): the runtime's gate, deadline and batching, with the proto codec. */
 async function handleCall(
   svc: Service,
   runtime: Runtime,
@@ -306,7 +306,7 @@ async function readInput(
   }
 }
 
-/** The oneof member the input descriptor accepts (spec 11.2 rule 2). */
+/** The oneof member the input descriptor accepts (docs/spec/io-descriptors.md §11.2 rule 2). */
 function selectPayload(api: InferenceApi, message: RequestMessage): ProtoPayload | Uint8Array {
   const field = message.content;
   if (!field) throw new InvalidArgument('"field" cannot be empty.');

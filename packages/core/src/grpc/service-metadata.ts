@@ -7,7 +7,7 @@ interface DescriptorMetadata {
   attributes: ReturnType<typeof toStructMessage>;
 }
 
-/** `ServiceMetadataResponse` for a service (spec 11.2 rule 5). */
+/** `ServiceMetadataResponse` for a service (docs/spec/io-descriptors.md §11.2 rule 5). */
 export function serviceMetadata(svc: Service) {
   return {
     name: svc.name,

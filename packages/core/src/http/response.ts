@@ -1,6 +1,6 @@
 import { withDefaultCharset } from './media-type.js';
 
-/** A cookie set through `ctx.response.setCookie` (spec 1.3 rule 5). */
+/** A cookie set through `ctx.response.setCookie` (docs/spec/io-descriptors.md §1.3 rule 5). */
 export interface Cookie {
   key: string;
   value: string;
@@ -36,7 +36,7 @@ export interface BuildResponseInit {
   cookies?: Iterable<Cookie>;
 }
 
-/** Build a response with the header-order, charset and cookie rules of spec 1.3. */
+/** Build a response with the header-order, charset and cookie rules of docs/spec/io-descriptors.md §1.3. */
 export function buildResponse(init: BuildResponseInit): HttpResponse {
   const headers: Array<[string, string]> = [];
   for (const [name, value] of init.headers ?? []) headers.push([name.toLowerCase(), value]);

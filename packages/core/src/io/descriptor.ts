@@ -66,7 +66,7 @@ export abstract class IODescriptor<In = unknown, Out = In> {
   abstract fromHttpRequest(request: HttpRequest): Promise<In>;
 
   /**
-   * `ctx` carries the handler's status/headers/cookies (spec 1.3 rule 4); null when the value is not the
+   * `ctx` carries the handler's status/headers/cookies (docs/spec/io-descriptors.md §1.3 rule 4); null when the value is not the
    * result of a request (e.g. Multipart composes children with the same ctx, tests pass null).
    */
   abstract toHttpResponse(value: Out, ctx: Context | null): Promise<HttpResponse>;
@@ -124,7 +124,7 @@ export abstract class IODescriptor<In = unknown, Out = In> {
     return this.buildResponses();
   }
 
-  /** Helper for subclasses: the request body object of spec 1.6 for one media type. */
+  /** Helper for subclasses: the request body object of docs/spec/io-descriptors.md §1.6 for one media type. */
   protected buildRequestBody(mediaType: string | null = this.mimeType): RequestBodyObject {
     return {
       content: { [mediaType ?? '*/*']: this.mediaTypeObject(this.openapiRequestExample()) },
@@ -133,7 +133,7 @@ export abstract class IODescriptor<In = unknown, Out = In> {
     };
   }
 
-  /** Helper for subclasses: the 200 response object of spec 1.6 for one media type. */
+  /** Helper for subclasses: the 200 response object of docs/spec/io-descriptors.md §1.6 for one media type. */
   protected buildResponses(mediaType: string | null = this.mimeType): ResponseObject {
     return {
       description: 'Successful Response',
@@ -188,7 +188,7 @@ export function registeredDescriptors(): ReadonlyMap<string, DescriptorClass> {
   return registry;
 }
 
-/** Rebuild a descriptor from its spec (spec 1.1 dispatcher rules). */
+/** Rebuild a descriptor from its spec (docs/spec/io-descriptors.md §1.1 dispatcher rules). */
 export function descriptorFromSpec(spec: DescriptorSpec): IODescriptor {
   if (!spec || typeof spec !== 'object' || !('id' in spec)) {
     throw new InvalidArgument(`IO descriptor spec (${JSON.stringify(spec)}) missing ID.`);

@@ -24,7 +24,7 @@ export interface ComponentsObject {
   schemas?: Record<string, SchemaObject>;
 }
 
-/** A serializable description of a descriptor: `{id, args}` (spec 1.1, D6 ids). */
+/** A serializable description of a descriptor: `{id, args}` (docs/spec/io-descriptors.md §1.1, D6 ids). */
 export interface DescriptorSpec {
   id: string | null;
   args?: Record<string, unknown>;

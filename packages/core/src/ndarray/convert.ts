@@ -11,7 +11,7 @@ import {
 } from './dtype.js';
 import { valueToText } from './text.js';
 
-/** A value could not be converted to the requested dtype (spec 2.3 "conversion failure"). */
+/** A value could not be converted to the requested dtype (docs/spec/io-descriptors.md §2.3 "conversion failure"). */
 export class DTypeConversionError extends BadInput {}
 
 /** A nested sequence whose lists do not all have the same length at a level. */
@@ -101,7 +101,7 @@ export function fillFloats(
     return true;
   };
   if (!walk(value, 0)) return null;
-  // Inference makes all-integer input int64 (spec 2.2): not ours to decide here.
+  // Inference makes all-integer input int64 (docs/spec/io-descriptors.md §2.2): not ours to decide here.
   if (dtype === undefined && integersOnly) return null;
   return { shape, data };
 }
@@ -149,7 +149,7 @@ export function inferDType(leaves: readonly unknown[]): DType {
   return 'float64';
 }
 
-/** Fill storage of `dtype` from leaves with the conversion rules of spec 2.3; failure → DTypeConversionError. */
+/** Fill storage of `dtype` from leaves with the conversion rules of docs/spec/io-descriptors.md §2.3; failure → DTypeConversionError. */
 export function convertLeaves(
   leaves: readonly unknown[],
   dtype: DType,

@@ -1,7 +1,7 @@
 import { UnprocessableEntity } from '../errors/index.js';
 
 /**
- * Array element types, by their numpy names (spec 2.2). `float16` values are stored in a Float32Array,
+ * Array element types, by their numpy names (docs/spec/io-descriptors.md §2.2). `float16` values are stored in a Float32Array,
  * rounded to half precision; `int64`/`uint64` in BigInt64Array/BigUint64Array so they stay exact.
  * Complex dtypes are not supported (no typed array carries them).
  */
@@ -154,8 +154,8 @@ const ALIASES: Record<string, DType> = {
 const COMPLEX = new Set(['complex', 'complex64', 'complex128', 'c8', 'c16', 'complex_', 'cfloat', 'cdouble']);
 
 /**
- * Canonical dtype for a name or alias (spec 2.2). Byte-order prefixes (`<f8`, `=i4`) and numpy widths of
- * strings (`<U21`) are accepted. An unknown name → UnprocessableEntity (spec 2.1).
+ * Canonical dtype for a name or alias (docs/spec/io-descriptors.md §2.2). Byte-order prefixes (`<f8`, `=i4`) and numpy widths of
+ * strings (`<U21`) are accepted. An unknown name → UnprocessableEntity (docs/spec/io-descriptors.md §2.1).
  */
 export function normalizeDType(value: string): DType {
   if (typeof value !== 'string') {
@@ -323,7 +323,7 @@ export function formatShape(shape: readonly number[]): string {
   return `(${shape.join(', ')})`;
 }
 
-/** Two shapes match when they have the same rank and each size is equal or either is -1 (spec 2.4). */
+/** Two shapes match when they have the same rank and each size is equal or either is -1 (docs/spec/io-descriptors.md §2.4). */
 export function shapesMatch(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((n, i) => n === b[i] || n === -1 || b[i] === -1);
 }

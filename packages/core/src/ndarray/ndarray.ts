@@ -60,9 +60,9 @@ export class NDArray<D extends DType = DType> {
 
   /**
    * Build from nested JS arrays, a typed array, a scalar or another NDArray. Without `dtype` the dtype is
-   * inferred (spec 2.2: bools → bool, integers → int64, any float → float64, any string → str, any
+   * inferred (docs/spec/io-descriptors.md §2.2: bools → bool, integers → int64, any float → float64, any string → str, any
    * null/object → object). JS cannot tell `2.0` from `2`, so integral numbers count as integers.
-   * With `dtype` the values are converted (spec 2.3); failure → DTypeConversionError (a BadInput).
+   * With `dtype` the values are converted (docs/spec/io-descriptors.md §2.3); failure → DTypeConversionError (a BadInput).
    */
   static from<T extends DType = DType>(value: unknown, dtype?: T | string): NDArray<T> {
     const want = dtype === undefined ? undefined : (normalizeDType(dtype) as T);
@@ -141,7 +141,7 @@ export class NDArray<D extends DType = DType> {
   /**
    * Cast to another dtype (always a copy). Numbers → str use the reference's text form (`1.5`, `True`);
    * float → int truncates; integers narrow with wrap-around (int64 300 → int8 44); bool → 0/1; str/object
-   * → numbers parse as spec 2.3 says, failure → DTypeConversionError.
+   * → numbers parse as docs/spec/io-descriptors.md §2.3 says, failure → DTypeConversionError.
    */
   astype<T extends DType>(dtype: T | string): NDArray<T> {
     const to = normalizeDType(dtype) as T;

@@ -2,7 +2,7 @@ import { JsonFloat } from '../io/json/json-float.js';
 import { roundToFloat16 } from './dtype.js';
 
 /**
- * Text form of a value when an array is converted to the `str` dtype (spec 2.2): the host language's
+ * Text form of a value when an array is converted to the `str` dtype (docs/spec/io-descriptors.md §2.2): the host language's
  * `str()` of the reference, so `1` → "1", `1.5` → "1.5", `2.0` (a float literal) → "2.0", `true` → "True",
  * `null` → "None", `1e16` → "1e+16".
  */
@@ -23,7 +23,7 @@ function integerText(value: number): string {
 }
 
 /**
- * PYFLOAT of spec 1.4: shortest round-tripping digits, positional for exponents in (-4, 16], scientific
+ * PYFLOAT of docs/spec/io-descriptors.md §1.4: shortest round-tripping digits, positional for exponents in (-4, 16], scientific
  * (`1e-05`, `1e+16`) otherwise, always with a `.0` or exponent so it reads as a float.
  * `digits` overrides the digit source (used for float32/float16 values in their own precision).
  */

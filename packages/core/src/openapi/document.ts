@@ -2,7 +2,7 @@ import type { IODescriptor } from '../io/descriptor.js';
 import type { ComponentsObject, RequestBodyObject, ResponseObject, SchemaObject } from '../io/openapi.js';
 import type { InferenceApi, Service } from '../service/service.js';
 
-/** The OpenAPI 3.0 document `/docs.json` serves (spec 10.7 with D4, D6, D13). */
+/** The OpenAPI 3.0 document `/docs.json` serves (docs/spec/io-descriptors.md §10.7 with D4, D6, D13). */
 export interface OpenApiDocument {
   openapi: '3.0.2';
   info: { title: string; version: string; description: string };

@@ -1,9 +1,9 @@
 import { type Metric, Registry } from 'prom-client';
 
-/** Metric name prefix (spec 10.6, D6). */
+/** Metric name prefix (docs/spec/io-descriptors.md §10.6, D6). */
 export const METRICS_PREFIX = 'tiffin_api_server_';
 
-/** Default latency buckets in seconds (spec 10.6). */
+/** Default latency buckets in seconds (docs/spec/io-descriptors.md §10.6). */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
 type Labels = Record<string, string>;

@@ -2,7 +2,7 @@ import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.
 import { resolveApiToken } from './auth.js';
 import type { Logger } from './logger.js';
 
-/** CORS settings (spec 10.6). Disabled unless `enabled` is true. */
+/** CORS settings (docs/spec/io-descriptors.md §10.6). Disabled unless `enabled` is true. */
 export interface CorsOptions {
   enabled: boolean;
   /** Allowed origins; `'*'` allows all. A single string is accepted. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { HttpRequest } from '../http/request.js';
 import type { Cookie } from '../http/response.js';
 
-/** Per-request response settings a handler may change (spec 10.4, D11). */
+/** Per-request response settings a handler may change (docs/spec/io-descriptors.md §10.4, D11). */
 export class ResponseContext {
   /** Status code of the response (default 200). */
   status = 200;

@@ -12,7 +12,7 @@ import { expectClientError, header, multipart, request } from './helpers.js';
 
 const BIN = Buffer.from([0x81, 0x30, 0x89, 0x39]);
 
-describe('File (spec 8)', () => {
+describe('File (docs/spec/io-descriptors.md §8)', () => {
   it('kind other than binaryio is InvalidArgument', () => {
     expect(() => new File({ kind: 'textio' as 'binaryio' })).toThrow(InvalidArgument);
   });

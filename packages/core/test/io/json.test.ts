@@ -53,7 +53,7 @@ const Structure: TinyModel = {
   fields: { name: 'string', endpoints: 'string[]' },
 };
 
-describe('JSON fromHttpRequest / toHttpResponse (spec 5, cases 14-22)', () => {
+describe('JSON fromHttpRequest / toHttpResponse (docs/spec/io-descriptors.md §5, cases 14-22)', () => {
   const echo = async (body: string, d = new JSONDescriptor()) =>
     d.toHttpResponse(await d.fromHttpRequest(request(body, 'application/json')), null);
 

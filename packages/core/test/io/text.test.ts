@@ -11,7 +11,7 @@ async function chunks(body: unknown): Promise<string[]> {
   return out;
 }
 
-describe('Text (spec 6)', () => {
+describe('Text (docs/spec/io-descriptors.md §6)', () => {
   it('case 54: input is the body whatever the Content-Type; output text/plain; charset=utf-8', async () => {
     const d = new Text();
     const input = await d.fromHttpRequest(request('Bob', 'application/json'));

@@ -19,7 +19,7 @@ import { formatPyFloat } from '../../src/ndarray/text.js';
 /** Parse with the exact parser, as NumpyNdarray does, then build. */
 const fromJson = (text: string, dtype?: string) => NDArray.from(parseJson(text, { exact: true }), dtype);
 
-describe('dtype names (spec 2.2)', () => {
+describe('dtype names (docs/spec/io-descriptors.md §2.2)', () => {
   it.each([
     ['bool', 'bool'],
     ['?', 'bool'],
@@ -54,7 +54,7 @@ describe('dtype names (spec 2.2)', () => {
     for (const d of DTYPES) expect(normalizeDType(d)).toBe(d);
   });
 
-  it('unknown and complex names are UnprocessableEntity (spec 2.1)', () => {
+  it('unknown and complex names are UnprocessableEntity (docs/spec/io-descriptors.md §2.1)', () => {
     expect(() => normalizeDType('float128x')).toThrow(UnprocessableEntity);
     expect(() => normalizeDType('float128x')).toThrow(/^Invalid dtype "float128x": /);
     expect(() => normalizeDType('complex')).toThrow(/complex dtypes are not supported/);
@@ -75,7 +75,7 @@ describe('shape formatting and matching', () => {
   });
 });
 
-describe('inference (spec 2.2)', () => {
+describe('inference (docs/spec/io-descriptors.md §2.2)', () => {
   it.each<[string, DType, number[]]>([
     ['[true, false]', 'bool', [2]],
     ['[[1, 2], [3, 4]]', 'int64', [2, 2]],
@@ -137,7 +137,7 @@ describe('inference (spec 2.2)', () => {
   });
 });
 
-describe('conversion to a requested dtype (spec 2.3)', () => {
+describe('conversion to a requested dtype (docs/spec/io-descriptors.md §2.3)', () => {
   it('floats truncate toward zero into integers', () => {
     expect(fromJson('[1.7, -2.7, 2]', 'int32').toArray()).toEqual([1, -2, 2]);
   });
@@ -237,7 +237,7 @@ describe('reshape', () => {
   });
 });
 
-describe('astype (spec 2.3/2.4 casting)', () => {
+describe('astype (docs/spec/io-descriptors.md §2.3/2.4 casting)', () => {
   it('numbers → str with the reference text form, float32 in its own precision', () => {
     expect(NDArray.from([2, 4]).astype('str').toArray()).toEqual(['2', '4']);
     expect(NDArray.from([0.1, 1]).astype('float32').astype('str').toArray()).toEqual(['0.1', '1.0']);
@@ -273,7 +273,7 @@ describe('astype (spec 2.3/2.4 casting)', () => {
   });
 });
 
-describe('same-kind cast table (spec 2.4)', () => {
+describe('same-kind cast table (docs/spec/io-descriptors.md §2.4)', () => {
   const yes: Array<[DType, DType]> = [
     ['bool', 'int8'],
     ['bool', 'float32'],

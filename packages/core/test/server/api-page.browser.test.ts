@@ -76,12 +76,12 @@ describe('API page in a real browser', () => {
     await op.getByRole('button', { name: 'Execute' }).click();
     const responseBody = op.locator('.live-responses-table .response-col_description pre').first();
     await responseBody.waitFor({ timeout: 20_000 });
-    expect(await responseBody.innerText()).toContain('HELLO PAGE!');
+    expect(await responseBody.textContent()).toContain('HELLO PAGE!');
     const status = await op
       .locator('.live-responses-table .response .response-col_status')
       .first()
-      .innerText();
-    expect(status.trim()).toBe('200');
+      .textContent();
+    expect(status?.trim()).toBe('200');
     expect(foreign).toEqual([]);
     expect(refused).toEqual([]);
     await page.close();

@@ -36,7 +36,7 @@ const preflight = (url: string, origin: string) =>
     },
   });
 
-describe('CORS (spec 10.6)', () => {
+describe('CORS (docs/spec/io-descriptors.md §10.6)', () => {
   it('answers an allowed preflight (case 66)', async () => {
     const res = await preflight(enabled.url, 'http://example.test:8080');
     expect(res.status).toBe(200);

@@ -112,7 +112,7 @@ describe('timeout', () => {
     expect(await res.json()).toMatchObject({ error: 'Not able to process the request in 0.2 seconds' });
   });
 
-  it('does not cut a streamed response that started in time (spec 10.5)', async () => {
+  it('does not cut a streamed response that started in time (docs/spec/io-descriptors.md §10.5)', async () => {
     const svc = new Service('stream_timeout');
     svc.api({ input: new PlainText(), output: new PlainText() }, function slow_stream() {
       return (async function* () {

@@ -17,7 +17,7 @@ afterAll(async () => {
   await server.close();
 });
 
-describe('/metrics (spec 10.6, D6 prefix)', () => {
+describe('/metrics (docs/spec/io-descriptors.md §10.6, D6 prefix)', () => {
   it('exposes per-API request counter, latency histogram and in-progress gauge', async () => {
     for (const body of ['a', 'b', 'bad']) {
       await fetch(`${server.url}/echo`, { method: 'POST', body, headers: { 'content-type': 'text/plain' } });

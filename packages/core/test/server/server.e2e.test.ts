@@ -205,7 +205,7 @@ describe('API pipeline', () => {
   });
 });
 
-describe('routing (spec 10.1)', () => {
+describe('routing (docs/spec/io-descriptors.md §10.1)', () => {
   it('serves a custom route and not the API name (case 58)', async () => {
     const ok = await post('/v1/custom/route', 'r');
     expect(await ok.text()).toBe('r');

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { ResolvedLoraModule } from './types.js';
 
 /**
- * `reshape(up.reshape(out, r) @ down.reshape(r, in·kh·kw), W.shape)` in float32 (spec 9.3), without
+ * `reshape(up.reshape(out, r) @ down.reshape(r, in·kh·kw), W.shape)` in float32 (docs/spec/diffusion.md §9.3), without
  * the alpha/rank and request scale (applied by the caller). Covers Linear, 1×1 and k×k convs.
  * The caller owns the returned tensor.
  */

@@ -10,7 +10,7 @@ import type {
 } from './types.js';
 
 /**
- * Merges a LoRA into the target's weights: `W ← W + scale · alpha/r · up @ down` (spec 9.3).
+ * Merges a LoRA into the target's weights: `W ← W + scale · alpha/r · up @ down` (docs/spec/diffusion.md §9.3).
  * Returns a handle whose `unmerge()` restores the previous weights: bit-exactly from snapshots when
  * the target offers them, otherwise by subtracting the same delta (float32 rounding, ~1e-8).
  * A failure part-way restores what was already merged before rethrowing.

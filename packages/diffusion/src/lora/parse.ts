@@ -4,7 +4,7 @@ import { InvalidArgument } from '@tiffin/core';
 import { SafetensorsFile } from '../weights/safetensors.js';
 import type { LoraArray, LoraComponent, LoraFile, LoraFileModule, LoraLayout } from './types.js';
 
-/** Markers of adapter kinds this package does not merge (spec 9.1 "not supported"). */
+/** Markers of adapter kinds this package does not merge (docs/spec/diffusion.md §9.1 "not supported"). */
 const UNSUPPORTED_MARKERS: [RegExp, string][] = [
   [/\.hada_w[12]_[ab]$|\.hada_t[12]$/, 'LyCORIS LoHa'],
   [/\.lokr_w[12](_[ab])?$|\.lokr_t2$/, 'LyCORIS LoKr'],
@@ -14,7 +14,7 @@ const UNSUPPORTED_MARKERS: [RegExp, string][] = [
   [/^(emb_params|string_to_param|clip_[lg])$/, 'textual-inversion embeddings'],
 ];
 
-/** original-LDM UNet block names that some kohya files use (spec 9.1, optional mapping). */
+/** original-LDM UNet block names that some kohya files use (docs/spec/diffusion.md §9.1, optional mapping). */
 const LDM_UNET = /^lora_unet_(input_blocks|middle_block|output_blocks)_/;
 
 const KOHYA_PREFIXES: [string, LoraComponent][] = [

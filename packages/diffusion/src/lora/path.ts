@@ -4,7 +4,7 @@ import { InvalidArgument, NotFound } from '@tiffin/core';
 import { truncateForMessage } from '@tiffin/core/internal';
 
 /**
- * Resolves a request's `lora_weights` string (spec 9.4): an existing absolute path, else a path
+ * Resolves a request's `lora_weights` string (docs/spec/diffusion.md §9.4): an existing absolute path, else a path
  * relative to `loraDir`. `user/repo/file` Hub references cannot be fetched offline and get a clear
  * error instead.
  */

@@ -16,7 +16,7 @@ const KOHYA_PREFIX: Record<LoraComponent, string[]> = {
 };
 
 /**
- * kohya key → base weight name, built from the base model (spec 9.2) so `_` vs `.` is never guessed:
+ * kohya key → base weight name, built from the base model (docs/spec/diffusion.md §9.2) so `_` vs `.` is never guessed:
  * every Linear/Conv weight `<component>.<P>.weight` registers `<prefix><P with . → _>`.
  */
 export function kohyaKeyMap(target: LoraTarget): Map<string, string> {
@@ -35,7 +35,7 @@ export function kohyaKeyMap(target: LoraTarget): Map<string, string> {
 
 const prod = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
 
-/** Why `module` cannot update a weight of `shape`, or null when it fits (spec 9.3 reshape rule). */
+/** Why `module` cannot update a weight of `shape`, or null when it fits (docs/spec/diffusion.md §9.3 reshape rule). */
 function shapeProblem(module: LoraFileModule, shape: readonly number[]): string | null {
   const out = module.up.shape[0];
   const inner = prod(module.down.shape.slice(1));

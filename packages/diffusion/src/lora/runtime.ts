@@ -5,7 +5,7 @@ import type { ApplyLoraOptions, LoraComponent, LoraFile, LoraTarget, ResolvedLor
 
 /**
  * A LoRA prepared for the unfused (run-time) path: `y = W x + s · (alpha/r) · up(down(x))` computed
- * during the forward pass (spec 9.3), so the base weights are never written and any number of
+ * during the forward pass (docs/spec/diffusion.md §9.3), so the base weights are never written and any number of
  * requests, with different LoRAs or none, can share one pipeline. Holds its own tfjs tensors (about
  * the size of the LoRA file) until `dispose()`.
  */

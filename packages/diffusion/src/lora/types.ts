@@ -46,7 +46,7 @@ export interface LoraTarget {
   addLowRank?(name: string, module: LoraFileModule, factor: number): void;
 }
 
-/** Which convention a LoRA file follows (spec 9.1). */
+/** Which convention a LoRA file follows (docs/spec/diffusion.md §9.1). */
 export type LoraLayout =
   /** kohya / A1111: `lora_unet_<path_with_underscores>.lora_down.weight`, `.alpha`. */
   | 'kohya'

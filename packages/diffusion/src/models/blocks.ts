@@ -151,7 +151,7 @@ function crossAttention(
   return linear(attention(q, k, v, heads, dh ** -0.5), w(`${p}.to_out.0.weight`), w(`${p}.to_out.0.bias`));
 }
 
-/** Transformer2DModel with BasicTransformerBlocks (spec 5.4). */
+/** Transformer2DModel with BasicTransformerBlocks (docs/spec/diffusion.md §5.4). */
 export function transformer2d(
   w: Weights,
   p: string,
@@ -186,7 +186,7 @@ export function transformer2d(
   return tf.add(h, x);
 }
 
-/** Single-head VAE mid-block attention (spec 6). */
+/** Single-head VAE mid-block attention (docs/spec/diffusion.md §6). */
 export function vaeAttention(w: Weights, p: string, x: tf.Tensor, groups: number): tf.Tensor {
   const [B, H, W, C] = x.shape as number[];
   const h = groupNorm(x, groups, 1e-6, w(`${p}.group_norm.weight`), w(`${p}.group_norm.bias`)).reshape([

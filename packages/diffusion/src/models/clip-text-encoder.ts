@@ -3,7 +3,7 @@ import type { WeightSpec, WeightStore } from '../weights/store.js';
 import { attention, gelu, layerNorm, linear, quickGelu } from './layers.js';
 import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from './low-rank.js';
 
-/** The fields of transformers' CLIPTextConfig this encoder uses (spec 4). */
+/** The fields of transformers' CLIPTextConfig this encoder uses (docs/spec/diffusion.md §4). */
 export interface ClipTextConfig {
   vocab_size: number;
   hidden_size: number;
@@ -52,7 +52,7 @@ export interface ClipTextOutput {
   lastHiddenState: tf.Tensor3D;
 }
 
-/** transformers' CLIPTextModel forward (spec 4). */
+/** transformers' CLIPTextModel forward (docs/spec/diffusion.md §4). */
 export class ClipTextEncoder {
   private readonly mask: tf.Tensor2D;
 

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { linearBranches, lowRankBranchesFor, upChannels } from './low-rank.js';
 
-/** Building blocks in NHWC / [..., features] layout (spec 12). Callers run them inside tf.tidy. */
+/** Building blocks in NHWC / [..., features] layout (docs/spec/diffusion.md §12). Callers run them inside tf.tidy. */
 
 /** y = x @ W + b with W stored [in, out]. */
 export function linear(x: tf.Tensor, w: tf.Tensor, b?: tf.Tensor): tf.Tensor {
@@ -9,7 +9,7 @@ export function linear(x: tf.Tensor, w: tf.Tensor, b?: tf.Tensor): tf.Tensor {
   const lead = x.shape.slice(0, -1);
   const x2d = x.reshape([-1, inDim]) as tf.Tensor2D;
   let y = tf.matMul(x2d, w as tf.Tensor2D);
-  // Unfused LoRA of this request (spec 9.3): base weights stay untouched.
+  // Unfused LoRA of this request (docs/spec/diffusion.md §9.3): base weights stay untouched.
   const branches = lowRankBranchesFor(w);
   if (branches) y = tf.add(y, linearBranches(x2d, branches));
   if (b) y = tf.add(y, b);
@@ -32,7 +32,7 @@ export function conv2d(
   } else if (stride === 1 && pad === 'same-as-torch') {
     y = tf.conv2d(input, w as tf.Tensor4D, 1, 'same');
   } else {
-    // TF 'same' pads stride-2 convs asymmetrically: pad explicitly (spec 12 padding trap).
+    // TF 'same' pads stride-2 convs asymmetrically: pad explicitly (docs/spec/diffusion.md §12 padding trap).
     const p = (k - 1) / 2;
     input =
       pad === 'right-bottom'
@@ -89,7 +89,7 @@ export function layerNorm(x: tf.Tensor, eps: number, gamma: tf.Tensor, beta: tf.
   return tf.add(tf.mul(tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, eps))), gamma), beta);
 }
 
-/** Largest score block (elements) computed at once; bounds attention memory (spec 12). */
+/** Largest score block (elements) computed at once; bounds attention memory (docs/spec/diffusion.md §12). */
 const MAX_SCORE_ELEMENTS = 16 * 1024 * 1024;
 
 /**

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 
 /**
- * A low-rank branch added to a Linear or Conv layer at run time (unfused LoRA, spec 9.3):
+ * A low-rank branch added to a Linear or Conv layer at run time (unfused LoRA, docs/spec/diffusion.md §9.3):
  * `y = x·W + (x·down)·up` for a Linear, `y = conv(x, W) + conv1×1(conv(x, down), up)` for a conv,
  * where `down` uses W's kernel, stride and padding. The request scale and alpha/rank are already
  * folded into `up`.

@@ -1,7 +1,7 @@
 import type { WeightSpec } from '../weights/store.js';
 import { convSpecs, linearSpecs, normSpecs, resnetSpecs, transformerSpecs } from './blocks.js';
 
-/** UNet2DConditionModel config fields (spec 5.1). */
+/** UNet2DConditionModel config fields (docs/spec/diffusion.md §5.1). */
 export interface UNetConfig {
   sample_size: number;
   in_channels: number;

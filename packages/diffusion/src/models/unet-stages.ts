@@ -45,7 +45,7 @@ const needTemb = (a: UNetActivations): tf.Tensor => {
   return a.tembAct;
 };
 
-/** The stages of UNet2DConditionModel's forward pass (spec 5.5), in execution order. */
+/** The stages of UNet2DConditionModel's forward pass (docs/spec/diffusion.md §5.5), in execution order. */
 export function unetStages(c: UNetConfig): UNetStage[] {
   const { C, heads, layers } = unetLayout(c);
   const N = C.length;

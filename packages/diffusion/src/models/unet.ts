@@ -4,7 +4,7 @@ import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } fro
 import { type UNetConfig, validateUNetConfig } from './unet-config.js';
 import { type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';
 
-/** UNet2DConditionModel forward in NHWC (spec 5.5). */
+/** UNet2DConditionModel forward in NHWC (docs/spec/diffusion.md §5.5). */
 export class UNet2DConditionModel {
   private readonly stages: readonly UNetStage[];
 

@@ -13,7 +13,7 @@ import {
 } from './blocks.js';
 import { conv2d, groupNorm, silu } from './layers.js';
 
-/** diffusers AutoencoderKL config fields used here (spec 6). */
+/** diffusers AutoencoderKL config fields used here (docs/spec/diffusion.md §6). */
 export interface VaeConfig {
   in_channels: number;
   out_channels: number;

@@ -14,7 +14,7 @@ export interface NoisePredictor {
 }
 
 /**
- * The denoising loop shared by every pipeline (spec 8.1): per timestep, scale the input, predict the
+ * The denoising loop shared by every pipeline (docs/spec/diffusion.md §8.1): per timestep, scale the input, predict the
  * noise (a [negative, positive] batch with guidance), guide, step the scheduler. Reports each step,
  * yields to the event loop between steps and stops at the next step once the run's signal aborts.
  * Returns the final latents (owned by the run).
@@ -56,7 +56,7 @@ export async function denoise(
   return latents;
 }
 
-/** Classifier-free guidance on a [negative, positive] prediction, with optional rescale φ (spec 8.1). */
+/** Classifier-free guidance on a [negative, positive] prediction, with optional rescale φ (docs/spec/diffusion.md §8.1). */
 function guide(prediction: tf.Tensor4D, scale: number, rescale: number): tf.Tensor4D {
   return tf.tidy(() => {
     const [mu, mc] = tf.split(prediction, 2, 0);
@@ -65,7 +65,7 @@ function guide(prediction: tf.Tensor4D, scale: number, rescale: number): tf.Tens
   }) as tf.Tensor4D;
 }
 
-/** guidance_rescale (spec 8.1): std over all non-batch axes. */
+/** guidance_rescale (docs/spec/diffusion.md §8.1): std over all non-batch axes. */
 function rescaleGuidance(guided: tf.Tensor, cond: tf.Tensor, phi: number): tf.Tensor {
   const axes = [1, 2, 3];
   const stdOf = (t: tf.Tensor) => tf.sqrt(tf.moments(t, axes, true).variance);

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument } from '@tiffin/core';
 import type { RgbImage } from './types.js';
 
-/** Validate an RGB image and turn it into an NHWC float tensor in [-1, 1] (spec 8.2). */
+/** Validate an RGB image and turn it into an NHWC float tensor in [-1, 1] (docs/spec/diffusion.md §8.2). */
 export function imageToTensor(image: RgbImage): tf.Tensor4D {
   const { width, height, data } = image;
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1)

@@ -202,7 +202,7 @@ export class StableDiffusionPipeline {
     const fused: AppliedLora[] = [];
     this.inFlight++;
     try {
-      // The request's LoRAs (spec 9.3/9.4): merged now and restored when the run ends, or run-time.
+      // The request's LoRAs (docs/spec/diffusion.md §9.3/9.4): merged now and restored when the run ends, or run-time.
       if (fusing) this.fusedInFlight = true;
       for (const lora of loras) {
         const options = { scale: lora.scale, onUnmatched: lora.onUnmatched };
@@ -233,7 +233,7 @@ export class StableDiffusionPipeline {
     return run;
   }
 
-  /** The encode-prompt seam: [negative, positive] embeddings (negative first, spec 8.1), per image. */
+  /** The encode-prompt seam: [negative, positive] embeddings (negative first, docs/spec/diffusion.md §8.1), per image. */
   private async encodeConditioning(run: GenerationRun): Promise<tf.Tensor3D> {
     const { request, params } = run;
     const embed = async (text: string | null | undefined, given: CommonRequest['prompt_embeds']) =>

@@ -28,7 +28,7 @@ export interface GenerationProgress {
 }
 
 /**
- * How a request's LoRA is applied (spec 9.3):
+ * How a request's LoRA is applied (docs/spec/diffusion.md §9.3):
  * - `fused`: merged into the weights for the request and restored bit-exactly afterwards; no cost per
  *   step, but the pipeline's weights are shared state, so no other generation may run meanwhile.
  * - `unfused`: `W x + s · (alpha/r) · up(down(x))` during the forward pass; base weights untouched,
@@ -55,7 +55,7 @@ export interface RequestLora {
 export interface CommonRequest {
   /** Required unless `prompt_embeds` is given. */
   prompt?: string;
-  /** null/undefined → "" (spec 8.1). */
+  /** null/undefined → "" (docs/spec/diffusion.md §8.1). */
   negative_prompt?: string | null;
   num_inference_steps?: number;
   guidance_scale?: number;
@@ -66,7 +66,7 @@ export interface CommonRequest {
   /** Scheduler to use instead of the folder's (`from_config` semantics). */
   scheduler?: SchedulerName | null;
   num_images_per_prompt?: number;
-  /** Optional guidance rescale φ (spec 8.1), default 0. */
+  /** Optional guidance rescale φ (docs/spec/diffusion.md §8.1), default 0. */
   guidance_rescale?: number;
   /** clip_skip k ≥ 0: use the (k+1)-th last hidden state (final LayerNorm applied). */
   clip_skip?: number;

@@ -20,7 +20,7 @@ const DEFAULTS: DDIMConfig = {
   clip_sample_range: 1,
 };
 
-/** `ddim` (spec 7.3); listed in `registry.ts`. */
+/** `ddim` (docs/spec/diffusion.md §7.3); listed in `registry.ts`. */
 export const ddim = defineScheduler({
   name: 'ddim',
   className: 'DDIMScheduler',
@@ -28,7 +28,7 @@ export const ddim = defineScheduler({
   create: (config) => new DDIMScheduler(config),
 });
 
-/** √ᾱ_t · x0 + √(1 - ᾱ_t) · ε with float32 coefficients (DDIM and PNDM, spec 7.9). */
+/** √ᾱ_t · x0 + √(1 - ᾱ_t) · ε with float32 coefficients (DDIM and PNDM, docs/spec/diffusion.md §7.9). */
 export function addNoiseByAlpha(alphaProd: number, original: tf.Tensor, noise: tf.Tensor): tf.Tensor {
   const sqrtAlpha = f32(Math.sqrt(alphaProd));
   const sqrtOneMinus = f32(Math.sqrt(f32(1 - alphaProd)));
@@ -44,7 +44,7 @@ export function alphaAt(alphasCumprod: Float32Array, timestep: number, who: stri
   return value;
 }
 
-/** DDIMScheduler (spec 7.3), deterministic for eta = 0, ancestral noise for eta > 0. */
+/** DDIMScheduler (docs/spec/diffusion.md §7.3), deterministic for eta = 0, ancestral noise for eta > 0. */
 export class DDIMScheduler extends BaseScheduler<DDIMConfig> {
   private readonly finalAlphaCumprod: number;
 

@@ -32,7 +32,7 @@ const DEFAULTS: DPMSolverConfig = {
   final_sigmas_type: 'zero',
 };
 
-/** `dpmpp_2m` (spec 7.7); listed in `registry.ts`. */
+/** `dpmpp_2m` (docs/spec/diffusion.md §7.7); listed in `registry.ts`. */
 export const dpmSolverMultistep = defineScheduler({
   name: 'dpmpp_2m',
   className: 'DPMSolverMultistepScheduler',
@@ -75,7 +75,7 @@ function noiseLevel(s: number): NoiseLevel {
   return { alpha, sigma, lambda };
 }
 
-/** DPMSolverMultistepScheduler, algorithm dpmsolver++ (spec 7.7): 2M by default, 1 to 3 via solver_order. */
+/** DPMSolverMultistepScheduler, algorithm dpmsolver++ (docs/spec/diffusion.md §7.7): 2M by default, 1 to 3 via solver_order. */
 export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> {
   private sigmas: number[] = [];
   /** Data predictions, newest last (own copies). */

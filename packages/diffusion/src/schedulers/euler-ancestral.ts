@@ -8,7 +8,7 @@ import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } 
 
 const DEFAULTS: SharedSchedulerConfig = { ...SHARED_DEFAULTS, timestep_spacing: 'linspace' };
 
-/** `euler_a` (spec 7.6): no keys of its own; listed in `registry.ts`. */
+/** `euler_a` (docs/spec/diffusion.md §7.6): no keys of its own; listed in `registry.ts`. */
 export const eulerAncestral = defineScheduler({
   name: 'euler_a',
   className: 'EulerAncestralDiscreteScheduler',
@@ -16,7 +16,7 @@ export const eulerAncestral = defineScheduler({
   create: (config) => new EulerAncestralDiscreteScheduler(config),
 });
 
-/** EulerAncestralDiscreteScheduler (spec 7.6): one fresh noise draw per step. */
+/** EulerAncestralDiscreteScheduler (docs/spec/diffusion.md §7.6): one fresh noise draw per step. */
 export class EulerAncestralDiscreteScheduler extends EulerFamilyScheduler<SharedSchedulerConfig> {
   constructor(config?: SchedulerConfig) {
     super(eulerAncestral, config);

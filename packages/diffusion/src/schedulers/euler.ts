@@ -25,7 +25,7 @@ const DEFAULTS: EulerConfig = {
   sigma_max: null,
 };
 
-/** `euler` (spec 7.5); listed in `registry.ts`. */
+/** `euler` (docs/spec/diffusion.md §7.5); listed in `registry.ts`. */
 export const euler = defineScheduler({
   name: 'euler',
   className: 'EulerDiscreteScheduler',
@@ -43,7 +43,7 @@ export const euler = defineScheduler({
 
 /**
  * Shared part of EulerDiscreteScheduler and EulerAncestralDiscreteScheduler: sigma schedule,
- * init noise sigma, input scaling, x0 prediction and add_noise (spec 7.5, 7.6, 7.9).
+ * init noise sigma, input scaling, x0 prediction and add_noise (docs/spec/diffusion.md §7.5, 7.6, 7.9).
  */
 export abstract class EulerFamilyScheduler<C extends SharedSchedulerConfig> extends BaseScheduler<C> {
   /** s_0..s_{N-1} then 0, float32 values. */
@@ -117,7 +117,7 @@ export abstract class EulerFamilyScheduler<C extends SharedSchedulerConfig> exte
   ): StepResult;
 }
 
-/** EulerDiscreteScheduler (spec 7.5), deterministic (s_churn = 0). */
+/** EulerDiscreteScheduler (docs/spec/diffusion.md §7.5), deterministic (s_churn = 0). */
 export class EulerDiscreteScheduler extends EulerFamilyScheduler<EulerConfig> {
   constructor(config?: SchedulerConfig) {
     super(euler, config);

@@ -20,7 +20,7 @@ function definitionFor(name: string) {
 
 /**
  * A fresh scheduler of the given kind configured from a diffusers scheduler config
- * (`Class.from_config(config)`, spec 7.8). Call `setTimesteps` before use.
+ * (`Class.from_config(config)`, docs/spec/diffusion.md §7.8). Call `setTimesteps` before use.
  */
 export function createScheduler(name: SchedulerName, config?: SchedulerConfig): Scheduler {
   return definitionFor(name).create(config);

@@ -6,7 +6,7 @@ import type { NoiseSource } from './types.js';
 const seedrandom = createRequire(import.meta.url)('seedrandom') as { alea(seed: string): () => number };
 
 /**
- * The service's seeded standard-normal source (spec 8.3): seedrandom's `alea` PRNG with the
+ * The service's seeded standard-normal source (docs/spec/diffusion.md §8.3): seedrandom's `alea` PRNG with the
  * Box–Muller transform, using both outputs of each pair. Same seed → same draws, within this
  * implementation only (PyTorch's generator is not reproduced).
  */

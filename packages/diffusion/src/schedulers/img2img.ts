@@ -2,7 +2,7 @@ import { InvalidArgument } from '@tiffin/core';
 import type { Img2ImgTimesteps, Scheduler } from './types.js';
 
 /**
- * img2img strength truncation (spec 8.2, diffusers `get_timesteps`): call after
+ * img2img strength truncation (docs/spec/diffusion.md §8.2, diffusers `get_timesteps`): call after
  * `setTimesteps(numInferenceSteps)`. Sets the scheduler's begin index and returns the timesteps to
  * denoise over; `timesteps[0]` is the one to pass to `addNoise`.
  */

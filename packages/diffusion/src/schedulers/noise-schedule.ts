@@ -1,7 +1,7 @@
 import { f32, torchLinspaceF32 } from './numeric.js';
 import type { SharedSchedulerConfig } from './types.js';
 
-/** Training noise schedule shared by all schedulers (spec 7). Arrays hold float32 values. */
+/** Training noise schedule shared by all schedulers (docs/spec/diffusion.md §7). Arrays hold float32 values. */
 export interface NoiseSchedule {
   betas: Float32Array;
   alphasCumprod: Float32Array;

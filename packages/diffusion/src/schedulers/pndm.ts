@@ -15,7 +15,7 @@ export type PNDMConfig = SharedSchedulerConfig & {
 
 const DEFAULTS: PNDMConfig = { ...SHARED_DEFAULTS, set_alpha_to_one: false, skip_prk_steps: false };
 
-/** `pndm` (spec 7.4, the SD 1.x default); listed in `registry.ts`. */
+/** `pndm` (docs/spec/diffusion.md §7.4, the SD 1.x default); listed in `registry.ts`. */
 export const pndm = defineScheduler({
   name: 'pndm',
   className: 'PNDMScheduler',
@@ -29,7 +29,7 @@ export const pndm = defineScheduler({
 const PNDM_ORDER = 4;
 
 /**
- * PNDMScheduler (spec 7.4): PLMS linear multistep; with `skip_prk_steps: false` the first steps
+ * PNDMScheduler (docs/spec/diffusion.md §7.4): PLMS linear multistep; with `skip_prk_steps: false` the first steps
  * are the pseudo Runge–Kutta warm-up of diffusers.
  */
 export class PNDMScheduler extends BaseScheduler<PNDMConfig> {

@@ -15,7 +15,7 @@ export function checkStepCount(numInferenceSteps: number, numTrainTimesteps: num
 }
 
 /**
- * Ascending integer base timesteps of DDIM/PNDM (spec 7.1), before reversing: `leading` adds
+ * Ascending integer base timesteps of DDIM/PNDM (docs/spec/diffusion.md §7.1), before reversing: `leading` adds
  * `steps_offset`; `trailing` and `linspace` ignore it.
  */
 export function integerTimestepsAscending(config: SharedSchedulerConfig, n: number): number[] {
@@ -48,7 +48,7 @@ export function eulerTimesteps(config: SharedSchedulerConfig, n: number): number
   return integerTimestepsAscending(config, n).reverse();
 }
 
-/** DPM-Solver++ timesteps (spec 7.7, the N + 1 construction), descending integers. */
+/** DPM-Solver++ timesteps (docs/spec/diffusion.md §7.7, the N + 1 construction), descending integers. */
 export function dpmTimesteps(config: SharedSchedulerConfig, n: number): number[] {
   const T = config.num_train_timesteps;
   switch (config.timestep_spacing) {

@@ -6,7 +6,7 @@ export type PredictionType = 'epsilon' | 'v_prediction' | 'sample';
 
 /**
  * A diffusers scheduler config as read from `scheduler/scheduler_config.json` (snake_case keys,
- * all optional). `from_config` semantics (spec 7.8): keys the chosen class knows are used, unknown
+ * all optional). `from_config` semantics (docs/spec/diffusion.md §7.8): keys the chosen class knows are used, unknown
  * keys are ignored, missing keys take the class default. The keys every class reads are named here;
  * the class-specific ones (e.g. DDIM's `clip_sample`) are named by each scheduler's own config type.
  */
@@ -33,7 +33,7 @@ export type NoiseSource = (shape: number[]) => tf.Tensor | Float32Array;
 export interface StepOptions {
   /** Required by schedulers that draw noise (Euler ancestral; DDIM with eta > 0); ignored by others. */
   noise?: NoiseSource;
-  /** DDIM only (spec 7.3); other schedulers ignore it, as diffusers does. Default 0. */
+  /** DDIM only (docs/spec/diffusion.md §7.3); other schedulers ignore it, as diffusers does. Default 0. */
   eta?: number;
 }
 
@@ -42,7 +42,7 @@ export interface StepResult {
   prevSample: tf.Tensor;
 }
 
-/** Timesteps left after img2img strength truncation (spec 8.2). */
+/** Timesteps left after img2img strength truncation (docs/spec/diffusion.md §8.2). */
 export interface Img2ImgTimesteps {
   /** The timesteps to denoise over (a copy). `timesteps[0]` is the one to pass to `addNoise`. */
   timesteps: number[];
@@ -67,7 +67,7 @@ export interface Scheduler {
   readonly className: string;
   /** The resolved config: the class defaults overlaid with the keys of the given config the class reads. */
   readonly config: Readonly<ResolvedSchedulerConfig>;
-  /** Model evaluations per "step" in diffusers' sense (1 for all five classes, spec 7.9). */
+  /** Model evaluations per "step" in diffusers' sense (1 for all five classes, docs/spec/diffusion.md §7.9). */
   readonly order: number;
   /** Factor for the initial latents (txt2img). Valid after `setTimesteps`. */
   readonly initNoiseSigma: number;
@@ -83,7 +83,7 @@ export interface Scheduler {
   scaleModelInput(sample: tf.Tensor, timestep: number): tf.Tensor;
   /** One denoising step from `timestep`. */
   step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, options?: StepOptions): StepResult;
-  /** Forward-noises `original` to `timestep` (img2img start, spec 7.9). */
+  /** Forward-noises `original` to `timestep` (img2img start, docs/spec/diffusion.md §7.9). */
   addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor;
   /** Releases tensors held between steps. The instance can be reused after `setTimesteps`. */
   dispose(): void;

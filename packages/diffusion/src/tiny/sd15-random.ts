@@ -7,7 +7,7 @@ import type { WeightSpec } from '../weights/store.js';
 import { tinyConfigs } from './tiny-configs.js';
 import { writePipelineConfigs } from './write-tiny-pipeline.js';
 
-/** SD1.5's component configs (runwayml/stable-diffusion-v1-5, spec 4–6), on the tiny pipeline's keys. */
+/** SD1.5's component configs (runwayml/stable-diffusion-v1-5, docs/spec/diffusion.md §4–6), on the tiny pipeline's keys. */
 export function sd15Configs() {
   const tiny = tinyConfigs('sd1');
   const textEncoder = {

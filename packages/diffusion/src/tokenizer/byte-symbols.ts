@@ -1,4 +1,4 @@
-/** CLIP's byte → printable-symbol table and vocabulary byte order (spec 3), for laying out vocabularies. */
+/** CLIP's byte → printable-symbol table and vocabulary byte order (docs/spec/diffusion.md §3), for laying out vocabularies. */
 
 function build(): { byteToSymbol: string[]; order: number[] } {
   const printable: number[] = [];

@@ -1,5 +1,5 @@
 /**
- * The CLIP tokenizer pipeline (spec 3) written as a Hugging Face `tokenizer.json` description, so that
+ * The CLIP tokenizer pipeline (docs/spec/diffusion.md §3) written as a Hugging Face `tokenizer.json` description, so that
  * @huggingface/tokenizers runs it. Diffusers folders ship only vocab.json + merges.txt, so the pipeline
  * is built here from those, in the layout of the CLIP fast tokenizer: NFC, whitespace runs → one space,
  * lower-case; keep the CLIP regex matches (whitespace dropped); byte-level symbols; BPE with `</w>` on
@@ -73,7 +73,7 @@ export function clipPipelineDescription(
         { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
       ],
     },
-    // BOS/EOS, truncation and padding are ClipTokenizer's job (SD prompt layout, spec 3 step 5).
+    // BOS/EOS, truncation and padding are ClipTokenizer's job (SD prompt layout, docs/spec/diffusion.md §3 step 5).
     post_processor: null,
     decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
     model: {

@@ -16,7 +16,7 @@ const tokenText = (t: TokenSpec): string | undefined =>
   typeof t === 'string' ? t : (t?.content ?? undefined);
 
 /**
- * CLIP byte-level BPE tokenizer (spec 3). Normalisation, splitting and BPE run in
+ * CLIP byte-level BPE tokenizer (docs/spec/diffusion.md §3). Normalisation, splitting and BPE run in
  * @huggingface/tokenizers; this class adds the SD prompt layout: BOS, EOS, truncation and padding to
  * `maxLength` with the folder's pad token.
  */

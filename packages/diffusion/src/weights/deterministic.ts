@@ -1,5 +1,5 @@
 /**
- * The deterministic "random" tensors of the reference harness (spec 11.3): every value is a
+ * The deterministic "random" tensors of the reference harness (docs/spec/diffusion.md §11.3): every value is a
  * function of the tensor name and flat index, so TS and Python produce bit-identical weights.
  */
 
@@ -33,7 +33,7 @@ export function detUniform(name: string, size: number): Float64Array {
 
 const prod = (s: readonly number[]): number => s.reduce((a, b) => a * b, 1);
 
-/** The deterministic weight for `name` with torch shape `shape` (spec 11.3). */
+/** The deterministic weight for `name` with torch shape `shape` (docs/spec/diffusion.md §11.3). */
 export function detWeight(name: string, shape: readonly number[]): Float32Array {
   const u = detUniform(name, prod(shape));
   const out = new Float32Array(u.length);

@@ -22,7 +22,7 @@ const MAX_HEADER = 100_000_000;
 
 /**
  * A safetensors file read lazily: the header at open, each tensor by offset on demand, so a
- * multi-GB checkpoint never lives in one Buffer (spec 2, memory note).
+ * multi-GB checkpoint never lives in one Buffer (docs/spec/diffusion.md §2, memory note).
  */
 export class SafetensorsFile {
   readonly entries: ReadonlyMap<string, SafetensorsEntry>;

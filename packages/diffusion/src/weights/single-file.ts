@@ -53,7 +53,7 @@ const RESNET_LDM: Record<string, string> = {
   conv_shortcut: 'skip_connection',
 };
 
-/** diffusers UNet name → LDM key (spec 9.1's block mapping), for `n` resnets per down block. */
+/** diffusers UNet name → LDM key (docs/spec/diffusion.md §9.1's block mapping), for `n` resnets per down block. */
 export function unetLdmKey(name: string, n: number, upHasAttention: (i: number) => boolean): string {
   const fixed: Record<string, string> = {
     conv_in: 'input_blocks.0.0',
@@ -247,7 +247,7 @@ function inferConfigs(f: SafetensorsFile, predictionType: string): Inferred {
     down_block_types: cross.map((x) => (x ? 'CrossAttnDownBlock2D' : 'DownBlock2D')),
     up_block_types: [...cross].reverse().map((x) => (x ? 'CrossAttnUpBlock2D' : 'UpBlock2D')),
     cross_attention_dim: contextDim,
-    // SD 1.x: 8 heads everywhere; SD 2.x: head size 64 (spec 5.2).
+    // SD 1.x: 8 heads everywhere; SD 2.x: head size 64 (docs/spec/diffusion.md §5.2).
     attention_head_dim: sd2 ? C.map((c) => c / 64) : 8,
     use_linear_projection: linearProj,
     sample_size: sd2 && v ? 96 : 64,

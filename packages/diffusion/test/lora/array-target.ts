@@ -51,7 +51,7 @@ export class SnapshotArrayTarget extends ArrayTarget {
   }
 }
 
-/** The tiny sd1 pipeline's UNet and text-encoder weights (spec 11.3 values) in a target. */
+/** The tiny sd1 pipeline's UNet and text-encoder weights (docs/spec/diffusion.md §11.3 values) in a target. */
 export function tinyTarget<T extends ArrayTarget>(make: () => T): T {
   const c = tinyConfigs('sd1');
   const t = make();

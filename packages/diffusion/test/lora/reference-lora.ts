@@ -3,7 +3,7 @@ import { type TensorToWrite, writeSafetensors } from '../../src/weights/safetens
 import { fixture as loadFixture, type Summary } from '../helpers/fixtures.js';
 
 /**
- * The reference LoRA of lora.json (spec 9.3 and 13): rank 4, alpha 2, kohya keys for 120 UNet /
+ * The reference LoRA of lora.json (docs/spec/diffusion.md §9.3 and 13): rank 4, alpha 2, kohya keys for 120 UNet /
  * text-encoder layers of the tiny sd1 pipeline, tensors det_input("lora/<kohya key>.down" | ".up",
  * shape, 0.05). The fixture stores which modules diffusers fused (all 120), the fused-weight errors,
  * and three tiny-pipeline image summaries: without LoRA, fused at `scale` 0.8, and applied at scale 1

@@ -16,7 +16,7 @@ import {
 } from '../../src/index.js';
 import { roundHalfEven } from '../../src/schedulers/numeric.js';
 
-/** The SD scheduler config (spec 11.1) minus the class name. */
+/** The SD scheduler config (docs/spec/diffusion.md §11.1) minus the class name. */
 const SD: SchedulerConfig = {
   beta_end: 0.012,
   beta_schedule: 'scaled_linear',
@@ -43,7 +43,7 @@ beforeAll(async () => {
   await tf.setBackend('cpu');
 });
 
-describe('noise schedule (spec 7)', () => {
+describe('noise schedule (docs/spec/diffusion.md §7)', () => {
   it('SD scaled_linear ᾱ matches the float32 reference probe', () => {
     const { alphasCumprod } = computeNoiseSchedule(resolved(SD));
     // torch's float32 linspace/cumprod are emulated but not bit-reproduced: measured worst relative
@@ -94,7 +94,7 @@ describe('noise schedule (spec 7)', () => {
   });
 });
 
-describe('timesteps (spec 7.1, 7.4, 7.7)', () => {
+describe('timesteps (docs/spec/diffusion.md §7.1, 7.4, 7.7)', () => {
   const ts = (name: (typeof SCHEDULER_NAMES)[number], config: SchedulerConfig, n: number) => {
     const s = createScheduler(name, config);
     s.setTimesteps(n);
@@ -133,7 +133,7 @@ describe('timesteps (spec 7.1, 7.4, 7.7)', () => {
   });
 });
 
-describe('from_config (spec 7.8)', () => {
+describe('from_config (docs/spec/diffusion.md §7.8)', () => {
   it('applies class defaults for missing keys and ignores unknown ones', () => {
     const ddim = createScheduler('ddim', { beta_schedule: 'scaled_linear', skip_prk_steps: true, foo: 1 });
     expect(ddim.config.clip_sample).toBe(true);
@@ -166,7 +166,7 @@ describe('from_config (spec 7.8)', () => {
   });
 });
 
-describe('img2img and add_noise (spec 7.9, 8.2)', () => {
+describe('img2img and add_noise (docs/spec/diffusion.md §7.9, 8.2)', () => {
   it('DDIM N = 5, strength 0.6 keeps 401, 201, 1 and add_noise is √ᾱ·x0 + √(1-ᾱ)·ε', () => {
     const s = createScheduler('ddim', SD);
     s.setTimesteps(5);
@@ -246,7 +246,7 @@ describe('stepping contract', () => {
   });
 });
 
-describe('GaussianNoise (spec 8.3)', () => {
+describe('GaussianNoise (docs/spec/diffusion.md §8.3)', () => {
   it('is reproducible per seed and standard normal', () => {
     const a = new GaussianNoise(42).fill(20000);
     expect(new GaussianNoise(42).fill(20000)).toEqual(a);

@@ -10,7 +10,7 @@ import {
 import { detInput } from '../../src/weights/deterministic.js';
 
 /**
- * Every case of the diffusers reference run (`schedulers.json`, spec 13): 10 steps of
+ * Every case of the diffusers reference run (`schedulers.json`, docs/spec/diffusion.md §13): 10 steps of
  * scale_model_input → dummy model → step on a [1, 4, 4, 4] latent, noise injected as
  * det_input("sched-noise/<k>"), compared per step (t, first scaled input, first 4 values, mean), on
  * the full final latent, and on the img2img block (timesteps after strength 0.6, add_noise of

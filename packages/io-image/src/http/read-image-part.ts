@@ -11,7 +11,7 @@ export function isAllowedMediaType(
 }
 
 /**
- * The image bytes of a request (spec 7.3 steps 1–3 with D1/D2/D10): a `multipart/form-data` body's first
+ * The image bytes of a request (docs/spec/io-descriptors.md §7.3 steps 1–3 with D1/D2/D10): a `multipart/form-data` body's first
  * file part whose Content-Type is allowed (plain fields are skipped), or a raw body whose Content-Type is
  * allowed. Every mismatch is the client's: BadInput.
  */

@@ -104,7 +104,7 @@ export class PandasSeries extends IODescriptor<Series, Series> {
     return typeof this.dtype === 'string' ? this.dtype : null;
   }
 
-  /** JSON value → raw series per orient (spec 4): a list is values, an object label→value. */
+  /** JSON value → raw series per orient (docs/spec/io-descriptors.md §4): a list is values, an object label→value. */
   private rawFromJson(value: unknown): RawSeries {
     if (this.orient === 'split') {
       if (!isPlainObject(value) || !Array.isArray(value.data)) {

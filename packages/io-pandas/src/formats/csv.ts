@@ -74,7 +74,7 @@ export function parseCsvRecords(text: string, owner: string): string[][] {
 }
 
 /**
- * CSV body → raw table (spec 3.3 csv): the first record is the header; an empty header cell is named
+ * CSV body → raw table (docs/spec/io-descriptors.md §3.3 csv): the first record is the header; an empty header cell is named
  * `Unnamed: <position>` (so pandas' own CSV, whose first column is the unlabelled index, arrives with
  * an `Unnamed: 0` column, as pandas.read_csv gives it). A row with a different field count is a 400.
  */

@@ -179,7 +179,7 @@ function fromTableSchema(obj: unknown, owner: string, orient: Orient): RawTable 
   return table;
 }
 
-/** Interpret parsed JSON as a table in `orient` layout (spec 3.3); wrong shapes are 400s. */
+/** Interpret parsed JSON as a table in `orient` layout (docs/spec/io-descriptors.md §3.3); wrong shapes are 400s. */
 export function rawTableFromJson(value: unknown, orient: Orient, owner: string): RawTable {
   switch (orient) {
     case 'records':

@@ -106,7 +106,7 @@ function fastValues(view: FrameView): string | null {
   }
 }
 
-/** A DataFrame as JSON text in `orient` layout (spec 3.4 table). */
+/** A DataFrame as JSON text in `orient` layout (docs/spec/io-descriptors.md §3.4 table). */
 export function frameToJson(view: FrameView, orient: Orient): string {
   if (orient === 'records') {
     const fast = fastRecords(view);
@@ -182,7 +182,7 @@ function frameToJsonByCell(view: FrameView, orient: Orient): string {
   }
 }
 
-/** A Series as JSON text in `orient` layout (spec 4). */
+/** A Series as JSON text in `orient` layout (docs/spec/io-descriptors.md §4). */
 export function seriesToJson(view: SeriesView, orient: Orient): string {
   const { values, index } = view;
   switch (orient) {

@@ -4,7 +4,7 @@ import type { Table } from '../table/table.js';
 import { type FrameView, viewColumn } from '../table/view.js';
 import { fieldForValues, fieldValues, filledField, SERIES_FIELDS, toMessage } from './series-message.js';
 
-/** DataFrame message (column orientation) → table; index labels are "0", "1", … (spec 11.3). */
+/** DataFrame message (column orientation) → table; index labels are "0", "1", … (docs/spec/io-descriptors.md §11.3). */
 export function dataFrameFromMessage(msg: DataFrameMessage): Table {
   const names = msg.column_names ?? [];
   const cols = msg.columns ?? [];

@@ -1,7 +1,7 @@
 import { BadInput, type SeriesMessage, UnprocessableEntity } from '@tiffin/core';
 import { type Dtype, dtypeKind } from '../table/dtype.js';
 
-/** Series message value fields and the dtype each one carries (spec 11.1). */
+/** Series message value fields and the dtype each one carries (docs/spec/io-descriptors.md §11.1). */
 export const SERIES_FIELDS = {
   bool_values: 'bool',
   float_values: 'float32',

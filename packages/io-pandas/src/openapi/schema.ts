@@ -6,7 +6,7 @@ function properties(dtypes: Record<string, Dtype>, wrap: (t: SchemaObject) => Sc
   return Object.fromEntries(Object.entries(dtypes).map(([c, d]) => [c, wrap({ type: openapiType(d) })]));
 }
 
-/** JSON Schema of a DataFrame body in `orient` layout (spec 3.7); `{type: object}` without dtypes. */
+/** JSON Schema of a DataFrame body in `orient` layout (docs/spec/io-descriptors.md §3.7); `{type: object}` without dtypes. */
 export function frameSchema(orient: Orient, dtypes: Record<string, Dtype> | null): SchemaObject {
   if (!dtypes)
     return orient === 'records' || orient === 'values'
@@ -44,7 +44,7 @@ export function frameSchema(orient: Orient, dtypes: Record<string, Dtype> | null
   }
 }
 
-/** JSON Schema of a Series body in `orient` layout (spec 4). */
+/** JSON Schema of a Series body in `orient` layout (docs/spec/io-descriptors.md §4). */
 export function seriesSchema(orient: Orient, dtype: Dtype | null): SchemaObject {
   const item: SchemaObject = dtype ? { type: openapiType(dtype) } : {};
   switch (orient) {

@@ -125,7 +125,7 @@ export function integerRange(d: Dtype): readonly [number, number] | undefined {
   return INT_RANGES[d];
 }
 
-/** The OpenAPI scalar type a dtype's values have (spec 3.7). */
+/** The OpenAPI scalar type a dtype's values have (docs/spec/io-descriptors.md §3.7). */
 export function openapiType(d: Dtype): string {
   switch (dtypeKind(d)) {
     case 'int':
@@ -143,7 +143,7 @@ export function openapiType(d: Dtype): string {
   }
 }
 
-/** numpy's same-kind casting rule (spec 2.4 table), with datetimes castable only to str/object. */
+/** numpy's same-kind casting rule (docs/spec/io-descriptors.md §2.4 table), with datetimes castable only to str/object. */
 export function canCastSameKind(from: Dtype, to: Dtype): boolean {
   if (from === DATETIME) return to === DATETIME || to === 'str' || to === 'object';
   if (to === DATETIME) return false;

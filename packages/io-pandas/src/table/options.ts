@@ -7,7 +7,7 @@ export type DtypeOption = boolean | string | Record<string, string> | null;
 /** `dtype` after normalisation. */
 export type ResolvedDtype = boolean | Dtype | Record<string, Dtype> | null;
 
-/** Accepts the spec's serialised forms too (`"null"`, `"True"`, `"False"`, spec 3.8). */
+/** Accepts the spec's serialised forms too (`"null"`, `"True"`, `"False"`, docs/spec/io-descriptors.md §3.8). */
 export function resolveDtype(option: DtypeOption | undefined): ResolvedDtype {
   if (option === undefined || option === null || option === 'null' || option === 'None') return null;
   if (option === true || option === 'True') return true;

@@ -13,7 +13,7 @@ export interface TypingPolicy {
   source: 'json' | 'csv';
 }
 
-/** The dtype a column must be cast to, or null to infer. Only enforced dtypes are applied (spec 3.3). */
+/** The dtype a column must be cast to, or null to infer. Only enforced dtypes are applied (docs/spec/io-descriptors.md §3.3). */
 export function forcedDtype(policy: TypingPolicy, column: string): Dtype | null {
   if (!policy.enforceDtype) return null;
   const d = policy.dtype;

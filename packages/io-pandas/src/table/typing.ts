@@ -20,7 +20,7 @@ function parseNumericString(s: string): number | undefined {
 }
 
 /**
- * Infer a column's dtype from its JSON values (spec 3.3): integers and integral floats → int64,
+ * Infer a column's dtype from its JSON values (docs/spec/io-descriptors.md §3.3): integers and integral floats → int64,
  * other numbers (or numbers with nulls) → float64 with NaN, booleans → bool (with nulls → float64),
  * all-numeric strings → numbers (unless `mode` is 'none'), anything else → object (values kept).
  */

@@ -3,7 +3,7 @@ import type { Cookie } from '../../http/response.js';
 import type { Context } from '../../service/context.js';
 import type { DescriptorSpec } from '../openapi.js';
 
-/** What a handler's ctx contributes to a response (spec 1.3 rule 4, D11); defaults without ctx. */
+/** What a handler's ctx contributes to a response (docs/spec/io-descriptors.md §1.3 rule 4, D11); defaults without ctx. */
 export interface ResponseSettings {
   status: number;
   headers: Array<[string, string]>;

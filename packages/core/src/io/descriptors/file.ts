@@ -13,7 +13,7 @@ import type { BinarySource, WireTypes } from '../wire-types.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
 export interface FileOptions {
-  /** Only `binaryio` exists (spec 8.1). */
+  /** Only `binaryio` exists (docs/spec/io-descriptors.md §8.1). */
   kind?: 'binaryio';
   /** Accepted input type and output Content-Type; null accepts any input and sends application/octet-stream. */
   mime_type?: string | null;
@@ -124,13 +124,13 @@ export class File extends IODescriptor<FileInput, FileOutput> {
     const settings = responseSettings(ctx);
     const headers = settings.headers;
     if (!headers.some(([name]) => name === 'content-type')) {
-      // An explicit header, so text/* types get no charset added (spec 8.3).
+      // An explicit header, so text/* types get no charset added (docs/spec/io-descriptors.md §8.3).
       headers.push(['content-type', this.mime_type ?? DEFAULT_KIND]);
     }
     return buildResponse({ body: bytes, status: settings.status, headers, cookies: settings.cookies });
   }
 
-  // --- gRPC (spec 11.3, D14) ---
+  // --- gRPC (docs/spec/io-descriptors.md §11.3, D14) ---
 
   override async fromProto(message: ProtoPayload | Uint8Array): Promise<FileInput> {
     if (message instanceof Uint8Array) {
@@ -151,7 +151,7 @@ export class File extends IODescriptor<FileInput, FileOutput> {
     return { kind: this.mime_type ?? DEFAULT_KIND, content: await fileBytes(value) };
   }
 
-  // --- OpenAPI (spec 8.4, D13) ---
+  // --- OpenAPI (docs/spec/io-descriptors.md §8.4, D13) ---
 
   override openapiSchema(): SchemaObject {
     return { type: 'string', format: 'binary' };

@@ -33,7 +33,7 @@ export interface JSONOptions {
    * coerces input; the handler receives the validated value. The name is the reference's.
    */
   pydantic_model?: unknown;
-  /** Deprecated; any non-null value only logs a warning (spec 5.1). */
+  /** Deprecated; any non-null value only logs a warning (docs/spec/io-descriptors.md §5.1). */
   validate_json?: boolean | null;
   /** Turns handler results into plain JSON data; defaults to `defaultJsonEncoder`. */
   json_encoder?: JsonEncoder | null;
@@ -154,7 +154,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     return buildResponse({ body, mediaType: 'application/json', ...responseSettings(ctx) });
   }
 
-  // --- gRPC (spec 11.3) ---
+  // --- gRPC (docs/spec/io-descriptors.md §11.3) ---
 
   override async fromProto(
     message: ProtoPayload | Uint8Array,
@@ -182,7 +182,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     return toValueMessage(this.encode(value, limits.maxDepth));
   }
 
-  // --- OpenAPI (spec 5.5, D13) ---
+  // --- OpenAPI (docs/spec/io-descriptors.md §5.5, D13) ---
 
   override openapiSchema(): SchemaObject {
     return this.schemaFor('input');

@@ -94,7 +94,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
       );
     }
     const parts = await request.formData();
-    // Duplicate names: the first occurrence's position, the last one's value (spec 9.2).
+    // Duplicate names: the first occurrence's position, the last one's value (docs/spec/io-descriptors.md §9.2).
     const byName = new Map<string, FormPart>();
     for (const part of parts) byName.set(part.name, part);
     const expected = Object.keys(this.fields);
@@ -156,7 +156,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     return Object.entries(this.fields as MultipartFields);
   }
 
-  // --- gRPC (spec 11.3) ---
+  // --- gRPC (docs/spec/io-descriptors.md §11.3) ---
 
   override async fromProto(
     message: ProtoPayload | Uint8Array,
@@ -209,7 +209,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     }
   }
 
-  // --- OpenAPI (spec 9.4, D13) ---
+  // --- OpenAPI (docs/spec/io-descriptors.md §9.4, D13) ---
 
   override openapiSchema(): SchemaObject {
     const properties: Record<string, SchemaObject> = {};
@@ -257,7 +257,7 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
 }
 
 /**
- * The request a child sees for one part (spec 9.2 step 3): a file part's own headers (its Content-Type)
+ * The request a child sees for one part (docs/spec/io-descriptors.md §9.2 step 3): a file part's own headers (its Content-Type)
  * over the outer ones and its bytes as body; a plain field keeps the outer headers, body = its text.
  * Either way, asking for the form gives a one-entry form.
  */
@@ -283,7 +283,7 @@ function collect<T>(
   return out;
 }
 
-/** The oneof member a Part sets, which must be one the child reads (spec 11.2 rule 2). */
+/** The oneof member a Part sets, which must be one the child reads (docs/spec/io-descriptors.md §11.2 rule 2). */
 function setMember(part: PartMessage, child: IODescriptor): ProtoField | 'serialized_bytes' {
   const members: Array<ProtoField | 'serialized_bytes'> = [
     'ndarray',

@@ -40,7 +40,7 @@ import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { requireArgs, responseSettings, typeName } from './common.js';
 
 export interface NumpyNdarrayOptions {
-  /** Expected dtype (numpy name or alias, spec 2.2). Input is converted to it; output is cast to it. */
+  /** Expected dtype (numpy name or alias, docs/spec/io-descriptors.md §2.2). Input is converted to it; output is cast to it. */
   dtype?: DType | string | null;
   /** Expected shape; -1 is a wildcard for one dimension. */
   shape?: readonly number[] | null;
@@ -275,7 +275,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     }
   }
 
-  // --- gRPC (spec 11.3) ---
+  // --- gRPC (docs/spec/io-descriptors.md §11.3) ---
 
   override async fromProto(message: ProtoPayload | Uint8Array): Promise<NDArray> {
     if (message instanceof Uint8Array) return this.validate(this.fromRawBytes(message));
@@ -348,7 +348,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     return { dtype: mapping.enum, shape: [...arr.shape], [mapping.field]: values } as NDArrayMessage;
   }
 
-  // --- OpenAPI (spec 2.7 with D13) ---
+  // --- OpenAPI (docs/spec/io-descriptors.md §2.7 with D13) ---
 
   override openapiSchema(): SchemaObject {
     const item: SchemaObject = itemSchema(this.dtype);

@@ -7,11 +7,11 @@ import { JsonFloat } from './json-float.js';
 export interface JsonParseOptions {
   /**
    * Keep integer literals beyond 2^53 exact (as bigint) and mark integral float literals (`2.0`) as
-   * JsonFloat, so NDArray inference and int64/uint64 conversion see what was written (spec 1.5).
+   * JsonFloat, so NDArray inference and int64/uint64 conversion see what was written (docs/spec/io-descriptors.md §1.5).
    * Off: numbers are JS numbers, like JSON.parse.
    */
   exact?: boolean;
-  /** Accept the non-standard literals NaN, Infinity, -Infinity (spec 1.5; D3 makes them optional). */
+  /** Accept the non-standard literals NaN, Infinity, -Infinity (docs/spec/io-descriptors.md §1.5; D3 makes them optional). */
   allowNonFinite?: boolean;
   /** Maximum nesting of arrays/objects (deeper → BadInput instead of a stack overflow); default `DEFAULT_LIMITS.maxDepth`. */
   maxDepth?: number;

@@ -9,7 +9,7 @@ function list(value: string | string[] | undefined): string[] {
   return (Array.isArray(value) ? value : [value]).map((v) => v.trim()).filter(Boolean);
 }
 
-/** CORS per spec 10.6: preflights answered here, other requests get allow-origin when the origin is allowed. */
+/** CORS per docs/spec/io-descriptors.md §10.6: preflights answered here, other requests get allow-origin when the origin is allowed. */
 export function corsStage(options: CorsOptions): PipelineStage {
   const origins = list(options.access_control_allow_origins);
   const allowAllOrigins = origins.includes('*');

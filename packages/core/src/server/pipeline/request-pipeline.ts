@@ -50,7 +50,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       const denied = auth(ctx.path, ctx.get('authorization'));
       if (denied) throw denied;
     }
-    // Health paths skip the concurrency gate (D5), not the deadline (spec 10.6: it applies to every path).
+    // Health paths skip the concurrency gate (D5), not the deadline (docs/spec/io-descriptors.md §10.6: it applies to every path).
     if (!UNLIMITED_PATHS.has(ctx.path)) runtime.admit(ctx.state);
     return runtime.withDeadline(ctx.state, dispatch());
   };

@@ -15,7 +15,7 @@ export interface ApiRouteDeps {
 }
 
 /**
- * The HTTP adapter of an API (spec 10.3): the request becomes the runtime's call with the descriptors' HTTP
+ * The HTTP adapter of an API (docs/spec/io-descriptors.md §10.3): the request becomes the runtime's call with the descriptors' HTTP
  * side as its codec (`fromHttpRequest`, `toHttpResponse`); the answer is copied onto the exchange.
  */
 export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchange) => Promise<void> {

@@ -1,7 +1,7 @@
 import { ServiceUnavailable } from '../../errors/index.js';
 import type { Exchange } from '../exchange.js';
 
-/** `/livez` and `/healthz`: the process answers (spec 10.1: 200 text/plain, body `\n`). */
+/** `/livez` and `/healthz`: the process answers (docs/spec/io-descriptors.md §10.1: 200 text/plain, body `\n`). */
 export function liveHandler(ctx: Exchange): void {
   ctx.status = 200;
   ctx.set('content-type', 'text/plain; charset=utf-8');

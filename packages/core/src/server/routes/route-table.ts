@@ -12,7 +12,7 @@ export interface Route {
 }
 
 /**
- * Exact-path routing with the answers of spec 10.1: unknown path → 404, known path with another method →
+ * Exact-path routing with the answers of docs/spec/io-descriptors.md §10.1: unknown path → 404, known path with another method →
  * 405 with `allow`, a trailing slash on a known path → 307 to the path without it. GET routes answer HEAD.
  */
 export class RouteTable {

@@ -218,7 +218,7 @@ export interface TransformerOptions extends AttentionOptions {
   layers: number;
 }
 
-/** Transformer2DModel with BasicTransformerBlocks (spec 5.4). */
+/** Transformer2DModel with BasicTransformerBlocks (docs/spec/diffusion.md §5.4). */
 export function transformer2d(
   g: GraphBuilder,
   p: string,
@@ -249,7 +249,7 @@ export function transformer2d(
   return g.node('Add', [out, x]);
 }
 
-/** Single-head VAE mid-block attention (spec 6). */
+/** Single-head VAE mid-block attention (docs/spec/diffusion.md §6). */
 export function vaeAttention(
   g: GraphBuilder,
   p: string,

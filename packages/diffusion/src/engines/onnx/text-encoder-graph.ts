@@ -8,7 +8,7 @@ export const TEXT_ENCODER_OUTPUT = 'normed_hidden_states';
 export const TEXT_ENCODER_INPUT = 'input_ids';
 
 /**
- * transformers' CLIPTextModel (spec 4): int64 ids [B, L] → the final LayerNorm applied to each
+ * transformers' CLIPTextModel (docs/spec/diffusion.md §4): int64 ids [B, L] → the final LayerNorm applied to each
  * hidden state, stacked, so `clip_skip` is an index rather than another graph (tiny extra cost).
  */
 export function buildTextEncoderGraph(g: GraphBuilder, c: ClipTextConfig, opts: AttentionOptions): void {

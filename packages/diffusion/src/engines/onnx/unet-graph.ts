@@ -25,7 +25,7 @@ export const UNET_INPUTS = {
 } as const;
 export const UNET_OUTPUT = 'out_sample';
 
-/** UNet2DConditionModel (spec 5.5), NHWC in and out. */
+/** UNet2DConditionModel (docs/spec/diffusion.md §5.5), NHWC in and out. */
 export function buildUNetGraph(g: GraphBuilder, c: UNetConfig, opts: AttentionOptions): void {
   const { C, heads, layers } = unetLayout(c);
   const N = C.length;

@@ -30,7 +30,7 @@ function mid(
   return resnet(g, `${p}.resnets.1`, h, null, n);
 }
 
-/** AutoencoderKL decode (spec 6): NHWC latents (already divided by scaling_factor) → NHWC image. */
+/** AutoencoderKL decode (docs/spec/diffusion.md §6): NHWC latents (already divided by scaling_factor) → NHWC image. */
 export function buildVaeDecoderGraph(g: GraphBuilder, c: VaeConfig, opts: AttentionOptions): void {
   const C = c.block_out_channels;
   const N = C.length;
@@ -53,7 +53,7 @@ export function buildVaeDecoderGraph(g: GraphBuilder, c: VaeConfig, opts: Attent
   ]);
 }
 
-/** AutoencoderKL encode (spec 6): NHWC image in [-1, 1] → latent mean and std (NHWC). */
+/** AutoencoderKL encode (docs/spec/diffusion.md §6): NHWC image in [-1, 1] → latent mean and std (NHWC). */
 export function buildVaeEncoderGraph(g: GraphBuilder, c: VaeConfig, opts: AttentionOptions): void {
   const C = c.block_out_channels;
   const N = C.length;

@@ -11,7 +11,7 @@ type ImageEncoder = Pick<AutoencoderKL, 'config'> & {
 };
 
 /**
- * img2img's `prepareLatents` seam (spec 8.2): the image's latent sample, noised to the first of the
+ * img2img's `prepareLatents` seam (docs/spec/diffusion.md §8.2): the image's latent sample, noised to the first of the
  * timesteps its strength leaves.
  */
 export async function img2imgLatents(

@@ -5,7 +5,7 @@ import type { DenoiseStart, GenerationRun } from '../generation-run.js';
 const NCHW_TO_NHWC = [0, 2, 3, 1];
 
 /**
- * text2img's `prepareLatents` seam (spec 8.1): Gaussian noise (or the caller's latents, NCHW) of
+ * text2img's `prepareLatents` seam (docs/spec/diffusion.md §8.1): Gaussian noise (or the caller's latents, NCHW) of
  * [images, H/f, W/f, C] times the scheduler's initial sigma, over every timestep.
  */
 export function text2imgLatents(

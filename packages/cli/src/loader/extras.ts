@@ -1,0 +1,12 @@
+/**
+ * Tiffin's optional packages and what a service gets from each: named when a service imports one that is
+ * not installed. docs/your-project.md lists the same packages.
+ */
+export const TIFFIN_EXTRAS: Readonly<Record<string, string>> = {
+  '@tiffin/io-image': 'Image',
+  '@tiffin/io-json': 'JSON models (jsonModel)',
+  '@tiffin/io-pandas': 'PandasDataFrame',
+  '@tiffin/diffusion': 'Stable Diffusion',
+  '@tiffin/client': 'The client',
+  '@tiffin/demo-model': 'The demo model',
+};

@@ -1,0 +1,14 @@
+import { afterAll } from 'vitest';
+import { removeUserProjects } from './user-project.js';
+// One test file for both, so the packages are packed and npm-installed once (user-project.ts does it once per
+// process): every service file kind from every folder kind, then `tiffin init`'s templates.
+import './user-projects/serve-matrix.js';
+import './user-projects/init-templates.js';
+
+const started = Date.now();
+
+afterAll(async () => {
+  // What this file adds to CI (pack, install, every server and project), for the record.
+  console.log(`user projects: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  await removeUserProjects();
+}, 120_000);
