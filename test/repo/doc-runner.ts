@@ -23,7 +23,8 @@ import type { UserProject } from './user-project.js';
  *   stands for anything).
  * - `check=<why>`: it cannot run here (a container daemon, a cluster, a download): TypeScript is type-checked,
  *   shell is parsed (`bash -n`), Python compiled, JSON and YAML parsed.
- * - `run-by=<test>`: another test runs it (named there); here it is only parsed.
+ * - `run-by=<test>`: another test runs it (named there); here shell, Python and data are parsed, code is left
+ *   to that test.
  * - `cwd=checkout`: a shell block the doc runs from the repository root (after the README's install).
  * - `beside=<repository path>`: the reader works next to that file or example folder (its `.ts` files and
  *   `src/`), copied into the document's folder first.
@@ -163,7 +164,8 @@ export class DocRunner {
     // Every code file first (a doc may show the client before the service), then one type-check for all.
     const codeFiles = new Map<CodeBlock, string>();
     for (const block of blocks) {
-      if (!CODE.has(block.lang) || fateOf(block) === 'listing') continue;
+      // Another test runs it (in its own project): only parsed here, so not written or type-checked.
+      if (!CODE.has(block.lang) || fateOf(block) === 'listing' || fateOf(block) === 'run-elsewhere') continue;
       const file = fileOf(block);
       mkdirSync(dirname(join(dir, file)), { recursive: true });
       writeFileSync(join(dir, file), withPorts(block.text, this.ports));
@@ -188,7 +190,7 @@ export class DocRunner {
           continue;
         }
         if (fate !== 'run') {
-          result.problem = syntaxProblem(block);
+          result.problem = CODE.has(block.lang) ? undefined : syntaxProblem(block);
           continue;
         }
         result.problem = syntaxProblem(block) ?? (await this.shell(block));
