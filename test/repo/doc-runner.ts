@@ -17,8 +17,10 @@ import type { UserProject } from './user-project.js';
  * What each block is, from its fence's info string (```` ```ts file=service.ts ````):
  * - no marker: it runs. A TypeScript/JavaScript block is saved as the file it names (`file=` or a first-line
  *   `// name.ts` comment; else `snippet-<line>.ts`) and type-checked; a block without `export default` is
- *   also run with `npx tsx`. A shell block runs line by line in the document's folder; `npx tiffin serve` and
- *   `npx tiffin diffusion start` are started in the background (until the document ends) and waited for.
+ *   also run with `npx tsx` (what its `console.log(...); // X` lines show must be printed). A shell block runs
+ *   line by line in the document's folder, variables it exports kept for the next lines as in a terminal;
+ *   `npx tiffin serve`, `npx tiffin diffusion start` and `npm start` are started in the background (until the
+ *   document ends) and waited for.
  *   A `# → X` line after a command is the output the doc shows: the command's output must match it (`...`
  *   stands for anything).
  * - `check=<why>`: it cannot run here (a container daemon, a cluster, a download): TypeScript is type-checked,
@@ -143,7 +145,8 @@ export class DocRunner {
 
   constructor(
     private readonly project: UserProject,
-    private readonly doc: string,
+    /** The document, relative to the repository (for messages). */
+    readonly doc: string,
   ) {}
 
   private get stateFile(): string {
@@ -282,9 +285,5 @@ export class DocRunner {
       server.child.kill('SIGTERM');
       if (!(await server.exitsWithin(20_000))) server.kill();
     }
-  }
-
-  get label(): string {
-    return this.doc;
   }
 }
