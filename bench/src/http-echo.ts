@@ -9,12 +9,14 @@ import { cpuSeconds, type Spread, spread } from './stats.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-interface Run {
+/** One load run: requests/s and the server's CPU µs per request. */
+export interface Run {
   rps: number;
   cpuUs: number;
 }
 
-async function load(url: string, seconds: number, connections: number, pid: number): Promise<Run> {
+/** autocannon on the JSON echo API of the server at `url` (process `pid`) for `seconds`. */
+export async function load(url: string, seconds: number, connections: number, pid: number): Promise<Run> {
   const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url: `${url}/echo`,

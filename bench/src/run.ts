@@ -78,6 +78,35 @@ if (wanted('echo')) {
   console.log(`  load average: ${loadAverage()}\n`);
 }
 
+if (wanted('mount')) {
+  const { benchMountOverhead } = await import('./mount-overhead.js');
+  const m = await benchMountOverhead({ seconds, rounds });
+  console.log(
+    `JSON echo API on quiet serve(), with and without a mounted @koa/router, req/s (${m.pinning}):`,
+  );
+  if (m.rps.base) console.log(`  base build ($BENCH_BASE_CORE)   ${fmtSpread(m.rps.base)}`);
+  console.log(`  nothing mounted                 ${fmtSpread(m.rps.none!)}`);
+  console.log(`  router mounted                  ${fmtSpread(m.rps.router!)}`);
+  if (m.noneVsBase)
+    console.log(`  ratio nothing mounted / base    ${fmtSpread(m.noneVsBase, 3)}x   (target 1x)`);
+  console.log(
+    `  ratio router / nothing mounted  ${fmtSpread(m.routerVsNone, 3)}x   (target: a few % lost at most)`,
+  );
+  console.log(
+    `  server CPU per request, us: ${Object.entries(m.cpuUs)
+      .map(([name, s]) => `${name} ${fmtSpread(s, 1)}`)
+      .join(', ')}`,
+  );
+  if (m.cpuNoneVsBase) console.log(`  cost ratio base / nothing mounted ${fmtSpread(m.cpuNoneVsBase, 3)}x`);
+  console.log(`  cost ratio nothing mounted / router ${fmtSpread(m.cpuRouterVsNone, 3)}x`);
+  console.log(`  load average: ${loadAverage()}`);
+  const { benchMountJsCost } = await import('./mount-overhead.js');
+  const j = benchMountJsCost({ rounds });
+  console.log(`  JavaScript CPU per request over in-memory sockets, us (${j.pinning}):`);
+  for (const [name, s] of Object.entries(j.cpuUs)) console.log(`    ${name.padEnd(8)} ${fmtSpread(s, 1)}`);
+  console.log(`  load average: ${loadAverage()}\n`);
+}
+
 if (wanted('jscost')) {
   progress.step('Running the benchmark: JavaScript CPU per request');
   const { benchHttpJsCost } = await import('./http-js-cost.js');

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,18 +64,94 @@ await rpc.close();
 console.log(JSON.stringify({ v2: inferenceV2ProtoPath(), native: protoPath(), served: true }));
 `;
 
+/**
+ * A service with its own routes beside its API (docs/server.md "Your own routes"): a @koa/router GET with a path
+ * parameter and a POST form parsed by koa-body, behind the API token, and a public router.
+ */
+const MOUNTED_SERVICE = `import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import { Service, Text } from '@tiffin/core';
+
+const svc = new Service('site');
+svc.api({ input: new Text(), output: new Text() }, function shout(text) {
+  return text.toUpperCase();
+});
+
+const site = new Router();
+site.get('/hello/:name', (ctx) => {
+  ctx.body = { hello: ctx.params.name };
+});
+site.post('/signup', koaBody(), (ctx) => {
+  ctx.status = 201;
+  ctx.body = { welcome: ctx.request.body.email };
+});
+svc.mount(site.routes()).mount(site.allowedMethods());
+
+const hooks = new Router();
+hooks.get('/ping', (ctx) => {
+  ctx.body = 'pong';
+});
+svc.mount(hooks.routes(), { public: true });
+export default svc;
+`;
+
+/** Checks a served MOUNTED_SERVICE with TIFFIN_API_TOKEN=t0ken: its routes, the token, and the server's own routes. */
+async function checkMountedService(url: string): Promise<void> {
+  const auth = { authorization: 'Bearer t0ken' };
+  expect((await fetch(`${url}/hello/ada`)).status).toBe(401);
+  const hello = await fetch(`${url}/hello/ada`, { headers: auth });
+  expect([hello.status, await hello.json()]).toEqual([200, { hello: 'ada' }]);
+  const signup = await fetch(`${url}/signup`, {
+    method: 'POST',
+    headers: auth,
+    body: new URLSearchParams({ email: 'zoë@example.com' }),
+  });
+  expect([signup.status, await signup.json()]).toEqual([201, { welcome: 'zoë@example.com' }]);
+  const ping = await fetch(`${url}/ping`);
+  expect([ping.status, await ping.text()]).toEqual([200, 'pong']);
+  expect((await fetch(`${url}/shout`, { method: 'POST', body: 'hi' })).status).toBe(401);
+  const shout = await fetch(`${url}/shout`, { method: 'POST', body: 'hi', headers: auth });
+  expect(await shout.text()).toBe('HI');
+  expect((await fetch(`${url}/livez`)).status).toBe(200);
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  expect(metrics).toMatch(/tiffin_api_server_request_total\{endpoint="\/hello\/:name"/);
+  expect((await fetch(`${url}/`, { headers: auth })).status).toBe(200);
+  const docs = (await (await fetch(`${url}/docs.json`, { headers: auth })).json()) as { paths: object };
+  expect(Object.keys(docs.paths)).toEqual(
+    expect.arrayContaining(['/shout', '/hello/{name}', '/signup', '/ping']),
+  );
+}
+
+/** `npm install` into the project as a user runs it (no lifecycle scripts: nothing downloads from elsewhere). */
+async function npmInstall(packages: string[]): Promise<void> {
+  await run(
+    'npm',
+    ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...packages],
+    {
+      cwd: PROJECT,
+      env: readerEnv({}),
+      timeout: 600_000,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+}
+
 async function post(url: string, body: string): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   return { status: res.status, json: await res.json() };
 }
 
-async function serve(file: string, check: (url: string) => Promise<void>): Promise<void> {
+async function serve(
+  file: string,
+  check: (url: string) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<void> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // The installed binary itself, as `npx tiffin` would find it.
   const server = new ServerProcess(join(PROJECT, 'node_modules/.bin/tiffin'), ['serve', file], {
     cwd: PROJECT,
-    env: readerEnv({ PORT: String(port) }),
+    env: readerEnv({ PORT: String(port), ...env }),
   });
   try {
     await server.ready(`${url}/readyz`, 90_000);
@@ -122,19 +198,7 @@ describe('the packages as npm users get them', () => {
         },
       }),
     );
-    await run(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        '--ignore-scripts',
-        '--no-audit',
-        '--no-fund',
-        'zod@4.6.7',
-        ...tarballs.values(),
-      ],
-      { cwd: PROJECT, env: readerEnv({}), timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
-    );
+    await npmInstall(['zod@4.6.7', ...tarballs.values()]);
     writeFileSync(join(PROJECT, 'orders.mjs'), JS_SERVICE);
     writeFileSync(join(PROJECT, 'sums.ts'), TS_SERVICE);
 
@@ -172,5 +236,32 @@ describe('the packages as npm users get them', () => {
       native: join(PROJECT, 'node_modules/@tiffin/core/proto/bentoml/grpc/v1/service.proto'),
       served: true,
     });
+  }, 900_000);
+
+  it('serves a service that mounts @koa/router routes, under tiffin serve and as a built package', async () => {
+    // The user's own dependencies, from the registry as any npm user gets them (not core's).
+    await npmInstall(['@koa/router@15.7.0', 'koa-body@8.0.1']);
+    writeFileSync(join(PROJECT, 'site.mjs'), MOUNTED_SERVICE);
+    await serve('site.mjs', checkMountedService, { TIFFIN_API_TOKEN: 't0ken' });
+
+    // Built into a package (the router and koa-body recorded as its dependencies), then served by its tag.
+    const home = join(WORK, 'tiffin-home');
+    const built = await run(
+      join(PROJECT, 'node_modules/.bin/tiffin'),
+      ['build', 'site.mjs', '--no-lockfile'],
+      {
+        cwd: PROJECT,
+        env: readerEnv({ TIFFIN_HOME: home }),
+        timeout: 300_000,
+      },
+    );
+    const tag = /Successfully built package (\S+)/.exec(built.stdout)?.[1];
+    expect(tag, built.stdout + built.stderr).toMatch(/^site:/);
+    const [name, version] = tag!.split(':');
+    const manifest = JSON.parse(
+      readFileSync(join(home, 'packages', name!, version!, 'package.json'), 'utf8'),
+    ) as { dependencies: Record<string, string> };
+    expect(manifest.dependencies).toMatchObject({ '@koa/router': '15.7.0', 'koa-body': '8.0.1' });
+    await serve(tag!, checkMountedService, { TIFFIN_API_TOKEN: 't0ken', TIFFIN_HOME: home });
   }, 900_000);
 });

@@ -1,14 +1,16 @@
 /**
- * Child process of the JS-cost bench: one JSON echo server (`node`, `fastify`, `tiffin`, `tiffin-log`) driven
- * over in-memory sockets (Duplex streams given to the http.Server as connections), so the figure is the
- * JavaScript work per request (HTTP parsing, framework, JSON, response writing) without the kernel's TCP work
- * or a load generator competing for the CPU. Prints `{"cpuUs": <CPU µs per request>}`.
+ * Child process of the JS-cost bench: one JSON echo server (`node`, `fastify`, `tiffin`, `tiffin-log`, and
+ * `tiffin-router`: a `@koa/router` mounted in front of the API) driven over in-memory sockets (Duplex streams
+ * given to the http.Server as connections), so the figure is the JavaScript work per request (HTTP parsing,
+ * framework, JSON, response writing) without the kernel's TCP work or a load generator competing for the CPU.
+ * `BENCH_CORE` names another build of `@tiffin/core` (its dist/index.js) for the Tiffin kinds. Prints
+ * `{"cpuUs": <CPU µs per request>}`.
  */
 import { createServer, type Server } from 'node:http';
 import { Duplex } from 'node:stream';
-import { createApp, JSON as JSONDescriptor, Service } from '@tiffin/core';
 import Fastify from 'fastify';
 import { ECHO_PAYLOAD } from '../echo-payload.js';
+import { mountBenchRouter } from './bench-router.js';
 
 const REQUEST = Buffer.from(
   `POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(ECHO_PAYLOAD)}\r\n\r\n${ECHO_PAYLOAD}`,
@@ -106,10 +108,13 @@ async function echoServer(kind: string): Promise<Server> {
     await app.ready();
     return server!;
   }
+  const core = (await import(process.env.BENCH_CORE ?? '@tiffin/core')) as typeof import('@tiffin/core');
+  const { createApp, JSON: JSONDescriptor, Service } = core;
   const svc = new Service('bench_echo');
   svc.api({ input: new JSONDescriptor(), output: new JSONDescriptor() }, function echo(input) {
     return input;
   });
+  if (kind === 'tiffin-router') mountBenchRouter(svc);
   // `tiffin-log`: the default logger (access log on stdout, which the bench reads and drops).
   const app = createApp(svc, {
     logger: kind === 'tiffin-log' ? undefined : false,

@@ -1,4 +1,5 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_DIR, CliProcess, FIXTURE } from './cli-process.js';
@@ -46,6 +47,23 @@ describe('tiffin serve', () => {
     expect(JSON.stringify(p.records())).not.toContain('cli-token');
   });
 
+  it('answers 408 to a body that stalls past --body-timeout, and keeps serving (issue 32)', async () => {
+    const p = cli(['serve', FIXTURE, '--port', '0', '--body-timeout', '1', '--max-concurrency', '1']);
+    const url = await p.readyUrl();
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n');
+    let reply = '';
+    socket.on('data', (d) => {
+      reply += d.toString('latin1');
+    });
+    // The stalled body holds no permit: with --max-concurrency 1 the next call is still served.
+    expect(await (await fetch(`${url}/echo`, { method: 'POST', body: 'hello' })).text()).toBe('hello');
+    await new Promise((resolve) => socket.on('close', resolve));
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+  });
+
   it('picks a named export with file:export', async () => {
     const p = cli(['serve', `${FIXTURE}:other`, '--port', '0']);
     const url = await p.readyUrl();
@@ -84,6 +102,13 @@ describe('tiffin serve', () => {
       pids.add(await res.text());
     }
     expect(pids).toEqual(new Set(ready.map((r) => String(r.pid))));
+    // Every worker serves the mounted route too.
+    const mountedPids = new Set<number>();
+    for (let i = 0; i < 40 && mountedPids.size < 2; i++) {
+      const res = await fetch(`${ready[0]!.url}/hello`, { headers: { connection: 'close' } });
+      mountedPids.add(((await res.json()) as { pid: number }).pid);
+    }
+    expect(mountedPids).toEqual(new Set(ready.map((r) => r.pid)));
     p.kill('SIGTERM');
     expect((await p.exited).code).toBe(0);
   });
@@ -100,6 +125,9 @@ describe('tiffin serve', () => {
       await writeFile(file, source.replace('return input;', "return 'edited ' + input;"));
       const second = await p.readyUrl(2);
       expect(await (await fetch(`${second}/echo`, { method: 'POST', body: 'a' })).text()).toBe('edited a');
+      expect(((await (await fetch(`${second}/hello`)).json()) as { hello: string }).hello).toBe(
+        'from a mounted route',
+      );
       p.kill('SIGTERM');
       expect((await p.exited).code).toBe(0);
     } finally {

@@ -1,5 +1,6 @@
 import { crc32, deflateSync } from 'node:zlib';
 import fc from 'fast-check';
+import { bmpBomb, parquetRleBomb } from './declared-sizes.js';
 
 /** A body and the Content-Type it is sent with (null: no header). */
 export interface Payload {
@@ -72,8 +73,14 @@ export const csvText: fc.Arbitrary<{ kind: string; body: Buffer }> = fc.oneof(
     .map((cells) => ({ kind: 'csv/typed', body: utf8(`a\n${cells.join('\n')}\n`) })),
 );
 
-/** Parquet-looking bytes: magic numbers around garbage, footer lengths that lie. */
+/** Parquet-looking bytes: magic numbers around garbage, footer lengths that lie, RLE runs that declare millions. */
 export const parquetBytes: fc.Arbitrary<{ kind: string; body: Buffer }> = fc.oneof(
+  fc
+    .record({
+      footerRows: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+      pageValues: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+    })
+    .map((shape) => ({ kind: 'parquet/rle-bomb', body: parquetRleBomb(shape) })),
   fc.uint8Array({ maxLength: 512 }).map((b) => ({
     kind: 'parquet/garbage',
     body: Buffer.concat([utf8('PAR1'), Buffer.from(b), utf8('PAR1')]),
@@ -130,6 +137,13 @@ export const imageBytes: fc.Arbitrary<{ kind: string; body: Buffer }> = fc.oneof
     })
     .map(({ w, h }) => ({ kind: 'image/bomb', body: png(w, h, 0) })),
   fc.uint8Array({ maxLength: 256 }).map((b) => ({ kind: 'image/garbage', body: Buffer.from(b) })),
+  fc
+    .record({
+      width: fc.oneof(fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.constantFrom(0xffffffff, 9456, 1)),
+      height: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+      compression: fc.constantFrom(0 as const, 1 as const),
+    })
+    .map((shape) => ({ kind: 'image/bmp-bomb', body: bmpBomb(shape) })),
   fc.uint8Array({ maxLength: 64 }).map((b) => ({
     kind: 'image/bmp-header',
     body: Buffer.concat([utf8('BM'), Buffer.from(b)]),

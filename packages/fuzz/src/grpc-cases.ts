@@ -48,6 +48,18 @@ const wellFormed: fc.Arbitrary<RequestMessage> = fc.oneof(
       int32_values: fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 8 }),
     }),
   }) as fc.Arbitrary<RequestMessage>,
+  // Declared sizes (issue 32): a shape of up to 2^31 per dimension and no values, or few values.
+  fc.record({
+    api_name: fc.constantFrom('nd', 'frame', 'series'),
+    ndarray: fc.record(
+      {
+        dtype: fc.constantFrom('DTYPE_FLOAT', 'DTYPE_DOUBLE', 'DTYPE_UNSPECIFIED'),
+        shape: fc.array(fc.integer({ min: 0, max: 2 ** 31 - 1 }), { minLength: 1, maxLength: 3 }),
+        double_values: fc.array(fc.double(), { maxLength: 2 }),
+      },
+      { requiredKeys: ['shape'] },
+    ),
+  }) as fc.Arbitrary<RequestMessage>,
   fc.record({
     api_name: fc.constantFrom('json', 'text', 'nd', 'series'),
     // protobufjs's own encoder refuses deeper objects; deeper bytes come from `deepJsonBytes`.

@@ -33,6 +33,8 @@ describe('fuzz: hostile requests at every descriptor and the v2 infer route, HTT
       'multipart/many-parts',
       'image/bomb',
       'parquet/garbage',
+      'parquet/rle-bomb',
+      'image/bmp-bomb',
       'csv/cells',
       'grpc/random',
       'v2/json',

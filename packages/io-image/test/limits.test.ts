@@ -65,6 +65,32 @@ describe('decompression bombs and the pixel limit', () => {
     expect(err.message).toContain('30000x30000');
   });
 
+  it('reads the BMP width unsigned as the decoder does: 0xFFFFFFFF is 4 G pixels wide, a 413 (issue 32)', async () => {
+    // On main the check read Math.abs(int32) = 1 while bmp-ts read 4294967295 and tried a 17 GB Buffer.alloc,
+    // answering with Node's own message.
+    const header = bombBmpHeader(1, 1);
+    header.writeUInt32LE(0xffffffff, 18);
+    const err = await errorOf(new Image().fromHttpRequest(request('image/bmp', header)));
+    expect(err.status).toBe(413);
+    expect(err.message).toContain('4294967295x1');
+    expect(err.message).not.toMatch(/ERR_|Buffer|Array buffer|RangeError/);
+  });
+
+  it('refuses RLE data too short to describe the pixels its header declares (issue 32)', async () => {
+    // 1,080 bytes: palette and one end-of-bitmap marker for 9456x9456 pixels, under max_pixels. On main: 780 MB
+    // and 0.6 s of decoding on the event loop.
+    const rle = Buffer.concat([bombBmpHeader(9456, 9456), Buffer.alloc(1024), Buffer.from([0, 1])]);
+    rle.writeUInt32LE(1, 30); // BI_RLE8
+    rle.writeUInt16LE(8, 28);
+    rle.writeUInt32LE(54 + 1024, 10);
+    const err = await errorOf(new Image().fromHttpRequest(request('image/bmp', rle)));
+    expect(err.status).toBe(413);
+    expect(err.message).toMatch(/carries 2 bytes of RLE data/);
+    // The same header with uncompressed rows missing is a truncated file: 400.
+    const rows = bombBmpHeader(100, 100);
+    expect((await errorOf(new Image().fromHttpRequest(request('image/bmp', rows)))).status).toBe(400);
+  });
+
   it('max_pixels is configurable and checked against width x height', async () => {
     const small = new Image({ max_pixels: 99 });
     const png = await pngOf(gradientRgb(10, 10), 10, 10);

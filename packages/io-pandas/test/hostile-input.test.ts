@@ -81,3 +81,54 @@ describe('a column that `dtype` names but the body lacks (enforce_dtype)', () =>
     await expect(loose.fromHttpRequest(req('[{"price": 1.5}]'))).resolves.toBeDefined();
   });
 });
+
+describe('tables that declare more cells than they carry (issue 32)', () => {
+  const tooLarge = async (p: Promise<unknown>) => {
+    const err = await p.then(
+      () => {
+        throw new Error('expected a rejection');
+      },
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ httpStatus: 413, code: 'PAYLOAD_TOO_LARGE' });
+    expect((err as Error).message).toMatch(/over the limit of \d+ cells/);
+  };
+  // Each row names a new key (records), each column a new index label (columns), each row lacks the fields
+  // (table schema): the missing cells are filled with null, so n keys make n × n cells from O(n) bytes.
+  const n = 3000;
+  const keys = Array.from({ length: n }, (_, i) => `k${i}`);
+  const limits = resolveLimits({ maxElements: 1_000_000 });
+  const frame = (orient: 'records' | 'columns' | 'index' | 'table') => new PandasDataFrame({ orient });
+
+  it('refuses records whose keys differ row by row (413), before building n × n cells', async () => {
+    await tooLarge(
+      frame('records').fromHttpRequest(req(JSON.stringify(keys.map((k) => ({ [k]: 1 }))), limits)),
+    );
+  });
+
+  it('refuses nested objects whose inner keys differ (columns and index orients)', async () => {
+    const nested = JSON.stringify(Object.fromEntries(keys.map((k) => [k, { [k]: 1 }])));
+    await tooLarge(frame('columns').fromHttpRequest(req(nested, limits)));
+    await tooLarge(frame('index').fromHttpRequest(req(nested, limits)));
+  });
+
+  it('refuses a table schema of many fields over many empty rows', async () => {
+    const body = JSON.stringify({
+      schema: { fields: keys.map((name) => ({ name })) },
+      data: keys.map(() => ({})),
+    });
+    await tooLarge(frame('table').fromHttpRequest(req(body, limits)));
+  });
+
+  it('refuses CSV past the cell limit, and takes a table just under it', async () => {
+    const csv = (rows: number) =>
+      new BufferedHttpRequest({
+        headers: { 'content-type': 'text/csv' },
+        body: `a,b\n${'1,2\n'.repeat(rows)}`,
+        limits: resolveLimits({ maxElements: 1000 }),
+      });
+    await tooLarge(new PandasDataFrame().fromHttpRequest(csv(501)));
+    const ok = await new PandasDataFrame().fromHttpRequest(csv(500));
+    expect(ok.shape).toEqual([500, 2]);
+  });
+});

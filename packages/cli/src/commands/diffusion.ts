@@ -49,6 +49,7 @@ interface ServiceSettingFlags {
   maxJobs: number;
   jobTtl: number;
   timeout: number;
+  progressAll?: boolean;
   ortThreads?: number;
   ortProviders?: string[];
 }
@@ -167,6 +168,10 @@ const serviceSettingOptions = (command: Command): Command =>
     )
     .option('--job-ttl <seconds>', 'how long a finished job and its images are kept', parsePositiveInt, 600)
     .option(
+      '--progress-all',
+      'let POST /progress without a request_id stream every generation (ids and previews) to any client',
+    )
+    .option(
       '--timeout <seconds>',
       'per-request timeout (504; the generation is cancelled)',
       parseSeconds,
@@ -200,6 +205,7 @@ function serviceSettings(flags: ServiceSettingFlags, backend: BackendName | unde
     maxJobs: flags.maxJobs,
     jobResultTtl: flags.jobTtl,
     timeout: flags.timeout,
+    progressAll: flags.progressAll === true,
     backend,
     onnx: { intraOpThreads: flags.ortThreads, executionProviders: flags.ortProviders },
   };

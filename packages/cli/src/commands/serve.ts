@@ -16,6 +16,11 @@ interface ServeFlags {
   timeout?: number;
   maxConcurrency?: number;
   maxBodySize?: number;
+  headersTimeout?: number;
+  bodyTimeout?: number;
+  maxStreams?: number;
+  streamIdleTimeout?: number;
+  streamLifetime?: number;
   cors?: string[];
   metrics: boolean;
   grpc?: boolean;
@@ -46,6 +51,27 @@ export function registerServe(program: Command): void {
     .option('--timeout <seconds>', 'per-request timeout before 504 (default 60)', parseSeconds)
     .option('--max-concurrency <n>', 'requests handled at once before 503 (default 128)', parsePositiveInt)
     .option('--max-body-size <bytes>', 'largest request body before 413 (default 32 MiB)', parsePositiveInt)
+    .option(
+      '--headers-timeout <seconds>',
+      'seconds to send the request headers before 408 (default 10)',
+      parseSeconds,
+    )
+    .option(
+      '--body-timeout <seconds>',
+      'seconds a request body may stall between chunks before 408 (default 10)',
+      parseSeconds,
+    )
+    .option('--max-streams <n>', 'event streams open at once before 503 (default 64)', parsePositiveInt)
+    .option(
+      '--stream-idle-timeout <seconds>',
+      'seconds an event stream may go without an event before it is ended (default 300)',
+      parseSeconds,
+    )
+    .option(
+      '--stream-lifetime <seconds>',
+      'seconds an event stream may stay open in all (default 3600)',
+      parseSeconds,
+    )
     .option('--cors <origin...>', 'enable CORS for these origins (`*` for any)')
     .option('--no-metrics', 'disable /metrics')
     .option('--grpc', 'also serve the APIs over gRPC (bentoml.grpc.v1 protocol)')
@@ -67,6 +93,11 @@ export function registerServe(program: Command): void {
           timeout: flags.timeout,
           maxConcurrency: flags.maxConcurrency,
           maxBodySize: flags.maxBodySize,
+          headersTimeout: flags.headersTimeout,
+          bodyTimeout: flags.bodyTimeout,
+          maxStreams: flags.maxStreams,
+          streamIdleTimeout: flags.streamIdleTimeout,
+          streamLifetime: flags.streamLifetime,
           metrics: flags.metrics,
           apiToken: flags.apiToken,
           metricsAuth: flags.metricsAuth,

@@ -46,6 +46,8 @@ export function grpcStatusForHttp(status: number): GrpcStatusCode {
       return GrpcStatus.PERMISSION_DENIED;
     case 404:
       return GrpcStatus.NOT_FOUND;
+    case 408:
+      return GrpcStatus.DEADLINE_EXCEEDED;
     case 413:
       return GrpcStatus.RESOURCE_EXHAUSTED;
     case 422:
@@ -148,6 +150,11 @@ export class NotFound extends TiffinError {
 export class MethodNotAllowed extends TiffinError {
   static override readonly code: string = 'METHOD_NOT_ALLOWED';
   static override readonly httpStatus: number = 405;
+}
+/** The client did not send its request body in time (it stalled between chunks): 408, connection closed. */
+export class RequestTimeout extends TiffinError {
+  static override readonly code: string = 'REQUEST_TIMEOUT';
+  static override readonly httpStatus: number = 408;
 }
 export class PayloadTooLarge extends TiffinError {
   static override readonly code: string = 'PAYLOAD_TOO_LARGE';

@@ -18,6 +18,8 @@ export interface InferenceProtocolDeps {
   runtime: Runtime;
   maxBodySize: number;
   limits: Readonly<Limits>;
+  /** Milliseconds a body may stall between chunks (408 after). */
+  bodyTimeoutMs: number;
   isReady: () => boolean;
 }
 
@@ -39,12 +41,15 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
       maxBodySize: deps.maxBodySize,
       abort: ctx.state.abort,
       limits: deps.limits,
+      bodyTimeoutMs: deps.bodyTimeoutMs,
     });
     const infer = parseInferRequest(
       await request.body(),
       ctx.get(HEADER_LENGTH) || undefined,
       deps.limits.maxDepth,
     );
+    // As on the API's own route: the permit once the body is in.
+    deps.runtime.admit(ctx.state);
     const outputs = await deps.runtime.invoke(model.api, ctx.state, request, { request, infer }, codec);
     const { body, headers } = writeInferResponse(model.api.name, infer, outputs);
     if (ctx.state.timedOut) return;

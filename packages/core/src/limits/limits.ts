@@ -19,6 +19,13 @@ export interface Limits {
   /** Longest part name of a multipart part, in characters; longer → 400. Default 1024. */
   maxPartNameLength: number;
   /**
+   * Most values one input may declare before anything is allocated for them: table cells, rows × columns, of
+   * PandasDataFrame bodies (Parquet footers and page headers, CSV, JSON orients that fill in missing cells).
+   * More → 413. Default 4,194,304 (2^22; a DataFrame costs about 115 bytes a cell, so some 460 MB). Arrays (NumpyNdarray,
+   * gRPC NDArray, v2 tensors) must carry every value they declare, so the body size bounds them.
+   */
+  maxElements: number;
+  /**
    * Bytes of one part's header block. Fixed by the multipart parser (busboy) at 16 KiB; longer → 400.
    * Listed here so that every bound is in one place; it cannot be raised.
    */
@@ -33,6 +40,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxParts: 1000,
   maxFileNameLength: 1024,
   maxPartNameLength: 1024,
+  maxElements: 4_194_304,
   maxPartHeaderSize: PART_HEADER_SIZE,
 });
 

@@ -1,6 +1,7 @@
 import type { IODescriptor } from '../io/descriptor.js';
 import type { ComponentsObject, RequestBodyObject, ResponseObject, SchemaObject } from '../io/openapi.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import { mountedRouterRoutes } from './mounted-routes.js';
 
 /** The OpenAPI 3.0 document `/docs.json` serves (docs/spec/io-descriptors.md §10.7 with D4, D6, D13). */
 export interface OpenApiDocument {
@@ -14,6 +15,7 @@ export interface OpenApiDocument {
 
 export const SERVICE_APIS_TAG = 'Service APIs';
 export const INFRASTRUCTURE_TAG = 'Infrastructure';
+export const MOUNTED_TAG = 'Mounted routes';
 
 /** Error responses every API may give, each with the D4 body schema. */
 const API_ERRORS: ReadonlyArray<{ status: string; schema: string; description: string }> = [
@@ -148,6 +150,32 @@ export function buildOpenApiDocument(service: Service): OpenApiDocument {
       ),
     );
   }
+  const mounted = mountedRouterRoutes(service.mounts);
+  for (const route of mounted) {
+    paths[route.path] ??= {};
+    const operations = paths[route.path]!;
+    for (const method of route.methods) {
+      // An API or built-in route on the same path and method is described by its own entry.
+      operations[method] ??= {
+        tags: [MOUNTED_TAG],
+        summary: `${method.toUpperCase()} ${route.path}`,
+        description: route.public
+          ? 'A route mounted on the service (public: no API token needed).'
+          : 'A route mounted on the service.',
+        ...(route.params.length > 0
+          ? {
+              parameters: route.params.map((name) => ({
+                name,
+                in: 'path',
+                required: true,
+                schema: { type: 'string' },
+              })),
+            }
+          : {}),
+        responses: { '200': { description: 'Answered by the mounted route' } },
+      };
+    }
+  }
   for (const e of API_ERRORS) schemas[e.schema] = errorBodySchema(e.schema, e.description);
   return {
     openapi: '3.0.2',
@@ -156,6 +184,9 @@ export function buildOpenApiDocument(service: Service): OpenApiDocument {
     tags: [
       { name: SERVICE_APIS_TAG, description: 'Inference endpoints of this service.' },
       { name: INFRASTRUCTURE_TAG, description: 'Common infrastructure endpoints for observability.' },
+      ...(mounted.length > 0
+        ? [{ name: MOUNTED_TAG, description: 'Routes of the middleware mounted with `svc.mount()`.' }]
+        : []),
     ],
     paths,
     components: { schemas },

@@ -20,12 +20,14 @@ export class ConcurrencyGate {
   constructor(
     readonly max: number,
     readonly retryAfterSeconds: number,
+    /** What is counted, for the 503's message. */
+    private readonly what = 'requests',
   ) {}
 
   /** Take a permit, or throw the 503; the returned release may be called more than once. */
   enter(): () => void {
     if (this.inFlight >= this.max) {
-      throw new ServiceUnavailable(`Too many requests: the server is handling its limit of ${this.max}`, {
+      throw new ServiceUnavailable(`Too many ${this.what}: the server is handling its limit of ${this.max}`, {
         headers: { 'retry-after': String(this.retryAfterSeconds) },
       });
     }

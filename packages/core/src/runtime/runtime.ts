@@ -73,10 +73,14 @@ export class Runtime {
     return this.batchers.get(apiName);
   }
 
-  /** Take a concurrency permit for `call` until it closes; throws the 503 when none is free. */
-  admit(call: Invocation): void {
+  /**
+   * Take a concurrency permit for `call` until it closes (or `release` is called earlier, as for an event
+   * stream, which has a gate of its own); throws the 503 when none is free.
+   */
+  admit(call: Invocation): () => void {
     const release = this.gate.enter();
     call.onClose.push(release);
+    return release;
   }
 
   /**

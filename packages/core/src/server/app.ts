@@ -5,10 +5,12 @@ import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
+import { EventStreams } from './event-streams.js';
 import { Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { defaultLogger, type Logger, silentLogger } from './logger.js';
 import { ServerMetrics } from './metrics.js';
+import { type MountState, mountedHandler } from './mount/mounted-handler.js';
 import { type ResolvedServerOptions, resolveServerOptions, type ServerOptions } from './options.js';
 import { corsStage } from './pipeline/cors.js';
 import { requestPipeline } from './pipeline/request-pipeline.js';
@@ -22,8 +24,9 @@ import { RouteTable } from './routes/route-table.js';
 
 export interface TiffinApp {
   /**
-   * A Koa application whose last middleware serves the service: add your own middleware in front of it
-   * (`app.middleware.unshift(mine)`) to see every request first, or mount `app.callback()` in your own server.
+   * A Koa application whose last middleware serves the service, for mounting `app.callback()` in your own
+   * server. Routes of your own go on the service (`svc.mount()`); middleware added here
+   * (`app.middleware.unshift(mine)`) sees every request first and may set headers.
    */
   app: Koa<KoaState>;
   lifecycle: AppLifecycle;
@@ -60,9 +63,22 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     limits: resolved.limits,
   });
   const routes = new RouteTable();
+  const bodyTimeoutMs = resolved.bodyTimeout * 1000;
+  const eventStreams = new EventStreams({
+    maxStreams: resolved.maxStreams,
+    idleMs: resolved.streamIdleTimeout * 1000,
+    lifetimeMs: resolved.streamLifetime * 1000,
+    retryAfter: resolved.retryAfter,
+  });
 
   for (const api of service.apis.values()) {
-    const handler = apiHandler(api, { runtime, maxBodySize: resolved.maxBodySize, limits: resolved.limits });
+    const handler = apiHandler(api, {
+      runtime,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      bodyTimeoutMs,
+      eventStreams,
+    });
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
   }
@@ -86,6 +102,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       runtime,
       maxBodySize: resolved.maxBodySize,
       limits: resolved.limits,
+      bodyTimeoutMs,
       isReady: () => lifecycle.notReadyReason() === null,
     });
   }
@@ -94,6 +111,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   routes.add('/readyz', { GET: readyHandler(() => lifecycle.notReadyReason()) });
   if (resolved.metrics) routes.add('/metrics', { GET: metricsHandler(metrics) });
 
+  const authCheck = resolved.apiToken
+    ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
+    : undefined;
+  // Public mounts answer without the token: the mount stage then checks it, after the gate (see mountedHandler).
+  const authInMounts = service.mounts.some((m) => m.public) ? authCheck : undefined;
   const pipeline = requestPipeline({
     routes,
     lifecycle,
@@ -101,9 +123,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     metrics: resolved.metrics ? metrics : undefined,
     logger,
     cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
-    auth: resolved.apiToken
-      ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
-      : undefined,
+    auth: authInMounts ? undefined : authCheck,
   });
   const responseFailed = (err: Error, requestId: string | undefined) =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });
@@ -113,6 +133,24 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     const q = url.indexOf('?');
     return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, viaKoa ? VIA_KOA : undefined);
   };
+  // The routed handler: the route table, or the mounts in front of it. Without mounts, exactly as before.
+  const koaContexts = new WeakMap<Exchange, Koa.ParameterizedContext<MountState>>();
+  const routed: (exchange: Exchange) => Promise<void> =
+    service.mounts.length === 0
+      ? (exchange) => routes.dispatch(exchange)
+      : mountedHandler({
+          mounts: service.mounts,
+          routes,
+          maxBodySize: resolved.maxBodySize,
+          auth: authInMounts,
+          koaContext: (exchange) => {
+            const ctx =
+              koaContexts.get(exchange) ?? app.createContext<MountState>(exchange.req, exchange.res);
+            // Koa's starting status, as its own request handling sets it.
+            exchange.res.statusCode = 404;
+            return ctx;
+          },
+        });
   const respond = (exchange: Exchange): void =>
     exchange.respond((err) => responseFailed(err, exchange.state.requestId));
   const failed = (exchange: Exchange, err: unknown): void => {
@@ -124,7 +162,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
   const handle = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const exchange = exchangeFor(req, res);
-    return pipeline(exchange, () => routes.dispatch(exchange)).then(
+    return pipeline(exchange, () => routed(exchange)).then(
       () => respond(exchange),
       (err: unknown) => failed(exchange, err),
     );
@@ -133,7 +171,13 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   // Koa runs the user's middleware in front of the pipeline; the response is still written by `respond`.
   const app = new ServiceKoa(
     (req, res) => exchangeFor(req, res, true),
-    (exchange) => pipeline(exchange, () => routes.dispatch(exchange)),
+    (exchange, ctx) => {
+      // Mounts run on the context the request came with, so they see what the app's middleware put there.
+      if (service.mounts.length > 0) {
+        koaContexts.set(exchange, ctx as unknown as Koa.ParameterizedContext<MountState>);
+      }
+      return pipeline(exchange, () => routed(exchange));
+    },
     (exchange, err) => {
       // A user's middleware threw: answer with the one error body.
       if (exchange.res.headersSent) return failed(exchange, err);
@@ -172,12 +216,15 @@ export interface KoaState {
 class ServiceKoa extends Koa<KoaState> {
   constructor(
     private readonly exchangeFor: (req: IncomingMessage, res: ServerResponse) => Exchange,
-    private readonly runPipeline: (exchange: Exchange) => Promise<void>,
+    private readonly runPipeline: (
+      exchange: Exchange,
+      ctx: Koa.ParameterizedContext<KoaState>,
+    ) => Promise<void>,
     private readonly middlewareFailed: (exchange: Exchange, err: unknown) => void,
     private readonly respondTo: (exchange: Exchange) => void,
   ) {
     super();
-    this.use((ctx) => this.runPipeline(ctx.state.exchange));
+    this.use((ctx) => this.runPipeline(ctx.state.exchange, ctx));
   }
 
   /** Koa 3's per-request entry point (`callback()` calls it; Koa is pinned): run the middleware, then respond. */

@@ -1,9 +1,17 @@
+import { STATUS_CODES } from 'node:http';
 import {
   BadInput,
   clientMessage,
   type ErrorBody,
   internalErrorBody,
   isTiffinError,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  TooManyRequests,
+  Unauthorized,
+  UnprocessableEntity,
+  UnsupportedMediaType,
 } from '../errors/index.js';
 import type { Logger } from './logger.js';
 
@@ -12,24 +20,49 @@ export interface ErrorAnswer {
   body: ErrorBody;
 }
 
-/** Koa/http-errors style client errors (status 4xx, exposable) thrown by middleware we use. */
-interface ExposedHttpError {
+/** Koa/http-errors style client errors: a 4xx status, the message shown when `expose`. */
+interface HttpClientError {
   status: number;
   expose: boolean;
   message: string;
 }
 
-function isExposedClientError(err: unknown): err is ExposedHttpError {
-  const e = err as Partial<ExposedHttpError> | null;
-  return (
-    typeof e === 'object' &&
-    e !== null &&
-    typeof e.status === 'number' &&
-    e.status >= 400 &&
-    e.status < 500 &&
-    e.expose === true
-  );
+/**
+ * The client error `err` stands for, as body parsers report one: a 4xx `status` or `statusCode` (http-errors,
+ * raw-body, co-body, as Koa reads them) or `httpCode` (formidable, e.g. a truncated multipart body), with its
+ * message only when `expose` is set (co-body's JSON syntax error carries a 400 without it); null otherwise.
+ */
+function clientErrorOf(err: unknown): HttpClientError | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const e = err as {
+    status?: unknown;
+    statusCode?: unknown;
+    httpCode?: unknown;
+    expose?: unknown;
+    message?: unknown;
+  };
+  const status = [e.status, e.statusCode, e.httpCode].find((s) => typeof s === 'number');
+  if (typeof status !== 'number' || status < 400 || status >= 500) return null;
+  const expose = e.expose === true;
+  return { status, expose, message: expose && typeof e.message === 'string' ? e.message : '' };
 }
+
+/**
+ * The catalog's type and code for an exposed client error's status (`ctx.throw(404)` in a mounted route, a body
+ * parser's 413), so clients branch on the same codes whoever raised it; other statuses read as BadInput.
+ */
+const CLIENT_ERRORS: ReadonlyMap<number, { type: string; code: string }> = new Map(
+  [
+    BadInput,
+    Unauthorized,
+    NotFound,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    UnprocessableEntity,
+    TooManyRequests,
+  ].map((c) => [c.httpStatus, { type: c.name, code: c.code }]),
+);
 
 /**
  * Spec 10.3 as changed by D1/D4: a TiffinError answers with its own status and `toBody()`; any other error is
@@ -54,11 +87,12 @@ export function errorAnswer(err: unknown, requestId: string, logger: Logger): Er
     body.error = clientMessage(body.error);
     return { status, body };
   }
-  if (isExposedClientError(err)) {
-    return {
-      status: err.status,
-      body: { error: clientMessage(err.message), type: 'BadInput', code: BadInput.code },
-    };
+  const clientError = clientErrorOf(err);
+  if (clientError) {
+    const { status, expose, message } = clientError;
+    const { type, code } = CLIENT_ERRORS.get(status) ?? { type: BadInput.name, code: BadInput.code };
+    const error = expose ? clientMessage(message) : (STATUS_CODES[status] ?? 'Bad Request');
+    return { status, body: { error, type, code } };
   }
   const e = err instanceof Error ? err : new Error(String(err));
   logger.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });

@@ -121,6 +121,21 @@ export class Exchange {
     if (i >= 0) pending.splice(i, 1);
   }
 
+  /**
+   * Take the headers set on `res` itself (by Koa middleware, whose context writes there) into the headers the
+   * exchange holds, so its rules (default content type, content length, no body for 204) see them.
+   */
+  adoptResponseHeaders(): void {
+    if (this.pending === null) return;
+    const res = this.res;
+    for (const name of res.getHeaderNames()) {
+      const value = res.getHeader(name)!;
+      res.removeHeader(name);
+      if (Array.isArray(value)) for (const v of value) this.append(name, v);
+      else this.set(name, String(value));
+    }
+  }
+
   vary(field: string): void {
     const current = this.responseHeader('vary');
     const list = current === '' ? [] : current.split(/\s*,\s*/);

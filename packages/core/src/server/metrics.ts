@@ -89,8 +89,15 @@ export class ServerMetrics {
     this.registry.registerMetric(metric as unknown as Metric);
   }
 
-  /** Call when a request starts; the returned function records its end with the status code. */
-  start(endpoint: string, isHealth: boolean, begin: number = performance.now()): (status: number) => void {
+  /**
+   * Call when a request starts; the returned function records its end with the status code, under the endpoint
+   * it was routed to in the end (a mounted route's pattern), else the one it started with.
+   */
+  start(
+    endpoint: string,
+    isHealth: boolean,
+    begin: number = performance.now(),
+  ): (status: number, routedTo?: string) => void {
     let gauge = this.inProgress.get(endpoint);
     if (!gauge) {
       gauge = { labels: { endpoint, ...this.baseLabels }, value: 0 };
@@ -99,18 +106,18 @@ export class ServerMetrics {
     gauge.value++;
     // `begin` is a performance.now() reading (a plain double: no BigInt per request), the caller's if it has one.
     const inProgress = gauge;
-    return (status) => {
+    return (status, routedTo = endpoint) => {
       inProgress.value--;
       const seconds = (performance.now() - begin) / 1000;
-      let byStatus = this.byEndpoint.get(endpoint);
+      let byStatus = this.byEndpoint.get(routedTo);
       if (!byStatus) {
         byStatus = new Map();
-        this.byEndpoint.set(endpoint, byStatus);
+        this.byEndpoint.set(routedTo, byStatus);
       }
       let series = byStatus.get(status);
       if (!series) {
         series = {
-          labels: { endpoint, ...this.baseLabels, http_response_code: String(status) },
+          labels: { endpoint: routedTo, ...this.baseLabels, http_response_code: String(status) },
           count: 0,
           sum: 0,
           buckets: new Float64Array(DURATION_BUCKETS.length),

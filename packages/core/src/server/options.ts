@@ -51,6 +51,22 @@ export interface ServerOptions {
   metricsAuth?: boolean;
   /** Bounds on input (nesting depth, multipart parts and names); see `DEFAULT_LIMITS` and docs/security.md. */
   limits?: LimitOptions;
+  /** Seconds a client has to send its request headers (default 10); then the connection is closed (408). */
+  headersTimeout?: number;
+  /**
+   * Seconds a request body may stall between two chunks (default 10); then 408 `REQUEST_TIMEOUT` and the
+   * connection closes. API calls take their concurrency permit only once the body is in.
+   */
+  bodyTimeout?: number;
+  /**
+   * Event streams (`text/event-stream` answers) open at once (default 64); one more → 503. They do not count
+   * against `maxConcurrency`: the API permit is handed back when the stream starts.
+   */
+  maxStreams?: number;
+  /** Seconds an event stream may go without an event before the server ends it (default 300). */
+  streamIdleTimeout?: number;
+  /** Seconds an event stream may stay open in all (default 3600); the client reconnects to go on. */
+  streamLifetime?: number;
 }
 
 /** Options with every default filled in. */
@@ -68,6 +84,11 @@ export interface ResolvedServerOptions {
   apiPage: boolean;
   inferenceProtocol: boolean;
   limits: Readonly<Limits>;
+  headersTimeout: number;
+  bodyTimeout: number;
+  maxStreams: number;
+  streamIdleTimeout: number;
+  streamLifetime: number;
   /** The token in force (explicit or from the environment), or undefined for no auth. */
   apiToken: string | undefined;
   metricsAuth: boolean;
@@ -86,6 +107,11 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger' | 'lim
   apiPage: true,
   inferenceProtocol: true,
   metricsAuth: false,
+  headersTimeout: 10,
+  bodyTimeout: 10,
+  maxStreams: 64,
+  streamIdleTimeout: 300,
+  streamLifetime: 3600,
 };
 
 export function resolveServerOptions(options: ServerOptions, defaultLogger: Logger): ResolvedServerOptions {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { BadInput, MethodNotAllowed, type TiffinError } from '../errors/index.js';
+import { BadInput, MethodNotAllowed, RequestTimeout, type TiffinError } from '../errors/index.js';
 import type { Logger } from './logger.js';
 
 /** Sent on every response, so a browser never guesses a type for an answer (e.g. JSON echoing a user's HTML). */
@@ -51,7 +51,7 @@ function parserError(code: string | undefined): TiffinError {
     case 'HPE_INVALID_METHOD':
       return new MethodNotAllowed('Method Not Allowed: the request method is not one this server knows');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new BadInput('Request timeout: the request did not arrive in time', { errorCode: 408 });
+      return new RequestTimeout('Request timeout: the request did not arrive in time');
     default:
       return new BadInput('Bad Request: the request is not valid HTTP/1.1');
   }

@@ -1,13 +1,19 @@
 import type { IncomingMessage } from 'node:http';
-import { BadInput, PayloadTooLarge, truncateForMessage } from '../errors/index.js';
+import {
+  BadInput,
+  isTiffinError,
+  PayloadTooLarge,
+  RequestTimeout,
+  truncateForMessage,
+} from '../errors/index.js';
 
 /**
  * Read a request body whole, bounded by `limit` bytes: over it → 413 (PayloadTooLarge) as soon as the bytes
  * received pass the limit; a client that goes away mid-body, a stream error or a body shorter than its
- * Content-Length → 400 (BadInput). Small and specific (four listeners, no option handling), since every API
- * call goes through it.
+ * Content-Length → 400 (BadInput); no byte for `idleMs` (a client that declared a body and stalls) → 408 with
+ * `connection: close`. Small and specific (four listeners, one timer), since every API call goes through it.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, idleMs = 0): Promise<Buffer> {
   const declared = req.headers['content-length'];
   const expected = declared === undefined ? null : Number(declared);
   if (expected !== null && expected > limit) {
@@ -17,7 +23,16 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
+    let idle: NodeJS.Timeout | undefined;
+    const stalled = () =>
+      fail(
+        new RequestTimeout(`The request body stalled: no byte for ${idleMs / 1000} seconds`, {
+          headers: { connection: 'close' },
+        }),
+      );
+    if (idleMs > 0) idle = setTimeout(stalled, idleMs);
     const cleanup = () => {
+      if (idle) clearTimeout(idle);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -30,6 +45,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       reject(err);
     };
     const onData = (chunk: Buffer) => {
+      idle?.refresh();
       received += chunk.length;
       if (received > limit) fail(new PayloadTooLarge(`Request body exceeds the limit of ${limit} bytes`));
       else chunks.push(chunk);
@@ -37,6 +53,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     // No cleanup on success: after 'end' the request emits nothing that matters (its 'close' finds it
     // complete), and removing four listeners is a visible share of a small request.
     const onEnd = () => {
+      if (idle) clearTimeout(idle);
       if (expected !== null && received !== expected) {
         reject(
           new BadInput(
@@ -45,14 +62,17 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
         );
       } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     };
-    // Node reports a client gone mid-body as an 'aborted' error (ECONNRESET) before 'close'.
+    // Node reports a client gone mid-body as an 'aborted' error (ECONNRESET) before 'close'; the body cap of a
+    // service with mounts reports its 413 as a TiffinError.
     const onError = (err: Error) =>
       fail(
-        new BadInput(
-          req.complete
-            ? `Could not read the request body: ${err.message}`
-            : 'The client aborted the request body',
-        ),
+        isTiffinError(err)
+          ? err
+          : new BadInput(
+              req.complete
+                ? `Could not read the request body: ${err.message}`
+                : 'The client aborted the request body',
+            ),
       );
     const onClose = () => {
       if (!req.complete) fail(new BadInput('The client aborted the request body'));

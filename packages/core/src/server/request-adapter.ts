@@ -22,13 +22,13 @@ export function headersFromNode(req: IncomingMessage): Headers {
 export function adaptRequest(
   req: IncomingMessage,
   url: string,
-  options: { maxBodySize: number; abort: LazyAbort; limits: Readonly<Limits> },
+  options: { maxBodySize: number; abort: LazyAbort; limits: Readonly<Limits>; bodyTimeoutMs: number },
 ): BufferedHttpRequest {
   return new BufferedHttpRequest({
     method: req.method ?? 'POST',
     url,
     headers: () => headersFromNode(req),
-    body: () => readBody(req, options.maxBodySize),
+    body: () => readBody(req, options.maxBodySize, options.bodyTimeoutMs),
     // Created only when something asks for it (saves an AbortSignal per request).
     signal: () => options.abort.signal,
     limits: options.limits,

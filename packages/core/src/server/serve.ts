@@ -34,13 +34,22 @@ export interface ServerHandle {
 export async function serve(service: Service, options: ServeOptions = {}): Promise<ServerHandle> {
   const tiffin = createApp(service, options);
   const { lifecycle, logger } = tiffin;
-  const { host, port: wantedPort, drainTimeout } = tiffin.options;
-  const server = createServer(tiffin.requestListener());
+  const { host, port: wantedPort, drainTimeout, headersTimeout } = tiffin.options;
+  const server = createServer(
+    {
+      // A client that opens a connection and sends its headers slowly (or never) is cut off after
+      // `headersTimeout`; Node checks every `connectionsCheckingInterval`, so that is kept short.
+      headersTimeout: headersTimeout * 1000,
+      connectionsCheckingInterval: Math.min(1000, headersTimeout * 1000),
+      // Requests are bounded by our own timeouts (body stalls: `bodyTimeout`, answers: `timeout`); Node's
+      // whole-request timeout would cut long uploads short.
+      requestTimeout: 0,
+    },
+    tiffin.requestListener(),
+  );
   answerOutsideRequests(server, logger);
   const removeSafetyNet =
     (options.safetyNet ?? options.handleSignals !== false) ? installSafetyNet(logger) : () => {};
-  // Requests are bounded by our own timeout; do not let Node's 5-minute request timeout cut long uploads short.
-  server.requestTimeout = 0;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,3 +1,4 @@
+import type { DefaultContext, DefaultState, Middleware } from 'koa';
 import { InvalidArgument, TiffinError } from '../errors/index.js';
 import type { BatchInputOf, BatchOutputOf } from '../io/batching.js';
 import type { InputOf, IODescriptor, OutputOf } from '../io/descriptor.js';
@@ -100,6 +101,21 @@ export interface ServiceOptions {
   models?: string[];
 }
 
+/** How `Service.mount` mounts a middleware. */
+export interface MountOptions {
+  /**
+   * Answer without the API token (`apiToken` / `$TIFFIN_API_TOKEN`): a webhook, a public page. Default false:
+   * with a token set, a mounted route needs it like the APIs do.
+   */
+  public?: boolean;
+}
+
+/** Koa middleware mounted on a service's HTTP server, with its options (see `Service.mount`). */
+export interface MountedMiddleware {
+  readonly middleware: Middleware;
+  readonly public: boolean;
+}
+
 /** A readiness condition of a service: `true` when ready, else `false` or the reason (see `addReadinessCheck`). */
 export type ReadinessCheck = () => true | false | string;
 
@@ -121,6 +137,7 @@ export class Service<Apis extends ApiTypesMap = {}> {
   private readonly startupHooks: LifecycleHook[] = [];
   private readonly shutdownHooks: LifecycleHook[] = [];
   private readonly readinessChecks: ReadinessCheck[] = [];
+  private readonly mounted: MountedMiddleware[] = [];
 
   constructor(name: string, options: ServiceOptions = {}) {
     const lower = name.toLowerCase();
@@ -194,6 +211,30 @@ export class Service<Apis extends ApiTypesMap = {}> {
 
   get apis(): ReadonlyMap<string, InferenceApi> {
     return this.apiMap;
+  }
+
+  /**
+   * Mount Koa middleware on the service's HTTP server (a `@koa/router`'s `routes()` and `allowedMethods()`,
+   * a `koa-mount`ed app, `koa-static`, ...), in the order mounted, before API routing. It may answer a request
+   * (`ctx.body = ...`); what it passes on with `await next()` reaches the APIs as before. The server's request
+   * id, access log, metrics, body limit, timeout, concurrency limit, drain and error body hold for it, and with
+   * an API token set it needs the token unless mounted `{ public: true }`. HTTP only: gRPC does not see it.
+   */
+  mount<StateT = DefaultState, ContextT = DefaultContext>(
+    middleware: Middleware<StateT, ContextT>,
+    options: MountOptions = {},
+  ): this {
+    if (typeof middleware !== 'function') {
+      throw new InvalidArgument('Service.mount takes a Koa middleware: a function (ctx, next)');
+    }
+    // Typed as Koa's `app.use` takes it: routers extend the context with their own fields.
+    this.mounted.push({ middleware: middleware as unknown as Middleware, public: options.public === true });
+    return this;
+  }
+
+  /** The middleware mounted with `mount()`, in order. */
+  get mounts(): readonly MountedMiddleware[] {
+    return this.mounted;
   }
 
   onStartup(hook: LifecycleHook): this {

@@ -1,3 +1,4 @@
+export * from './contained-path.js';
 export * from './entry-store.js';
 export * from './errors.js';
 export { type FileRecord, humanSize } from './files.js';

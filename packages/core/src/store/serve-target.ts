@@ -3,6 +3,7 @@ import { register } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { NotFound } from '../errors/index.js';
+import { containedPath } from './contained-path.js';
 import { PackageStore, type StoredPackage } from './package-store.js';
 
 /** What `tiffin serve <tag>` runs: the package's bundled entry module plus the package itself. */
@@ -22,7 +23,8 @@ export interface ServeTarget {
  */
 export async function resolveServeTarget(tagText: string, store = new PackageStore()): Promise<ServeTarget> {
   const pkg = await store.get(tagText);
-  const entry = join(pkg.path, pkg.manifest.entry);
+  // The manifest may come from an imported archive: its entry must be a file of the package.
+  const entry = containedPath(pkg.path, pkg.manifest.entry, 'Package entry module');
   if (!(await stat(entry).catch(() => null))?.isFile()) {
     throw new NotFound(`Package '${pkg.tag}' has no entry module ${entry}; build it again`);
   }

@@ -24,10 +24,13 @@ describe('NumpyNdarray gRPC mapping (11.3)', () => {
     expect((await d.fromProto({ dtype: 'DTYPE_DOUBLE', double_values: [0.5] })).dtype).toBe('float64');
   });
 
-  it('UNSPECIFIED: infers from the one non-empty field, or returns an empty array of the shape', async () => {
+  it('UNSPECIFIED: infers from the one non-empty field; a shape without values only when it has no elements', async () => {
     expect((await d.fromProto({ int32_values: [1, 2] })).dtype).toBe('int32');
-    const empty = await d.fromProto({ shape: [2, 3] });
-    expect(empty.shape).toEqual([2, 3]);
+    // The reference answers np.empty(shape): a shape alone would allocate what it declares (issue 32: a
+    // 20-byte message asking for 16 GiB). Only an empty shape is taken; any other is a 400, nothing allocated.
+    await expectClientError(d.fromProto({ shape: [2, 3] }), 400, /shape \(2, 3\) but no values/);
+    await expectClientError(d.fromProto({ shape: [2_147_483_647] }), 400, /but no values/);
+    expect((await d.fromProto({ shape: [2, 0] })).shape).toEqual([2, 0]);
     expect((await d.fromProto({})).shape).toEqual([0]);
     await expectClientError(
       d.fromProto({ int32_values: [1], float_values: [1] }),

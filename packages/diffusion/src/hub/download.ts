@@ -1,10 +1,11 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { downloadFile, listFiles } from '@huggingface/hub';
+import { assertNoSymlinkEscape, containedPath } from '@tiffin/core/internal';
 import { type RepoFile, selectPipelineFiles } from './select-files.js';
 
 export const DEFAULT_HUB_ENDPOINT = 'https://huggingface.co';
@@ -65,8 +66,12 @@ export async function downloadPipeline(options: HubDownloadOptions): Promise<Hub
   const total = files.reduce((n, f) => n + f.size, 0);
   let done = 0;
 
+  const destination = resolve(options.destination);
+  await mkdir(destination, { recursive: true });
   for (const file of files) {
-    const target = join(options.destination, file.path);
+    // The file list is the hub's (or a mirror's): every name must land inside the destination.
+    const target = containedPath(destination, file.path, `${options.modelId}: hub file`);
+    await assertNoSymlinkEscape(destination, target, `${options.modelId}: hub file '${file.path}'`);
     await mkdir(dirname(target), { recursive: true });
     const existing = await sizeOf(target);
     if (existing === file.size) {

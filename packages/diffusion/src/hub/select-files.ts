@@ -1,3 +1,5 @@
+import { unsafeRelativePath } from '@tiffin/core/internal';
+
 /**
  * Which files of a diffusers repository a Stable Diffusion pipeline needs: the configs, the tokenizer and
  * one safetensors file per model component. Everything else (pickled .bin/.ckpt weights, fp16/ema
@@ -22,7 +24,10 @@ export interface RepoFile {
   size: number;
 }
 
-export function selectPipelineFiles(files: readonly RepoFile[]): RepoFile[] {
+export function selectPipelineFiles(listed: readonly RepoFile[]): RepoFile[] {
+  // Names that are not plain relative paths (`..`, absolute, backslashes) are never candidates: the download
+  // refuses them too, but a hostile listing must not even win the choice of a component's weights.
+  const files = listed.filter((f) => unsafeRelativePath(f.path) === null);
   const selected = files.filter((f) => CONFIG_FILES.has(f.path));
   const missing: string[] = [];
   for (const component of COMPONENTS_WITH_WEIGHTS) {

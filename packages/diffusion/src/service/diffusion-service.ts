@@ -27,7 +27,7 @@ import { JobStore } from './jobs.js';
 import { resizeLanczos } from './lanczos-resize.js';
 import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize } from './model-config.js';
-import { ProgressHub } from './progress.js';
+import { ProgressHub, type ProgressKey } from './progress.js';
 import { QueryInput } from './query-input.js';
 import {
   DEFAULT_LIMITS,
@@ -85,6 +85,11 @@ export interface DiffusionServiceOptions {
   maxJobs?: number;
   /** Seconds a finished job's status and images are kept (default 600). */
   jobResultTtl?: number;
+  /**
+   * Let `POST /progress` with no `request_id` stream every generation (their ids and previews) to any client
+   * (default false: a client follows only a generation whose id it knows).
+   */
+  progressAll?: boolean;
 }
 
 /** One generation as a request gives it: its input and the LoRA names it asks for. */
@@ -184,24 +189,25 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
 
   /**
    * Queue a prepared generation (synchronously: a full queue rejects at once) and run it on the worker,
-   * reporting progress under `id`. Aborting `signal` (client gone, its 504 deadline passed, a job
+   * reporting progress as `id`, filed under `key` (a job's or a request's namespace). Aborting `signal` (client gone, its 504 deadline passed, a job
    * cancelled) drops it from the queue or cancels it at the next step, freeing the worker.
    */
   async function start(
     prepared: PreparedGeneration,
     id: string,
+    key: ProgressKey,
     signal: AbortSignal,
     onStep: (step: number, totalSteps: number | null) => void = () => {},
     preview = false,
   ): Promise<GeneratedImages> {
     const worker = host as ModelWorkerHost;
     const { input, loras } = prepared;
-    progress.publish({ request_id: id, status: 'queued' });
+    progress.publish(key, { request_id: id, status: 'queued' });
     let outcome: JobOutcome;
     try {
       outcome = await queue.submit(
         (job) => {
-          progress.publish({ request_id: id, status: 'started' });
+          progress.publish(key, { request_id: id, status: 'started' });
           onStep(0, null);
           return worker.run(id, input, {
             loras,
@@ -215,7 +221,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
                 step: p.step,
                 totalSteps: p.totalSteps,
               });
-              progress.publish({
+              progress.publish(key, {
                 request_id: id,
                 status: 'step',
                 step: p.step,
@@ -235,16 +241,16 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
           requestId: id,
           reason: String(signal.reason ?? message),
         });
-        progress.publish({ request_id: id, status: 'cancelled', error: message });
+        progress.publish(key, { request_id: id, status: 'cancelled', error: message });
       } else {
         if (!isTiffinError(err) || err.httpStatus >= 500)
           logger.log('error', 'generation failed', { requestId: id, error: message });
-        progress.publish({ request_id: id, status: 'failed', error: message });
+        progress.publish(key, { request_id: id, status: 'failed', error: message });
       }
       throw err;
     }
     logger.log('info', 'generation done', { requestId: id, seconds: outcome.seconds, seeds: outcome.seeds });
-    progress.publish({ request_id: id, status: 'done', seconds: outcome.seconds });
+    progress.publish(key, { request_id: id, status: 'done', seconds: outcome.seconds });
     return {
       images: outcome.images.map((image) => new NDArray(image.data, [image.height, image.width, 3], 'uint8')),
       seeds: outcome.seeds,
@@ -265,7 +271,12 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     const output = new GeneratedImagesOutput();
     const timeout = options.timeout ?? 600;
     service.api({ name, input, output, timeout, doc }, async (value, ctx) =>
-      start(await prepare(toRequest(value as InputOf<I>)), ctx.requestId, ctx.request.signal),
+      start(
+        await prepare(toRequest(value as InputOf<I>)),
+        ctx.requestId,
+        `request:${ctx.requestId}`,
+        ctx.request.signal,
+      ),
     );
     service.api(
       {
@@ -282,7 +293,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         const refusal = queue.refusal();
         if (refusal) throw refusal;
         const job = jobs.submit(name, ({ id, signal }) =>
-          start(prepared, id, signal, (step, total) => jobs.progress(id, step, total), preview),
+          start(prepared, id, `job:${id}`, signal, (step, total) => jobs.progress(id, step, total), preview),
         );
         return { id: job.id };
       },
@@ -384,9 +395,17 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       name: 'progress',
       input: jsonModel(progressSchema),
       output: new Text({ content_type: 'text/event-stream' }),
-      doc: 'Server-sent events of generation progress: one request (request_id) until it finishes, or all until you disconnect.',
+      doc: "Server-sent events of one generation (request_id: a request's x-request-id or a job id) until it finishes; every generation only when the server allows it (--progress-all).",
     },
-    (body, ctx) => progressStream(progress, ctx.request.signal, body.request_id ?? undefined),
+    (body, ctx) => {
+      // Every generation's id and previews are other clients' business: that stream is opt-in.
+      if (body.request_id === null && !options.progressAll) {
+        throw new BadInput(
+          'request_id is required: /progress follows one generation (streaming every generation is off; start the server with --progress-all to allow it)',
+        );
+      }
+      return progressStream(progress, ctx.request.signal, body.request_id ?? undefined);
+    },
   );
 
   return { service, progress, queue, jobs };
@@ -414,7 +433,7 @@ async function* jobEvents(
     yield sseEvent({ event: view.status, data: view });
     return;
   }
-  for await (const event of hub.events(signal, id)) {
+  for await (const event of hub.events(signal, [`job:${id}`])) {
     yield sseEvent({ event: event.status, data: event });
   }
 }
@@ -426,8 +445,11 @@ async function* progressStream(
 ): AsyncGenerator<string> {
   // A comment line first, so clients see the stream open before the next event.
   yield ': progress\n\n';
-  for await (const event of hub.events(signal, requestId))
-    yield sseEvent({ event: event.status, data: event });
+  // One id: the synchronous request sent with that x-request-id, or the job of that id (whoever holds a job's
+  // id may follow it, as /<api>/events does). No id: every generation (only with `progressAll`).
+  const keys: ProgressKey[] | undefined =
+    requestId === undefined ? undefined : [`request:${requestId}`, `job:${requestId}`];
+  for await (const event of hub.events(signal, keys)) yield sseEvent({ event: event.status, data: event });
 }
 
 /** The job's UNet work for queue estimates: latent pixels × batch (×2 with guidance) per step. */

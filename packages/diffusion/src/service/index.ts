@@ -4,7 +4,7 @@ export { GenerationQueue, QueueFullError, type RunningJob } from './generation-q
 export { LoraPathError, LoraRoots } from './lora-roots.js';
 export { defaultImageSize } from './model-config.js';
 export { assertModelFits, float32WeightBytes, ModelTooLargeError, WASM_HEAP_BYTES } from './model-fit.js';
-export { type ProgressEvent, ProgressHub } from './progress.js';
+export { type ProgressEvent, ProgressHub, type ProgressKey } from './progress.js';
 export * from './request-schemas.js';
 export { type JobCost, StepClock } from './step-clock.js';
 export { type JobOutcome, type JobProgress, ModelWorkerHost } from './worker-host.js';

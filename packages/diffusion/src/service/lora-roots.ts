@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { BadInput } from '@tiffin/core';
-import { truncateForMessage } from '@tiffin/core/internal';
+import { isInside, truncateForMessage } from '@tiffin/core/internal';
 
 /** A request named a LoRA file outside every allowed root, or one that does not exist (400). */
 export class LoraPathError extends BadInput {
@@ -77,7 +77,7 @@ export class LoraRoots {
       } catch {
         continue;
       }
-      if (this.roots.some((root) => inside(root, real))) {
+      if (this.roots.some((root) => isInside(root, real))) {
         if (!(await stat(real)).isFile())
           throw new LoraPathError(`lora_weights '${truncateForMessage(name)}' is not a file`);
         return real;
@@ -86,7 +86,7 @@ export class LoraRoots {
         `lora_weights '${truncateForMessage(name)}' resolves outside the allowed LoRA directories`,
       );
     }
-    if (candidates.every((c) => !this.roots.some((root) => inside(root, resolve(c))))) {
+    if (candidates.every((c) => !this.roots.some((root) => isInside(root, resolve(c))))) {
       throw new LoraPathError(
         `lora_weights '${truncateForMessage(name)}' resolves outside the allowed LoRA directories`,
       );
@@ -107,8 +107,3 @@ export interface LoraListing {
 /** How deep `list()` looks into sub-folders, and how many files it reports at most. */
 const LIST_DEPTH = 4;
 const LIST_MAX = 1000;
-
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
-}

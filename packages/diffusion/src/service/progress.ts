@@ -19,26 +19,38 @@ export function isFinal(event: ProgressEvent): boolean {
   return event.status === 'done' || event.status === 'failed' || event.status === 'cancelled';
 }
 
+/**
+ * Where a generation's events are filed: jobs by their id (`job:<uuid>`, drawn by the server), synchronous
+ * requests by their request id (`request:<x-request-id>`, which the client may choose). Two namespaces, so a
+ * client that sends a job's id as its own request id can neither end nor feed that job's event stream.
+ */
+export type ProgressKey = `job:${string}` | `request:${string}`;
+
 /** Fan-out of generation progress to `/progress` streams; nothing is kept once a request is finished. */
 export class ProgressHub {
   private readonly listeners = new Set<Listener>();
-  /** Latest event of each unfinished request, so a late subscriber sees where it stands. */
-  private readonly latest = new Map<string, ProgressEvent>();
+  /** Latest event of each unfinished generation, so a late subscriber sees where it stands. */
+  private readonly latest = new Map<ProgressKey, ProgressEvent>();
+  private readonly keyOf = new WeakMap<ProgressEvent, ProgressKey>();
 
-  publish(event: ProgressEvent): void {
-    if (isFinal(event)) this.latest.delete(event.request_id);
-    else this.latest.set(event.request_id, event);
+  publish(key: ProgressKey, event: ProgressEvent): void {
+    this.keyOf.set(event, key);
+    if (isFinal(event)) this.latest.delete(key);
+    else this.latest.set(key, event);
     for (const listener of this.listeners) listener(event);
   }
 
-  /** Events as they happen (starting with the current state of unfinished requests) until `signal` aborts. */
-  async *events(signal: AbortSignal, requestId?: string): AsyncGenerator<ProgressEvent> {
-    const buffered: ProgressEvent[] = [...this.latest.values()].filter(
-      (e) => !requestId || e.request_id === requestId,
-    );
+  /**
+   * Events as they happen (starting with the current state of unfinished generations) until `signal` aborts:
+   * those filed under one of `keys`, or every one when `keys` is absent. Following keys, the stream ends with
+   * the first final event.
+   */
+  async *events(signal: AbortSignal, keys?: readonly ProgressKey[]): AsyncGenerator<ProgressEvent> {
+    const wanted = (event: ProgressEvent) => !keys || keys.includes(this.keyOf.get(event)!);
+    const buffered: ProgressEvent[] = [...this.latest.values()].filter(wanted);
     let wake: (() => void) | undefined;
     const listener: Listener = (event) => {
-      if (requestId && event.request_id !== requestId) return;
+      if (!wanted(event)) return;
       buffered.push(event);
       wake?.();
     };
@@ -56,8 +68,7 @@ export class ProgressHub {
           continue;
         }
         yield event;
-        // Following one request: its stream ends with its last event.
-        if (requestId && isFinal(event)) return;
+        if (keys && isFinal(event)) return;
       }
     } finally {
       this.listeners.delete(listener);

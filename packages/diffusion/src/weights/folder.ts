@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '@tiffin/core';
+import { containedPath } from '@tiffin/core/internal';
 import { SafetensorsFile } from './safetensors.js';
 import type { WeightSpec, WeightStore } from './store.js';
 
@@ -84,7 +85,10 @@ export function componentWeightFiles(componentDir: string, stem: string, variant
   if (existsSync(index)) {
     const j = readJson(index, 'safetensors index') as { weight_map?: Record<string, string> };
     if (!j.weight_map) throw new ModelFolderError(`${index} has no weight_map`);
-    return [...new Set(Object.values(j.weight_map))].map((f) => join(componentDir, f));
+    // Shard names come from the index file (downloaded with the model): each must stay in the component's folder.
+    return [...new Set(Object.values(j.weight_map))].map((f) =>
+      containedPath(componentDir, String(f), `${index}: weight_map file`),
+    );
   }
   if (existsSync(join(componentDir, `${base}.bin`)) || existsSync(join(componentDir, `${base}.ckpt`)))
     throw new ModelFolderError(

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -118,5 +118,41 @@ describe('downloadPipeline (against a loopback hub)', () => {
         { path: 'unet/diffusion_pytorch_model.bin', size: 1 },
       ]),
     ).toThrow(/missing text_encoder, unet, vae/);
+  });
+});
+
+describe('hub file names that leave the destination (issue 32)', () => {
+  it('never writes a listed file outside the destination, whatever its name', async () => {
+    const files = repoFiles();
+    // The hub (or a mirror) lists weights whose names climb out of the store, and no other UNet weights.
+    delete files['unet/diffusion_pytorch_model.safetensors'];
+    delete files['unet/diffusion_pytorch_model.fp16.safetensors'];
+    // outside-reads: ignore (the hostile name a hub lists, which the download must refuse)
+    files['unet/../../../../pwned/evil.safetensors'] = Buffer.from('evil');
+    files['unet/..\\..\\pwned\\evil2.safetensors'] = Buffer.from('evil');
+    hub = await startMockHub(REPO, files);
+    dir = await mkdtemp(join(tmpdir(), 'hub-'));
+    const destination = join(dir, 'a', 'b', 'c', 'store');
+    // On main the first name was chosen as the UNet weights and written to <dir>/pwned/evil.safetensors.
+    await expect(downloadPipeline({ modelId: REPO, destination, endpoint: hub.url })).rejects.toThrow(
+      /missing unet/,
+    );
+    await expect(stat(join(dir, 'pwned'))).rejects.toThrow(/ENOENT/);
+    await expect(stat(join(dir, 'a', 'pwned'))).rejects.toThrow(/ENOENT/);
+    expect(hub.log.some((l) => l.includes('evil'))).toBe(false);
+  });
+
+  it('refuses to write through a symlink in the destination that points out of it', async () => {
+    hub = await startMockHub(REPO, repoFiles());
+    dir = await mkdtemp(join(tmpdir(), 'hub-'));
+    const destination = join(dir, 'store');
+    const outside = join(dir, 'outside');
+    await mkdir(destination, { recursive: true });
+    await mkdir(outside);
+    await symlink(outside, join(destination, 'unet'));
+    await expect(downloadPipeline({ modelId: REPO, destination, endpoint: hub.url })).rejects.toThrow(
+      /symbolic link; refused/,
+    );
+    expect(await readdir(outside)).toEqual([]);
   });
 });

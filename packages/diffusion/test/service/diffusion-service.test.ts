@@ -275,6 +275,40 @@ describe('the model worker keeps the server responsive', () => {
     expect(text).toContain('"request_id":"follow-me"');
   });
 
+  it('streams every generation only when the server allows it (issue 32)', async () => {
+    // On main `{}` streamed every client's generations: their ids (enough to fetch their images) and previews.
+    const res = await post('/progress', {});
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      code: 'BAD_INPUT',
+      error: expect.stringMatching(/--progress-all/),
+    });
+  });
+
+  it("keeps a client's request id out of the job ids' namespace (issue 32)", async () => {
+    const submitted = await post('/text2img/submit', { ...small, num_inference_steps: 6 });
+    const { id } = (await submitted.json()) as { id: string };
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const events = fetch(`${handle.url}/text2img/events?id=${id}`).then((r) => r.text());
+    // A request that names the job's id as its own x-request-id, then goes away: on main its `cancelled` event
+    // ended the job's event stream while the job went on running.
+    const leaving = new AbortController();
+    const forged = post('/text2img', small, {
+      headers: { 'x-request-id': id },
+      signal: leaving.signal,
+    }).catch((err: Error) => err);
+    await waitFor(() => sd.queue.size.waiting === 1);
+    leaving.abort();
+    await forged;
+    const text = await events;
+    const names = [...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    expect(names).not.toContain('cancelled');
+    expect(names.at(-1)).toBe('done');
+    expect(
+      ((await (await fetch(`${handle.url}/text2img/status?id=${id}`)).json()) as { status: string }).status,
+    ).toBe('succeeded');
+  });
+
   it('answers 503 with Retry-After when the queue is full, and drops a waiting request whose client left', async () => {
     const long = { ...small, height: 32, width: 32, num_inference_steps: 10 };
     const running = post('/text2img', long);

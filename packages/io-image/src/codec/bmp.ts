@@ -1,3 +1,4 @@
+import { PayloadTooLarge } from '@tiffin/core';
 import { decode as decodeBmpFile, encode as encodeBmpFile } from 'bmp-ts';
 
 /*
@@ -10,27 +11,58 @@ export interface BmpHeader {
   readonly width: number;
   readonly height: number;
   readonly bitsPerPixel: number;
+  /** BI_RGB 0, BI_RLE8 1, BI_RLE4 2, bit fields 3/6. */
+  readonly compression: number;
+  /** Bytes from the pixel data offset to the end of the file. */
+  readonly dataBytes: number;
 }
 
-/** Read the dimensions from the file and info headers only, without touching the pixel data. */
+/** The info-header sizes bmp-ts reads (BITMAPINFOHEADER and its V2–V5 extensions); others it refuses. */
+const INFO_HEADER_SIZES = new Set([40, 52, 56, 108, 124]);
+const BI_RLE8 = 1;
+const BI_RLE4 = 2;
+/** The most pixels RLE can describe per byte of pixel data: a run of 255 pixels in 2 bytes. */
+const RLE_PIXELS_PER_BYTE = 128;
+
+/**
+ * Read the dimensions from the file and info headers only, exactly as the decoder (bmp-ts) will: the width
+ * as an unsigned 32-bit number, the height signed (negative: rows top-down).
+ */
 export function readBmpHeader(bytes: Uint8Array): BmpHeader {
-  if (bytes.length < 26 || bytes[0] !== 0x42 || bytes[1] !== 0x4d) throw new Error('not a BMP file');
+  if (bytes.length < 34 || bytes[0] !== 0x42 || bytes[1] !== 0x4d) throw new Error('not a BMP file');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const infoSize = view.getUint32(14, true);
-  if (infoSize === 12) {
-    // BITMAPCOREHEADER: 16-bit dimensions.
-    return {
-      width: view.getUint16(18, true),
-      height: view.getUint16(20, true),
-      bitsPerPixel: view.getUint16(24, true),
-    };
-  }
-  if (bytes.length < 30) throw new Error('truncated BMP header');
+  if (!INFO_HEADER_SIZES.has(infoSize)) throw new Error(`unsupported BMP header size ${infoSize}`);
   return {
-    width: Math.abs(view.getInt32(18, true)),
+    width: view.getUint32(18, true),
     height: Math.abs(view.getInt32(22, true)),
     bitsPerPixel: view.getUint16(28, true),
+    compression: view.getUint32(30, true),
+    dataBytes: Math.max(0, bytes.length - view.getUint32(10, true)),
   };
+}
+
+/**
+ * Refuse a file whose pixel data cannot hold the pixels its header declares, before the decoder allocates
+ * for them: uncompressed rows must all be there (else: truncated), and RLE data must be long enough to
+ * describe that many pixels (else 413: a few bytes of RLE asking for a huge image, decoded on the event loop).
+ */
+export function assertBmpCarriesPixels(header: BmpHeader): void {
+  const { width, height, bitsPerPixel, compression, dataBytes } = header;
+  if (compression === BI_RLE8 || compression === BI_RLE4) {
+    if (width * height > dataBytes * RLE_PIXELS_PER_BYTE) {
+      throw new PayloadTooLarge(
+        `BMP declares ${width}x${height} pixels but carries ${dataBytes} bytes of RLE data, which describe at most ${dataBytes * RLE_PIXELS_PER_BYTE}`,
+      );
+    }
+    return;
+  }
+  const rowBytes = Math.ceil((width * bitsPerPixel) / 32) * 4;
+  if (rowBytes * height > dataBytes) {
+    throw new Error(
+      `truncated BMP: ${width}x${height} pixels need ${rowBytes * height} bytes of rows, the file carries ${dataBytes}`,
+    );
+  }
 }
 
 export interface DecodedBmp {
@@ -43,9 +75,13 @@ export interface DecodedBmp {
 
 /** Decode a BMP file to interleaved 8-bit RGB or RGBA. Call `readBmpHeader` first to bound the size. */
 export function decodeBmp(bytes: Uint8Array): DecodedBmp {
-  const decoded = decodeBmpFile(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
-    toRGBA: true,
-  });
+  let decoded: ReturnType<typeof decodeBmpFile>;
+  try {
+    decoded = decodeBmpFile(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { toRGBA: true });
+  } catch {
+    // bmp-ts fails with Node's own buffer messages (offsets, sizes): the client gets one of its own.
+    throw new Error('BMP pixel data is malformed or truncated');
+  }
   const { width, height } = decoded;
   const rgba = decoded.data;
   const n = width * height;

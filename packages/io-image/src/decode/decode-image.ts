@@ -1,6 +1,7 @@
 import { isTiffinError } from '@tiffin/core';
 import sharp, { type Metadata, type Sharp } from 'sharp';
-import { decodeBmp, readBmpHeader } from '../codec/bmp.js';
+import { assertBmpCarriesPixels, readBmpHeader } from '../codec/bmp.js';
+import { decodeBmpOffThread } from '../codec/bmp-off-thread.js';
 import type { PilMode } from '../modes.js';
 import { fromRgb } from '../pixels/convert.js';
 import { TiffinImage } from '../tiffin-image.js';
@@ -29,7 +30,7 @@ export async function decodeImage(
 ): Promise<TiffinImage> {
   try {
     return mimeType === 'image/bmp'
-      ? decodeBmpImage(bytes, options)
+      ? await decodeBmpImage(bytes, options)
       : await decodeWithSharp(bytes, mimeType, options);
   } catch (err) {
     if (isTiffinError(err)) throw err;
@@ -37,10 +38,12 @@ export async function decodeImage(
   }
 }
 
-function decodeBmpImage(bytes: Uint8Array, options: DecodeOptions): TiffinImage {
+/** BMP: the header bounded here, the pixels decoded off the event loop (bmp-ts in a worker, then sharp). */
+async function decodeBmpImage(bytes: Uint8Array, options: DecodeOptions): Promise<TiffinImage> {
   const header = readBmpHeader(bytes);
   assertWithinPixelLimit(header.width, header.height, options.maxPixels);
-  const bmp = decodeBmp(bytes);
+  assertBmpCarriesPixels(header);
+  const bmp = await decodeBmpOffThread(bytes);
   const mode = options.mode ?? (bmp.channels === 4 ? 'RGBA' : 'RGB');
   return new TiffinImage(fromRgb(bmp.data, bmp.channels, bmp.width, bmp.height, mode), 'image/bmp');
 }

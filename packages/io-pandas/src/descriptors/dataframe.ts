@@ -11,6 +11,7 @@ import {
   type HttpResponse,
   InvalidArgument,
   IODescriptor,
+  type Limits,
   type ProtoPayload,
   type RequestBodyObject,
   type ResponseObject,
@@ -117,11 +118,14 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
   }
 
   /** Decode one body in `format` to a typed table (no danfo yet). */
-  async decode(body: Buffer, format: Format, maxDepth: number = DEFAULT_LIMITS.maxDepth): Promise<Table> {
-    if (format === 'parquet') return tableFromParquet(body, OWNER);
+  async decode(body: Buffer, format: Format, limits: Readonly<Limits> = DEFAULT_LIMITS): Promise<Table> {
+    const { maxDepth, maxElements } = limits;
+    if (format === 'parquet') return tableFromParquet(body, OWNER, maxElements);
     const policy = { dtype: this.dtype, enforceDtype: this.enforceDtype, owner: OWNER };
-    if (format === 'csv') return typeRawTable(rawTableFromCsv(body, OWNER), { ...policy, source: 'csv' });
-    const raw = rawTableFromJson(parseJsonBody(body, OWNER, maxDepth), this.orient, OWNER);
+    if (format === 'csv') {
+      return typeRawTable(rawTableFromCsv(body, OWNER, maxElements), { ...policy, source: 'csv' });
+    }
+    const raw = rawTableFromJson(parseJsonBody(body, OWNER, maxDepth), this.orient, OWNER, maxElements);
     return typeRawTable(raw, { ...policy, source: 'json' });
   }
 
@@ -129,7 +133,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     const format = requestFormat(request.contentType, this.defaultFormat);
     const [dfd, table] = await Promise.all([
       loadDanfo(),
-      request.body().then((b) => this.decode(b, format, request.limits.maxDepth)),
+      request.body().then((b) => this.decode(b, format, request.limits)),
     ]);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];

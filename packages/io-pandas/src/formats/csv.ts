@@ -1,4 +1,5 @@
-import { BadInput } from '@tiffin/core';
+import { BadInput, DEFAULT_LIMITS } from '@tiffin/core';
+import { checkTableCells } from '../table/cell-limit.js';
 import { dtypeKind } from '../table/dtype.js';
 import type { RawTable } from '../table/table.js';
 import type { TypedColumn } from '../table/typing.js';
@@ -78,7 +79,11 @@ export function parseCsvRecords(text: string, owner: string): string[][] {
  * `Unnamed: <position>` (so pandas' own CSV, whose first column is the unlabelled index, arrives with
  * an `Unnamed: 0` column, as pandas.read_csv gives it). A row with a different field count is a 400.
  */
-export function rawTableFromCsv(body: Buffer, owner: string): RawTable {
+export function rawTableFromCsv(
+  body: Buffer,
+  owner: string,
+  maxCells: number = DEFAULT_LIMITS.maxElements,
+): RawTable {
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const records = parseCsvRecords(text, owner).filter((r) => !(r.length === 1 && r[0] === ''));
@@ -87,6 +92,7 @@ export function rawTableFromCsv(body: Buffer, owner: string): RawTable {
   const columns = header.map((h, i) => (h === '' ? `Unnamed: ${i}` : h));
   const width = columns.length;
   const nrows = records.length - 1;
+  checkTableCells(nrows, width, maxCells, owner);
   const data: unknown[][] = Array.from({ length: width }, () => new Array(nrows));
   for (let r = 0; r < nrows; r++) {
     const rec = records[r + 1]!;

@@ -18,6 +18,9 @@ export function checkFormat(value: unknown, owner: string): Format {
 /**
  * Request format from the parsed Content-Type (D2: essence compared, parameters ignored, so
  * `text/csv; charset=utf-8` is CSV); anything else or no header → the descriptor's default format.
+ * `application/octet-stream` says only "bytes": it is the default format too (the reference reads it as
+ * Parquet whatever the descriptor says, which let any client pick the Parquet decoder); name Parquet with
+ * `application/vnd.apache.parquet` (or `application/x-parquet`), or set `default_format: 'parquet'`.
  */
 export function requestFormat(contentType: MediaType | null, defaultFormat: Format): Format {
   switch (contentType?.essence) {
@@ -25,7 +28,6 @@ export function requestFormat(contentType: MediaType | null, defaultFormat: Form
       return 'json';
     case 'application/vnd.apache.parquet':
     case 'application/x-parquet':
-    case 'application/octet-stream':
       return 'parquet';
     case 'text/csv':
       return 'csv';

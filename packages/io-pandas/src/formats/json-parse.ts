@@ -1,5 +1,6 @@
-import { BadInput } from '@tiffin/core';
+import { BadInput, DEFAULT_LIMITS } from '@tiffin/core';
 import { checkJsonDepth } from '@tiffin/core/internal';
+import { checkTableCells } from '../table/cell-limit.js';
 import type { Orient } from '../table/orient.js';
 import { axisLabel, type Label, type RawTable, typeName } from '../table/table.js';
 
@@ -46,7 +47,7 @@ function fromRowArrays(rows: unknown[], owner: string, orient: Orient, columns?:
   return { columns: columns ?? Array.from({ length: width }, (_, i) => String(i)), index: null, data };
 }
 
-function fromRecords(rows: unknown[], owner: string, orient: Orient): RawTable {
+function fromRecords(rows: unknown[], owner: string, orient: Orient, maxCells: number): RawTable {
   if (rows.length > 0 && Array.isArray(rows[0])) return fromRowArrays(rows, owner, orient);
   const positions = new Map<string, number>();
   const columns: string[] = [];
@@ -62,6 +63,8 @@ function fromRecords(rows: unknown[], owner: string, orient: Orient): RawTable {
     );
     for (const key in row) {
       if (!positions.has(key)) {
+        // Each new key adds a whole column (earlier rows' cells are null): count them before allocating.
+        checkTableCells(n, columns.length + 1, maxCells, owner);
         positions.set(key, columns.length);
         columns.push(key);
         // Rows before this one lack the column: missing cells are null.
@@ -86,6 +89,7 @@ function fromNested(
   outerIsColumn: boolean,
   owner: string,
   orient: Orient,
+  maxCells: number,
 ): RawTable {
   const outerKeys = Object.keys(obj);
   const innerPos = new Map<string, number>();
@@ -105,6 +109,8 @@ function fromNested(
       }
     }
   }
+  // Missing cells are filled in: outer × inner keys may be far more cells than the body holds.
+  checkTableCells(outerKeys.length, innerKeys.length, maxCells, owner);
   const cell = (outer: string, inner: string) => {
     const v = (obj[outer] as Record<string, unknown>)[inner];
     return v === undefined ? null : v;
@@ -151,7 +157,7 @@ function fromSplit(obj: unknown, owner: string, orient: Orient): RawTable {
   return table;
 }
 
-function fromTableSchema(obj: unknown, owner: string, orient: Orient): RawTable {
+function fromTableSchema(obj: unknown, owner: string, orient: Orient, maxCells: number): RawTable {
   expect(isPlainObject(obj), owner, orient, `expected an object {"schema", "data"}, got ${typeName(obj)}`);
   const { schema, data } = obj;
   expect(isPlainObject(schema), owner, orient, `"schema" must be an object, got ${typeName(schema)}`);
@@ -165,6 +171,8 @@ function fromTableSchema(obj: unknown, owner: string, orient: Orient): RawTable 
   const indexField = primaryKey.length === 1 ? primaryKey[0] : undefined;
   const columns = fieldNames.filter((n) => n !== indexField);
   const rows = data as unknown[];
+  // Rows lacking a field get null: fields × rows may be far more cells than the body holds.
+  checkTableCells(rows.length, columns.length, maxCells, owner);
   const table: RawTable = { columns, index: null, data: columns.map(() => new Array(rows.length)) };
   const index: Label[] = [];
   rows.forEach((row, r) => {
@@ -180,7 +188,12 @@ function fromTableSchema(obj: unknown, owner: string, orient: Orient): RawTable 
 }
 
 /** Interpret parsed JSON as a table in `orient` layout (docs/spec/io-descriptors.md §3.3); wrong shapes are 400s. */
-export function rawTableFromJson(value: unknown, orient: Orient, owner: string): RawTable {
+export function rawTableFromJson(
+  value: unknown,
+  orient: Orient,
+  owner: string,
+  maxCells: number = DEFAULT_LIMITS.maxElements,
+): RawTable {
   switch (orient) {
     case 'records':
       expect(
@@ -189,7 +202,7 @@ export function rawTableFromJson(value: unknown, orient: Orient, owner: string):
         orient,
         `expected a JSON array of row objects, got ${typeName(value)}`,
       );
-      return fromRecords(value, owner, orient);
+      return fromRecords(value, owner, orient, maxCells);
     case 'values':
       expect(
         Array.isArray(value),
@@ -205,7 +218,7 @@ export function rawTableFromJson(value: unknown, orient: Orient, owner: string):
         orient,
         `expected an object {column: {indexLabel: value}}, got ${typeName(value)}`,
       );
-      return fromNested(value, true, owner, orient);
+      return fromNested(value, true, owner, orient, maxCells);
     case 'index':
       expect(
         isPlainObject(value),
@@ -213,10 +226,10 @@ export function rawTableFromJson(value: unknown, orient: Orient, owner: string):
         orient,
         `expected an object {indexLabel: {column: value}}, got ${typeName(value)}`,
       );
-      return fromNested(value, false, owner, orient);
+      return fromNested(value, false, owner, orient, maxCells);
     case 'split':
       return fromSplit(value, owner, orient);
     case 'table':
-      return fromTableSchema(value, owner, orient);
+      return fromTableSchema(value, owner, orient, maxCells);
   }
 }

@@ -1,11 +1,12 @@
-import { BadInput } from '@tiffin/core';
+import { BadInput, DEFAULT_LIMITS, isTiffinError } from '@tiffin/core';
 import { truncateForMessage } from '@tiffin/core/internal';
-import { parquetMetadata, parquetRead, type SchemaElement } from 'hyparquet';
+import { type ColumnData, parquetMetadata, parquetRead, type SchemaElement } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { type ColumnSource, parquetWriteBuffer } from 'hyparquet-writer';
 import { type Dtype, dtypeKind } from '../table/dtype.js';
 import type { Label, Table } from '../table/table.js';
 import { type FrameView, viewColumn } from '../table/view.js';
+import { checkParquetDeclaredSizes } from './parquet-bounds.js';
 
 /** Parquet type of a column → the pandas dtype pyarrow would give it (before null handling). */
 function dtypeOfElement(el: SchemaElement): Dtype {
@@ -47,9 +48,14 @@ interface PandasMetadata {
  * Decode a Parquet file (any codec hyparquet-compressors covers: snappy, gzip, zstd, brotli, lz4) into
  * a typed table; pandas index metadata (a stored index column or a range index) is honoured.
  */
-export async function tableFromParquet(body: Buffer, owner: string): Promise<Table> {
+export async function tableFromParquet(
+  body: Buffer,
+  owner: string,
+  maxCells: number = DEFAULT_LIMITS.maxElements,
+): Promise<Table> {
   const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
-  let rows: unknown[][] = [];
+  let chunks: ColumnData[] = [];
+  let rowCount = 0;
   let leaves: SchemaElement[];
   let pandasMeta: PandasMetadata | undefined;
   try {
@@ -58,25 +64,35 @@ export async function tableFromParquet(body: Buffer, owner: string): Promise<Tab
     if (leaves.length !== metadata.schema.length - 1) {
       throw new Error('nested (struct/list) columns are not supported');
     }
+    // Before any page is decoded: the footer's rows × columns and every page header's value count.
+    checkParquetDeclaredSizes(file, metadata, leaves.length, { maxValues: maxCells, owner });
     const kv = metadata.key_value_metadata?.find((e) => e.key === 'pandas');
     if (kv?.value) pandasMeta = JSON.parse(kv.value) as PandasMetadata;
-    await parquetRead({ file, metadata, compressors, onComplete: (r) => (rows = r) });
+    rowCount = Number(metadata.num_rows);
+    // Column chunks as decoded, not rows: a row array per row would cost more than the values themselves.
+    const decoded: ColumnData[] = [];
+    await parquetRead({ file, metadata, compressors, onChunk: (chunk) => decoded.push(chunk) });
+    chunks = decoded;
   } catch (err) {
+    if (isTiffinError(err)) throw err;
     throw new BadInput(`${owner}: request body is not a readable Parquet file: ${(err as Error).message}`);
   }
-  const n = rows.length;
+  const n = rowCount;
   const columns: string[] = [];
   const data: unknown[][] = [];
   const dtypes: Dtype[] = [];
-  leaves.forEach((el, c) => {
+  leaves.forEach((el) => {
     let dtype = dtypeOfElement(el);
-    const values: unknown[] = new Array(n);
-    let nulls = 0;
-    for (let r = 0; r < n; r++) {
-      const v = fromBigint(rows[r]![c]);
-      if (v === null || v === undefined) nulls++;
-      values[r] = v === undefined ? null : v;
+    const values: unknown[] = new Array(n).fill(null);
+    for (const chunk of chunks) {
+      if (chunk.columnName !== el.name) continue;
+      const { columnData, rowStart } = chunk;
+      // A chunk may run past the rows the footer declares (hyparquet trims them only when it builds rows).
+      const stop = Math.min(columnData.length, n - rowStart);
+      for (let i = 0; i < stop; i++) values[rowStart + i] = fromBigint(columnData[i]) ?? null;
     }
+    let nulls = 0;
+    for (let r = 0; r < n; r++) if (values[r] === null) nulls++;
     const kind = dtypeKind(dtype);
     if (nulls > 0 && (kind === 'int' || kind === 'uint' || kind === 'float')) {
       // pandas: integer columns with missing values become float64 with NaN.

@@ -290,7 +290,9 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
       field = entry![1].field as ValueField;
     } else {
       const present = VALUE_FIELDS.filter((f) => (msg[f]?.length ?? 0) > 0);
-      if (present.length === 0) return NDArray.zeros(shape.length > 0 ? shape : [0], 'float64');
+      // A shape alone declares elements the message does not carry: only an empty shape is taken, never
+      // allocated from the declaration (the reference's np.empty(shape) would be a few bytes asking for GiBs).
+      if (present.length === 0) return this.validate(emptyArrayOfShape(shape));
       if (present.length > 1) {
         throw new BadInput(
           `Array contents can only be one of given values key. Use one of '${VALUE_FIELDS.join(', ')}' instead.`,
@@ -502,4 +504,18 @@ export function hasLongInteger(body: Uint8Array): boolean {
     run = 0;
   }
   return run >= 16 && !fraction;
+}
+
+/** The array of a message with a shape and no values: only a shape of zero elements is one. */
+function emptyArrayOfShape(shape: readonly number[]): NDArray {
+  const dims = shape.length > 0 ? shape : [0];
+  if (dims.some((n) => !Number.isSafeInteger(n) || n < 0)) {
+    throw new BadInput(`NDArray message shape ${formatShape(dims)} is not a shape`);
+  }
+  if (!dims.includes(0)) {
+    throw new BadInput(
+      `NDArray message has shape ${formatShape(dims)} but no values; the values must match the shape`,
+    );
+  }
+  return new NDArray(new Float64Array(0), [...dims], 'float64');
 }

@@ -51,7 +51,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       if (denied) throw denied;
     }
     // Health paths skip the concurrency gate (D5), not the deadline (docs/spec/io-descriptors.md §10.6: it applies to every path).
-    if (!UNLIMITED_PATHS.has(ctx.path)) runtime.admit(ctx.state);
+    // API routes take their permit themselves once the body is in, so a client that stalls mid-body holds none.
+    if (!ctx.state.api && !UNLIMITED_PATHS.has(ctx.path)) runtime.admit(ctx.state);
     return runtime.withDeadline(ctx.state, dispatch());
   };
 
@@ -91,7 +92,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     } catch (err) {
       writeError(ctx, err, logger);
     }
-    recordMetrics?.(ctx.status);
+    // The endpoint as routed: a mounted route's pattern is known only once it answered.
+    recordMetrics?.(ctx.status, state.endpoint);
     ctx.set('x-request-id', requestId);
     if (lifecycle.isDraining) ctx.set('connection', 'close');
     if (logging) {

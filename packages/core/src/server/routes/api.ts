@@ -4,6 +4,7 @@ import type { HttpResponse } from '../../http/response.js';
 import type { Limits } from '../../limits/limits.js';
 import type { Runtime, TransportCodec } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
+import { EventStreams } from '../event-streams.js';
 import type { Exchange } from '../exchange.js';
 import { adaptRequest } from '../request-adapter.js';
 import { writeResponse } from '../write-response.js';
@@ -12,6 +13,10 @@ export interface ApiRouteDeps {
   runtime: Runtime;
   maxBodySize: number;
   limits: Readonly<Limits>;
+  /** Milliseconds a body may stall between chunks (408 after). */
+  bodyTimeoutMs: number;
+  /** The gate and bounds of event-stream answers. */
+  eventStreams: EventStreams;
 }
 
 /**
@@ -19,7 +24,7 @@ export interface ApiRouteDeps {
  * side as its codec (`fromHttpRequest`, `toHttpResponse`); the answer is copied onto the exchange.
  */
 export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchange) => Promise<void> {
-  const { runtime, maxBodySize, limits } = deps;
+  const { runtime, maxBodySize, limits, bodyTimeoutMs, eventStreams } = deps;
   const codec: TransportCodec<BufferedHttpRequest, HttpResponse> = {
     decode: (request) => api.input.fromHttpRequest(request),
     encode: (output, context) => api.output.toHttpResponse(output as never, context),
@@ -29,9 +34,21 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
     if (declared > maxBodySize) {
       throw new PayloadTooLarge(`Request body exceeds the limit of ${maxBodySize} bytes`);
     }
-    const request = adaptRequest(ctx.req, ctx.url, { maxBodySize, abort: ctx.state.abort, limits });
+    const request = adaptRequest(ctx.req, ctx.url, {
+      maxBodySize,
+      abort: ctx.state.abort,
+      limits,
+      bodyTimeoutMs,
+    });
+    // The permit is taken once the body is in (descriptors read the same, buffered body): a client that
+    // declares a body and stalls holds a socket until the body timeout, never one of the API permits.
+    await request.body();
+    const release = runtime.admit(ctx.state);
     const response = await runtime.invoke(api, ctx.state, request, request, codec);
     if (ctx.state.timedOut) return;
-    writeResponse(ctx, response);
+    writeResponse(
+      ctx,
+      EventStreams.isEventStream(response) ? eventStreams.adopt(response, ctx.state, release) : response,
+    );
   };
 }

@@ -1,0 +1,107 @@
+import type Koa from 'koa';
+import type { ParameterizedContext } from 'koa';
+import compose from 'koa-compose';
+import { PayloadTooLarge } from '../../errors/index.js';
+import type { MountedMiddleware } from '../../service/service.js';
+import type { AuthCheck } from '../auth.js';
+import type { Exchange } from '../exchange.js';
+import type { RouteTable } from '../routes/route-table.js';
+import { capChunkedBody } from './body-cap.js';
+import { koaAnswered, takeKoaAnswer } from './koa-answer.js';
+
+/** What mounted middleware finds in `ctx.state`. */
+export interface MountState {
+  /** The request's id, as in the access log and the `x-request-id` header. */
+  requestId: string;
+}
+
+export interface MountedHandlerDeps {
+  mounts: readonly MountedMiddleware[];
+  routes: Pick<RouteTable, 'match' | 'dispatch'>;
+  /** The Koa context of a request: the one it came through the Koa app with, else a new one of the app. */
+  koaContext: (exchange: Exchange) => ParameterizedContext<MountState>;
+  maxBodySize: number;
+  /**
+   * Set when some mount is public: the pipeline then leaves the token check to this stage, which runs public
+   * mounts without it and the rest (private mounts, the routes) only with it.
+   */
+  auth: AuthCheck | undefined;
+}
+
+/** Metrics label of an answer from a mount that no router named a route for (a constant: bounded labels). */
+export const MOUNTED_ENDPOINT = 'mounted';
+
+/**
+ * The routed handler of a service with mounted middleware: the request's Koa context goes through the mounts in
+ * order, and the last `next()` reaches the route table (APIs, API page, probes). It runs where the route table's
+ * dispatch runs without mounts, inside the one request pipeline (request id, access log, metrics, error body,
+ * CORS, gate, deadline, drain), and the exchange writes the answer, whoever gave it. A mount answers by setting
+ * `ctx.body` or `ctx.status`; when none does and no route matched, the table answers (404, 405, 307).
+ */
+export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) => Promise<void> {
+  const { routes, koaContext, maxBodySize, auth } = deps;
+  const chain = deps.mounts.map(({ middleware, public: open }) =>
+    // A private mount is passed over for a request without the token (the routes then answer 401).
+    open || !auth ? middleware : skippedWhenDenied(middleware),
+  );
+  // Koa's own composition (one `next()` per middleware, in order); the last `next()` reaches the routes.
+  const run = compose(chain);
+
+  return async (exchange) => {
+    const state = exchange.state;
+    const declared = exchange.get('content-length');
+    if (declared !== '' && Number(declared) > maxBodySize) {
+      throw new PayloadTooLarge(`Request body exceeds the limit of ${maxBodySize} bytes`);
+    }
+    if (declared === '' && exchange.get('transfer-encoding') !== '')
+      capChunkedBody(exchange.req, maxBodySize);
+    const denied = auth ? auth(exchange.path, exchange.get('authorization')) : null;
+    const ctx = koaContext(exchange);
+    ctx.state.requestId = state.requestId;
+    if (denied) DENIED.add(ctx);
+    // The status the context shows once the mounts passed the request on: Koa's 404, or the routes' answer.
+    let passedStatus = 404;
+    let routed = false;
+    try {
+      await run(ctx as ParameterizedContext, () => {
+        if (denied) return Promise.reject(denied);
+        if (routes.match(exchange.path) === undefined) return Promise.resolve();
+        routed = true;
+        return routes.dispatch(exchange).then(() => {
+          // Middleware after `await next()` sees the answer's status (a `ctx.status === 404` check works);
+          // the body stays the exchange's.
+          passedStatus = exchange.status;
+          ctx.res.statusCode = passedStatus;
+        });
+      });
+    } catch (err) {
+      state.endpoint = matchedRoute(ctx) ?? state.endpoint;
+      throw err;
+    }
+    if (state.timedOut) {
+      // The 504 went out already; a late stream answer is not sent.
+      const late = ctx.body as { destroy?: () => void } | null;
+      if (late && typeof late.destroy === 'function') late.destroy();
+      return;
+    }
+    if (koaAnswered(ctx, passedStatus)) {
+      state.endpoint = matchedRoute(ctx) ?? MOUNTED_ENDPOINT;
+      takeKoaAnswer(ctx, exchange);
+    } else if (!routed) {
+      await routes.dispatch(exchange);
+    }
+  };
+}
+
+/** Koa contexts of requests without the API token (private mounts pass them on). */
+const DENIED = new WeakSet<object>();
+
+function skippedWhenDenied(middleware: Koa.Middleware): Koa.Middleware {
+  return (ctx, next) => (DENIED.has(ctx) ? next() : middleware(ctx, next));
+}
+
+/** The route pattern `@koa/router` matched (its `_matchedRoute`), never the raw path. */
+function matchedRoute(ctx: ParameterizedContext): string | undefined {
+  const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  return typeof route === 'string' || route instanceof RegExp ? String(route) : undefined;
+}
