@@ -29,6 +29,9 @@ if (existsSync(sources)) {
     return next(specifier, { ...context, conditions: ['source', ...context.conditions] });
   }`;
   register(`data:text/javascript,${encodeURIComponent(addSourceCondition)}`);
+  // The rest of the service loaders (Tiffin's module-format hooks, CommonJS TypeScript), as the build has them.
+  const loaders = await import(new URL('../src/loader/register.ts', import.meta.url).href);
+  await loaders.registerServiceLoaders({ tsxRegistered: true });
   await import(sources.href);
 } else {
   await import('../dist/bin.js');

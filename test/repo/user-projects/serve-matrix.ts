@@ -225,48 +225,42 @@ const { loadService, parseServiceTarget } = require('@tiffin/cli');
   }, 120_000);
 });
 
+/** A service that fails to load, and what its one-line error must say (`{dir}` is the project's folder). */
+const LOAD_ERRORS = [
+  {
+    name: 'a type-stripping error names file:line:column',
+    kind: 'cjs',
+    file: 'broken.ts',
+    source: "import { Service } from '@tiffin/core';\nconst x: = 1;\n",
+    says: ['{dir}/broken.ts:2:10:'],
+  },
+  {
+    name: 'a package that is not installed says how to add it',
+    kind: 'esm',
+    file: 'needs.mjs',
+    source: "import leftPad from 'left-pad';\nexport default leftPad;\n",
+    says: ["imports 'left-pad', which is not installed: npm i left-pad"],
+  },
+  {
+    name: 'CommonJS syntax in a "type": "module" folder says what to change',
+    kind: 'esm',
+    file: 'old.ts',
+    source: "const { Service } = require('@tiffin/core');\nmodule.exports = new Service('x');\n",
+    says: ['is an ES module', '.cts/.cjs'],
+  },
+] as const;
+
 describe('load errors that say what to do', () => {
-  async function serveFails(project: UserProject, file: string, source: string): Promise<string> {
+  it.each(LOAD_ERRORS)('$name', async ({ kind, file, source, says }) => {
+    const project = projects.get(kind)!;
     writeFileSync(join(project.dir, file), source);
-    const failed = await run(project.bin('tiffin'), ['serve', file], {
+    const stderr = await run(project.bin('tiffin'), ['serve', file], {
       cwd: project.dir,
       env: project.env(),
     }).then(
-      () => undefined,
+      () => 'exited 0',
       (err: { stderr: string }) => err.stderr,
     );
-    expect(failed).toBeDefined();
-    return failed ?? '';
-  }
-
-  it('a type-stripping error names file:line:column', async () => {
-    const project = projects.get('cjs')!;
-    const stderr = await serveFails(
-      project,
-      'broken.ts',
-      "import { Service } from '@tiffin/core';\nconst x: = 1;\n",
-    );
-    expect(stderr).toContain(`${join(project.dir, 'broken.ts')}:2:10:`);
-  });
-
-  it('a package that is not installed says how to add it', async () => {
-    const project = projects.get('esm')!;
-    const stderr = await serveFails(
-      project,
-      'needs.mjs',
-      "import leftPad from 'left-pad';\nexport default leftPad;\n",
-    );
-    expect(stderr).toContain("imports 'left-pad', which is not installed: npm i left-pad");
-  });
-
-  it('CommonJS syntax in a "type": "module" folder says what to change', async () => {
-    const project = projects.get('esm')!;
-    const stderr = await serveFails(
-      project,
-      'old.ts',
-      "const { Service } = require('@tiffin/core');\nmodule.exports = new Service('x');\n",
-    );
-    expect(stderr).toContain('is an ES module');
-    expect(stderr).toContain('.cts/.cjs');
+    for (const text of says) expect(stderr).toContain(text.replace('{dir}', project.dir));
   });
 });

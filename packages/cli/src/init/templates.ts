@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** What a template adds to common/package.json (see templates/README.md). */
 export interface ManifestFragment {
@@ -21,9 +21,12 @@ export interface Template {
 
 const COMMON = 'common';
 
-/** The CLI package's folder (it ships `templates/`), from its sources or its build alike. */
+/** The CLI package's folder (it ships `templates/`): the nearest one above this module, in src/ or dist/ alike. */
 export function cliPackageDir(): string {
-  return dirname(createRequire(import.meta.url).resolve('@tiffin/cli/package.json'));
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'templates'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`No templates/ folder above ${fileURLToPath(import.meta.url)}`);
+  }
 }
 
 function templatesDir(): string {

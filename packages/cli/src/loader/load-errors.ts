@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transformSync } from 'esbuild';
-import { TIFFIN_EXTRAS } from './extras.js';
+import { extraFeature } from './extras.js';
 import { isTypeScript, typeScriptLoader } from './module-syntax.js';
 import { addPackageCommand } from './package-manager.js';
 
@@ -62,7 +62,7 @@ function missingPackage(err: unknown, message: string, serviceFile: string): str
   if (!pkg) return undefined;
   const importer = match?.[2] ?? /Require stack:\n- (.+)/.exec(message)?.[1] ?? serviceFile;
   const add = addPackageCommand(dirname(serviceFile), pkg);
-  const feature = TIFFIN_EXTRAS[pkg];
+  const feature = extraFeature(pkg);
   return feature
     ? `${feature} needs ${pkg}: ${add}`
     : `${importer} imports '${pkg}', which is not installed: ${add}`;
