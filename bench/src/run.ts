@@ -1,4 +1,5 @@
 /** `pnpm bench`: prints throughput and ratios against baselines measured in the same run (no pass/fail). */
+import { stepProgress } from '@tiffin/cli';
 import { benchBatching } from './batching.js';
 import { benchHttpEcho } from './http-echo.js';
 import { benchNdarrayParse } from './ndarray-parse.js';
@@ -14,8 +15,11 @@ console.log(
   `Tiffin benchmarks (node ${process.version}, loopback, ${rounds} alternated runs of ${seconds}s; median (min, max))`,
 );
 console.log(`load average at start: ${loadAverage()}\n`);
+// Each benchmark runs for tens of seconds to minutes: say which one is running (stderr; results on stdout).
+const progress = stepProgress();
 
 if (wanted('batching')) {
+  progress.step('Running the benchmark: adaptive batching (tfjs and onnxruntime models, 64 clients)');
   const b = await benchBatching({ seconds, rounds });
   const workloads = [
     ['dense 256x256 float32 layer as a bare tf.matMul', b.dense],
@@ -74,6 +78,7 @@ if (wanted('onnx')) {
 }
 
 if (wanted('echo')) {
+  progress.step('Running the benchmark: JSON echo against fastify (autocannon)');
   const e = await benchHttpEcho({ seconds, rounds: echoRounds });
   console.log(`JSON echo, autocannon 50 connections, ${echoRounds} rounds, req/s (${e.pinning}):`);
   console.log(`  tiffin serve (default logging)  ${fmtSpread(e.rps.tiffinServe)}`);
@@ -127,6 +132,7 @@ if (wanted('mount')) {
 }
 
 if (wanted('jscost')) {
+  progress.step('Running the benchmark: JavaScript CPU per request');
   const { benchHttpJsCost } = await import('./http-js-cost.js');
   const j = benchHttpJsCost({ rounds });
   console.log(`JSON echo, JavaScript CPU per request over in-memory sockets, us (${j.pinning}):`);
@@ -141,6 +147,7 @@ if (wanted('jscost')) {
 }
 
 if (wanted('parse')) {
+  progress.step('Running the benchmark: NumpyNdarray parse of 1M floats');
   const parse = await benchNdarrayParse();
   console.log(`NumpyNdarray parse, 1M float64 as a ${fmt(parse.bodyMB, 1)} MB JSON body, MB/s (best of 5):`);
   console.log(`  tiffin NumpyNdarray           ${fmt(parse.tiffinMBps, 1)}`);
@@ -151,6 +158,7 @@ if (wanted('parse')) {
 }
 
 if (wanted('grpc')) {
+  progress.step('Running the benchmark: gRPC against HTTP');
   const { runGrpcVsHttp } = await import('./grpc-vs-http.js');
   const t = await runGrpcVsHttp(rounds);
   console.log(
@@ -166,6 +174,9 @@ if (wanted('grpc')) {
 }
 
 if (wanted('clients')) {
+  progress.step('Running the benchmark: @tiffin/client and the v2 protocol');
   const { benchClients, printClients } = await import('./clients.js');
   printClients(await benchClients({ seconds: Math.max(2, Math.round(seconds / 2)) }));
 }
+
+progress.done();

@@ -38,7 +38,7 @@ const svc = new Service('clients', { version: '1.0.0', doc: 'Every descriptor, o
     typeof v === 'object' && v !== null ? Object.keys(v).sort() : [],
   )
   .api({ name: 'shout', input: new Text(), output: new Text() }, (t) => t.toUpperCase())
-  .api({ name: 'checksum', input: new File(), output: new JSONDescriptor() }, (f) => ({
+  .api({ name: 'checksum', input: new File(), output: new JSONDescriptor(), example: 'any bytes' }, (f) => ({
     bytes: f.bytes.length,
     sha256: createHash('sha256').update(f.bytes).digest('hex'),
   }))
@@ -46,12 +46,21 @@ const svc = new Service('clients', { version: '1.0.0', doc: 'Every descriptor, o
     { name: 'grayscale', input: new Image({ pilmode: 'L' }), output: new Image({ mime_type: 'image/png' }) },
     (img) => img,
   )
-  .api({ name: 'totals', input: new PandasDataFrame(), output: new PandasDataFrame() }, totals)
+  .api(
+    {
+      name: 'totals',
+      input: new PandasDataFrame(),
+      output: new PandasDataFrame(),
+      example: [{ item: 'tea', price: 2.5, qty: 2 }],
+    },
+    totals,
+  )
   .api(
     {
       name: 'totals_csv',
       input: new PandasDataFrame({ default_format: 'csv' }),
       output: new PandasDataFrame({ default_format: 'csv' }),
+      example: 'item,price,qty\ntea,2.5,2\n',
     },
     totals,
   )

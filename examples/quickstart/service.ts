@@ -47,6 +47,7 @@ const svc = base
       name: 'classify',
       input: new NumpyNdarray({ dtype: 'float32', shape: [-1, 4], enforce_shape: true }),
       output: new NumpyNdarray({ dtype: 'int64' }),
+      example: [[5.1, 3.5, 1.4, 0.2]],
       doc: 'Species index (0 setosa, 1 versicolor, 2 virginica) of each row [sepal_length, sepal_width, petal_length, petal_width].',
       batchable: true,
       max_batch_size: 256,
@@ -63,6 +64,7 @@ const svc = base
       name: 'classify_json',
       input: new JSONDescriptor(),
       output: new JSONDescriptor(),
+      example: { sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 },
       doc: 'One flower {"sepal_length", "sepal_width", "petal_length", "petal_width"} or a list of them.',
     },
     async function classify_json(input, ctx) {
@@ -100,6 +102,7 @@ const svc = base
       name: 'sentiment',
       input: new Text(),
       output: new Text(),
+      example: 'a wonderful film',
       doc: 'Sentiment of an English review: positive or negative.',
     },
     function sentiment(input, ctx) {
@@ -112,6 +115,7 @@ const svc = base
       name: 'classify_csv',
       input: new File({ mime_type: 'text/csv' }),
       output: new File({ mime_type: 'text/csv' }),
+      example: 'sepal_length,sepal_width,petal_length,petal_width\n5.1,3.5,1.4,0.2\n6.7,3.0,5.2,2.3\n',
       doc: 'Upload a CSV with columns sepal_length,sepal_width,petal_length,petal_width; get it back with a species column.',
     },
     async function classify_csv(file, ctx) {
@@ -143,6 +147,7 @@ const svc = base
         review: new Text(),
       }),
       output: new JSONDescriptor(),
+      example: { measurements: [[5.1, 3.5, 1.4, 0.2]], review: 'a wonderful film' },
       doc: 'Multipart form: part `measurements` (JSON rows of 4 numbers) and part `review` (text).',
     },
     async function analyze({ measurements, review }, ctx) {

@@ -1,31 +1,18 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { codeBlocks, inlineCode, shellCommands, shellWords } from './markdown.js';
+import { codeBlocks, documentationFiles, inlineCode, shellCommands, shellWords } from './markdown.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LAUNCHER = join(ROOT, 'packages/cli/bin/tiffin.js');
 /** The one pnpm a reader can run without installing anything: fetched by npx, pinned like packageManager. */
 const PNPM = 'pnpm@10.34.9';
-const SHELL_LANGS = new Set(['sh', 'bash', 'shell', 'console', '']);
+const SHELL_LANGS = new Set(['sh', 'bash', 'shell', 'console', 'text', '']);
 
-function docs(): string[] {
-  const inDir = (dir: string, name: (f: string) => boolean) =>
-    existsSync(join(ROOT, dir))
-      ? readdirSync(join(ROOT, dir))
-          .filter(name)
-          .map((f) => join(dir, f))
-      : [];
-  const readmes = ['packages', 'examples'].flatMap((dir) =>
-    inDir(dir, () => true)
-      .map((d) => join(d, 'README.md'))
-      .filter((f) => existsSync(join(ROOT, f))),
-  );
-  return ['README.md', ...inDir('docs', (f) => f.endsWith('.md')), ...readmes];
-}
+const docs = () => documentationFiles(ROOT);
 
 /** `a && b | c; d` → each simple command's words. */
 function simpleCommands(line: string): string[][] {

@@ -1,3 +1,6 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
 /** Reading commands and code out of the repository's Markdown, the way a reader copies them. */
 
 export interface CodeBlock {
@@ -5,20 +8,49 @@ export interface CodeBlock {
   text: string;
   /** 1-based line of the opening fence. */
   line: number;
+  /**
+   * The words after the language in the fence's info string (```` ```ts file=service.ts ````), as
+   * `key=value` or bare flags (`check=docker`). Renderers use only the language.
+   */
+  meta: Record<string, string>;
 }
 
 export function codeBlocks(markdown: string): CodeBlock[] {
   const blocks: CodeBlock[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\w*)\s*$/.exec(lines[i]);
+    const open = /^```(\w*)((?:[ \t]+\S+)*)\s*$/.exec(lines[i]);
     if (!open) continue;
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) body.push(lines[i]);
-    blocks.push({ lang: open[1], text: body.join('\n'), line: start + 1 });
+    const meta = Object.fromEntries(
+      open[2]
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((word) => [word.split('=')[0], word.includes('=') ? word.slice(word.indexOf('=') + 1) : '']),
+    );
+    blocks.push({ lang: open[1], text: body.join('\n'), line: start + 1, meta });
   }
   return blocks;
+}
+
+/** The Markdown a reader follows: README.md, docs/*.md, and each package's and example's README. */
+export function documentationFiles(root: string): string[] {
+  const inDir = (dir: string, name: (f: string) => boolean) =>
+    existsSync(join(root, dir))
+      ? readdirSync(join(root, dir))
+          .filter(name)
+          .sort()
+          .map((f) => join(dir, f))
+      : [];
+  const readmes = ['packages', 'examples'].flatMap((dir) =>
+    inDir(dir, () => true)
+      .map((d) => join(d, 'README.md'))
+      .filter((f) => existsSync(join(root, f))),
+  );
+  return ['README.md', ...inDir('docs', (f) => f.endsWith('.md')), ...readmes];
 }
 
 /** Inline code spans outside fenced blocks. */

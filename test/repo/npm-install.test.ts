@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAndPackAll, checkTarball, publishedPackages, run } from './packages.js';
+import { readerCompilerOptions } from './reader-compiler-options.js';
 import { answers, freePort, readerEnv, ServerProcess } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -21,6 +22,7 @@ afterAll(async () => {
 }, 180_000);
 
 beforeAll(async () => {
+  // `pnpm test` has just built everything (turbo then answers from its cache); alone, this builds.
   for (const [name, tarball] of await buildAndPackAll(ROOT, WORK)) tarballs.set(name, tarball);
 }, 900_000);
 
@@ -224,15 +226,7 @@ describe('the packages as npm users get them', () => {
     writeFileSync(join(PROJECT, 'sums.ts'), TS_SERVICE);
 
     // The TypeScript service type-checks against the installed declarations (no workspace, no source condition).
-    const program = ts.createProgram([join(PROJECT, 'sums.ts')], {
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      target: ts.ScriptTarget.ES2022,
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      types: [],
-    });
+    const program = ts.createProgram([join(PROJECT, 'sums.ts')], readerCompilerOptions());
     const diagnostics = ts
       .getPreEmitDiagnostics(program)
       .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));

@@ -9,10 +9,11 @@ async function stopsOn(
   signal: NodeJS.Signals,
   command: string,
   args: string[],
+  cwd = ROOT,
 ): Promise<{ stopped: boolean; output: string }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = new ServerProcess(command, args, { cwd: ROOT, env: readerEnv({ PORT: String(port) }) });
+  const server = new ServerProcess(command, args, { cwd, env: readerEnv({ PORT: String(port) }) });
   try {
     await server.ready(`${url}/readyz`, 120_000);
     server.child.kill(signal); // the process the reader started, not the server under it
@@ -48,6 +49,26 @@ describe('signals reach the server', () => {
     const { stopped, output } = await stopsOn('SIGTERM', process.execPath, [pnpmScript(ROOT), 'start']);
     expect(stopped).toBe(true);
     expect(output).toContain('"msg":"shutting down","signal":"SIGTERM"');
+  }, 180_000);
+
+  it.each(['quickstart', 'clients', 'custom-descriptor'])(
+    'SIGTERM to `pnpm --filter @tiffin/example-%s start` stops the server (the next start finds the port free)',
+    async (example) => {
+      const { stopped, output } = await stopsOn('SIGTERM', process.execPath, [
+        pnpmScript(ROOT),
+        '--filter',
+        `@tiffin/example-${example}`,
+        'start',
+      ]);
+      expect(stopped).toBe(true);
+      expect(output).toContain('"msg":"shutting down","signal":"SIGTERM"');
+    },
+    180_000,
+  );
+
+  it('SIGTERM to `npm start` in an example folder stops the server', async () => {
+    const { stopped } = await stopsOn('SIGTERM', 'npm', ['start'], `${ROOT}examples/clients`);
+    expect(stopped).toBe(true);
   }, 180_000);
 
   it('SIGTERM to `npx tiffin serve` stops the server although npm signals only the shell under it', async () => {

@@ -25,7 +25,8 @@ const FIXTURES = join(HERE, '..', 'fixtures');
 /** The fenced blocks of a language in the page, in order. */
 function blocks(markdown: string, lang: string): string[] {
   const out: string[] = [];
-  const fence = new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, 'gm');
+  // The info string may go on after the language (`run-by=…`, read by the repository's docs checker).
+  const fence = new RegExp(`^\`\`\`${lang}(?:[ \\t][^\\n]*)?\\n([\\s\\S]*?)^\`\`\`$`, 'gm');
   for (const m of markdown.matchAll(fence)) out.push(m[1]!);
   return out;
 }

@@ -21,6 +21,13 @@ import { CLI_DIR, collectOutput, type Exited, spawnTiffin } from './cli-process.
  * it the two ways its README/Dockerfile give (`tiffin serve <tag>`, and `node server.mjs` in the package).
  */
 
+/** stderr less the build's step lines (`Bundling the service code (esbuild)...`): what is left is errors. */
+const withoutSteps = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((line) => !line.endsWith('...'))
+    .join('\n');
+
 const REPO = join(CLI_DIR, '..', '..');
 
 /** The diffusion package's test helpers (outside this package's tsc root, so imported by URL). */
@@ -135,9 +142,14 @@ beforeAll(async () => {
     ],
     { TIFFIN_HOME: home },
   ).done;
-  expect(built.stderr).toBe('');
+  // stderr has only the steps, one line each as it starts (no terminal here): saving the model and LoRA, bundling...
+  const steps = built.stderr.split('\n').filter(Boolean);
+  expect(steps.filter((line) => !line.endsWith('...'))).toEqual([]);
+  expect(steps).toContain('Saving the LoRA files to the model store...');
+  expect(steps).toContain('Bundling the service code (esbuild)...');
   expect(built.code).toBe(0);
   expect(built.stdout).toContain('Successfully built package tiny-sd:1');
+  expect(built.stdout).toContain('npx tiffin serve tiny-sd:1');
   packageDir = join(home, 'packages', 'tiny-sd', '1');
 }, 120_000);
 
@@ -268,7 +280,7 @@ describe('tiffin diffusion build --containerize', () => {
     ).done;
     expect(res.code).toBe(1);
     expect(res.stdout).toContain('Successfully built package tiny-image:1');
-    expect(res.stderr).toBe(
+    expect(withoutSteps(res.stderr)).toBe(
       'tiffin: error: No container tool found on PATH: install one of docker, podman, buildah (or pass --backend)\n',
     );
   }, 60_000);
@@ -305,13 +317,13 @@ describe('tiffin diffusion build --containerize', () => {
       // The stand-ins first; the rest of PATH for the commands they run themselves.
       { TIFFIN_HOME: home, PATH: `${bin}:${process.env.PATH}` },
     ).done;
-    expect(res.stderr).toBe('');
+    expect(withoutSteps(res.stderr)).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toContain(
       `docker is installed but cannot build (${DAEMON_DOWN}); trying the next tool\n`,
     );
     expect(res.stdout).toContain(
-      `Using podman (${podman})\nSuccessfully built image tiny-image:1 with podman\n`,
+      `Using podman (${podman})\nBuilding image tiny-image:1 from package tiny-image:1 with podman (its output follows)\nSuccessfully built image tiny-image:1 with podman\n`,
     );
     const built = join(home, 'packages', 'tiny-image', '1');
     const log = readFileSync(join(bin, 'podman.log'), 'utf8');

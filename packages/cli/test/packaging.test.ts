@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -115,8 +115,17 @@ describe('tiffin build / list / serve <tag>', () => {
     expect(result.code).toBe(0);
     tag = /Successfully built package (quickstart:[0-9a-f]{16})/.exec(result.stdout)?.[1] ?? '';
     expect(tag).not.toBe('');
-    expect(result.stdout).toContain(`tiffin serve ${tag}`);
-    expect(result.stdout).toContain(`tiffin containerize ${tag}`);
+    // Next steps that run as printed (after the install, `tiffin` is `npx tiffin`).
+    expect(result.stdout).toContain(`npx tiffin serve ${tag}`);
+    expect(result.stdout).toContain(`npx tiffin containerize ${tag}`);
+    expect(result.stdout).not.toMatch(/: +tiffin /);
+    // Each step on stderr as it starts (plain lines: no terminal here).
+    expect(result.stderr.split('\n').filter(Boolean)).toEqual([
+      `Loading the service from ${relative(process.cwd(), QUICKSTART)}...`,
+      'Bundling the service code (esbuild)...',
+      'Resolving dependencies...',
+      'Writing package.json, Dockerfile and Kubernetes manifests...',
+    ]);
     // --version/--name reach the build command (not the program's own --version).
     const named = await tiffin(['build', QUICKSTART, '--no-lockfile', '--name', 'qs', '--version', '1.0']);
     expect(named.stdout).toContain('Successfully built package qs:1.0');
@@ -142,7 +151,8 @@ describe('tiffin build / list / serve <tag>', () => {
       '1Gi',
       '--kserve',
     ]);
-    expect(result.stderr).toBe('');
+    expect(result.stderr).not.toContain('error');
+    expect(result.code).toBe(0);
     const dir = join(home, 'packages', 'qs-k8s', '1');
     const docs = parseAllDocuments(await readFile(join(dir, 'kubernetes.yaml'), 'utf8')).map((d) => d.toJS());
     expect(docs.map((d) => d.kind)).toEqual([
@@ -328,9 +338,10 @@ describe('tiffin containerize', () => {
     }
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout.split('\n').slice(0, 3)).toEqual([
+    expect(result.stdout.split('\n').slice(0, 4)).toEqual([
       `docker is installed but cannot build (${DAEMON_DOWN}); trying the next tool`,
       `Using podman (${podman})`,
+      'Building image qs-image:1 from package qs-image:1 with podman (its output follows)',
       'Successfully built image qs-image:1 with podman',
     ]);
     expect(result.stdout).toContain('podman run --rm -p 3000:3000 qs-image:1');

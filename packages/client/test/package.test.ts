@@ -34,6 +34,8 @@ describe('@tiffin/client package', () => {
       source: './src/index.ts',
       types: './dist/index.d.ts',
       import: './dist/index.js',
+      // CommonJS services require() the ES module build (Node 20.19+ loads it).
+      default: './dist/index.js',
     });
     expect(pkg.files).toEqual(['dist', 'README.md']);
     expect(pkg.dependencies ?? {}).toEqual({});

@@ -1,5 +1,5 @@
 import { BadInput, BufferedHttpRequest } from '@tiffin/core';
-import { resolveLimits } from '@tiffin/core/internal';
+import { readResponseBody, resolveLimits } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { PandasDataFrame, PandasSeries } from '../src/index.js';
 
@@ -51,6 +51,34 @@ describe('cells Parquet cannot represent', () => {
     const df = await new PandasDataFrame().fromHttpRequest(req('[{"a": [1, 2]}, {"a": {"b": [[1]]}}]'));
     const res = await new PandasDataFrame({ default_format: 'parquet' }).toHttpResponse(df, null);
     expect(res.status).toBe(200);
+  });
+});
+
+describe('a column that `dtype` names but the body lacks (enforce_dtype)', () => {
+  const declared = () =>
+    new PandasDataFrame({ dtype: { price: 'float64', name: 'str' }, enforce_dtype: true });
+  const asRequest = (body: string | Buffer, contentType: string) =>
+    new BufferedHttpRequest({ headers: { 'content-type': contentType }, body, limits: resolveLimits() });
+
+  it('is a 400 naming the column, for JSON, CSV and Parquet bodies alike', async () => {
+    const json = asRequest('[{"price": 1.5}]', 'application/json');
+    const csv = asRequest('price\n1.5\n', 'text/csv');
+    const frame = await new PandasDataFrame().fromHttpRequest(req('[{"price": 1.5}]'));
+    const parquetBody = await new PandasDataFrame({ default_format: 'parquet' }).toHttpResponse(frame, null);
+    const parquet = asRequest(await readResponseBody(parquetBody), 'application/vnd.apache.parquet');
+    for (const request of [json, csv, parquet]) {
+      const err = await rejection(declared().fromHttpRequest(request));
+      expect(err.message).toBe(
+        `PandasDataFrame: missing column "name" named in 'dtype' (enforce_dtype is on)`,
+      );
+    }
+  });
+
+  it('is accepted when every named column is there, and ignored without enforce_dtype', async () => {
+    const body = '[{"price": 1.5, "name": "tea"}]';
+    await expect(declared().fromHttpRequest(req(body))).resolves.toBeDefined();
+    const loose = new PandasDataFrame({ dtype: { price: 'float64', name: 'str' } });
+    await expect(loose.fromHttpRequest(req('[{"price": 1.5}]'))).resolves.toBeDefined();
   });
 });
 

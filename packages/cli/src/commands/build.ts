@@ -6,6 +6,7 @@ import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '
 import { type ModelFlags, modelOptions } from '../serve/model-flags.js';
 import { resolveModelTarget } from '../serve/model-target.js';
 import { importServiceModule } from '../service-loader.js';
+import { stepProgress } from '../step-progress.js';
 import { collectLabel } from '../store-output.js';
 
 interface BuildFlags extends KubernetesFlags, ModelFlags {
@@ -45,6 +46,7 @@ export function registerBuild(program: Command): void {
         })
       : null;
     if (generated === undefined) return;
+    const progress = stepProgress();
     try {
       const pkg = await buildPackage({
         service: generated?.file ?? spec,
@@ -55,21 +57,24 @@ export function registerBuild(program: Command): void {
         loadModule: importServiceModule,
         kubernetes: kubernetesOptionsFrom(flags),
         kserve: flags.kserve,
+        onStep: (step) => progress.step(step),
       });
+      progress.done();
       process.stdout.write(
         [
           `Successfully built package ${pkg.tag}`,
           `  at ${pkg.path}`,
           '',
           'Next steps:',
-          `  * Serve it locally:          tiffin serve ${pkg.tag}`,
-          `  * Build a container image:   tiffin containerize ${pkg.tag}`,
-          `  * Deploy it to Kubernetes:   push that image to a registry, then: tiffin kubernetes ${pkg.tag} --image <registry>/${pkg.tag} | kubectl apply -f -`,
-          `  * Move it to another machine: tiffin export ${pkg.tag}`,
+          `  * Serve it locally:          npx tiffin serve ${pkg.tag}`,
+          `  * Build a container image:   npx tiffin containerize ${pkg.tag}`,
+          `  * Deploy it to Kubernetes:   push that image to a registry, then: npx tiffin kubernetes ${pkg.tag} --image <registry>/${pkg.tag} | kubectl apply -f -`,
+          `  * Move it to another machine: npx tiffin export ${pkg.tag}`,
           '',
         ].join('\n'),
       );
     } catch (err) {
+      progress.done(true);
       reportError(err);
     } finally {
       await generated?.dispose();

@@ -45,7 +45,10 @@ export function containerizeOptions(command: Command): Command {
     );
 }
 
-/** Build the image of package `tag`, telling progress on stdout, and print the result and next steps. */
+/**
+ * Build the image of package `tag`, printing each step as a line on stdout (the container tool's own output,
+ * inherited, follows the last one; a spinner would draw over it), then the result and next steps.
+ */
 export async function containerizePackage(
   tag: string,
   flags: ContainerizeFlags,
@@ -67,7 +70,7 @@ export async function containerizePackage(
       '',
       'Next steps:',
       `  * Run it:    ${runner} run --rm -p 3000:3000 ${result.imageTag}`,
-      `  * Deploy it: push it to your registry, then: tiffin kubernetes ${result.packageTag} --image ${pushed} | kubectl apply -f -`,
+      `  * Deploy it: push it to your registry, then: npx tiffin kubernetes ${result.packageTag} --image ${pushed} | kubectl apply -f -`,
       '',
     ].join('\n'),
   );

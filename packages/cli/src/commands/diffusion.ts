@@ -22,6 +22,7 @@ import { downloadProgressBar } from '../download-progress.js';
 import { reportError } from '../errors.js';
 import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';
 import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
+import { type StepProgress, stepProgress } from '../step-progress.js';
 import { type ContainerizeFlags, containerizeOptions, containerizePackage } from './containerize.js';
 
 /** `demo` is Stable Diffusion too: the small model trained by the project, shipped in @tiffin/demo-model. */
@@ -232,7 +233,13 @@ export function registerDiffusion(program: Command): void {
       'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
     )
     .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
-    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', parsePort, 3000)
+    // $PORT as for `tiffin serve` (containers and process managers set it).
+    .addOption(
+      new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
+        .env('PORT')
+        .argParser(parsePort)
+        .default(3000),
+    )
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option(
       '--api-token <token>',
@@ -319,22 +326,25 @@ export function registerDiffusion(program: Command): void {
     .option('--containerize', 'then build a container image from the package (image options below)');
   kubernetesOptions(containerizeOptions(build), DIFFUSION_KUBERNETES_DEFAULTS).action(
     async (name: string, flags: BuildFlags) => {
+      const progress = stepProgress();
       try {
         checkPipelineName(name);
-        const pkg = await buildDiffusionPackage(flags, name);
+        const pkg = await buildDiffusionPackage(flags, name, progress);
+        progress.done();
         const lines = [
           `Successfully built package ${pkg.tag}`,
           `  at ${pkg.path}`,
           '',
           'Next steps:',
-          `  * Serve it locally:          tiffin serve ${pkg.tag}`,
-          `  * Build a container image:   tiffin containerize ${pkg.tag}`,
-          `  * Move it to another machine: tiffin export ${pkg.tag}`,
+          `  * Serve it locally:          npx tiffin serve ${pkg.tag}`,
+          `  * Build a container image:   npx tiffin containerize ${pkg.tag}`,
+          `  * Move it to another machine: npx tiffin export ${pkg.tag}`,
           '',
         ];
         process.stdout.write(lines.join('\n'));
         if (flags.containerize) await containerizePackage(pkg.tag, flags);
       } catch (err) {
+        progress.done(true);
         reportError(err);
       }
     },
@@ -363,12 +373,13 @@ const importModule: ServiceModuleLoader = async (file) =>
  * Models and LoRA files go into the model store (so core's build copies them into the package); a small
  * generated service module creates the diffusion service from those store entries when the package runs.
  */
-async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string) {
+async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string, progress: StepProgress) {
   const settings = serviceSettings(flags, flags.engine, '--engine');
   const store = new ModelStore();
   const packageName = (flags.name ?? 'stable-diffusion').toLowerCase();
   let model = await resolveModel(flags, pipelineName);
   if (!model.tag) {
+    progress.step(`Saving the model folder ${basename(model.dir)} to the model store`);
     const saved = await store.save({
       name: `${packageName}-model`,
       dir: model.dir,
@@ -379,6 +390,7 @@ async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string) {
   }
   let loraTag: string | undefined;
   if (flags.loraDir || flags.loraWeights) {
+    progress.step('Saving the LoRA files to the model store');
     const saved = await store.save({
       name: `${packageName}-lora`,
       ...(flags.loraDir ? { dir: resolve(flags.loraDir) } : {}),
@@ -408,6 +420,7 @@ async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string) {
       loadModule: importModule,
       kubernetes: kubernetesOptionsFrom(flags, DIFFUSION_KUBERNETES_DEFAULTS),
       kserve: flags.kserve,
+      onStep: (step) => progress.step(step),
       // The generated module is temporary: record its name, not the build machine's path to it.
       cwd: workDir,
     });

@@ -60,6 +60,7 @@ export async function containerize(options: ContainerizeOptions): Promise<Contai
     baseImage,
     extraArgs: options.backendArgs,
   });
+  report(`Building image ${imageTag} from package ${pkg.tag} with ${tool.backend} (its output follows)`);
   await runTool(tool, args, path, stdio).catch((err: unknown) => {
     // Inside another container (CI runners, sandboxes) RUN steps often cannot create a container of
     // their own; chroot isolation needs no runtime, cgroups or network namespace.

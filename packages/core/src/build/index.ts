@@ -12,6 +12,7 @@ export {
   type ResolvedKubernetesOptions,
   resolveKubernetesOptions,
 } from './kubernetes.js';
+export { kubernetesName, SERVICE_NAME_ANNOTATION } from './kubernetes-names.js';
 export {
   CONTAINER_PORT,
   CONTAINER_UID,

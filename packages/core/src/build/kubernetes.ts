@@ -5,6 +5,7 @@ import type { IProbe } from 'kubernetes-models/v1/Probe';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { stringify } from 'yaml';
 import { InvalidArgument } from '../errors/index.js';
+import { kubernetesLabelValue, kubernetesName, SERVICE_NAME_ANNOTATION } from './kubernetes-names.js';
 import { CONTAINER_PORT, CONTAINER_UID } from './runtime-files.js';
 
 /** What the generated manifests may be told; every field has a default (see DEFAULT_KUBERNETES_OPTIONS). */
@@ -40,7 +41,7 @@ export const DEFAULT_KUBERNETES_OPTIONS = {
 export interface KubernetesObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: unknown;
 }
 
@@ -78,7 +79,8 @@ export function resolveKubernetesOptions(given: KubernetesOptions = {}): Resolve
 
 /**
  * Deployment, Service, HorizontalPodAutoscaler and PodDisruptionBudget for the image of package
- * `<name>:<version>`. The pod runs as the image's non-root user with a read-only root filesystem (only
+ * `<name>:<version>`. Object, container and label names are the service name made legal for Kubernetes
+ * (`kubernetesName`); the service name itself stays in the `tiffin/service-name` annotation. The pod runs as the image's non-root user with a read-only root filesystem (only
  * /tmp, where TIFFIN_HOME points, is writable), no privilege escalation and no capabilities.
  */
 export function kubernetesManifests(
@@ -88,13 +90,16 @@ export function kubernetesManifests(
 ): KubernetesObject[] {
   const settings = resolveKubernetesOptions(options);
   const image = settings.image ?? `${name}:${version}`;
+  const serviceName = name;
+  name = kubernetesName(serviceName);
   const selector = { 'app.kubernetes.io/name': name };
   const labels = {
     ...selector,
-    'app.kubernetes.io/version': version,
+    'app.kubernetes.io/version': kubernetesLabelValue(version),
     'app.kubernetes.io/managed-by': 'tiffin',
   };
-  const metadata = { name, labels };
+  const annotations = { [SERVICE_NAME_ANNOTATION]: serviceName };
+  const metadata = { name, labels, annotations };
   const probe = (path: string, periodSeconds: number, failureThreshold: number): IProbe => ({
     httpGet: { path, port: 'http' },
     periodSeconds,
@@ -112,7 +117,7 @@ export function kubernetesManifests(
       selector: { matchLabels: selector },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
-        metadata: { labels },
+        metadata: { labels, annotations },
         spec: {
           automountServiceAccountToken: false,
           securityContext: {

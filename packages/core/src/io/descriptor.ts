@@ -105,6 +105,15 @@ export abstract class IODescriptor<In = unknown, Out = In> {
       : null;
   }
 
+  /**
+   * Example of a request body for the API page and `/docs.json`: by default `openapiExample()`. Descriptors that
+   * can derive a valid one from what they declare (shape and dtype, columns, a schema model) return it here when
+   * no sample was given, so the page's "Try it out" sends a request the API accepts.
+   */
+  openapiRequestExample(): unknown {
+    return this.openapiExample();
+  }
+
   /** The request body: schema and example under `mimeType` (override to list several media types). */
   openapiRequestBody(): RequestBodyObject {
     return this.buildRequestBody();
@@ -118,7 +127,7 @@ export abstract class IODescriptor<In = unknown, Out = In> {
   /** Helper for subclasses: the request body object of docs/spec/io-descriptors.md §1.6 for one media type. */
   protected buildRequestBody(mediaType: string | null = this.mimeType): RequestBodyObject {
     return {
-      content: { [mediaType ?? '*/*']: this.mediaTypeObject() },
+      content: { [mediaType ?? '*/*']: this.mediaTypeObject(this.openapiRequestExample()) },
       required: true,
       'x-tiffin-io-descriptor': this.toSpec(),
     };
@@ -128,13 +137,12 @@ export abstract class IODescriptor<In = unknown, Out = In> {
   protected buildResponses(mediaType: string | null = this.mimeType): ResponseObject {
     return {
       description: 'Successful Response',
-      content: { [mediaType ?? '*/*']: this.mediaTypeObject() },
+      content: { [mediaType ?? '*/*']: this.mediaTypeObject(this.openapiExample()) },
       'x-tiffin-io-descriptor': this.toSpec(),
     };
   }
 
-  private mediaTypeObject(): { schema: SchemaObject; example?: unknown } {
-    const example = this.openapiExample();
+  private mediaTypeObject(example: unknown): { schema: SchemaObject; example?: unknown } {
     return example === null || example === undefined
       ? { schema: this.openapiSchema() }
       : { schema: this.openapiSchema(), example };

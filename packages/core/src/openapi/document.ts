@@ -67,6 +67,14 @@ function genericContent(descriptor: IODescriptor) {
   return { [descriptor.mimeType ?? '*/*']: { schema: {} } };
 }
 
+/** The API's own example, when it gives one, in the first (default) media type of the request body. */
+function withExample(body: RequestBodyObject, example: unknown): RequestBodyObject {
+  if (example === undefined) return body;
+  const [first, ...rest] = Object.entries(body.content);
+  if (!first) return body;
+  return { ...body, content: Object.fromEntries([[first[0], { ...first[1], example }], ...rest]) };
+}
+
 function apiOperation(service: Service, api: InferenceApi): Record<string, unknown> {
   const ok = safely<ResponseObject>(
     () => api.output.openapiResponses(),
@@ -83,13 +91,16 @@ function apiOperation(service: Service, api: InferenceApi): Record<string, unkno
       content: { 'application/json': { schema: { $ref: `#/components/schemas/${e.schema}` } } },
     };
   }
-  const requestBody = safely<RequestBodyObject>(
-    () => api.input.openapiRequestBody(),
-    () => ({
-      content: genericContent(api.input),
-      required: true,
-      'x-tiffin-io-descriptor': api.input.toSpec(),
-    }),
+  const requestBody = withExample(
+    safely<RequestBodyObject>(
+      () => api.input.openapiRequestBody(),
+      () => ({
+        content: genericContent(api.input),
+        required: true,
+        'x-tiffin-io-descriptor': api.input.toSpec(),
+      }),
+    ),
+    api.example,
   );
   return {
     responses,

@@ -44,6 +44,12 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
   route?: string;
   /** Description shown on the API page. */
   doc?: string;
+  /**
+   * The request the API page pre-fills and `/docs.json` carries: a JSON value for JSON-bodied descriptors, the
+   * text of a text or file body, an object of part values for Multipart. Default: the input descriptor's own
+   * (its `fromSample` sample, one of its declared shape and dtype, or its schema model's).
+   */
+  example?: unknown;
   /** Per-API timeout in seconds (overrides the server's). */
   timeout?: number;
   /** Run calls in adaptive batches (both descriptors must implement `batching`); the function then gets a batch. */
@@ -67,6 +73,8 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
   readonly input: I;
   readonly output: O;
   readonly doc: string;
+  /** The request example given with the API (`ApiOptions.example`); undefined: the descriptor's. */
+  readonly example: unknown;
   readonly timeout: number | undefined;
   /** Set when the API is batchable: then `fn` is a `BatchApiFunction`, called by the runtime's batcher. */
   readonly batching: BatchOptions | undefined;
@@ -200,6 +208,7 @@ export class Service<Apis extends ApiTypesMap = {}> {
       input: options.input,
       output: options.output,
       doc: options.doc ?? '',
+      example: options.example,
       timeout: options.timeout,
       batching: options.batchable ? batchOptions(name, options) : undefined,
       fn: fn as unknown as ApiFunction<IODescriptor, IODescriptor>,

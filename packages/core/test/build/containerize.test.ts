@@ -186,7 +186,10 @@ describe('containerize', () => {
     });
     expect(result.backend).toBe('podman');
     expect(result.imageTag).toBe(packageTag);
-    expect(lines.at(-1)).toBe(`Using podman (${podman})`);
+    expect(lines.slice(-2)).toEqual([
+      `Using podman (${podman})`,
+      `Building image ${packageTag} from package ${packageTag} with podman (its output follows)`,
+    ]);
     const log = await readFile(join(bin, 'podman.log'), 'utf8');
     expect(log).toContain(
       `ARGS build --format docker -f ${join(packagePath, 'Dockerfile')} -t ${packageTag} --build-arg BASE_IMAGE=localhost/node:20 ${packagePath}`,
@@ -226,6 +229,7 @@ describe('containerize', () => {
       `Using buildah (${join(bin, 'buildah')})`,
       `adding this machine's Node ${process.version} and npm to the base (${rootfs} has none)`,
       `building base image ${result.baseImage} from ${rootfs}`,
+      `Building image ${result.imageTag} from package ${result.packageTag} with buildah (its output follows)`,
     ]);
     const log = await readFile(join(bin, 'buildah.log'), 'utf8');
     const [base, pkg] = log.split(/^ARGS /m).filter(Boolean) as [string, string];
@@ -286,6 +290,7 @@ describe('containerize', () => {
     expect(lines).toEqual([
       `Using podman (${join(bin, 'podman')})`,
       `building base image ${result.baseImage} from ${rootfs}`,
+      `Building image ${result.imageTag} from package ${result.packageTag} with podman (its output follows)`,
     ]);
     const log = await readFile(join(bin, 'podman.log'), 'utf8');
     expect(log).toContain('FROM scratch\nADD rootfs.tar /\n');

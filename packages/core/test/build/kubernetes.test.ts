@@ -12,6 +12,7 @@ import {
   inferenceServiceManifest,
   type KubernetesObject,
   kubernetesManifests,
+  kubernetesName,
   kubernetesYaml,
 } from '../../src/build/index.js';
 import { InvalidArgument } from '../../src/errors/index.js';
@@ -39,6 +40,72 @@ function validate(object: KubernetesObject): void {
 function roundTrip(objects: KubernetesObject[]): KubernetesObject[] {
   return parseAllDocuments(kubernetesYaml(objects, 'test')).map((d) => d.toJS() as KubernetesObject);
 }
+
+/** RFC 1035 label: what a Service name (the strictest of the objects written) and a container name must be. */
+const DNS_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A label value. */
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+interface Named {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: {
+    selector?: Record<string, string> & { matchLabels?: Record<string, string> };
+    scaleTargetRef?: { name: string };
+    template?: { metadata: { labels: Record<string, string> }; spec: { containers: { name: string }[] } };
+    predictor?: { containers: { name: string }[] };
+  };
+}
+
+/** The names and label values kubectl checks beyond the schema: objects, containers, targets, labels, selectors. */
+function namesOf(object: KubernetesObject): { names: string[]; labelValues: string[] } {
+  const { metadata, spec } = object as Named;
+  const containers = spec?.template?.spec.containers ?? spec?.predictor?.containers ?? [];
+  const names = [metadata.name, ...containers.map((c) => c.name)];
+  if (spec?.scaleTargetRef) names.push(spec.scaleTargetRef.name);
+  const { matchLabels, ...selector } = spec?.selector ?? {};
+  const labelValues = [
+    ...Object.values(metadata.labels ?? {}),
+    ...Object.values(spec?.template?.metadata.labels ?? {}),
+    ...Object.values(matchLabels ?? {}),
+    ...Object.values(selector),
+  ];
+  return { names, labelValues };
+}
+
+describe('Kubernetes names', () => {
+  it.each([
+    ['iris_classifier', 'iris-classifier'],
+    ['Quickstart', 'quickstart'],
+    ['my.service', 'my-service'],
+    ['iris', 'iris'],
+  ])('%s → %s', (name, expected) => {
+    expect(kubernetesName(name)).toBe(expected);
+  });
+
+  it.each(['2fast', '__x__', 'ünïcode_søk', '', 'a'.repeat(300), `${'b'.repeat(70)}_x`])(
+    '%j becomes a legal, distinct name',
+    (name) => {
+      const legal = kubernetesName(name);
+      expect(legal).toMatch(DNS_LABEL);
+      expect(kubernetesName(`${name}2`)).not.toBe(legal);
+    },
+  );
+
+  it('names every object, container, label and selector of `iris_classifier` legally and keeps the name in an annotation', () => {
+    const objects = roundTrip([
+      ...kubernetesManifests('iris_classifier', 'latest'),
+      inferenceServiceManifest('iris_classifier', 'latest'),
+    ]);
+    for (const object of objects) {
+      const { names, labelValues } = namesOf(object);
+      for (const name of names) expect(name, `${object.kind} name`).toMatch(DNS_LABEL);
+      expect(labelValues.length).toBeGreaterThan(0);
+      for (const value of labelValues) expect(value, `${object.kind} label`).toMatch(LABEL_VALUE);
+      expect(object.metadata.name).toBe('iris-classifier');
+      expect(object.metadata.annotations?.['tiffin/service-name']).toBe('iris_classifier');
+    }
+  });
+});
 
 describe('kubernetesManifests', () => {
   const objects = roundTrip(kubernetesManifests('iris', '3f0c9a61b2d4e857'));

@@ -253,8 +253,10 @@ describe('JSON OpenAPI and spec (5.5, D13)', () => {
     expect(d.openapiSchema()).toEqual({});
     expect(d.openapiComponents()).toEqual({});
     expect(d.openapiExample()).toBeNull();
+    // Any JSON value is valid: the request example is an empty object, which the API page pre-fills.
+    expect(d.openapiRequestExample()).toEqual({});
     expect(d.openapiRequestBody()).toEqual({
-      content: { 'application/json': { schema: {} } },
+      content: { 'application/json': { schema: {}, example: {} } },
       required: true,
       'x-tiffin-io-descriptor': {
         id: 'tiffin.io.JSON',

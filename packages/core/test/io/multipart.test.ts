@@ -231,6 +231,9 @@ describe('Multipart OpenAPI, spec and gRPC', () => {
       properties: { a: {}, b: { type: 'string' } },
     });
     expect(d.openapiExample()).toEqual({ a: { q: 1 }, b: null });
+    expect(d.openapiRequestExample()).toEqual({ a: { q: 1 }, b: 'Hello, world' });
+    // A part without an example (a file) leaves the whole form without one: half a form is not a valid request.
+    expect(new Multipart({ a: new Text(), f: new File() }).openapiRequestExample()).toBeNull();
     expect(d.openapiComponents()).toEqual({});
     expect(Object.keys(d.openapiRequestBody().content)).toEqual(['multipart/form-data']);
     expect(Object.keys(d.openapiResponses().content)).toEqual(['multipart/form-data']);

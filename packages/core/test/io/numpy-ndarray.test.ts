@@ -253,7 +253,15 @@ describe('NumpyNdarray OpenAPI and spec (2.7, 2.8, D13)', () => {
   it('example, request body and responses', () => {
     const d = NumpyNdarray.fromSample([[1, 2]]);
     expect(d.openapiExample()).toEqual([[1, 2]]);
+    // Without a sample: the declared dtype in the declared shape, -1 as 1 (what the API page pre-fills).
     expect(new NumpyNdarray().openapiExample()).toBeNull();
+    expect(new NumpyNdarray().openapiRequestExample()).toEqual([0]);
+    const rows = new NumpyNdarray({ dtype: 'float32', shape: [-1, 4] });
+    expect(rows.openapiRequestExample()).toEqual([[0, 0, 0, 0]]);
+    expect(rows.openapiRequestBody().content['application/json']!.example).toEqual([[0, 0, 0, 0]]);
+    expect(new NumpyNdarray({ dtype: 'bool', shape: [2] }).openapiRequestExample()).toEqual([false, false]);
+    expect(new NumpyNdarray({ dtype: 'str', shape: [1, -1] }).openapiRequestExample()).toEqual([['']]);
+    expect(new NumpyNdarray({ shape: [512, 512, 3] }).openapiRequestExample()).toBeNull();
     const body = d.openapiRequestBody();
     expect(body.required).toBe(true);
     expect(body.content['application/json']!.example).toEqual([[1, 2]]);

@@ -101,8 +101,10 @@ describe('Text (docs/spec/io-descriptors.md §6)', () => {
       schema: { type: 'string' },
       example: 'hi',
     });
-    expect(new Text().openapiRequestBody().content['text/plain']).toEqual({ schema: { type: 'string' } });
-    expect(new Text().openapiExample()).toBeNull();
+    expect(new Text().openapiRequestBody().content['text/plain']).toEqual({
+      schema: { type: 'string' },
+      example: 'Hello, world',
+    });
     expect(new Text().openapiResponses().description).toBe('Successful Response');
     expect(new Text({ content_type: 'text/event-stream' }).toSpec()).toEqual({ id: 'tiffin.io.Text' });
     expect(descriptorFromSpec({ id: 'tiffin.io.Text' })).toBeInstanceOf(Text);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Service } from '../../src/index.js';
+import { BadInput, JSONDescriptor, NumpyNdarray, Service } from '../../src/index.js';
 import { PlainText, start } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -17,6 +17,25 @@ svc.api(
   { input: new PlainText(), output: new PlainText(), route: '/v1/nested/route' },
   function nested(input) {
     return input;
+  },
+);
+
+// Pre-filled examples: one derived from the declared shape and dtype, one given with the API.
+svc.api(
+  {
+    input: new NumpyNdarray({ dtype: 'float64', shape: [-1, 4], enforce_shape: true }),
+    output: new NumpyNdarray(),
+  },
+  function rows(input) {
+    return input;
+  },
+);
+svc.api(
+  { input: new JSONDescriptor(), output: new JSONDescriptor(), example: { name: 'tea', cups: 2 } },
+  function order(input) {
+    const { name, cups } = (input ?? {}) as { name?: unknown; cups?: unknown };
+    if (typeof name !== 'string' || typeof cups !== 'number') throw new BadInput('name and cups, please');
+    return { ordered: `${cups} x ${name}` };
   },
 );
 
@@ -84,6 +103,29 @@ describe('API page in a real browser', () => {
     expect(status?.trim()).toBe('200');
     expect(foreign).toEqual([]);
     expect(refused).toEqual([]);
+    await page.close();
+  });
+
+  it('pre-fills each API\'s example, which the API accepts as it is ("Try it out", then "Execute")', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/`);
+    await page.locator('.opblock-summary-path').first().waitFor({ timeout: 20_000 });
+    for (const [api, body, answer] of [
+      ['rows', [[0, 0, 0, 0]], '[\n  [\n    0,'],
+      ['order', { name: 'tea', cups: 2 }, '2 x tea'],
+    ] as const) {
+      const op = page.locator(`#operations-Service_APIs-browser_page__${api}`);
+      await op.locator('.opblock-summary').click();
+      await op.getByRole('button', { name: 'Try it out' }).click();
+      const prefilled = await op.locator('textarea.body-param__text').inputValue();
+      expect(JSON.parse(prefilled)).toEqual(body);
+      await op.getByRole('button', { name: 'Execute' }).click();
+      const status = op.locator('.live-responses-table .response .response-col_status').first();
+      await status.waitFor({ timeout: 20_000 });
+      expect((await status.textContent())?.trim()).toBe('200');
+      const responseBody = op.locator('.live-responses-table .response-col_description pre').first();
+      expect(await responseBody.textContent()).toContain(answer);
+    }
     await page.close();
   });
 });

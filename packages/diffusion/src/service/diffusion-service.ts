@@ -395,6 +395,8 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       name: 'progress',
       input: jsonModel(progressSchema),
       output: new Text({ content_type: 'text/event-stream' }),
+      // The schema's own example (request_id null) asks for every generation, which is off by default.
+      example: { request_id: '754995ad325f8bda' }, // the form of an x-request-id
       doc: "Server-sent events of one generation (request_id: a request's x-request-id or a job id) until it finishes; every generation only when the server allows it (--progress-all).",
     },
     (body, ctx) => {

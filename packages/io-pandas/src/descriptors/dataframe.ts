@@ -27,6 +27,7 @@ import { parseJsonBody, rawTableFromJson } from '../formats/json-parse.js';
 import { frameToJson } from '../formats/json-write.js';
 import { frameToParquet, tableFromParquet } from '../formats/parquet.js';
 import { dataFrameFromMessage, dataFrameToMessage } from '../grpc/dataframe.js';
+import { exampleFrame } from '../openapi/example.js';
 import { frameSchema } from '../openapi/schema.js';
 import type { Dtype } from '../table/dtype.js';
 import {
@@ -39,7 +40,7 @@ import {
 } from '../table/options.js';
 import { type Orient, resolveOrient } from '../table/orient.js';
 import { rowCount, shapeText, type Table, typeName } from '../table/table.js';
-import { typeRawTable } from '../table/type-table.js';
+import { requireDeclaredColumns, typeRawTable } from '../table/type-table.js';
 import type { FrameView } from '../table/view.js';
 import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
@@ -136,6 +137,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     ]);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];
+    requireDeclaredColumns(table.columns, this.dtype, this.enforceDtype, OWNER);
     return tableToDanfo(dfd, table, OWNER);
   }
 
@@ -196,6 +198,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     const table = dataFrameFromMessage(payload);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];
+    requireDeclaredColumns(table.columns, this.dtype, this.enforceDtype, OWNER);
     return tableToDanfo(await loadDanfo(), table, OWNER);
   }
 
@@ -220,13 +223,25 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     return this.sampleView ? JSON.parse(frameToJson(this.sampleView, this.orient)) : null;
   }
 
-  private formatContent(format: Format): { schema: SchemaObject; example?: unknown } {
-    if (format === 'json') {
-      const example = this.openapiExample();
-      return example === null ? { schema: this.openapiSchema() } : { schema: this.openapiSchema(), example };
-    }
-    if (format === 'csv') return { schema: { type: 'string' } };
-    return { schema: { type: 'string', format: 'binary' } };
+  /** The sample, else one row of the declared columns and dtypes (see exampleFrame). */
+  private requestView(): FrameView {
+    return this.sampleView ?? exampleFrame(this.columns, this.dtypeMap());
+  }
+
+  override openapiRequestExample(): unknown {
+    return JSON.parse(frameToJson(this.requestView(), this.orient));
+  }
+
+  /** One media type's schema and example: a request's (derived when no sample) or a response's (the sample). */
+  private formatContent(format: Format, request: boolean): { schema: SchemaObject; example?: unknown } {
+    if (format === 'parquet') return { schema: { type: 'string', format: 'binary' } };
+    const schema: SchemaObject = format === 'json' ? this.openapiSchema() : { type: 'string' };
+    const view = request ? this.requestView() : this.sampleView;
+    if (!view) return { schema };
+    return {
+      schema,
+      example: format === 'json' ? JSON.parse(frameToJson(view, this.orient)) : frameToCsv(view),
+    };
   }
 
   /** Every accepted request format, the default first. */
@@ -236,7 +251,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
       ...(['json', 'csv', 'parquet'] as const).filter((f) => f !== this.defaultFormat),
     ];
     return {
-      content: Object.fromEntries(formats.map((f) => [FORMATS[f], this.formatContent(f)])),
+      content: Object.fromEntries(formats.map((f) => [FORMATS[f], this.formatContent(f, true)])),
       required: true,
       'x-tiffin-io-descriptor': this.toSpec(),
     };
@@ -245,7 +260,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
   override openapiResponses(): ResponseObject {
     return {
       description: 'Successful Response',
-      content: { [this.mimeType]: this.formatContent(this.defaultFormat) },
+      content: { [this.mimeType]: this.formatContent(this.defaultFormat, false) },
       'x-tiffin-io-descriptor': this.toSpec(),
     };
   }

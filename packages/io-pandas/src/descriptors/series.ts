@@ -24,6 +24,7 @@ import {
   type SeriesField,
   toMessage,
 } from '../grpc/series-message.js';
+import { exampleSeries } from '../openapi/example.js';
 import { seriesSchema } from '../openapi/schema.js';
 import { canCastSameKind, type Dtype, dtypeKind } from '../table/dtype.js';
 import { requireEnforceTargets, resolveDtype, resolveShape, shapeMatches } from '../table/options.js';
@@ -231,6 +232,12 @@ export class PandasSeries extends IODescriptor<Series, Series> {
 
   override openapiExample(): unknown {
     return this.sampleView ? JSON.parse(seriesToJson(this.sampleView, this.orient)) : null;
+  }
+
+  /** The sample, else values of the declared dtype and length, in the configured orient. */
+  override openapiRequestExample(): unknown {
+    const view = this.sampleView ?? exampleSeries(this.concreteDtype, this.shape);
+    return JSON.parse(seriesToJson(view, this.orient));
   }
 
   override toSpec(): DescriptorSpec {

@@ -1,3 +1,4 @@
+import { BadInput, truncateForMessage } from '@tiffin/core/internal';
 import { inferCsvColumn } from '../formats/csv.js';
 import type { Dtype } from './dtype.js';
 import type { ResolvedDtype } from './options.js';
@@ -39,4 +40,24 @@ export function typeRawTable(raw: RawTable, policy: TypingPolicy): Table {
     data.push(typed.values);
   });
   return { columns: raw.columns, index: raw.index, data, dtypes };
+}
+
+/**
+ * With `enforce_dtype`, every column a `dtype` map names must be in the frame (JSON, CSV and Parquet alike):
+ * a missing one is the client's mistake, named in a 400, not a failure in the API function later.
+ */
+export function requireDeclaredColumns(
+  columns: readonly string[],
+  dtype: TypingPolicy['dtype'],
+  enforceDtype: boolean,
+  owner: string,
+): void {
+  if (!enforceDtype || dtype === null || typeof dtype !== 'object') return;
+  const present = new Set(columns);
+  const missing = Object.keys(dtype).filter((name) => !present.has(name));
+  if (missing.length === 0) return;
+  const names = missing.map((name) => JSON.stringify(truncateForMessage(name))).join(', ');
+  throw new BadInput(
+    `${owner}: missing column${missing.length > 1 ? 's' : ''} ${names} named in 'dtype' (enforce_dtype is on)`,
+  );
 }

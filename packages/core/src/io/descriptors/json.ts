@@ -192,6 +192,11 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     return this.exampleFor('input');
   }
 
+  /** Without a model or sample any JSON value is valid: an empty object, the most common kind of body. */
+  override openapiRequestExample(): unknown {
+    return this.exampleFor('input') ?? (this.adapter ? null : {});
+  }
+
   private exampleFor(direction: SchemaDirection): unknown {
     if (this.sample !== undefined && this.sample !== null) return this.encode(this.sample);
     if (this.adapter?.example) return this.adapter.example(this.pydantic_model, direction) ?? null;

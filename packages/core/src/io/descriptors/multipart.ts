@@ -230,6 +230,17 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     return example;
   }
 
+  /** Each part's request example; none when a part has none (a file: no JSON value can stand for its bytes). */
+  override openapiRequestExample(): unknown {
+    const example: Record<string, unknown> = {};
+    for (const [name, child] of Object.entries(this.fields)) {
+      const part = child.openapiRequestExample();
+      if (part === null || part === undefined) return null;
+      example[name] = part;
+    }
+    return example;
+  }
+
   override toSpec(): DescriptorSpec {
     const args: Record<string, unknown> = {};
     for (const [name, child] of Object.entries(this.fields)) args[name] = child.toSpec();

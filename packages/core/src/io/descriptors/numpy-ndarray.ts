@@ -28,6 +28,7 @@ import { NDArray, type NestedArray, resolveShape } from '../../ndarray/ndarray.j
 import type { Context } from '../../service/context.js';
 import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
+import { exampleArray, exampleElement } from '../example-values.js';
 import { parseJsonBytes } from '../json/parse.js';
 import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
 
@@ -355,6 +356,11 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     const item: SchemaObject = itemSchema(this.dtype);
     const items = this.shape && this.shape.length > 1 ? { type: 'array', items: item } : item;
     return { type: 'array', items, nullable: true };
+  }
+
+  /** The sample (`fromSample`), else zeros of the declared dtype in the declared shape (`-1` → 1). */
+  override openapiRequestExample(): unknown {
+    return this.openapiExample() ?? exampleArray(this.shape, exampleElement(this.dtype));
   }
 
   override openapiExample(): unknown {

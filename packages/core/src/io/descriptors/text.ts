@@ -82,6 +82,11 @@ export class Text<C extends string = 'text/plain'> extends IODescriptor<string, 
     return { type: 'string' };
   }
 
+  /** The sample (`fromSample`), else a short text: any UTF-8 text is a valid body. */
+  override openapiRequestExample(): unknown {
+    return this.openapiExample() ?? 'Hello, world';
+  }
+
   /** Spec 6: no args; the content type is not recorded. */
   override toSpec(): DescriptorSpec {
     return { id: Text.descriptorId };
