@@ -168,6 +168,8 @@ describe('a package built by tiffin diffusion build', () => {
       'tiffin-io-json',
       // diffusion's ONNX graph writer and provider resolution
       'tiffin-onnx',
+      // the tfjs-node addon check diffusion's backend selection shares with @tiffin/tfjs
+      'tiffin-tfjs',
     ]);
     // The model worker is its own bundle; the service starts it from the vendored dist.
     expect(existsSync(join(packageDir, 'vendor', 'tiffin-diffusion', 'dist', 'model-worker.js'))).toBe(true);
