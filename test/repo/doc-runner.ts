@@ -28,8 +28,8 @@ import type { UserProject } from './user-project.js';
  * - `run-by=<test>`: another test runs it (named there); here shell, Python and data are parsed, code is left
  *   to that test.
  * - `cwd=checkout`: a shell block the doc runs from the repository root (after the README's install).
- * - `beside=<repository path>`: the reader works next to that file or example folder (its `.ts` files and
- *   `src/`), copied into the document's folder first.
+ * - `beside=<repository path>`: the reader works next to that file or example folder (its `.ts` files,
+ *   `src/`, `fixtures/` and `model/`), copied into the document's folder first.
  * - no language: shown output or a diagram, not code.
  * Ports 3000 and 3001 in commands and code become free ports, so documents run side by side.
  */
@@ -133,7 +133,7 @@ function copyBeside(path: string, dir: string): void {
     return;
   }
   for (const entry of readdirSync(from)) {
-    if (entry.endsWith('.ts') || entry === 'src' || entry === 'fixtures')
+    if (entry.endsWith('.ts') || ['src', 'fixtures', 'model'].includes(entry))
       cpSync(join(from, entry), join(dir, entry), { recursive: true });
   }
 }
