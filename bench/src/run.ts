@@ -65,6 +65,7 @@ if (wanted('onnx')) {
     for (const [label, t] of [
       ['plain node:http + ort    ', r.plain],
       ['tiffin, not batched      ', r.unbatched],
+      ['tiffin, on the event loop', r.inline],
       ['tiffin, batched (32 rows)', r.batched],
     ] as const) {
       console.log(
@@ -72,6 +73,7 @@ if (wanted('onnx')) {
       );
     }
     console.log(`    ratio not batched / plain  ${fmtSpread(r.unbatchedRatio, 3)}x   (target >= 0.95x)`);
+    console.log(`    ratio event loop / plain   ${fmtSpread(r.inlineRatio, 3)}x   (--instances 0)`);
     console.log(`    ratio batched / plain      ${fmtSpread(r.batchedRatio, 2)}x   (target >= 4x)`);
   }
   console.log(`  load average: ${loadAverage()}\n`);

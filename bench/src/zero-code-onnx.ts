@@ -1,6 +1,6 @@
 /**
  * Zero-code ONNX serving against a hand-written server: `tiffin serve model.onnx` (one runner instance in a
- * worker thread, batched and not) and a plain node:http + onnxruntime-node server on the main thread
+ * worker thread, batched and not; and `--instances 0`, the model on the event loop) and a plain node:http + onnxruntime-node server on the main thread
  * (`servers/plain-onnx-server.ts`), both answering `POST /predict` with the same JSON and writing the same
  * access line. 64 connections, each sending one row; `/livez` probed every 10 ms during each run.
  */
@@ -36,9 +36,12 @@ interface Run {
 export interface ZeroCodeResult {
   plain: { rps: Spread; p99: Spread; livezP99: Spread };
   unbatched: { rps: Spread; p99: Spread; livezP99: Spread };
+  /** Not batched, the model on the event loop (`--instances 0`): no thread hop, no liveness while it runs. */
+  inline: { rps: Spread; p99: Spread; livezP99: Spread };
   batched: { rps: Spread; p99: Spread; livezP99: Spread };
   /** Per round, tiffin / plain. */
   unbatchedRatio: Spread;
+  inlineRatio: Spread;
   batchedRatio: Spread;
 }
 
@@ -108,14 +111,14 @@ async function benchWorkload(
   await writeFile(model, mlpModel(shape.inWidth, shape.hidden, shape.layers, shape.outWidth));
   const require = createRequire(import.meta.url);
   const bin = join(dirname(require.resolve('@tiffin/cli/package.json')), 'dist', 'bin.js');
-  const tiffin = (extra: string[]) => [
+  const tiffin = (instances: number, extra: string[]) => [
     bin,
     'serve',
     model,
     '--port',
     '0',
     '--instances',
-    '1',
+    String(instances),
     '--threads',
     '1',
     '--max-concurrency',
@@ -124,15 +127,16 @@ async function benchWorkload(
   ];
   const servers = {
     plain: ['--import', 'tsx', join(HERE, 'servers', 'plain-onnx-server.ts'), model],
-    unbatched: tiffin(['--no-batching']),
+    unbatched: tiffin(1, ['--no-batching']),
+    inline: tiffin(0, ['--no-batching']),
     // A latency budget no run reaches: the comparison is of throughput, not of shedding (503) under overload.
-    batched: tiffin(['--max-batch-size', '32', '--max-latency-ms', '2000']),
+    batched: tiffin(1, ['--max-batch-size', '32', '--max-latency-ms', '2000']),
   } as const;
   type Name = keyof typeof servers;
   const names = Object.keys(servers) as Name[];
   const row = Array.from({ length: shape.inWidth }, (_, i) => ((i * 37) % 101) / 101 - 0.5);
   const body = JSON.stringify([row]);
-  const runs: Record<Name, Run[]> = { plain: [], unbatched: [], batched: [] };
+  const runs: Record<Name, Run[]> = { plain: [], unbatched: [], inline: [], batched: [] };
   const restore = pinning.pinLoadGenerator();
   try {
     for (let round = 0; round <= rounds; round++) {
@@ -160,8 +164,10 @@ async function benchWorkload(
   return {
     plain: summary('plain'),
     unbatched: summary('unbatched'),
+    inline: summary('inline'),
     batched: summary('batched'),
     unbatchedRatio: ratio('unbatched'),
+    inlineRatio: ratio('inline'),
     batchedRatio: ratio('batched'),
   };
 }

@@ -14,6 +14,14 @@ export function parsePositiveInt(value: string): number {
   return n;
 }
 
+/** commander parser for a whole number, 0 included. */
+export function parseNonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
+    throw new InvalidArgumentError('expected a whole number (0 or more)');
+  return n;
+}
+
 /** commander parser for a positive number of seconds. */
 export function parseSeconds(value: string): number {
   const n = Number(value);

@@ -275,6 +275,26 @@ describe('tiffin serve: a fixed batch dimension, a model that throws at run time
     expect(doc.paths['/predict']!.post['x-tiffin-batching']).toBeUndefined();
   }, 60_000);
 
+  it('--instances 0 runs a tiny model on the event loop, batched; a negative count is refused', async () => {
+    const url = await serveModel([
+      writeLinear(dir, 'inline.onnx'),
+      '--instances',
+      '0',
+      '--max-batch-size',
+      '4',
+    ]);
+    const xs = Array.from({ length: 9 }, (_, i) => [[i, -i, 1, 2]]);
+    const answers = await Promise.all(xs.map((x) => post(`${url}/predict`, x)));
+    for (const [i, a] of answers.entries()) expectClose(a.json, linearExpected(xs[i]!));
+    const refused = spawnTiffin(['serve', writeLinear(dir, 'neg.onnx'), '--instances', '-1'], {
+      TIFFIN_HOME: home,
+    });
+    servers.processes.push(refused);
+    const exited = await refused.done;
+    expect(exited.code).not.toBe(0);
+    expect(exited.stderr).toMatch(/--instances/);
+  }, 60_000);
+
   it("a run-time error is a 500 with a short safe message, the runtime's message in the log, and the server goes on", async () => {
     // Dimension 0 of input and output is dynamic, yet not a batch (6 values in, 2 rows out): batching off.
     const server = spawnTiffin(

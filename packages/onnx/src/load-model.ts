@@ -9,7 +9,7 @@ import {
 } from '@tiffin/core/internal';
 import { inspectOnnx } from './inspect.js';
 import { isOnnxPath, locateOnnx } from './model-file.js';
-import type { OnnxRunnerInit } from './runtime/session-runner.js';
+import { type OnnxRunnerInit, openSessionRunner } from './runtime/session-runner.js';
 import { MODULE } from './save-model.js';
 
 /** A loaded ONNX model: `run` by tensor name, on `instances` worker threads. */
@@ -38,6 +38,7 @@ export async function loadModel(tagOrPath: string, options: LoadOnnxModelOptions
     module: MODULE,
     model,
     workerModule: siblingModule(import.meta.url, 'runner-worker'),
+    openRunner: (init) => openSessionRunner(init as OnnxRunnerInit),
     options,
     init: (threads): OnnxRunnerInit => ({
       path: model.path,

@@ -114,6 +114,33 @@ describe('loadModel: run by name in worker threads', () => {
     close(out.y!.data as Float32Array, linearExpected(x).flat());
   });
 
+  it('instances 0 runs the model on the calling thread: same answers, no worker thread', async () => {
+    // OS threads of this process: a runner instance is a worker thread (plus its runtime's), inline adds only
+    // what an ONNX Runtime session starts on any thread.
+    const threads = () => readdirSync('/proc/self/task').length;
+    await open(writeLinear(dir, 'warm.onnx'), { instances: 0 });
+    let before = threads();
+    const inline = await open(writeLinear(dir, 'inline.onnx'), { instances: 0 });
+    const inlineThreads = threads() - before;
+    expect(inline.instances).toBe(1); // one call at a time
+    const x = [
+      [1, 2, 3, 4],
+      [0, -1, 0.25, 8],
+    ];
+    const out = await inline.run({ x: NDArray.from(x, 'float32') });
+    close(out.y!.data as Float32Array, linearExpected(x).flat());
+    before = threads();
+    const pooled = await open(writeLinear(dir, 'pooled.onnx'), { instances: 1 });
+    expect(threads() - before).toBeGreaterThan(inlineThreads);
+    close(
+      (await pooled.run({ x: NDArray.from(x, 'float32') })).y!.data as Float32Array,
+      linearExpected(x).flat(),
+    );
+    await expect(open(writeLinear(dir, 'neg.onnx'), { instances: -1 })).rejects.toThrow(
+      /instances must be 0 \(run on the event loop\) or a positive integer/,
+    );
+  });
+
   it('runs several named inputs and outputs, int64 exact, state carried from call to call', async () => {
     const model = await open(await saveModel('multi2', writeMulti(dir, 'm2.onnx'), { store }), {
       instances: 2,

@@ -11,7 +11,7 @@ import {
 import { checkBackendNames } from './backend.js';
 import { inspectTfjs } from './inspect.js';
 import { isTfjsPath } from './model-path.js';
-import type { TfjsRunnerInit } from './runner.js';
+import { openRunner, type TfjsRunnerInit } from './runner.js';
 import { MODULE } from './save-model.js';
 
 /** A loaded TensorFlow.js model: `run` by tensor name, on `instances` worker threads. */
@@ -46,6 +46,7 @@ export async function loadModel(tagOrPath: string, options: LoadTfjsModelOptions
     module: MODULE,
     model,
     workerModule: siblingModule(import.meta.url, 'runner-worker'),
+    openRunner: (init) => openRunner(init as TfjsRunnerInit),
     options,
     init: (threads): TfjsRunnerInit => ({ path: model.path, backends, threads }),
   });

@@ -1,6 +1,6 @@
 import type { LoadFrameworkModelOptions, ModelServiceOptions } from '@tiffin/core';
 import { type Command, InvalidArgumentError } from 'commander';
-import { parsePositiveInt } from '../options.js';
+import { parseNonNegativeInt, parsePositiveInt } from '../options.js';
 
 /** The zero-code flags of `tiffin serve <model>` and `tiffin build <model>`. */
 export interface ModelFlags {
@@ -54,8 +54,8 @@ export function modelOptions(command: Command): Command {
     .option('--no-batching', 'model: run each request alone even when the signature is batchable')
     .option(
       '--instances <n>',
-      'model: runner instances (worker threads); default one per core, at most 4',
-      parsePositiveInt,
+      'model: runner instances (worker threads); default one per core, at most 4; 0 runs a tiny model on the event loop',
+      parseNonNegativeInt,
     )
     .option(
       '--threads <n>',

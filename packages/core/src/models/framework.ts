@@ -18,7 +18,11 @@ export interface SaveFrameworkModelOptions {
 
 /** Options of every framework module's `loadModel(tagOrPath, options)`. */
 export interface LoadFrameworkModelOptions {
-  /** Runner instances (worker threads) that may run at once; default sized to the machine. */
+  /**
+   * Runner instances (worker threads) that may run at once; default one per core, at most 4. `0` runs the model
+   * on the event loop, with no thread hop: only for models whose call takes well under a millisecond (the hop
+   * costs tens of microseconds), since the server reads no request and answers no health check while it runs.
+   */
   instances?: number;
   /** Threads each instance's runtime may use inside one call (intra-op); default: cores / instances. */
   threads?: number;

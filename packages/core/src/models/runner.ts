@@ -30,6 +30,6 @@ export interface LoadedModel extends ModelRunner {
   readonly classes: readonly string[] | undefined;
   /** User metadata saved with the model. */
   readonly metadata: Readonly<Record<string, unknown>>;
-  /** Runner instances that may run at once (worker threads). */
+  /** Calls that may run at once: the worker threads, or 1 when the model runs on the event loop (`instances: 0`). */
   readonly instances: number;
 }

@@ -4,7 +4,7 @@ import { InvalidArgument } from '../errors/index.js';
 import { ModelStore } from '../store/model-store.js';
 import type { LoadFrameworkModelOptions } from './framework.js';
 import { readFrameworkMetadata } from './framework-store.js';
-import type { LoadedModel } from './runner.js';
+import type { LoadedModel, ModelRunner } from './runner.js';
 import { defaultInstances, RunnerPool } from './runner-pool.js';
 import { applySignatureOverrides, type ModelSignature } from './signature.js';
 
@@ -45,24 +45,48 @@ export interface StartModelOptions {
   workerModule: URL;
   /** Each instance's start-up data, given the intra-op threads it may use. */
   init: (threads: number) => unknown;
+  /**
+   * Opens the runner in this thread from that start-up data (what the worker module does in its thread):
+   * used when `instances` is 0.
+   */
+  openRunner: (init: unknown) => Promise<ModelRunner>;
   options: LoadFrameworkModelOptions;
 }
 
 /**
  * Start a resolved model's runner instances: `instances` worker threads (default: one per core, at most 4), each
- * told to use `threads` (default: the cores shared among the instances), behind one `LoadedModel`.
+ * told to use `threads` (default: the cores shared among the instances), behind one `LoadedModel`. With
+ * `instances: 0` the model runs on the calling thread instead (see `LoadFrameworkModelOptions.instances`).
  */
 export async function startModel({
   module,
   model,
   workerModule,
   init,
+  openRunner,
   options,
 }: StartModelOptions): Promise<LoadedModel> {
   const instances = options.instances ?? defaultInstances();
-  const threads = options.threads ?? Math.max(1, Math.floor(availableParallelism() / instances));
+  if (!Number.isInteger(instances) || instances < 0)
+    throw new InvalidArgument(
+      `instances must be 0 (run on the event loop) or a positive integer, got ${String(instances)}`,
+    );
+  const threads = options.threads ?? Math.max(1, Math.floor(availableParallelism() / Math.max(1, instances)));
   if (!Number.isInteger(threads) || threads < 1)
     throw new InvalidArgument(`threads must be a positive integer, got ${String(threads)}`);
+  const described = {
+    name: model.name,
+    tag: model.tag,
+    module,
+    signature: model.signature,
+    classes: model.classes,
+    metadata: model.metadata,
+  };
+  if (instances === 0) {
+    const runner = await openRunner(init(threads));
+    // One runner, one call at a time: what batching's max_concurrent_batches should be.
+    return { ...described, instances: 1, run: (inputs) => runner.run(inputs), close: () => runner.close() };
+  }
   const pool = await RunnerPool.start({
     model: model.name,
     workerModule,
@@ -71,12 +95,7 @@ export async function startModel({
     transferInputs: options.transferInputs,
   });
   return {
-    name: model.name,
-    tag: model.tag,
-    module,
-    signature: model.signature,
-    classes: model.classes,
-    metadata: model.metadata,
+    ...described,
     instances: pool.instances,
     run: (inputs) => pool.run(inputs),
     close: () => pool.close(),
