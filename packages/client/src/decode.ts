@@ -1,5 +1,5 @@
 import { TiffinClientError } from './errors.js';
-import type { DescriptorInfo } from './schema.js';
+import type { WireForm } from './schema.js';
 import { readEvents } from './sse.js';
 import type { TableRow } from './wire.js';
 
@@ -82,12 +82,16 @@ export function valuesFromSeries(value: unknown, orient: string): unknown[] {
   throw protocol(`Series response does not match orient '${orient}'`);
 }
 
-/** Shape a parsed JSON body by the output descriptor (tables → rows, series → values). */
-function shapeJson(value: unknown, spec: DescriptorInfo | null): unknown {
-  const orient = String(spec?.args?.orient ?? 'records');
-  if (spec?.id === 'tiffin.io.PandasDataFrame') return rowsFromTable(value, orient);
-  if (spec?.id === 'tiffin.io.PandasSeries') return valuesFromSeries(value, orient);
+/** Shape a parsed JSON body by the output's form (tables → rows, series → values). */
+function shapeJson(value: unknown, wire: WireForm | null): unknown {
+  if (wire?.form === 'table-json') return rowsFromTable(value, wire.orient);
+  if (wire?.form === 'series-json') return valuesFromSeries(value, wire.orient);
   return value;
+}
+
+/** Forms whose answer is a file when it is not JSON (a CSV or Parquet table, bytes of a text type): a Blob. */
+function answersBlob(wire: WireForm | null): boolean {
+  return wire?.form === 'bytes' || wire?.form === 'table-json';
 }
 
 function mediaType(res: Response): string {
@@ -103,31 +107,37 @@ async function parseJsonText(text: string): Promise<unknown> {
   }
 }
 
-/** A part of a multipart response, read by its child descriptor (or its own type). */
-async function partValue(part: FormDataEntryValue, spec: DescriptorInfo | null): Promise<unknown> {
+/** JSON answers: the forms whose body is always a JSON document. */
+function isJsonForm(wire: WireForm | null): boolean {
+  return (
+    wire?.form === 'json' ||
+    wire?.form === 'ndarray-json' ||
+    wire?.form === 'table-json' ||
+    wire?.form === 'series-json'
+  );
+}
+
+/** A part of a multipart response, read by its field's form (or its own type). */
+async function partValue(part: FormDataEntryValue, wire: WireForm | null): Promise<unknown> {
   if (typeof part === 'string') {
-    if (spec?.id === 'tiffin.io.Text' || spec === null) return part;
-    return shapeJson(await parseJsonText(part), spec);
+    if (wire?.form === 'text' || wire === null) return part;
+    return shapeJson(await parseJsonText(part), wire);
   }
   const type = part.type.split(';')[0]!.trim().toLowerCase();
-  if (spec?.id === 'tiffin.io.File' || spec?.id === 'tiffin.io.Image') return part;
-  if (type === 'application/json' || spec?.id === 'tiffin.io.JSON' || spec?.id === 'tiffin.io.NumpyNdarray') {
-    return shapeJson(await parseJsonText(await part.text()), spec);
+  if (wire?.form === 'bytes') return part;
+  if (type === 'application/json' || isJsonForm(wire)) {
+    return shapeJson(await parseJsonText(await part.text()), wire);
   }
-  if (type.startsWith('text/') || spec?.id === 'tiffin.io.Text') return part.text();
+  if (type.startsWith('text/') || wire?.form === 'text') return part.text();
   return part;
 }
 
 /**
- * The value of a successful response, by its media type: JSON (shaped by the output descriptor),
+ * The value of a successful response, by its media type: JSON (shaped by the output's form),
  * server-sent events as an async iterable, text as a string, multipart as an object of parts, anything
  * else as a Blob. `done` is called once the body is read (for event streams: once it starts).
  */
-export async function decodeOutput(
-  res: Response,
-  spec: DescriptorInfo | null,
-  done: () => void,
-): Promise<unknown> {
+export async function decodeOutput(res: Response, wire: WireForm | null, done: () => void): Promise<unknown> {
   const type = mediaType(res);
   if (type === 'text/event-stream') {
     // The timeout covers the wait for the stream to start, not its length.
@@ -136,22 +146,14 @@ export async function decodeOutput(
   }
   try {
     if (type === 'application/json' || type.endsWith('+json'))
-      return shapeJson(await parseJsonText(await res.text()), spec);
-    if (spec?.id === 'tiffin.io.Text') return await res.text();
-    if (
-      type.startsWith('text/') &&
-      spec?.id !== 'tiffin.io.File' &&
-      spec?.id !== 'tiffin.io.PandasDataFrame'
-    ) {
-      return await res.text();
-    }
+      return shapeJson(await parseJsonText(await res.text()), wire);
+    if (wire?.form === 'text') return await res.text();
+    if (type.startsWith('text/') && !answersBlob(wire)) return await res.text();
     if (type === 'multipart/form-data') {
       const form = await res.formData();
-      const fields = spec?.id === 'tiffin.io.Multipart' ? (spec.args ?? {}) : {};
+      const fields = wire?.form === 'multipart' ? wire.parts : {};
       const out: Record<string, unknown> = {};
-      for (const [name, part] of form.entries()) {
-        out[name] = await partValue(part, (fields[name] as DescriptorInfo | undefined) ?? null);
-      }
+      for (const [name, part] of form.entries()) out[name] = await partValue(part, fields[name] ?? null);
       return out;
     }
     return await res.blob();

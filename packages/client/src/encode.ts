@@ -1,5 +1,5 @@
 import { TiffinClientError } from './errors.js';
-import type { DescriptorInfo } from './schema.js';
+import type { WireForm } from './schema.js';
 import type { ReplayableBody } from './transport.js';
 import type { TableRow } from './wire.js';
 
@@ -113,13 +113,12 @@ const EXTENSION_TYPES: Record<string, string> = {
   pdf: 'application/pdf',
 };
 
+type BytesForm = Extract<WireForm, { form: 'bytes' }>;
+
 /** Bytes of a file or image argument, with the type it should be sent as (Blob type, path extension, sniffed). */
-async function binary(
-  value: unknown,
-  spec: DescriptorInfo | null,
-): Promise<{ blob: Blob; filename: string }> {
-  const declared = typeof spec?.args?.mime_type === 'string' ? spec.args.mime_type : null;
-  const isImage = spec?.id === 'tiffin.io.Image';
+async function binary(value: unknown, wire: BytesForm | null): Promise<{ blob: Blob; filename: string }> {
+  const declared = wire?.mediaType ?? null;
+  const isImage = wire?.sniff === 'image';
   let bytes: Uint8Array | null = null;
   let type = '';
   let filename = 'upload';
@@ -210,34 +209,32 @@ function json(value: unknown): EncodedBody {
   return { body: JSON.stringify(value), contentType: JSON_TYPE };
 }
 
-/** One argument as the request body the API's input descriptor reads. */
-export async function encodeInput(value: unknown, spec: DescriptorInfo | null): Promise<EncodedBody> {
-  const args = spec?.args ?? {};
-  switch (spec?.id) {
-    case 'tiffin.io.NumpyNdarray':
-      return { body: ndarrayBody(value, args.shape), contentType: JSON_TYPE };
-    case 'tiffin.io.JSON':
+/** One argument as the request body of the API's input, in the form the server published for it. */
+export async function encodeInput(value: unknown, wire: WireForm | null): Promise<EncodedBody> {
+  switch (wire?.form) {
+    case 'ndarray-json':
+      return { body: ndarrayBody(value, wire.shape), contentType: JSON_TYPE };
+    case 'json':
       return json(value);
-    case 'tiffin.io.Text':
-      if (typeof value !== 'string') throw usage(`A Text argument is a string, got ${typeof value}`);
-      return { body: value, contentType: 'text/plain; charset=utf-8' };
-    case 'tiffin.io.File':
-    case 'tiffin.io.Image': {
-      const { blob } = await binary(value, spec);
+    case 'text':
+      if (typeof value !== 'string') throw usage(`A text argument is a string, got ${typeof value}`);
+      return { body: value, contentType: `${wire.mediaType ?? 'text/plain'}; charset=utf-8` };
+    case 'bytes': {
+      const { blob } = await binary(value, wire);
       return { body: blob, contentType: blob.type };
     }
-    case 'tiffin.io.PandasDataFrame':
-      return json(tableJson(value, String(args.orient ?? 'records')));
-    case 'tiffin.io.PandasSeries':
-      return json(seriesJson(value, String(args.orient ?? 'records')));
-    case 'tiffin.io.Multipart':
-      return { body: await multipartBody(value, args), contentType: null };
+    case 'table-json':
+      return json(tableJson(value, wire.orient));
+    case 'series-json':
+      return json(seriesJson(value, wire.orient));
+    case 'multipart':
+      return { body: await multipartBody(value, wire.parts), contentType: null };
     default:
       return untypedBody(value);
   }
 }
 
-/** A descriptor the client does not know: text for strings, bytes for binaries, JSON otherwise. */
+/** An input without a published form: text for strings, bytes for binaries, JSON otherwise. */
 async function untypedBody(value: unknown): Promise<EncodedBody> {
   if (typeof value === 'string') return { body: value, contentType: 'text/plain; charset=utf-8' };
   if (
@@ -253,20 +250,20 @@ async function untypedBody(value: unknown): Promise<EncodedBody> {
   return json(value);
 }
 
-async function multipartBody(value: unknown, fields: Record<string, unknown>): Promise<FormData> {
+async function multipartBody(value: unknown, fields: Readonly<Record<string, WireForm>>): Promise<FormData> {
   if (!isPlainObject(value)) throw usage('A Multipart argument is an object with one value per part');
   const form = new FormData();
   const names = Object.keys(fields).length > 0 ? Object.keys(fields) : Object.keys(value);
   for (const name of names) {
     if (!(name in value)) throw usage(`Multipart part '${name}' is missing`);
-    const spec = (fields[name] as DescriptorInfo | undefined) ?? null;
+    const wire = fields[name] ?? null;
     const part = value[name];
-    if (spec?.id === 'tiffin.io.File' || spec?.id === 'tiffin.io.Image') {
-      const { blob, filename } = await binary(part, spec);
+    if (wire?.form === 'bytes') {
+      const { blob, filename } = await binary(part, wire);
       form.append(name, blob, filename);
       continue;
     }
-    const encoded = await encodeInput(part, spec);
+    const encoded = await encodeInput(part, wire);
     const body = encoded.body;
     if (typeof body === 'string' && encoded.contentType?.startsWith('text/plain')) form.append(name, body);
     else form.append(name, new Blob([body as BlobPart], { type: encoded.contentType ?? '' }), name);

@@ -1,7 +1,7 @@
 export { createClient } from './client.js';
 export { type ClientErrorKind, isTiffinClientError, TiffinClientError } from './errors.js';
 export type { CallOptions, ClientOptions } from './options.js';
-export type { ApiInfo, DescriptorInfo } from './schema.js';
+export type { ApiInfo, WireForm } from './schema.js';
 export type {
   ApiMethod,
   ApisOf,

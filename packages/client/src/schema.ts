@@ -1,18 +1,17 @@
+import type { WireForm } from '@tiffin/core';
 import { TiffinClientError } from './errors.js';
 
-/** A descriptor as `/docs.json` describes it (`x-tiffin-io-descriptor`). */
-export interface DescriptorInfo {
-  readonly id: string | null;
-  readonly args?: Record<string, unknown>;
-}
+export type { WireForm };
 
 /** One API of the service, from its OpenAPI operation. */
 export interface ApiInfo {
   readonly name: string;
   /** URL path, e.g. `/classify`. */
   readonly route: string;
-  readonly input: DescriptorInfo | null;
-  readonly output: DescriptorInfo | null;
+  /** How the input travels (`x-tiffin-wire` of the request body); null: sent by its JavaScript type. */
+  readonly input: WireForm | null;
+  /** How the output travels (`x-tiffin-wire` of the 200 response); null: read by its media type. */
+  readonly output: WireForm | null;
   readonly doc: string;
 }
 
@@ -22,12 +21,14 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function descriptorOf(holder: unknown): DescriptorInfo | null {
+/**
+ * The wire form a side declares. The client switches on the form, a small closed set, never on descriptor
+ * ids: a descriptor it has never heard of works as soon as the server publishes its form.
+ */
+function wireOf(holder: unknown): WireForm | null {
   if (!isObject(holder)) return null;
-  const spec = holder['x-tiffin-io-descriptor'];
-  return isObject(spec) && (typeof spec.id === 'string' || spec.id === null)
-    ? (spec as unknown as DescriptorInfo)
-    : null;
+  const wire = holder['x-tiffin-wire'];
+  return isObject(wire) && typeof wire.form === 'string' ? (wire as unknown as WireForm) : null;
 }
 
 /** The APIs of a Tiffin `/docs.json`: operations carrying `x-tiffin-name`, by name. */
@@ -45,8 +46,8 @@ export function apisFromOpenApi(doc: unknown): Map<string, ApiInfo> {
     apis.set(name, {
       name,
       route,
-      input: descriptorOf(op.requestBody),
-      output: descriptorOf(responses['200']),
+      input: wireOf(op.requestBody),
+      output: wireOf(responses['200']),
       doc: typeof op.description === 'string' ? op.description : '',
     });
   }

@@ -76,7 +76,7 @@ describe('@tiffin/client against the quickstart', () => {
     ]);
     expect(apis.get('classify')).toMatchObject({
       route: '/classify',
-      input: { id: 'tiffin.io.NumpyNdarray' },
+      input: { form: 'ndarray-json', shape: [-1, 4] },
     });
     expect(await client.sentiment('terrible, boring and awful')).toBe('negative');
     expect(await client.$call('classify', [[5.9, 3.0, 4.2, 1.5]])).toEqual([1]);

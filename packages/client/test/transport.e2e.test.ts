@@ -12,18 +12,18 @@ const DOCS = {
     '/v1/echo': {
       post: {
         'x-tiffin-name': 'echo',
-        requestBody: { content: {}, 'x-tiffin-io-descriptor': { id: 'tiffin.io.Text' } },
-        responses: { '200': { description: 'ok', 'x-tiffin-io-descriptor': { id: 'tiffin.io.Text' } } },
+        requestBody: { content: {}, 'x-tiffin-wire': { form: 'text' } },
+        responses: { '200': { description: 'ok', 'x-tiffin-wire': { form: 'text' } } },
       },
     },
     '/v1/parts': {
       post: {
         'x-tiffin-name': 'parts',
-        requestBody: { content: {}, 'x-tiffin-io-descriptor': { id: 'tiffin.io.Text' } },
+        requestBody: { content: {}, 'x-tiffin-wire': { form: 'text' } },
         responses: {
           '200': {
             description: 'ok',
-            'x-tiffin-io-descriptor': { id: 'tiffin.io.Multipart', args: { a: { id: 'tiffin.io.Text' } } },
+            'x-tiffin-wire': { form: 'multipart', parts: { a: { form: 'text' } } },
           },
         },
       },

@@ -63,6 +63,7 @@ export {
   type HttpResponse,
   type ResponseBody,
 } from './http/response.js';
+export type { Tensor, TensorMetadata } from './inference-protocol/tensor.js';
 export {
   arrayItems,
   type BatchInputOf,
@@ -124,6 +125,7 @@ export {
   type SchemaModelAdapter,
   type SchemaValidation,
 } from './io/schema-model.js';
+export type { WireForm } from './io/wire-form.js';
 export type {
   BinarySource,
   NDArrayLike,

@@ -12,6 +12,7 @@ export * from './http/request.js';
 export * from './http/response.js';
 export { floatBitsToHalf, fromHalfBits, toHalfBits } from './inference-protocol/half-float.js';
 export * from './inference-protocol/index.js';
+export { columnsFromTable, columnTensorMetadata, tableFromColumns } from './inference-protocol/table.js';
 export {
   arrayItems,
   type BatchInputOf,
@@ -20,6 +21,7 @@ export {
   oneItemPerRequest,
   rowsAlong,
 } from './io/batching.js';
+export { bodyRequest } from './io/body-tensor.js';
 export * from './io/descriptor.js';
 export * from './io/descriptors/file.js';
 export { JSON, JSONDescriptor, type JSONOptions } from './io/descriptors/json.js';

@@ -18,6 +18,7 @@ import {
   type RequestBodyObject,
   registerDescriptor,
   type SchemaObject,
+  type WireForm,
   type WireTypes,
 } from '@tiffin/core';
 import { parseMediaType } from '@tiffin/core/internal';
@@ -114,23 +115,19 @@ export class Image extends IODescriptor<TiffinImage, ImageOutput> {
     return this.decodeUpload(bytes, 'uploaded');
   }
 
-  async toHttpResponse(value: ImageOutput, ctx: Context | null): Promise<HttpResponse> {
+  async toHttpResponse(value: ImageOutput, _ctx: Context | null): Promise<HttpResponse> {
     const body = await this.encodeOutput(value);
+    // A content-disposition the handler sets on ctx.response wins over this one (applied by the runtime).
     const disposition: [string, string] = [
       'content-disposition',
       `attachment; filename="${this.outputFileName}"`,
     ];
-    if (!ctx) return buildResponse({ body, headers: [disposition], mediaType: this.mimeType });
-    // The handler's headers first; ours only when it set none (not written back into ctx: no leaks into siblings).
-    const headers = ctx.response.headerList();
-    if (!ctx.response.headers.has('content-disposition')) headers.push(disposition);
-    return buildResponse({
-      body,
-      status: ctx.response.status,
-      headers,
-      mediaType: this.mimeType,
-      cookies: ctx.response.cookies,
-    });
+    return buildResponse({ body, headers: [disposition], mediaType: this.mimeType });
+  }
+
+  /** Bytes; untyped bytes are sent as the image type their magic number names. */
+  override clientWire(): WireForm {
+    return { form: 'bytes', sniff: 'image' };
   }
 
   override async fromProto(message: ProtoPayload | Uint8Array): Promise<TiffinImage> {

@@ -1,7 +1,8 @@
 import { BadInput, InternalServerError } from '../errors/index.js';
 import { writeJson } from '../io/json/write.js';
 import { NDArray } from '../ndarray/ndarray.js';
-import type { Tensor } from './tensor.js';
+import { type Datatype, datatypeOf } from './datatype.js';
+import type { Tensor, TensorMetadata } from './tensor.js';
 
 type Row = Record<string, unknown>;
 
@@ -91,4 +92,21 @@ export function columnsFromTable(value: unknown, orient: string): Tensor[] {
   const rows = rowsOf(value, orient);
   const names = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   return names.map((name) => ({ name, array: columnArray(rows.map((r) => r[name] ?? null)) }));
+}
+
+/** Column tensors a table declares (`columns`, typed by a `dtype` map when it has one; others BYTES). */
+export function columnTensorMetadata(
+  columns: readonly string[],
+  dtypes: Readonly<Record<string, string>>,
+): TensorMetadata[] {
+  return columns.map((name) => {
+    const dtype = dtypes[name];
+    let datatype: Datatype = 'BYTES';
+    try {
+      if (dtype) datatype = datatypeOf(NDArray.zeros([0], dtype as never).dtype);
+    } catch {
+      // A pandas-only dtype name (category, datetime): described as BYTES.
+    }
+    return { name, datatype, shape: [-1] };
+  });
 }

@@ -18,6 +18,13 @@ export interface TensorHeader {
   data: unknown;
 }
 
+/** A tensor as model metadata lists it (`$metadata_tensor`); -1 is a dimension of any size. */
+export interface TensorMetadata {
+  name: string;
+  datatype: Datatype;
+  shape: number[];
+}
+
 /** A tensor decoded into an NDArray of its shape. */
 export interface Tensor {
   name: string;

@@ -1,10 +1,19 @@
 import { InvalidArgument, NotImplementedError } from '../errors/index.js';
-import type { ProtoField, ProtoPayload } from '../grpc/messages.js';
-import type { HttpRequest } from '../http/request.js';
-import type { HttpResponse } from '../http/response.js';
+import type { FileMessage, ProtoField, ProtoPayload, StringValueMessage } from '../grpc/messages.js';
+import { BufferedHttpRequest, type HttpRequest } from '../http/request.js';
+import { type HttpResponse, readResponseBody } from '../http/response.js';
+import type { Tensor, TensorMetadata } from '../inference-protocol/tensor.js';
 import type { Limits } from '../limits/limits.js';
 import type { Context } from '../service/context.js';
 import type { Batching } from './batching.js';
+import {
+  bodyMediaType,
+  bodyRequest,
+  bodyTensor,
+  bodyTensorForm,
+  bodyTensorMetadata,
+  bodyTensorText,
+} from './body-tensor.js';
 import type {
   ComponentsObject,
   DescriptorSpec,
@@ -12,6 +21,7 @@ import type {
   ResponseObject,
   SchemaObject,
 } from './openapi.js';
+import { type WireForm, wireFormOf } from './wire-form.js';
 import type { WireTypes } from './wire-types.js';
 
 /**
@@ -21,6 +31,12 @@ import type { WireTypes } from './wire-types.js';
  *
  * Subclasses implement the abstract members and `openapiSchema()`; the OpenAPI request body and responses
  * are derived from the schema, `openapiExample()` and `mimeType` (see docs/custom-descriptors.md).
+ *
+ * The descriptor owns every wire form of its value, each with a default derived from its HTTP side:
+ * HTTP (`fromHttpRequest`/`toHttpResponse`), gRPC (`fromProto`/`toProto`: by default the HTTP body in the
+ * `text` or `file` member, or `serialized_bytes`), the Open Inference Protocol v2 (`tensorMetadata`/
+ * `fromTensors`/`toTensors`: by default one BYTES element holding a text body) and the client's form
+ * (`clientWire()`: by default from `mimeType`). No transport names a descriptor.
  * A class with a `descriptorId` registers itself with `registerDescriptor` so `descriptorFromSpec` can
  * re-create it from a manifest.
  */
@@ -66,22 +82,79 @@ export abstract class IODescriptor<In = unknown, Out = In> {
   abstract fromHttpRequest(request: HttpRequest): Promise<In>;
 
   /**
-   * `ctx` carries the handler's status/headers/cookies (docs/spec/io-descriptors.md §1.3 rule 4); null when the value is not the
-   * result of a request (e.g. Multipart composes children with the same ctx, tests pass null).
+   * The response for `value`: body, media type and the descriptor's own headers. The handler's status, headers
+   * and cookies (`ctx.response`, docs/spec/io-descriptors.md §1.3 rule 4) are applied once by the HTTP route
+   * (`applyResponseContext`), not here; `ctx` is given for reading (null when the value is not the result of
+   * a request: tests, a multipart part).
    */
   abstract toHttpResponse(value: Out, ctx: Context | null): Promise<HttpResponse>;
 
   /**
    * Decode a gRPC payload: the typed oneof member, or raw `serialized_bytes`. `limits` are the server's input
    * bounds (`serve({ limits })`), as `HttpRequest.limits` is on HTTP.
+   *
+   * Default: the HTTP body, from `serialized_bytes`, the `text` member's string or the `file` member's
+   * content (when `protoFields` lists it), read by `fromHttpRequest` as a body of `mimeType`.
    */
-  fromProto(_message: ProtoPayload | Uint8Array, _limits?: Readonly<Limits>): Promise<In> {
-    return Promise.reject(noGrpcSide(this, 'input'));
+  fromProto(message: ProtoPayload | Uint8Array, limits?: Readonly<Limits>): Promise<In> {
+    const body = protoBody(message, this.protoFields);
+    if (body === null) return Promise.reject(noGrpcSide(this, 'input'));
+    return this.fromHttpRequest(
+      new BufferedHttpRequest({
+        method: 'POST',
+        url: '/',
+        headers: this.mimeType ? { 'content-type': this.mimeType } : {},
+        body,
+        limits,
+      }),
+    );
   }
 
-  /** Encode for gRPC: the payload of the `protoFields[0]` oneof member (`limits` as in `fromProto`). */
-  toProto(_value: Out, _limits?: Readonly<Limits>): Promise<ProtoPayload> {
-    return Promise.reject(noGrpcSide(this, 'output'));
+  /**
+   * Encode for gRPC: the payload of the `protoFields[0]` oneof member (`limits` as in `fromProto`).
+   * Default: the HTTP body as the `text` member's string or the `file` member's content.
+   */
+  async toProto(value: Out, _limits?: Readonly<Limits>): Promise<ProtoPayload> {
+    const field = this.protoFields[0];
+    if (field !== 'text' && field !== 'file') throw noGrpcSide(this, 'output');
+    const response = await this.toHttpResponse(value, null);
+    const body = await readResponseBody(response);
+    if (field === 'text') return { value: body.toString('utf8') } satisfies StringValueMessage;
+    const kind = response.headers.find(([name]) => name === 'content-type')?.[1] ?? this.mimeType;
+    return (kind ? { kind, content: body } : { content: body }) satisfies FileMessage;
+  }
+
+  // --- Open Inference Protocol (v2) ---
+
+  /**
+   * The tensors this descriptor reads (as an input) or writes (as an output) in the Open Inference Protocol,
+   * named `name` when it has one; null when it has no tensor form (the API is then not a v2 model).
+   * Default: one BYTES element holding the HTTP body, for descriptors whose body is text.
+   */
+  tensorMetadata(name: string): TensorMetadata[] | null {
+    return bodyTensorForm(this.clientWire()) ? bodyTensorMetadata(name) : null;
+  }
+
+  /** The input value from a v2 request's tensors (malformed → 400). Default: the body tensor's text over HTTP. */
+  fromTensors(tensors: readonly Tensor[], ctx: Context): Promise<In> {
+    const text = bodyTensorText(tensors, this.displayName);
+    return this.fromHttpRequest(bodyRequest(ctx, text, bodyMediaType(this.clientWire(), this.mimeType)));
+  }
+
+  /** The output tensors of `value`, the one-tensor form named `name`. Default: the HTTP body as one BYTES element. */
+  async toTensors(value: Out, ctx: Context, name: string): Promise<Tensor[]> {
+    return [await bodyTensor(name, await this.toHttpResponse(value, ctx))];
+  }
+
+  // --- The client's form ---
+
+  /**
+   * How a client sends and receives this descriptor's value over HTTP, published in the OpenAPI document as
+   * `x-tiffin-wire`; `@tiffin/client` encodes and decodes by it. Default: from `mimeType` (JSON, text,
+   * multipart, else bytes).
+   */
+  clientWire(): WireForm {
+    return wireFormOf(this.mimeType);
   }
 
   /**
@@ -217,7 +290,24 @@ export function noGrpcSide(
   });
 }
 
-/** Whether a descriptor writes gRPC answers (overrides `toProto`); checked before an API runs over gRPC. */
+/**
+ * Whether a descriptor writes gRPC answers (overrides `toProto`, or answers in the `text` or `file` member as
+ * the default does); checked before an API runs over gRPC.
+ */
 export function hasGrpcOutput(descriptor: IODescriptor): boolean {
-  return descriptor.toProto !== IODescriptor.prototype.toProto;
+  if (descriptor.toProto !== IODescriptor.prototype.toProto) return true;
+  const field = descriptor.protoFields[0];
+  return field === 'text' || field === 'file';
+}
+
+/** The HTTP body a payload carries for the default `fromProto`; null when the member is not one it reads. */
+function protoBody(message: ProtoPayload | Uint8Array, accepted: readonly ProtoField[]): Buffer | null {
+  if (message instanceof Uint8Array)
+    return Buffer.from(message.buffer, message.byteOffset, message.byteLength);
+  const text = (message as StringValueMessage).value;
+  if (accepted.includes('text') && typeof text === 'string') return Buffer.from(text, 'utf8');
+  const content = (message as FileMessage).content;
+  if (accepted.includes('file') && content instanceof Uint8Array)
+    return Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  return null;
 }

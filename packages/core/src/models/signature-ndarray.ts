@@ -1,5 +1,7 @@
+import type { Tensor, TensorMetadata } from '../inference-protocol/tensor.js';
 import { NumpyNdarray } from '../io/descriptors/numpy-ndarray.js';
 import { NDArray } from '../ndarray/ndarray.js';
+import type { Context } from '../service/context.js';
 import type { TensorSpec } from './signature.js';
 import { checkTensor } from './tensor-check.js';
 
@@ -23,9 +25,13 @@ export class SignatureNdarray extends NumpyNdarray {
     }
   }
 
-  /** The tensor's name in the model (the Open Inference Protocol's tensor name). */
-  get tensorName(): string {
-    return this.tensor.name;
+  /** The Open Inference Protocol lists the tensor under its name in the model. */
+  override tensorMetadata(): TensorMetadata[] {
+    return super.tensorMetadata(this.tensor.name);
+  }
+
+  override toTensors(value: NDArray, ctx: Context): Promise<Tensor[]> {
+    return super.toTensors(value, ctx, this.tensor.name);
   }
 
   override validate(arr: NDArray): NDArray {

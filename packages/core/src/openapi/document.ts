@@ -102,6 +102,8 @@ function apiOperation(service: Service, api: InferenceApi): Record<string, unkno
     ),
     api.example,
   );
+  // The client's form of each side (`x-tiffin-wire`): a fetch-only client encodes and decodes by it.
+  responses['200'] = { ...ok, 'x-tiffin-wire': api.output.clientWire() };
   return {
     responses,
     tags: [SERVICE_APIS_TAG],
@@ -110,7 +112,7 @@ function apiOperation(service: Service, api: InferenceApi): Record<string, unkno
     'x-tiffin-name': api.name,
     summary: `InferenceAPI(${api.input.displayName} → ${api.output.displayName})`,
     description: api.doc,
-    requestBody,
+    requestBody: { ...requestBody, 'x-tiffin-wire': api.input.clientWire() },
     operationId: `${service.name}__${api.name}`,
     // Batchable APIs say so: clients learn the row limit per request and the latency budget.
     ...(api.batching ? { 'x-tiffin-batching': { batchable: true, ...api.batching } } : {}),

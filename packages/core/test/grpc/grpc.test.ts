@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProtoField } from '../../src/grpc/messages.js';
 import {
   BadInput,
   File,
@@ -22,6 +23,11 @@ import {
 } from '../../src/index.js';
 import { PlainText } from '../server/helpers.js';
 import { healthClient } from './health-client.js';
+
+/** An HTTP-only descriptor: its oneof members are none the default gRPC side reads or writes. */
+class NoGrpcText extends PlainText {
+  override readonly protoFields: readonly ProtoField[] = [];
+}
 
 /** Runs of `http_only_output`, whose output has no gRPC side: a gRPC call must not run it. */
 let outputOnlyRuns = 0;
@@ -67,11 +73,15 @@ function buildService(): Service {
       return { x: fields.a, y: fields.b.toUpperCase() };
     },
   );
-  // A descriptor with no gRPC side (the base class's fromProto/toProto).
-  svc.api({ input: new PlainText(), output: new Text() }, function http_only(s: string) {
+  // A descriptor whose own protoFields name no member the base class's default gRPC side carries.
+  svc.api({ input: new NoGrpcText(), output: new Text() }, function http_only(s: string) {
     return s;
   });
-  svc.api({ input: new Text(), output: new PlainText() }, function http_only_output(s: string) {
+  // A descriptor with only an HTTP side: the base class's gRPC side carries its body in `text`.
+  svc.api({ input: new PlainText(), output: new PlainText() }, function default_grpc(s: string) {
+    return s.toUpperCase();
+  });
+  svc.api({ input: new Text(), output: new NoGrpcText() }, function http_only_output(s: string) {
     outputOnlyRuns++;
     return s;
   });
@@ -255,21 +265,28 @@ describe('gRPC error mapping', () => {
     expect(err.details).toBe(message);
   });
 
-  it('an API whose descriptor has no gRPC side → UNIMPLEMENTED (a call it cannot serve, not a server fault)', async () => {
-    for (const req of [
-      { api_name: 'http_only', text: { value: 'x' } },
-      { api_name: 'http_only', serialized_bytes: Buffer.from('x') },
-    ]) {
-      const err = await callError(req);
-      expect(err.code).toBe(GrpcStatus.UNIMPLEMENTED);
-      expect(err.details).toBe('PlainText does not support gRPC input');
-    }
+  it('an input that names no oneof member takes serialized_bytes as its HTTP body, and refuses a member with 400', async () => {
+    const raw = await call({ api_name: 'http_only', serialized_bytes: Buffer.from('x') });
+    expect(raw.text?.value).toBe('x');
+    const err = await callError({ api_name: 'http_only', text: { value: 'x' } });
+    expect(err.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(err.details).toMatch(/accepts one of the following fields: 'serialized_bytes'/);
+  });
+
+  it('a descriptor with only an HTTP side is served by the default gRPC side (its body in text or serialized_bytes)', async () => {
+    const text = await call({ api_name: 'default_grpc', text: { value: 'héllo' } });
+    expect(text.text?.value).toBe('HÉLLO');
+    const raw = await call({ api_name: 'default_grpc', serialized_bytes: Buffer.from('abc') });
+    expect(raw.text?.value).toBe('ABC');
+    // Not UTF-8: the descriptor's own 400, INVALID_ARGUMENT over gRPC.
+    const err = await callError({ api_name: 'default_grpc', serialized_bytes: Buffer.from([0xff, 0xfe]) });
+    expect(err.code).toBe(GrpcStatus.INVALID_ARGUMENT);
   });
 
   it('an API whose output has no gRPC side → UNIMPLEMENTED before its function runs', async () => {
     const err = await callError({ api_name: 'http_only_output', text: { value: 'x' } });
     expect(err.code).toBe(GrpcStatus.UNIMPLEMENTED);
-    expect(err.details).toBe('PlainText does not support gRPC output');
+    expect(err.details).toBe('NoGrpcText does not support gRPC output');
     expect(outputOnlyRuns).toBe(0);
   });
 

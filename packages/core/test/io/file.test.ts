@@ -7,6 +7,7 @@ import { InvalidArgument } from '../../src/errors/index.js';
 import { readResponseBody } from '../../src/http/response.js';
 import { descriptorFromSpec } from '../../src/io/descriptor.js';
 import { File } from '../../src/io/descriptors/file.js';
+import { applyResponseContext } from '../../src/runtime/response-context.js';
 import { Context } from '../../src/service/context.js';
 import { expectClientError, header, multipart, request } from './helpers.js';
 
@@ -90,14 +91,16 @@ describe('File (docs/spec/io-descriptors.md §8)', () => {
   it('D11: with ctx the content type is kept, after ctx headers', async () => {
     const ctx = new Context(request(''), {});
     ctx.response.headers.set('x-c', '3');
-    const res = await new File({ mime_type: 'text/csv' }).toHttpResponse(BIN, ctx);
+    const res = applyResponseContext(await new File({ mime_type: 'text/csv' }).toHttpResponse(BIN, ctx), ctx);
     expect(res.headers).toEqual([
       ['x-c', '3'],
       ['content-type', 'text/csv'],
       ['content-length', '4'],
     ]);
     ctx.response.headers.set('content-type', 'image/png');
-    expect(header(await new File().toHttpResponse(BIN, ctx), 'content-type')).toBe('image/png');
+    expect(header(applyResponseContext(await new File().toHttpResponse(BIN, ctx), ctx), 'content-type')).toBe(
+      'image/png',
+    );
   });
 
   it('output accepts Uint8Array, Readable, async iterables and Blob; rejects strings', async () => {

@@ -6,6 +6,7 @@ import { JSON as JSONDescriptor } from '../../src/io/descriptors/json.js';
 import { defaultJsonEncoder, registerJsonEncoder } from '../../src/io/json-encoder.js';
 import { registerSchemaModelAdapter, type SchemaModelAdapter } from '../../src/io/schema-model.js';
 import { NDArray } from '../../src/ndarray/index.js';
+import { applyResponseContext } from '../../src/runtime/response-context.js';
 import { Context } from '../../src/service/context.js';
 import { expectClientError, header, request, text } from './helpers.js';
 
@@ -142,7 +143,7 @@ describe('JSON fromHttpRequest / toHttpResponse (docs/spec/io-descriptors.md §5
     const ctx = new Context(request(''), {});
     ctx.response.status = 202;
     ctx.response.headers.set('x-b', '2');
-    const res = await new JSONDescriptor().toHttpResponse({ a: 1 }, ctx);
+    const res = applyResponseContext(await new JSONDescriptor().toHttpResponse({ a: 1 }, ctx), ctx);
     expect(res.status).toBe(202);
     expect(res.headers[0]).toEqual(['x-b', '2']);
   });

@@ -9,6 +9,7 @@ import { Multipart } from '../../src/io/descriptors/multipart.js';
 import { NumpyNdarray } from '../../src/io/descriptors/numpy-ndarray.js';
 import { Text } from '../../src/io/descriptors/text.js';
 import { NDArray } from '../../src/ndarray/index.js';
+import { applyResponseContext } from '../../src/runtime/response-context.js';
 import { Context } from '../../src/service/context.js';
 import { expectClientError, header, multipart, request, text } from './helpers.js';
 
@@ -217,7 +218,10 @@ describe('Multipart toHttpResponse (9.3)', () => {
     const ctx = new Context(request(''), {});
     ctx.response.status = 207;
     ctx.response.headers.set('x-m', '1');
-    const res = await new Multipart({ t: new Text() }).toHttpResponse({ t: 'a' }, ctx);
+    const res = applyResponseContext(
+      await new Multipart({ t: new Text() }).toHttpResponse({ t: 'a' }, ctx),
+      ctx,
+    );
     expect(res.status).toBe(207);
     expect(res.headers[0]).toEqual(['x-m', '1']);
   });

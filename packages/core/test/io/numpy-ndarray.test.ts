@@ -3,6 +3,7 @@ import { InvalidArgument, UnprocessableEntity } from '../../src/errors/index.js'
 import { descriptorFromSpec } from '../../src/io/descriptor.js';
 import { NumpyNdarray } from '../../src/io/descriptors/numpy-ndarray.js';
 import { NDArray } from '../../src/ndarray/index.js';
+import { applyResponseContext } from '../../src/runtime/response-context.js';
 import { Context } from '../../src/service/context.js';
 import { expectClientError, header, request, text } from './helpers.js';
 
@@ -202,7 +203,7 @@ describe('NumpyNdarray fromHttpRequest / toHttpResponse', () => {
     ctx.response.status = 201;
     ctx.response.headers.set('x-a', '1');
     ctx.response.setCookie('sess', 'abc', { maxAge: 10 });
-    const res = await new NumpyNdarray().toHttpResponse(NDArray.from([1]), ctx);
+    const res = applyResponseContext(await new NumpyNdarray().toHttpResponse(NDArray.from([1]), ctx), ctx);
     expect(res.status).toBe(201);
     expect(res.headers).toEqual([
       ['x-a', '1'],

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgument } from '../../src/errors/index.js';
 import { descriptorFromSpec } from '../../src/io/descriptor.js';
 import { sseEvent, Text } from '../../src/io/descriptors/text.js';
+import { applyResponseContext } from '../../src/runtime/response-context.js';
 import { Context } from '../../src/service/context.js';
 import { expectClientError, header, request, text } from './helpers.js';
 
@@ -70,7 +71,7 @@ describe('Text (docs/spec/io-descriptors.md §6)', () => {
   it('case 51: ctx status applies (400 with body yes)', async () => {
     const ctx = new Context(request(''), {});
     ctx.response.status = 400;
-    const res = await new Text().toHttpResponse('yes', ctx);
+    const res = applyResponseContext(await new Text().toHttpResponse('yes', ctx), ctx);
     expect(res.status).toBe(400);
     expect(header(res, 'content-type')).toBe('text/plain; charset=utf-8');
     expect(await text(res)).toBe('yes');

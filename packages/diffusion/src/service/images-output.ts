@@ -57,12 +57,10 @@ export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> 
       chunks.push(Buffer.from(head, 'utf8'), await readResponseBody(part), Buffer.from('\r\n'));
     }
     chunks.push(Buffer.from(`--${boundary}--\r\n`));
+    // The handler's status, headers and cookies are applied by the runtime.
     return buildResponse({
       body: Buffer.concat(chunks),
-      status: ctx?.response.status ?? 200,
-      headers: ctx?.response.headerList() ?? [],
       mediaType: `${MULTI_IMAGE_MEDIA_TYPE}; boundary=${boundary}`,
-      cookies: ctx?.response.cookies ?? [],
     });
   }
 

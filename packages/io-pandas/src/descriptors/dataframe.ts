@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import {
   BadInput,
   type Batching,
+  buildResponse,
   type Context,
   type DataFrameMessage,
   DEFAULT_LIMITS,
@@ -17,8 +18,12 @@ import {
   type ResponseObject,
   type SchemaObject,
   type TableRow,
+  type Tensor,
+  type TensorMetadata,
+  type WireForm,
   type WireTypes,
 } from '@tiffin/core';
+import { bodyRequest, columnsFromTable, columnTensorMetadata, tableFromColumns } from '@tiffin/core/internal';
 import { frameView, isDataFrame, tableToDanfo } from '../danfo/convert.js';
 import { type DataFrame, loadDanfo } from '../danfo/load.js';
 import { frameToCsv, rawTableFromCsv } from '../formats/csv.js';
@@ -44,7 +49,6 @@ import { requireDeclaredColumns, typeRawTable } from '../table/type-table.js';
 import type { FrameView } from '../table/view.js';
 import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
-import { respond } from './response.js';
 import { specArgs } from './spec-args.js';
 
 export interface PandasDataFrameOptions<F extends Format = Format> {
@@ -183,9 +187,31 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     }
   }
 
-  async toHttpResponse(value: DataFrame, ctx: Context | null): Promise<HttpResponse> {
+  async toHttpResponse(value: DataFrame, _ctx: Context | null): Promise<HttpResponse> {
     const view = this.outputView(value);
-    return respond(this.encode(view), this.mimeType, ctx);
+    return buildResponse({ body: this.encode(view), mediaType: this.mimeType });
+  }
+
+  /** Clients send rows (or a column map) as JSON in this orient and read answers back as rows. */
+  override clientWire(): WireForm {
+    return { form: 'table-json', orient: this.orient };
+  }
+
+  // --- Open Inference Protocol (v2): one tensor per column, for a JSON table ---
+
+  override tensorMetadata(): TensorMetadata[] | null {
+    if (this.defaultFormat !== 'json') return null;
+    const dtypes = typeof this.dtype === 'object' && this.dtype !== null ? this.dtype : {};
+    return columnTensorMetadata(this.columns ?? [], dtypes);
+  }
+
+  override fromTensors(tensors: readonly Tensor[], ctx: Context): Promise<DataFrame> {
+    const body = tableFromColumns([...tensors], this.orient);
+    return this.fromHttpRequest(bodyRequest(ctx, body, 'application/json'));
+  }
+
+  override async toTensors(value: DataFrame): Promise<Tensor[]> {
+    return columnsFromTable(JSON.parse(frameToJson(this.outputView(value), this.orient)), this.orient);
   }
 
   override async fromProto(message: ProtoPayload | Uint8Array): Promise<DataFrame> {

@@ -1,6 +1,7 @@
 import {
   BadInput,
   type Batching,
+  buildResponse,
   type Context,
   type DescriptorSpec,
   type HttpRequest,
@@ -10,6 +11,7 @@ import {
   type ProtoPayload,
   type SchemaObject,
   type SeriesMessage,
+  type WireForm,
   type WireTypes,
 } from '@tiffin/core';
 import { isSeries, seriesFromValues, seriesView } from '../danfo/convert.js';
@@ -34,7 +36,6 @@ import { castColumn, inferColumn } from '../table/typing.js';
 import type { SeriesView } from '../table/view.js';
 import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
-import { respond } from './response.js';
 import { specArgs } from './spec-args.js';
 
 export interface PandasSeriesOptions {
@@ -200,8 +201,16 @@ export class PandasSeries extends IODescriptor<Series, Series> {
     return view;
   }
 
-  async toHttpResponse(value: Series, ctx: Context | null): Promise<HttpResponse> {
-    return respond(seriesToJson(this.outputView(value), this.orient), this.mimeType, ctx);
+  async toHttpResponse(value: Series, _ctx: Context | null): Promise<HttpResponse> {
+    return buildResponse({
+      body: seriesToJson(this.outputView(value), this.orient),
+      mediaType: this.mimeType,
+    });
+  }
+
+  /** Clients send a list (or label → value) as JSON in this orient and read answers back as values. */
+  override clientWire(): WireForm {
+    return { form: 'series-json', orient: this.orient };
   }
 
   override async fromProto(message: ProtoPayload | Uint8Array): Promise<Series> {

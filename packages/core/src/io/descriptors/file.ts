@@ -9,8 +9,9 @@ import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { Context } from '../../service/context.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
+import type { WireForm } from '../wire-form.js';
 import type { BinarySource, WireTypes } from '../wire-types.js';
-import { requireArgs, responseSettings, typeName } from './common.js';
+import { requireArgs, typeName } from './common.js';
 
 export interface FileOptions {
   /** Only `binaryio` exists (docs/spec/io-descriptors.md §8.1). */
@@ -119,15 +120,15 @@ export class File extends IODescriptor<FileInput, FileOutput> {
     return mt !== null && mt.essence === parseMediaType(this.mime_type)?.essence;
   }
 
-  async toHttpResponse(value: FileOutput, ctx: Context | null): Promise<HttpResponse> {
+  async toHttpResponse(value: FileOutput, _ctx: Context | null): Promise<HttpResponse> {
     const bytes = await fileBytes(value);
-    const settings = responseSettings(ctx);
-    const headers = settings.headers;
-    if (!headers.some(([name]) => name === 'content-type')) {
-      // An explicit header, so text/* types get no charset added (docs/spec/io-descriptors.md §8.3).
-      headers.push(['content-type', this.mime_type ?? DEFAULT_KIND]);
-    }
-    return buildResponse({ body: bytes, status: settings.status, headers, cookies: settings.cookies });
+    // An explicit header, so text/* types get no charset added (docs/spec/io-descriptors.md §8.3).
+    return buildResponse({ body: bytes, headers: [['content-type', this.mime_type ?? DEFAULT_KIND]] });
+  }
+
+  /** Bytes whatever the media type (a text/csv File is a file, not a string), sent as `mime_type`. */
+  override clientWire(): WireForm {
+    return this.mime_type ? { form: 'bytes', mediaType: this.mime_type } : { form: 'bytes' };
   }
 
   // --- gRPC (docs/spec/io-descriptors.md §11.3, D14) ---

@@ -25,7 +25,7 @@ import {
   schemaModelAdapterFor,
 } from '../schema-model.js';
 import { decodeUtf8 } from '../utf8.js';
-import { requireArgs, responseSettings } from './common.js';
+import { requireArgs } from './common.js';
 
 export interface JSONOptions {
   /**
@@ -151,7 +151,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
       value === null || value === undefined
         ? null
         : writeJson(this.encode(value, (ctx?.request.limits ?? DEFAULT_LIMITS).maxDepth));
-    return buildResponse({ body, mediaType: 'application/json', ...responseSettings(ctx) });
+    return buildResponse({ body, mediaType: 'application/json' });
   }
 
   // --- gRPC (docs/spec/io-descriptors.md §11.3) ---

@@ -20,8 +20,9 @@ import {
   registerDescriptor,
 } from '../descriptor.js';
 import type { ComponentsObject, DescriptorSpec, SchemaObject } from '../openapi.js';
+import type { WireForm } from '../wire-form.js';
 import type { WireReceive, WireSend, WireTypes } from '../wire-types.js';
-import { requireArgs, responseSettings, typeName } from './common.js';
+import { requireArgs, typeName } from './common.js';
 
 /** The children of a Multipart, by part name, in declaration order. */
 export type MultipartFields = Record<string, IODescriptor>;
@@ -113,11 +114,11 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     return collect(entries, results) as MultipartInput<F>;
   }
 
-  async toHttpResponse(result: MultipartOutput<F>, ctx: Context | null): Promise<HttpResponse> {
+  async toHttpResponse(result: MultipartOutput<F>, _ctx: Context | null): Promise<HttpResponse> {
     const value = result as MultipartValue;
     const entries = this.checkedEntries(value, 'output');
     const settled = await Promise.allSettled(
-      entries.map(async ([name, child]) => child.toHttpResponse(value[name], ctx)),
+      entries.map(async ([name, child]) => child.toHttpResponse(value[name], null)),
     );
     const responses = collect(entries, settled);
     const boundary = randomBytes(16).toString('hex');
@@ -136,8 +137,14 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     return buildResponse({
       body: Buffer.concat(chunks),
       mediaType: `multipart/form-data; boundary=${boundary}`,
-      ...responseSettings(ctx),
     });
+  }
+
+  /** One part per field, each in its child's form. */
+  override clientWire(): WireForm {
+    const parts: Record<string, WireForm> = {};
+    for (const [name, child] of Object.entries(this.fields)) parts[name] = child.clientWire();
+    return { form: 'multipart', parts };
   }
 
   /** Every declared field must be in the result; extra keys are ignored. */

@@ -9,6 +9,8 @@ import {
 import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
+import { datatypeOf } from '../../inference-protocol/datatype.js';
+import type { Tensor, TensorMetadata } from '../../inference-protocol/tensor.js';
 import { checkJsonDepth } from '../../limits/depth.js';
 import { concatenate, splitAlong } from '../../ndarray/batch.js';
 import { DTypeConversionError, RaggedArrayError } from '../../ndarray/convert.js';
@@ -30,6 +32,7 @@ import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { exampleArray, exampleElement } from '../example-values.js';
 import { parseJsonBytes } from '../json/parse.js';
+import type { WireForm } from '../wire-form.js';
 import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
 
 /** An integer literal of 16+ digits (not the fraction or mantissa of a float literal). */
@@ -37,7 +40,7 @@ const FLOAT_LITERAL = /[.eE]/;
 
 import { plainArray } from '../../ndarray/plain-array.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
-import { requireArgs, responseSettings, typeName } from './common.js';
+import { requireArgs, typeName } from './common.js';
 
 export interface NumpyNdarrayOptions {
   /** Expected dtype (numpy name or alias, docs/spec/io-descriptors.md §2.2). Input is converted to it; output is cast to it. */
@@ -255,13 +258,30 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     return out;
   }
 
-  async toHttpResponse(value: NumpyNdarrayOutput, ctx: Context | null): Promise<HttpResponse> {
+  async toHttpResponse(value: NumpyNdarrayOutput, _ctx: Context | null): Promise<HttpResponse> {
     const arr = this.validate(this.outputArray(value));
-    return buildResponse({
-      body: ndarrayToJson(arr),
-      mediaType: 'application/json',
-      ...responseSettings(ctx),
-    });
+    return buildResponse({ body: ndarrayToJson(arr), mediaType: 'application/json' });
+  }
+
+  // --- Open Inference Protocol (v2): one tensor of the declared dtype and shape ---
+
+  override tensorMetadata(name: string): TensorMetadata[] {
+    const datatype = this.dtype ? datatypeOf(this.dtype) : 'FP64';
+    return [{ name, datatype, shape: this.shape ? [...this.shape] : [-1] }];
+  }
+
+  override async fromTensors(tensors: readonly Tensor[]): Promise<NDArray> {
+    if (tensors.length !== 1)
+      throw new BadInput(`${this.displayName} takes one input tensor, got ${tensors.length}`);
+    return this.validate(tensors[0]!.array);
+  }
+
+  override async toTensors(value: NumpyNdarrayOutput, _ctx: Context, name: string): Promise<Tensor[]> {
+    return [{ name, array: this.validate(this.outputArray(value)) }];
+  }
+
+  override clientWire(): WireForm {
+    return this.shape ? { form: 'ndarray-json', shape: this.shape } : { form: 'ndarray-json' };
   }
 
   private outputArray(value: NumpyNdarrayOutput): NDArray {

@@ -3,6 +3,8 @@ import type { ProtoField, ProtoPayload, ValueMessage } from '../../grpc/messages
 import { toValueMessage } from '../../grpc/struct.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
+import { datatypeOf } from '../../inference-protocol/datatype.js';
+import type { Tensor, TensorMetadata } from '../../inference-protocol/tensor.js';
 import { DEFAULT_LIMITS, type Limits } from '../../limits/limits.js';
 import type { NamedTensors } from '../../models/runner.js';
 import { readSignature, type TensorSpec } from '../../models/signature.js';
@@ -17,7 +19,7 @@ import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { parseJsonBytes } from '../json/parse.js';
 import { jsonFromProto } from '../json/proto-value.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
-import { requireArgs, responseSettings } from './common.js';
+import { requireArgs } from './common.js';
 
 export interface TensorsOptions {
   /** The model's name, for messages. */
@@ -134,8 +136,13 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
     return checkInputs(this.model, this.tensors, arrays);
   }
 
+  /** Open Inference Protocol: one tensor per signature tensor, under its own name. */
+  override tensorMetadata(): TensorMetadata[] {
+    return this.tensors.map((t) => ({ name: t.name, datatype: datatypeOf(t.dtype), shape: [...t.shape] }));
+  }
+
   /** The model's input from protocol tensors (Open Inference Protocol): names, dtypes and shapes checked. */
-  fromTensors(tensors: readonly { name: string; array: NDArray }[]): NamedTensors {
+  override async fromTensors(tensors: readonly Tensor[]): Promise<NamedTensors> {
     const given: NamedTensors = {};
     for (const t of tensors) {
       if (Object.hasOwn(given, t.name))
@@ -147,7 +154,11 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
     return checkInputs(this.model, this.tensors, given);
   }
 
-  async toHttpResponse(value: NamedTensors, ctx: Context | null): Promise<HttpResponse> {
+  override async toTensors(value: NamedTensors): Promise<Tensor[]> {
+    return Object.entries(value).map(([name, array]) => ({ name, array }));
+  }
+
+  async toHttpResponse(value: NamedTensors, _ctx: Context | null): Promise<HttpResponse> {
     if (!isObject(value)) throw new InternalServerError('Tensors output expects an object of NDArrays');
     const parts: string[] = [];
     for (const [name, array] of Object.entries(value)) {
@@ -155,11 +166,7 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
         throw new InternalServerError(`Tensors output '${name}' is not an NDArray`);
       parts.push(`${JSON.stringify(name)}:${ndarrayToJson(array)}`);
     }
-    return buildResponse({
-      body: `{${parts.join(',')}}`,
-      mediaType: 'application/json',
-      ...responseSettings(ctx),
-    });
+    return buildResponse({ body: `{${parts.join(',')}}`, mediaType: 'application/json' });
   }
 
   override async fromProto(

@@ -8,7 +8,7 @@ import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { decodeUtf8 } from '../utf8.js';
 import type { SseMessage, WireTypes } from '../wire-types.js';
-import { responseSettings, typeName } from './common.js';
+import { typeName } from './common.js';
 
 export interface TextOptions<C extends string = string> {
   /** Response media type: `text/plain` (default) or `text/event-stream`; `; charset=utf-8` is added. */
@@ -61,8 +61,8 @@ export class Text<C extends string = 'text/plain'> extends IODescriptor<string, 
     return decodeUtf8(await request.body(), 'Text input');
   }
 
-  async toHttpResponse(value: TextOutput, ctx: Context | null): Promise<HttpResponse> {
-    return buildResponse({ body: textChunks(value), mediaType: this.content_type, ...responseSettings(ctx) });
+  async toHttpResponse(value: TextOutput, _ctx: Context | null): Promise<HttpResponse> {
+    return buildResponse({ body: textChunks(value), mediaType: this.content_type });
   }
 
   override async fromProto(message: ProtoPayload | Uint8Array): Promise<string> {

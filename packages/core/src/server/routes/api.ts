@@ -2,6 +2,7 @@ import { PayloadTooLarge } from '../../errors/index.js';
 import type { BufferedHttpRequest } from '../../http/request.js';
 import type { HttpResponse } from '../../http/response.js';
 import type { Limits } from '../../limits/limits.js';
+import { applyResponseContext } from '../../runtime/response-context.js';
 import type { Runtime, TransportCodec } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
 import { EventStreams } from '../event-streams.js';
@@ -27,7 +28,9 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
   const { runtime, maxBodySize, limits, bodyTimeoutMs, eventStreams } = deps;
   const codec: TransportCodec<BufferedHttpRequest, HttpResponse> = {
     decode: (request) => api.input.fromHttpRequest(request),
-    encode: (output, context) => api.output.toHttpResponse(output as never, context),
+    // The handler's status, headers and cookies apply here, once, whatever the descriptor.
+    encode: async (output, context) =>
+      applyResponseContext(await api.output.toHttpResponse(output as never, context), context),
   };
   return async (ctx: Exchange): Promise<void> => {
     const declared = Number(ctx.get('content-length') || 0);
