@@ -6,10 +6,12 @@ import {
   type HttpRequest,
   type HttpResponse,
   IODescriptor,
+  NDArray,
   type ProtoField,
-  type ProtoPayload,
   type SchemaObject,
-  type StringValueMessage,
+  type Tensor,
+  type TensorMetadata,
+  type WireTypes,
 } from '@tiffin/core';
 
 /** Rows of numbers, e.g. `[[1, 2], [3, 4]]`. */
@@ -17,10 +19,17 @@ export type Rows = number[][];
 
 /**
  * Rows of numbers as CSV text (`1,2\n3,4`): one line per row, numbers separated by commas.
- * Input and output of an API, over HTTP (`text/csv`) and gRPC (the `text` field), batchable by rows.
+ * Input and output of an API over HTTP (`text/csv`), gRPC (the `text` field), the Open Inference Protocol
+ * (one FP64 tensor of shape [rows, columns]) and `@tiffin/client` (a CSV string); batchable by rows.
  */
 export class CsvRows extends IODescriptor<Rows, Rows> {
-  /** gRPC: the oneof members read and written (a CSV document travels as text). */
+  /** The typed client sends and receives the CSV text (its wire form, from `mimeType`, is `text`). */
+  declare readonly '~wire'?: WireTypes<string, string>;
+
+  /**
+   * gRPC: the oneof members read and written. The base class's gRPC side carries the HTTP body in the
+   * `text` member (and reads `serialized_bytes`), so a CSV document needs no code of its own here.
+   */
   readonly protoFields: readonly ProtoField[] = ['text'];
 
   /** Batching: a request of k lines counts as k rows; a batch is all rows, split back by count. */
@@ -41,35 +50,38 @@ export class CsvRows extends IODescriptor<Rows, Rows> {
     return 'text/csv';
   }
 
-  // --- HTTP ---
+  // --- HTTP (the handler's status, headers and cookies on ctx.response are applied by the server) ---
 
   async fromHttpRequest(request: HttpRequest): Promise<Rows> {
     return parseCsv(new TextDecoder().decode(await request.body()));
   }
 
-  async toHttpResponse(rows: Rows, ctx: Context | null): Promise<HttpResponse> {
-    // The handler's status, headers and cookies (ctx.response) apply to the response.
-    return buildResponse({
-      body: formatCsv(rows),
-      mediaType: this.mimeType,
-      status: ctx?.response.status,
-      headers: ctx?.response.headerList(),
-      cookies: ctx?.response.cookies,
-    });
+  async toHttpResponse(rows: Rows): Promise<HttpResponse> {
+    return buildResponse({ body: formatCsv(rows), mediaType: this.mimeType });
   }
 
-  // --- gRPC ---
+  // --- Open Inference Protocol (v2): rows are one FP64 tensor [rows, columns] (default: the CSV as BYTES) ---
 
-  override async fromProto(message: ProtoPayload | Uint8Array): Promise<Rows> {
-    const text =
-      message instanceof Uint8Array
-        ? new TextDecoder().decode(message)
-        : (message as StringValueMessage).value;
-    return parseCsv(text ?? '');
+  override tensorMetadata(name: string): TensorMetadata[] {
+    return [{ name, datatype: 'FP64', shape: [-1, -1] }];
   }
 
-  override async toProto(rows: Rows): Promise<StringValueMessage> {
-    return { value: formatCsv(rows) };
+  override async fromTensors(tensors: readonly Tensor[]): Promise<Rows> {
+    const array = tensors.length === 1 ? tensors[0]!.array : null;
+    if (array?.shape.length !== 2 || array.shape[0] === 0) {
+      throw new BadInput('CsvRows: one tensor of shape [rows, columns] with at least one row');
+    }
+    const rows = array.toArray() as unknown[][];
+    for (const row of rows) {
+      if (!row.every((v) => typeof v === 'number' && Number.isFinite(v))) {
+        throw new BadInput('CsvRows: every element must be a finite number');
+      }
+    }
+    return rows as Rows;
+  }
+
+  override async toTensors(rows: Rows, _ctx: Context, name: string): Promise<Tensor[]> {
+    return [{ name, array: NDArray.from(rows, 'float64') }];
   }
 
   // --- OpenAPI: the schema and an example; the request body and responses are derived from them ---

@@ -5,19 +5,14 @@ import type {
   ModelInferResponseMessage,
   ModelRequestMessage,
 } from '../inference-protocol/grpc-messages.js';
-import {
-  type GrpcInferRequest,
-  inferRequestFromProto,
-  inferResponseToProto,
-} from '../inference-protocol/grpc-tensors.js';
+import { inferRequestFromProto, inferResponseToProto } from '../inference-protocol/grpc-tensors.js';
 import {
   type ModelAdapter,
   modelMetadata,
   protocolModels,
   serverMetadata,
 } from '../inference-protocol/models.js';
-import type { Tensor } from '../inference-protocol/tensor.js';
-import type { Runtime, TransportCodec } from '../runtime/runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
 import {
   type ApiCallDeps,
   type GrpcLog,
@@ -65,7 +60,6 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
   // As `/v2/health/ready`: started, not draining, and every readiness check of the service passing.
   const isReady = () => deps.isReady() && svc.notReadyReason() === null;
   const models = protocolModels(svc);
-  const codecs = new Map([...models].map(([name, model]) => [name, inferCodec(model)]));
 
   /** The model a request names; an unknown one (or a version, which Tiffin's models do not have) → NOT_FOUND. */
   const modelNamed = (name: string | undefined, version: string | undefined): ModelAdapter => {
@@ -87,7 +81,7 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
       const model = modelNamed(name, message.model_version);
       const infer = inferRequestFromProto(message);
       const request = grpcRequest(call, model.api, invocation.abort, runtime.limits);
-      const outputs = await runtime.call(model.api, invocation, request, infer, codecs.get(name)!);
+      const outputs = await runtime.call(model.api, invocation, request, infer.request, model.codec);
       return inferResponseToProto(model.api.name, infer, outputs);
     });
   };
@@ -108,12 +102,4 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
     ),
     ModelInfer,
   } as grpc.UntypedServiceImplementation;
-}
-
-/** The model's tensors ↔ the API's values, the same conversion as `POST /v2/models/{name}/infer`. */
-function inferCodec(model: ModelAdapter): TransportCodec<GrpcInferRequest, Tensor[]> {
-  return {
-    decode: (infer, ctx) => model.toInput(infer.request.inputs, ctx),
-    encode: (output, ctx) => model.fromOutput(output, ctx),
-  };
 }

@@ -1,5 +1,6 @@
-import type { Context } from '../service/context.js';
+import type { TransportCodec } from '../runtime/runtime.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import type { InferRequest } from './infer-body.js';
 import type { Tensor, TensorMetadata } from './tensor.js';
 
 /**
@@ -10,10 +11,11 @@ export interface ModelAdapter {
   readonly api: InferenceApi;
   readonly inputs: TensorMetadata[];
   readonly outputs: TensorMetadata[];
-  /** The API's input value from the request's tensors (malformed → 400). */
-  toInput(tensors: Tensor[], ctx: Context): Promise<unknown>;
-  /** Output tensors from the API's result. */
-  fromOutput(value: unknown, ctx: Context): Promise<Tensor[]>;
+  /**
+   * How both v2 transports (HTTP and gRPC) call the API through the runtime: the request's tensors → the
+   * input value (malformed → 400), the result → output tensors; each descriptor converts its own.
+   */
+  readonly codec: TransportCodec<InferRequest, Tensor[]>;
 }
 
 /** The protocol's default names of a one-tensor input and output. */
@@ -32,8 +34,10 @@ export function modelAdapterFor(api: InferenceApi): ModelAdapter | null {
     api,
     inputs,
     outputs,
-    toInput: (tensors, ctx) => api.input.fromTensors(tensors, ctx),
-    fromOutput: (value, ctx) => api.output.toTensors(value as never, ctx, OUTPUT),
+    codec: {
+      decode: (infer, ctx) => api.input.fromTensors(infer.inputs, ctx),
+      encode: (value, ctx) => api.output.toTensors(value as never, ctx, OUTPUT),
+    },
   };
 }
 

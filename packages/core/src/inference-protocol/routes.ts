@@ -1,13 +1,11 @@
-import type { BufferedHttpRequest } from '../http/request.js';
 import type { Limits } from '../limits/limits.js';
-import type { Runtime, TransportCodec } from '../runtime/runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
 import type { Exchange } from '../server/exchange.js';
 import { adaptRequest } from '../server/request-adapter.js';
 import type { RouteTable } from '../server/routes/route-table.js';
 import type { Service } from '../service/service.js';
-import { HEADER_LENGTH, type InferRequest, parseInferRequest, writeInferResponse } from './infer-body.js';
+import { HEADER_LENGTH, parseInferRequest, writeInferResponse } from './infer-body.js';
 import { type ModelAdapter, modelMetadata, protocolModels, serverMetadata } from './models.js';
-import type { Tensor } from './tensor.js';
 
 /** The extensions `GET /v2` announces. */
 const EXTENSIONS = ['binary_tensor_data'];
@@ -31,11 +29,6 @@ function json(ctx: Exchange, status: number, body: unknown): void {
 
 /** `POST /v2/models/{api}/infer`: tensors in, the API called through the runtime as on its own route, tensors out. */
 function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: Exchange) => Promise<void> {
-  type Parsed = { request: BufferedHttpRequest; infer: InferRequest };
-  const codec: TransportCodec<Parsed, Tensor[]> = {
-    decode: (parsed, context) => model.toInput(parsed.infer.inputs, context),
-    encode: (output, context) => model.fromOutput(output, context),
-  };
   return async (ctx) => {
     const request = adaptRequest(ctx.req, ctx.url, {
       maxBodySize: deps.maxBodySize,
@@ -50,7 +43,7 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
     );
     // As on the API's own route: the permit once the body is in.
     deps.runtime.admit(ctx.state);
-    const outputs = await deps.runtime.invoke(model.api, ctx.state, request, { request, infer }, codec);
+    const outputs = await deps.runtime.invoke(model.api, ctx.state, request, infer, model.codec);
     const { body, headers } = writeInferResponse(model.api.name, infer, outputs);
     if (ctx.state.timedOut) return;
     ctx.status = 200;

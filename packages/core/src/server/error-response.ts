@@ -65,17 +65,19 @@ const CLIENT_ERRORS: ReadonlyMap<number, { type: string; code: string }> = new M
 );
 
 /**
- * Spec 10.3 as changed by D1/D4: a TiffinError answers with its own status and `toBody()`; any other error is
- * a 500 whose body says only that something failed, while the stack goes to the log with the request id.
- * 5xx TiffinErrors other than 503 are logged as errors with their stack.
+ * The one error answer of the server (spec 10.3 as changed by D1/D4), for the request pipeline and for the
+ * answers given outside it: a TiffinError answers with its own status and `toBody()`; any other error is a 500
+ * whose body says only that something failed, while the stack goes to the log with the request id.
+ * 5xx TiffinErrors other than 503 are logged as errors with their stack; without a `logger` the caller has
+ * logged the error already.
  */
-export function errorAnswer(err: unknown, requestId: string, logger: Logger): ErrorAnswer {
+export function errorAnswer(err: unknown, requestId: string, logger?: Logger): ErrorAnswer {
   if (isTiffinError(err)) {
     const status = err.httpStatus;
     // A 503 is the server saying "not now" (starting, draining, at its concurrency limit): a state the
     // request line already records, not a fault, so no error record and no stack.
     if (status >= 500 && status !== 503) {
-      logger.log('error', 'request failed', {
+      logger?.log('error', 'request failed', {
         requestId,
         status,
         type: err.name,
@@ -95,7 +97,7 @@ export function errorAnswer(err: unknown, requestId: string, logger: Logger): Er
     return { status, body: { error, type, code } };
   }
   const e = err instanceof Error ? err : new Error(String(err));
-  logger.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });
+  logger?.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });
   return { status: 500, body: internalErrorBody(requestId) };
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { InternalServerError } from '../errors/index.js';
-import { errorAnswer } from './raw-answers.js';
+import { errorBytes } from './raw-answers.js';
 import type { RequestState } from './state.js';
 
 /** Statuses whose responses carry no body. */
@@ -239,7 +239,7 @@ export class Exchange {
       return true;
     } catch (err) {
       onError(err instanceof Error ? err : new Error(String(err)));
-      const answer = errorAnswer(new InternalServerError('The response could not be written'));
+      const answer = errorBytes(new InternalServerError('The response could not be written'));
       for (const name of this.res.getHeaderNames()) this.res.removeHeader(name);
       this.res.writeHead(answer.status, answer.headers);
       this.res.end(answer.body);

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BadInput, MethodNotAllowed, RequestTimeout, type TiffinError } from '../errors/index.js';
+import { encodeErrorBody, errorAnswer } from './error-response.js';
 import type { Logger } from './logger.js';
 
 /** Sent on every response, so a browser never guesses a type for an answer (e.g. JSON echoing a user's HTML). */
@@ -16,13 +17,15 @@ const REASONS: Readonly<Record<number, string>> = {
 };
 
 /**
- * The error answer given where the request pipeline cannot give it (a socket no handler saw, a head Node
- * refused): the status, the JSON error body, and its headers as a flat name/value list.
+ * The one error answer (`errorAnswer`) as bytes, for where the request pipeline cannot give it (a socket no
+ * handler saw, a response that failed half-way): the status, the JSON error body, and its headers as a flat
+ * name/value list.
  */
-export function errorAnswer(error: TiffinError): { status: number; body: Buffer; headers: string[] } {
-  const body = Buffer.from(JSON.stringify(error.toBody()));
+export function errorBytes(error: TiffinError): { status: number; body: Buffer; headers: string[] } {
+  const answer = errorAnswer(error, '');
+  const body = encodeErrorBody(answer.body);
   return {
-    status: error.httpStatus,
+    status: answer.status,
     body,
     headers: [
       'content-type',
@@ -37,7 +40,7 @@ export function errorAnswer(error: TiffinError): { status: number; body: Buffer;
 
 /** A whole HTTP/1.1 answer with the error body, for sockets that never reached a request handler. */
 function rawAnswer(error: TiffinError, extra: string[] = []): string {
-  const { status, body, headers } = errorAnswer(error);
+  const { status, body, headers } = errorBytes(error);
   const lines = [`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}`];
   for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
   return [...lines, 'connection: close', ...extra, '', body.toString()].join('\r\n');
