@@ -54,6 +54,7 @@ export { checkInputs, checkTensor } from './models/tensor-check.js';
 export { concatenate, splitAlong } from './ndarray/batch.js';
 export * from './ndarray/index.js';
 export * from './openapi/index.js';
+export { applyResponseContext } from './runtime/response-context.js';
 export { Runtime, type RuntimeOptions, type TransportCodec } from './runtime/runtime.js';
 export * from './server/index.js';
 export * from './service/context.js';

@@ -1,4 +1,5 @@
 import { BufferedHttpRequest, Context, NDArray } from '@tiffin/core';
+import { applyResponseContext } from '@tiffin/core/internal';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { encodeBmp, Image, SUPPORTED_MIME_TYPES, TiffinImage } from '../src/index.js';
@@ -117,7 +118,10 @@ describe('Image output formats', () => {
     ctx.response.status = 201;
     ctx.response.headers.set('x-trace', 'abc');
     ctx.response.setCookie('k', 'v');
-    const res = await new Image({ mime_type: 'image/png' }).toHttpResponse(image(), ctx);
+    const res = applyResponseContext(
+      await new Image({ mime_type: 'image/png' }).toHttpResponse(image(), ctx),
+      ctx,
+    );
     expect(res.status).toBe(201);
     expect(res.headers.map(([n]) => n)).toEqual([
       'x-trace',
@@ -128,7 +132,10 @@ describe('Image output formats', () => {
     ]);
     expect(ctx.response.headers.has('content-disposition')).toBe(false);
     ctx.response.headers.set('content-disposition', 'inline');
-    const res2 = await new Image({ mime_type: 'image/png' }).toHttpResponse(image(), ctx);
+    const res2 = applyResponseContext(
+      await new Image({ mime_type: 'image/png' }).toHttpResponse(image(), ctx),
+      ctx,
+    );
     expect(getHeader(res2, 'content-disposition')).toBe('inline');
   });
 });

@@ -1,5 +1,10 @@
 import { BadInput, Context, GrpcStatus, InvalidArgument, UnprocessableEntity } from '@tiffin/core';
-import { descriptorFromSpec, jsonEncoderRules, readResponseBody } from '@tiffin/core/internal';
+import {
+  applyResponseContext,
+  descriptorFromSpec,
+  jsonEncoderRules,
+  readResponseBody,
+} from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { loadDanfo, PandasDataFrame, PandasSeries } from '../src/index.js';
 import { bodyJson, bodyText, getHeader, jsonRequest } from './helpers.js';
@@ -186,7 +191,10 @@ describe('construction rules (D8) and options', () => {
     ctx.response.status = 201;
     ctx.response.headers.set('x-a', '1');
     ctx.response.setCookie('k', 'v');
-    const res = await new PandasDataFrame({ default_format: 'csv' }).toHttpResponse(frame(), ctx);
+    const res = applyResponseContext(
+      await new PandasDataFrame({ default_format: 'csv' }).toHttpResponse(frame(), ctx),
+      ctx,
+    );
     expect(res.status).toBe(201);
     expect(res.headers.map(([n]) => n)).toEqual(['x-a', 'content-length', 'content-type', 'set-cookie']);
   });
