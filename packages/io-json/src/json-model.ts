@@ -9,7 +9,7 @@ import type { InferStandardInput, InferStandardOutput, StandardSchemaV1 } from '
  */
 export type JSONModelDescriptor<In, Out = In, Send = In> = Omit<
   JSONDescriptor,
-  'fromHttpRequest' | 'toHttpResponse' | 'fromProto' | 'toProto' | '~wire'
+  'fromHttpRequest' | 'toHttpResponse' | 'fromProto' | 'toProto' | 'fromTensors' | 'toTensors' | '~wire'
 > &
   IODescriptor<In, Out> & {
     /** Clients send the model's input type (before coercion and defaults) and receive its output type. */
