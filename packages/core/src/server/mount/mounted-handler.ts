@@ -1,10 +1,10 @@
 import type Koa from 'koa';
 import type { ParameterizedContext } from 'koa';
 import compose from 'koa-compose';
-import { PayloadTooLarge } from '../../errors/index.js';
 import type { MountedMiddleware } from '../../service/service.js';
 import type { AuthCheck } from '../auth.js';
 import type { Exchange } from '../exchange.js';
+import { refuseDeclaredOverLimit } from '../read-body.js';
 import type { RouteTable } from '../routes/route-table.js';
 import { capChunkedBody } from './body-cap.js';
 import { koaAnswered, takeKoaAnswer } from './koa-answer.js';
@@ -50,9 +50,7 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
   return async (exchange) => {
     const state = exchange.state;
     const declared = exchange.get('content-length');
-    if (declared !== '' && Number(declared) > maxBodySize) {
-      throw new PayloadTooLarge(`Request body exceeds the limit of ${maxBodySize} bytes`);
-    }
+    refuseDeclaredOverLimit(declared, maxBodySize);
     if (declared === '' && exchange.get('transfer-encoding') !== '')
       capChunkedBody(exchange.req, maxBodySize);
     const denied = auth ? auth(exchange.path, exchange.get('authorization')) : null;

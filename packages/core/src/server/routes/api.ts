@@ -1,4 +1,3 @@
-import { PayloadTooLarge } from '../../errors/index.js';
 import type { BufferedHttpRequest } from '../../http/request.js';
 import type { HttpResponse } from '../../http/response.js';
 import type { Limits } from '../../limits/limits.js';
@@ -33,10 +32,6 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
       applyResponseContext(await api.output.toHttpResponse(output as never, context), context),
   };
   return async (ctx: Exchange): Promise<void> => {
-    const declared = Number(ctx.get('content-length') || 0);
-    if (declared > maxBodySize) {
-      throw new PayloadTooLarge(`Request body exceeds the limit of ${maxBodySize} bytes`);
-    }
     const request = adaptRequest(ctx.req, ctx.url, {
       maxBodySize,
       abort: ctx.state.abort,
