@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  File,
   JSONDescriptor,
   NDArray,
   NumpyNdarray,
@@ -9,6 +10,7 @@ import {
   silentLogger,
   Text,
 } from '../../src/index.js';
+import { PlainText } from '../server/helpers.js';
 import { bytesElements, inferBinary, inferJson, le } from './v2-client.js';
 
 const svc = new Service('v2-test', { version: '3.1.0' })
@@ -38,7 +40,11 @@ const svc = new Service('v2-test', { version: '3.1.0' })
   .api({ name: 'shout', input: new Text(), output: new Text() }, (t) => t.toUpperCase())
   .api({ name: 'keys', input: new JSONDescriptor(), output: new JSONDescriptor() }, (v) =>
     Object.keys(v as Record<string, unknown>),
-  );
+  )
+  // A user's descriptor with only an HTTP side: served by the base class's tensor form (its body as BYTES).
+  .api({ name: 'plain', input: new PlainText(), output: new PlainText() }, (t) => `<${t}>`)
+  // Bytes that need not be UTF-8 have no default tensor form: not a model.
+  .api({ name: 'blob', input: new File(), output: new File() }, (f) => f.bytes);
 
 let server: ServerHandle;
 beforeAll(async () => {
@@ -218,6 +224,26 @@ describe('Open Inference Protocol: infer', () => {
       headers: { 'inference-header-content-length': String(bytesHeader.length) },
     });
     expect(res.status).toBe(400);
+  });
+
+  it('a descriptor with only an HTTP side is a model by the default tensor form; one that has none is not', async () => {
+    expect((await get('/v2/models/plain')).body).toMatchObject({
+      inputs: [{ name: 'input', datatype: 'BYTES', shape: [1] }],
+      outputs: [{ name: 'output', datatype: 'BYTES', shape: [1] }],
+    });
+    const ok = await inferJson(url('/v2/models/plain/infer'), {
+      inputs: [{ name: 'input', shape: [1], datatype: 'BYTES', data: ['héllo'] }],
+    });
+    expect(ok.json.outputs).toEqual([{ name: 'output', datatype: 'BYTES', shape: [1], data: ['<héllo>'] }]);
+    for (const inputs of [
+      [{ name: 'input', shape: [2], datatype: 'BYTES', data: ['a', 'b'] }],
+      [{ name: 'input', shape: [1], datatype: 'FP32', data: [1] }],
+    ]) {
+      const bad = await inferJson(url('/v2/models/plain/infer'), { inputs });
+      expect(bad.status).toBe(400);
+      expect(bad.json.code).toBe('BAD_INPUT');
+    }
+    expect((await fetch(url('/v2/models/blob'))).status).toBe(404);
   });
 
   it('can be turned off', async () => {
