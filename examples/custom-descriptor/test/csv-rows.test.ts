@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
 import { createClient } from '@tiffin/client';
 import {
   inferenceClientConstructor,
+  inferenceV2ProtoPath,
   type RequestMessage,
   type ResponseMessage,
   type ServerHandle,
@@ -220,6 +222,77 @@ describe('the custom descriptor of docs/custom-descriptors.md', () => {
       expect(status, String(init.body).slice(0, 80)).toBeGreaterThanOrEqual(400);
       expect(status, String(init.body).slice(0, 80)).toBeLessThan(500);
       expect(typeof code).toBe('string');
+    }
+  });
+
+  it('v2 over gRPC (ModelInfer): typed contents and raw bytes; hostile tensors are INVALID_ARGUMENT', async () => {
+    const rpc = await serveGrpc(svc, {
+      port: 0,
+      runStartupHooks: false,
+      runtime: http.app.runtime,
+      log: () => {},
+    });
+    const definition = protoLoader.loadSync(inferenceV2ProtoPath(), {
+      keepCase: true,
+      longs: String,
+      oneofs: true,
+    });
+    const { inference } = grpc.loadPackageDefinition(definition) as unknown as {
+      inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
+    };
+    const client = new inference.GRPCInferenceService(
+      rpc.address,
+      grpc.credentials.createInsecure(),
+    ) as unknown as grpc.Client & {
+      ModelInfer(req: unknown, cb: (err: grpc.ServiceError | null, res: V2Answer) => void): void;
+    };
+    type V2Answer = {
+      outputs: Array<{ shape: string[]; contents?: { fp64_contents?: number[] } }>;
+      raw_output_contents?: Buffer[];
+    };
+    const infer = (req: Record<string, unknown>) =>
+      new Promise<V2Answer>((resolve, reject) =>
+        client.ModelInfer({ model_name: 'row_sums', ...req }, (err, res) =>
+          err ? reject(err) : resolve(res),
+        ),
+      );
+    const input = (shape: number[], extra: Record<string, unknown> = {}) => ({
+      name: 'input',
+      datatype: 'FP64',
+      shape,
+      ...extra,
+    });
+    try {
+      const typed = await infer({ inputs: [input([2, 2], { contents: { fp64_contents: [1, 2, 3, 4] } })] });
+      expect(typed.outputs[0]).toMatchObject({ shape: ['2', '1'], contents: { fp64_contents: [3, 7] } });
+      const raw = await infer({ inputs: [input([1, 3])], raw_input_contents: [Buffer.from(f64(1, 2, 3))] });
+      const bytes = raw.raw_output_contents![0]!;
+      expect([
+        ...new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)),
+      ]).toEqual([6]);
+      const hostile: Array<Record<string, unknown>> = [
+        { inputs: [input([2], { contents: { fp64_contents: [1, 2] } })] },
+        { inputs: [input([1, 2], { contents: { fp64_contents: [1] } })] },
+        { inputs: [input([1, 2])], raw_input_contents: [Buffer.from(f64(1, Number.POSITIVE_INFINITY))] },
+        { inputs: [input([1e9, 1e9])], raw_input_contents: [Buffer.from(f64(1))] },
+        {
+          inputs: [
+            {
+              name: 'input',
+              datatype: 'BYTES',
+              shape: [1, 1],
+              contents: { bytes_contents: [Buffer.from('1')] },
+            },
+          ],
+        },
+        { inputs: [] },
+      ];
+      for (const req of hostile) {
+        await expect(infer(req)).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+      }
+    } finally {
+      client.close();
+      await rpc.close();
     }
   });
 
