@@ -39,11 +39,17 @@ function binaryInfer(header: unknown, bytes: Uint8Array, headerLength?: number):
 const f64 = (...values: number[]) => new Uint8Array(new Float64Array(values).buffer);
 
 let http: ServerHandle;
+/** The gRPC server, on the same runtime as the HTTP one (one gate, one batcher). */
+let rpc: Awaited<ReturnType<typeof serveGrpc>>;
 
 beforeAll(async () => {
   http = await serve(svc, { port: 0, logger: false, handleSignals: false });
+  rpc = await serveGrpc(svc, { port: 0, runStartupHooks: false, runtime: http.app.runtime, log: () => {} });
 });
-afterAll(() => http.close());
+afterAll(async () => {
+  await rpc.close();
+  await http.close();
+});
 
 const post = (body: string) =>
   fetch(`${http.url}/row_sums`, { method: 'POST', body, headers: { 'content-type': 'text/csv' } });
@@ -91,12 +97,6 @@ describe('the custom descriptor of docs/custom-descriptors.md', () => {
   });
 
   it('gRPC: the text field and serialized_bytes carry the CSV; hostile payloads are INVALID_ARGUMENT, never INTERNAL', async () => {
-    const rpc = await serveGrpc(svc, {
-      port: 0,
-      runStartupHooks: false,
-      runtime: http.app.runtime,
-      log: () => {},
-    });
     const Client = inferenceClientConstructor();
     const client = new Client(rpc.address, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
       Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
@@ -122,7 +122,6 @@ describe('the custom descriptor of docs/custom-descriptors.md', () => {
       }
     } finally {
       client.close();
-      await rpc.close();
     }
   });
 
@@ -226,12 +225,6 @@ describe('the custom descriptor of docs/custom-descriptors.md', () => {
   });
 
   it('v2 over gRPC (ModelInfer): typed contents and raw bytes; hostile tensors are INVALID_ARGUMENT', async () => {
-    const rpc = await serveGrpc(svc, {
-      port: 0,
-      runStartupHooks: false,
-      runtime: http.app.runtime,
-      log: () => {},
-    });
     const definition = protoLoader.loadSync(inferenceV2ProtoPath(), {
       keepCase: true,
       longs: String,
@@ -292,7 +285,6 @@ describe('the custom descriptor of docs/custom-descriptors.md', () => {
       }
     } finally {
       client.close();
-      await rpc.close();
     }
   });
 
