@@ -1,7 +1,6 @@
 import {
   BadInput,
   buildResponse,
-  type Context,
   type HttpRequest,
   type HttpResponse,
   IODescriptor,
@@ -36,14 +35,9 @@ export class PlainText extends IODescriptor<string, string | AsyncIterable<strin
     }
   }
 
-  async toHttpResponse(value: string | AsyncIterable<string>, ctx: Context | null): Promise<HttpResponse> {
-    return buildResponse({
-      body: value,
-      status: ctx?.response.status,
-      headers: ctx?.response.headerList(),
-      cookies: ctx?.response.cookies,
-      mediaType: 'text/plain',
-    });
+  /** The handler's ctx.response is applied by the server, not here. */
+  async toHttpResponse(value: string | AsyncIterable<string>): Promise<HttpResponse> {
+    return buildResponse({ body: value, mediaType: 'text/plain' });
   }
 
   override openapiSchema(): SchemaObject {
