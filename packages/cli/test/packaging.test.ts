@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -257,6 +257,90 @@ describe('tiffin build / list / serve <tag>', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^tiffin: error: .*'absent'/);
   });
+});
+
+describe('tiffin serve <tag> of a package whose manifest names an entry module outside it (issue 32)', () => {
+  /** Export a stored package as the archive a user would be sent; `tamper` may rewrite its files first. */
+  async function shared(tag: string, tamper?: (dir: string) => Promise<void>): Promise<string> {
+    const archive = join(clean, `${tag.replace(':', '-')}.tar.gz`);
+    expect((await tiffin(['export', tag, archive])).code).toBe(0);
+    expect((await tiffin(['delete', tag])).code).toBe(0);
+    if (tamper) {
+      const dir = await mkdtemp(join(clean, 'unpacked-'));
+      execFileSync('tar', ['-xzf', archive, '-C', dir]);
+      await tamper(dir);
+      execFileSync('tar', ['-czf', archive, '-C', dir, '.']);
+    }
+    return archive;
+  }
+
+  /** A package whose manifest's entry is `entry` (the store takes the manifest as the builder gives it). */
+  async function hostilePackage(name: string, entry: string): Promise<string> {
+    const { PackageStore } = await import('@tiffin/core/internal');
+    const built = await new PackageStore().create({
+      name,
+      version: '1',
+      fill: async (dir) => {
+        await writeFile(join(dir, 'linked.mjs'), 'export default null;\n');
+        return { service: name, source: 'service.ts', entry, apis: [], models: [], dependencies: {} };
+      },
+    });
+    return built.tag;
+  }
+
+  it('refuses ../ and absolute entries with a one-line error, and runs nothing', async () => {
+    // A module outside the package that would announce itself if it ran.
+    const outside = join(clean, 'outside.mjs');
+    await writeFile(outside, "process.stdout.write('OUTSIDE MODULE RAN\\n');\nexport default null;\n");
+    const cases: Array<[string, string, RegExp]> = [
+      [
+        'dotdot',
+        '../../../../outside.mjs',
+        /entry module '(\.\.\/){4}outside\.mjs' has an empty, '\.' or '\.\.' segment; refused$/,
+      ],
+      ['absolute', outside, /entry module '\/.*\/outside\.mjs' is absolute; refused$/],
+    ];
+    for (const [name, entry, message] of cases) {
+      const tag = await hostilePackage(`hostile_${name}`, entry);
+      expect((await tiffin(['import', await shared(tag)])).stdout).toContain(`Imported package ${tag}`);
+      const result = await tiffin(['serve', tag]);
+      expect(result.code, name).toBe(1);
+      expect(result.stderr.trim(), name).toMatch(/^tiffin: error: Package entry module/);
+      expect(result.stderr.trim(), name).toMatch(message);
+      expect(result.stdout, name).not.toContain('OUTSIDE MODULE RAN');
+    }
+  }, 60_000);
+
+  it('an entry module that is a symbolic link out of the package is not imported, nor served', async () => {
+    const outside = join(clean, 'outside-linked.mjs');
+    await writeFile(outside, "process.stdout.write('OUTSIDE MODULE RAN\\n');\nexport default null;\n");
+    const tag = await hostilePackage('hostile_symlinked', 'linked.mjs');
+    const archive = await shared(tag, async (dir) => {
+      await rm(join(dir, 'linked.mjs'));
+      await symlink(relative(dir, outside), join(dir, 'linked.mjs'));
+    });
+    const imported = await tiffin(['import', archive]);
+    expect(imported.code).toBe(1);
+    expect(imported.stderr.trim()).toBe(
+      'tiffin: error: TAR_ENTRY_ERROR: linkpath escapes extraction directory',
+    );
+    const result = await tiffin(['serve', tag]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^tiffin: error: Package '.*' not found/);
+    expect(result.stdout).not.toContain('OUTSIDE MODULE RAN');
+
+    // A link planted in the store itself (not through an archive) is refused when the package is served.
+    const planted = await hostilePackage('hostile_planted', 'linked.mjs');
+    const stored = join(home, 'packages', 'hostile_planted', '1', 'linked.mjs');
+    await rm(stored);
+    await symlink(outside, stored);
+    const served = await tiffin(['serve', planted]);
+    expect(served.code).toBe(1);
+    expect(served.stderr.trim()).toBe(
+      'tiffin: error: Package entry module leads outside its folder through a symbolic link; refused',
+    );
+    expect(served.stdout).not.toContain('OUTSIDE MODULE RAN');
+  }, 60_000);
 });
 
 describe('tiffin models', () => {

@@ -60,3 +60,4 @@ export * from './server/index.js';
 export * from './service/context.js';
 export * from './service/service.js';
 export * from './store/index.js';
+export * from './threads/index.js';

@@ -1,4 +1,13 @@
-import { type ErrorBody, InternalServerError, TiffinError } from '../errors/index.js';
+import {
+  BadInput,
+  type ErrorBody,
+  InternalServerError,
+  InvalidArgument,
+  PayloadTooLarge,
+  TiffinError,
+  UnprocessableEntity,
+  UnsupportedMediaType,
+} from '../errors/index.js';
 import type { WireError } from './worker-protocol.js';
 
 /**
@@ -34,7 +43,18 @@ class ThreadError extends TiffinError {
 
 /** A worker's failure on this side of the thread boundary. */
 export function rebuildError(model: string, error: WireError): TiffinError {
-  if (error.status !== undefined && error.code !== undefined)
-    return new ThreadError({ ...error, status: error.status, code: error.code });
-  return new ModelRunFailed(model, error.message);
+  return rebuildTiffinError(error) ?? new ModelRunFailed(model, error.message);
+}
+
+/** The client-error classes a thread's error is rebuilt as (so `instanceof BadInput` holds on this side). */
+const CLIENT_ERRORS = [BadInput, InvalidArgument, PayloadTooLarge, UnsupportedMediaType, UnprocessableEntity];
+
+/** A Tiffin error that crossed a thread boundary, as it was (status, code, type); undefined for any other. */
+export function rebuildTiffinError(error: WireError): TiffinError | undefined {
+  if (error.status === undefined || error.code === undefined) return undefined;
+  const known = CLIENT_ERRORS.find(
+    (c) => c.name === error.type && c.code === error.code && c.httpStatus === error.status,
+  );
+  if (known) return new known(error.message);
+  return new ThreadError({ ...error, status: error.status, code: error.code });
 }

@@ -7,7 +7,8 @@ import type { FromWorker, ToWorker, WireError, WorkerBoot } from './worker-proto
 /** Builds the thread's runner from the framework's start-up data (e.g. opens an ONNX Runtime session). */
 export type RunnerLoader = (init: unknown) => Promise<ModelRunner>;
 
-function wireError(err: unknown): WireError {
+/** An error as it crosses a thread boundary: a Tiffin error keeps its status and code. */
+export function wireError(err: unknown): WireError {
   if (isTiffinError(err))
     return { message: err.message, type: err.name, status: err.httpStatus, code: err.code };
   const e = err instanceof Error ? err : new Error(String(err));

@@ -3,7 +3,7 @@ import { register } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { NotFound } from '../errors/index.js';
-import { containedPath } from './contained-path.js';
+import { assertNoSymlinkEscape, containedPath } from './contained-path.js';
 import { PackageStore, type StoredPackage } from './package-store.js';
 
 /** What `tiffin serve <tag>` runs: the package's bundled entry module plus the package itself. */
@@ -25,6 +25,8 @@ export async function resolveServeTarget(tagText: string, store = new PackageSto
   const pkg = await store.get(tagText);
   // The manifest may come from an imported archive: its entry must be a file of the package.
   const entry = containedPath(pkg.path, pkg.manifest.entry, 'Package entry module');
+  // An archive may carry a symbolic link: the entry must not lead out of the package through one.
+  await assertNoSymlinkEscape(pkg.path, entry, 'Package entry module');
   if (!(await stat(entry).catch(() => null))?.isFile()) {
     throw new NotFound(`Package '${pkg.tag}' has no entry module ${entry}; build it again`);
   }

@@ -24,13 +24,14 @@ import {
   type WireTypes,
 } from '@tiffin/core';
 import { bodyRequest, columnsFromTable, columnTensorMetadata, tableFromColumns } from '@tiffin/core/internal';
-import { frameView, isDataFrame, tableToDanfo } from '../danfo/convert.js';
+import { frameView, isDataFrame, tableToDanfo, tableToDanfoInSlices } from '../danfo/convert.js';
 import { type DataFrame, loadDanfo } from '../danfo/load.js';
-import { frameToCsv, rawTableFromCsv } from '../formats/csv.js';
+import { frameToCsv } from '../formats/csv.js';
+import { decodeTableOffThread } from '../formats/decode-off-thread.js';
+import { decodeTable, type TableDecoding } from '../formats/decode-table.js';
 import { checkFormat, FORMATS, type Format, requestFormat } from '../formats/format.js';
-import { parseJsonBody, rawTableFromJson } from '../formats/json-parse.js';
 import { frameToJson } from '../formats/json-write.js';
-import { frameToParquet, tableFromParquet } from '../formats/parquet.js';
+import { frameToParquet } from '../formats/parquet.js';
 import { dataFrameFromMessage, dataFrameToMessage } from '../grpc/dataframe.js';
 import { exampleFrame } from '../openapi/example.js';
 import { frameSchema } from '../openapi/schema.js';
@@ -45,7 +46,7 @@ import {
 } from '../table/options.js';
 import { type Orient, resolveOrient } from '../table/orient.js';
 import { rowCount, shapeText, type Table, typeName } from '../table/table.js';
-import { requireDeclaredColumns, typeRawTable } from '../table/type-table.js';
+import { requireDeclaredColumns } from '../table/type-table.js';
 import type { FrameView } from '../table/view.js';
 import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
@@ -69,6 +70,13 @@ export interface PandasDataFrameOptions<F extends Format = Format> {
 }
 
 const OWNER = 'PandasDataFrame';
+
+/**
+ * JSON and CSV bodies under 16 KiB (a few thousand cells, well under a millisecond) are decoded on the event
+ * loop; larger ones, and every Parquet file (a small one may declare 65,536 values and more), in a thread.
+ */
+const INLINE_BYTES = 16 * 1024;
+const decodesInline = (body: Buffer, format: Format) => format !== 'parquet' && body.length < INLINE_BYTES;
 
 /** A table on the wire (JSON in six orients, CSV or Parquet) ↔ a danfojs-node DataFrame. */
 export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<DataFrame, DataFrame> {
@@ -121,28 +129,37 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     return FORMATS[this.defaultFormat];
   }
 
-  /** Decode one body in `format` to a typed table (no danfo yet). */
-  async decode(body: Buffer, format: Format, limits: Readonly<Limits> = DEFAULT_LIMITS): Promise<Table> {
+  private decoding(format: Format, limits: Readonly<Limits>): TableDecoding {
     const { maxDepth, maxElements } = limits;
-    if (format === 'parquet') return tableFromParquet(body, OWNER, maxElements);
-    const policy = { dtype: this.dtype, enforceDtype: this.enforceDtype, owner: OWNER };
-    if (format === 'csv') {
-      return typeRawTable(rawTableFromCsv(body, OWNER, maxElements), { ...policy, source: 'csv' });
-    }
-    const raw = rawTableFromJson(parseJsonBody(body, OWNER, maxDepth), this.orient, OWNER, maxElements);
-    return typeRawTable(raw, { ...policy, source: 'json' });
+    return {
+      format,
+      orient: this.orient,
+      dtype: this.dtype,
+      enforceDtype: this.enforceDtype,
+      owner: OWNER,
+      maxDepth,
+      maxElements,
+    };
+  }
+
+  /** Decode one body in `format` to a typed table (no danfo yet), on this thread. */
+  async decode(body: Buffer, format: Format, limits: Readonly<Limits> = DEFAULT_LIMITS): Promise<Table> {
+    return decodeTable(body, this.decoding(format, limits));
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<DataFrame> {
     const format = requestFormat(request.contentType, this.defaultFormat);
+    const how = this.decoding(format, request.limits);
     const [dfd, table] = await Promise.all([
       loadDanfo(),
-      request.body().then((b) => this.decode(b, format, request.limits)),
+      request
+        .body()
+        .then((b) => (decodesInline(b, format) ? decodeTable(b, how) : decodeTableOffThread(b, how))),
     ]);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];
     requireDeclaredColumns(table.columns, this.dtype, this.enforceDtype, OWNER);
-    return tableToDanfo(dfd, table, OWNER);
+    return tableToDanfoInSlices(dfd, table, OWNER);
   }
 
   /** Spec 3.5: column renaming and shape (dtype is not checked here). */

@@ -1,0 +1,115 @@
+import { availableParallelism } from 'node:os';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
+import { rebuildTiffinError } from '../models/model-errors.js';
+import { workerStart } from '../models/runner-pool.js';
+import type { TaskAnswer, TaskBoot, TaskCall } from './task-protocol.js';
+
+export interface TaskPoolOptions {
+  /** What runs there, for messages (`'Parquet decoding'`). */
+  name: string;
+  /** The task module (`.js`, or `.ts` from source): it calls `serveTasksInThread({ ... })`. */
+  module: URL;
+  /** Most threads at once; default one per core but one, 1 to 4 (the event loop keeps a core). */
+  threads?: number;
+  /** Each thread's heap caps: a task that exceeds them fails alone, the process lives. */
+  resourceLimits?: ResourceLimits;
+}
+
+interface Job {
+  call: Omit<TaskCall, 'id'>;
+  transfer: ArrayBuffer[];
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+/** Threads by default: cores minus one for the event loop, 1 to 4. */
+function defaultThreads(): number {
+  return Math.max(1, Math.min(4, availableParallelism() - 1));
+}
+
+/**
+ * CPU-heavy work (decoding request bodies) off the event loop: a few threads on one task module, started on
+ * first use and reused; calls wait in arrival order when all are busy. Idle threads do not keep the process
+ * alive. A thread that dies (out of memory, a crash) fails its call only; the next call gets a fresh thread.
+ */
+export class TaskPool {
+  private readonly idle: Worker[] = [];
+  private readonly queue: Job[] = [];
+  private readonly threads: number;
+  private started = 0;
+  private nextId = 1;
+
+  constructor(private readonly options: TaskPoolOptions) {
+    this.threads = options.threads ?? defaultThreads();
+  }
+
+  /** Run `task(...args)` in a thread; `transfer` lists buffers moved there instead of copied. */
+  run<T>(task: string, args: unknown[], transfer: ArrayBuffer[] = []): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ call: { task, args }, transfer, resolve: resolve as (v: unknown) => void, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      const worker = this.idle.pop() ?? (this.started < this.threads ? this.spawn() : undefined);
+      if (!worker) return;
+      this.assign(worker, this.queue.shift()!);
+    }
+  }
+
+  private spawn(): Worker {
+    this.started++;
+    const { file, execArgv } = workerStart(this.options.module);
+    const boot: TaskBoot = { entry: this.options.module.href };
+    const worker = new Worker(file, {
+      workerData: boot,
+      execArgv,
+      ...(this.options.resourceLimits ? { resourceLimits: this.options.resourceLimits } : {}),
+    });
+    worker.unref();
+    // Errors are answered through the call that was running (below); an idle thread's must not go unheard.
+    worker.on('error', () => {});
+    worker.on('exit', () => {
+      this.started--;
+      const at = this.idle.indexOf(worker);
+      if (at >= 0) this.idle.splice(at, 1);
+    });
+    return worker;
+  }
+
+  private assign(worker: Worker, job: Job): void {
+    const id = this.nextId++;
+    worker.ref();
+    const done = () => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+      worker.unref();
+    };
+    const onMessage = (answer: TaskAnswer) => {
+      if (answer.id !== id) return;
+      done();
+      this.idle.push(worker);
+      if ('error' in answer) {
+        const { error } = answer;
+        job.reject(
+          rebuildTiffinError(error) ?? Object.assign(new Error(error.message), { name: error.type }),
+        );
+      } else job.resolve(answer.value);
+      this.pump();
+    };
+    const fail = (why: string) => {
+      done();
+      job.reject(new Error(`${this.options.name} stopped: ${why}`));
+      this.pump();
+    };
+    const onError = (err: Error) => fail(err.message);
+    const onExit = (code: number) => fail(`its thread exited with code ${code}`);
+    worker.on('message', onMessage);
+    worker.once('error', onError);
+    worker.once('exit', onExit);
+    worker.postMessage({ id, ...job.call } satisfies TaskCall, job.transfer);
+  }
+}
