@@ -8,6 +8,10 @@ const LAUNCHER = join(ROOT, 'packages/cli/bin/tiffin.js');
 
 interface MediaType {
   example?: unknown;
+  /** An example file (an image) the server serves: `externalValue` links it, relative to the API page. */
+  examples?: { example?: { externalValue?: string } };
+  /** A form's parts given as example files: part name → link. */
+  'x-tiffin-example-files'?: Record<string, string>;
 }
 interface Operation {
   'x-tiffin-name': string;
@@ -20,19 +24,33 @@ interface Document {
 /** A part or body value as sent: text as it is, any other JSON value as JSON text. */
 const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
+/** An example file as the API page fetches it (its link resolved against the page). */
+async function exampleFile(url: string, link: string): Promise<Blob> {
+  const res = await fetch(new URL(link, `${url}/`));
+  expect(res.status, link).toBe(200);
+  return res.blob();
+}
+
 /**
  * The request "Try it out" sends with the pre-filled example, built from `/docs.json` alone: the first media
- * type of the request body and its example (JSON as JSON, a text or file body as its text, Multipart as form
- * fields). Null when the API has no example there.
+ * type of the request body and its example (JSON as JSON, a text or file body as its text, an example file as
+ * its bytes, Multipart as form fields and example files). Null when the API has no example there.
  */
-function exampleRequest(operation: Operation): RequestInit | null {
+async function exampleRequest(url: string, operation: Operation): Promise<RequestInit | null> {
   const [mediaType, media] = Object.entries(operation.requestBody?.content ?? {})[0] ?? [];
-  if (!mediaType || !media || media.example === undefined || media.example === null) return null;
+  if (!mediaType || !media) return null;
+  const link = media.examples?.example?.externalValue;
+  if (link) {
+    return { method: 'POST', body: await exampleFile(url, link), headers: { 'content-type': mediaType } };
+  }
+  if (media.example === undefined || media.example === null) return null;
   const example = media.example;
   if (mediaType === 'multipart/form-data') {
     const form = new FormData();
     for (const [name, value] of Object.entries(example as Record<string, unknown>))
       form.append(name, asText(value));
+    for (const [name, part] of Object.entries(media['x-tiffin-example-files'] ?? {}))
+      form.append(name, await exampleFile(url, part), 'example');
     return { method: 'POST', body: form };
   }
   const body = /json/.test(mediaType) ? JSON.stringify(example) : asText(example);
@@ -59,7 +77,7 @@ async function examplesOf(args: string[]): Promise<{ missing: string[]; statuses
     for (const [path, operations] of Object.entries(doc.paths)) {
       const post = operations.post;
       if (!post) continue; // infrastructure routes, and APIs read from the query string (GET only)
-      const request = exampleRequest(post);
+      const request = await exampleRequest(url, post);
       if (!request) {
         missing.push(post['x-tiffin-name']);
         continue;
@@ -83,15 +101,15 @@ const ok = (statuses: Record<string, number>) =>
 describe("every API's own example in /docs.json is accepted (what the API page pre-fills)", () => {
   it.each([
     ['the quickstart', ['serve', 'examples/quickstart/service.ts'], []],
-    // Image inputs are files: the page offers a file chooser, and no JSON example can carry one.
-    ['the clients example', ['serve', 'examples/clients/service.ts'], ['grayscale', 'describe']],
+    // Image inputs (grayscale, describe's photo) are example images the server serves.
+    ['the clients example', ['serve', 'examples/clients/service.ts'], []],
     // text2img_cancel reads the job id from the query string (`?id=`): no body, so no body example.
     ['the diffusion service (demo model)', ['diffusion', 'start', 'demo'], ['text2img_cancel']],
   ] as const)(
     '%s',
-    async (_name, args, binaryInputs) => {
+    async (_name, args, withoutExample) => {
       const { missing, statuses } = await examplesOf([...args]);
-      expect(missing).toEqual(binaryInputs);
+      expect(missing).toEqual(withoutExample);
       expect(Object.keys(statuses).length).toBeGreaterThan(0);
       expect(ok(statuses), JSON.stringify(statuses)).toEqual({});
     },

@@ -102,6 +102,7 @@ export {
   type TextOptions,
   type TextOutput,
 } from './io/descriptors/text.js';
+export type { ExampleFile, ExampleFiles } from './io/example-file.js';
 export {
   defaultJsonEncoder,
   type JsonEncoder,

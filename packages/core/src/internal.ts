@@ -29,6 +29,7 @@ export * from './io/descriptors/multipart.js';
 export * from './io/descriptors/numpy-ndarray.js';
 export { Tensors, type TensorsOptions } from './io/descriptors/tensors.js';
 export * from './io/descriptors/text.js';
+export * from './io/example-file.js';
 export { JsonFloat } from './io/json/json-float.js';
 export { type JsonParseOptions, JsonSyntaxError, parseJson, parseJsonBytes } from './io/json/parse.js';
 export { writeJson } from './io/json/write.js';

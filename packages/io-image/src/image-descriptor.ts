@@ -6,6 +6,7 @@ import {
   buildResponse,
   type Context,
   type DescriptorSpec,
+  type ExampleFiles,
   type FileMessage,
   type HttpRequest,
   type HttpResponse,
@@ -30,6 +31,7 @@ import { encodeImage } from './encode/encode-image.js';
 import { canonicalMimeType, type FormatInfo, formatForMimeType, SUPPORTED_MIME_TYPES } from './formats.js';
 import { isAllowedMediaType, readImagePart } from './http/read-image-part.js';
 import { isPilMode, PIL_MODES, type PilMode } from './modes.js';
+import { exampleImageFile } from './openapi/example-image.js';
 import { TiffinImage } from './tiffin-image.js';
 
 /** Options of `new Image(...)` (docs/spec/io-descriptors.md §7.2; names as the spec spells them, D7). */
@@ -151,6 +153,16 @@ export class Image extends IODescriptor<TiffinImage, ImageOutput> {
 
   override openapiSchema(): SchemaObject {
     return { ...BINARY_SCHEMA };
+  }
+
+  /** An example image the API page pre-fills and clients can post: the sample, else a small landscape. */
+  override exampleFiles(): ExampleFiles {
+    const file = exampleImageFile(
+      this.allowedMimeTypes,
+      this.maxPixels,
+      this.sample as TiffinImage | undefined,
+    );
+    return file ? { '': file } : {};
   }
 
   override openapiRequestBody(): RequestBodyObject {

@@ -14,6 +14,7 @@ import {
   bodyTensorMetadata,
   bodyTensorText,
 } from './body-tensor.js';
+import type { ExampleFiles } from './example-file.js';
 import type {
   ComponentsObject,
   DescriptorSpec,
@@ -185,6 +186,14 @@ export abstract class IODescriptor<In = unknown, Out = In> {
    */
   openapiRequestExample(): unknown {
     return this.openapiExample();
+  }
+
+  /**
+   * Files standing for this input's example where no JSON value can (an image): `''` for the body, a part's
+   * name for a multipart part. The server serves them and the API page pre-fills them; none by default.
+   */
+  exampleFiles(): ExampleFiles {
+    return {};
   }
 
   /** The request body: schema and example under `mimeType` (override to list several media types). */

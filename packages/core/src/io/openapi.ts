@@ -6,6 +6,10 @@ export type SchemaObject = { [key: string]: unknown };
 export interface MediaTypeObject {
   schema: SchemaObject;
   example?: unknown;
+  /** Named examples; Tiffin gives one with an `externalValue` link to an example file (see ExampleFile). */
+  examples?: Record<string, { summary?: string; value?: unknown; externalValue?: string }>;
+  /** Multipart parts' example files: part name → link (relative to the API page). */
+  'x-tiffin-example-files'?: Record<string, string>;
 }
 
 export interface RequestBodyObject {

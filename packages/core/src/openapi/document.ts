@@ -1,4 +1,5 @@
 import type { IODescriptor } from '../io/descriptor.js';
+import { type ExampleFiles, exampleFilePath } from '../io/example-file.js';
 import type { ComponentsObject, RequestBodyObject, ResponseObject, SchemaObject } from '../io/openapi.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { mountedRouterRoutes } from './mounted-routes.js';
@@ -75,6 +76,66 @@ function withExample(body: RequestBodyObject, example: unknown): RequestBodyObje
   return { ...body, content: Object.fromEntries([[first[0], { ...first[1], example }], ...rest]) };
 }
 
+/**
+ * Links to the input's example files (served by the server): the body's as the OpenAPI example's
+ * `externalValue` in its media type; multipart parts' in `x-tiffin-example-files` ({part: link}) beside
+ * the form's JSON example. The API page pre-fills them; a client can post them as they are.
+ */
+function withExampleFiles(body: RequestBodyObject, api: InferenceApi): RequestBodyObject {
+  const files = safely<ExampleFiles>(
+    () => api.input.exampleFiles(),
+    () => ({}),
+  );
+  const entries = Object.entries(files);
+  if (entries.length === 0) return body;
+  let content = { ...body.content };
+  const whole = files[''];
+  if (whole) {
+    const media = content[whole.mediaType] ?? { schema: { type: 'string', format: 'binary' } };
+    const link = exampleFilePath(api.name, '');
+    // First, so that the page selects the media type the example is in.
+    const { [whole.mediaType]: _, ...others } = content;
+    content = {
+      [whole.mediaType]: {
+        ...media,
+        examples: { example: { summary: whole.fileName, externalValue: link } },
+      },
+      ...others,
+    };
+  } else if (content['multipart/form-data']) {
+    content['multipart/form-data'] = {
+      ...content['multipart/form-data'],
+      'x-tiffin-example-files': Object.fromEntries(
+        entries.map(([part]) => [part, exampleFilePath(api.name, part)]),
+      ),
+    };
+  }
+  return { ...body, content };
+}
+
+/**
+ * A form's example, field by field, also in its schema's properties: Swagger UI fills form fields from the
+ * properties' examples, not from the media type's.
+ */
+function withFormFieldExamples(body: RequestBodyObject): RequestBodyObject {
+  const form = body.content['multipart/form-data'];
+  const example = form?.example;
+  const properties = form?.schema.properties as Record<string, SchemaObject> | undefined;
+  if (!form || !properties || typeof example !== 'object' || example === null) return body;
+  const withExamples: Record<string, SchemaObject> = {};
+  for (const [name, schema] of Object.entries(properties)) {
+    const value = (example as Record<string, unknown>)[name];
+    withExamples[name] = value === undefined || 'example' in schema ? schema : { ...schema, example: value };
+  }
+  return {
+    ...body,
+    content: {
+      ...body.content,
+      'multipart/form-data': { ...form, schema: { ...form.schema, properties: withExamples } },
+    },
+  };
+}
+
 function apiOperation(service: Service, api: InferenceApi): Record<string, unknown> {
   const ok = safely<ResponseObject>(
     () => api.output.openapiResponses(),
@@ -104,6 +165,7 @@ function apiOperation(service: Service, api: InferenceApi): Record<string, unkno
   );
   // The client's form of each side (`x-tiffin-wire`): a fetch-only client encodes and decodes by it.
   responses['200'] = { ...ok, 'x-tiffin-wire': api.output.clientWire() };
+  const requestBodyWithFiles = withFormFieldExamples(withExampleFiles(requestBody, api));
   return {
     responses,
     tags: [SERVICE_APIS_TAG],
@@ -112,7 +174,7 @@ function apiOperation(service: Service, api: InferenceApi): Record<string, unkno
     'x-tiffin-name': api.name,
     summary: `InferenceAPI(${api.input.displayName} → ${api.output.displayName})`,
     description: api.doc,
-    requestBody: { ...requestBody, 'x-tiffin-wire': api.input.clientWire() },
+    requestBody: { ...requestBodyWithFiles, 'x-tiffin-wire': api.input.clientWire() },
     operationId: `${service.name}__${api.name}`,
     // Batchable APIs say so: clients learn the row limit per request and the latency budget.
     ...(api.batching ? { 'x-tiffin-batching': { batchable: true, ...api.batching } } : {}),

@@ -18,6 +18,7 @@ import { writeError } from './pipeline/write-error.js';
 import { requestIdFor } from './request-id.js';
 import { apiHandler } from './routes/api.js';
 import { ApiPage } from './routes/api-page.js';
+import { addExampleFileRoutes } from './routes/example-files.js';
 import { liveHandler, readyHandler } from './routes/health.js';
 import { metricsHandler } from './routes/metrics.js';
 import { RouteTable } from './routes/route-table.js';
@@ -91,6 +92,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       ctx.body = docsJson;
     },
   });
+  addExampleFileRoutes(routes, service);
   if (resolved.apiPage) {
     const page = new ApiPage(service.name);
     routes.add('/', { GET: page.index });

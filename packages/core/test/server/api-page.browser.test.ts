@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadInput, JSONDescriptor, NumpyNdarray, Service } from '../../src/index.js';
+import { launchChromium } from './chromium.js';
 import { PlainText, start } from './helpers.js';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 const svc = new Service('browser_page', { doc: 'A service for the API page test' });
 svc.api({ input: new PlainText(), output: new PlainText(), doc: 'Shouts the input' }, function shout(input) {
@@ -42,23 +40,8 @@ svc.api(
 let server: Awaited<ReturnType<typeof start>>;
 let browser: Browser;
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: install it with apt-get install -y chromium (CI's .ci/run does)`,
-    );
-  }
   server = await start(svc);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

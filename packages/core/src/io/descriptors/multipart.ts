@@ -19,6 +19,7 @@ import {
   type OutputOf,
   registerDescriptor,
 } from '../descriptor.js';
+import type { ExampleFile, ExampleFiles } from '../example-file.js';
 import type { ComponentsObject, DescriptorSpec, SchemaObject } from '../openapi.js';
 import type { WireForm } from '../wire-form.js';
 import type { WireReceive, WireSend, WireTypes } from '../wire-types.js';
@@ -237,15 +238,30 @@ export class Multipart<F extends MultipartFields = MultipartFields> extends IODe
     return example;
   }
 
-  /** Each part's request example; none when a part has none (a file: no JSON value can stand for its bytes). */
+  /**
+   * Each part's request example; a part with an example file (an image) is left to it. None when a part has
+   * neither (a file: no JSON value can stand for its bytes).
+   */
   override openapiRequestExample(): unknown {
+    const files = this.exampleFiles();
     const example: Record<string, unknown> = {};
     for (const [name, child] of Object.entries(this.fields)) {
+      if (files[name]) continue;
       const part = child.openapiRequestExample();
       if (part === null || part === undefined) return null;
       example[name] = part;
     }
     return example;
+  }
+
+  /** The parts' example files, by part name. */
+  override exampleFiles(): ExampleFiles {
+    const files: Record<string, ExampleFile> = {};
+    for (const [name, child] of Object.entries(this.fields)) {
+      const file = child.exampleFiles()[''];
+      if (file) files[name] = file;
+    }
+    return files;
   }
 
   override toSpec(): DescriptorSpec {
