@@ -1,9 +1,9 @@
 import { BufferedHttpRequest, PayloadTooLarge } from '@tiffin/core';
 import { resolveLimits } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
-import { frameView } from '../src/danfo/convert.js';
+import { frameView, seriesView } from '../src/danfo/convert.js';
 import { frameToParquet } from '../src/formats/parquet.js';
-import { PandasDataFrame } from '../src/index.js';
+import { PandasDataFrame, PandasSeries } from '../src/index.js';
 import type { FrameView } from '../src/table/view.js';
 
 /*
@@ -55,6 +55,38 @@ describe('large table bodies are decoded off the event loop (issue 32)', () => {
       const columns = offLoop.columns.map((_, c) => offLoop.rows.map((row) => row[c]));
       expect(columns, format).toEqual(onLoop.data);
     }
+  }, 60_000);
+
+  it('a Series body from 16 KiB is decoded there too: the same Series, and its errors are 400s', async () => {
+    const values = Array.from({ length: 5000 }, (_, i) => (i % 7 === 0 ? null : i / 8));
+    const body = JSON.stringify({ name: 'x', index: values.map((_, i) => `r${i}`), data: values });
+    expect(body.length).toBeGreaterThan(16 * 1024);
+    const series = seriesView(
+      await new PandasSeries({ orient: 'split' }).fromHttpRequest(request(body, 'application/json')),
+    );
+    const small = seriesView(
+      await new PandasSeries({ orient: 'split' }).fromHttpRequest(
+        request(
+          JSON.stringify({ name: 'x', index: ['r0', 'r1'], data: values.slice(0, 2) }),
+          'application/json',
+        ),
+      ),
+    );
+    expect(series).toMatchObject({ name: 'x', dtype: small.dtype });
+    expect(series.index.slice(0, 2)).toEqual(small.index);
+    expect(series.values.slice(0, 2)).toEqual(small.values);
+    expect(series.values[7]).toBeNaN();
+    expect(series.values[4999]).toBe(4999 / 8);
+    const strict = new PandasSeries({ dtype: 'int64', enforce_dtype: true });
+    const err = await strict
+      .fromHttpRequest(
+        request(JSON.stringify([...Array.from({ length: 3999 }, (_, i) => i), 'seven']), 'application/json'),
+      )
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ httpStatus: 400, code: 'BAD_INPUT' });
+    expect((err as Error).message).toMatch(
+      /^PandasSeries: row 3999 \(position 3999\): cannot convert "seven" to int64/,
+    );
   }, 60_000);
 
   it('the DataFrame holds its columns as danfo would (column access, arithmetic, a copy)', async () => {

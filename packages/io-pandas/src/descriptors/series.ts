@@ -3,6 +3,7 @@ import {
   type Batching,
   buildResponse,
   type Context,
+  DEFAULT_LIMITS,
   type DescriptorSpec,
   type HttpRequest,
   type HttpResponse,
@@ -16,7 +17,8 @@ import {
 } from '@tiffin/core';
 import { isSeries, seriesFromValues, seriesView } from '../danfo/convert.js';
 import { loadDanfo, type Series } from '../danfo/load.js';
-import { parseJsonBody } from '../formats/json-parse.js';
+import { decodeSeriesOffThread } from '../formats/decode-off-thread.js';
+import { decodeSeries, type SeriesDecoding, seriesFromJson, typeSeries } from '../formats/decode-series.js';
 import { seriesToJson } from '../formats/json-write.js';
 import {
   fieldForValues,
@@ -31,8 +33,7 @@ import { seriesSchema } from '../openapi/schema.js';
 import { canCastSameKind, type Dtype, dtypeKind } from '../table/dtype.js';
 import { requireEnforceTargets, resolveDtype, resolveShape, shapeMatches } from '../table/options.js';
 import { type Orient, resolveOrient } from '../table/orient.js';
-import { axisLabel, type Label, shapeText, typeName } from '../table/table.js';
-import { castColumn, inferColumn } from '../table/typing.js';
+import { shapeText, typeName } from '../table/table.js';
 import type { SeriesView } from '../table/view.js';
 import { tableBatching } from './batching.js';
 import { protoPayload } from './proto-payload.js';
@@ -50,15 +51,8 @@ export interface PandasSeriesOptions {
 
 const OWNER = 'PandasSeries';
 
-interface RawSeries {
-  name: string | null;
-  index: Label[] | null;
-  values: unknown[];
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+/** Bodies under 16 KiB are decoded on the event loop; larger ones in a thread (as DataFrame bodies are). */
+const INLINE_BYTES = 16 * 1024;
 
 /** One-dimensional labelled values on the wire (JSON) ↔ a danfojs-node Series. */
 export class PandasSeries extends IODescriptor<Series, Series> {
@@ -105,60 +99,14 @@ export class PandasSeries extends IODescriptor<Series, Series> {
     return typeof this.dtype === 'string' ? this.dtype : null;
   }
 
-  /** JSON value → raw series per orient (docs/spec/io-descriptors.md §4): a list is values, an object label→value. */
-  private rawFromJson(value: unknown): RawSeries {
-    if (this.orient === 'split') {
-      if (!isPlainObject(value) || !Array.isArray(value.data)) {
-        throw new BadInput(
-          `${OWNER} (orient 'split'): expected {"name", "index", "data": [...]}, got ${typeName(value)}`,
-        );
-      }
-      const index = value.index;
-      if (index !== undefined && (!Array.isArray(index) || index.length !== value.data.length)) {
-        throw new BadInput(
-          `${OWNER} (orient 'split'): "index" must be an array with one label per value in "data"`,
-        );
-      }
-      const name = value.name;
-      return {
-        name: typeof name === 'string' ? name : null,
-        index: (index as Label[] | undefined) ?? null,
-        values: value.data,
-      };
-    }
-    if (this.orient === 'table' && isPlainObject(value) && Array.isArray(value.data)) {
-      const rows = value.data as unknown[];
-      const index: Label[] = [];
-      const values: unknown[] = [];
-      rows.forEach((row, r) => {
-        if (!isPlainObject(row))
-          throw new BadInput(`${OWNER} (orient 'table'): row ${r} is ${typeName(row)}, expected an object`);
-        const { index: label, ...rest } = row;
-        index.push(label as Label);
-        values.push(Object.values(rest)[0] ?? null);
-      });
-      return { name: null, index, values };
-    }
-    if (Array.isArray(value)) return { name: null, index: null, values: value };
-    if (isPlainObject(value)) {
-      const keys = Object.keys(value);
-      return { name: null, index: keys.map(axisLabel), values: keys.map((k) => value[k]) };
-    }
-    throw new BadInput(
-      `${OWNER} (orient '${this.orient}'): expected a JSON array or object, got ${typeName(value)}`,
-    );
-  }
-
-  private typed(raw: RawSeries): { dtype: Dtype; values: unknown[] } {
-    const forced = this.enforceDtype ? this.concreteDtype : null;
-    if (forced) {
-      const labelOf = (r: number) => raw.index?.[r] ?? r;
-      return {
-        dtype: forced,
-        values: castColumn(raw.values, forced, { owner: OWNER, column: null, labelOf }),
-      };
-    }
-    return inferColumn(raw.values, this.dtype === false ? 'none' : 'infer');
+  private decoding(maxDepth: number): SeriesDecoding {
+    return {
+      orient: this.orient,
+      dtype: this.dtype,
+      enforceDtype: this.enforceDtype,
+      owner: OWNER,
+      maxDepth,
+    };
   }
 
   private checkShape(length: number, errorClass: typeof BadInput | typeof InvalidArgument): void {
@@ -170,11 +118,16 @@ export class PandasSeries extends IODescriptor<Series, Series> {
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<Series> {
-    const [dfd, body] = await Promise.all([loadDanfo(), request.body()]);
-    const raw = this.rawFromJson(parseJsonBody(body, OWNER, request.limits.maxDepth));
-    const { dtype, values } = this.typed(raw);
+    const how = this.decoding(request.limits.maxDepth);
+    const [dfd, series] = await Promise.all([
+      loadDanfo(),
+      request
+        .body()
+        .then((b) => (b.length < INLINE_BYTES ? decodeSeries(b, how) : decodeSeriesOffThread(b, how))),
+    ]);
+    const { name, index, dtype, values } = series;
     this.checkShape(values.length, BadInput);
-    return seriesFromValues(dfd, values, raw.index, dtype, raw.name, OWNER);
+    return seriesFromValues(dfd, values, index, dtype, name, OWNER);
   }
 
   /** Spec 4 validateSeries on a returned value: shape, then same-kind dtype cast or (enforced) error. */
@@ -285,14 +238,9 @@ export class PandasSeries extends IODescriptor<Series, Series> {
           );
         }
       }
-      const raw = probe.rawFromJson(value);
-      const typed = probe.typed(raw);
-      view = {
-        name: raw.name,
-        index: raw.index ?? typed.values.map((_, i) => i),
-        dtype: typed.dtype,
-        values: typed.values,
-      };
+      const how = probe.decoding(DEFAULT_LIMITS.maxDepth);
+      const typed = typeSeries(seriesFromJson(value, how), how);
+      view = { ...typed, index: typed.index ?? typed.values.map((_, i) => i) };
     }
     const d = new PandasSeries({
       ...options,

@@ -1,15 +1,26 @@
 import { siblingModule, TaskPool } from '@tiffin/core/internal';
 import type { Table } from '../table/table.js';
+import type { DecodedSeries, SeriesDecoding } from './decode-series.js';
 import type { TableDecoding } from './decode-table.js';
-import { type PackedTable, unpackTable } from './packed-table.js';
+import { type PackedSeries, type PackedTable, unpackTable, unpackValues } from './packed-table.js';
 
 let pool: TaskPool | undefined;
+
+function tableThreads(): TaskPool {
+  pool ??= new TaskPool({ name: 'Table decoding', module: siblingModule(import.meta.url, 'table-thread') });
+  return pool;
+}
 
 /**
  * Decode a table in a worker thread (issue 32): parsing 4 M cells of Parquet, CSV or JSON held the event loop
  * for over a second. The body is copied there; numeric columns come back moved and are unpacked in slices.
  */
 export async function decodeTableOffThread(body: Buffer, how: TableDecoding): Promise<Table> {
-  pool ??= new TaskPool({ name: 'Table decoding', module: siblingModule(import.meta.url, 'table-thread') });
-  return unpackTable(await pool.run<PackedTable>('decodeTable', [body, how]));
+  return unpackTable(await tableThreads().run<PackedTable>('decodeTable', [body, how]));
+}
+
+/** A Series body decoded in the same threads; numeric values come back moved and are unpacked in slices. */
+export async function decodeSeriesOffThread(body: Buffer, how: SeriesDecoding): Promise<DecodedSeries> {
+  const packed = await tableThreads().run<PackedSeries>('decodeSeries', [body, how]);
+  return { ...packed, values: await unpackValues(packed.values) };
 }
