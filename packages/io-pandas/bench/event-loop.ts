@@ -4,8 +4,9 @@
  *   - `on_loop`: the decoding as it was (parse + type on the event loop, danfo's own transpose);
  *   - `off_loop`: as shipped (decoding in a worker thread, rows built in slices, danfo given the columns).
  * A client process (pinned to another core) posts 4 M-cell bodies (Parquet, CSV, JSON and a padded RLE Parquet
- * file) while it asks /livez every 10 ms. Reported per variant and body: the event-loop delay histogram's
- * p99 and max (perf_hooks.monitorEventLoopDelay) and the slowest /livez, min/median/max over the rounds.
+ * file) while it asks /livez every 10 ms; an idle round (no table, /livez only) gives the machine's own noise.
+ * Reported per variant and body: the event-loop delay histogram's p99 and max (perf_hooks.monitorEventLoopDelay)
+ * and the slowest /livez, min/median/max over the rounds.
  * Run: taskset -c 0 node --conditions=source --import tsx bench/event-loop.ts [rounds] [client core]
  */
 import { spawn } from 'node:child_process';
@@ -96,7 +97,9 @@ const get = (path, init = {}) => fetch(url + path, { ...init, headers: { ...init
     }
   })();
   const statuses = [];
-  for (let i = 0; i < 2; i++) {
+  // 'idle': no table at all, only /livez for 3 s: the loop's delay from the machine's load alone.
+  if (api === 'idle') await new Promise((r) => setTimeout(r, 3000));
+  else for (let i = 0; i < 2; i++) {
     const res = await get('/' + api, { method: 'POST', headers: { 'content-type': type }, body });
     statuses.push(res.status + ' ' + (await res.text()).slice(0, 60));
   }
@@ -144,6 +147,12 @@ const histogram = monitorEventLoopDelay({ resolution: 5 });
 histogram.enable();
 const load: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
+  histogram.reset();
+  const idle = await client('idle', 'csv');
+  figures['- idle'] ??= { p99: [], max: [], livez: [] };
+  figures['- idle'].p99.push(histogram.percentile(99) / 1e6);
+  figures['- idle'].max.push(histogram.max / 1e6);
+  figures['- idle'].livez.push(idle.livezMax);
   for (const name of Object.keys(bodies)) {
     const order = round % 2 === 0 ? ['on_loop', 'off_loop'] : ['off_loop', 'on_loop'];
     for (const api of order) {

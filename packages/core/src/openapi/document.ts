@@ -125,7 +125,9 @@ function withFormFieldExamples(body: RequestBodyObject): RequestBodyObject {
   const withExamples: Record<string, SchemaObject> = {};
   for (const [name, schema] of Object.entries(properties)) {
     const value = (example as Record<string, unknown>)[name];
-    withExamples[name] = value === undefined || 'example' in schema ? schema : { ...schema, example: value };
+    // A reference takes no siblings in OpenAPI 3.0: such a field keeps the form's example only.
+    const keep = value === undefined || 'example' in schema || '$ref' in schema;
+    withExamples[name] = keep ? schema : { ...schema, example: value };
   }
   return {
     ...body,
