@@ -1,6 +1,7 @@
 import { BadInput, BufferedHttpRequest } from '@tiffin/core';
 import { readResponseBody, resolveLimits } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
+import { frameToParquet } from '../src/formats/parquet.js';
 import { PandasDataFrame, PandasSeries } from '../src/index.js';
 
 const req = (body: string, limits = resolveLimits()) =>
@@ -130,5 +131,34 @@ describe('tables that declare more cells than they carry (issue 32)', () => {
     await tooLarge(new PandasDataFrame().fromHttpRequest(csv(501)));
     const ok = await new PandasDataFrame().fromHttpRequest(csv(500));
     expect(ok.shape).toEqual([500, 2]);
+  });
+
+  it('refuses a Parquet file declaring more values per byte than maxValuesPerByte, and takes it when raised', async () => {
+    // A real file of one constant column: dictionary + one RLE run, a few hundred bytes for 200,000 rows.
+    const n = 200_000;
+    const file = Buffer.from(
+      frameToParquet({
+        columns: ['k'],
+        index: [...Array(n).keys()],
+        dtypes: ['int64'],
+        rows: Array(n).fill([7]),
+      }),
+    );
+    expect(file.length).toBeLessThan(4096);
+    const parquet = (limits = resolveLimits()) =>
+      new BufferedHttpRequest({
+        headers: { 'content-type': 'application/vnd.apache.parquet' },
+        body: file,
+        limits,
+      });
+    const err = await new PandasDataFrame().fromHttpRequest(parquet()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ httpStatus: 413, code: 'PAYLOAD_TOO_LARGE' });
+    expect((err as Error).message).toMatch(
+      /^PandasDataFrame: the Parquet file declares 200000 rows × 1 columns, over the limit of \d+ values \(16 values per byte of a \d+-byte file, limit maxValuesPerByte\)$/,
+    );
+    const ok = await new PandasDataFrame().fromHttpRequest(
+      parquet(resolveLimits({ maxValuesPerByte: 1000 })),
+    );
+    expect(ok.shape).toEqual([n, 1]);
   });
 });

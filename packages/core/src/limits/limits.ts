@@ -26,6 +26,12 @@ export interface Limits {
    */
   maxElements: number;
   /**
+   * Most values a compressed table (Parquet) may declare per byte of its body, beyond a first 65,536: a
+   * decompression-bomb ratio (one RLE run of a repeated value can declare millions of rows in 100 bytes).
+   * More → 413. Default 16 (real tables take bytes per number, even dictionary-coded categories a few bits).
+   */
+  maxValuesPerByte: number;
+  /**
    * Bytes of one part's header block. Fixed by the multipart parser (busboy) at 16 KiB; longer → 400.
    * Listed here so that every bound is in one place; it cannot be raised.
    */
@@ -41,6 +47,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxFileNameLength: 1024,
   maxPartNameLength: 1024,
   maxElements: 4_194_304,
+  maxValuesPerByte: 16,
   maxPartHeaderSize: PART_HEADER_SIZE,
 });
 

@@ -130,7 +130,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
   }
 
   private decoding(format: Format, limits: Readonly<Limits>): TableDecoding {
-    const { maxDepth, maxElements } = limits;
+    const { maxDepth, maxElements, maxValuesPerByte } = limits;
     return {
       format,
       orient: this.orient,
@@ -139,6 +139,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
       owner: OWNER,
       maxDepth,
       maxElements,
+      maxValuesPerByte,
     };
   }
 

@@ -16,12 +16,13 @@ export interface TableDecoding {
   owner: string;
   maxDepth: number;
   maxElements: number;
+  maxValuesPerByte: number;
 }
 
 /** A request body (Parquet, CSV or JSON in an orient) as a typed table; bad input is a 400, too many cells a 413. */
 export async function decodeTable(body: Buffer, how: TableDecoding): Promise<Table> {
   const { format, owner, maxDepth, maxElements } = how;
-  if (format === 'parquet') return tableFromParquet(body, owner, maxElements);
+  if (format === 'parquet') return tableFromParquet(body, owner, maxElements, how.maxValuesPerByte);
   const policy = { dtype: how.dtype, enforceDtype: how.enforceDtype, owner };
   if (format === 'csv')
     return typeRawTable(rawTableFromCsv(body, owner, maxElements), { ...policy, source: 'csv' });

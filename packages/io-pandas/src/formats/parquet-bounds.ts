@@ -13,17 +13,19 @@ import type { FileMetaData } from 'hyparquet';
 const BYTES_PER_VALUE = 8;
 
 /**
- * Beyond a first 65,536 values, at most 16 values per byte of file: a decompression-bomb ratio. Real tables
- * stay far below it (numbers take bytes each, even dictionary-coded categories a few bits); one RLE run of a
- * repeated value does not (issue 32: 1 M rows in 178 bytes, 1.1 s and 280 MB to decode and answer). A table
- * costs about 115 bytes a cell once it is a DataFrame, so this keeps a Parquet body's cost near a JSON one's.
+ * Beyond a first 65,536 values, at most `Limits.maxValuesPerByte` (16) values per byte of file: a
+ * decompression-bomb ratio. Real tables stay far below it (numbers take bytes each, even dictionary-coded
+ * categories a few bits); one RLE run of a repeated value does not (issue 32: 1 M rows in 178 bytes, 1.1 s and
+ * 280 MB to decode and answer). A table costs about 115 bytes a cell once it is a DataFrame, so this keeps a
+ * Parquet body's cost near a JSON one's.
  */
 export const PARQUET_FREE_VALUES = 65_536;
-export const PARQUET_VALUES_PER_BYTE = 16;
 
 export interface ParquetBudget {
   /** Most values (table cells) the file may declare: `Limits.maxElements`. */
   maxValues: number;
+  /** Most values per byte of file beyond the first 65,536: `Limits.maxValuesPerByte`. */
+  valuesPerByte: number;
   /** Who is asking, for messages. */
   owner: string;
 }
@@ -35,14 +37,11 @@ export function checkParquetDeclaredSizes(
   leafColumns: number,
   budget: ParquetBudget,
 ): void {
-  const maxValues = Math.min(
-    budget.maxValues,
-    PARQUET_FREE_VALUES + PARQUET_VALUES_PER_BYTE * file.byteLength,
-  );
+  const maxValues = Math.min(budget.maxValues, PARQUET_FREE_VALUES + budget.valuesPerByte * file.byteLength);
   const { owner } = budget;
   const why =
     maxValues < budget.maxValues
-      ? `${PARQUET_VALUES_PER_BYTE} values per byte of a ${file.byteLength}-byte file`
+      ? `${budget.valuesPerByte} values per byte of a ${file.byteLength}-byte file, limit maxValuesPerByte`
       : 'limit maxElements';
   const tooLarge = (what: string) =>
     new PayloadTooLarge(

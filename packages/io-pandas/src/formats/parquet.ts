@@ -52,6 +52,7 @@ export async function tableFromParquet(
   body: Buffer,
   owner: string,
   maxCells: number = DEFAULT_LIMITS.maxElements,
+  valuesPerByte: number = DEFAULT_LIMITS.maxValuesPerByte,
 ): Promise<Table> {
   const file = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
   let chunks: ColumnData[] = [];
@@ -65,7 +66,7 @@ export async function tableFromParquet(
       throw new Error('nested (struct/list) columns are not supported');
     }
     // Before any page is decoded: the footer's rows × columns and every page header's value count.
-    checkParquetDeclaredSizes(file, metadata, leaves.length, { maxValues: maxCells, owner });
+    checkParquetDeclaredSizes(file, metadata, leaves.length, { maxValues: maxCells, valuesPerByte, owner });
     const kv = metadata.key_value_metadata?.find((e) => e.key === 'pandas');
     if (kv?.value) pandasMeta = JSON.parse(kv.value) as PandasMetadata;
     rowCount = Number(metadata.num_rows);
