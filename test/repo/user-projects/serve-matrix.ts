@@ -8,7 +8,8 @@ import { type ProjectKind, type UserProject, userProject } from '../user-project
 /**
  * Every service file kind from every kind of reader's folder, with Tiffin installed by npm from the tarballs:
  * `tiffin serve` answers a good request 200 and a bad one 400. Then --reload, --workers, build and the
- * programmatic API on the combination that used to fail (.ts in an `npm init -y` folder).
+ * programmatic API on the combination that used to fail (.ts in an `npm init -y` folder), and the installed
+ * packages' decoding threads.
  */
 
 type Syntax = 'esm' | 'cjs';
@@ -222,6 +223,38 @@ const { loadService, parseServiceTarget } = require('@tiffin/cli');
       env: project.env(),
     });
     expect(JSON.parse(stdout)).toEqual(Object.fromEntries(files.map((f) => [f, true])));
+  }, 120_000);
+});
+
+/**
+ * Work the installed io-pandas and io-image do in worker threads (issue 32): each starts threads on its own
+ * dist/*-thread.js, which must find @tiffin/core in the reader's node_modules. A CSV table over 16 KiB, and a
+ * BMP file made from the example image io-image serves on the API page (issue 33).
+ */
+const OFF_THREAD = `import { BufferedHttpRequest } from '@tiffin/core';
+import { readResponseBody } from '@tiffin/core/internal';
+import { Image } from '@tiffin/io-image';
+import { PandasDataFrame } from '@tiffin/io-pandas';
+
+const request = (type, body) => new BufferedHttpRequest({ headers: { 'content-type': type }, body });
+const csv = 'a,b\\n' + Array.from({ length: 4000 }, (_, i) => i + ',x' + i).join('\\n');
+const frame = await new PandasDataFrame().fromHttpRequest(request('text/csv', csv));
+const png = Buffer.from(await new Image().exampleFiles()[''].bytes());
+const image = await new Image().fromHttpRequest(request('image/png', png));
+const bmp = await readResponseBody(await new Image({ mime_type: 'image/bmp' }).toHttpResponse(image, null));
+const fromBmp = await new Image().fromHttpRequest(request('image/bmp', bmp));
+console.log(JSON.stringify({ frame: frame.shape, bmp: [fromBmp.width, fromBmp.height] }));
+`;
+
+describe('decoding threads of the installed packages', () => {
+  it('io-pandas decodes a large CSV body and io-image a BMP file in their worker threads', async () => {
+    const project = projects.get('esm')!;
+    writeFileSync(join(project.dir, 'off-thread.mjs'), OFF_THREAD);
+    const { stdout } = await run(process.execPath, ['off-thread.mjs'], {
+      cwd: project.dir,
+      env: project.env(),
+    });
+    expect(JSON.parse(stdout)).toEqual({ frame: [4000, 2], bmp: [64, 48] });
   }, 120_000);
 });
 
