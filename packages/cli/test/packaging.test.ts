@@ -282,7 +282,15 @@ describe('tiffin serve <tag> of a package whose manifest names an entry module o
       version: '1',
       fill: async (dir) => {
         await writeFile(join(dir, 'linked.mjs'), 'export default null;\n');
-        return { service: name, source: 'service.ts', entry, apis: [], models: [], dependencies: {} };
+        return {
+          service: name,
+          source: 'service.ts',
+          entry,
+          apis: [],
+          models: [],
+          dependencies: {},
+          labels: {},
+        };
       },
     });
     return built.tag;
