@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
+import { type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
+import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from '../ops/tfjs/low-rank.js';
 import type { WeightStore } from '../weights/store.js';
-import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from './low-rank.js';
-import { type UNetConfig, validateUNetConfig } from './unet-config.js';
 import { type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';
 
-/** UNet2DConditionModel forward in NHWC (docs/spec/diffusion.md §5.5). */
+/** UNet2DConditionModel (`architectures/unet.ts`) run eagerly on TF.js, NHWC. */
 export class UNet2DConditionModel {
   private readonly stages: readonly UNetStage[];
 

@@ -1,24 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-
-/**
- * How a torch-layout weight is held in tfjs layout:
- * - `linear`: [out, in] → [in, out] (so `x @ W` needs no transpose per call)
- * - `conv`: [O, I, kh, kw] → [kh, kw, I, O] (tf.conv2d filter layout)
- * - `plain`: unchanged (norm vectors, biases, embeddings)
- */
-export type WeightKind = 'linear' | 'conv' | 'plain';
-
-export interface WeightSpec {
-  /** diffusers/transformers name inside the component file. */
-  readonly name: string;
-  /** torch (file) shape. */
-  readonly shape: readonly number[];
-  readonly kind: WeightKind;
-}
-
-export class WeightShapeError extends Error {
-  override readonly name = 'WeightShapeError';
-}
+import { type WeightKind, WeightShapeError, type WeightSpec } from './weight-spec.js';
 
 const prod = (s: readonly number[]): number => s.reduce((a, b) => a * b, 1);
 

@@ -1,4 +1,4 @@
-import type { WeightSpec } from '../weights/store.js';
+import type { WeightSpec } from '../weights/weight-spec.js';
 import { convSpecs, linearSpecs, normSpecs, resnetSpecs, transformerSpecs } from './blocks.js';
 
 /** UNet2DConditionModel config fields (docs/spec/diffusion.md §5.1). */

@@ -1,0 +1,165 @@
+import type { Ops } from '../ops/ops.js';
+import { type NormOptions, resnet, transformer2d, upsample } from './blocks.js';
+import { type UNetConfig, unetLayout } from './unet-config.js';
+
+/** Values handed from one UNet stage to the next. */
+export interface UNetActivations<T> {
+  /** Hidden state (an image); the input sample before the first stage. */
+  readonly h: T;
+  /** Down-path outputs still waiting for their up block (last = next one consumed). */
+  readonly skips: readonly T[];
+  /** silu(time embedding) `[B or 1, 4·C0]`; null before the first stage. */
+  readonly tembAct: T | null;
+}
+
+/** The conditioning of one forward pass. */
+export interface UNetConditioning<T> {
+  /** The sinusoidal timestep embedding `[B or 1, C0]` (`timestepEmbedding`); read by the first stage only. */
+  timeProj(): T;
+  /** Encoder hidden states `[B, L, cross_attention_dim]`. */
+  readonly context: T;
+}
+
+/**
+ * One stage of UNet2DConditionModel's forward pass (docs/spec/diffusion.md §5.5): conv_in + time embedding, one
+ * down block, the mid block, one up block, or the output head. Running the stages in order is the whole forward
+ * pass, on any backend; an eager caller may also load each stage's weights (those under `prefixes`) just
+ * before it runs.
+ */
+export interface UNetStageDefinition {
+  /** `conv_in+time_embedding`, `down_blocks.<i>`, `mid_block`, `up_blocks.<i>`, `conv_norm_out+conv_out`. */
+  readonly name: string;
+  /** Weight-name prefixes (each ending in `.`) of the weights this stage reads. */
+  readonly prefixes: readonly string[];
+  run<T>(o: Ops<T>, a: UNetActivations<T>, cond: UNetConditioning<T>): UNetActivations<T>;
+}
+
+const needTemb = <T>(a: UNetActivations<T>): T => {
+  if (!a.tembAct) throw new Error('UNet stage run before conv_in+time_embedding');
+  return a.tembAct;
+};
+
+/** The stages of the UNet, in execution order. */
+export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
+  const { C, heads, layers } = unetLayout(c);
+  const N = C.length;
+  const n = c.layers_per_block;
+  const G = c.norm_num_groups;
+  const norm: NormOptions = { groups: G, eps: c.norm_eps };
+  const transformer = <T>(o: Ops<T>, p: string, h: T, context: T, level: number, hd: number, depth: number) =>
+    transformer2d(o, p, h, context, {
+      channels: C[level],
+      heads: hd,
+      groups: G,
+      linearProj: c.use_linear_projection ?? false,
+      layers: depth,
+    });
+  const stages: UNetStageDefinition[] = [
+    {
+      name: 'conv_in+time_embedding',
+      prefixes: ['time_embedding.', 'conv_in.'],
+      run(o, a, cond) {
+        const temb = o.linear(
+          o.silu(o.linear(cond.timeProj(), 'time_embedding.linear_1')),
+          'time_embedding.linear_2',
+        );
+        const tembAct = o.silu(temb);
+        const h = o.conv2d(a.h, 'conv_in', 3);
+        return { h, skips: [h], tembAct };
+      },
+    },
+  ];
+  for (let i = 0; i < N; i++) {
+    const p = `down_blocks.${i}`;
+    const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';
+    stages.push({
+      name: p,
+      prefixes: [`${p}.`],
+      run(o, a, cond) {
+        const tembAct = needTemb(a);
+        const skips = [...a.skips];
+        let h = a.h;
+        for (let j = 0; j < n; j++) {
+          const cin = j === 0 ? C[Math.max(i - 1, 0)] : C[i];
+          const x = h;
+          h = o.block(() => resnet(o, `${p}.resnets.${j}`, x, tembAct, norm, cin !== C[i]));
+          const r = h;
+          if (cross)
+            h = o.block(() =>
+              transformer(o, `${p}.attentions.${j}`, r, cond.context, i, heads[i], layers[i]),
+            );
+          skips.push(h);
+        }
+        if (i < N - 1) {
+          h = o.conv2d(h, `${p}.downsamplers.0.conv`, 3, 2);
+          skips.push(h);
+        }
+        return { h, skips, tembAct };
+      },
+    });
+  }
+  stages.push({
+    name: 'mid_block',
+    prefixes: ['mid_block.'],
+    run(o, a, cond) {
+      const tembAct = needTemb(a);
+      let h = o.block(() => resnet(o, 'mid_block.resnets.0', a.h, tembAct, norm, false));
+      const r = h;
+      h = o.block(() =>
+        transformer(o, 'mid_block.attentions.0', r, cond.context, N - 1, heads[N - 1], layers[N - 1]),
+      );
+      h = resnet(o, 'mid_block.resnets.1', h, tembAct, norm, false);
+      return { h, skips: a.skips, tembAct };
+    },
+  });
+  const R = [...C].reverse();
+  const RH = [...heads].reverse();
+  const RL = [...layers].reverse();
+  for (let i = 0; i < N; i++) {
+    const p = `up_blocks.${i}`;
+    const cross = c.up_block_types[i] === 'CrossAttnUpBlock2D';
+    const prev = i === 0 ? R[0] : R[i - 1];
+    const skipLast = R[Math.min(i + 1, N - 1)];
+    stages.push({
+      name: p,
+      prefixes: [`${p}.`],
+      run(o, a, cond) {
+        const tembAct = needTemb(a);
+        const skips = [...a.skips];
+        let h = a.h;
+        for (let j = 0; j <= n; j++) {
+          const cin = (j === 0 ? prev : R[i]) + (j === n ? skipLast : R[i]);
+          const s = skips.pop() as typeof h;
+          const x = h;
+          h = o.block(() =>
+            resnet(o, `${p}.resnets.${j}`, o.concatChannels(x, s), tembAct, norm, cin !== R[i]),
+          );
+          const r = h;
+          if (cross)
+            h = o.block(() =>
+              transformer(o, `${p}.attentions.${j}`, r, cond.context, N - 1 - i, RH[i], RL[i]),
+            );
+        }
+        // Upsample to the next skip's size so odd latent sizes work as in diffusers.
+        if (i < N - 1) h = upsample(o, `${p}.upsamplers.0`, h, skips[skips.length - 1]);
+        return { h, skips, tembAct };
+      },
+    });
+  }
+  stages.push({
+    name: 'conv_norm_out+conv_out',
+    prefixes: ['conv_norm_out.', 'conv_out.'],
+    run(o, a) {
+      const h = o.silu(o.groupNorm(a.h, 'conv_norm_out', G, c.norm_eps));
+      return { h: o.conv2d(h, 'conv_out', 3), skips: a.skips, tembAct: a.tembAct };
+    },
+  });
+  return stages;
+}
+
+/** The whole UNet forward pass: sample (an image) → noise prediction (an image). */
+export function unetForward<T>(o: Ops<T>, c: UNetConfig, sample: T, cond: UNetConditioning<T>): T {
+  let a: UNetActivations<T> = { h: sample, skips: [], tembAct: null };
+  for (const stage of unetStageDefinitions(c)) a = stage.run(o, a, cond);
+  return a.h;
+}
