@@ -12,9 +12,12 @@ export interface ClipTextConfig {
   hidden_act: 'quick_gelu' | 'gelu';
   layer_norm_eps: number;
   eos_token_id?: number;
+  /** Width of `text_projection` (CLIPTextModelWithProjection: SDXL's second encoder). */
+  projection_dim?: number;
 }
 
-export function clipTextWeightSpecs(c: ClipTextConfig): WeightSpec[] {
+/** `withProjection`: CLIPTextModelWithProjection, whose pooled output goes through `text_projection`. */
+export function clipTextWeightSpecs(c: ClipTextConfig, withProjection = false): WeightSpec[] {
   const D = c.hidden_size;
   const I = c.intermediate_size;
   const specs: WeightSpec[] = [
@@ -42,6 +45,10 @@ export function clipTextWeightSpecs(c: ClipTextConfig): WeightSpec[] {
   }
   specs.push({ name: 'text_model.final_layer_norm.weight', shape: [D], kind: 'plain' });
   specs.push({ name: 'text_model.final_layer_norm.bias', shape: [D], kind: 'plain' });
+  if (withProjection) {
+    if (!c.projection_dim) throw new Error('text_encoder config: projection_dim is missing');
+    specs.push({ name: 'text_projection.weight', shape: [c.projection_dim, D], kind: 'linear' });
+  }
   return specs;
 }
 
@@ -84,4 +91,25 @@ export function clipTextHiddenStates<T>(
 /** The encoder's final LayerNorm (of any hidden state, or of several stacked on a leading axis). */
 export function clipFinalNorm<T>(o: Ops<T>, c: ClipTextConfig, hidden: T): T {
   return o.layerNorm(hidden, 'text_model.final_layer_norm', c.layer_norm_eps);
+}
+
+/**
+ * The pooled output's position per sequence, as transformers picks it: the first `eos_token_id`, or the highest id
+ * for configs from before it was set (`eos_token_id` 2).
+ */
+export function eosPositions(c: ClipTextConfig, ids: readonly (readonly number[])[]): number[] {
+  const eos = c.eos_token_id ?? 2;
+  return ids.map((row) => {
+    if (eos === 2) return row.indexOf(Math.max(...row));
+    const at = row.indexOf(eos);
+    return at < 0 ? row.length - 1 : at;
+  });
+}
+
+/**
+ * CLIPTextModelWithProjection's `text_embeds` `[B, projection_dim]`: the final-normed last hidden state at each
+ * sequence's pooled position (`eosPositions`, integer `[B]`), projected.
+ */
+export function clipTextEmbeds<T>(o: Ops<T>, c: ClipTextConfig, lastHidden: T, positions: T): T {
+  return o.linear(o.pickTokens(clipFinalNorm(o, c, lastHidden), positions), 'text_projection', false);
 }

@@ -27,3 +27,26 @@ export function timestepEmbedding(
   }
   return out;
 }
+
+/** SDXL's time ids per row: original height and width, crop top and left, target height and width. */
+export const TIME_IDS = 6;
+
+/**
+ * SDXL's micro-conditioning: each row's six time ids (original size, crop top-left, target size) embedded like a
+ * timestep and concatenated → `[B, 6·dim]` row-major.
+ */
+export function timeIdsEmbedding(
+  timeIds: readonly (readonly number[])[],
+  dim: number,
+  flipSinToCos: boolean,
+  freqShift: number,
+): Float32Array {
+  const out = new Float32Array(timeIds.length * TIME_IDS * dim);
+  for (let b = 0; b < timeIds.length; b++) {
+    const row = timeIds[b];
+    if (row.length !== TIME_IDS) throw new RangeError(`time ids: ${TIME_IDS} per row, got ${row.length}`);
+    for (let k = 0; k < TIME_IDS; k++)
+      out.set(timestepEmbedding(row[k], dim, flipSinToCos, freqShift), (b * TIME_IDS + k) * dim);
+  }
+  return out;
+}

@@ -20,6 +20,12 @@ export interface UNetConfig {
   flip_sin_to_cos?: boolean;
   freq_shift?: number;
   transformer_layers_per_block?: number | number[];
+  /** `text_time` (SDXL): an added embedding of the pooled text embeds and the micro-conditioning time ids. */
+  addition_embed_type?: string | null;
+  /** Sinusoidal width per time id (SDXL: 256). */
+  addition_time_embed_dim?: number | null;
+  /** Input width of the added embedding: pooled text embeds + 6 time ids × addition_time_embed_dim. */
+  projection_class_embeddings_input_dim?: number | null;
   [key: string]: unknown;
 }
 
@@ -47,8 +53,24 @@ const REQUIRED_DEFAULTS: Readonly<Record<string, unknown>> = {
   time_embedding_type: 'positional',
 };
 
-export function validateUNetConfig(c: UNetConfig): void {
+/** What a caller of the UNet can feed besides sample, timestep and context. */
+export interface UNetConditioningSupport {
+  /** Pooled text embeds and time ids (SDXL's `addition_embed_type: text_time`). */
+  textTime?: boolean;
+}
+
+/** SDXL's added embedding is fed by a caller that supports it, else rejected like any unknown architecture. */
+export const hasTextTimeEmbedding = (c: UNetConfig): boolean => c.addition_embed_type === 'text_time';
+
+export function validateUNetConfig(c: UNetConfig, support: UNetConditioningSupport = {}): void {
   for (const [key, def] of Object.entries(REQUIRED_DEFAULTS)) {
+    if (key === 'addition_embed_type' && support.textTime && hasTextTimeEmbedding(c)) {
+      if (!c.addition_time_embed_dim || !c.projection_class_embeddings_input_dim)
+        throw new Error(
+          'unet/config.json: addition_embed_type text_time needs addition_time_embed_dim and projection_class_embeddings_input_dim',
+        );
+      continue;
+    }
     const v = c[key];
     if (v !== undefined && v !== def) {
       throw new Error(
@@ -99,6 +121,11 @@ export function unetWeightSpecs(c: UNetConfig): WeightSpec[] {
     ...linearSpecs('time_embedding.linear_1', C[0], temb),
     ...linearSpecs('time_embedding.linear_2', temb, temb),
   ];
+  if (hasTextTimeEmbedding(c))
+    s.push(
+      ...linearSpecs('add_embedding.linear_1', c.projection_class_embeddings_input_dim as number, temb),
+      ...linearSpecs('add_embedding.linear_2', temb, temb),
+    );
   for (let i = 0; i < N; i++) {
     const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';
     for (let j = 0; j < n; j++) {

@@ -1,6 +1,6 @@
 import type { Ops } from '../ops/ops.js';
 import { type NormOptions, resnet, transformer2d, upsample } from './blocks.js';
-import { type UNetConfig, unetLayout } from './unet-config.js';
+import { hasTextTimeEmbedding, type UNetConfig, unetLayout } from './unet-config.js';
 
 /** Values handed from one UNet stage to the next. */
 export interface UNetActivations<T> {
@@ -18,6 +18,11 @@ export interface UNetConditioning<T> {
   timeProj(): T;
   /** Encoder hidden states `[B, L, cross_attention_dim]`. */
   readonly context: T;
+  /**
+   * SDXL's added conditioning (`addition_embed_type: text_time`): the pooled, projected text embeds `[B, P]` and
+   * the sinusoidal embedding of the six time ids `[B, 6·addition_time_embed_dim]` (`timeIdsEmbedding`).
+   */
+  textTime?(): { textEmbeds: T; timeIds: T };
 }
 
 /**
@@ -46,6 +51,7 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
   const n = c.layers_per_block;
   const G = c.norm_num_groups;
   const norm: NormOptions = { groups: G, eps: c.norm_eps };
+  const textTime = hasTextTimeEmbedding(c);
   const transformer = <T>(o: Ops<T>, p: string, h: T, context: T, level: number, hd: number, depth: number) =>
     transformer2d(o, p, h, context, {
       channels: C[level],
@@ -57,12 +63,22 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
   const stages: UNetStageDefinition[] = [
     {
       name: 'conv_in+time_embedding',
-      prefixes: ['time_embedding.', 'conv_in.'],
+      prefixes: ['time_embedding.', 'conv_in.', ...(textTime ? ['add_embedding.'] : [])],
       run(o, a, cond) {
-        const temb = o.linear(
+        let temb = o.linear(
           o.silu(o.linear(cond.timeProj(), 'time_embedding.linear_1')),
           'time_embedding.linear_2',
         );
+        if (textTime) {
+          // SDXL: pooled text embeds and the time ids' embeddings, through their own MLP, added to the time embedding.
+          if (!cond.textTime) throw new Error('this UNet needs text embeds and time ids (SDXL)');
+          const added = cond.textTime();
+          const joined = o.concatLast(added.textEmbeds, added.timeIds);
+          temb = o.add(
+            temb,
+            o.linear(o.silu(o.linear(joined, 'add_embedding.linear_1')), 'add_embedding.linear_2'),
+          );
+        }
         const tembAct = o.silu(temb);
         const h = o.conv2d(a.h, 'conv_in', 3);
         return { h, skips: [h], tembAct };

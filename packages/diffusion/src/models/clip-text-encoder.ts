@@ -1,5 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
-import { type ClipTextConfig, clipFinalNorm, clipTextHiddenStates } from '../architectures/clip-text.js';
+import {
+  type ClipTextConfig,
+  clipFinalNorm,
+  clipTextEmbeds,
+  clipTextHiddenStates,
+  eosPositions,
+} from '../architectures/clip-text.js';
 import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from '../ops/tfjs/low-rank.js';
 import { TfjsOps } from '../ops/tfjs/tfjs-ops.js';
 import type { WeightStore } from '../weights/store.js';
@@ -7,6 +13,14 @@ import type { WeightStore } from '../weights/store.js';
 export interface ClipTextOutput {
   /** [B, L, D] after the final LayerNorm. */
   lastHiddenState: tf.Tensor3D;
+}
+
+/** What SDXL takes from each of its two text encoders. */
+export interface SdxlTextEncoding {
+  /** `hidden_states[-2]` `[B, L, D]` (no final LayerNorm). */
+  penultimate: tf.Tensor3D;
+  /** The projected pooled output `[B, projection_dim]`; only from an encoder with `text_projection`. */
+  textEmbeds?: tf.Tensor2D;
 }
 
 /** The CLIP text encoder (`architectures/clip-text.ts`) run eagerly on TF.js. */
@@ -34,6 +48,23 @@ export class ClipTextEncoder {
       return clipFinalNorm(o, c, hidden[hidden.length - 1]) as tf.Tensor3D;
     });
     return { lastHiddenState: last };
+  }
+
+  /** SDXL's use of the encoder: the penultimate hidden state, and `text_embeds` when the weights project. */
+  encodeForSdxl(ids: readonly (readonly number[])[]): SdxlTextEncoding {
+    const c = this.config;
+    const o = new TfjsOps((n) => this.weights.get(n));
+    const project = this.weights.has('text_projection.weight');
+    const [penultimate, textEmbeds] = tf.tidy(() => {
+      const idT = tf.tensor2d(ids.flat(), [ids.length, ids[0].length], 'int32');
+      const hidden = clipTextHiddenStates(o, c, idT);
+      const last = hidden[hidden.length - 1];
+      const pooled = project
+        ? [clipTextEmbeds(o, c, last, tf.tensor1d(eosPositions(c, ids), 'int32')) as tf.Tensor2D]
+        : [];
+      return [hidden[hidden.length - 2] as tf.Tensor3D, ...pooled];
+    });
+    return { penultimate: penultimate as tf.Tensor3D, textEmbeds: textEmbeds as tf.Tensor2D | undefined };
   }
 
   dispose(): void {

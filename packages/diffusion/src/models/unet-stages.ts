@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { timestepEmbedding } from '../architectures/timestep-embedding.js';
+import { timeIdsEmbedding, timestepEmbedding } from '../architectures/timestep-embedding.js';
 import { unetStageDefinitions } from '../architectures/unet.js';
 import type { UNetConfig } from '../architectures/unet-config.js';
 import { TfjsOps, type Weights } from '../ops/tfjs/tfjs-ops.js';
@@ -24,20 +24,43 @@ export interface UNetStage {
    * Returns the next activations. Tensors it creates are tidied except those returned; inputs
    * are never disposed (the caller owns them, including skips it pops).
    */
-  run(w: Weights, a: UNetActivations, timestep: number, context: tf.Tensor): UNetActivations;
+  run(
+    w: Weights,
+    a: UNetActivations,
+    timestep: number,
+    context: tf.Tensor,
+    textTime?: TextTimeInputs,
+  ): UNetActivations;
+}
+
+/** SDXL's added conditioning as the caller has it: pooled text embeds `[B, P]` and six time ids per row. */
+export interface TextTimeInputs {
+  textEmbeds: tf.Tensor;
+  timeIds: readonly (readonly number[])[];
 }
 
 /** The UNet's stages on TF.js, in execution order. */
 export function unetStages(c: UNetConfig): UNetStage[] {
   const C0 = c.block_out_channels[0];
+  const Dt = c.addition_time_embed_dim ?? 0;
+  const flip = c.flip_sin_to_cos ?? true;
+  const shift = c.freq_shift ?? 0;
   return unetStageDefinitions(c).map((stage) => ({
     name: stage.name,
     prefixes: stage.prefixes,
-    run: (w, a, timestep, context) => {
+    run: (w, a, timestep, context, textTime) => {
       const [h, tembAct, ...skips] = tf.tidy(() => {
-        const timeProj = () =>
-          tf.tensor2d(timestepEmbedding(timestep, C0, c.flip_sin_to_cos ?? true, c.freq_shift ?? 0), [1, C0]);
-        const next = stage.run(new TfjsOps(w), a, { timeProj, context });
+        const timeProj = () => tf.tensor2d(timestepEmbedding(timestep, C0, flip, shift), [1, C0]);
+        const added = textTime
+          ? () => ({
+              textEmbeds: textTime.textEmbeds,
+              timeIds: tf.tensor2d(timeIdsEmbedding(textTime.timeIds, Dt, flip, shift), [
+                textTime.timeIds.length,
+                textTime.timeIds[0].length * Dt,
+              ]),
+            })
+          : undefined;
+        const next = stage.run(new TfjsOps(w), a, { timeProj, context, textTime: added });
         return [next.h, next.tembAct as tf.Tensor, ...next.skips];
       });
       return { h, tembAct, skips };

@@ -25,6 +25,8 @@ export interface Ops<T> {
   tokenEmbedding(ids: T, tokenParam: string, positionParam: string): T;
   /** Additive causal mask `[L, L]` for the ids' length (lowest float above the diagonal); L ≤ `maxPositions`. */
   causalMask(ids: T, maxPositions: number): T;
+  /** Row `positions[b]` of each sequence: x `[B, L, D]`, integer positions `[B]` → `[B, D]`. */
+  pickTokens(x: T, positions: T): T;
 
   add(a: T, b: T): T;
   mul(a: T, b: T): T;
@@ -52,6 +54,8 @@ export interface Ops<T> {
   toImage(tokens: T, like: T): T;
   /** Images joined along the channels. */
   concatChannels(a: T, b: T): T;
+  /** Joins along the last axis. */
+  concatLast(a: T, b: T): T;
   /** Splits the last axis into parts of the given sizes. */
   splitLast(x: T, sizes: readonly number[]): T[];
   /** Splits an image's channels into parts of the given sizes. */

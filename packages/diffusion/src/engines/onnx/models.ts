@@ -2,10 +2,11 @@ import type * as tf from '@tensorflow/tfjs';
 import type { OrtModule } from '@tiffin/onnx';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import type { ClipTextConfig } from '../../architectures/clip-text.js';
-import { timestepEmbedding } from '../../architectures/timestep-embedding.js';
+import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
 import type { UNetConfig } from '../../architectures/unet-config.js';
 import type { VaeConfig } from '../../architectures/vae.js';
 import type { ClipTextOutput } from '../../models/clip-text-encoder.js';
+import type { TextTimeInputs } from '../../models/unet-stages.js';
 import type { LatentDistribution } from '../../models/vae.js';
 import type { LowRankBranchesByName } from '../../ops/tfjs/low-rank.js';
 import type { LoraInputs } from './lora-inputs.js';
@@ -82,11 +83,24 @@ export class OnnxUNet {
     timestep: number,
     context: tf.Tensor3D,
     lora?: LowRankBranchesByName,
+    textTime?: TextTimeInputs,
   ): Promise<tf.Tensor4D> {
     const c = this.config;
     const C0 = c.block_out_channels[0];
-    const emb = timestepEmbedding(timestep, C0, c.flip_sin_to_cos ?? true, c.freq_shift ?? 0);
+    const flip = c.flip_sin_to_cos ?? true;
+    const emb = timestepEmbedding(timestep, C0, flip, c.freq_shift ?? 0);
+    const added: Record<string, OrtTensor> = {};
+    if (textTime) {
+      const Dt = c.addition_time_embed_dim ?? 0;
+      const ids = timeIdsEmbedding(textTime.timeIds, Dt, flip, c.freq_shift ?? 0);
+      added[UNET_INPUTS.textEmbeds] = toOrt(this.ort, textTime.textEmbeds);
+      added[UNET_INPUTS.timeIds] = new this.ort.Tensor('float32', ids, [
+        textTime.timeIds.length,
+        ids.length / textTime.timeIds.length,
+      ]);
+    }
     const out = await this.session.run({
+      ...added,
       [UNET_INPUTS.sample]: toOrt(this.ort, sample),
       [UNET_INPUTS.timeProj]: new this.ort.Tensor('float32', emb, [1, C0]),
       [UNET_INPUTS.context]: toOrt(this.ort, context),

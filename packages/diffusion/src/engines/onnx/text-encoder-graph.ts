@@ -1,5 +1,10 @@
 import { DataType } from '@tiffin/onnx';
-import { type ClipTextConfig, clipFinalNorm, clipTextHiddenStates } from '../../architectures/clip-text.js';
+import {
+  type ClipTextConfig,
+  clipFinalNorm,
+  clipTextEmbeds,
+  clipTextHiddenStates,
+} from '../../architectures/clip-text.js';
 import { type AttentionOptions, OnnxOps } from '../../ops/onnx/onnx-ops.js';
 import type { GraphBuilder } from './graph-builder.js';
 
@@ -27,4 +32,34 @@ export function buildTextEncoderGraph(g: GraphBuilder, c: ClipTextConfig, opts: 
     'sequence',
     c.hidden_size,
   ]);
+}
+
+/** The SDXL text encoder graphs' names: ids and pooled positions in, penultimate state and text embeds out. */
+export const SDXL_TEXT_ENCODER_IO = {
+  ids: TEXT_ENCODER_INPUT,
+  /** int64 [B]: `eosPositions` of each sequence (graphs with `text_projection` only) */
+  eosPositions: 'eos_positions',
+  penultimate: 'penultimate_hidden_state',
+  textEmbeds: 'text_embeds',
+} as const;
+
+/**
+ * The CLIP text encoder as SDXL uses it: `hidden_states[-2]` (no final LayerNorm), and with `withProjection`
+ * (its second encoder) the projected pooled output.
+ */
+export function buildSdxlTextEncoderGraph(
+  g: GraphBuilder,
+  c: ClipTextConfig,
+  opts: AttentionOptions,
+  withProjection: boolean,
+): void {
+  const o = new OnnxOps(g, opts.kind);
+  const io = SDXL_TEXT_ENCODER_IO;
+  const ids = g.input(io.ids, DataType.INT64, ['batch', 'sequence']);
+  const hidden = clipTextHiddenStates(o, c, ids);
+  g.output(hidden[hidden.length - 2], io.penultimate, DataType.FLOAT, ['batch', 'sequence', c.hidden_size]);
+  if (!withProjection) return;
+  const positions = g.input(io.eosPositions, DataType.INT64, ['batch']);
+  const embeds = clipTextEmbeds(o, c, hidden[hidden.length - 1], positions);
+  g.output(embeds, io.textEmbeds, DataType.FLOAT, ['batch', c.projection_dim as number]);
 }

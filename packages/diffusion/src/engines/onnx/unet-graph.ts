@@ -1,6 +1,7 @@
 import { DataType } from '@tiffin/onnx';
+import { TIME_IDS } from '../../architectures/timestep-embedding.js';
 import { unetForward } from '../../architectures/unet.js';
-import type { UNetConfig } from '../../architectures/unet-config.js';
+import { hasTextTimeEmbedding, type UNetConfig } from '../../architectures/unet-config.js';
 import { type AttentionOptions, OnnxOps } from '../../ops/onnx/onnx-ops.js';
 import type { GraphBuilder } from './graph-builder.js';
 
@@ -11,6 +12,10 @@ export const UNET_INPUTS = {
   timeProj: 'timestep_embedding',
   /** [B, L, cross_attention_dim] */
   context: 'encoder_hidden_states',
+  /** SDXL (`text_time`): pooled, projected text embeds [B, P] */
+  textEmbeds: 'text_embeds',
+  /** SDXL: the six time ids' sinusoidal embeddings [B, 6·addition_time_embed_dim] (`timeIdsEmbedding`) */
+  timeIds: 'time_ids_embedding',
 } as const;
 export const UNET_OUTPUT = 'out_sample';
 
@@ -21,6 +26,20 @@ export function buildUNetGraph(g: GraphBuilder, c: UNetConfig, opts: AttentionOp
   const sample = g.input(UNET_INPUTS.sample, DataType.FLOAT, ['batch', 'height', 'width', c.in_channels]);
   const proj = g.input(UNET_INPUTS.timeProj, DataType.FLOAT, [1, C0]);
   const context = g.input(UNET_INPUTS.context, DataType.FLOAT, ['batch', 'sequence', c.cross_attention_dim]);
-  const out = unetForward(o, c, o.fromNhwc(sample), { timeProj: () => proj, context });
+  const textTime = hasTextTimeEmbedding(c)
+    ? () => {
+        const pooled =
+          (c.projection_class_embeddings_input_dim as number) -
+          TIME_IDS * (c.addition_time_embed_dim as number);
+        return {
+          textEmbeds: g.input(UNET_INPUTS.textEmbeds, DataType.FLOAT, ['batch', pooled]),
+          timeIds: g.input(UNET_INPUTS.timeIds, DataType.FLOAT, [
+            'batch',
+            TIME_IDS * (c.addition_time_embed_dim as number),
+          ]),
+        };
+      }
+    : undefined;
+  const out = unetForward(o, c, o.fromNhwc(sample), { timeProj: () => proj, context, textTime });
   g.output(o.toNhwc(out), UNET_OUTPUT, DataType.FLOAT, ['batch', 'height', 'width', c.out_channels]);
 }

@@ -122,6 +122,11 @@ export class OnnxOps implements Ops<string> {
     return g.node('Slice', [g.floats(m, [P, P]), g.ints([0, 0]), g.node('Concat', [L, L], { axis: int(0) })]);
   }
 
+  pickTokens(x: string, positions: string): string {
+    const g = this.g;
+    return g.node('GatherND', [x, g.node('Unsqueeze', [positions, g.ints([1])])], { batch_dims: int(1) });
+  }
+
   add(a: string, b: string): string {
     return this.g.node('Add', [a, b]);
   }
@@ -203,6 +208,10 @@ export class OnnxOps implements Ops<string> {
 
   concatChannels(a: string, b: string): string {
     return this.g.node('Concat', [a, b], { axis: int(1) });
+  }
+
+  concatLast(a: string, b: string): string {
+    return this.g.node('Concat', [a, b], { axis: int(-1) });
   }
 
   splitLast(x: string, sizes: readonly number[]): string[] {

@@ -59,6 +59,12 @@ export class TfjsOps implements Ops<tf.Tensor> {
     return tf.tensor2d(m, [L, L]);
   }
 
+  pickTokens(x: tf.Tensor, positions: tf.Tensor): tf.Tensor {
+    // gatherND with [b, position] pairs: tfjs-backend-wasm's gather with batchDims reads wrong rows past the first.
+    const batch = positions.shape[0] as number;
+    return tf.gatherND(x, tf.stack([tf.range(0, batch, 1, 'int32'), positions.toInt()], 1));
+  }
+
   add(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
     return tf.add(a, b);
   }
@@ -114,6 +120,10 @@ export class TfjsOps implements Ops<tf.Tensor> {
 
   concatChannels(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
     return tf.concat([a, b], 3);
+  }
+
+  concatLast(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+    return tf.concat([a, b], -1);
   }
 
   splitLast(x: tf.Tensor, sizes: readonly number[]): tf.Tensor[] {
