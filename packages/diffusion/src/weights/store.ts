@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { type WeightKind, WeightShapeError, type WeightSpec } from './weight-spec.js';
+import { checkedShape, type WeightKind, WeightShapeError, type WeightSpec } from './weight-spec.js';
 
 const prod = (s: readonly number[]): number => s.reduce((a, b) => a * b, 1);
 
@@ -57,15 +57,7 @@ export class WeightStore {
   /** Set a weight from torch-layout float32 data (checked against the declared shape). */
   setTorch(name: string, shape: readonly number[], data: Float32Array): void {
     const spec = this.spec(name);
-    let torchShape = shape;
-    // Legacy VAE attention weights converted from LDM checkpoints are [C, C, 1, 1] 1×1 convs.
-    if (spec.kind === 'linear' && shape.length === 4 && shape[2] === 1 && shape[3] === 1)
-      torchShape = shape.slice(0, 2);
-    if (torchShape.length !== spec.shape.length || torchShape.some((d, i) => d !== spec.shape[i])) {
-      throw new WeightShapeError(
-        `${this.component}: weight ${name} has shape [${shape.join(', ')}], expected [${spec.shape.join(', ')}]`,
-      );
-    }
+    checkedShape(this.component, spec, shape);
     const converted = toTfLayout(spec.kind, spec.shape, data);
     const t = tf.keep(tf.tensor(converted.data, converted.shape, 'float32'));
     this.tensors.get(name)?.dispose();

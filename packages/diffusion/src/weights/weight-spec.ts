@@ -19,3 +19,22 @@ export interface WeightSpec {
 export class WeightShapeError extends Error {
   override readonly name = 'WeightShapeError';
 }
+
+/**
+ * A file's shape for `spec`, checked against the declaration (both engines load through this): legacy VAE
+ * attention weights converted from LDM checkpoints are [C, C, 1, 1] 1×1 convs and count as the Linear [C, C].
+ */
+export function checkedShape(
+  component: string,
+  spec: WeightSpec,
+  fileShape: readonly number[],
+): readonly number[] {
+  let shape = fileShape;
+  if (spec.kind === 'linear' && shape.length === 4 && shape[2] === 1 && shape[3] === 1)
+    shape = shape.slice(0, 2);
+  if (shape.length !== spec.shape.length || shape.some((d, i) => d !== spec.shape[i]))
+    throw new WeightShapeError(
+      `${component}: weight ${spec.name} has shape [${fileShape.join(', ')}], expected [${spec.shape.join(', ')}]`,
+    );
+  return shape;
+}

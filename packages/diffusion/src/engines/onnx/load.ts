@@ -14,7 +14,7 @@ import {
   ModelFolderError,
   type ModelIndex,
 } from '../../weights/folder.js';
-import { WeightShapeError, type WeightSpec } from '../../weights/weight-spec.js';
+import { checkedShape, type WeightSpec } from '../../weights/weight-spec.js';
 import type { GraphPrecision, SourceTensor, WeightSource } from './graph-builder.js';
 import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cache.js';
 import { LoraInputs } from './lora-inputs.js';
@@ -79,14 +79,7 @@ class CheckedSource implements WeightSource {
   shape(name: string): readonly number[] {
     const file = this.inner.shape(name);
     const spec = this.specs.get(name);
-    let shape = file;
-    if (spec?.kind === 'linear' && shape.length === 4 && shape[2] === 1 && shape[3] === 1)
-      shape = shape.slice(0, 2);
-    if (spec && (shape.length !== spec.shape.length || shape.some((d, i) => d !== spec.shape[i])))
-      throw new WeightShapeError(
-        `${this.inner.component}: weight ${name} has shape [${file.join(', ')}], expected [${spec.shape.join(', ')}]`,
-      );
-    return shape;
+    return spec ? checkedShape(this.inner.component, spec, file) : file;
   }
   read(name: string): SourceTensor {
     const shape = this.shape(name);
