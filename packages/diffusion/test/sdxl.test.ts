@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClipTextConfig, clipTextWeightSpecs, eosPositions } from '../src/architectures/clip-text.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../src/architectures/timestep-embedding.js';
 import { type UNetConfig, unetWeightSpecs, validateUNetConfig } from '../src/architectures/unet-config.js';
+import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
 import { selectBackend } from '../src/backend.js';
 import { ensureGraph } from '../src/engines/onnx/graph-cache.js';
 import { sessionOptions } from '../src/engines/onnx/session.js';
@@ -73,6 +74,19 @@ describe('SDXL declarations', () => {
       shape: [1280, 1280],
       kind: 'linear',
     });
+  });
+
+  it("declare SDXL's VAE (the SD AutoencoderKL, scaling 0.13025) with its parameter count (83,653,863)", () => {
+    const vae: VaeConfig = {
+      in_channels: 3,
+      out_channels: 3,
+      block_out_channels: [128, 256, 512, 512],
+      layers_per_block: 2,
+      latent_channels: 4,
+      norm_num_groups: 32,
+      scaling_factor: 0.13025,
+    };
+    expect(params(vaeWeightSpecs(vae))).toBe(83_653_863);
   });
 
   it('the SD pipeline still rejects a text_time UNet; the architecture accepts it where its caller feeds it', () => {
