@@ -8,7 +8,8 @@
  * Usage (from packages/diffusion): pnpm bench [-- --backends=wasm,cpu --sd15 --sd15-backends=wasm,cpu]
  */
 import * as tf from '@tensorflow/tfjs';
-import { type UNetConfig, unetWeightSpecs } from '../src/architectures/unet-config.js';
+import { unetWeightSpecs } from '../src/architectures/unet.js';
+import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { BACKEND_PREFERENCE, type BackendName, selectBackend } from '../src/backend.js';
 import { UNet2DConditionModel } from '../src/models/unet.js';
 import { type UNetActivations, type UNetStage, unetStages } from '../src/models/unet-stages.js';

@@ -8,7 +8,8 @@ export {
   parseOrtThreads,
 } from '@tiffin/onnx';
 export { type ClipTextConfig, clipTextWeightSpecs } from './architectures/clip-text.js';
-export { type UNetConfig, unetWeightSpecs, validateUNetConfig } from './architectures/unet-config.js';
+export { unetWeightSpecs } from './architectures/unet.js';
+export { type UNetConfig, validateUNetConfig } from './architectures/unet-config.js';
 export { type VaeConfig, vaeWeightSpecs } from './architectures/vae.js';
 export {
   BACKEND_NAMES,

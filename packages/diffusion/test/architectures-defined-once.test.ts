@@ -47,6 +47,11 @@ describe('each architecture has one definition (src/architectures/)', () => {
       for (const spec of imports(f)) expect(spec, relative(src, f)).not.toMatch(/architectures\//);
   });
 
+  it('weights are declared by running the definitions (DeclareOps), not listed beside them', () => {
+    for (const f of files(join(src, 'architectures')))
+      expect(code(f), relative(src, f)).not.toMatch(/kind:\s*'(linear|conv|plain)'/);
+  });
+
   it('the name check catches a layer wired outside src/architectures/', () => {
     expect(LAYER_NAMES.test('o.conv2d(x, `down_blocks.0.resnets.0.conv_shortcut`, 1)')).toBe(true);
     expect(LAYER_NAMES.test("g.weight('text_model.final_layer_norm.weight')")).toBe(true);

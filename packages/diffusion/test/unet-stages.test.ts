@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type UNetConfig, unetWeightSpecs } from '../src/architectures/unet-config.js';
+import { unetWeightSpecs } from '../src/architectures/unet.js';
+import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { selectBackend } from '../src/backend.js';
 import { UNet2DConditionModel } from '../src/models/unet.js';
 import { type UNetActivations, unetStages } from '../src/models/unet-stages.js';

@@ -1,6 +1,3 @@
-import type { WeightSpec } from '../weights/weight-spec.js';
-import { convSpecs, linearSpecs, normSpecs, resnetSpecs, transformerSpecs } from './blocks.js';
-
 /** UNet2DConditionModel config fields (docs/spec/diffusion.md §5.1). */
 export interface UNetConfig {
   sample_size: number;
@@ -108,53 +105,4 @@ export function unetLayout(c: UNetConfig): UNetLayout {
     layers: perBlock(c.transformer_layers_per_block ?? 1, N),
     temb: 4 * c.block_out_channels[0],
   };
-}
-
-export function unetWeightSpecs(c: UNetConfig): WeightSpec[] {
-  const { C, layers, temb } = unetLayout(c);
-  const N = C.length;
-  const n = c.layers_per_block;
-  const lp = c.use_linear_projection ?? false;
-  const X = c.cross_attention_dim;
-  const s: WeightSpec[] = [
-    ...convSpecs('conv_in', c.in_channels, C[0], 3),
-    ...linearSpecs('time_embedding.linear_1', C[0], temb),
-    ...linearSpecs('time_embedding.linear_2', temb, temb),
-  ];
-  if (hasTextTimeEmbedding(c))
-    s.push(
-      ...linearSpecs('add_embedding.linear_1', c.projection_class_embeddings_input_dim as number, temb),
-      ...linearSpecs('add_embedding.linear_2', temb, temb),
-    );
-  for (let i = 0; i < N; i++) {
-    const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';
-    for (let j = 0; j < n; j++) {
-      s.push(
-        ...resnetSpecs(`down_blocks.${i}.resnets.${j}`, j === 0 ? C[Math.max(i - 1, 0)] : C[i], C[i], temb),
-      );
-      if (cross) s.push(...transformerSpecs(`down_blocks.${i}.attentions.${j}`, C[i], X, lp, layers[i]));
-    }
-    if (i < N - 1) s.push(...convSpecs(`down_blocks.${i}.downsamplers.0.conv`, C[i], C[i], 3));
-  }
-  const M = C[N - 1];
-  s.push(
-    ...resnetSpecs('mid_block.resnets.0', M, M, temb),
-    ...transformerSpecs('mid_block.attentions.0', M, X, lp, layers[N - 1]),
-    ...resnetSpecs('mid_block.resnets.1', M, M, temb),
-  );
-  const R = [...C].reverse();
-  const RL = [...layers].reverse();
-  for (let i = 0; i < N; i++) {
-    const cross = c.up_block_types[i] === 'CrossAttnUpBlock2D';
-    const prev = i === 0 ? R[0] : R[i - 1];
-    const skipLast = R[Math.min(i + 1, N - 1)];
-    for (let j = 0; j <= n; j++) {
-      const cin = (j === 0 ? prev : R[i]) + (j === n ? skipLast : R[i]);
-      s.push(...resnetSpecs(`up_blocks.${i}.resnets.${j}`, cin, R[i], temb));
-      if (cross) s.push(...transformerSpecs(`up_blocks.${i}.attentions.${j}`, R[i], X, lp, RL[i]));
-    }
-    if (i < N - 1) s.push(...convSpecs(`up_blocks.${i}.upsamplers.0.conv`, R[i], R[i], 3));
-  }
-  s.push(...normSpecs('conv_norm_out', C[0]), ...convSpecs('conv_out', C[0], c.out_channels, 3));
-  return s;
 }

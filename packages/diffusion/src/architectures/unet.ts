@@ -1,5 +1,8 @@
+import { DeclareOps } from '../ops/declare/declare-ops.js';
 import type { Ops } from '../ops/ops.js';
+import type { WeightSpec } from '../weights/weight-spec.js';
 import { type NormOptions, resnet, transformer2d, upsample } from './blocks.js';
+import { TIME_IDS } from './timestep-embedding.js';
 import { hasTextTimeEmbedding, type UNetConfig, unetLayout } from './unet-config.js';
 
 /** Values handed from one UNet stage to the next. */
@@ -46,7 +49,7 @@ const needTemb = <T>(a: UNetActivations<T>): T => {
 
 /** The stages of the UNet, in execution order. */
 export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
-  const { C, heads, layers } = unetLayout(c);
+  const { C, heads, layers, temb: T } = unetLayout(c);
   const N = C.length;
   const n = c.layers_per_block;
   const G = c.norm_num_groups;
@@ -66,8 +69,9 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
       prefixes: ['time_embedding.', 'conv_in.', ...(textTime ? ['add_embedding.'] : [])],
       run(o, a, cond) {
         let temb = o.linear(
-          o.silu(o.linear(cond.timeProj(), 'time_embedding.linear_1')),
+          o.silu(o.linear(cond.timeProj(), 'time_embedding.linear_1', T)),
           'time_embedding.linear_2',
+          T,
         );
         if (textTime) {
           // SDXL: pooled text embeds and the time ids' embeddings, through their own MLP, added to the time embedding.
@@ -76,11 +80,11 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
           const joined = o.concatLast(added.textEmbeds, added.timeIds);
           temb = o.add(
             temb,
-            o.linear(o.silu(o.linear(joined, 'add_embedding.linear_1')), 'add_embedding.linear_2'),
+            o.linear(o.silu(o.linear(joined, 'add_embedding.linear_1', T)), 'add_embedding.linear_2', T),
           );
         }
         const tembAct = o.silu(temb);
-        const h = o.conv2d(a.h, 'conv_in', 3);
+        const h = o.conv2d(a.h, 'conv_in', C[0], 3);
         return { h, skips: [h], tembAct };
       },
     },
@@ -98,7 +102,7 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
         for (let j = 0; j < n; j++) {
           const cin = j === 0 ? C[Math.max(i - 1, 0)] : C[i];
           const x = h;
-          h = o.block(() => resnet(o, `${p}.resnets.${j}`, x, tembAct, norm, cin !== C[i]));
+          h = o.block(() => resnet(o, `${p}.resnets.${j}`, x, tembAct, norm, cin, C[i]));
           const r = h;
           if (cross)
             h = o.block(() =>
@@ -107,7 +111,7 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
           skips.push(h);
         }
         if (i < N - 1) {
-          h = o.conv2d(h, `${p}.downsamplers.0.conv`, 3, 2);
+          h = o.conv2d(h, `${p}.downsamplers.0.conv`, C[i], 3, 2);
           skips.push(h);
         }
         return { h, skips, tembAct };
@@ -119,12 +123,12 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
     prefixes: ['mid_block.'],
     run(o, a, cond) {
       const tembAct = needTemb(a);
-      let h = o.block(() => resnet(o, 'mid_block.resnets.0', a.h, tembAct, norm, false));
+      let h = o.block(() => resnet(o, 'mid_block.resnets.0', a.h, tembAct, norm, C[N - 1], C[N - 1]));
       const r = h;
       h = o.block(() =>
         transformer(o, 'mid_block.attentions.0', r, cond.context, N - 1, heads[N - 1], layers[N - 1]),
       );
-      h = resnet(o, 'mid_block.resnets.1', h, tembAct, norm, false);
+      h = resnet(o, 'mid_block.resnets.1', h, tembAct, norm, C[N - 1], C[N - 1]);
       return { h, skips: a.skips, tembAct };
     },
   });
@@ -147,9 +151,7 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
           const cin = (j === 0 ? prev : R[i]) + (j === n ? skipLast : R[i]);
           const s = skips.pop() as typeof h;
           const x = h;
-          h = o.block(() =>
-            resnet(o, `${p}.resnets.${j}`, o.concatChannels(x, s), tembAct, norm, cin !== R[i]),
-          );
+          h = o.block(() => resnet(o, `${p}.resnets.${j}`, o.concatChannels(x, s), tembAct, norm, cin, R[i]));
           const r = h;
           if (cross)
             h = o.block(() =>
@@ -157,7 +159,7 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
             );
         }
         // Upsample to the next skip's size so odd latent sizes work as in diffusers.
-        if (i < N - 1) h = upsample(o, `${p}.upsamplers.0`, h, skips[skips.length - 1]);
+        if (i < N - 1) h = upsample(o, `${p}.upsamplers.0`, h, R[i], skips[skips.length - 1]);
         return { h, skips, tembAct };
       },
     });
@@ -167,7 +169,7 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
     prefixes: ['conv_norm_out.', 'conv_out.'],
     run(o, a) {
       const h = o.silu(o.groupNorm(a.h, 'conv_norm_out', G, c.norm_eps));
-      return { h: o.conv2d(h, 'conv_out', 3), skips: a.skips, tembAct: a.tembAct };
+      return { h: o.conv2d(h, 'conv_out', c.out_channels, 3), skips: a.skips, tembAct: a.tembAct };
     },
   });
   return stages;
@@ -178,4 +180,21 @@ export function unetForward<T>(o: Ops<T>, c: UNetConfig, sample: T, cond: UNetCo
   let a: UNetActivations<T> = { h: sample, skips: [], tembAct: null };
   for (const stage of unetStageDefinitions(c)) a = stage.run(o, a, cond);
   return a.h;
+}
+
+/** The weights the UNet reads (diffusers names, torch shapes), from its definition. */
+export function unetWeightSpecs(c: UNetConfig): WeightSpec[] {
+  const o = new DeclareOps();
+  const size = 2 ** c.block_out_channels.length;
+  const timeIds = TIME_IDS * (c.addition_time_embed_dim ?? 0);
+  const textTime = () => ({
+    textEmbeds: [1, (c.projection_class_embeddings_input_dim ?? 0) - timeIds],
+    timeIds: [1, timeIds],
+  });
+  unetForward(o, c, [1, c.in_channels, size, size], {
+    timeProj: () => [1, c.block_out_channels[0]],
+    context: [1, 1, c.cross_attention_dim],
+    textTime: hasTextTimeEmbedding(c) ? textTime : undefined,
+  });
+  return o.specs();
 }

@@ -1,15 +1,7 @@
+import { DeclareOps } from '../ops/declare/declare-ops.js';
 import type { Ops } from '../ops/ops.js';
 import type { WeightSpec } from '../weights/weight-spec.js';
-import {
-  convSpecs,
-  type NormOptions,
-  normSpecs,
-  resnet,
-  resnetSpecs,
-  upsample,
-  vaeAttention,
-  vaeAttentionSpecs,
-} from './blocks.js';
+import { type NormOptions, resnet, upsample, vaeAttention } from './blocks.js';
 
 /** diffusers AutoencoderKL config fields used here (docs/spec/diffusion.md §6). */
 export interface VaeConfig {
@@ -25,67 +17,13 @@ export interface VaeConfig {
   sample_size?: number;
 }
 
-function midSpecs(p: string, c: number): WeightSpec[] {
-  return [
-    ...resnetSpecs(`${p}.resnets.0`, c, c, null),
-    ...vaeAttentionSpecs(`${p}.attentions.0`, c),
-    ...resnetSpecs(`${p}.resnets.1`, c, c, null),
-  ];
-}
-
-export function vaeWeightSpecs(c: VaeConfig): WeightSpec[] {
-  const C = c.block_out_channels;
-  const N = C.length;
-  const L = c.latent_channels;
-  const s: WeightSpec[] = [...convSpecs('encoder.conv_in', c.in_channels, C[0], 3)];
-  for (let i = 0; i < N; i++) {
-    for (let j = 0; j < c.layers_per_block; j++) {
-      s.push(
-        ...resnetSpecs(
-          `encoder.down_blocks.${i}.resnets.${j}`,
-          j === 0 ? C[Math.max(i - 1, 0)] : C[i],
-          C[i],
-          null,
-        ),
-      );
-    }
-    if (i < N - 1) s.push(...convSpecs(`encoder.down_blocks.${i}.downsamplers.0.conv`, C[i], C[i], 3));
-  }
-  s.push(...midSpecs('encoder.mid_block', C[N - 1]));
-  s.push(
-    ...normSpecs('encoder.conv_norm_out', C[N - 1]),
-    ...convSpecs('encoder.conv_out', C[N - 1], 2 * L, 3),
-  );
-  s.push(...convSpecs('quant_conv', 2 * L, 2 * L, 1), ...convSpecs('post_quant_conv', L, L, 1));
-  const R = [...C].reverse();
-  s.push(...convSpecs('decoder.conv_in', L, R[0], 3), ...midSpecs('decoder.mid_block', R[0]));
-  for (let i = 0; i < N; i++) {
-    for (let j = 0; j <= c.layers_per_block; j++) {
-      s.push(
-        ...resnetSpecs(
-          `decoder.up_blocks.${i}.resnets.${j}`,
-          j === 0 ? R[Math.max(i - 1, 0)] : R[i],
-          R[i],
-          null,
-        ),
-      );
-    }
-    if (i < N - 1) s.push(...convSpecs(`decoder.up_blocks.${i}.upsamplers.0.conv`, R[i], R[i], 3));
-  }
-  s.push(
-    ...normSpecs('decoder.conv_norm_out', C[0]),
-    ...convSpecs('decoder.conv_out', C[0], c.out_channels, 3),
-  );
-  return s;
-}
-
 const norm = (c: VaeConfig): NormOptions => ({ groups: c.norm_num_groups, eps: 1e-6 });
 
 function mid<T>(o: Ops<T>, c: VaeConfig, p: string, h: T, channels: number): T {
   const n = norm(c);
-  h = resnet(o, `${p}.resnets.0`, h, null, n, false);
+  h = resnet(o, `${p}.resnets.0`, h, null, n, channels, channels);
   h = vaeAttention(o, `${p}.attentions.0`, h, channels, n.groups);
-  return resnet(o, `${p}.resnets.1`, h, null, n, false);
+  return resnet(o, `${p}.resnets.1`, h, null, n, channels, channels);
 }
 
 /** AutoencoderKL decode (docs/spec/diffusion.md §6): latents (already divided by scaling_factor) → raw image. */
@@ -94,19 +32,19 @@ export function vaeDecode<T>(o: Ops<T>, c: VaeConfig, z: T): T {
   const R = [...C].reverse();
   const N = C.length;
   const n = norm(c);
-  let h = o.conv2d(z, 'post_quant_conv', 1);
-  h = o.conv2d(h, 'decoder.conv_in', 3);
+  let h = o.conv2d(z, 'post_quant_conv', c.latent_channels, 1);
+  h = o.conv2d(h, 'decoder.conv_in', R[0], 3);
   h = mid(o, c, 'decoder.mid_block', h, C[N - 1]);
   for (let i = 0; i < N; i++) {
     for (let j = 0; j <= c.layers_per_block; j++) {
       const cin = j === 0 ? R[Math.max(i - 1, 0)] : R[i];
       const x = h;
-      h = o.block(() => resnet(o, `decoder.up_blocks.${i}.resnets.${j}`, x, null, n, cin !== R[i]));
+      h = o.block(() => resnet(o, `decoder.up_blocks.${i}.resnets.${j}`, x, null, n, cin, R[i]));
     }
-    if (i < N - 1) h = upsample(o, `decoder.up_blocks.${i}.upsamplers.0`, h);
+    if (i < N - 1) h = upsample(o, `decoder.up_blocks.${i}.upsamplers.0`, h, R[i]);
   }
   h = o.silu(o.groupNorm(h, 'decoder.conv_norm_out', n.groups, 1e-6));
-  return o.conv2d(h, 'decoder.conv_out', 3);
+  return o.conv2d(h, 'decoder.conv_out', c.out_channels, 3);
 }
 
 /** AutoencoderKL encode (docs/spec/diffusion.md §6): image in [-1, 1] → latent mean and std. */
@@ -115,19 +53,29 @@ export function vaeEncode<T>(o: Ops<T>, c: VaeConfig, x: T): { mean: T; std: T }
   const N = C.length;
   const L = c.latent_channels;
   const n = norm(c);
-  let h = o.conv2d(x, 'encoder.conv_in', 3);
+  let h = o.conv2d(x, 'encoder.conv_in', C[0], 3);
   for (let i = 0; i < N; i++) {
     for (let j = 0; j < c.layers_per_block; j++) {
       const cin = j === 0 ? C[Math.max(i - 1, 0)] : C[i];
       const r = h;
-      h = o.block(() => resnet(o, `encoder.down_blocks.${i}.resnets.${j}`, r, null, n, cin !== C[i]));
+      h = o.block(() => resnet(o, `encoder.down_blocks.${i}.resnets.${j}`, r, null, n, cin, C[i]));
     }
     // Zero padding on the right and bottom only, then a stride-2 conv (diffusers' VAE downsampler).
-    if (i < N - 1) h = o.conv2d(h, `encoder.down_blocks.${i}.downsamplers.0.conv`, 3, 2, 'bottom-right');
+    if (i < N - 1)
+      h = o.conv2d(h, `encoder.down_blocks.${i}.downsamplers.0.conv`, C[i], 3, 2, 'bottom-right');
   }
   h = mid(o, c, 'encoder.mid_block', h, C[N - 1]);
-  h = o.conv2d(o.silu(o.groupNorm(h, 'encoder.conv_norm_out', n.groups, 1e-6)), 'encoder.conv_out', 3);
-  const moments = o.conv2d(h, 'quant_conv', 1);
+  h = o.conv2d(o.silu(o.groupNorm(h, 'encoder.conv_norm_out', n.groups, 1e-6)), 'encoder.conv_out', 2 * L, 3);
+  const moments = o.conv2d(h, 'quant_conv', 2 * L, 1);
   const [mean, logvar] = o.splitChannels(moments, [L, L]);
   return { mean, std: o.exp(o.scale(o.clip(logvar, -30, 20), 0.5)) };
+}
+
+/** The weights the VAE reads (diffusers names, torch shapes), from its encoder and decoder definitions. */
+export function vaeWeightSpecs(c: VaeConfig): WeightSpec[] {
+  const o = new DeclareOps();
+  const size = 2 ** c.block_out_channels.length;
+  vaeEncode(o, c, [1, c.in_channels, size, size]);
+  vaeDecode(o, c, [1, c.latent_channels, 1, 1]);
+  return o.specs();
 }

@@ -3,26 +3,30 @@
  * the TF.js backend runs them eagerly on tensors, the ONNX backend emits graph nodes. `T` is a backend's handle for
  * a value (a tfjs tensor, a graph value name). Parameters are named by their diffusers/transformers prefix
  * (`down_blocks.0.resnets.0.conv1`): each backend loads the weight under that name, in its own layout, and adds
- * the layer's LoRA branch where it has one.
+ * the layer's LoRA branch where it has one. Output widths are stated (`out`) so that a declaring backend can derive
+ * every weight's shape from the definition itself (`declare-ops.ts`).
  *
  * Two kinds of values flow through: *images* `[B, C, H, W]` in the logical sense (each backend keeps its own
  * memory layout: NHWC on TF.js, NCHW in ONNX graphs) and *sequences* `[B, L, D]` (features last on both).
  */
 export interface Ops<T> {
   /** `x · Wᵀ + b` over the last axis with `param.weight` `[out, in]` (and `param.bias` unless `bias` is false). */
-  linear(x: T, param: string, bias?: boolean): T;
+  linear(x: T, param: string, out: number, bias?: boolean): T;
   /**
    * 2-D convolution of an image with `param.weight` `[out, in, k, k]` and `param.bias`. `pad`: `symmetric` pads
    * (k-1)/2 on every side (torch's `padding=k//2`); `bottom-right` pads one row and column after (the VAE
    * encoder's downsampler).
    */
-  conv2d(x: T, param: string, kernel: number, stride?: number, pad?: ConvPadding): T;
+  conv2d(x: T, param: string, out: number, kernel: number, stride?: number, pad?: ConvPadding): T;
   /** GroupNorm over consecutive channel groups of an image, with affine `param.weight`/`param.bias`. */
   groupNorm(x: T, param: string, groups: number, eps: number): T;
   /** LayerNorm over the last axis, with affine `param.weight`/`param.bias`. */
   layerNorm(x: T, param: string, eps: number): T;
-  /** Token embedding rows for integer ids `[B, L]` plus the first L rows of the position table → `[B, L, D]`. */
-  tokenEmbedding(ids: T, tokenParam: string, positionParam: string): T;
+  /**
+   * Token embedding rows for integer ids `[B, L]` plus the first L rows of the position table → `[B, L, D]`
+   * (tables `[vocab, D]` and `[positions, D]`).
+   */
+  tokenEmbedding(ids: T, tokenParam: string, positionParam: string, tables: EmbeddingTables): T;
   /** Additive causal mask `[L, L]` for the ids' length (lowest float above the diagonal); L ≤ `maxPositions`. */
   causalMask(ids: T, maxPositions: number): T;
   /** Row `positions[b]` of each sequence: x `[B, L, D]`, integer positions `[B]` → `[B, D]`. */
@@ -71,6 +75,12 @@ export interface Ops<T> {
 }
 
 export type ConvPadding = 'symmetric' | 'bottom-right';
+
+export interface EmbeddingTables {
+  vocab: number;
+  positions: number;
+  dim: number;
+}
 
 export interface AttentionShape<T> {
   heads: number;

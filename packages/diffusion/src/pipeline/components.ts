@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { clipTextWeightSpecs } from '../architectures/clip-text.js';
-import { unetWeightSpecs } from '../architectures/unet-config.js';
+import { unetWeightSpecs } from '../architectures/unet.js';
 import { vaeWeightSpecs } from '../architectures/vae.js';
 import type { OnnxTextEncoder, OnnxUNet, OnnxVae } from '../engines/onnx/models.js';
 import type { LoraTarget } from '../lora/types.js';

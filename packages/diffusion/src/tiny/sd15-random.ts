@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-text.js';
-import { type UNetConfig, unetWeightSpecs } from '../architectures/unet-config.js';
+import { unetWeightSpecs } from '../architectures/unet.js';
+import type { UNetConfig } from '../architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
 import { writeSafetensorsStreamed } from '../weights/safetensors.js';
 import type { WeightSpec } from '../weights/weight-spec.js';

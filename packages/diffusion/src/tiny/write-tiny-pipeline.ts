@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-text.js';
-import { type UNetConfig, unetWeightSpecs } from '../architectures/unet-config.js';
+import { unetWeightSpecs } from '../architectures/unet.js';
+import type { UNetConfig } from '../architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
 import { detWeight } from '../weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../weights/safetensors.js';

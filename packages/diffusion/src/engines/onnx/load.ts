@@ -2,7 +2,7 @@ import { basename, join } from 'node:path';
 import { loadOrt, type OnnxRuntimeOptions, type ResolvedRuntime, resolveRuntime } from '@tiffin/onnx';
 import type { InferenceSession } from 'onnxruntime-node';
 import { clipTextWeightSpecs } from '../../architectures/clip-text.js';
-import { unetWeightSpecs } from '../../architectures/unet-config.js';
+import { unetWeightSpecs } from '../../architectures/unet.js';
 import { vaeWeightSpecs } from '../../architectures/vae.js';
 import type { AttentionKind } from '../../ops/onnx/onnx-ops.js';
 import { readPipelineFolderConfigs } from '../../pipeline/folder-configs.js';

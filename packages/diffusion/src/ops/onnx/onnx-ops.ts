@@ -1,5 +1,5 @@
 import type { GraphBuilder } from '../../engines/onnx/graph-builder.js';
-import type { AttentionShape, ConvPadding, Ops } from '../ops.js';
+import type { AttentionShape, ConvPadding, EmbeddingTables, Ops } from '../ops.js';
 
 const int = (value: number) => ({ kind: 'int', value }) as const;
 const ints = (value: readonly number[]) => ({ kind: 'ints', value }) as const;
@@ -38,7 +38,7 @@ export class OnnxOps implements Ops<string> {
     private readonly attentionKind: AttentionKind,
   ) {}
 
-  linear(x: string, param: string, bias = true): string {
+  linear(x: string, param: string, _out: number, bias = true): string {
     const g = this.g;
     let y = g.node('MatMul', [x, g.weight(`${param}.weight`, 'linear-t')]);
     const [out, inn] = g.weightShape(`${param}.weight`);
@@ -47,7 +47,14 @@ export class OnnxOps implements Ops<string> {
     return bias ? g.node('Add', [y, g.weight(`${param}.bias`)]) : y;
   }
 
-  conv2d(x: string, param: string, kernel: number, stride = 1, pad: ConvPadding = 'symmetric'): string {
+  conv2d(
+    x: string,
+    param: string,
+    _out: number,
+    kernel: number,
+    stride = 1,
+    pad: ConvPadding = 'symmetric',
+  ): string {
     const g = this.g;
     const p = (kernel - 1) / 2;
     // ONNX order [top, left, bottom, right].
@@ -103,7 +110,7 @@ export class OnnxOps implements Ops<string> {
     return L;
   }
 
-  tokenEmbedding(ids: string, tokenParam: string, positionParam: string): string {
+  tokenEmbedding(ids: string, tokenParam: string, positionParam: string, _tables: EmbeddingTables): string {
     const g = this.g;
     const L = this.length(ids);
     const zero = g.ints([0]);

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import type { AttentionShape, ConvPadding, Ops } from '../ops.js';
+import type { AttentionShape, ConvPadding, EmbeddingTables, Ops } from '../ops.js';
 import { attention, conv2d, gelu, groupNorm, layerNorm, linear, quickGelu, silu } from './layers.js';
 
 /** Weight lookup by full diffusers name, in TF.js layout (`WeightStore.get`). */
@@ -15,13 +15,14 @@ const LOWEST = -3.4028234663852886e38;
 export class TfjsOps implements Ops<tf.Tensor> {
   constructor(private readonly w: Weights) {}
 
-  linear(x: tf.Tensor, param: string, bias = true): tf.Tensor {
+  linear(x: tf.Tensor, param: string, _out: number, bias = true): tf.Tensor {
     return linear(x, this.w(`${param}.weight`), bias ? this.w(`${param}.bias`) : undefined);
   }
 
   conv2d(
     x: tf.Tensor,
     param: string,
+    _out: number,
     _kernel: number,
     stride = 1,
     pad: ConvPadding = 'symmetric',
@@ -43,7 +44,12 @@ export class TfjsOps implements Ops<tf.Tensor> {
     return layerNorm(x, eps, this.w(`${param}.weight`), this.w(`${param}.bias`));
   }
 
-  tokenEmbedding(ids: tf.Tensor, tokenParam: string, positionParam: string): tf.Tensor {
+  tokenEmbedding(
+    ids: tf.Tensor,
+    tokenParam: string,
+    positionParam: string,
+    _tables: EmbeddingTables,
+  ): tf.Tensor {
     const L = ids.shape[1] as number;
     const positions = this.w(positionParam);
     return tf.add(
