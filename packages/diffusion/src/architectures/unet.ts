@@ -49,7 +49,7 @@ const needTemb = <T>(a: UNetActivations<T>): T => {
 
 /** The stages of the UNet, in execution order. */
 export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
-  const { C, heads, layers, temb: T } = unetLayout(c);
+  const { C, heads, layers, temb: Temb } = unetLayout(c);
   const N = C.length;
   const n = c.layers_per_block;
   const G = c.norm_num_groups;
@@ -69,9 +69,9 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
       prefixes: ['time_embedding.', 'conv_in.', ...(textTime ? ['add_embedding.'] : [])],
       run(o, a, cond) {
         let temb = o.linear(
-          o.silu(o.linear(cond.timeProj(), 'time_embedding.linear_1', T)),
+          o.silu(o.linear(cond.timeProj(), 'time_embedding.linear_1', Temb)),
           'time_embedding.linear_2',
-          T,
+          Temb,
         );
         if (textTime) {
           // SDXL: pooled text embeds and the time ids' embeddings, through their own MLP, added to the time embedding.
@@ -80,7 +80,11 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
           const joined = o.concatLast(added.textEmbeds, added.timeIds);
           temb = o.add(
             temb,
-            o.linear(o.silu(o.linear(joined, 'add_embedding.linear_1', T)), 'add_embedding.linear_2', T),
+            o.linear(
+              o.silu(o.linear(joined, 'add_embedding.linear_1', Temb)),
+              'add_embedding.linear_2',
+              Temb,
+            ),
           );
         }
         const tembAct = o.silu(temb);
