@@ -63,6 +63,39 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
       linearProj: c.use_linear_projection ?? false,
       layers: depth,
     });
+  /**
+   * One layer of a down, mid or up block at `level`: a resnet from `cin` channels, then the transformer when the
+   * block has cross-attention, each in its own scope. `input` is evaluated inside the resnet's scope.
+   */
+  const layer = <T>(
+    o: Ops<T>,
+    p: string,
+    j: number,
+    input: () => T,
+    cin: number,
+    level: number,
+    tembAct: T,
+    attention: { heads: number; depth: number; context: T } | null,
+  ): T => {
+    const h = o.block(() => resnet(o, `${p}.resnets.${j}`, input(), tembAct, norm, cin, C[level]));
+    if (!attention) return h;
+    return o.block(() =>
+      transformer(o, `${p}.attentions.${j}`, h, attention.context, level, attention.heads, attention.depth),
+    );
+  };
+  /** The stage of one down or up block: its weights are under `p.`; `body` pushes onto or pops from `skips`. */
+  const blockStage = (
+    p: string,
+    body: <T>(o: Ops<T>, h: T, skips: T[], tembAct: T, context: T) => T,
+  ): UNetStageDefinition => ({
+    name: p,
+    prefixes: [`${p}.`],
+    run(o, a, cond) {
+      const tembAct = needTemb(a);
+      const skips = [...a.skips];
+      return { h: body(o, a.h, skips, tembAct, cond.context), skips, tembAct };
+    },
+  });
   const stages: UNetStageDefinition[] = [
     {
       name: 'conv_in+time_embedding',
@@ -96,42 +129,29 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
   for (let i = 0; i < N; i++) {
     const p = `down_blocks.${i}`;
     const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';
-    stages.push({
-      name: p,
-      prefixes: [`${p}.`],
-      run(o, a, cond) {
-        const tembAct = needTemb(a);
-        const skips = [...a.skips];
-        let h = a.h;
+    stages.push(
+      blockStage(p, (o, h, skips, tembAct, context) => {
+        const attention = cross ? { heads: heads[i], depth: layers[i], context } : null;
         for (let j = 0; j < n; j++) {
-          const cin = j === 0 ? C[Math.max(i - 1, 0)] : C[i];
           const x = h;
-          h = o.block(() => resnet(o, `${p}.resnets.${j}`, x, tembAct, norm, cin, C[i]));
-          const r = h;
-          if (cross)
-            h = o.block(() =>
-              transformer(o, `${p}.attentions.${j}`, r, cond.context, i, heads[i], layers[i]),
-            );
+          h = layer(o, p, j, () => x, j === 0 ? C[Math.max(i - 1, 0)] : C[i], i, tembAct, attention);
           skips.push(h);
         }
         if (i < N - 1) {
           h = o.conv2d(h, `${p}.downsamplers.0.conv`, C[i], 3, 2);
           skips.push(h);
         }
-        return { h, skips, tembAct };
-      },
-    });
+        return h;
+      }),
+    );
   }
   stages.push({
     name: 'mid_block',
     prefixes: ['mid_block.'],
     run(o, a, cond) {
       const tembAct = needTemb(a);
-      let h = o.block(() => resnet(o, 'mid_block.resnets.0', a.h, tembAct, norm, C[N - 1], C[N - 1]));
-      const r = h;
-      h = o.block(() =>
-        transformer(o, 'mid_block.attentions.0', r, cond.context, N - 1, heads[N - 1], layers[N - 1]),
-      );
+      const attention = { heads: heads[N - 1], depth: layers[N - 1], context: cond.context };
+      let h = layer(o, 'mid_block', 0, () => a.h, C[N - 1], N - 1, tembAct, attention);
       h = resnet(o, 'mid_block.resnets.1', h, tembAct, norm, C[N - 1], C[N - 1]);
       return { h, skips: a.skips, tembAct };
     },
@@ -144,29 +164,20 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
     const cross = c.up_block_types[i] === 'CrossAttnUpBlock2D';
     const prev = i === 0 ? R[0] : R[i - 1];
     const skipLast = R[Math.min(i + 1, N - 1)];
-    stages.push({
-      name: p,
-      prefixes: [`${p}.`],
-      run(o, a, cond) {
-        const tembAct = needTemb(a);
-        const skips = [...a.skips];
-        let h = a.h;
+    stages.push(
+      blockStage(p, (o, h, skips, tembAct, context) => {
+        const attention = cross ? { heads: RH[i], depth: RL[i], context } : null;
         for (let j = 0; j <= n; j++) {
           const cin = (j === 0 ? prev : R[i]) + (j === n ? skipLast : R[i]);
           const s = skips.pop() as typeof h;
           const x = h;
-          h = o.block(() => resnet(o, `${p}.resnets.${j}`, o.concatChannels(x, s), tembAct, norm, cin, R[i]));
-          const r = h;
-          if (cross)
-            h = o.block(() =>
-              transformer(o, `${p}.attentions.${j}`, r, cond.context, N - 1 - i, RH[i], RL[i]),
-            );
+          h = layer(o, p, j, () => o.concatChannels(x, s), cin, N - 1 - i, tembAct, attention);
         }
         // Upsample to the next skip's size so odd latent sizes work as in diffusers.
         if (i < N - 1) h = upsample(o, `${p}.upsamplers.0`, h, R[i], skips[skips.length - 1]);
-        return { h, skips, tembAct };
-      },
-    });
+        return h;
+      }),
+    );
   }
   stages.push({
     name: 'conv_norm_out+conv_out',
