@@ -14,12 +14,13 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadOrt } from '@tiffin/onnx';
+import { timestepEmbedding } from '../src/architectures/timestep-embedding.js';
+import { unetWeightSpecs } from '../src/architectures/unet.js';
+import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { ensureGraph } from '../src/engines/onnx/graph-cache.js';
 import { sessionOptions } from '../src/engines/onnx/session.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
 import { SafetensorsWeightSource } from '../src/engines/onnx/weight-source.js';
-import { timestepEmbedding } from '../src/models/timestep-embedding.js';
-import { type UNetConfig, unetWeightSpecs } from '../src/models/unet-config.js';
 import { detInput } from '../src/weights/deterministic.js';
 
 const args = process.argv.slice(2);

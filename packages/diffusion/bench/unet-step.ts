@@ -8,13 +8,15 @@
  * Usage (from packages/diffusion): pnpm bench [-- --backends=wasm,cpu --sd15 --sd15-backends=wasm,cpu]
  */
 import * as tf from '@tensorflow/tfjs';
+import { unetWeightSpecs } from '../src/architectures/unet.js';
+import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { BACKEND_PREFERENCE, type BackendName, selectBackend } from '../src/backend.js';
 import { UNet2DConditionModel } from '../src/models/unet.js';
-import { type UNetConfig, unetWeightSpecs } from '../src/models/unet-config.js';
 import { type UNetActivations, type UNetStage, unetStages } from '../src/models/unet-stages.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
 import { detInput, detWeight } from '../src/weights/deterministic.js';
-import { type WeightSpec, WeightStore } from '../src/weights/store.js';
+import { WeightStore } from '../src/weights/store.js';
+import type { WeightSpec } from '../src/weights/weight-spec.js';
 
 const BATCH = 2;
 const SD15_LATENT = 64;

@@ -7,6 +7,10 @@ export {
   parseOrtProviders,
   parseOrtThreads,
 } from '@tiffin/onnx';
+export { type ClipTextConfig, clipTextWeightSpecs } from './architectures/clip-text.js';
+export { unetWeightSpecs } from './architectures/unet.js';
+export { type UNetConfig, validateUNetConfig } from './architectures/unet-config.js';
+export { type VaeConfig, vaeWeightSpecs } from './architectures/vae.js';
 export {
   BACKEND_NAMES,
   BACKEND_PREFERENCE,
@@ -18,11 +22,10 @@ export {
 export { loadOnnxComponents, type OnnxComponents, type OnnxLoadOptions } from './engines/onnx/load.js';
 export * from './hub/index.js';
 export * from './lora/index.js';
-export { type ClipTextConfig, ClipTextEncoder, clipTextWeightSpecs } from './models/clip-text-encoder.js';
+export { ClipTextEncoder } from './models/clip-text-encoder.js';
 export { UNet2DConditionModel } from './models/unet.js';
-export { type UNetConfig, unetWeightSpecs, validateUNetConfig } from './models/unet-config.js';
 export { type UNetActivations, type UNetStage, unetStages } from './models/unet-stages.js';
-export { AutoencoderKL, type VaeConfig, vaeWeightSpecs } from './models/vae.js';
+export { AutoencoderKL } from './models/vae.js';
 export { GenerationCancelled } from './pipeline/cancel.js';
 export {
   type LoadComponentsOptions,
@@ -64,4 +67,5 @@ export {
   type SingleFileOptions,
   singleFileToDiffusers,
 } from './weights/single-file.js';
-export { type WeightKind, WeightShapeError, type WeightSpec, WeightStore } from './weights/store.js';
+export { WeightStore } from './weights/store.js';
+export { type WeightKind, WeightShapeError, type WeightSpec } from './weights/weight-spec.js';

@@ -2,9 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ClipTextConfig, clipTextWeightSpecs } from '../src/models/clip-text-encoder.js';
-import { type UNetConfig, unetWeightSpecs } from '../src/models/unet-config.js';
-import { type VaeConfig, vaeWeightSpecs } from '../src/models/vae.js';
+import { type ClipTextConfig, clipTextWeightSpecs } from '../src/architectures/clip-text.js';
+import { unetWeightSpecs } from '../src/architectures/unet.js';
+import type { UNetConfig } from '../src/architectures/unet-config.js';
+import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
 import { SafetensorsFile } from '../src/weights/safetensors.js';
 import {

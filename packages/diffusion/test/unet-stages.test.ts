@@ -1,8 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { unetWeightSpecs } from '../src/architectures/unet.js';
+import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { selectBackend } from '../src/backend.js';
 import { UNet2DConditionModel } from '../src/models/unet.js';
-import { type UNetConfig, unetWeightSpecs } from '../src/models/unet-config.js';
 import { type UNetActivations, unetStages } from '../src/models/unet-stages.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
 import { detInput, detWeight } from '../src/weights/deterministic.js';

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import type { LowRankBranch, LowRankBranchesByName } from '../models/low-rank.js';
+import type { LowRankBranch, LowRankBranchesByName } from '../ops/tfjs/low-rank.js';
 import { resolveForApply } from './resolve.js';
 import type { ApplyLoraOptions, LoraComponent, LoraFile, LoraTarget, ResolvedLoraModule } from './types.js';
 

@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
+import { type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
+import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from '../ops/tfjs/low-rank.js';
 import type { WeightStore } from '../weights/store.js';
-import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from './low-rank.js';
-import { type UNetConfig, validateUNetConfig } from './unet-config.js';
-import { type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';
+import { type TextTimeInputs, type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';
 
-/** UNet2DConditionModel forward in NHWC (docs/spec/diffusion.md §5.5). */
+/** UNet2DConditionModel (`architectures/unet.ts`) run eagerly on TF.js, NHWC. */
 export class UNet2DConditionModel {
   private readonly stages: readonly UNetStage[];
 
@@ -12,29 +12,38 @@ export class UNet2DConditionModel {
     readonly config: UNetConfig,
     readonly weights: WeightStore,
   ) {
-    validateUNetConfig(config);
+    validateUNetConfig(config, { textTime: true });
     this.stages = unetStages(config);
   }
 
   /**
    * sample NHWC [B, h, w, 4], timestep scalar, context [B, 77, Dc] → NHWC prediction.
-   * `lora`: low-rank branches added at run time (unfused LoRA), keyed by weight name.
+   * `lora`: low-rank branches added at run time (unfused LoRA), keyed by weight name. `textTime`: SDXL's
+   * pooled text embeds and time ids (required by a `text_time` UNet).
    */
   predict(
     sample: tf.Tensor4D,
     timestep: number,
     context: tf.Tensor3D,
     lora?: LowRankBranchesByName,
+    textTime?: TextTimeInputs,
   ): tf.Tensor4D {
     const w = (name: string) => this.weights.get(name);
-    return withLowRankBranches(branchesByTensor(lora, w), () => this.forward(sample, timestep, context));
+    return withLowRankBranches(branchesByTensor(lora, w), () =>
+      this.forward(sample, timestep, context, textTime),
+    );
   }
 
-  private forward(sample: tf.Tensor4D, timestep: number, context: tf.Tensor3D): tf.Tensor4D {
+  private forward(
+    sample: tf.Tensor4D,
+    timestep: number,
+    context: tf.Tensor3D,
+    textTime: TextTimeInputs | undefined,
+  ): tf.Tensor4D {
     const w = (name: string) => this.weights.get(name);
     return tf.tidy(() => {
       let a: UNetActivations = { h: sample, skips: [], tembAct: null };
-      for (const stage of this.stages) a = stage.run(w, a, timestep, context);
+      for (const stage of this.stages) a = stage.run(w, a, timestep, context, textTime);
       return a.h as tf.Tensor4D;
     });
   }

@@ -1,10 +1,12 @@
 import { join } from 'node:path';
+import { clipTextWeightSpecs } from '../architectures/clip-text.js';
+import { unetWeightSpecs } from '../architectures/unet.js';
+import { vaeWeightSpecs } from '../architectures/vae.js';
 import type { OnnxTextEncoder, OnnxUNet, OnnxVae } from '../engines/onnx/models.js';
 import type { LoraTarget } from '../lora/types.js';
-import { ClipTextEncoder, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
+import { ClipTextEncoder } from '../models/clip-text-encoder.js';
 import { UNet2DConditionModel } from '../models/unet.js';
-import { unetWeightSpecs } from '../models/unet-config.js';
-import { AutoencoderKL, vaeWeightSpecs } from '../models/vae.js';
+import { AutoencoderKL } from '../models/vae.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
 import { componentWeightFiles, loadWeightsInto, type ModelIndex } from '../weights/folder.js';

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import type { LowRankBranchesByName } from '../models/low-rank.js';
+import type { LowRankBranchesByName } from '../ops/tfjs/low-rank.js';
 import { throwIfCancelled } from './cancel.js';
 import type { DenoiseStart, GenerationRun } from './generation-run.js';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import type { ClipTextConfig } from '../models/clip-text-encoder.js';
-import { type UNetConfig, validateUNetConfig } from '../models/unet-config.js';
-import type { VaeConfig } from '../models/vae.js';
+import type { ClipTextConfig } from '../architectures/clip-text.js';
+import { type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
+import type { VaeConfig } from '../architectures/vae.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
 import { type ModelIndex, readJson, readModelIndex } from '../weights/folder.js';

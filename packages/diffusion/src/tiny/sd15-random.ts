@@ -1,9 +1,10 @@
 import { join } from 'node:path';
-import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
-import { type UNetConfig, unetWeightSpecs } from '../models/unet-config.js';
-import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
+import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-text.js';
+import { unetWeightSpecs } from '../architectures/unet.js';
+import type { UNetConfig } from '../architectures/unet-config.js';
+import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
 import { writeSafetensorsStreamed } from '../weights/safetensors.js';
-import type { WeightSpec } from '../weights/store.js';
+import type { WeightSpec } from '../weights/weight-spec.js';
 import { tinyConfigs } from './tiny-configs.js';
 import { writePipelineConfigs } from './write-tiny-pipeline.js';
 

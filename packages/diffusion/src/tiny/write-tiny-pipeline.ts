@@ -1,11 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
-import { type UNetConfig, unetWeightSpecs } from '../models/unet-config.js';
-import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
+import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-text.js';
+import { unetWeightSpecs } from '../architectures/unet.js';
+import type { UNetConfig } from '../architectures/unet-config.js';
+import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
 import { detWeight } from '../weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../weights/safetensors.js';
-import type { WeightSpec } from '../weights/store.js';
+import type { WeightSpec } from '../weights/weight-spec.js';
 import { type TinyFlavour, tinyConfigs } from './tiny-configs.js';
 import { tinyTokenizerFiles } from './tiny-tokenizer.js';
 

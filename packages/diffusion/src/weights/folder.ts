@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { ConfigError } from '@tiffin/core';
 import { containedPath } from '@tiffin/core/internal';
 import { SafetensorsFile } from './safetensors.js';
-import type { WeightSpec, WeightStore } from './store.js';
+import type { WeightStore } from './store.js';
+import type { WeightSpec } from './weight-spec.js';
 
 /** The model folder is not a usable diffusers folder (missing or invalid files). */
 export class ModelFolderError extends ConfigError {

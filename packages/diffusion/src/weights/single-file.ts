@@ -3,12 +3,13 @@ import { cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileS
 import { basename, dirname, extname, join } from 'node:path';
 import { InvalidArgument } from '@tiffin/core';
 import { modelsDir } from '@tiffin/core/internal';
-import { type ClipTextConfig, clipTextWeightSpecs } from '../models/clip-text-encoder.js';
-import { type UNetConfig, unetWeightSpecs } from '../models/unet-config.js';
-import { type VaeConfig, vaeWeightSpecs } from '../models/vae.js';
+import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-text.js';
+import { unetWeightSpecs } from '../architectures/unet.js';
+import type { UNetConfig } from '../architectures/unet-config.js';
+import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
 import { tinyConfigs } from '../tiny/tiny-configs.js';
 import { SafetensorsFile } from './safetensors.js';
-import type { WeightSpec } from './store.js';
+import type { WeightSpec } from './weight-spec.js';
 
 /**
  * Single-file SD 1.x / 2.x checkpoints in the original LDM (CompVis / Stability) key layout, as

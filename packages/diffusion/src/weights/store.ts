@@ -1,24 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-
-/**
- * How a torch-layout weight is held in tfjs layout:
- * - `linear`: [out, in] → [in, out] (so `x @ W` needs no transpose per call)
- * - `conv`: [O, I, kh, kw] → [kh, kw, I, O] (tf.conv2d filter layout)
- * - `plain`: unchanged (norm vectors, biases, embeddings)
- */
-export type WeightKind = 'linear' | 'conv' | 'plain';
-
-export interface WeightSpec {
-  /** diffusers/transformers name inside the component file. */
-  readonly name: string;
-  /** torch (file) shape. */
-  readonly shape: readonly number[];
-  readonly kind: WeightKind;
-}
-
-export class WeightShapeError extends Error {
-  override readonly name = 'WeightShapeError';
-}
+import { checkedShape, type WeightKind, WeightShapeError, type WeightSpec } from './weight-spec.js';
 
 const prod = (s: readonly number[]): number => s.reduce((a, b) => a * b, 1);
 
@@ -76,15 +57,7 @@ export class WeightStore {
   /** Set a weight from torch-layout float32 data (checked against the declared shape). */
   setTorch(name: string, shape: readonly number[], data: Float32Array): void {
     const spec = this.spec(name);
-    let torchShape = shape;
-    // Legacy VAE attention weights converted from LDM checkpoints are [C, C, 1, 1] 1×1 convs.
-    if (spec.kind === 'linear' && shape.length === 4 && shape[2] === 1 && shape[3] === 1)
-      torchShape = shape.slice(0, 2);
-    if (torchShape.length !== spec.shape.length || torchShape.some((d, i) => d !== spec.shape[i])) {
-      throw new WeightShapeError(
-        `${this.component}: weight ${name} has shape [${shape.join(', ')}], expected [${spec.shape.join(', ')}]`,
-      );
-    }
+    checkedShape(this.component, spec, shape);
     const converted = toTfLayout(spec.kind, spec.shape, data);
     const t = tf.keep(tf.tensor(converted.data, converted.shape, 'float32'));
     this.tensors.get(name)?.dispose();

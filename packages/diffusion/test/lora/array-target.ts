@@ -1,9 +1,9 @@
 import type * as tf from '@tensorflow/tfjs';
+import type { ClipTextConfig } from '../../src/architectures/clip-text.js';
+import { clipTextWeightSpecs } from '../../src/architectures/clip-text.js';
+import { unetWeightSpecs } from '../../src/architectures/unet.js';
+import type { UNetConfig } from '../../src/architectures/unet-config.js';
 import type { LoraTarget, WeightSnapshot } from '../../src/lora/types.js';
-import type { ClipTextConfig } from '../../src/models/clip-text-encoder.js';
-import { clipTextWeightSpecs } from '../../src/models/clip-text-encoder.js';
-import type { UNetConfig } from '../../src/models/unet-config.js';
-import { unetWeightSpecs } from '../../src/models/unet-config.js';
 import { tinyConfigs } from '../../src/tiny/tiny-configs.js';
 import { detWeight } from '../../src/weights/deterministic.js';
 

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type UNetConfig, unetWeightSpecs } from '../../src/models/unet-config.js';
+import { unetWeightSpecs } from '../../src/architectures/unet.js';
+import type { UNetConfig } from '../../src/architectures/unet-config.js';
 import { tinyConfigs } from '../../src/tiny/tiny-configs.js';
 import { detInput } from '../../src/weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../../src/weights/safetensors.js';

@@ -1,20 +1,25 @@
 import { basename, join } from 'node:path';
 import { loadOrt, type OnnxRuntimeOptions, type ResolvedRuntime, resolveRuntime } from '@tiffin/onnx';
 import type { InferenceSession } from 'onnxruntime-node';
-import { clipTextWeightSpecs } from '../../models/clip-text-encoder.js';
-import { unetWeightSpecs } from '../../models/unet-config.js';
-import { vaeWeightSpecs } from '../../models/vae.js';
+import { clipTextWeightSpecs } from '../../architectures/clip-text.js';
+import { unetWeightSpecs } from '../../architectures/unet.js';
+import { vaeWeightSpecs } from '../../architectures/vae.js';
+import type { AttentionKind } from '../../ops/onnx/onnx-ops.js';
 import { readPipelineFolderConfigs } from '../../pipeline/folder-configs.js';
 import type { SchedulerConfig } from '../../schedulers/types.js';
 import type { ClipTokenizer } from '../../tokenizer/clip-tokenizer.js';
-import { componentWeightFiles, ModelFolderError, type ModelIndex } from '../../weights/folder.js';
-import { WeightShapeError, type WeightSpec } from '../../weights/store.js';
+import {
+  componentWeightFiles,
+  legacyAliases,
+  ModelFolderError,
+  type ModelIndex,
+} from '../../weights/folder.js';
+import { checkedShape, type WeightSpec } from '../../weights/weight-spec.js';
 import type { GraphPrecision, SourceTensor, WeightSource } from './graph-builder.js';
 import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cache.js';
 import { LoraInputs } from './lora-inputs.js';
 import { OnnxLoraTarget } from './lora-target.js';
 import { OnnxTextEncoder, OnnxUNet, OnnxVae } from './models.js';
-import type { AttentionKind } from './ops.js';
 import { type OpenedSession, openOptimizedSession } from './optimized-cache.js';
 import { buildTextEncoderGraph } from './text-encoder-graph.js';
 import { buildUNetGraph } from './unet-graph.js';
@@ -74,14 +79,7 @@ class CheckedSource implements WeightSource {
   shape(name: string): readonly number[] {
     const file = this.inner.shape(name);
     const spec = this.specs.get(name);
-    let shape = file;
-    if (spec?.kind === 'linear' && shape.length === 4 && shape[2] === 1 && shape[3] === 1)
-      shape = shape.slice(0, 2);
-    if (spec && (shape.length !== spec.shape.length || shape.some((d, i) => d !== spec.shape[i])))
-      throw new WeightShapeError(
-        `${this.inner.component}: weight ${name} has shape [${file.join(', ')}], expected [${spec.shape.join(', ')}]`,
-      );
-    return shape;
+    return spec ? checkedShape(this.inner.component, spec, file) : file;
   }
   read(name: string): SourceTensor {
     const shape = this.shape(name);
@@ -132,9 +130,10 @@ export async function loadOnnxComponents(
     );
     try {
       const source = new CheckedSource(raw, specs);
-      const known = new Set(specs.map((s) => s.name));
+      // Declared names and the older names of declared weights (legacy VAE attention) are both expected.
+      const known = new Set(specs.flatMap((s) => [s.name, ...legacyAliases(s.name)]));
       unexpectedWeights[component] = [...(raw.files.length ? namesOf(raw) : [])].filter(
-        (n) => !known.has(n) && !n.endsWith('position_ids') && !isLegacyAlias(n, known),
+        (n) => !known.has(n) && !n.endsWith('position_ids'),
       );
       const started = Date.now();
       const g = ensureGraph(cacheDir, {
@@ -239,12 +238,4 @@ type CachedGraphBuild = Parameters<typeof ensureGraph>[1]['build'];
 
 function namesOf(source: SafetensorsWeightSource): string[] {
   return source.names();
-}
-
-const LEGACY = /\.(query|key|value|proj_attn)\.(weight|bias)$/;
-function isLegacyAlias(name: string, known: ReadonlySet<string>): boolean {
-  const m = LEGACY.exec(name);
-  if (!m) return false;
-  const current = { query: 'to_q', key: 'to_k', value: 'to_v', proj_attn: 'to_out.0' }[m[1] as 'query'];
-  return known.has(name.replace(LEGACY, `.${current}.${m[2]}`));
 }

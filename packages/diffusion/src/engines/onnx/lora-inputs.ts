@@ -1,7 +1,7 @@
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
 import type { OrtModule } from '@tiffin/onnx';
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
-import type { LowRankBranchesByName } from '../../models/low-rank.js';
+import type { LowRankBranchesByName } from '../../ops/tfjs/low-rank.js';
 import type { LoraBranchInputs } from './graph-builder.js';
 
 /** One low-rank pair in graph layout with the scale folded into `up` (see {@link LoraBranchInputs}). */
@@ -67,10 +67,16 @@ export class LoraInputs {
     const rank = up.shape[0];
     if (b.kind === 'linear')
       return { rank, down: down.dataSync() as Float32Array, up: up.dataSync() as Float32Array };
-    const [d, u] = tf.tidy(() => [down.transpose([3, 2, 0, 1]), up.transpose([1, 0])]);
-    const out = { rank, down: d.dataSync() as Float32Array, up: u.dataSync() as Float32Array };
-    tf.dispose([d, u]);
-    return out;
+    // [kh, kw, in, r] → [r, in, kh, kw]; [r, out] → [out, r].
+    const [kh, kw, inn] = down.shape as number[];
+    const src = down.dataSync() as Float32Array;
+    const d = new Float32Array(src.length);
+    for (let y = 0; y < kh; y++)
+      for (let x = 0; x < kw; x++)
+        for (let i = 0; i < inn; i++)
+          for (let r = 0; r < rank; r++)
+            d[((r * inn + i) * kh + y) * kw + x] = src[((y * kw + x) * inn + i) * rank + r];
+    return { rank, down: d, up: transpose(up.dataSync() as Float32Array, rank, b.outDim) };
   }
 
   private requestBranches(lora: LowRankBranchesByName): Map<string, GraphBranch[]> {

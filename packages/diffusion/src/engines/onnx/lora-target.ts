@@ -1,6 +1,6 @@
 import type * as tf from '@tensorflow/tfjs';
 import type { LoraFileModule, LoraTarget, WeightSnapshot } from '../../lora/types.js';
-import type { WeightSpec } from '../../weights/store.js';
+import type { WeightSpec } from '../../weights/weight-spec.js';
 import type { GraphBranch, LoraInputs } from './lora-inputs.js';
 
 class BranchSnapshot implements WeightSnapshot {

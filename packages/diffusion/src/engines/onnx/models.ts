@@ -1,11 +1,14 @@
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
 import type { OrtModule } from '@tiffin/onnx';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
-import type { ClipTextConfig, ClipTextOutput } from '../../models/clip-text-encoder.js';
-import type { LowRankBranchesByName } from '../../models/low-rank.js';
-import { timestepEmbedding } from '../../models/timestep-embedding.js';
-import type { UNetConfig } from '../../models/unet-config.js';
-import type { LatentDistribution, VaeConfig } from '../../models/vae.js';
+import type { ClipTextConfig } from '../../architectures/clip-text.js';
+import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
+import type { UNetConfig } from '../../architectures/unet-config.js';
+import type { VaeConfig } from '../../architectures/vae.js';
+import type { ClipTextOutput } from '../../models/clip-text-encoder.js';
+import type { TextTimeInputs } from '../../models/unet-stages.js';
+import type { LatentDistribution } from '../../models/vae.js';
+import type { LowRankBranchesByName } from '../../ops/tfjs/low-rank.js';
 import type { LoraInputs } from './lora-inputs.js';
 import { TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
 import { UNET_INPUTS, UNET_OUTPUT } from './unet-graph.js';
@@ -14,16 +17,23 @@ import { VAE_DECODER_IO, VAE_ENCODER_IO } from './vae-graph.js';
 /**
  * The SD components on onnxruntime sessions, with the same calls as the tfjs models but
  * asynchronous (a session run returns a promise). Tensors in and out are tfjs tensors (NHWC), so
- * the pipeline, schedulers and image code are shared with the tfjs engine.
+ * the pipeline, schedulers and image code are shared with the tfjs engine; TF.js itself is loaded
+ * on the first exchange, never to build graphs or open sessions.
  */
+
+let tfjs: Promise<typeof tf> | undefined;
+const loadTfjs = (): Promise<typeof tf> => {
+  tfjs ??= import('@tensorflow/tfjs');
+  return tfjs;
+};
 
 function toOrt(ort: OrtModule, t: tf.Tensor): OrtTensor {
   return new ort.Tensor('float32', t.dataSync() as Float32Array, t.shape);
 }
 
-function fromOrt(t: OrtTensor): tf.Tensor4D {
+async function fromOrt(t: OrtTensor): Promise<tf.Tensor4D> {
   const [b, h, w, c] = t.dims;
-  return tf.tensor4d(t.data as Float32Array, [b, h, w, c]);
+  return (await loadTfjs()).tensor4d(t.data as Float32Array, [b, h, w, c]);
 }
 
 export class OnnxTextEncoder {
@@ -51,7 +61,7 @@ export class OnnxTextEncoder {
     const index = layers - clipSkip;
     const data = (all.data as Float32Array).slice(index * size, (index + 1) * size);
     all.dispose();
-    return { lastHiddenState: tf.tensor3d(data, [B, L, this.config.hidden_size]) };
+    return { lastHiddenState: (await loadTfjs()).tensor3d(data, [B, L, this.config.hidden_size]) };
   }
 
   dispose(): void {
@@ -73,17 +83,30 @@ export class OnnxUNet {
     timestep: number,
     context: tf.Tensor3D,
     lora?: LowRankBranchesByName,
+    textTime?: TextTimeInputs,
   ): Promise<tf.Tensor4D> {
     const c = this.config;
     const C0 = c.block_out_channels[0];
-    const emb = timestepEmbedding(timestep, C0, c.flip_sin_to_cos ?? true, c.freq_shift ?? 0);
+    const flip = c.flip_sin_to_cos ?? true;
+    const emb = timestepEmbedding(timestep, C0, flip, c.freq_shift ?? 0);
+    const added: Record<string, OrtTensor> = {};
+    if (textTime) {
+      const Dt = c.addition_time_embed_dim ?? 0;
+      const ids = timeIdsEmbedding(textTime.timeIds, Dt, flip, c.freq_shift ?? 0);
+      added[UNET_INPUTS.textEmbeds] = toOrt(this.ort, textTime.textEmbeds);
+      added[UNET_INPUTS.timeIds] = new this.ort.Tensor('float32', ids, [
+        textTime.timeIds.length,
+        ids.length / textTime.timeIds.length,
+      ]);
+    }
     const out = await this.session.run({
+      ...added,
       [UNET_INPUTS.sample]: toOrt(this.ort, sample),
       [UNET_INPUTS.timeProj]: new this.ort.Tensor('float32', emb, [1, C0]),
       [UNET_INPUTS.context]: toOrt(this.ort, context),
       ...this.lora.feeds(lora),
     });
-    return fromOrt(out[UNET_OUTPUT]);
+    return await fromOrt(out[UNET_OUTPUT]);
   }
 
   dispose(): void {
@@ -106,13 +129,13 @@ export class OnnxVae {
   /** Raw decoder output for NHWC latents (already divided by scaling_factor). */
   async decode(z: tf.Tensor4D): Promise<tf.Tensor4D> {
     const out = await this.decoder.run({ [VAE_DECODER_IO.input]: toOrt(this.ort, z) });
-    return fromOrt(out[VAE_DECODER_IO.output]);
+    return await fromOrt(out[VAE_DECODER_IO.output]);
   }
 
   /** NHWC image in [-1, 1] → latent mean and std (NHWC). */
   async encode(x: tf.Tensor4D): Promise<LatentDistribution> {
     const out = await this.encoder.run({ [VAE_ENCODER_IO.input]: toOrt(this.ort, x) });
-    return { mean: fromOrt(out[VAE_ENCODER_IO.mean]), std: fromOrt(out[VAE_ENCODER_IO.std]) };
+    return { mean: await fromOrt(out[VAE_ENCODER_IO.mean]), std: await fromOrt(out[VAE_ENCODER_IO.std]) };
   }
 
   dispose(): void {

@@ -1,6 +1,3 @@
-import type { WeightSpec } from '../weights/store.js';
-import { convSpecs, linearSpecs, normSpecs, resnetSpecs, transformerSpecs } from './blocks.js';
-
 /** UNet2DConditionModel config fields (docs/spec/diffusion.md §5.1). */
 export interface UNetConfig {
   sample_size: number;
@@ -20,6 +17,12 @@ export interface UNetConfig {
   flip_sin_to_cos?: boolean;
   freq_shift?: number;
   transformer_layers_per_block?: number | number[];
+  /** `text_time` (SDXL): an added embedding of the pooled text embeds and the micro-conditioning time ids. */
+  addition_embed_type?: string | null;
+  /** Sinusoidal width per time id (SDXL: 256). */
+  addition_time_embed_dim?: number | null;
+  /** Input width of the added embedding: pooled text embeds + 6 time ids × addition_time_embed_dim. */
+  projection_class_embeddings_input_dim?: number | null;
   [key: string]: unknown;
 }
 
@@ -47,8 +50,24 @@ const REQUIRED_DEFAULTS: Readonly<Record<string, unknown>> = {
   time_embedding_type: 'positional',
 };
 
-export function validateUNetConfig(c: UNetConfig): void {
+/** What a caller of the UNet can feed besides sample, timestep and context. */
+export interface UNetConditioningSupport {
+  /** Pooled text embeds and time ids (SDXL's `addition_embed_type: text_time`). */
+  textTime?: boolean;
+}
+
+/** SDXL's added embedding is fed by a caller that supports it, else rejected like any unknown architecture. */
+export const hasTextTimeEmbedding = (c: UNetConfig): boolean => c.addition_embed_type === 'text_time';
+
+export function validateUNetConfig(c: UNetConfig, support: UNetConditioningSupport = {}): void {
   for (const [key, def] of Object.entries(REQUIRED_DEFAULTS)) {
+    if (key === 'addition_embed_type' && support.textTime && hasTextTimeEmbedding(c)) {
+      if (!c.addition_time_embed_dim || !c.projection_class_embeddings_input_dim)
+        throw new Error(
+          'unet/config.json: addition_embed_type text_time needs addition_time_embed_dim and projection_class_embeddings_input_dim',
+        );
+      continue;
+    }
     const v = c[key];
     if (v !== undefined && v !== def) {
       throw new Error(
@@ -86,48 +105,4 @@ export function unetLayout(c: UNetConfig): UNetLayout {
     layers: perBlock(c.transformer_layers_per_block ?? 1, N),
     temb: 4 * c.block_out_channels[0],
   };
-}
-
-export function unetWeightSpecs(c: UNetConfig): WeightSpec[] {
-  const { C, layers, temb } = unetLayout(c);
-  const N = C.length;
-  const n = c.layers_per_block;
-  const lp = c.use_linear_projection ?? false;
-  const X = c.cross_attention_dim;
-  const s: WeightSpec[] = [
-    ...convSpecs('conv_in', c.in_channels, C[0], 3),
-    ...linearSpecs('time_embedding.linear_1', C[0], temb),
-    ...linearSpecs('time_embedding.linear_2', temb, temb),
-  ];
-  for (let i = 0; i < N; i++) {
-    const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';
-    for (let j = 0; j < n; j++) {
-      s.push(
-        ...resnetSpecs(`down_blocks.${i}.resnets.${j}`, j === 0 ? C[Math.max(i - 1, 0)] : C[i], C[i], temb),
-      );
-      if (cross) s.push(...transformerSpecs(`down_blocks.${i}.attentions.${j}`, C[i], X, lp, layers[i]));
-    }
-    if (i < N - 1) s.push(...convSpecs(`down_blocks.${i}.downsamplers.0.conv`, C[i], C[i], 3));
-  }
-  const M = C[N - 1];
-  s.push(
-    ...resnetSpecs('mid_block.resnets.0', M, M, temb),
-    ...transformerSpecs('mid_block.attentions.0', M, X, lp, layers[N - 1]),
-    ...resnetSpecs('mid_block.resnets.1', M, M, temb),
-  );
-  const R = [...C].reverse();
-  const RL = [...layers].reverse();
-  for (let i = 0; i < N; i++) {
-    const cross = c.up_block_types[i] === 'CrossAttnUpBlock2D';
-    const prev = i === 0 ? R[0] : R[i - 1];
-    const skipLast = R[Math.min(i + 1, N - 1)];
-    for (let j = 0; j <= n; j++) {
-      const cin = (j === 0 ? prev : R[i]) + (j === n ? skipLast : R[i]);
-      s.push(...resnetSpecs(`up_blocks.${i}.resnets.${j}`, cin, R[i], temb));
-      if (cross) s.push(...transformerSpecs(`up_blocks.${i}.attentions.${j}`, R[i], X, lp, RL[i]));
-    }
-    if (i < N - 1) s.push(...convSpecs(`up_blocks.${i}.upsamplers.0.conv`, R[i], R[i], 3));
-  }
-  s.push(...normSpecs('conv_norm_out', C[0]), ...convSpecs('conv_out', C[0], c.out_channels, 3));
-  return s;
 }

@@ -1,0 +1,215 @@
+import { DeclareOps } from '../ops/declare/declare-ops.js';
+import type { Ops } from '../ops/ops.js';
+import type { WeightSpec } from '../weights/weight-spec.js';
+import { type NormOptions, resnet, transformer2d, upsample } from './blocks.js';
+import { TIME_IDS } from './timestep-embedding.js';
+import { hasTextTimeEmbedding, type UNetConfig, unetLayout } from './unet-config.js';
+
+/** Values handed from one UNet stage to the next. */
+export interface UNetActivations<T> {
+  /** Hidden state (an image); the input sample before the first stage. */
+  readonly h: T;
+  /** Down-path outputs still waiting for their up block (last = next one consumed). */
+  readonly skips: readonly T[];
+  /** silu(time embedding) `[B or 1, 4·C0]`; null before the first stage. */
+  readonly tembAct: T | null;
+}
+
+/** The conditioning of one forward pass. */
+export interface UNetConditioning<T> {
+  /** The sinusoidal timestep embedding `[B or 1, C0]` (`timestepEmbedding`); read by the first stage only. */
+  timeProj(): T;
+  /** Encoder hidden states `[B, L, cross_attention_dim]`. */
+  readonly context: T;
+  /**
+   * SDXL's added conditioning (`addition_embed_type: text_time`): the pooled, projected text embeds `[B, P]` and
+   * the sinusoidal embedding of the six time ids `[B, 6·addition_time_embed_dim]` (`timeIdsEmbedding`).
+   */
+  textTime?(): { textEmbeds: T; timeIds: T };
+}
+
+/**
+ * One stage of UNet2DConditionModel's forward pass (docs/spec/diffusion.md §5.5): conv_in + time embedding, one
+ * down block, the mid block, one up block, or the output head. Running the stages in order is the whole forward
+ * pass, on any backend; an eager caller may also load each stage's weights (those under `prefixes`) just
+ * before it runs.
+ */
+export interface UNetStageDefinition {
+  /** `conv_in+time_embedding`, `down_blocks.<i>`, `mid_block`, `up_blocks.<i>`, `conv_norm_out+conv_out`. */
+  readonly name: string;
+  /** Weight-name prefixes (each ending in `.`) of the weights this stage reads. */
+  readonly prefixes: readonly string[];
+  run<T>(o: Ops<T>, a: UNetActivations<T>, cond: UNetConditioning<T>): UNetActivations<T>;
+}
+
+const needTemb = <T>(a: UNetActivations<T>): T => {
+  if (!a.tembAct) throw new Error('UNet stage run before conv_in+time_embedding');
+  return a.tembAct;
+};
+
+/** The stages of the UNet, in execution order. */
+export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
+  const { C, heads, layers, temb: Temb } = unetLayout(c);
+  const N = C.length;
+  const n = c.layers_per_block;
+  const G = c.norm_num_groups;
+  const norm: NormOptions = { groups: G, eps: c.norm_eps };
+  const textTime = hasTextTimeEmbedding(c);
+  const transformer = <T>(o: Ops<T>, p: string, h: T, context: T, level: number, hd: number, depth: number) =>
+    transformer2d(o, p, h, context, {
+      channels: C[level],
+      heads: hd,
+      groups: G,
+      linearProj: c.use_linear_projection ?? false,
+      layers: depth,
+    });
+  /**
+   * One layer of a down, mid or up block at `level`: a resnet from `cin` channels, then the transformer when the
+   * block has cross-attention, each in its own scope. `input` is evaluated inside the resnet's scope.
+   */
+  const layer = <T>(
+    o: Ops<T>,
+    p: string,
+    j: number,
+    input: () => T,
+    cin: number,
+    level: number,
+    tembAct: T,
+    attention: { heads: number; depth: number; context: T } | null,
+  ): T => {
+    const h = o.block(() => resnet(o, `${p}.resnets.${j}`, input(), tembAct, norm, cin, C[level]));
+    if (!attention) return h;
+    return o.block(() =>
+      transformer(o, `${p}.attentions.${j}`, h, attention.context, level, attention.heads, attention.depth),
+    );
+  };
+  /** The stage of one down or up block: its weights are under `p.`; `body` pushes onto or pops from `skips`. */
+  const blockStage = (
+    p: string,
+    body: <T>(o: Ops<T>, h: T, skips: T[], tembAct: T, context: T) => T,
+  ): UNetStageDefinition => ({
+    name: p,
+    prefixes: [`${p}.`],
+    run(o, a, cond) {
+      const tembAct = needTemb(a);
+      const skips = [...a.skips];
+      return { h: body(o, a.h, skips, tembAct, cond.context), skips, tembAct };
+    },
+  });
+  const stages: UNetStageDefinition[] = [
+    {
+      name: 'conv_in+time_embedding',
+      prefixes: ['time_embedding.', 'conv_in.', ...(textTime ? ['add_embedding.'] : [])],
+      run(o, a, cond) {
+        let temb = o.linear(
+          o.silu(o.linear(cond.timeProj(), 'time_embedding.linear_1', Temb)),
+          'time_embedding.linear_2',
+          Temb,
+        );
+        if (textTime) {
+          // SDXL: pooled text embeds and the time ids' embeddings, through their own MLP, added to the time embedding.
+          if (!cond.textTime) throw new Error('this UNet needs text embeds and time ids (SDXL)');
+          const added = cond.textTime();
+          const joined = o.concatLast(added.textEmbeds, added.timeIds);
+          temb = o.add(
+            temb,
+            o.linear(
+              o.silu(o.linear(joined, 'add_embedding.linear_1', Temb)),
+              'add_embedding.linear_2',
+              Temb,
+            ),
+          );
+        }
+        const tembAct = o.silu(temb);
+        const h = o.conv2d(a.h, 'conv_in', C[0], 3);
+        return { h, skips: [h], tembAct };
+      },
+    },
+  ];
+  for (let i = 0; i < N; i++) {
+    const p = `down_blocks.${i}`;
+    const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';
+    stages.push(
+      blockStage(p, (o, h, skips, tembAct, context) => {
+        const attention = cross ? { heads: heads[i], depth: layers[i], context } : null;
+        for (let j = 0; j < n; j++) {
+          const x = h;
+          h = layer(o, p, j, () => x, j === 0 ? C[Math.max(i - 1, 0)] : C[i], i, tembAct, attention);
+          skips.push(h);
+        }
+        if (i < N - 1) {
+          h = o.conv2d(h, `${p}.downsamplers.0.conv`, C[i], 3, 2);
+          skips.push(h);
+        }
+        return h;
+      }),
+    );
+  }
+  stages.push({
+    name: 'mid_block',
+    prefixes: ['mid_block.'],
+    run(o, a, cond) {
+      const tembAct = needTemb(a);
+      const attention = { heads: heads[N - 1], depth: layers[N - 1], context: cond.context };
+      let h = layer(o, 'mid_block', 0, () => a.h, C[N - 1], N - 1, tembAct, attention);
+      h = resnet(o, 'mid_block.resnets.1', h, tembAct, norm, C[N - 1], C[N - 1]);
+      return { h, skips: a.skips, tembAct };
+    },
+  });
+  const R = [...C].reverse();
+  const RH = [...heads].reverse();
+  const RL = [...layers].reverse();
+  for (let i = 0; i < N; i++) {
+    const p = `up_blocks.${i}`;
+    const cross = c.up_block_types[i] === 'CrossAttnUpBlock2D';
+    const prev = i === 0 ? R[0] : R[i - 1];
+    const skipLast = R[Math.min(i + 1, N - 1)];
+    stages.push(
+      blockStage(p, (o, h, skips, tembAct, context) => {
+        const attention = cross ? { heads: RH[i], depth: RL[i], context } : null;
+        for (let j = 0; j <= n; j++) {
+          const cin = (j === 0 ? prev : R[i]) + (j === n ? skipLast : R[i]);
+          const s = skips.pop() as typeof h;
+          const x = h;
+          h = layer(o, p, j, () => o.concatChannels(x, s), cin, N - 1 - i, tembAct, attention);
+        }
+        // Upsample to the next skip's size so odd latent sizes work as in diffusers.
+        if (i < N - 1) h = upsample(o, `${p}.upsamplers.0`, h, R[i], skips[skips.length - 1]);
+        return h;
+      }),
+    );
+  }
+  stages.push({
+    name: 'conv_norm_out+conv_out',
+    prefixes: ['conv_norm_out.', 'conv_out.'],
+    run(o, a) {
+      const h = o.silu(o.groupNorm(a.h, 'conv_norm_out', G, c.norm_eps));
+      return { h: o.conv2d(h, 'conv_out', c.out_channels, 3), skips: a.skips, tembAct: a.tembAct };
+    },
+  });
+  return stages;
+}
+
+/** The whole UNet forward pass: sample (an image) → noise prediction (an image). */
+export function unetForward<T>(o: Ops<T>, c: UNetConfig, sample: T, cond: UNetConditioning<T>): T {
+  let a: UNetActivations<T> = { h: sample, skips: [], tembAct: null };
+  for (const stage of unetStageDefinitions(c)) a = stage.run(o, a, cond);
+  return a.h;
+}
+
+/** The weights the UNet reads (diffusers names, torch shapes), from its definition. */
+export function unetWeightSpecs(c: UNetConfig): WeightSpec[] {
+  const o = new DeclareOps();
+  const size = 2 ** c.block_out_channels.length;
+  const timeIds = TIME_IDS * (c.addition_time_embed_dim ?? 0);
+  const textTime = () => ({
+    textEmbeds: [1, (c.projection_class_embeddings_input_dim ?? 0) - timeIds],
+    timeIds: [1, timeIds],
+  });
+  unetForward(o, c, [1, c.in_channels, size, size], {
+    timeProj: () => [1, c.block_out_channels[0]],
+    context: [1, 1, c.cross_attention_dim],
+    textTime: hasTextTimeEmbedding(c) ? textTime : undefined,
+  });
+  return o.specs();
+}
