@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
 import {
   type AttributeValue,
@@ -8,9 +8,11 @@ import {
   encodeModel,
   type InitializerDef,
   type NodeDef,
+  type TensorData,
   type ValueInfoDef,
 } from '@tiffin/onnx';
 import { float32ToHalf } from '../../weights/dtype.js';
+import type { GraphTensors, WeightPass } from './weight-passes/weight-pass.js';
 
 /** A torch-layout float32 weight read from the model files. */
 export interface SourceTensor {
@@ -66,9 +68,10 @@ class ExternalData {
   private offset = 0;
   readonly location: string;
 
-  constructor(path: string) {
+  /** `location`: the name the graph refers to the file by (default its own name). */
+  constructor(path: string, location = basename(path)) {
     this.fd = openSync(path, 'w');
-    this.location = basename(path);
+    this.location = location;
   }
 
   append(bytes: Uint8Array): { offset: number; length: number } {
@@ -87,6 +90,64 @@ class ExternalData {
 }
 
 const asBytes = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** Initializers at least this large go to the external file. */
+const INLINE_LIMIT = 4096;
+
+/**
+ * Runs a weight pass over a built graph whose large initializers are in `externalPath`: the pass reads them one at a
+ * time, what it stores and every external initializer it keeps go to a new file, which then replaces the old one (so
+ * no dropped weight stays on disk).
+ */
+function runWeightPass(
+  pass: WeightPass,
+  nodes: readonly NodeDef[],
+  initializers: readonly InitializerDef[],
+  externalPath: string,
+  location: string,
+): { nodes: readonly NodeDef[]; initializers: InitializerDef[] } {
+  const input = openSync(externalPath, 'r');
+  const outPath = `${externalPath}.pass`;
+  const output = new ExternalData(outPath, location);
+  try {
+    const stored = new Set<TensorData>();
+    const tensors: GraphTensors = {
+      bytes(init) {
+        if (init.data.kind === 'raw') return init.data.bytes;
+        const buf = Buffer.allocUnsafe(init.data.length);
+        for (let done = 0; done < buf.length; ) {
+          const n = readSync(input, buf, done, buf.length - done, init.data.offset + done);
+          if (n === 0) throw new Error(`${externalPath}: ends inside initializer ${init.name}`);
+          done += n;
+        }
+        return buf;
+      },
+      store(bytes) {
+        const data: TensorData =
+          bytes.length > INLINE_LIMIT
+            ? { kind: 'external', location, ...output.append(bytes) }
+            : { kind: 'raw', bytes };
+        stored.add(data);
+        return data;
+      },
+    };
+    const rewritten = pass({ nodes, initializers }, tensors);
+    const kept = rewritten.initializers.map((init) =>
+      init.data.kind === 'external' && !stored.has(init.data)
+        ? { ...init, data: { kind: 'external' as const, location, ...output.append(tensors.bytes(init)) } }
+        : init,
+    );
+    output.close();
+    closeSync(input);
+    renameSync(outPath, externalPath);
+    return { nodes: rewritten.nodes, initializers: kept };
+  } catch (e) {
+    output.close();
+    closeSync(input);
+    rmSync(outPath, { force: true });
+    throw e;
+  }
+}
 
 /** `[out, in]` → `[in, out]`. */
 export function transpose2d(data: Float32Array, out: number, inn: number): Float32Array {
@@ -113,7 +174,7 @@ export class GraphBuilder {
   constructor(
     readonly name: string,
     private readonly source: WeightSource,
-    externalPath: string,
+    private readonly externalPath: string,
     private readonly isLoraTarget: (weightName: string) => boolean = () => false,
     readonly precision: GraphPrecision = 'f32',
   ) {
@@ -200,7 +261,7 @@ export class GraphBuilder {
       dataType: type === 'f32' ? DataType.FLOAT : this.floatType,
       dims,
       data:
-        bytes.length > 4096
+        bytes.length > INLINE_LIMIT
           ? { kind: 'external', location: this.external.location, ...this.external.append(bytes) }
           : { kind: 'raw', bytes },
     });
@@ -277,17 +338,17 @@ export class GraphBuilder {
     return this.source.has(name);
   }
 
-  /** Closes the external file and serialises the graph. */
-  finish(opsets: Readonly<Record<string, number>>): Uint8Array {
+  /**
+   * Closes the external file and serialises the graph, after `pass` (a rewrite of how weights are stored, e.g. int8
+   * quantization) when one is given.
+   */
+  finish(opsets: Readonly<Record<string, number>>, pass?: WeightPass): Uint8Array {
     this.external.close();
+    const { nodes, initializers } = pass
+      ? runWeightPass(pass, this.nodes, this.initializers, this.externalPath, this.external.location)
+      : { nodes: this.nodes, initializers: this.initializers };
     return encodeModel({
-      graph: {
-        name: this.name,
-        nodes: this.nodes,
-        initializers: this.initializers,
-        inputs: this.inputs,
-        outputs: this.outputs,
-      },
+      graph: { name: this.name, nodes, initializers, inputs: this.inputs, outputs: this.outputs },
       opsets,
     });
   }

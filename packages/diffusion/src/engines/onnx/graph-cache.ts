@@ -8,6 +8,10 @@ import {
   type LoraBranchInputs,
   type WeightSource,
 } from './graph-builder.js';
+import type { OnnxWeights } from './weight-format.js';
+import { f16StoragePass } from './weight-passes/f16-storage.js';
+import { int8WeightPass } from './weight-passes/int8-weights.js';
+import type { WeightPass } from './weight-passes/weight-pass.js';
 
 /** Bumped whenever the graphs this engine writes change, so cached graphs are rebuilt. */
 export const GRAPH_FORMAT_VERSION = 1;
@@ -24,6 +28,13 @@ export function defaultGraphCacheDir(): string {
   return process.env.TIFFIN_ONNX_CACHE || join(modelsDir(), '.onnx-graphs');
 }
 
+/** The pass that gives each weight storage its form (none: float32 as built). */
+const WEIGHT_PASSES: Readonly<Record<OnnxWeights, WeightPass | undefined>> = {
+  f32: undefined,
+  f16: f16StoragePass,
+  int8: int8WeightPass,
+};
+
 export interface GraphRequest {
   /** `text_encoder`, `unet`, `vae_decoder`, `vae_encoder`. */
   name: string;
@@ -34,6 +45,11 @@ export interface GraphRequest {
   loraTarget: (weightName: string) => boolean;
   /** The float type of weights and activations (default f32). */
   precision?: GraphPrecision;
+  /**
+   * How an f32 graph stores its weights (default f32): `f16` float16 storage widened at load, `int8` linear and
+   * conv weights quantized. Ignored for f16 graphs (already half size; GPU providers keep float kernels).
+   */
+  weights?: OnnxWeights;
   build(g: GraphBuilder): void;
 }
 
@@ -52,6 +68,7 @@ export interface CachedGraph {
  * folder and renamed into place, so an interrupted build never leaves a half-written graph.
  */
 export function ensureGraph(cacheDir: string, request: GraphRequest): CachedGraph {
+  const pass = request.precision === 'f16' ? undefined : WEIGHT_PASSES[request.weights ?? 'f32'];
   const hash = createHash('sha256')
     .update(
       JSON.stringify({
@@ -60,6 +77,7 @@ export function ensureGraph(cacheDir: string, request: GraphRequest): CachedGrap
         key: request.key,
         // Absent for f32 so the hashes of graphs cached before f16 existed stay valid.
         ...(request.precision === 'f16' ? { precision: 'f16' } : {}),
+        ...(pass ? { weights: request.weights } : {}),
         files: request.source.fingerprint(),
       }),
     )
@@ -90,7 +108,7 @@ export function ensureGraph(cacheDir: string, request: GraphRequest): CachedGrap
       g.abandon();
       throw e;
     }
-    writeFileSync(join(tmp, MODEL_FILE), g.finish(OPSETS));
+    writeFileSync(join(tmp, MODEL_FILE), g.finish(OPSETS, pass));
     writeFileSync(join(tmp, BRANCHES_FILE), JSON.stringify([...g.loraBranches]));
     rmSync(dir, { recursive: true, force: true });
     renameSync(tmp, dir);
