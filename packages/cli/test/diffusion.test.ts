@@ -204,7 +204,7 @@ describe('tiffin diffusion start', () => {
     expect(lines[0]).not.toMatch(/hub/i);
   });
 
-  it('--ort-threads and --ort-providers: bad values fail in one line saying what is expected', async () => {
+  it('--ort-threads, --ort-providers and --weights: bad values fail in one line saying what is expected', async () => {
     // The value checks themselves are unit-tested in @tiffin/diffusion (session.test.ts); here: the CLI wiring.
     const cases: [string[], RegExp][] = [
       [['--ort-threads', '0'], /'--ort-threads <n>' argument '0' is invalid\. expected a positive integer/],
@@ -216,6 +216,11 @@ describe('tiffin diffusion start', () => {
         ['--ort-threads', '2', '--backend', 'wasm'],
         /--ort-threads applies to --backend onnxruntime, not wasm/,
       ],
+      [
+        ['--weights', 'int4'],
+        /'--weights <format>' argument 'int4' is invalid\. unknown weight format "int4": expected f32, f16, int8/,
+      ],
+      [['--weights', 'int8', '--backend', 'cpu'], /--weights applies to --backend onnxruntime, not cpu/],
     ];
     for (const [flags, message] of cases) {
       const res = await run(
@@ -233,9 +238,10 @@ describe('tiffin diffusion start', () => {
     const help = await run(['diffusion', 'start', '--help'], {});
     expect(help.stdout).toMatch(/--ort-threads <n>/);
     expect(help.stdout).toMatch(/--ort-providers <list>/);
+    expect(help.stdout).toMatch(/--weights <format>/);
   }, 240_000);
 
-  it('--ort-providers cuda,cpu on a machine without the CUDA provider serves on CPU and logs the skip', async () => {
+  it('--ort-providers cuda,cpu on a machine without the CUDA provider serves on CPU (int8 weights) and logs the skip', async () => {
     const proc = tiffin(
       [
         'diffusion',
@@ -251,6 +257,8 @@ describe('tiffin diffusion start', () => {
         '1',
         '--ort-providers',
         'cuda,cpu',
+        '--weights',
+        'int8',
       ],
       { TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-cli-home-')) },
     );
@@ -268,6 +276,9 @@ describe('tiffin diffusion start', () => {
       });
       const url = await proc.url;
       expect(log).toMatch(/onnxruntime skipped execution provider cuda: /);
+      // The CPU provider runs f32 graphs, so the int8 weights apply (the VAE keeps f32).
+      expect(log).toMatch(/onnxruntime unet f32, int8 weights graph built/);
+      expect(log).toMatch(/onnxruntime text_encoder f32, int8 weights graph built/);
       expect(log).toMatch(/"backend":"onnxruntime"/);
       const res = await fetch(`${url}/text2img`, {
         method: 'POST',

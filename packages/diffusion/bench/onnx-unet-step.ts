@@ -4,11 +4,15 @@
  * plain functional ops: bench/torch_unet_step.py), runs alternated, with min/median/max, the ratio,
  * the output difference and the load average. Skips torch with a message where it is absent.
  *
+ * `--weights=f32,int8` builds one graph per weight format (engines/onnx/weight-format.ts) and alternates their runs
+ * too: min/median/max of each, the ratio to the first, the output difference and each graph's weight bytes.
+ *
  * Usage (from packages/diffusion), with a folder from scripts/make-sd15-random.ts:
  *   nice -n 10 tsx --conditions=source bench/onnx-unet-step.ts <sd15 folder> [--threads=2] [--runs=3] [--no-lora-branches]
+ *     [--weights=f32,int8] [--no-torch]
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,6 +24,7 @@ import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { ensureGraph } from '../src/engines/onnx/graph-cache.js';
 import { sessionOptions } from '../src/engines/onnx/session.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
+import { parseOnnxWeights } from '../src/engines/onnx/weight-format.js';
 import { SafetensorsWeightSource } from '../src/engines/onnx/weight-source.js';
 import { detInput } from '../src/weights/deterministic.js';
 
@@ -30,6 +35,10 @@ const opt = (name: string, def: number) =>
 const threads = opt('threads', 2);
 const runs = opt('runs', 3);
 const loraBranches = !args.includes('--no-lora-branches');
+const formats = (args.find((a) => a.startsWith('--weights='))?.split('=')[1] ?? 'f32')
+  .split(',')
+  .map((w) => parseOnnxWeights(w, '--weights'));
+const withTorch = !args.includes('--no-torch');
 if (!folder || !existsSync(join(folder, 'unet', 'config.json'))) {
   console.error('usage: onnx-unet-step <sd15 folder (scripts/make-sd15-random.ts)> [--threads=2] [--runs=3]');
   process.exit(2);
@@ -66,23 +75,33 @@ const specs = new Set(
     .map((s) => s.name),
 );
 let t0 = performance.now();
-const graph = ensureGraph(join(work, 'graphs'), {
-  name: 'unet',
-  key: { config, loraBranches },
-  source,
-  loraTarget: loraBranches ? (n) => specs.has(n) : () => false,
-  build: (g) => buildUNetGraph(g, config, { kind: 'fused' }),
-});
+const sessions: { weights: string; session: Awaited<ReturnType<typeof ort.InferenceSession.create>> }[] = [];
+let graph: ReturnType<typeof ensureGraph> | undefined;
+for (const weights of formats) {
+  t0 = performance.now();
+  graph = ensureGraph(join(work, 'graphs'), {
+    name: 'unet',
+    key: { config, loraBranches },
+    source,
+    loraTarget: loraBranches ? (n) => specs.has(n) : () => false,
+    weights,
+    build: (g) => buildUNetGraph(g, config, { kind: 'fused' }),
+  });
+  console.log(
+    `${weights} graph built in ${((performance.now() - t0) / 1000).toFixed(1)} s, weights ${(statSync(graph.dataPath).size / 1e9).toFixed(2)} GB (LoRA branch inputs: ${loraBranches ? graph.loraBranches.size : 'none'})`,
+  );
+  t0 = performance.now();
+  const session = await ort.InferenceSession.create(
+    graph.modelPath,
+    sessionOptions({ providers: ['cpu'], threads, skipped: [] }),
+  );
+  console.log(
+    `${weights} session created in ${((performance.now() - t0) / 1000).toFixed(1)} s (peak RSS so far ${(process.resourceUsage().maxRSS / 1024 / 1024).toFixed(2)} GB)`,
+  );
+  sessions.push({ weights, session });
+}
 source.close();
-console.log(
-  `graph built in ${((performance.now() - t0) / 1000).toFixed(1)} s (LoRA branch inputs: ${loraBranches ? graph.loraBranches.size : 'none'})`,
-);
-t0 = performance.now();
-const session = await ort.InferenceSession.create(
-  graph.modelPath,
-  sessionOptions({ providers: ['cpu'], threads, skipped: [] }),
-);
-console.log(`session created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+if (!graph) throw new Error('no weight format');
 const nhwc = new Float32Array(sampleNchw.length);
 for (let b = 0; b < B; b++)
   for (let c = 0; c < 4; c++)
@@ -108,19 +127,21 @@ for (const b of graph.loraBranches.values()) {
     feeds[b.up] = new ort.Tensor('float32', new Float32Array(b.outDim), [b.outDim, 1, 1, 1]);
   }
 }
-let ortOut: Float32Array = new Float32Array();
-const ortStep = async () => {
+const outputs: Float32Array[] = [];
+const ortStep = async (k = 0) => {
   const s = performance.now();
-  const out = await session.run(feeds);
+  const out = await sessions[k].session.run(feeds);
   const secs = (performance.now() - s) / 1000;
-  ortOut = out[UNET_OUTPUT].data as Float32Array;
+  outputs[k] = out[UNET_OUTPUT].data as Float32Array;
   return secs;
 };
 
 // --- torch (persistent process, one step per request) ---
 const python = '/usr/bin/python3';
 const hasTorch =
-  existsSync(python) && spawnSync(python, ['-c', 'import torch, numpy'], { stdio: 'ignore' }).status === 0;
+  withTorch &&
+  existsSync(python) &&
+  spawnSync(python, ['-c', 'import torch, numpy'], { stdio: 'ignore' }).status === 0;
 let torchStep: (() => Promise<number>) | null = null;
 let torchDump: ((path: string) => Promise<void>) | null = null;
 let stopTorch = () => {};
@@ -155,19 +176,34 @@ else {
 }
 
 console.log(`load average before: ${load()}`);
-await ortStep(); // warm-up (first run allocates)
+for (let k = 0; k < sessions.length; k++) await ortStep(k); // warm-up (first run allocates)
 if (torchStep) await torchStep();
-const ortTimes: number[] = [];
+const formatTimes: number[][] = sessions.map(() => []);
 const torchTimes: number[] = [];
 for (let i = 0; i < runs; i++) {
-  ortTimes.push(await ortStep());
+  for (let k = 0; k < sessions.length; k++) formatTimes[k].push(await ortStep(k));
   if (torchStep) torchTimes.push(await torchStep());
   console.log(
-    `run ${i + 1}: onnxruntime ${ortTimes[i].toFixed(2)} s${torchStep ? `, torch ${torchTimes[i].toFixed(2)} s` : ''} (load ${load()})`,
+    `run ${i + 1}: ${sessions.map((x, k) => `onnxruntime ${x.weights} ${formatTimes[k][i].toFixed(2)} s`).join(', ')}${torchStep ? `, torch ${torchTimes[i].toFixed(2)} s` : ''} (load ${load()})`,
   );
 }
+const ortTimes = formatTimes[0];
+const ortOut = outputs[0];
 const o = stats(ortTimes);
-console.log(`onnxruntime, ${threads} threads: ${fmt(o)}`);
+for (let k = 0; k < sessions.length; k++) {
+  const st = stats(formatTimes[k]);
+  console.log(`onnxruntime ${sessions[k].weights}, ${threads} threads: ${fmt(st)}`);
+  if (k === 0) continue;
+  let diff = 0;
+  let ref = 0;
+  for (let i = 0; i < ortOut.length; i++) {
+    diff = Math.max(diff, Math.abs(outputs[k][i] - ortOut[i]));
+    ref = Math.max(ref, Math.abs(ortOut[i]));
+  }
+  console.log(
+    `  ${sessions[0].weights} / ${sessions[k].weights} (medians): ${(o.median / st.median).toFixed(2)}×; output max abs diff ${diff.toExponential(2)} (max |${sessions[0].weights}| ${ref.toFixed(2)})`,
+  );
+}
 if (torchStep && torchDump) {
   const tt = stats(torchTimes);
   console.log(`torch, ${threads} threads: ${fmt(tt)}`);
@@ -193,5 +229,5 @@ console.log(`load average after: ${load()}`);
 // ru_maxrss of this process: the onnxruntime session, its arena and the graph build (torch runs in its own process).
 console.log(`peak RSS (this process): ${(process.resourceUsage().maxRSS / 1024 / 1024).toFixed(2)} GB`);
 stopTorch();
-await session.release();
+for (const x of sessions) await x.session.release();
 rmSync(work, { recursive: true, force: true });

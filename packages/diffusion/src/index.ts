@@ -20,6 +20,12 @@ export {
   WEBGPU_PACKAGES,
 } from './backend.js';
 export { loadOnnxComponents, type OnnxComponents, type OnnxLoadOptions } from './engines/onnx/load.js';
+export {
+  type DiffusionOnnxOptions,
+  ONNX_WEIGHT_FORMATS,
+  type OnnxWeights,
+  parseOnnxWeights,
+} from './engines/onnx/weight-format.js';
 export * from './hub/index.js';
 export * from './lora/index.js';
 export { ClipTextEncoder } from './models/clip-text-encoder.js';

@@ -16,8 +16,8 @@ import {
 } from '@tiffin/core';
 import { encodeBmp, Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
-import type { OnnxRuntimeOptions } from '@tiffin/onnx';
 import { z } from 'zod';
+import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import type { BackendName } from '../backend.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
 import { assertBackendPackages } from './backend-packages.js';
@@ -72,9 +72,10 @@ export interface DiffusionServiceOptions {
   backend?: BackendName;
   /**
    * onnxruntime threads and execution providers (default: `$TIFFIN_ORT_THREADS`, `$TIFFIN_ORT_PROVIDERS`, else
-   * every core on CPU). Used when the backend is onnxruntime.
+   * every core on CPU) and weight storage (`weights`: f32, f16 or int8; default f32). Used when the backend is
+   * onnxruntime.
    */
-  onnx?: OnnxRuntimeOptions;
+  onnx?: DiffusionOnnxOptions;
   /** Per-request timeout in seconds (default 600: a full-size generation on CPU is slow). */
   timeout?: number;
   /** Model store tags the service uses (so `tiffin build` packages them). */

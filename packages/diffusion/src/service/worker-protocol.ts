@@ -1,5 +1,5 @@
-import type { OnnxRuntimeOptions } from '@tiffin/onnx';
 import type { BackendName } from '../backend.js';
+import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import type { GenerationParameters } from '../pipeline/parameters.js';
 import type { SchedulerName } from '../schedulers/registry.js';
 
@@ -8,8 +8,8 @@ export interface WorkerInit {
   /** Diffusers folder of the pipeline. */
   modelDir: string;
   backend?: BackendName;
-  /** onnxruntime threads and providers (`--ort-threads`, `--ort-providers`). */
-  onnx?: OnnxRuntimeOptions;
+  /** onnxruntime threads, providers and weight storage (`--ort-threads`, `--ort-providers`, `--weights`). */
+  onnx?: DiffusionOnnxOptions;
   /** LoRA merged once at start and kept for every request (`--lora-weights`). */
   baseLoraPath?: string;
   /** How many parsed per-request LoRA files the worker keeps, and how many bytes of them at most. */

@@ -110,8 +110,8 @@ describe('weight formats of the ONNX engine', () => {
     expect(graphs).toHaveLength(3);
     const [int8, f16, f32] = graphs;
     expect(count(int8.model, 'DynamicQuantizeMatMul')).toBeGreaterThan(10);
-    expect(count(int8.model, 'ConvInteger')).toBeGreaterThan(10);
-    expect(count(f32.model, 'DynamicQuantizeMatMul') + count(f32.model, 'ConvInteger')).toBe(0);
+    expect(count(int8.model, 'MatMulIntegerToFloat')).toBeGreaterThan(10);
+    expect(count(f32.model, 'DynamicQuantizeMatMul') + count(f32.model, 'MatMulIntegerToFloat')).toBe(0);
     expect(count(f16.model, 'DynamicQuantizeMatMul')).toBe(0);
     // Each tensor is page aligned in the file, which keeps the tiny model's ratios above 1/2 and 1/4.
     expect(f16.bytes / f32.bytes).toBeLessThan(0.65);

@@ -1,4 +1,5 @@
 import { ConfigError } from '@tiffin/core';
+import type { OnnxRuntimeOptions } from '@tiffin/onnx';
 
 /**
  * How the ONNX engine stores model weights in its built graphs (`--weights`):
@@ -18,4 +19,10 @@ export function parseOnnxWeights(value: string, origin?: string): OnnxWeights {
   if ((ONNX_WEIGHT_FORMATS as readonly string[]).includes(v)) return v as OnnxWeights;
   const detail = `unknown weight format ${JSON.stringify(value)}: expected ${ONNX_WEIGHT_FORMATS.join(', ')}`;
   throw new ConfigError(origin ? `${origin}: ${detail}` : detail);
+}
+
+/** The service's onnxruntime settings: threads and providers, and how the built graphs store weights. */
+export interface DiffusionOnnxOptions extends OnnxRuntimeOptions {
+  /** `--weights` (default f32): see {@link OnnxWeights}. */
+  weights?: OnnxWeights;
 }
