@@ -3,7 +3,8 @@
  * layer per graph (64×64 latents, batch 2), f32 against each int8 form, runs alternated, min/median/max, load average.
  * Linear: `MatMul` f32 · `DynamicQuantizeMatMul` (the fused form of DynamicQuantizeLinear + MatMulInteger) ·
  * `MatMulNBits` 8-bit (block 128, accuracy level 4 = int8 compute) · QDQ (`DequantizeLinear` + `MatMul`).
- * Convolution: `Conv` f32 · DynamicQuantizeLinear + `ConvInteger` · QDQ (`DequantizeLinear` + `Conv`).
+ * Convolution: `Conv` f32 · DynamicQuantizeLinear + `ConvInteger` · a uint8 im2col into `MatMulIntegerToFloat` (what
+ * the int8 pass emits) · QDQ (`DequantizeLinear` + `Conv`). Both: f16 storage (a Cast folded at load, or run each call).
  *
  * Usage (from packages/diffusion): nice -n 10 tsx --conditions=source bench/onnx-int8-ops.ts [--threads=2] [--runs=3]
  */
@@ -40,6 +41,8 @@ async function time(
   inits: InitializerDef[],
   input: { name: string; dims: number[] },
   outName: string,
+  /** Keep Cast nodes on initializers at run time (ORT's constant folding off). */
+  noFolding = false,
 ): Promise<() => Promise<number>> {
   const model = encodeModel({
     graph: {
@@ -56,6 +59,7 @@ async function time(
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
+    ...(noFolding ? { extra: { optimization: { disable_specified_optimizers: 'ConstantFolding' } } } : {}),
   });
   const x = new ort.Tensor(
     'float32',
@@ -71,6 +75,30 @@ async function time(
     await session.run({ [input.name]: x });
     return performance.now() - s;
   };
+}
+
+/**
+ * The float forms of one layer reading weight `w`: f32, and f16 storage (the weight as float16 and a Cast to float32,
+ * folded into a float32 initializer when the session opens, ORT's default, or kept and run on every call with
+ * constant folding off: half the weight memory).
+ */
+async function floatForms(
+  forms: Record<string, () => Promise<number>>,
+  w: Float32Array,
+  dims: number[],
+  layer: NodeDef,
+  input: { name: string; dims: number[] },
+): Promise<void> {
+  forms.f32 = await time('f32', [layer], [raw('w', DataType.FLOAT, dims, w)], input, 'y');
+  const cast: NodeDef = {
+    opType: 'Cast',
+    inputs: ['w16'],
+    outputs: ['w'],
+    attributes: { to: { kind: 'int', value: DataType.FLOAT } },
+  };
+  const w16 = raw('w16', DataType.FLOAT16, dims, float32ToHalf(w));
+  forms['f16 folded at load'] = await time('f16 folded', [cast, layer], [w16], input, 'y');
+  forms['f16 Cast each run'] = await time('f16 cast', [cast, layer], [w16], input, 'y', true);
 }
 
 /** Per-output-channel symmetric int8 of `[K, N]` (MatMul layout): column scales. */
@@ -91,13 +119,7 @@ async function linearCase(m: number, k: number, n: number) {
   const { q, scale } = quantCols(w, k, n);
   const input = { name: 'x', dims: [m, k] };
   const forms: Record<string, () => Promise<number>> = {};
-  forms.f32 = await time(
-    'f32',
-    [{ opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
-    [raw('w', DataType.FLOAT, [k, n], w)],
-    input,
-    'y',
-  );
+  await floatForms(forms, w, [k, n], { opType: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }, input);
   forms.DynamicQuantizeMatMul = await time(
     'dqmm',
     [{ opType: 'DynamicQuantizeMatMul', domain: 'com.microsoft', inputs: ['x', 'wq', 'ws'], outputs: ['y'] }],
@@ -181,12 +203,12 @@ async function convCase(b: number, c: number, o: number, hw: number) {
   const input = { name: 'x', dims: [b, c, hw, hw] };
   const pads = { kind: 'ints', value: [1, 1, 1, 1] } as const;
   const forms: Record<string, () => Promise<number>> = {};
-  forms.f32 = await time(
-    'f32',
-    [{ opType: 'Conv', inputs: ['x', 'w'], outputs: ['y'], attributes: { pads } }],
-    [raw('w', DataType.FLOAT, [o, c, 3, 3], w)],
+  await floatForms(
+    forms,
+    w,
+    [o, c, 3, 3],
+    { opType: 'Conv', inputs: ['x', 'w'], outputs: ['y'], attributes: { pads } },
     input,
-    'y',
   );
   forms.ConvInteger = await time(
     'convint',
@@ -210,83 +232,19 @@ async function convCase(b: number, c: number, o: number, hw: number) {
     input,
     'y',
   );
-  try {
-    forms.ConvIntegerS8 = await time(
-      'convint8',
-      [
-        { opType: 'DynamicQuantizeLinear', inputs: ['x'], outputs: ['xq', 'xs', 'xz'] },
-        { opType: 'ConvInteger', inputs: ['xq', 'wq', 'xz'], outputs: ['yi'], attributes: { pads } },
-        {
-          opType: 'Cast',
-          inputs: ['yi'],
-          outputs: ['yf'],
-          attributes: { to: { kind: 'int', value: DataType.FLOAT } },
-        },
-        { opType: 'Mul', inputs: ['xs', 'ws'], outputs: ['s'] },
-        { opType: 'Mul', inputs: ['yf', 's'], outputs: ['y'] },
-      ],
-      [raw('wq', DataType.INT8, [o, c, 3, 3], qi), raw('ws', DataType.FLOAT, [o, 1, 1], scale)],
-      input,
-      'y',
-    );
-  } catch (e) {
-    console.log(`ConvInteger int8 weights: not available (${(e as Error).message.split('\n')[0]})`);
-  }
-  // im2col as 9 shifted slices concatenated on channels, then one DynamicQuantizeMatMul [B·H·W, 9C] · [9C, O].
-  {
-    const nodes: NodeDef[] = [{ opType: 'Pad', inputs: ['x', 'pads'], outputs: ['xp'] }];
-    const inits: InitializerDef[] = [
-      raw('pads', DataType.INT64, [8], BigInt64Array.from([0, 0, 1, 1, 0, 0, 1, 1].map(BigInt))),
-    ];
-    const taps: string[] = [];
-    for (let dy = 0; dy < 3; dy++)
-      for (let dx = 0; dx < 3; dx++) {
-        const t = `tap${dy}${dx}`;
-        inits.push(raw(`${t}_s`, DataType.INT64, [2], BigInt64Array.from([dy, dx].map(BigInt))));
-        inits.push(raw(`${t}_e`, DataType.INT64, [2], BigInt64Array.from([dy + hw, dx + hw].map(BigInt))));
-        nodes.push({ opType: 'Slice', inputs: ['xp', `${t}_s`, `${t}_e`, 'axes'], outputs: [t] });
-        taps.push(t);
-      }
-    inits.push(raw('axes', DataType.INT64, [2], BigInt64Array.from([2n, 3n])));
-    nodes.push({
-      opType: 'Concat',
-      inputs: taps,
-      outputs: ['cat'],
-      attributes: { axis: { kind: 'int', value: 1 } },
-    });
-    nodes.push({
-      opType: 'Transpose',
-      inputs: ['cat'],
-      outputs: ['nhwc'],
-      attributes: { perm: { kind: 'ints', value: [0, 2, 3, 1] } },
-    });
-    nodes.push({
-      opType: 'DynamicQuantizeMatMul',
-      domain: 'com.microsoft',
-      inputs: ['nhwc', 'wcol', 'ws1'],
-      outputs: ['ym'],
-    });
-    nodes.push({
-      opType: 'Transpose',
-      inputs: ['ym'],
-      outputs: ['y'],
-      attributes: { perm: { kind: 'ints', value: [0, 3, 1, 2] } },
-    });
-    // [9C, O] with row tap*C + c.
-    const wcol = new Int8Array(9 * c * o);
-    for (let r = 0; r < o; r++)
-      for (let ci = 0; ci < c; ci++)
-        for (let t = 0; t < 9; t++) wcol[(t * c + ci) * o + r] = qi[r * k + ci * 9 + t];
-    inits.push(raw('wcol', DataType.INT8, [9 * c, o], wcol), raw('ws1', DataType.FLOAT, [o], scale));
-    forms.Im2colDQMM = await time('im2col', nodes, inits, input, 'y');
-  }
   // uint8 im2col: quantize once, NHWC, 9 shifted slices concatenated on channels, MatMulIntegerToFloat
   // [B·H·W, 9C] · [9C, O] (prepacked int8 weight, per-column scales), back to NCHW.
   {
-    const i64 = (name: string, v: number[]) => raw(name, DataType.INT64, [v.length], BigInt64Array.from(v.map(BigInt)));
+    const i64 = (name: string, v: number[]) =>
+      raw(name, DataType.INT64, [v.length], BigInt64Array.from(v.map(BigInt)));
     const nodes: NodeDef[] = [
       { opType: 'DynamicQuantizeLinear', inputs: ['x'], outputs: ['xq', 'xs', 'xz'] },
-      { opType: 'Transpose', inputs: ['xq'], outputs: ['xt'], attributes: { perm: { kind: 'ints', value: [0, 2, 3, 1] } } },
+      {
+        opType: 'Transpose',
+        inputs: ['xq'],
+        outputs: ['xt'],
+        attributes: { perm: { kind: 'ints', value: [0, 2, 3, 1] } },
+      },
       { opType: 'Pad', inputs: ['xt', 'pads', 'xz'], outputs: ['xp'] },
     ];
     const inits: InitializerDef[] = [i64('pads', [0, 1, 1, 0, 0, 1, 1, 0]), i64('axes', [1, 2])];
@@ -298,14 +256,24 @@ async function convCase(b: number, c: number, o: number, hw: number) {
         nodes.push({ opType: 'Slice', inputs: ['xp', `${t}_s`, `${t}_e`, 'axes'], outputs: [t] });
         taps.push(t);
       }
-    nodes.push({ opType: 'Concat', inputs: taps, outputs: ['cat'], attributes: { axis: { kind: 'int', value: 3 } } });
+    nodes.push({
+      opType: 'Concat',
+      inputs: taps,
+      outputs: ['cat'],
+      attributes: { axis: { kind: 'int', value: 3 } },
+    });
     nodes.push({
       opType: 'MatMulIntegerToFloat',
       domain: 'com.microsoft',
       inputs: ['cat', 'wcol', 'xs', 'ws1', 'xz'],
       outputs: ['ym'],
     });
-    nodes.push({ opType: 'Transpose', inputs: ['ym'], outputs: ['y'], attributes: { perm: { kind: 'ints', value: [0, 3, 1, 2] } } });
+    nodes.push({
+      opType: 'Transpose',
+      inputs: ['ym'],
+      outputs: ['y'],
+      attributes: { perm: { kind: 'ints', value: [0, 3, 1, 2] } },
+    });
     // [9C, O] with row (dy·3 + dx)·C + c, as the slices are concatenated.
     const wcol = new Int8Array(9 * c * o);
     for (let r = 0; r < o; r++)
@@ -351,8 +319,8 @@ async function report(label: string, forms: Record<string, () => Promise<number>
 }
 
 console.log(`onnxruntime ${ort.env.versions.common}, ${threads} threads, ${runs} alternated runs`);
-// await report('Linear [8192, 320] · [320, 2560] (GEGLU in, 64×64)', await linearCase(8192, 320, 2560));
-// await report('Linear [8192, 1280] · [1280, 320] (FF out, 64×64)', await linearCase(8192, 1280, 320));
-// await report('Linear [512, 1280] · [1280, 1280] (8×8 block)', await linearCase(512, 1280, 1280));
+await report('Linear [8192, 320] · [320, 2560] (GEGLU in, 64×64)', await linearCase(8192, 320, 2560));
+await report('Linear [8192, 1280] · [1280, 320] (FF out, 64×64)', await linearCase(8192, 1280, 320));
+await report('Linear [512, 1280] · [1280, 1280] (8×8 block)', await linearCase(512, 1280, 1280));
 await report('Conv 3×3 320→320 on [2, 320, 64, 64]', await convCase(2, 320, 320, 64));
 await report('Conv 3×3 640→640 on [2, 640, 32, 32]', await convCase(2, 640, 640, 32));

@@ -67,7 +67,11 @@ pipe.dispose();
 if (!cache) rmSync(cacheDir, { recursive: true, force: true });
 
 const all = new Float32Array(images.reduce((n, i) => n + i.length, 0));
-images.reduce((at, i) => (all.set(i, at), at + i.length), 0);
+let at = 0;
+for (const i of images) {
+  all.set(i, at);
+  at += i.length;
+}
 const save = opt('save');
 if (save) writeFileSync(save, Buffer.from(all.buffer));
 const against = opt('against');

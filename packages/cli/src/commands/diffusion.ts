@@ -221,7 +221,11 @@ function serviceSettings(flags: ServiceSettingFlags, backend: BackendName | unde
     timeout: flags.timeout,
     progressAll: flags.progressAll === true,
     backend,
-    onnx: { intraOpThreads: flags.ortThreads, executionProviders: flags.ortProviders, weights: flags.weights },
+    onnx: {
+      intraOpThreads: flags.ortThreads,
+      executionProviders: flags.ortProviders,
+      weights: flags.weights,
+    },
   };
 }
 

@@ -17,8 +17,8 @@ import {
 import { encodeBmp, Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
 import { z } from 'zod';
-import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import type { BackendName } from '../backend.js';
+import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
 import { assertBackendPackages } from './backend-packages.js';
 import { GenerationQueue } from './generation-queue.js';

@@ -41,7 +41,7 @@ export function quantizeInt8(
       const inv = 1 / scales[c];
       for (let i = 0; i < inner; i++) {
         const q = Math.round(data[base + i] * inv);
-        values[base + i] = q > 127 ? 127 : q < -127 ? -127 : q;
+        values[base + i] = Math.max(-127, Math.min(127, q));
       }
     }
   return { values, scales };

@@ -4,11 +4,10 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOnnxComponents, type OnnxComponents } from '../../src/engines/onnx/load.js';
 import { readLoraFile } from '../../src/lora/index.js';
-import { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
 import type { RequestLora } from '../../src/pipeline/types.js';
 import { detInput } from '../../src/weights/deterministic.js';
-import { maxAbsDiff } from '../helpers/fixtures.js';
-import { fixtureNoise, tinyDir } from '../helpers/tiny.js';
+import { maxAbsDiff, maxRelativeDiff } from '../helpers/fixtures.js';
+import { tinyDir, tinyOnnxImage } from '../helpers/tiny.js';
 import { writeReferenceKohya } from '../lora/reference-lora.js';
 
 /**
@@ -41,19 +40,7 @@ afterAll(() => {
 });
 
 /** Max abs difference relative to the f32 output's largest magnitude. */
-function relative(f32: tf.Tensor, f16: tf.Tensor): number {
-  const a = f32.dataSync();
-  const b = f16.dataSync();
-  expect(b.length).toBe(a.length);
-  let diff = 0;
-  let scale = 0;
-  for (let i = 0; i < a.length; i++) {
-    expect(Number.isFinite(b[i])).toBe(true);
-    diff = Math.max(diff, Math.abs(a[i] - b[i]));
-    scale = Math.max(scale, Math.abs(a[i]));
-  }
-  return diff / scale;
-}
+const relative = (f32: tf.Tensor, f16: tf.Tensor): number => maxRelativeDiff(f32.dataSync(), f16.dataSync());
 
 const both = <T>(run: (c: OnnxComponents) => Promise<T>) =>
   Promise.all([run(loaded.f32 as OnnxComponents), run(loaded.f16 as OnnxComponents)]);
@@ -97,29 +84,8 @@ describe('f16 graphs', () => {
     const lora = readLoraFile(
       writeReferenceKohya(join(mkdtempSync(join(dir, 'lora-')), 'reference.safetensors')),
     );
-    const image = async (precision: 'f32' | 'f16', request?: RequestLora) => {
-      const pipe = await StableDiffusionPipeline.fromPretrained(dir, {
-        backend: 'onnxruntime',
-        onnx: { cacheDir, precision, intraOpThreads: 1 },
-        log: () => {},
-      });
-      try {
-        const { images } = await pipe.text2img({
-          prompt: 'a red circle',
-          height: 32,
-          width: 32,
-          num_inference_steps: 3,
-          guidance_scale: 7.5,
-          latents: detInput('f16/start', [1, 4, 16, 16]),
-          noise: fixtureNoise(),
-          return_float: true,
-          lora: request,
-        });
-        return images[0].float as Float32Array;
-      } finally {
-        pipe.dispose();
-      }
-    };
+    const image = (precision: 'f32' | 'f16', request?: RequestLora) =>
+      tinyOnnxImage(dir, { cacheDir, precision, intraOpThreads: 1 }, 'f16/start', request);
     const request: RequestLora = { file: lora, scale: 1, mode: 'unfused' };
     const [base32, base16, lora32, lora16] = [
       await image('f32'),

@@ -34,6 +34,17 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return m;
 }
 
+/** Max abs difference relative to the reference's largest magnitude (every value of `got` must be finite). */
+export function maxRelativeDiff(ref: ArrayLike<number>, got: ArrayLike<number>): number {
+  if (ref.length !== got.length) throw new Error(`length ${ref.length} vs ${got.length}`);
+  let scale = 0;
+  for (let i = 0; i < ref.length; i++) {
+    if (!Number.isFinite(got[i])) throw new Error(`value ${i} is ${got[i]}`);
+    scale = Math.max(scale, Math.abs(ref[i]));
+  }
+  return maxAbsDiff(ref, got) / scale;
+}
+
 /** Max abs error of `data` (flat, same layout as the summary) against first/probe values and the mean. */
 export function summaryError(data: ArrayLike<number>, s: Summary): number {
   const c = compareSummary(data, s);

@@ -1,7 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { InjectedNoise } from '../../src/pipeline/types.js';
+import type { FromPretrainedOptions } from '../../src/pipeline/pipeline.js';
+import { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
+import type { InjectedNoise, RequestLora } from '../../src/pipeline/types.js';
 import { writeTinyPipeline } from '../../src/tiny/write-tiny-pipeline.js';
 import { detInput } from '../../src/weights/deterministic.js';
 
@@ -15,4 +17,37 @@ export function fixtureNoise(): InjectedNoise {
   const counters = { latents: 0, vae: 0, scheduler: 0 };
   const prefix = { latents: 'pipe-noise', vae: 'vae-noise', scheduler: 'sched-noise' };
   return (purpose, shape) => detInput(`${prefix[purpose]}/${counters[purpose]++}`, shape);
+}
+
+/**
+ * One 32×32, 3-step text2img of a tiny pipeline on onnxruntime with fixed latents and noise (`start` names the
+ * latents), as float pixels in [0, 1]: for comparing engine options image to image.
+ */
+export async function tinyOnnxImage(
+  dir: string,
+  onnx: FromPretrainedOptions['onnx'],
+  start: string,
+  lora?: RequestLora,
+): Promise<Float32Array> {
+  const pipe = await StableDiffusionPipeline.fromPretrained(dir, {
+    backend: 'onnxruntime',
+    onnx,
+    log: () => {},
+  });
+  try {
+    const { images } = await pipe.text2img({
+      prompt: 'a red circle',
+      height: 32,
+      width: 32,
+      num_inference_steps: 3,
+      guidance_scale: 7.5,
+      latents: detInput(start, [1, 4, 16, 16]),
+      noise: fixtureNoise(),
+      return_float: true,
+      lora,
+    });
+    return images[0].float as Float32Array;
+  } finally {
+    pipe.dispose();
+  }
 }

@@ -24,7 +24,7 @@ import { type OpenedSession, openOptimizedSession } from './optimized-cache.js';
 import { buildTextEncoderGraph } from './text-encoder-graph.js';
 import { buildUNetGraph } from './unet-graph.js';
 import { buildVaeDecoderGraph, buildVaeEncoderGraph } from './vae-graph.js';
-import type { OnnxWeights } from './weight-format.js';
+import { type OnnxWeights, parseOnnxWeights } from './weight-format.js';
 import { SafetensorsWeightSource } from './weight-source.js';
 
 export interface OnnxLoadOptions extends OnnxRuntimeOptions {
@@ -120,7 +120,9 @@ export async function loadOnnxComponents(
   const cacheDir = options.cacheDir ?? defaultGraphCacheDir();
   const attention = options.attention ?? 'fused';
   const precision = graphPrecision(options.precision ?? 'auto', runtime);
-  const weights = options.weights ?? 'f32';
+  // Checked here too: JavaScript callers pass any string.
+  const weights =
+    options.weights === undefined ? 'f32' : parseOnnxWeights(String(options.weights), 'onnx.weights');
   if (precision === 'f16' && weights !== 'f32')
     log(
       `@tiffin/diffusion: onnxruntime ${weights} weights apply to f32 graphs (CPU provider); the ${runtime.providers[0]} provider gets f16 graphs`,
