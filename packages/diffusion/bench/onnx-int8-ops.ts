@@ -10,6 +10,7 @@
  */
 import { loadavg } from 'node:os';
 import { DataType, encodeModel, type InitializerDef, loadOrt, type NodeDef } from '@tiffin/onnx';
+import { float32ToHalf } from '../src/weights/dtype.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: number) =>

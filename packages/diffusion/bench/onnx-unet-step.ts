@@ -9,7 +9,7 @@
  *
  * Usage (from packages/diffusion), with a folder from scripts/make-sd15-random.ts:
  *   nice -n 10 tsx --conditions=source bench/onnx-unet-step.ts <sd15 folder> [--threads=2] [--runs=3] [--no-lora-branches]
- *     [--weights=f32,int8] [--no-torch]
+ *     [--weights=f32,int8] [--arena=on,off] [--no-torch]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -39,6 +39,8 @@ const formats = (args.find((a) => a.startsWith('--weights='))?.split('=')[1] ?? 
   .split(',')
   .map((w) => parseOnnxWeights(w, '--weights'));
 const withTorch = !args.includes('--no-torch');
+// `--arena=on,off`: one session per setting of ORT's CPU memory arena (per weight format), runs alternated.
+const arenas = (args.find((a) => a.startsWith('--arena='))?.split('=')[1] ?? 'on').split(',');
 if (!folder || !existsSync(join(folder, 'unet', 'config.json'))) {
   console.error('usage: onnx-unet-step <sd15 folder (scripts/make-sd15-random.ts)> [--threads=2] [--runs=3]');
   process.exit(2);
@@ -90,15 +92,18 @@ for (const weights of formats) {
   console.log(
     `${weights} graph built in ${((performance.now() - t0) / 1000).toFixed(1)} s, weights ${(statSync(graph.dataPath).size / 1e9).toFixed(2)} GB (LoRA branch inputs: ${loraBranches ? graph.loraBranches.size : 'none'})`,
   );
-  t0 = performance.now();
-  const session = await ort.InferenceSession.create(
-    graph.modelPath,
-    sessionOptions({ providers: ['cpu'], threads, skipped: [] }),
-  );
-  console.log(
-    `${weights} session created in ${((performance.now() - t0) / 1000).toFixed(1)} s (peak RSS so far ${(process.resourceUsage().maxRSS / 1024 / 1024).toFixed(2)} GB)`,
-  );
-  sessions.push({ weights, session });
+  for (const arena of arenas) {
+    t0 = performance.now();
+    const session = await ort.InferenceSession.create(graph.modelPath, {
+      ...sessionOptions({ providers: ['cpu'], threads, skipped: [] }),
+      enableCpuMemArena: arena !== 'off',
+    });
+    const label = arenas.length > 1 ? `${weights} arena ${arena}` : weights;
+    console.log(
+      `${label} session created in ${((performance.now() - t0) / 1000).toFixed(1)} s (peak RSS so far ${(process.resourceUsage().maxRSS / 1024 / 1024).toFixed(2)} GB)`,
+    );
+    sessions.push({ weights: label, session });
+  }
 }
 source.close();
 if (!graph) throw new Error('no weight format');

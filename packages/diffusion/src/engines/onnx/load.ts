@@ -190,11 +190,11 @@ export async function loadOnnxComponents(
 
   const sessions: InferenceSession[] = [];
   const optimizedCache = options.optimizedCache ?? true;
-  const open = async (g: CachedGraph) => {
+  const open = async (g: CachedGraph, memoryArena = true) => {
     const started = Date.now();
     let opened: OpenedSession;
     try {
-      opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log);
+      opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log, memoryArena);
     } catch (e) {
       if (runtime.providers.length === 1) throw e;
       // A GPU provider whose library loads but cannot start (no driver/device): CPU from now on.
@@ -206,7 +206,7 @@ export async function loadOnnxComponents(
         `@tiffin/diffusion: onnxruntime skipped execution providers ${runtime.providers.slice(0, -1).join(', ')}: ${(e as Error).message.split('\n')[0]}${f16}`,
       );
       runtime.providers = ['cpu'];
-      opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log);
+      opened = await openOptimizedSession(ort, g, runtime, optimizedCache, log, memoryArena);
     }
     const how = {
       optimized: 'from its saved optimized form',
@@ -224,7 +224,10 @@ export async function loadOnnxComponents(
     const unetLora = new LoraInputs(ort, unetGraph.loraBranches);
     const textEncoder = new OnnxTextEncoder(teConfig, ort, await open(teGraph), teLora);
     const unet = new OnnxUNet(unetConfig, ort, await open(unetGraph), unetLora);
-    const vae = new OnnxVae(vaeConfig, ort, await open(decGraph), await open(encGraph));
+    // The VAE runs once per image at full resolution: ORT's arena would keep its largest buffers (about 1.7 GB at
+    // 512², beside the UNet's) for the rest of the process; without it they are freed after each decode. The UNet,
+    // run every step, keeps its arena (≈ 40 % slower steps without).
+    const vae = new OnnxVae(vaeConfig, ort, await open(decGraph, false), await open(encGraph, false));
     const loraTarget = new OnnxLoraTarget();
     loraTarget.add('unet', unetLora, unetSpecs);
     loraTarget.add('text_encoder', teLora, teSpecs);

@@ -52,7 +52,8 @@ export interface OpenedSession {
  * Opens a session for a cached graph. The first open optimizes the graph as usual and has ORT save the
  * result (`optimizedModelFilePath`, weights as external initializers) in `optimized-<key>/` beside it; later
  * opens with the same key load that copy with graph optimizations off, skipping the fusion and layout passes.
- * `cache: false` opens the plain graph and saves nothing.
+ * `cache: false` opens the plain graph and saves nothing. `memoryArena: false` has ORT free each run's buffers
+ * instead of keeping them in its CPU arena for the next run.
  */
 export async function openOptimizedSession(
   ort: OrtModule,
@@ -60,8 +61,9 @@ export async function openOptimizedSession(
   runtime: ResolvedRuntime,
   cache: boolean,
   log: (message: string) => void,
+  memoryArena = true,
 ): Promise<OpenedSession> {
-  const base = sessionOptions(runtime);
+  const base = { ...sessionOptions(runtime), ...(memoryArena ? {} : { enableCpuMemArena: false }) };
   const plain = async (): Promise<OpenedSession> => ({
     session: await ort.InferenceSession.create(graph.modelPath, base),
     from: 'plain',
