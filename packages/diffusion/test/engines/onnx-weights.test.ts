@@ -160,6 +160,25 @@ describe('weight formats of the ONNX engine', () => {
     expect(psnr).toBeGreaterThan(30);
   }, 120_000);
 
+  it('leaves f16 graphs (what GPU providers get) as they are, saying so', async () => {
+    const logs: string[] = [];
+    const c = await loadOnnxComponents(dir, {
+      cacheDir,
+      weights: 'int8',
+      precision: 'f16',
+      intraOpThreads: 1,
+      log: (m) => logs.push(m),
+    });
+    c.textEncoder.dispose();
+    c.unet.dispose();
+    c.vae.dispose();
+    expect(logs.join('\n')).toMatch(
+      /int8 weights apply to f32 graphs \(CPU provider\); the cpu provider gets f16 graphs/,
+    );
+    expect(logs.filter((l) => / unet f16 graph built in /.test(l))).toHaveLength(1);
+    expect(logs.some((l) => /int8 weights graph/.test(l))).toBe(false);
+  }, 120_000);
+
   it('refuses an unknown weight format with the accepted ones', async () => {
     expect(parseOnnxWeights('INT8')).toBe('int8');
     expect(() => parseOnnxWeights('int4')).toThrow(ConfigError);
