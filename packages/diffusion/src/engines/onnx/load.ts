@@ -226,7 +226,8 @@ export async function loadOnnxComponents(
     const unet = new OnnxUNet(unetConfig, ort, await open(unetGraph), unetLora);
     // The VAE runs once per image at full resolution: ORT's arena would keep its largest buffers beside the UNet's
     // for the rest of the process; without it they are freed after each decode (SD1.5 int8, two 512² images: peak RSS
-    // 2.77 GB against 3.73 GB, decode time 1.03×). The UNet, run every step, keeps its arena (≈ 1.4× slower steps without).
+    // 2.77 GB against 3.73 GB, decode time 1.03×). The UNet, run every step, keeps its arena (≈ 1.4× slower steps
+    // without).
     const vae = new OnnxVae(vaeConfig, ort, await open(decGraph, false), await open(encGraph, false));
     const loraTarget = new OnnxLoraTarget();
     loraTarget.add('unet', unetLora, unetSpecs);
