@@ -1,4 +1,5 @@
-import { BufferedHttpRequest, NumpyNdarray } from '@tiffin/core';
+import { NumpyNdarray } from '@tiffin/core';
+import { BufferedHttpRequest } from '@tiffin/core/internal';
 
 export interface ParseResult {
   /** Megabytes of request body per second. */

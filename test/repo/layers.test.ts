@@ -1,9 +1,19 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { layerViolations, PACKAGE_LAYERS, tiffinImports, workspaceSources } from './layers.js';
+import {
+  CORE_FOLDER_LAYERS,
+  coreFolderImports,
+  coreFolderViolations,
+  coreSources,
+  layerViolations,
+  PACKAGE_LAYERS,
+  tiffinImports,
+  workspaceSources,
+} from './layers.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const packages = workspaceSources(root);
+const core = coreSources(root);
 
 describe('package layers (test/repo/layers.ts)', () => {
   it('sees every package and its imports (no vacuous pass)', () => {
@@ -25,5 +35,39 @@ describe('package layers (test/repo/layers.ts)', () => {
     expect(layerViolations('@tiffin/io-json', sub)).toHaveLength(1);
     expect(layerViolations('@tiffin/new-thing', [])).toHaveLength(1);
     expect(PACKAGE_LAYERS['@tiffin/core']).toEqual([]);
+  });
+});
+
+describe('folder layers inside @tiffin/core (CORE_FOLDER_LAYERS)', () => {
+  it('sees every folder of core and the imports between them (no vacuous pass)', () => {
+    const folders = new Set(core.filter((f) => f.file.includes('/')).map((f) => f.file.split('/')[0]));
+    expect([...folders].sort()).toEqual(Object.keys(CORE_FOLDER_LAYERS).sort());
+    const server = core.filter((f) => f.file.startsWith('server/'));
+    expect(server.some((f) => coreFolderImports(f.file, f.source).includes('runtime'))).toBe(true);
+  });
+
+  it('each folder imports only the folders listed for it', () => {
+    expect(coreFolderViolations(core)).toEqual([]);
+  });
+
+  it('refuses a forbidden import (io/ importing server/), a dynamic one, and an unlisted folder', () => {
+    const io = [
+      { file: 'io/descriptors/x.ts', source: "import { serve } from '../../server/serve.js';" },
+      { file: 'store/y.ts', source: "const m = await import('../runtime/runtime.js'); // ../server/x.js" },
+      {
+        file: 'io/json/z.ts',
+        source: "import { writeJson } from './write.js';\nimport { t } from '../descriptors/text.js';",
+      },
+      { file: 'brand-new/a.ts', source: '' },
+    ];
+    expect(coreFolderViolations(io)).toEqual([
+      { pkg: '@tiffin/core', file: 'io/descriptors/x.ts', imports: 'server/' },
+      { pkg: '@tiffin/core', file: 'store/y.ts', imports: 'runtime/' },
+      {
+        pkg: '@tiffin/core',
+        file: 'brand-new/a.ts',
+        imports: '(folder brand-new/ has no layer in CORE_FOLDER_LAYERS)',
+      },
+    ]);
   });
 });

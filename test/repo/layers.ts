@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, posix, relative } from 'node:path';
 
 /**
  * The package layers: which workspace package may import which. A package may use only what is listed for it;
@@ -9,6 +9,8 @@ import { join, relative } from 'node:path';
  */
 export const PACKAGE_LAYERS: Readonly<Record<string, readonly string[]>> = {
   '@tiffin/core': [],
+  // Packaging (tiffin build, containerize, Kubernetes, the package store): only the CLI composes it.
+  '@tiffin/build': ['@tiffin/core'],
   '@tiffin/client': ['@tiffin/core'],
   '@tiffin/io-json': ['@tiffin/core'],
   '@tiffin/io-pandas': ['@tiffin/core'],
@@ -25,8 +27,93 @@ export const PACKAGE_LAYERS: Readonly<Record<string, readonly string[]>> = {
   '@tiffin/demo-model': ['@tiffin/diffusion'],
   '@tiffin/fuzz': ['@tiffin/core', '@tiffin/io-image', '@tiffin/io-pandas'],
   // @tiffin/onnx and @tiffin/tfjs are imported when a model of theirs is served (by the store's Module column).
-  '@tiffin/cli': ['@tiffin/core', '@tiffin/diffusion', '@tiffin/demo-model', '@tiffin/onnx', '@tiffin/tfjs'],
+  '@tiffin/cli': [
+    '@tiffin/core',
+    '@tiffin/build',
+    '@tiffin/diffusion',
+    '@tiffin/demo-model',
+    '@tiffin/onnx',
+    '@tiffin/tfjs',
+  ],
 };
+
+/**
+ * The folders inside @tiffin/core (`packages/core/src/<folder>/`): which other folders each may import, so the
+ * serving core keeps its own layers. At the bottom `errors`, `limits`, `http` and the model `store`; the
+ * descriptors (`io`) and arrays on those; the transports (`server`, `grpc`, `inference-protocol`) on top. A
+ * folder missing from this table fails the check. `index.ts` and `internal.ts` at the root gather everything.
+ */
+export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
+  errors: [],
+  limits: ['errors'],
+  http: ['errors', 'limits'],
+  // Serving reads the model store: it must stay free of the server and of packaging.
+  store: ['errors'],
+  // NDArray's JSON forms use io/json (number writing, float parsing).
+  ndarray: ['errors', 'io'],
+  // The descriptors' wire forms: gRPC messages (grpc/messages, grpc/struct), v2 tensors and datatypes
+  // (inference-protocol/tensor, datatype); the Tensors descriptor's signature checks (models).
+  io: ['errors', 'grpc', 'http', 'inference-protocol', 'limits', 'models', 'ndarray', 'service'],
+  service: ['errors', 'http', 'io'],
+  models: ['errors', 'inference-protocol', 'io', 'ndarray', 'service', 'store'],
+  openapi: ['io', 'service'],
+  // The worker-thread task pool (decoding off the event loop) shares the model runners' worker start and errors.
+  threads: ['models'],
+  // The runtime takes the server's Logger type and metrics.
+  runtime: ['errors', 'http', 'io', 'limits', 'server', 'service'],
+  server: ['errors', 'http', 'inference-protocol', 'io', 'limits', 'openapi', 'runtime', 'service'],
+  grpc: ['errors', 'http', 'inference-protocol', 'io', 'limits', 'runtime', 'server', 'service'],
+  'inference-protocol': ['errors', 'io', 'limits', 'ndarray', 'runtime', 'server', 'service'],
+};
+
+const RELATIVE =
+  /^\s*(?:import|export)\b[^;'"]*?(?:from\s*)?['"](\.{1,2}\/[^'"]+)['"]|\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
+
+/** The core folders that `file` (a path relative to `packages/core/src`) imports by relative path, not its own. */
+export function coreFolderImports(file: string, source: string): string[] {
+  const own = file.split('/')[0];
+  const code = source.replace(COMMENT, '$1');
+  return [...code.matchAll(RELATIVE)]
+    .map(
+      (m) =>
+        posix.normalize(posix.join(posix.dirname(file), (m[1] ?? m[2]) as string)).split('/')[0] as string,
+    )
+    .filter((folder) => folder !== own);
+}
+
+/** Imports between core's folders that CORE_FOLDER_LAYERS does not allow; files are relative to core's src. */
+export function coreFolderViolations(
+  files: ReadonlyArray<{ file: string; source: string }>,
+  layers: Readonly<Record<string, readonly string[]>> = CORE_FOLDER_LAYERS,
+): LayerViolation[] {
+  const out: LayerViolation[] = [];
+  for (const { file, source } of files) {
+    if (!file.includes('/')) continue; // index.ts, internal.ts: the entries gather every folder
+    const folder = file.split('/')[0] as string;
+    const allowed = layers[folder];
+    if (!allowed) {
+      out.push({
+        pkg: '@tiffin/core',
+        file,
+        imports: `(folder ${folder}/ has no layer in CORE_FOLDER_LAYERS)`,
+      });
+      continue;
+    }
+    for (const target of coreFolderImports(file, source)) {
+      if (!allowed.includes(target)) out.push({ pkg: '@tiffin/core', file, imports: `${target}/` });
+    }
+  }
+  return out;
+}
+
+/** Every source file under packages/core/src, with its path relative to that folder. */
+export function coreSources(root: string): Array<{ file: string; source: string }> {
+  const src = join(root, 'packages', 'core', 'src');
+  return sourceFiles(src).map((file) => ({
+    file: relative(src, file).split('\\').join('/'),
+    source: readFileSync(file, 'utf8'),
+  }));
+}
 
 export interface LayerViolation {
   pkg: string;

@@ -1,4 +1,4 @@
-import { DEFAULT_KUBERNETES_OPTIONS, type KubernetesOptions } from '@tiffin/core/internal';
+import { DEFAULT_KUBERNETES_OPTIONS, type KubernetesOptions } from '@tiffin/build';
 import type { Command } from 'commander';
 import { parsePositiveInt } from './options.js';
 

@@ -1,7 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CLIException, type Service } from '@tiffin/core';
+import type { Service } from '@tiffin/core';
+import { CLIException } from '@tiffin/core/internal';
 import { describeLoadError } from './loader/load-errors.js';
 import { registerServiceLoaders } from './loader/register.js';
 

@@ -38,9 +38,9 @@ const { writeTinyLora, jpegSize } = (await import(
   jpegSize: (bytes: Uint8Array) => { width: number; height: number };
 };
 
-/** Stand-ins for docker/podman (shared with core's containerize tests; outside this tsc root). */
+/** Stand-ins for docker/podman (shared with @tiffin/build's containerize tests; outside this tsc root). */
 const { standInTool, DAEMON_DOWN } = (await import(
-  new URL('../../core/test/build/container-tool-stand-in.ts', import.meta.url).href
+  new URL('../../build/test/container-tool-stand-in.ts', import.meta.url).href
 )) as {
   standInTool: (bin: string, name: string, info?: { exit?: number; error?: string }) => Promise<string>;
   DAEMON_DOWN: string;

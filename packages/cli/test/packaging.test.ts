@@ -14,9 +14,9 @@ import { registerPackageCommands } from '../src/commands/packages.js';
 import { registerServe } from '../src/commands/serve.js';
 import { createProgram } from '../src/program.js';
 
-/** Stand-ins for docker/podman/buildah (shared with core's containerize tests; outside this tsc root). */
+/** Stand-ins for docker/podman/buildah (shared with @tiffin/build's containerize tests; outside this tsc root). */
 const { standInTool, DAEMON_DOWN } = (await import(
-  new URL('../../core/test/build/container-tool-stand-in.ts', import.meta.url).href
+  new URL('../../build/test/container-tool-stand-in.ts', import.meta.url).href
 )) as {
   standInTool: (bin: string, name: string, info?: { exit?: number; error?: string }) => Promise<string>;
   DAEMON_DOWN: string;

@@ -10,4 +10,4 @@ export type {
   TableRow,
   WireReceive,
   WireSend,
-} from '@tiffin/core';
+} from '@tiffin/core/internal';

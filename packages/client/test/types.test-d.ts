@@ -1,16 +1,5 @@
-import {
-  File,
-  JSONDescriptor,
-  Multipart,
-  NDArray,
-  type NDArraySource,
-  type NestedList,
-  NumpyNdarray,
-  Service,
-  type SseMessage,
-  type TableRow,
-  Text,
-} from '@tiffin/core';
+import { File, JSONDescriptor, Multipart, NDArray, NumpyNdarray, Service, Text } from '@tiffin/core';
+import type { NDArraySource, NestedList, SseMessage, TableRow } from '@tiffin/core/internal';
 import { Image } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
 import { PandasDataFrame, PandasSeries } from '@tiffin/io-pandas';

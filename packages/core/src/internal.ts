@@ -1,10 +1,9 @@
 /**
  * `@tiffin/core/internal`: everything the workspace packages (cli, io-*, diffusion, client, bench, fuzz) share
- * with core beyond the public contract, i.e. the public names plus the internals (packaging, stores'
+ * with core beyond the public contract, i.e. the public names plus the internals (the stores'
  * helpers, dtype tables, JSON parsing, gRPC plumbing, ...). No stability promise: applications import from
  * `@tiffin/core`.
  */
-export * from './build/index.js';
 export * from './errors/index.js';
 export * from './grpc/index.js';
 export * from './http/media-type.js';

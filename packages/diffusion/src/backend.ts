@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { MissingDependencyException } from '@tiffin/core';
+import { MissingDependencyException } from '@tiffin/core/internal';
 import { loadOrt } from '@tiffin/onnx';
 import { assertNativeAddon } from '@tiffin/tfjs';
 

@@ -1,6 +1,5 @@
 import {
   File,
-  type FileInput,
   JSON as JSONDescriptor,
   Multipart,
   type NDArray,
@@ -8,6 +7,7 @@ import {
   Service,
   Text,
 } from '@tiffin/core';
+import type { FileInput } from '@tiffin/core/internal';
 import { Image } from '@tiffin/io-image';
 import { type DataFrame, PandasDataFrame, PandasSeries, type Series } from '@tiffin/io-pandas';
 

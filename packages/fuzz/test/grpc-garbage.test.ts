@@ -1,7 +1,6 @@
 import {
   File,
   type GrpcServerHandle,
-  GrpcStatus,
   JSON as JSONDescriptor,
   Multipart,
   NumpyNdarray,
@@ -9,6 +8,7 @@ import {
   serveGrpc,
   Text,
 } from '@tiffin/core';
+import { GrpcStatus } from '@tiffin/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRequest, type RawGrpcClient, rawGrpcClient } from '../src/grpc-raw.js';
 

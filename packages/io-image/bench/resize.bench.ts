@@ -8,8 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BufferedHttpRequest } from '@tiffin/core';
-import { readResponseBody } from '@tiffin/core/internal';
+import { BufferedHttpRequest, readResponseBody } from '@tiffin/core/internal';
 import sharp from 'sharp';
 import { Image } from '../src/index.js';
 

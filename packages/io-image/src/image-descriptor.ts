@@ -2,12 +2,9 @@ import { readFile } from 'node:fs/promises';
 import {
   BadInput,
   type Batching,
-  type BinarySource,
   buildResponse,
   type Context,
-  type DescriptorSpec,
   type ExampleFiles,
-  type FileMessage,
   type HttpRequest,
   type HttpResponse,
   InvalidArgument,
@@ -16,13 +13,18 @@ import {
   oneItemPerRequest,
   type ProtoField,
   type ProtoPayload,
-  type RequestBodyObject,
   registerDescriptor,
   type SchemaObject,
   type WireForm,
   type WireTypes,
 } from '@tiffin/core';
-import { parseMediaType } from '@tiffin/core/internal';
+import {
+  type BinarySource,
+  type DescriptorSpec,
+  type FileMessage,
+  parseMediaType,
+  type RequestBodyObject,
+} from '@tiffin/core/internal';
 import sharp, { type Sharp } from 'sharp';
 import { type FileTypeImporter, sniffMimeType } from './codec/mime-detection.js';
 import { decodeImage, ImageDecodeError } from './decode/decode-image.js';

@@ -1,5 +1,5 @@
-import { BufferedHttpRequest, type HttpResponse } from '@tiffin/core';
-import { getHeader, readResponseBody } from '@tiffin/core/internal';
+import type { HttpResponse } from '@tiffin/core';
+import { BufferedHttpRequest, getHeader, readResponseBody } from '@tiffin/core/internal';
 import sharp from 'sharp';
 
 /** Deterministic RGB test pixels: a colour gradient with a pattern, w×h×3 bytes. */

@@ -1,5 +1,5 @@
-import { BufferedHttpRequest, Context, NDArray } from '@tiffin/core';
-import { applyResponseContext } from '@tiffin/core/internal';
+import { Context, NDArray } from '@tiffin/core';
+import { applyResponseContext, BufferedHttpRequest } from '@tiffin/core/internal';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { encodeBmp, Image, SUPPORTED_MIME_TYPES, TiffinImage } from '../src/index.js';

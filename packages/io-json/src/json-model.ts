@@ -1,4 +1,5 @@
-import { type IODescriptor, JSON as JSONDescriptor, type JSONOptions, type WireTypes } from '@tiffin/core';
+import { type IODescriptor, JSON as JSONDescriptor } from '@tiffin/core';
+import type { JSONOptions, WireTypes } from '@tiffin/core/internal';
 import './register.js';
 import type { InferStandardInput, InferStandardOutput, StandardSchemaV1 } from './standard-schema.js';
 

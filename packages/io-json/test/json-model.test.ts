@@ -1,4 +1,5 @@
-import { BadInput, type InputOf, JSON as JSONDescriptor, type OutputOf, Service } from '@tiffin/core';
+import { BadInput, JSON as JSONDescriptor, Service } from '@tiffin/core';
+import type { InputOf, OutputOf } from '@tiffin/core/internal';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { jsonModel } from '../src/index.js';

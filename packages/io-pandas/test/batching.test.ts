@@ -66,7 +66,7 @@ describe('batching of pandas descriptors', () => {
 
   it('PandasSeries: hooks merge and split in order, reindexed from 0', async () => {
     const descriptor = new PandasSeries({ dtype: 'float64' });
-    const { BufferedHttpRequest } = await import('@tiffin/core');
+    const { BufferedHttpRequest } = await import('@tiffin/core/internal');
     const read = (body: string) =>
       descriptor.fromHttpRequest(
         new BufferedHttpRequest({ headers: { 'content-type': 'application/json' }, body }),

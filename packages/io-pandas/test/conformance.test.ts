@@ -1,4 +1,5 @@
-import { BadInput, type BufferedHttpRequest, type HttpResponse, TiffinError } from '@tiffin/core';
+import { BadInput, type HttpResponse, TiffinError } from '@tiffin/core';
+import type { BufferedHttpRequest } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { type DataFrame, loadDanfo, PandasDataFrame, PandasSeries, type Series } from '../src/index.js';
 import { bodyJson, bodyText, getHeader, jsonRequest } from './helpers.js';

@@ -1,7 +1,8 @@
-import { BadInput, Context, GrpcStatus, InvalidArgument, UnprocessableEntity } from '@tiffin/core';
+import { BadInput, Context, InvalidArgument, UnprocessableEntity } from '@tiffin/core';
 import {
   applyResponseContext,
   descriptorFromSpec,
+  GrpcStatus,
   jsonEncoderRules,
   readResponseBody,
 } from '@tiffin/core/internal';

@@ -1,5 +1,5 @@
-import { BufferedHttpRequest, type HttpResponse } from '@tiffin/core';
-import { getHeader, readResponseBody } from '@tiffin/core/internal';
+import type { HttpResponse } from '@tiffin/core';
+import { BufferedHttpRequest, getHeader, readResponseBody } from '@tiffin/core/internal';
 
 export function jsonRequest(
   body: string | Buffer,

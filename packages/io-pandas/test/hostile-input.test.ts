@@ -1,5 +1,5 @@
-import { BadInput, BufferedHttpRequest } from '@tiffin/core';
-import { readResponseBody, resolveLimits } from '@tiffin/core/internal';
+import { BadInput } from '@tiffin/core';
+import { BufferedHttpRequest, readResponseBody, resolveLimits } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { frameToParquet } from '../src/formats/parquet.js';
 import { PandasDataFrame, PandasSeries } from '../src/index.js';

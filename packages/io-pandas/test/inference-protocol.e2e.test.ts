@@ -2,7 +2,6 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import {
   type GrpcServerHandle,
-  GrpcStatus,
   inferenceV2ProtoPath,
   type ServerHandle,
   Service,
@@ -10,6 +9,7 @@ import {
   serveGrpc,
   silentLogger,
 } from '@tiffin/core';
+import { GrpcStatus } from '@tiffin/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DataFrame, PandasDataFrame } from '../src/index.js';
 

@@ -1,5 +1,5 @@
-import { BufferedHttpRequest, PayloadTooLarge } from '@tiffin/core';
-import { resolveLimits } from '@tiffin/core/internal';
+import { PayloadTooLarge } from '@tiffin/core';
+import { BufferedHttpRequest, resolveLimits } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import { frameView, seriesView } from '../src/danfo/convert.js';
 import { frameToParquet } from '../src/formats/parquet.js';

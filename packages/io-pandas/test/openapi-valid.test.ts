@@ -1,5 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { buildOpenApiDocument, Service } from '@tiffin/core';
+import { Service } from '@tiffin/core';
+import { buildOpenApiDocument } from '@tiffin/core/internal';
 import type { OpenAPI } from 'openapi-types';
 import { describe, expect, it } from 'vitest';
 import { PandasDataFrame, PandasSeries } from '../src/index.js';

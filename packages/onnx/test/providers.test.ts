@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { ConfigError } from '@tiffin/core';
+import { ConfigError } from '@tiffin/core/internal';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseOrtProviders, parseOrtThreads, resolveRuntime } from '../src/index.js';
 

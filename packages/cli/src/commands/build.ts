@@ -1,4 +1,4 @@
-import { buildPackage } from '@tiffin/core/internal';
+import { buildPackage } from '@tiffin/build';
 import type { Command } from 'commander';
 import { writeModelServiceModule } from '../build/model-service-module.js';
 import { reportError } from '../errors.js';

@@ -4,7 +4,7 @@ import {
   type ContainerizeResult,
   containerize,
   DEFAULT_BASE_IMAGE,
-} from '@tiffin/core/internal';
+} from '@tiffin/build';
 import { type Command, Option } from 'commander';
 import { reportError } from '../errors.js';
 import { collect } from '../store-output.js';

@@ -2,8 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { CLIException, ModelStore, serve } from '@tiffin/core';
-import { buildPackage, type KubernetesOptions, type ServiceModuleLoader } from '@tiffin/core/internal';
+import { buildPackage, type KubernetesOptions, type ServiceModuleLoader } from '@tiffin/build';
+import { ModelStore, serve } from '@tiffin/core';
+import { CLIException } from '@tiffin/core/internal';
 import { demoModelDir } from '@tiffin/demo-model';
 import {
   assertBackendPackages,
@@ -388,7 +389,7 @@ const importModule: ServiceModuleLoader = async (file) =>
   (await import(pathToFileURL(file).href)) as Record<string, unknown>;
 
 /**
- * Models and LoRA files go into the model store (so core's build copies them into the package); a small
+ * Models and LoRA files go into the model store (so @tiffin/build's buildPackage copies them into the package); a small
  * generated service module creates the diffusion service from those store entries when the package runs.
  */
 async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string, progress: StepProgress) {

@@ -1,10 +1,10 @@
-import { PackageStore } from '@tiffin/core';
 import {
   inferenceServiceManifest,
   type KubernetesObject,
   kubernetesManifests,
   kubernetesYaml,
-} from '@tiffin/core/internal';
+  PackageStore,
+} from '@tiffin/build';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
 import { type KubernetesFlags, kubernetesOptions, kubernetesOptionsFrom } from '../kubernetes-options.js';

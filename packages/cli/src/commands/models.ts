@@ -1,3 +1,4 @@
+import { importEntry } from '@tiffin/build';
 import { ModelStore } from '@tiffin/core';
 import { humanSize } from '@tiffin/core/internal';
 import type { Command } from 'commander';
@@ -52,7 +53,7 @@ function registerModelImport(models: Command): void {
     .action(async (path: string, flags: { name?: string; module?: string }) => {
       try {
         if (flags.name === undefined) {
-          const entry = await new ModelStore().import(path);
+          const entry = await importEntry(new ModelStore(), path);
           process.stdout.write(`Imported model ${entry.tag}\n`);
           return;
         }

@@ -1,4 +1,4 @@
-import { PackageStore } from '@tiffin/core';
+import { PackageStore } from '@tiffin/build';
 import { humanSize } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { formatCreationTime } from '../store-output.js';

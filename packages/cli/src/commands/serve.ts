@@ -1,5 +1,5 @@
+import { resolveServeArgument } from '@tiffin/build';
 import { modelService, type ServeOptions } from '@tiffin/core';
-import { resolveServeArgument } from '@tiffin/core/internal';
 import { type Command, Option } from 'commander';
 import { reportError } from '../errors.js';
 import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';

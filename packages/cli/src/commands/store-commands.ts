@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { exportEntry, importEntry } from '@tiffin/build';
 import type { BaseManifest, EntryStore, StoreEntry } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
@@ -87,7 +88,7 @@ export function registerStoreCommands<M extends BaseManifest>(
       try {
         const entry = await store().get(tag);
         const target = resolve(path ?? `${entry.manifest.name}-${entry.manifest.version}.tar.gz`);
-        await store().export(entry.tag, target);
+        await exportEntry(store(), entry.tag, target);
         process.stdout.write(`Exported ${noun} ${entry.tag} to ${target}\n`);
       } catch (err) {
         reportError(err);
@@ -104,7 +105,7 @@ export function registerStoreCommands<M extends BaseManifest>(
     .argument('<path>', 'archive path')
     .action(async (path: string) => {
       try {
-        const entry = await store().import(path);
+        const entry = await importEntry(store(), path);
         process.stdout.write(`Imported ${noun} ${entry.tag}\n`);
       } catch (err) {
         reportError(err);

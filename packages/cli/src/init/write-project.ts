@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { CLIException } from '@tiffin/core';
+import { CLIException } from '@tiffin/core/internal';
 import { projectManifest } from './project-manifest.js';
 import type { Template } from './templates.js';
 

@@ -1,4 +1,5 @@
-import type { LoadFrameworkModelOptions, ModelServiceOptions } from '@tiffin/core';
+import type { ModelServiceOptions } from '@tiffin/core';
+import type { LoadFrameworkModelOptions } from '@tiffin/core/internal';
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseNonNegativeInt, parsePositiveInt } from '../options.js';
 

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { CLIException, type FrameworkModule, MissingDependencyException } from '@tiffin/core';
+import { CLIException, type FrameworkModule, MissingDependencyException } from '@tiffin/core/internal';
 
 /** The framework modules Tiffin knows, by the store's Module column, with the package that provides each. */
 export const FRAMEWORK_PACKAGES: Readonly<Record<string, string>> = {

@@ -23,3 +23,4 @@ export {
 } from './dtype.js';
 export { ndarrayToJson } from './json.js';
 export * from './ndarray.js';
+export { type LabelScore, type TopKOptions, topK } from './top-k.js';

@@ -2,6 +2,7 @@ export { createApp, type TiffinApp } from './app.js';
 export { API_TOKEN_ENV, type AuthCheck, type AuthOptions, bearerAuth, resolveApiToken } from './auth.js';
 export * from './lifecycle.js';
 export {
+  type AccessLogEntry,
   JsonLineLogger,
   type LogFields,
   type Logger,

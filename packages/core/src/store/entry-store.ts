@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { create as createTar, extract as extractTar } from 'tar';
+import { dirname, join } from 'node:path';
 import { InvalidArgument, NotFound } from '../errors/index.js';
 import { CorruptedStoreEntry, StoreConflict } from './errors.js';
 import { listFiles } from './files.js';
@@ -89,26 +88,25 @@ export abstract class EntryStore<M extends BaseManifest> {
     return `${tag.name}:${version}`;
   }
 
-  /** Write an entry as a `.tar.gz` archive (manifest plus files). */
-  async export(tagText: string, archivePath: string): Promise<StoreEntry<M>> {
-    const entry = await this.get(tagText);
-    const target = resolve(archivePath);
-    await mkdir(dirname(target), { recursive: true });
-    // Only what the manifest lists: local additions (e.g. node_modules installed into a package) stay out.
+  /**
+   * The files an archive of `entry` holds, relative to `entry.path`: the manifest and the files it lists. Only
+   * those: local additions (e.g. node_modules installed into a package) stay out. Archives are written by
+   * `@tiffin/build` (`exportEntry`), so the serving core carries no archive library.
+   */
+  archiveMembers(entry: StoreEntry<M>): string[] {
     const prefix = this.contentFolder() === '' ? '' : `${this.contentFolder()}/`;
-    const members = [MANIFEST_FILE, ...entry.manifest.files.map((f) => `${prefix}${f.path}`)];
-    await createTar({ gzip: true, portable: true, file: target, cwd: entry.path }, members);
-    return entry;
+    return [MANIFEST_FILE, ...entry.manifest.files.map((f) => `${prefix}${f.path}`)];
   }
 
-  /** Read an archive written by `export` and add it to the store (atomically, after checking its files). */
-  async import(archivePath: string): Promise<StoreEntry<M>> {
-    const source = resolve(archivePath);
-    if (!(await stat(source).catch(() => null))?.isFile()) throw new NotFound(`Archive ${source} not found`);
+  /**
+   * Add an entry whose files `unpack` writes into an empty staging folder (e.g. an archive's members): its
+   * manifest is read and every file checked against it before it is added atomically. `source` names where
+   * the files came from, for messages.
+   */
+  async adopt(source: string, unpack: (staging: string) => Promise<void>): Promise<StoreEntry<M>> {
     const staging = await this.stage();
     try {
-      // tar refuses absolute paths and '..' entries by default, so an archive cannot write outside staging.
-      await extractTar({ file: source, cwd: staging, strict: true });
+      await unpack(staging);
       const manifest = await this.readManifestFile(join(staging, MANIFEST_FILE));
       await this.verifyFiles(staging, manifest, source);
       return await this.commit(staging, manifest);

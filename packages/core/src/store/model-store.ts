@@ -103,8 +103,8 @@ export class ModelStore extends EntryStore<ModelManifest> {
     return withFilesPath(await super.get(tagText));
   }
 
-  override async import(archivePath: string): Promise<StoredModel> {
-    return withFilesPath(await super.import(archivePath));
+  override async adopt(source: string, unpack: (staging: string) => Promise<void>): Promise<StoredModel> {
+    return withFilesPath(await super.adopt(source, unpack));
   }
 
   protected override contentFolder(): string {

@@ -5,7 +5,6 @@ import {
   BadInput,
   File,
   type GrpcServerHandle,
-  GrpcStatus,
   inferenceClientConstructor,
   JSON as JSONDescriptor,
   Multipart,
@@ -21,6 +20,7 @@ import {
   Text,
   UnprocessableEntity,
 } from '../../src/index.js';
+import { GrpcStatus } from '../../src/internal.js';
 import { PlainText } from '../server/helpers.js';
 import { healthClient } from './health-client.js';
 

@@ -2,14 +2,13 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type GrpcServerHandle,
-  GrpcStatus,
   inferenceClientConstructor,
   JSON as JSONDescriptor,
   type RequestMessage,
   Service,
   serveGrpc,
 } from '../../src/index.js';
-import { API_TOKEN_ENV, bearerAuth } from '../../src/internal.js';
+import { API_TOKEN_ENV, bearerAuth, GrpcStatus } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 const TOKEN = 's3cret-token';

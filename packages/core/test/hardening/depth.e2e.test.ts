@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEFAULT_LIMITS,
   defaultJsonEncoder,
-  GrpcStatus,
   inferenceClientConstructor,
   JSON as JSONDescriptor,
   Multipart,
@@ -13,7 +12,7 @@ import {
   Service,
   serveGrpc,
 } from '../../src/index.js';
-import { nestsDeeperThan, resolveLimits } from '../../src/internal.js';
+import { GrpcStatus, nestsDeeperThan, resolveLimits } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 const nested = (depth: number, open = '[', close = ']') => `${open.repeat(depth)}${close.repeat(depth)}`;

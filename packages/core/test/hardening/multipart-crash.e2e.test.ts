@@ -3,8 +3,6 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   File,
-  type FileInput,
-  GrpcStatus,
   inferenceClientConstructor,
   JSON as JSONDescriptor,
   Multipart,
@@ -13,6 +11,7 @@ import {
   serveGrpc,
   Text,
 } from '../../src/index.js';
+import { type FileInput, GrpcStatus } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 /** POST raw bytes (exact headers, no client-side normalisation) and read the answer. */

@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BadInput,
   type GrpcServerHandle,
-  GrpcStatus,
   JSONDescriptor,
   NDArray,
   NumpyNdarray,
@@ -14,6 +13,7 @@ import {
   silentLogger,
   Text,
 } from '../../src/index.js';
+import { GrpcStatus } from '../../src/internal.js';
 import { type HealthStatus, healthClient } from '../grpc/health-client.js';
 import { inferJson } from './v2-client.js';
 import {

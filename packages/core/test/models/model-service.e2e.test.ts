@@ -1,11 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type LoadedModel,
-  type ModelSignature,
-  modelService,
-  type NamedTensors,
-  NDArray,
-} from '../../src/index.js';
+import { type LoadedModel, modelService, NDArray } from '../../src/index.js';
+import type { ModelSignature, NamedTensors } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 type Started = Awaited<ReturnType<typeof start>>;

@@ -2,7 +2,6 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPI } from 'openapi-types';
 import { describe, expect, it } from 'vitest';
 import {
-  buildOpenApiDocument,
   File,
   IODescriptor,
   JSONDescriptor,
@@ -12,6 +11,7 @@ import {
   Service,
   Text,
 } from '../../src/index.js';
+import { buildOpenApiDocument } from '../../src/internal.js';
 
 /** Validate as generators and gateways do (the validator resolves $refs in place, so give it a copy). */
 async function validate(doc: unknown): Promise<void> {

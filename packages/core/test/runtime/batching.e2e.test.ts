@@ -2,7 +2,6 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   BadInput,
-  type BatchContext,
   File,
   inferenceClientConstructor,
   JSON as JSONDescriptor,
@@ -14,6 +13,7 @@ import {
   serveGrpc,
   Text,
 } from '../../src/index.js';
+import type { BatchContext } from '../../src/internal.js';
 import { sleep, start } from '../server/helpers.js';
 
 type Started = Awaited<ReturnType<typeof start>>;

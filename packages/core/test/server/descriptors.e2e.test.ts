@@ -5,11 +5,10 @@ import {
   Multipart,
   NDArray,
   NumpyNdarray,
-  registerSchemaModelAdapter,
-  type SchemaModelAdapter,
   Service,
   Text,
 } from '../../src/index.js';
+import { registerSchemaModelAdapter, type SchemaModelAdapter } from '../../src/internal.js';
 import { start } from './helpers.js';
 
 /** The structure model of case 20/21, validated by a test-local schema adapter (io-json provides real ones). */

@@ -6,14 +6,13 @@ import {
   IODescriptor,
   MemoryLogger,
   type ProtoField,
-  type RequestBodyObject,
-  type ResponseObject,
   type SchemaObject,
   type ServeOptions,
   type ServerHandle,
   type Service,
   serve,
 } from '../../src/index.js';
+import type { RequestBodyObject, ResponseObject } from '../../src/internal.js';
 
 /**
  * A minimal test-local descriptor: UTF-8 text in, text (or a stream of text chunks) out, honouring the ctx's

@@ -109,40 +109,6 @@ describe('ModelStore', () => {
     );
   });
 
-  it('exports and imports an archive', async () => {
-    const store = new ModelStore();
-    const saved = await store.save({
-      name: 'portable',
-      files: { 'w.bin': 'weights', 'nested/x': 'y' },
-      labels: { a: 'b' },
-    });
-    const archive = join(home, 'out', 'portable.tar.gz');
-    await store.export('portable:latest', archive);
-    const other = new ModelStore(join(home, 'elsewhere'));
-    const imported = await other.import(archive);
-    expect(imported.tag).toBe(saved.tag);
-    expect(imported.manifest).toEqual(saved.manifest);
-    expect(await readFile(join(imported.filesPath, 'nested/x'), 'utf8')).toBe('y');
-    // Files added to the entry folder by hand are not part of the model and are not exported.
-    await writeFile(join(saved.path, 'local-note.txt'), 'not listed');
-    await store.export(saved.tag, archive);
-    expect((await new ModelStore(join(home, 'third')).import(archive)).tag).toBe(saved.tag);
-    // Importing the same archive twice is a no-op.
-    expect((await other.import(archive)).tag).toBe(saved.tag);
-    await expect(other.import(join(home, 'missing.tar.gz'))).rejects.toThrow(/not found/);
-  });
-
-  it('rejects an archive whose files do not match its manifest', async () => {
-    const store = new ModelStore();
-    const saved = await store.save({ name: 'tampered', files: { w: 'original' } });
-    await writeFile(join(saved.filesPath, 'w'), 'changed!');
-    const archive = join(home, 'tampered.tar.gz');
-    await store.export(saved.tag, archive);
-    const other = new ModelStore(join(home, 'elsewhere'));
-    await expect(other.import(archive)).rejects.toThrow(/does not match its manifest/);
-    expect(await other.list()).toEqual([]);
-  });
-
   it('keeps concurrent saves whole: each entry appears complete, nothing is left in staging', async () => {
     const store = new ModelStore();
     const big = new Uint8Array(256 * 1024).fill(7);

@@ -1,4 +1,5 @@
-import { GrpcStatus, type GrpcStatusCode, TiffinError } from '@tiffin/core';
+import { TiffinError } from '@tiffin/core';
+import { GrpcStatus, type GrpcStatusCode } from '@tiffin/core/internal';
 
 /**
  * A generation was cancelled: its client went away, its deadline passed, or it was cancelled by id;

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { ConfigError } from '@tiffin/core';
+import { ConfigError } from '@tiffin/core/internal';
 import { BaseScheduler } from './base.js';
 import { oneOf, refuseUnsupported, SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MissingDependencyException } from '@tiffin/core';
+import { MissingDependencyException } from '@tiffin/core/internal';
 import { type BackendName, WEBGPU_PACKAGES } from '../backend.js';
 
 /** Optional packages (`name@version`) a forced backend needs that are not dependencies of this package. */

@@ -1,7 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import {
   BadInput,
-  type InputOf,
   type IODescriptor,
   isTiffinError,
   JSONDescriptor,
@@ -14,6 +13,7 @@ import {
   sseEvent,
   Text,
 } from '@tiffin/core';
+import type { InputOf } from '@tiffin/core/internal';
 import { encodeBmp, Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
 import { z } from 'zod';

@@ -3,17 +3,19 @@ import {
   BadInput,
   buildResponse,
   type Context,
-  type DescriptorSpec,
-  type FileMessage,
   type HttpRequest,
   type HttpResponse,
   IODescriptor,
   type NDArray,
   type ProtoField,
-  type ResponseObject,
   type SchemaObject,
 } from '@tiffin/core';
-import { readResponseBody } from '@tiffin/core/internal';
+import {
+  type DescriptorSpec,
+  type FileMessage,
+  type ResponseObject,
+  readResponseBody,
+} from '@tiffin/core/internal';
 import { Image } from '@tiffin/io-image';
 
 /** What a generation API returns: its images (HWC uint8 RGB) and each image's seed. */

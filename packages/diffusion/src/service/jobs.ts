@@ -1,14 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type ErrorBody,
-  GrpcStatus,
-  type GrpcStatusCode,
-  isTiffinError,
-  NotFound,
-  ServiceUnavailable,
-  TiffinError,
-} from '@tiffin/core';
-import { internalErrorBody } from '@tiffin/core/internal';
+import { type ErrorBody, isTiffinError, NotFound, ServiceUnavailable, TiffinError } from '@tiffin/core';
+import { GrpcStatus, type GrpcStatusCode, internalErrorBody } from '@tiffin/core/internal';
 import { GenerationCancelled } from '../pipeline/cancel.js';
 import type { GeneratedImages } from './images-output.js';
 

@@ -1,6 +1,6 @@
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '@tiffin/core';
+import { ConfigError } from '@tiffin/core/internal';
 import { componentWeightFiles } from '../weights/folder.js';
 import { SafetensorsFile } from '../weights/safetensors.js';
 

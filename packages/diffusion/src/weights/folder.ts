@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from '@tiffin/core';
-import { containedPath } from '@tiffin/core/internal';
+import { ConfigError, containedPath } from '@tiffin/core/internal';
 import { SafetensorsFile } from './safetensors.js';
 import type { WeightStore } from './store.js';
 import type { WeightSpec } from './weight-spec.js';

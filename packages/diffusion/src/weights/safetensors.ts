@@ -1,6 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
-import { ConfigError } from '@tiffin/core';
-import { floatBitsToHalf } from '@tiffin/core/internal';
+import { ConfigError, floatBitsToHalf } from '@tiffin/core/internal';
 import { bytesToFloat32, DTYPE_SIZES } from './dtype.js';
 
 /** One entry of a safetensors header. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
-import { ConfigError, InvalidArgument } from '@tiffin/core';
+import { InvalidArgument } from '@tiffin/core';
+import { ConfigError } from '@tiffin/core/internal';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   computeNoiseSchedule,

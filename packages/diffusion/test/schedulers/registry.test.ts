@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { ConfigError } from '@tiffin/core';
+import { ConfigError } from '@tiffin/core/internal';
 import { describe, expect, it } from 'vitest';
 import {
   createScheduler,

@@ -1,4 +1,5 @@
-import { MemoryLogger, MissingDependencyException } from '@tiffin/core';
+import { MemoryLogger } from '@tiffin/core';
+import { MissingDependencyException } from '@tiffin/core/internal';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertBackendPackages, missingBackendPackages } from '../../src/service/backend-packages.js';
 import { createDiffusionService } from '../../src/service/diffusion-service.js';

@@ -1,5 +1,5 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { buildOpenApiDocument } from '@tiffin/core';
+import { buildOpenApiDocument } from '@tiffin/core/internal';
 import type { OpenAPI } from 'openapi-types';
 import { describe, expect, it } from 'vitest';
 import { createDiffusionService } from '../../src/service/diffusion-service.js';

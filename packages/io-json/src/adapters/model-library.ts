@@ -1,4 +1,5 @@
-import type { SchemaDirection, SchemaModelAdapter, SchemaObject, SchemaValidation } from '@tiffin/core';
+import type { SchemaObject } from '@tiffin/core';
+import type { SchemaDirection, SchemaModelAdapter, SchemaValidation } from '@tiffin/core/internal';
 import { exampleFromJsonSchema } from '../json-schema/example.js';
 import { type OpenApiModelSchema, toOpenApiModelSchema } from '../json-schema/openapi-components.js';
 import { anonymousModelName, sanitizeComponentName } from './model-name.js';

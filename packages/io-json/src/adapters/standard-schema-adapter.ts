@@ -1,4 +1,4 @@
-import type { SchemaDirection, SchemaModelAdapter } from '@tiffin/core';
+import type { SchemaDirection, SchemaModelAdapter } from '@tiffin/core/internal';
 import {
   isStandardSchema,
   type StandardJsonSchemaTarget,

@@ -1,5 +1,5 @@
-import { BufferedHttpRequest, type HttpResponse } from '@tiffin/core';
-import { readResponseBody } from '@tiffin/core/internal';
+import type { HttpResponse } from '@tiffin/core';
+import { BufferedHttpRequest, readResponseBody } from '@tiffin/core/internal';
 
 export function jsonRequest(body: string): BufferedHttpRequest {
   return new BufferedHttpRequest({ headers: { 'content-type': 'application/json' }, body });

@@ -5,25 +5,30 @@ import {
   type Batching,
   buildResponse,
   type Context,
-  type DataFrameMessage,
   DEFAULT_LIMITS,
-  type DescriptorSpec,
   type HttpRequest,
   type HttpResponse,
   InvalidArgument,
   IODescriptor,
-  type Limits,
   type ProtoPayload,
-  type RequestBodyObject,
-  type ResponseObject,
   type SchemaObject,
-  type TableRow,
   type Tensor,
   type TensorMetadata,
   type WireForm,
   type WireTypes,
 } from '@tiffin/core';
-import { bodyRequest, columnsFromTable, columnTensorMetadata, tableFromColumns } from '@tiffin/core/internal';
+import {
+  bodyRequest,
+  columnsFromTable,
+  columnTensorMetadata,
+  type DataFrameMessage,
+  type DescriptorSpec,
+  type Limits,
+  type RequestBodyObject,
+  type ResponseObject,
+  type TableRow,
+  tableFromColumns,
+} from '@tiffin/core/internal';
 import { frameView, isDataFrame, tableToDanfo, tableToDanfoInSlices } from '../danfo/convert.js';
 import { type DataFrame, loadDanfo } from '../danfo/load.js';
 import { frameToCsv } from '../formats/csv.js';

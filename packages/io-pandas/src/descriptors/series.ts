@@ -4,17 +4,16 @@ import {
   buildResponse,
   type Context,
   DEFAULT_LIMITS,
-  type DescriptorSpec,
   type HttpRequest,
   type HttpResponse,
   InvalidArgument,
   IODescriptor,
   type ProtoPayload,
   type SchemaObject,
-  type SeriesMessage,
   type WireForm,
   type WireTypes,
 } from '@tiffin/core';
+import type { DescriptorSpec, SeriesMessage } from '@tiffin/core/internal';
 import { isSeries, seriesFromValues, seriesView } from '../danfo/convert.js';
 import { loadDanfo, type Series } from '../danfo/load.js';
 import { decodeSeriesOffThread } from '../formats/decode-off-thread.js';

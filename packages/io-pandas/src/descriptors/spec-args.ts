@@ -1,4 +1,5 @@
-import { type DescriptorSpec, InvalidArgument } from '@tiffin/core';
+import { InvalidArgument } from '@tiffin/core';
+import type { DescriptorSpec } from '@tiffin/core/internal';
 
 /** Spec 1.1: a pandas descriptor's `fromSpec` needs an `args` object, read as its options. */
 export function specArgs<Options>(spec: DescriptorSpec, className: string): Options {

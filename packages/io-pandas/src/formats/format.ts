@@ -1,4 +1,5 @@
-import { InvalidArgument, type MediaType } from '@tiffin/core';
+import { InvalidArgument } from '@tiffin/core';
+import type { MediaType } from '@tiffin/core/internal';
 
 /** Wire formats of a DataFrame. */
 export const FORMATS = {

@@ -1,4 +1,5 @@
-import { BadInput, type SeriesMessage, UnprocessableEntity } from '@tiffin/core';
+import { BadInput, UnprocessableEntity } from '@tiffin/core';
+import type { SeriesMessage } from '@tiffin/core/internal';
 import { type Dtype, dtypeKind } from '../table/dtype.js';
 
 /** Series message value fields and the dtype each one carries (docs/spec/io-descriptors.md §11.1). */

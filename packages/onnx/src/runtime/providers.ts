@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ConfigError } from '@tiffin/core';
+import { ConfigError } from '@tiffin/core/internal';
 
 /** onnxruntime-node, loaded on first use (its native library is 30 MB; loading it only when a model runs keeps imports cheap). */
 export type OrtModule = typeof import('onnxruntime-node');

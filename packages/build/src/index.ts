@@ -1,3 +1,5 @@
+// @tiffin/build: package a service (`tiffin build`), containerize it, write its Kubernetes manifests, and the
+// package store those packages live in. The CLI composes it with @tiffin/core; serving needs none of it.
 export * from './build-package.js';
 export { packageNameOf } from './bundle.js';
 export * from './container-tools.js';
@@ -21,3 +23,6 @@ export {
   npmVersion,
 } from './runtime-files.js';
 export * from './service-reference.js';
+export { type AdoptingStore, exportEntry, importEntry } from './store/archive.js';
+export * from './store/package-store.js';
+export { resolveServeArgument, resolveServeTarget, type ServeTarget } from './store/serve-target.js';

@@ -8,10 +8,12 @@ import {
   containerBuildArgs,
   containerize,
   findExecutable,
+  PackageStore,
   probeBackend,
+  resolveServeArgument,
+  type StoredPackage,
   selectBackend,
-} from '../../src/build/index.js';
-import { PackageStore, resolveServeArgument } from '../../src/store/index.js';
+} from '../src/index.js';
 import { DAEMON_DOWN, standInTool as tool } from './container-tool-stand-in.js';
 
 let dir: string;
@@ -19,13 +21,12 @@ let store: PackageStore;
 let packageTag: string;
 let packagePath: string;
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tiffin-containerize-'));
-  store = new PackageStore(join(dir, 'packages'));
-  const pkg = await store.create({
+/** A package named `tiny` holding one file (no APIs, models or dependencies). */
+function tinyPackage(store: PackageStore, file: string, content: string): Promise<StoredPackage> {
+  return store.create({
     name: 'tiny',
     fill: async (d) => {
-      await writeFile(join(d, 'Dockerfile'), 'FROM scratch\n');
+      await writeFile(join(d, file), content);
       return {
         service: 'tiny',
         source: 'svc.ts',
@@ -37,6 +38,12 @@ beforeAll(async () => {
       };
     },
   });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tiffin-containerize-'));
+  store = new PackageStore(join(dir, 'packages'));
+  const pkg = await tinyPackage(store, 'Dockerfile', 'FROM scratch\n');
   packageTag = pkg.tag;
   packagePath = pkg.path;
 });
@@ -321,21 +328,7 @@ describe('resolveServeArgument', () => {
     expect(await resolveServeArgument('typo/service.ts')).toBe('typo/service.ts');
     const store = new PackageStore(join(dir, 'serve-packages'));
     await expect(resolveServeArgument('absent', store)).rejects.toThrow(/No package named 'absent'/);
-    const pkg = await store.create({
-      name: 'tiny',
-      fill: async (d) => {
-        await writeFile(join(d, 'service.js'), 'export default null;');
-        return {
-          service: 'tiny',
-          source: 'svc.ts',
-          entry: 'service.js',
-          apis: [],
-          models: [],
-          dependencies: {},
-          labels: {},
-        };
-      },
-    });
+    const pkg = await tinyPackage(store, 'service.js', 'export default null;');
     expect(await resolveServeArgument('tiny', store)).toBe(join(pkg.path, 'service.js'));
   });
 });

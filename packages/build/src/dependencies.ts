@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { cp, mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MissingDependencyException, TiffinError } from '../errors/index.js';
+import { MissingDependencyException, TiffinError } from '@tiffin/core/internal';
 
 /** Our own packages, which are not published: they are vendored into the deployable package. */
 export const VENDORED_SCOPE = '@tiffin/';
@@ -33,7 +33,7 @@ async function exists(path: string): Promise<boolean> {
  * even for a service file outside any project). Returns the real path.
  */
 export async function findInstalledPackage(name: string, fromDir: string): Promise<string | null> {
-  // This file runs from <core>/src/build or from <core>/dist: its folder's ancestors include core's own.
+  // This file runs from <build>/src or <build>/dist, which depends on @tiffin/core: an ancestor's node_modules has it.
   for (const start of [fromDir, dirname(fileURLToPath(import.meta.url))]) {
     for (let dir = start; ; dir = dirname(dir)) {
       const candidate = join(dir, 'node_modules', name);

@@ -2,8 +2,7 @@ import { stat } from 'node:fs/promises';
 import { register } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { NotFound } from '../errors/index.js';
-import { assertNoSymlinkEscape, containedPath } from './contained-path.js';
+import { assertNoSymlinkEscape, containedPath, NotFound } from '@tiffin/core/internal';
 import { PackageStore, type StoredPackage } from './package-store.js';
 
 /** What `tiffin serve <tag>` runs: the package's bundled entry module plus the package itself. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleService } from '../../src/build/bundle.js';
+import { bundleService } from '../src/bundle.js';
 
 let work: string;
 

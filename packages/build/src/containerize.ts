@@ -1,7 +1,7 @@
-import { InvalidArgument } from '../errors/index.js';
-import { PackageStore } from '../store/package-store.js';
+import { InvalidArgument } from '@tiffin/core/internal';
 import { type ContainerBackend, containerBuildArgs, runTool, selectBackend } from './container-tools.js';
 import { buildRootfsBase } from './rootfs-base.js';
+import { PackageStore } from './store/package-store.js';
 
 export interface ContainerizeOptions {
   /** Package tag (`name`, `name:latest`, `name:version`). */

@@ -1,3 +1,4 @@
+import { InvalidArgument } from '@tiffin/core';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
@@ -14,8 +15,7 @@ import {
   kubernetesManifests,
   kubernetesName,
   kubernetesYaml,
-} from '../../src/build/index.js';
-import { InvalidArgument } from '../../src/errors/index.js';
+} from '../src/index.js';
 
 /**
  * The manifests are checked against the Kubernetes OpenAPI schemas as compiled by kubernetes-models

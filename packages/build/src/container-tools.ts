@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { InvalidArgument, TiffinError } from '../errors/index.js';
+import { InvalidArgument, TiffinError } from '@tiffin/core/internal';
 
 export const CONTAINER_BACKENDS = ['docker', 'podman', 'buildah'] as const;
 export type ContainerBackend = (typeof CONTAINER_BACKENDS)[number];

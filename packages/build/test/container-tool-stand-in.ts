@@ -1,6 +1,6 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findExecutable } from '../../src/build/index.js';
+import { findExecutable } from '../src/index.js';
 
 /** What a docker client prints when its daemon is not running. */
 export const DAEMON_DOWN =

@@ -1,11 +1,21 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DescriptorSpec } from '../io/openapi.js';
-import { EntryStore, ensureStorable, type StoreEntry } from './entry-store.js';
-import { CorruptedStoreEntry } from './errors.js';
-import { contentVersion, listFiles, totalSize } from './files.js';
-import { packagesDir } from './home.js';
-import { type BaseManifest, MANIFEST_FILE, readBaseFields, readManifest, writeManifest } from './manifest.js';
+import {
+  type BaseManifest,
+  CorruptedStoreEntry,
+  contentVersion,
+  type DescriptorSpec,
+  EntryStore,
+  ensureStorable,
+  listFiles,
+  MANIFEST_FILE,
+  packagesDir,
+  readBaseFields,
+  readManifest,
+  type StoreEntry,
+  totalSize,
+  writeManifest,
+} from '@tiffin/core/internal';
 
 /** One API as recorded in a package manifest. */
 export interface PackagedApi {

@@ -2,11 +2,11 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ModelStore } from '@tiffin/core';
 import { validate as lintDockerfile } from 'dockerfile-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { buildPackage, npmVersion } from '../../src/build/index.js';
-import { ModelStore, PackageStore, type StoredPackage } from '../../src/store/index.js';
+import { buildPackage, npmVersion, PackageStore, type StoredPackage } from '../src/index.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/greeter/service.ts', import.meta.url));
 let home: string;

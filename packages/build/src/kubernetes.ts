@@ -1,10 +1,10 @@
+import { InvalidArgument } from '@tiffin/core/internal';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { stringify } from 'yaml';
-import { InvalidArgument } from '../errors/index.js';
 import { kubernetesLabelValue, kubernetesName, SERVICE_NAME_ANNOTATION } from './kubernetes-names.js';
 import { CONTAINER_PORT, CONTAINER_UID } from './runtime-files.js';
 

@@ -14,8 +14,8 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { InvalidArgument, TiffinError } from '@tiffin/core/internal';
 import { create as createTar, type ReadEntry } from 'tar';
-import { InvalidArgument, TiffinError } from '../errors/index.js';
 import { type ContainerTool, containerBuildArgs, runTool } from './container-tools.js';
 
 /** Where the build's extra CA bundle goes in the base (npm in the image build trusts what this machine's Node does). */

@@ -1,9 +1,6 @@
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import type { IODescriptor } from '../io/descriptor.js';
-import type { DescriptorSpec } from '../io/openapi.js';
-import { ModelStore } from '../store/model-store.js';
-import { type PackagedApi, PackageStore, type StoredPackage } from '../store/package-store.js';
+import { type DescriptorSpec, type IODescriptor, ModelStore } from '@tiffin/core/internal';
 import { bundleService } from './bundle.js';
 import { resolveDependencies, run } from './dependencies.js';
 import {
@@ -20,6 +17,7 @@ import {
   parseServiceReference,
   type ServiceModuleLoader,
 } from './service-reference.js';
+import { type PackagedApi, PackageStore, type StoredPackage } from './store/package-store.js';
 
 export const PACKAGE_ENTRY = 'service.js';
 

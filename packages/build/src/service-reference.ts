@@ -1,8 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ImportServiceError, InvalidArgument, NotFound } from '../errors/index.js';
-import { Service } from '../service/service.js';
+import { ImportServiceError, InvalidArgument, NotFound, Service } from '@tiffin/core/internal';
 
 /** `path/to/service.ts[:exportName]`. */
 export interface ServiceReference {

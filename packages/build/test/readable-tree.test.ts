@@ -2,7 +2,7 @@ import { chmod, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeReadableByAll } from '../../src/build/readable-tree.js';
+import { makeReadableByAll } from '../src/readable-tree.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
