@@ -12,6 +12,7 @@ export * from './http/response.js';
 export { floatBitsToHalf, fromHalfBits, toHalfBits } from './inference-protocol/half-float.js';
 export * from './inference-protocol/index.js';
 export { columnsFromTable, columnTensorMetadata, tableFromColumns } from './inference-protocol/table.js';
+export type { Tensor, TensorMetadata } from './inference-protocol/tensor.js';
 export {
   arrayItems,
   type BatchInputOf,
@@ -35,6 +36,7 @@ export { writeJson } from './io/json/write.js';
 export * from './io/json-encoder.js';
 export * from './io/openapi.js';
 export * from './io/schema-model.js';
+export type { WireForm } from './io/wire-form.js';
 export * from './io/wire-types.js';
 export * from './limits/index.js';
 export { type FrameworkSave, readFrameworkMetadata, saveFrameworkModel } from './models/framework-store.js';
