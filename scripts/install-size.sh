@@ -4,6 +4,7 @@
 # and prints the size of node_modules and the number of packages in it. Not part of CI (needs the registry).
 #
 #   scripts/install-size.sh [packages/<name>]     (build first: npx -y pnpm@10.34.9 run build)
+# Only for a package whose @tiffin/* dependencies are on the registry (today: @tiffin/core, which has none).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
