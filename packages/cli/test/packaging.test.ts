@@ -276,7 +276,7 @@ describe('tiffin serve <tag> of a package whose manifest names an entry module o
 
   /** A package whose manifest's entry is `entry` (the store takes the manifest as the builder gives it). */
   async function hostilePackage(name: string, entry: string): Promise<string> {
-    const { PackageStore } = await import('@tiffin/core/internal');
+    const { PackageStore } = await import('@tiffin/build');
     const built = await new PackageStore().create({
       name,
       version: '1',
