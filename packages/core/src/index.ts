@@ -34,7 +34,7 @@ export type {
   ResponseMessage,
   StringValueMessage,
 } from './grpc/messages.js';
-export type { HttpRequest } from './http/request.js';
+export { BufferedHttpRequest, type HttpRequest } from './http/request.js';
 export { buildResponse, type HttpResponse } from './http/response.js';
 export type { Tensor, TensorMetadata } from './inference-protocol/tensor.js';
 export { arrayItems, type Batching, oneItemPerRequest, rowsAlong } from './io/batching.js';
