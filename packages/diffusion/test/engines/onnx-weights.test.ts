@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { ConfigError } from '@tiffin/core';
+import { ConfigError } from '@tiffin/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOnnxComponents, type OnnxComponents } from '../../src/engines/onnx/load.js';
 import { type OnnxWeights, parseOnnxWeights } from '../../src/engines/onnx/weight-format.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '@tiffin/core';
+import { ConfigError } from '@tiffin/core/internal';
 import type { OnnxRuntimeOptions } from '@tiffin/onnx';
 
 /**
