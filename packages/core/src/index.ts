@@ -62,5 +62,5 @@ export { JsonLineLogger, type Logger, MemoryLogger, silentLogger } from './serve
 export type { ServerOptions } from './server/options.js';
 export { type ServeOptions, type ServerHandle, serve } from './server/serve.js';
 export { Context } from './service/context.js';
-export { type ApiOptions, Service, type ServiceOptions } from './service/service.js';
+export { type ApiOptions, type ApiTypes, Service, type ServiceOptions } from './service/service.js';
 export { ModelStore, type StoredModel } from './store/model-store.js';
