@@ -55,10 +55,10 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
   // (inference-protocol/tensor, datatype); the Tensors descriptor's signature checks (models).
   io: ['errors', 'grpc', 'http', 'inference-protocol', 'limits', 'models', 'ndarray', 'service'],
   service: ['errors', 'http', 'io'],
-  models: ['errors', 'inference-protocol', 'io', 'ndarray', 'service', 'store'],
+  models: ['errors', 'inference-protocol', 'io', 'ndarray', 'service', 'store', 'threads'],
   openapi: ['io', 'service'],
-  // The worker-thread task pool (decoding off the event loop) shares the model runners' worker start and errors.
-  threads: ['models'],
+  // Worker threads for any work (decoding bodies, the model runners): how a thread starts, how errors cross.
+  threads: ['errors'],
   // The runtime takes the server's Logger type and metrics.
   runtime: ['errors', 'http', 'io', 'limits', 'server', 'service'],
   server: ['errors', 'http', 'inference-protocol', 'io', 'limits', 'openapi', 'runtime', 'service'],

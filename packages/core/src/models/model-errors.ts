@@ -1,14 +1,5 @@
-import {
-  BadInput,
-  type ErrorBody,
-  InternalServerError,
-  InvalidArgument,
-  PayloadTooLarge,
-  TiffinError,
-  UnprocessableEntity,
-  UnsupportedMediaType,
-} from '../errors/index.js';
-import type { WireError } from './worker-protocol.js';
+import { type ErrorBody, InternalServerError, type TiffinError } from '../errors/index.js';
+import { rebuildTiffinError, type WireError } from '../threads/thread-errors.js';
 
 /**
  * The model's runtime threw while running a call. The log line keeps the runtime's own message (it may name
@@ -33,28 +24,7 @@ export class ModelRunFailed extends InternalServerError {
   }
 }
 
-/** A Tiffin error thrown inside a worker thread, with its status, code and type as they were. */
-class ThreadError extends TiffinError {
-  constructor(error: WireError & { status: number; code: string }) {
-    super(error.message, { errorCode: error.status, code: error.code });
-    this.name = error.type;
-  }
-}
-
 /** A worker's failure on this side of the thread boundary. */
 export function rebuildError(model: string, error: WireError): TiffinError {
   return rebuildTiffinError(error) ?? new ModelRunFailed(model, error.message);
-}
-
-/** The client-error classes a thread's error is rebuilt as (so `instanceof BadInput` holds on this side). */
-const CLIENT_ERRORS = [BadInput, InvalidArgument, PayloadTooLarge, UnsupportedMediaType, UnprocessableEntity];
-
-/** A Tiffin error that crossed a thread boundary, as it was (status, code, type); undefined for any other. */
-export function rebuildTiffinError(error: WireError): TiffinError | undefined {
-  if (error.status === undefined || error.code === undefined) return undefined;
-  const known = CLIENT_ERRORS.find(
-    (c) => c.name === error.type && c.code === error.code && c.httpStatus === error.status,
-  );
-  if (known) return new known(error.message);
-  return new ThreadError({ ...error, status: error.status, code: error.code });
 }

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InvalidArgument, ServiceUnavailable } from '../errors/index.js';
+import { workerStart } from '../threads/worker-start.js';
 import { rebuildError } from './model-errors.js';
 import type { ModelRunner, NamedTensors } from './runner.js';
 import { fromWire, toWire } from './wire-tensors.js';
@@ -63,13 +64,6 @@ function closeThread(worker: Worker): Promise<void> {
     });
     worker.postMessage({ type: 'close' } satisfies ToWorker);
   });
-}
-
-/** How to start a thread on `entry`: a built `.js` directly, a `.ts` source through tsx's bootstrap. */
-export function workerStart(entry: URL): { file: URL; execArgv: string[] } {
-  if (!entry.pathname.endsWith('.ts')) return { file: entry, execArgv: [] };
-  // From source: a bootstrap registers tsx, and workspace packages resolve to their sources.
-  return { file: new URL('./worker-bootstrap.mjs', import.meta.url), execArgv: ['--conditions=source'] };
 }
 
 /**

@@ -1,19 +1,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { isTiffinError } from '../errors/index.js';
+import { wireError } from '../threads/thread-errors.js';
 import type { ModelRunner } from './runner.js';
 import { fromWire, toWire } from './wire-tensors.js';
-import type { FromWorker, ToWorker, WireError, WorkerBoot } from './worker-protocol.js';
+import type { FromWorker, ToWorker, WorkerBoot } from './worker-protocol.js';
 
 /** Builds the thread's runner from the framework's start-up data (e.g. opens an ONNX Runtime session). */
 export type RunnerLoader = (init: unknown) => Promise<ModelRunner>;
-
-/** An error as it crosses a thread boundary: a Tiffin error keeps its status and code. */
-export function wireError(err: unknown): WireError {
-  if (isTiffinError(err))
-    return { message: err.message, type: err.name, status: err.httpStatus, code: err.code };
-  const e = err instanceof Error ? err : new Error(String(err));
-  return { message: e.message, type: e.name };
-}
 
 /**
  * The worker-thread side of `RunnerPool`: a framework's worker module calls this once with its loader. Calls

@@ -1,15 +1,8 @@
+import type { WireError } from '../threads/thread-errors.js';
 import type { WireTensor } from './wire-tensors.js';
 
 /** What the runner pool sends a worker thread. */
 export type ToWorker = { type: 'run'; id: number; inputs: WireTensor[] } | { type: 'close' };
-
-/** A failure as it crosses the thread boundary. */
-export interface WireError {
-  message: string;
-  type: string;
-  status?: number;
-  code?: string;
-}
 
 /** What a worker thread sends back. */
 export type FromWorker =

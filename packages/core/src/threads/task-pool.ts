@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
-import { rebuildTiffinError } from '../models/model-errors.js';
-import { workerStart } from '../models/runner-pool.js';
 import type { TaskAnswer, TaskBoot, TaskCall } from './task-protocol.js';
+import { rebuildTiffinError } from './thread-errors.js';
+import { workerStart } from './worker-start.js';
 
 export interface TaskPoolOptions {
   /** What runs there, for messages (`'Parquet decoding'`). */

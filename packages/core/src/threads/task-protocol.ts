@@ -1,4 +1,4 @@
-import type { WireError } from '../models/worker-protocol.js';
+import type { WireError } from './thread-errors.js';
 
 /** What `TaskPool` sends a task thread: run one of its module's tasks. */
 export interface TaskCall {

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
-import { wireError } from '../models/runner-thread.js';
 import type { TaskAnswer, TaskCall } from './task-protocol.js';
+import { wireError } from './thread-errors.js';
 
 /** A task's answer with the buffers to move to the caller instead of copying them. */
 export class Transferring<T> {
