@@ -194,11 +194,11 @@ describe('a small random SDXL-shaped model on TF.js and on onnxruntime', () => {
       }
       const out = await s.run(feeds);
       const tfOut = encoder.encodeForSdxl(ids);
-      expect(tfOut.penultimate.shape).toEqual([2, 77, 32]);
+      expect(tfOut.penultimate.shape).toEqual([2, 77, c.hidden_size]);
       const err = maxAbsDiff(tfOut.penultimate.dataSync(), out[io.penultimate].data as Float32Array);
       expect(err).toBeLessThan(1e-4);
       if (second) {
-        expect(tfOut.textEmbeds?.shape).toEqual([2, 32]);
+        expect(tfOut.textEmbeds?.shape).toEqual([2, c.projection_dim]);
         const errE = maxAbsDiff(
           (tfOut.textEmbeds as tf.Tensor).dataSync(),
           out[io.textEmbeds].data as Float32Array,
@@ -216,8 +216,10 @@ describe('a small random SDXL-shaped model on TF.js and on onnxruntime', () => {
     const unet = new UNet2DConditionModel(c, store('unet', specs));
     const s = await session('unet', specs, (g) => buildUNetGraph(g, c, { kind: 'fused' }));
     const sample = tf.tensor4d(detInput('sdxl/sample', [2, 16, 16, 4]), [2, 16, 16, 4]);
-    const context = tf.tensor3d(detInput('sdxl/context', [2, 77, 64]), [2, 77, 64]);
-    const textEmbeds = tf.tensor2d(detInput('sdxl/text-embeds', [2, 32]), [2, 32]);
+    const D = c.cross_attention_dim;
+    const E = cfg.textEncoder2.projection_dim as number;
+    const context = tf.tensor3d(detInput('sdxl/context', [2, 77, D]), [2, 77, D]);
+    const textEmbeds = tf.tensor2d(detInput('sdxl/text-embeds', [2, E]), [2, E]);
     const timeIds = [
       [1024, 1024, 0, 0, 1024, 1024],
       [768, 1024, 16, 0, 1024, 1024],

@@ -1,8 +1,11 @@
-/** The spec-11 tiny pipeline configurations, flavours "sd1" and "sd2". */
+/** The spec-11 tiny pipeline configurations, flavours "sd1" and "sd2" ("sdxl": sdxl-tiny-configs.ts). */
 
-export type TinyFlavour = 'sd1' | 'sd2';
+/** The tiny SD 1.x / 2.x flavours (one text encoder). */
+export type TinySdFlavour = 'sd1' | 'sd2';
+/** Every tiny pipeline flavour writeTinyPipeline can write. */
+export type TinyFlavour = TinySdFlavour | 'sdxl';
 
-export function tinyConfigs(flavour: TinyFlavour) {
+export function tinyConfigs(flavour: TinySdFlavour) {
   const sd2 = flavour === 'sd2';
   const schedulerClass = sd2 ? 'DDIMScheduler' : 'PNDMScheduler';
   const modelIndex = {

@@ -7,6 +7,7 @@ import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
 import { detWeight } from '../weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../weights/safetensors.js';
 import type { WeightSpec } from '../weights/weight-spec.js';
+import { sdxlTinyFolderConfigs } from './sdxl-tiny-configs.js';
 import { type TinyFlavour, tinyConfigs } from './tiny-configs.js';
 import { tinyTokenizerFiles } from './tiny-tokenizer.js';
 
@@ -25,10 +26,6 @@ function weightsFor(
   return out;
 }
 
-/**
- * Write the spec-11 tiny random-but-deterministic pipeline in diffusers layout: configs,
- * tokenizer files and safetensors weights (about 8 MB of f32).
- */
 /** The JSON side of a diffusers folder (index, component configs, tokenizer files) for the tiny tokenizer. */
 export interface PipelineFolderJson {
   modelIndex: unknown;
@@ -38,6 +35,10 @@ export interface PipelineFolderJson {
   vae: unknown;
   specialTokens: unknown;
   tokenizerConfig: unknown;
+  /** SDXL's second encoder (CLIPTextModelWithProjection) and tokenizer. */
+  textEncoder2?: unknown;
+  specialTokens2?: unknown;
+  tokenizerConfig2?: unknown;
 }
 
 /** Write the configs and the tiny tokenizer of a pipeline folder; the weights are the caller's. */
@@ -52,22 +53,38 @@ export function writePipelineConfigs(dir: string, c: PipelineFolderJson): void {
   json('text_encoder/config.json', c.textEncoder);
   json('unet/config.json', c.unet);
   json('vae/config.json', c.vae);
-  json('tokenizer/special_tokens_map.json', c.specialTokens);
-  json('tokenizer/tokenizer_config.json', c.tokenizerConfig);
   const tok = tinyTokenizerFiles();
-  json('tokenizer/vocab.json', tok.vocab);
-  writeFileSync(join(dir, 'tokenizer/merges.txt'), `#version: 0.2\n${tok.merges.join('\n')}\n`);
+  const tokenizer = (folder: string, specialTokens: unknown, tokenizerConfig: unknown) => {
+    json(`${folder}/special_tokens_map.json`, specialTokens);
+    json(`${folder}/tokenizer_config.json`, tokenizerConfig);
+    json(`${folder}/vocab.json`, tok.vocab);
+    writeFileSync(join(dir, folder, 'merges.txt'), `#version: 0.2\n${tok.merges.join('\n')}\n`);
+  };
+  tokenizer('tokenizer', c.specialTokens, c.tokenizerConfig);
+  if (c.textEncoder2 !== undefined) {
+    json('text_encoder_2/config.json', c.textEncoder2);
+    tokenizer('tokenizer_2', c.specialTokens2, c.tokenizerConfig2);
+  }
 }
 
+/**
+ * Write the spec-11 tiny random-but-deterministic pipeline in diffusers layout: configs,
+ * tokenizer files and safetensors weights (about 8 MB of f32; "sdxl" adds text_encoder_2 and tokenizer_2).
+ */
 export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions = {}): string {
   const flavour = options.flavour ?? 'sd1';
   const dtype = options.dtype ?? 'F32';
-  const c = tinyConfigs(flavour);
+  const c = flavour === 'sdxl' ? sdxlTinyFolderConfigs() : tinyConfigs(flavour);
   writePipelineConfigs(dir, c);
   writeSafetensors(
     join(dir, 'text_encoder/model.safetensors'),
     weightsFor(clipTextWeightSpecs(c.textEncoder as ClipTextConfig), dtype),
   );
+  if ('textEncoder2' in c)
+    writeSafetensors(
+      join(dir, 'text_encoder_2/model.safetensors'),
+      weightsFor(clipTextWeightSpecs(c.textEncoder2 as ClipTextConfig, true), dtype),
+    );
   writeSafetensors(
     join(dir, 'unet/diffusion_pytorch_model.safetensors'),
     weightsFor(unetWeightSpecs(c.unet as unknown as UNetConfig), dtype),
