@@ -166,7 +166,8 @@ describe('SDXL folder loader: incomplete and hostile folders are refused by name
   it('loads the tiny SDXL folder with both encoders (text_encoder_2 with its projection)', () => {
     const c = loadComponents(dir);
     expect(c.sdxl?.forceZerosForEmptyPrompt).toBe(true);
-    expect((c.sdxl?.textEncoder2 as ClipTextEncoder).weights.has('text_projection.weight')).toBe(true);
+    const te2 = c.sdxl?.textEncoder2 as ClipTextEncoder;
+    expect(te2.weights.has('text_projection.weight')).toBe(true);
     expect(c.unexpectedWeights.text_encoder_2).toEqual([]);
     for (const m of [c.unet, c.vae, c.textEncoder, c.sdxl?.textEncoder2]) m?.dispose();
   });

@@ -248,7 +248,7 @@ function writeSgmCheckpoint(folder: string, out: string): void {
         f.readFloat32(`text_model.encoder.layers.${i}.self_attn.${x}_proj.${param}`),
       );
       const data = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-      parts.forEach((p, k) => data.set(p, k * p.length));
+      for (const [k, p] of parts.entries()) data.set(p, k * p.length);
       tensors[`${P}transformer.resblocks.${i}.attn.in_proj_${param}`] = {
         shape: param === 'weight' ? [3 * D, D] : [3 * D],
         data,

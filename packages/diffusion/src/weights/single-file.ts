@@ -276,13 +276,11 @@ function clipLConfig(f: SafetensorsFile, root: string): ClipTextConfig & Record<
 
 function inferConfigs(f: SafetensorsFile, predictionType: string): Inferred {
   const has = (k: string) => f.entries.has(k);
-  const shape = (k: string) => f.entry(k).shape;
   if (!has(`${UNET}input_blocks.0.0.weight`) || !has(`${VAE}decoder.conv_in.weight`))
     throw new SingleFileError(
       `${basename(f.path)} is not an SD 1.x/2.x/XL checkpoint in the LDM/SGM layout (no model.diffusion_model./first_stage_model. weights)`,
     );
   if (isSdxlCheckpoint(f)) return inferSdxlConfigs(f);
-  const tiny = tinyConfigs('sd1');
   const sd2 = has(`${OPEN_CLIP}token_embedding.weight`);
   // SD 2.x conditions on the penultimate OpenCLIP layer: diffusers drops the last one.
   const textEncoder = sd2 ? openClipConfig(f, OPEN_CLIP, (layers) => layers - 1) : clipLConfig(f, CLIP_L);
