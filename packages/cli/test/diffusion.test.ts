@@ -37,6 +37,7 @@ const { startMockHub } = (await import(
 };
 
 const tiny = writeTinyPipeline(mkdtempSync(join(tmpdir(), 'tiffin-cli-tiny-')));
+const tinyXl = writeTinyPipeline(mkdtempSync(join(tmpdir(), 'tiffin-cli-tiny-xl-')), { flavour: 'sdxl' });
 let hub: MockHub | undefined;
 afterAll(async () => {
   await hub?.close();
@@ -98,10 +99,11 @@ describe('tiffin diffusion download', () => {
     expect(res.stderr).toMatch(/Cannot reach the model hub .*HF_ENDPOINT.*--model-id <folder>/);
   });
 
-  it('refuses stable-diffusion-xl with a clear error', async () => {
-    const res = await run(['diffusion', 'start', 'stable-diffusion-xl'], {});
+  it('stable-diffusion-xl refuses a folder that is not SDXL, in one line', async () => {
+    const res = await run(['diffusion', 'start', 'stable-diffusion-xl', '--model-id', tiny], {});
     expect(res.code).toBe(1);
-    expect(res.stderr).toMatch(/stable-diffusion-xl is not supported yet/);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toMatch(/is not an SDXL pipeline .*serve it with stable-diffusion/);
   });
 });
 
@@ -241,14 +243,14 @@ describe('tiffin diffusion start', () => {
     expect(help.stdout).toMatch(/--weights <format>/);
   }, 240_000);
 
-  it('--ort-providers cuda,cpu on a machine without the CUDA provider serves on CPU (int8 weights) and logs the skip', async () => {
+  it('stable-diffusion-xl --ort-providers cuda,cpu without the CUDA provider serves SDXL on CPU (int8 weights) and logs the skip', async () => {
     const proc = tiffin(
       [
         'diffusion',
         'start',
-        'stable-diffusion',
+        'stable-diffusion-xl',
         '--model-id',
-        tiny,
+        tinyXl,
         '--port',
         '0',
         '--backend',
@@ -278,14 +280,19 @@ describe('tiffin diffusion start', () => {
       expect(log).toMatch(/onnxruntime skipped execution provider cuda: /);
       // The CPU provider runs f32 graphs, so the int8 weights apply (the VAE keeps f32).
       expect(log).toMatch(/onnxruntime unet f32, int8 weights graph built/);
-      expect(log).toMatch(/onnxruntime text_encoder f32, int8 weights graph built/);
+      // SDXL's two encoders, each its own graph.
+      expect(log).toMatch(/onnxruntime sdxl_text_encoder f32, int8 weights graph built/);
+      expect(log).toMatch(/onnxruntime sdxl_text_encoder_2 f32, int8 weights graph built/);
       expect(log).toMatch(/"backend":"onnxruntime"/);
+      // No size: the model's own (unet sample_size × VAE factor: 32 for the tiny SDXL, 1024 for SDXL base).
       const res = await fetch(`${url}/text2img`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ prompt: 'x', height: 16, width: 16, num_inference_steps: 1, seed: 2 }),
+        body: JSON.stringify({ prompt: 'x', num_inference_steps: 1, seed: 2 }),
       });
       expect(res.status).toBe(200);
+      const jpeg = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+      expect([jpeg.width, jpeg.height]).toEqual([32, 32]);
     } finally {
       proc.child.kill('SIGTERM');
       await proc.done;

@@ -12,11 +12,13 @@ import {
   type BackendName,
   createDiffusionService,
   DEFAULT_MODEL_ID,
+  DEFAULT_SDXL_MODEL_ID,
   type DiffusionPipelineKind,
   type OnnxWeights,
   parseOnnxWeights,
   parseOrtProviders,
   parseOrtThreads,
+  pipelineFamily,
   type ResolvedModel,
   resolveDiffusionModel,
 } from '@tiffin/diffusion';
@@ -30,15 +32,12 @@ import { type ContainerizeFlags, containerizeOptions, containerizePackage } from
 
 /** `demo` is Stable Diffusion too: the small model trained by the project, shipped in @tiffin/demo-model. */
 const DEMO = 'demo';
-const SUPPORTED_PIPELINES = ['stable-diffusion', DEMO];
-/** Names we recognise but cannot serve yet: each gets a clear error instead of "unknown". */
-const NOT_YET_SUPPORTED: Record<string, string> = {
-  'stable-diffusion-xl':
-    'stable-diffusion-xl is not supported yet: @tiffin/diffusion serves Stable Diffusion 1.x and 2.x (use stable-diffusion)',
-};
+const SDXL = 'stable-diffusion-xl';
+const SUPPORTED_PIPELINES = ['stable-diffusion', SDXL, DEMO];
 
 interface ModelFlags {
-  modelId: string;
+  /** Absent: the pipeline's default model (SD 2 for stable-diffusion, SDXL base for stable-diffusion-xl). */
+  modelId?: string;
   revision: string;
 }
 
@@ -91,8 +90,6 @@ interface BuildFlags extends ModelFlags, ContainerizeFlags, KubernetesFlags, Ser
 }
 
 function checkPipelineName(name: string): void {
-  const later = NOT_YET_SUPPORTED[name];
-  if (later) throw new CLIException(later);
   if (!SUPPORTED_PIPELINES.includes(name)) {
     throw new CLIException(`Unknown diffusion pipeline '${name}': use ${SUPPORTED_PIPELINES.join(' or ')}`);
   }
@@ -130,12 +127,17 @@ async function resolveModel(flags: ModelFlags, pipelineName: string): Promise<Re
   const bar = downloadProgressBar();
   try {
     const model = await resolveDiffusionModel({
-      modelId: flags.modelId,
+      modelId: flags.modelId ?? (pipelineName === SDXL ? DEFAULT_SDXL_MODEL_ID : DEFAULT_MODEL_ID),
       revision: flags.revision,
       onProgress: bar.update,
     });
     bar.finish();
     if (model.downloaded) process.stderr.write(`Saved model ${model.tag} to the model store\n`);
+    // stable-diffusion serves whatever the folder is; stable-diffusion-xl promises SDXL.
+    if (pipelineName === SDXL && pipelineFamily(model.dir) !== 'sdxl')
+      throw new CLIException(
+        `${flags.modelId} is not an SDXL pipeline (its model_index.json has no text_encoder_2): serve it with stable-diffusion`,
+      );
     return model;
   } catch (err) {
     bar.finish();
@@ -145,7 +147,10 @@ async function resolveModel(flags: ModelFlags, pipelineName: string): Promise<Re
 
 const modelOptions = (command: Command): Command =>
   command
-    .option('--model-id <id>', 'hub model id or a local diffusers folder', DEFAULT_MODEL_ID)
+    .option(
+      '--model-id <id>',
+      `hub model id, a local diffusers folder or a single .safetensors checkpoint (default: ${DEFAULT_MODEL_ID}; ${DEFAULT_SDXL_MODEL_ID} for ${SDXL})`,
+    )
     .option('--revision <rev>', 'hub branch, tag or commit', 'main');
 
 const ENGINE_HELP =
@@ -243,7 +248,10 @@ export function registerDiffusion(program: Command): void {
         .description(
           'Serve POST /text2img (or /img2img) for a Stable Diffusion model, downloading it first if needed',
         )
-        .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
+        .argument(
+          '<pipeline>',
+          'stable-diffusion (1.x, 2.x or an SDXL folder), stable-diffusion-xl, or demo for the bundled demo model',
+        ),
     ),
   )
     .option('--lora-weights <file>', 'LoRA merged at start; its folder is also a LoRA directory for requests')
@@ -305,7 +313,10 @@ export function registerDiffusion(program: Command): void {
       .description(
         'Download a model from the hub into the model store without serving it (resumes an interrupted download)',
       )
-      .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
+      .argument(
+        '<pipeline>',
+        'stable-diffusion (1.x, 2.x or an SDXL folder), stable-diffusion-xl, or demo for the bundled demo model',
+      ),
   ).action(async (name: string, flags: ModelFlags) => {
     try {
       checkPipelineName(name);
@@ -327,7 +338,10 @@ export function registerDiffusion(program: Command): void {
         .description(
           'Package the model, LoRA files and the diffusion service into a deployable package, with the service settings given here',
         )
-        .argument('<pipeline>', 'stable-diffusion, or demo for the bundled demo model'),
+        .argument(
+          '<pipeline>',
+          'stable-diffusion (1.x, 2.x or an SDXL folder), stable-diffusion-xl, or demo for the bundled demo model',
+        ),
     ),
   )
     .addOption(

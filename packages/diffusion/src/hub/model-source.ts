@@ -9,6 +9,8 @@ import { type DownloadProgress, downloadPipeline } from './download.js';
 /** The module recorded in the manifest of models this package downloads. */
 export const DIFFUSION_MODEL_MODULE = 'tiffin.diffusion';
 export const DEFAULT_MODEL_ID = 'stabilityai/stable-diffusion-2';
+/** What `stable-diffusion-xl` serves when no model is named. */
+export const DEFAULT_SDXL_MODEL_ID = 'stabilityai/stable-diffusion-xl-base-1.0';
 
 export interface ResolveModelOptions {
   /** Hub id (`owner/name`) or a local diffusers folder. */

@@ -1,22 +1,28 @@
 import { unsafeRelativePath } from '@tiffin/core/internal';
 
 /**
- * Which files of a diffusers repository a Stable Diffusion pipeline needs: the configs, the tokenizer and
- * one safetensors file per model component. Everything else (pickled .bin/.ckpt weights, fp16/ema
+ * Which files of a diffusers repository a Stable Diffusion (1.x/2.x/XL) pipeline needs: the configs, the
+ * tokenizer(s) and one safetensors file per model component (SDXL: text_encoder_2 and tokenizer_2 too). Everything else (pickled .bin/.ckpt weights, fp16/ema
  * variants when the plain file exists, the safety checker, sample images) is skipped.
  */
 const COMPONENTS_WITH_WEIGHTS = ['text_encoder', 'unet', 'vae'] as const;
+/** SDXL's second encoder: fetched when the repository has one. */
+const OPTIONAL_COMPONENTS_WITH_WEIGHTS = ['text_encoder_2'] as const;
+const TOKENIZER_FILES = [
+  'vocab.json',
+  'merges.txt',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'tokenizer.json',
+];
 const CONFIG_FILES = new Set([
   'model_index.json',
   'scheduler/scheduler_config.json',
   'text_encoder/config.json',
+  'text_encoder_2/config.json',
   'unet/config.json',
   'vae/config.json',
-  'tokenizer/vocab.json',
-  'tokenizer/merges.txt',
-  'tokenizer/tokenizer_config.json',
-  'tokenizer/special_tokens_map.json',
-  'tokenizer/tokenizer.json',
+  ...TOKENIZER_FILES.flatMap((f) => [`tokenizer/${f}`, `tokenizer_2/${f}`]),
 ]);
 
 export interface RepoFile {
@@ -30,7 +36,10 @@ export function selectPipelineFiles(listed: readonly RepoFile[]): RepoFile[] {
   const files = listed.filter((f) => unsafeRelativePath(f.path) === null);
   const selected = files.filter((f) => CONFIG_FILES.has(f.path));
   const missing: string[] = [];
-  for (const component of COMPONENTS_WITH_WEIGHTS) {
+  const optional = OPTIONAL_COMPONENTS_WITH_WEIGHTS.filter((c) =>
+    files.some((f) => f.path === `${c}/config.json`),
+  );
+  for (const component of [...COMPONENTS_WITH_WEIGHTS, ...optional]) {
     const weights = files.filter(
       (f) => f.path.startsWith(`${component}/`) && f.path.endsWith('.safetensors'),
     );

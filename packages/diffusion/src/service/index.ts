@@ -2,7 +2,7 @@ export { assertBackendPackages, missingBackendPackages } from './backend-package
 export * from './diffusion-service.js';
 export { GenerationQueue, QueueFullError, type RunningJob } from './generation-queue.js';
 export { LoraPathError, LoraRoots } from './lora-roots.js';
-export { defaultImageSize } from './model-config.js';
+export { defaultImageSize, pipelineFamily } from './model-config.js';
 export { assertModelFits, float32WeightBytes, ModelTooLargeError, WASM_HEAP_BYTES } from './model-fit.js';
 export { type ProgressEvent, ProgressHub, type ProgressKey } from './progress.js';
 export * from './request-schemas.js';

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@tiffin/core/internal';
@@ -16,6 +17,8 @@ const ACTIVATION_RESERVE_BYTES = 512 * 1024 ** 2;
 
 const COMPONENTS: ReadonlyArray<[string, string]> = [
   ['text_encoder', 'model'],
+  // SDXL's second encoder (counted when the folder has one).
+  ['text_encoder_2', 'model'],
   ['unet', 'diffusion_pytorch_model'],
   ['vae', 'diffusion_pytorch_model'],
 ];
@@ -27,6 +30,7 @@ const COMPONENTS: ReadonlyArray<[string, string]> = [
 export function float32WeightBytes(modelDir: string): number {
   let bytes = 0;
   for (const [component, stem] of COMPONENTS) {
+    if (component === 'text_encoder_2' && !existsSync(join(modelDir, component))) continue;
     for (const path of componentWeightFiles(join(modelDir, component), stem)) {
       const file = SafetensorsFile.open(path);
       try {

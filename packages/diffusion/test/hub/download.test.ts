@@ -111,6 +111,32 @@ describe('downloadPipeline (against a loopback hub)', () => {
     expect(String((err as Error).message)).toMatch(/Cannot reach the model hub.*HF_ENDPOINT.*--model-id/);
   });
 
+  it("selects SDXL's second encoder and tokenizer when the repository has them", () => {
+    const listed = [
+      'model_index.json',
+      'text_encoder/config.json',
+      'text_encoder/model.safetensors',
+      'text_encoder_2/config.json',
+      'text_encoder_2/model.fp16.safetensors',
+      'text_encoder_2/model.safetensors',
+      'tokenizer_2/merges.txt',
+      'tokenizer_2/vocab.json',
+      'unet/diffusion_pytorch_model.safetensors',
+      'vae/diffusion_pytorch_model.safetensors',
+      'vae_1_0/diffusion_pytorch_model.safetensors',
+    ].map((path) => ({ path, size: 1 }));
+    const paths = selectPipelineFiles(listed).map((f) => f.path);
+    expect(paths).toContain('text_encoder_2/model.safetensors');
+    expect(paths).toContain('tokenizer_2/merges.txt');
+    expect(paths).not.toContain('text_encoder_2/model.fp16.safetensors');
+    expect(paths).not.toContain('vae_1_0/diffusion_pytorch_model.safetensors');
+    expect(() =>
+      selectPipelineFiles(
+        listed.filter((f) => f.path !== 'text_encoder_2/model.safetensors' && !f.path.includes('fp16')),
+      ),
+    ).toThrow(/missing text_encoder_2/);
+  });
+
   it('refuses a repository without safetensors weights', () => {
     expect(() =>
       selectPipelineFiles([

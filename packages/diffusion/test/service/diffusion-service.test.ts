@@ -338,10 +338,10 @@ async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<vo
   }
 }
 
-describe('img2img', () => {
+describe('img2img (an SDXL folder: the service serves either family the same way)', () => {
   let img2img: ServerHandle;
   beforeAll(async () => {
-    const modelDir = tinyDir('sd1');
+    const modelDir = tinyDir('sdxl');
     const svc = createDiffusionService({
       modelDir,
       pipeline: 'img2img',
@@ -368,9 +368,22 @@ describe('img2img', () => {
     expect(res.value.status).toBe(200);
     const out = new Uint8Array(await res.value.arrayBuffer());
     expect(jpegSize(out)).toEqual({ width: 32, height: 24 });
-    figures.push(`img2img 32×24, 4 steps × strength 0.5: ${res.ms.toFixed(0)} ms`);
+    figures.push(`SDXL img2img 32×24, 4 steps × strength 0.5: ${res.ms.toFixed(0)} ms`);
     const bad = await send({ prompt: 'a dog', strength: 1.5 });
     expect(bad.status).toBe(400);
+    // SDXL's default strength (0.3) re-draws less than 0.5 did, and without a negative prompt the negative
+    // conditioning is zeros (force_zeros_for_empty_prompt) rather than the encoded "".
+    const soft = await send({ prompt: 'a dog', num_inference_steps: 4, seed: 3 });
+    expect(soft.status).toBe(200);
+    const softBytes = Buffer.from(await soft.arrayBuffer());
+    expect(softBytes.equals(Buffer.from(out))).toBe(false);
+    const emptyNegative = await send({
+      prompt: 'a dog',
+      negative_prompt: '',
+      num_inference_steps: 4,
+      seed: 3,
+    });
+    expect(Buffer.from(await emptyNegative.arrayBuffer()).equals(softBytes)).toBe(false);
   });
 
   it('resizes (Lanczos, like diffusers) an upload whose sides are not multiples of 8, instead of cropping it', async () => {

@@ -7,9 +7,14 @@ import { tinyDir } from '../helpers/tiny.js';
 
 /** The diffusion service's OpenAPI document (its GET job routes, multi-image answers) is valid OpenAPI 3. */
 describe('diffusion OpenAPI document', () => {
-  it.each(['text2image', 'img2img'] as const)('is valid for the %s service', async (pipeline) => {
+  it.each([
+    ['text2image', 'sd1'],
+    ['img2img', 'sd1'],
+    ['text2image', 'sdxl'],
+    ['img2img', 'sdxl'],
+  ] as const)('is valid for the %s service of a %s folder', async (pipeline, flavour) => {
     // Building the document needs no model worker: the service is only declared, not started.
-    const { service } = createDiffusionService({ modelDir: tinyDir('sd1'), pipeline });
+    const { service } = createDiffusionService({ modelDir: tinyDir(flavour), pipeline });
     const doc = buildOpenApiDocument(service) as unknown as {
       paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>;
     };
@@ -21,5 +26,17 @@ describe('diffusion OpenAPI document', () => {
     expect(Object.keys(doc.paths['/loras'])).toEqual(['get']);
     const ok = doc.paths[`/${api}`].post.responses['200'] as { content: Record<string, unknown> };
     expect(Object.keys(ok.content)).toEqual(['image/jpeg', 'multipart/mixed']);
+    // The defaults shown (and used) are the family's: diffusers' SDXL pipelines guide at 5 and re-draw 30 %.
+    const body = doc.paths[`/${api}`].post.requestBody as {
+      content: Record<string, { schema: { properties: Record<string, { default?: unknown }> } }>;
+    };
+    const schema =
+      body.content['application/json']?.schema ??
+      (body.content['multipart/form-data'].schema.properties
+        .data as unknown as (typeof body.content)[string]['schema']);
+    const sdxl = flavour === 'sdxl';
+    expect(schema.properties.guidance_scale.default).toBe(sdxl ? 5 : 7.5);
+    if (pipeline === 'img2img') expect(schema.properties.strength.default).toBe(sdxl ? 0.3 : 0.8);
+    else expect(schema.properties.height.default).toBe(32);
   });
 });
