@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../src/backend.js';
+import type { ClipTextEncoder } from '../src/models/clip-text-encoder.js';
 import { loadComponents } from '../src/pipeline/components.js';
+import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
 import { writeTinyPipeline } from '../src/tiny/write-tiny-pipeline.js';
 import { detWeight, fnv1a32 } from '../src/weights/deterministic.js';
 import { SafetensorsFile, type TensorToWrite, writeSafetensors } from '../src/weights/safetensors.js';
@@ -130,5 +132,152 @@ describe('diffusers folder loader', () => {
     } finally {
       writeFileSync(vaePath, backup);
     }
+  });
+});
+
+describe('SDXL folder loader: incomplete and hostile folders are refused by name, nothing allocated', () => {
+  let dir: string;
+  beforeAll(async () => {
+    await selectBackend('wasm', () => {});
+    dir = tinyDir('sdxl');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Run `check` with one JSON file of the folder edited, then put it back. */
+  const withJson = (rel: string, edit: (json: Record<string, unknown>) => void, check: () => void) => {
+    const path = join(dir, rel);
+    const original = readFileSync(path, 'utf8');
+    const json = JSON.parse(original) as Record<string, unknown>;
+    edit(json);
+    writeFileSync(path, JSON.stringify(json));
+    try {
+      check();
+    } finally {
+      writeFileSync(path, original);
+    }
+  };
+  const onnx = (): Promise<unknown> =>
+    StableDiffusionPipeline.fromPretrained(dir, {
+      backend: 'onnxruntime',
+      onnx: { cacheDir: join(dir, '.graphs') },
+      log: () => {},
+    });
+
+  it('loads the tiny SDXL folder with both encoders (text_encoder_2 with its projection)', () => {
+    const c = loadComponents(dir);
+    expect(c.sdxl?.forceZerosForEmptyPrompt).toBe(true);
+    const te2 = c.sdxl?.textEncoder2 as ClipTextEncoder;
+    expect(te2.weights.has('text_projection.weight')).toBe(true);
+    expect(c.unexpectedWeights.text_encoder_2).toEqual([]);
+    for (const m of [c.unet, c.vae, c.textEncoder, c.sdxl?.textEncoder2]) m?.dispose();
+  });
+
+  it('missing text_encoder_2 (index entry, folder, weights) or tokenizer_2', async () => {
+    withJson(
+      'model_index.json',
+      (j) => {
+        delete j.text_encoder_2;
+      },
+      () =>
+        expect(() => loadComponents(dir)).toThrow(
+          /text_time embedding but model_index.json has no text_encoder_2/,
+        ),
+    );
+    withJson(
+      'model_index.json',
+      (j) => {
+        j.text_encoder = [null, null];
+      },
+      () => expect(() => loadComponents(dir)).toThrow(/SDXL refiner folders are not supported/),
+    );
+    withJson(
+      'model_index.json',
+      (j) => {
+        j.text_encoder_2 = ['transformers', 'T5EncoderModel'];
+      },
+      () => expect(() => loadComponents(dir)).toThrow(/text_encoder_2 class T5EncoderModel is not supported/),
+    );
+    withJson(
+      'model_index.json',
+      (j) => {
+        delete j.tokenizer_2;
+      },
+      () => expect(() => loadComponents(dir)).toThrow(/model_index.json has no tokenizer_2 component/),
+    );
+    const te2 = join(dir, 'text_encoder_2');
+    renameSync(te2, `${te2}.away`);
+    try {
+      expect(() => loadComponents(dir)).toThrow(/text_encoder_2\/config.json not found/);
+      await expect(onnx()).rejects.toThrow(/text_encoder_2\/config.json not found/);
+    } finally {
+      renameSync(`${te2}.away`, te2);
+    }
+    const weights = join(te2, 'model.safetensors');
+    renameSync(weights, `${weights}.away`);
+    try {
+      expect(() => loadComponents(dir)).toThrow(/weight file not found: .*text_encoder_2\/model.safetensors/);
+      await expect(onnx()).rejects.toThrow(/text_encoder_2\/model.safetensors/);
+    } finally {
+      renameSync(`${weights}.away`, weights);
+    }
+  });
+
+  it("a cross_attention_dim or added-embedding width that is not the encoders' is refused before any weight", async () => {
+    withJson(
+      'unet/config.json',
+      (j) => {
+        j.cross_attention_dim = 64;
+      },
+      () =>
+        expect(() => loadComponents(dir)).toThrow(
+          /cross_attention_dim 64 is not the encoders' hidden sizes 32 \+ 48/,
+        ),
+    );
+    withJson(
+      'unet/config.json',
+      (j) => {
+        j.projection_class_embeddings_input_dim = 2816;
+      },
+      () => expect(() => loadComponents(dir)).toThrow(/projection_class_embeddings_input_dim 2816/),
+    );
+    withJson(
+      'unet/config.json',
+      (j) => {
+        j.addition_embed_type = null;
+      },
+      () => expect(() => loadComponents(dir)).toThrow(/needs addition_embed_type "text_time"/),
+    );
+    withJson(
+      'text_encoder_2/config.json',
+      (j) => {
+        j.projection_dim = 'wide';
+      },
+      () => expect(() => loadComponents(dir)).toThrow(/projection_dim must be a positive integer/),
+    );
+  });
+
+  it('huge declared widths with small weights: a shape mismatch, not an allocation', async () => {
+    const huge = 2 ** 40;
+    const edits = (check: () => Promise<void> | void) => async () => {
+      const te2 = join(dir, 'text_encoder_2/config.json');
+      const unet = join(dir, 'unet/config.json');
+      const [t, u] = [readFileSync(te2, 'utf8'), readFileSync(unet, 'utf8')];
+      writeFileSync(te2, JSON.stringify({ ...JSON.parse(t), hidden_size: huge, intermediate_size: huge }));
+      writeFileSync(unet, JSON.stringify({ ...JSON.parse(u), cross_attention_dim: 32 + huge }));
+      try {
+        await check();
+      } finally {
+        writeFileSync(te2, t);
+        writeFileSync(unet, u);
+      }
+    };
+    const before = process.memoryUsage().rss;
+    await edits(() => {
+      expect(() => loadComponents(dir)).toThrow(/text_encoder_2: weight .* has shape \[.*\], expected/);
+    })();
+    await edits(async () => {
+      await expect(onnx()).rejects.toThrow(/text_encoder_2: weight .* has shape \[.*\], expected/);
+    })();
+    expect(process.memoryUsage().rss - before).toBeLessThan(512 * 1024 ** 2);
   });
 });

@@ -6,8 +6,11 @@ import { type ClipTextConfig, clipTextWeightSpecs } from '../src/architectures/c
 import { unetWeightSpecs } from '../src/architectures/unet.js';
 import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
+import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
+import { sdxlTinyFolderConfigs } from '../src/tiny/sdxl-tiny-configs.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
-import { SafetensorsFile } from '../src/weights/safetensors.js';
+import { detInput } from '../src/weights/deterministic.js';
+import { SafetensorsFile, type TensorToWrite, writeSafetensors } from '../src/weights/safetensors.js';
 import {
   assertNotPickle,
   openClipRef,
@@ -16,7 +19,8 @@ import {
   unetLdmKey,
   vaeLdmKey,
 } from '../src/weights/single-file.js';
-import { tinyDir } from './helpers/tiny.js';
+import { maxAbsDiff } from './helpers/fixtures.js';
+import { fixtureNoise, tinyDir } from './helpers/tiny.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -91,7 +95,7 @@ describe('LDM key mapping', () => {
     writeFileSync(path, readFileSync(join(tok, 'vae', 'diffusion_pytorch_model.safetensors')));
     expect(() =>
       singleFileToDiffusers(path, { tokenizerDir: join(tok, 'tokenizer'), cacheDir: dir }),
-    ).toThrow(/not an SD 1\.x\/2\.x checkpoint in the LDM layout/);
+    ).toThrow(/not an SD 1\.x\/2\.x\/XL checkpoint in the LDM\/SGM layout/);
     expect(() => singleFileToDiffusers(path, { cacheDir: dir })).toThrow(/carries no tokenizer/);
   });
 });
@@ -209,4 +213,161 @@ for (const flavour of ['sd1', 'sd2'] as const) {
       flavour === 'sd2' ? 'v_prediction' : 'epsilon',
     );
   });
+}
+
+/** The tiny SDXL folder's tensors under Stability's SGM names in one file (what SDXL single files hold). */
+function writeSgmCheckpoint(folder: string, out: string): void {
+  const c = sdxlTinyFolderConfigs();
+  const unet = c.unet as unknown as UNetConfig;
+  const tensors: Record<string, TensorToWrite> = {};
+  const copy = (file: string, specs: { name: string }[], key: (n: string) => string) => {
+    const f = SafetensorsFile.open(join(folder, file));
+    for (const s of specs)
+      tensors[key(s.name)] = { shape: f.entry(s.name).shape, data: f.readFloat32(s.name) };
+    f.close();
+  };
+  const upAttn = (i: number) => unet.up_block_types[i] === 'CrossAttnUpBlock2D';
+  copy('unet/diffusion_pytorch_model.safetensors', unetWeightSpecs(unet), (name) =>
+    unetLdmKey(name, unet.layers_per_block, upAttn),
+  );
+  const vae = c.vae as VaeConfig;
+  copy('vae/diffusion_pytorch_model.safetensors', vaeWeightSpecs(vae), (name) => vaeLdmKey(name, 2));
+  copy(
+    'text_encoder/model.safetensors',
+    clipTextWeightSpecs(c.textEncoder as ClipTextConfig),
+    (name) => `conditioner.embedders.0.transformer.${name}`,
+  );
+  // OpenCLIP: q/k/v fused into in_proj, text_projection stored [hidden, projection] (diffusers: its transpose).
+  const te2 = c.textEncoder2 as ClipTextConfig;
+  const f = SafetensorsFile.open(join(folder, 'text_encoder_2/model.safetensors'));
+  const P = 'conditioner.embedders.1.model.';
+  const D = te2.hidden_size;
+  for (let i = 0; i < te2.num_hidden_layers; i++)
+    for (const param of ['weight', 'bias']) {
+      const parts = ['q', 'k', 'v'].map((x) =>
+        f.readFloat32(`text_model.encoder.layers.${i}.self_attn.${x}_proj.${param}`),
+      );
+      const data = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+      for (const [k, p] of parts.entries()) data.set(p, k * p.length);
+      tensors[`${P}transformer.resblocks.${i}.attn.in_proj_${param}`] = {
+        shape: param === 'weight' ? [3 * D, D] : [3 * D],
+        data,
+      };
+    }
+  const projection = f.readFloat32('text_projection.weight');
+  const E = te2.projection_dim as number;
+  tensors[`${P}text_projection`] = {
+    shape: [D, E],
+    data: Float32Array.from({ length: D * E }, (_, k) => projection[(k % E) * D + Math.floor(k / E)]),
+  };
+  for (const s of clipTextWeightSpecs(te2, true).filter((x) => !/[qkv]_proj|text_projection/.test(x.name)))
+    tensors[openClipRef(s.name, D, P).key] = { shape: s.shape, data: f.readFloat32(s.name) };
+  tensors[`${P}logit_scale`] = { shape: [], data: Float32Array.of(4.6) };
+  f.close();
+  writeSafetensors(out, tensors);
+}
+
+describe('SDXL single files (SGM key layout)', () => {
+  it('maps the SGM names SDXL checkpoints use', () => {
+    const u = (n: string) => unetLdmKey(n, 2, (i) => i < 2).replace('model.diffusion_model.', '');
+    expect(u('add_embedding.linear_1.weight')).toBe('label_emb.0.0.weight');
+    expect(u('add_embedding.linear_2.bias')).toBe('label_emb.0.2.bias');
+    expect(u('down_blocks.2.attentions.1.transformer_blocks.9.attn2.to_k.weight')).toBe(
+      'input_blocks.8.1.transformer_blocks.9.attn2.to_k.weight',
+    );
+    expect(u('up_blocks.0.upsamplers.0.conv.weight')).toBe('output_blocks.2.2.conv.weight');
+    expect(u('up_blocks.1.upsamplers.0.conv.weight')).toBe('output_blocks.5.2.conv.weight');
+    const P = 'conditioner.embedders.1.model.';
+    expect(openClipRef('text_projection.weight', 1280, P)).toEqual({
+      key: `${P}text_projection`,
+      transpose: true,
+    });
+    expect(openClipRef('text_model.encoder.layers.31.self_attn.v_proj.bias', 1280, P)).toEqual({
+      key: `${P}transformer.resblocks.31.attn.in_proj_bias`,
+      rows: [2560, 3840],
+    });
+  });
+
+  it("converts to the folder it came from: same tensors, configs read off the shapes, and the pipeline's image", async () => {
+    const folder = tinyDir('sdxl');
+    dirs.push(folder);
+    const file = join(folder, 'sdxl-checkpoint.safetensors');
+    writeSgmCheckpoint(folder, file);
+    const cacheDir = join(folder, '.single');
+    // Configs from the shapes (SDXL's rules: head size 64 and so on), the second tokenizer derived from the first.
+    const inferred = singleFileToDiffusers(file, { cacheDir });
+    const json = (rel: string) => JSON.parse(readFileSync(join(inferred, rel), 'utf8'));
+    const c = sdxlTinyFolderConfigs();
+    const unet = json('unet/config.json');
+    for (const k of [
+      'block_out_channels',
+      'down_block_types',
+      'up_block_types',
+      'cross_attention_dim',
+      'transformer_layers_per_block',
+      'use_linear_projection',
+      'addition_embed_type',
+      'addition_time_embed_dim',
+      'projection_class_embeddings_input_dim',
+    ])
+      expect([k, unet[k]]).toEqual([k, (c.unet as Record<string, unknown>)[k]]);
+    expect(unet.attention_head_dim).toEqual([0.5, 1, 1]);
+    const te2 = json('text_encoder_2/config.json');
+    expect([
+      te2.hidden_size,
+      te2.projection_dim,
+      te2.num_hidden_layers,
+      te2.intermediate_size,
+      te2.hidden_act,
+    ]).toEqual([48, 40, 3, 96, 'gelu']);
+    expect(json('text_encoder/config.json').hidden_size).toBe(32);
+    expect(json('vae/config.json').scaling_factor).toBe(0.13025);
+    expect(json('model_index.json')._class_name).toBe('StableDiffusionXLPipeline');
+    expect(json('tokenizer_2/special_tokens_map.json').pad_token).toBe('!');
+    for (const rel of [
+      'unet/diffusion_pytorch_model.safetensors',
+      'vae/diffusion_pytorch_model.safetensors',
+      'text_encoder/model.safetensors',
+      'text_encoder_2/model.safetensors',
+    ]) {
+      const a = SafetensorsFile.open(join(folder, rel));
+      const b = SafetensorsFile.open(join(inferred, rel));
+      expect(b.names().sort()).toEqual(a.names().sort());
+      for (const name of a.names())
+        expect([name, Buffer.compare(b.readBytes(name), a.readBytes(name))]).toEqual([name, 0]);
+      a.close();
+      b.close();
+    }
+    // Heads cannot be read off shapes: with the folder's configs the single file gives the folder's image.
+    const converted = singleFileToDiffusers(file, { cacheDir, configDir: folder });
+    const image = async (dir: string) => {
+      const pipe = await StableDiffusionPipeline.fromPretrained(dir, {
+        backend: 'onnxruntime',
+        onnx: { cacheDir: join(folder, '.graphs') },
+        log: () => {},
+      });
+      try {
+        const out = await pipe.text2img({
+          prompt: 'a photo of an astronaut riding a horse on mars',
+          num_inference_steps: 2,
+          latents: detInput('pipe/latents', [1, 4, 16, 16]),
+          noise: fixtureNoise(),
+          return_float: true,
+        });
+        return out.images[0].float as Float32Array;
+      } finally {
+        pipe.dispose();
+      }
+    };
+    expect(maxAbsDiff(await image(folder), await image(converted))).toBe(0);
+    expect(() => singleFileToDiffusers(file, { cacheDir, configDir: tinyDirFor('sd1') })).toThrow(
+      /is an SDXL checkpoint but .* is not an SDXL folder/,
+    );
+  }, 120_000);
+});
+
+function tinyDirFor(flavour: 'sd1'): string {
+  const d = tinyDir(flavour);
+  dirs.push(d);
+  return d;
 }

@@ -50,8 +50,16 @@ export class ClipTextEncoder {
     return { lastHiddenState: last };
   }
 
-  /** SDXL's use of the encoder: the penultimate hidden state, and `text_embeds` when the weights project. */
-  encodeForSdxl(ids: readonly (readonly number[])[]): SdxlTextEncoding {
+  /**
+   * SDXL's use of the encoder: the penultimate hidden state, and `text_embeds` when the weights project.
+   * `lora`: low-rank branches added at run time (unfused LoRA), keyed by weight name.
+   */
+  encodeForSdxl(ids: readonly (readonly number[])[], lora?: LowRankBranchesByName): SdxlTextEncoding {
+    const w = (n: string) => this.weights.get(n);
+    return withLowRankBranches(branchesByTensor(lora, w), () => this.forwardSdxl(ids));
+  }
+
+  private forwardSdxl(ids: readonly (readonly number[])[]): SdxlTextEncoding {
     const c = this.config;
     const o = new TfjsOps((n) => this.weights.get(n));
     const project = this.weights.has('text_projection.weight');

@@ -18,8 +18,18 @@ export type TextEncoderModel = ClipTextEncoder | OnnxTextEncoder;
 export type UNetModel = UNet2DConditionModel | OnnxUNet;
 export type VaeModel = AutoencoderKL | OnnxVae;
 
+/** SDXL's second text encoder and tokenizer, on either engine (docs/spec/diffusion.md §10). */
+export interface SdxlComponents {
+  tokenizer2: ClipTokenizer;
+  textEncoder2: TextEncoderModel;
+  /** No negative prompt → zero negative embeddings (model_index.json `force_zeros_for_empty_prompt`). */
+  forceZerosForEmptyPrompt: boolean;
+}
+
 /** What a pipeline runs on: the tfjs models (`loadComponents`) or the onnxruntime ones. */
 export interface EngineComponents {
+  /** Present for an SDXL folder: the pipeline then encodes with both encoders and feeds the UNet's text_time. */
+  sdxl?: SdxlComponents;
   index: ModelIndex;
   tokenizer: ClipTokenizer;
   textEncoder: TextEncoderModel;
@@ -45,7 +55,7 @@ export interface LoadComponentsOptions {
   variant?: string;
 }
 
-/** Load a diffusers SD1/SD2 folder: configs, tokenizer and all weights (once per process). */
+/** Load a diffusers SD1/SD2/SDXL folder: configs, tokenizer and all weights (once per process). */
 export function loadComponents(dir: string, options: LoadComponentsOptions = {}): PipelineComponents {
   const unexpectedWeights: Record<string, string[]> = {};
   const stores: WeightStore[] = [];
@@ -56,12 +66,24 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
     return store;
   };
   try {
-    const { index, teConfig, unetConfig, vaeConfig, schedulerConfig, tokenizer } =
+    const { index, teConfig, unetConfig, vaeConfig, schedulerConfig, tokenizer, sdxl } =
       readPipelineFolderConfigs(dir);
     const textEncoder = new ClipTextEncoder(
       teConfig,
       load('text_encoder', 'model', new WeightStore('text_encoder', clipTextWeightSpecs(teConfig))),
     );
+    const sdxlComponents: SdxlComponents | undefined = sdxl && {
+      tokenizer2: sdxl.tokenizer2,
+      textEncoder2: new ClipTextEncoder(
+        sdxl.te2Config,
+        load(
+          'text_encoder_2',
+          'model',
+          new WeightStore('text_encoder_2', clipTextWeightSpecs(sdxl.te2Config, true)),
+        ),
+      ),
+      forceZerosForEmptyPrompt: sdxl.forceZerosForEmptyPrompt,
+    };
     const unet = new UNet2DConditionModel(
       unetConfig,
       load('unet', 'diffusion_pytorch_model', new WeightStore('unet', unetWeightSpecs(unetConfig))),
@@ -70,7 +92,16 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
       vaeConfig,
       load('vae', 'diffusion_pytorch_model', new WeightStore('vae', vaeWeightSpecs(vaeConfig))),
     );
-    return { index, tokenizer, textEncoder, unet, vae, schedulerConfig, unexpectedWeights };
+    return {
+      index,
+      tokenizer,
+      textEncoder,
+      unet,
+      vae,
+      schedulerConfig,
+      unexpectedWeights,
+      sdxl: sdxlComponents,
+    };
   } catch (e) {
     for (const s of stores) s.dispose();
     throw e;

@@ -1,16 +1,26 @@
 import * as tf from '@tensorflow/tfjs';
+import type { TextTimeInputs } from '../models/unet-stages.js';
 import type { LowRankBranchesByName } from '../ops/tfjs/low-rank.js';
 import { throwIfCancelled } from './cancel.js';
 import type { DenoiseStart, GenerationRun } from './generation-run.js';
 
-/** The noise predictor the loop calls (the UNet of SD1/2; SDXL's adds its extra conditioning inside). */
+/** The noise predictor the loop calls (the UNet; SDXL's also takes the pooled text embeds and time ids). */
 export interface NoisePredictor {
   predict(
     sample: tf.Tensor4D,
     timestep: number,
     context: tf.Tensor3D,
     lora?: LowRankBranchesByName,
+    textTime?: TextTimeInputs,
   ): tf.Tensor4D | Promise<tf.Tensor4D>;
+}
+
+/** What the UNet is conditioned on besides latents and timestep, batched like the latents it meets. */
+export interface Conditioning {
+  /** [B, 77, cross_attention_dim] ([negative, positive] with guidance). */
+  context: tf.Tensor3D;
+  /** SDXL's added conditioning (pooled text embeds and micro-conditioning time ids), same batch order. */
+  textTime?: TextTimeInputs;
 }
 
 /**
@@ -22,9 +32,10 @@ export interface NoisePredictor {
 export async function denoise(
   predictor: NoisePredictor,
   run: GenerationRun,
-  context: tf.Tensor3D,
+  conditioning: Conditioning,
   start: DenoiseStart,
 ): Promise<tf.Tensor4D> {
+  const { context, textTime } = conditioning;
   const { scheduler, params, request } = run;
   const guided = run.guided;
   const unetLora = run.lora?.component('unet');
@@ -40,7 +51,7 @@ export async function denoise(
     const input = guided ? tf.concat([latents, latents], 0) : tf.clone(latents);
     const scaled = scheduler.scaleModelInput(input, t) as tf.Tensor4D;
     input.dispose();
-    const raw = await predictor.predict(scaled, t, context, unetLora);
+    const raw = await predictor.predict(scaled, t, context, unetLora, textTime);
     scaled.dispose();
     const modelOutput = guided ? guide(raw, params.guidance_scale, params.guidance_rescale) : raw;
     if (modelOutput !== raw) raw.dispose();

@@ -1,12 +1,21 @@
 import { join } from 'node:path';
 import type { ClipTextConfig } from '../architectures/clip-text.js';
-import { type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
+import { TIME_IDS } from '../architectures/timestep-embedding.js';
+import { hasTextTimeEmbedding, type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
 import type { VaeConfig } from '../architectures/vae.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
-import { type ModelIndex, readJson, readModelIndex } from '../weights/folder.js';
+import { ModelFolderError, type ModelIndex, readJson, readModelIndex } from '../weights/folder.js';
 
-/** What a diffusers SD1/SD2 folder says about itself, before any weight is read (the same for every engine). */
+/** What an SDXL folder adds (docs/spec/diffusion.md §10): the second encoder, its tokenizer, the empty-negative rule. */
+export interface SdxlFolderConfigs {
+  te2Config: ClipTextConfig;
+  tokenizer2: ClipTokenizer;
+  /** model_index.json `force_zeros_for_empty_prompt` (SDXL's default true): no negative prompt → zero embeddings. */
+  forceZerosForEmptyPrompt: boolean;
+}
+
+/** What a diffusers SD1/SD2/SDXL folder says about itself, before any weight is read (the same for every engine). */
 export interface PipelineFolderConfigs {
   index: ModelIndex;
   teConfig: ClipTextConfig;
@@ -14,6 +23,8 @@ export interface PipelineFolderConfigs {
   vaeConfig: VaeConfig;
   schedulerConfig: SchedulerConfig;
   tokenizer: ClipTokenizer;
+  /** Present for an SDXL folder (a `text_encoder_2` component). */
+  sdxl?: SdxlFolderConfigs;
 }
 
 /** Read and check the configs and tokenizer of a diffusers folder; errors name the file that is wrong. */
@@ -22,9 +33,57 @@ export function readPipelineFolderConfigs(dir: string): PipelineFolderConfigs {
   const config = (file: string) => readJson(join(dir, file), file);
   const teConfig = config('text_encoder/config.json') as unknown as ClipTextConfig;
   const unetConfig = config('unet/config.json') as unknown as UNetConfig;
-  validateUNetConfig(unetConfig);
+  const isSdxl = index.components.text_encoder_2?.[1] != null;
+  if (hasTextTimeEmbedding(unetConfig) && !isSdxl)
+    throw new ModelFolderError(
+      'unet/config.json has the SDXL text_time embedding but model_index.json has no text_encoder_2 (an SDXL folder needs both encoders)',
+    );
+  validateUNetConfig(unetConfig, { textTime: isSdxl });
   const vaeConfig = config('vae/config.json') as unknown as VaeConfig;
   const schedulerConfig = config('scheduler/scheduler_config.json') as SchedulerConfig;
   const tokenizer = ClipTokenizer.fromFolder(join(dir, 'tokenizer'));
-  return { index, teConfig, unetConfig, vaeConfig, schedulerConfig, tokenizer };
+  const configs: PipelineFolderConfigs = {
+    index,
+    teConfig,
+    unetConfig,
+    vaeConfig,
+    schedulerConfig,
+    tokenizer,
+  };
+  if (isSdxl) {
+    const te2Config = config('text_encoder_2/config.json') as unknown as ClipTextConfig;
+    checkSdxlShapes(teConfig, te2Config, unetConfig);
+    configs.sdxl = {
+      te2Config,
+      tokenizer2: ClipTokenizer.fromFolder(join(dir, 'tokenizer_2')),
+      forceZerosForEmptyPrompt: index.raw.force_zeros_for_empty_prompt !== false,
+    };
+  }
+  return configs;
+}
+
+/** The widths that must agree between SDXL's encoders and its UNet, checked before any weight is read. */
+function checkSdxlShapes(te1: ClipTextConfig, te2: ClipTextConfig, unet: UNetConfig): void {
+  if (!hasTextTimeEmbedding(unet))
+    throw new ModelFolderError(
+      'unet/config.json: an SDXL folder (text_encoder_2) needs addition_embed_type "text_time"',
+    );
+  const width = (c: ClipTextConfig, file: string, key: 'hidden_size' | 'projection_dim') => {
+    const v = c[key];
+    if (!Number.isInteger(v) || (v as number) < 1)
+      throw new ModelFolderError(`${file}: ${key} must be a positive integer`);
+    return v as number;
+  };
+  const d1 = width(te1, 'text_encoder/config.json', 'hidden_size');
+  const d2 = width(te2, 'text_encoder_2/config.json', 'hidden_size');
+  const pooled = width(te2, 'text_encoder_2/config.json', 'projection_dim');
+  if (unet.cross_attention_dim !== d1 + d2)
+    throw new ModelFolderError(
+      `unet/config.json: cross_attention_dim ${unet.cross_attention_dim} is not the encoders' hidden sizes ${d1} + ${d2}`,
+    );
+  const added = pooled + TIME_IDS * (unet.addition_time_embed_dim as number);
+  if (unet.projection_class_embeddings_input_dim !== added)
+    throw new ModelFolderError(
+      `unet/config.json: projection_class_embeddings_input_dim ${unet.projection_class_embeddings_input_dim} is not text_encoder_2's projection_dim ${pooled} + 6 × addition_time_embed_dim`,
+    );
 }

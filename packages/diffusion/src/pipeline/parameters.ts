@@ -34,8 +34,18 @@ export const NO_LIMITS: GenerationLimits = {
 /** The default number of denoising steps (diffusers'), lowered to the limit when that is smaller. */
 const DEFAULT_STEPS = 50;
 
+/** Which pipeline family's defaults apply: SD 1.x/2.x or SDXL (docs/spec/diffusion.md §8, §10). */
+export type PipelineFamily = 'sd' | 'sdxl';
+
+/** diffusers' defaults per family: SDXL's pipelines guide at 5.0 and re-draw 30 % of an image by default. */
+export const FAMILY_DEFAULTS: Readonly<Record<PipelineFamily, { guidance_scale: number; strength: number }>> =
+  {
+    sd: { guidance_scale: 7.5, strength: 0.8 },
+    sdxl: { guidance_scale: 5, strength: 0.3 },
+  };
+
 /** Fields both pipelines take. */
-export function commonParameters(limits: GenerationLimits) {
+export function commonParameters(limits: GenerationLimits, family: PipelineFamily = 'sd') {
   return {
     prompt: promptField(limits).describe('What to draw'),
     negative_prompt: promptField(limits).nullable().default(null).describe('What to steer away from'),
@@ -49,7 +59,7 @@ export function commonParameters(limits: GenerationLimits) {
       .number()
       .min(0)
       .max(50)
-      .default(7.5)
+      .default(FAMILY_DEFAULTS[family].guidance_scale)
       .describe('Classifier-free guidance; ≤ 1 turns it off'),
     eta: z.number().min(0).max(1).default(0).describe('DDIM η; other schedulers ignore it'),
     seed: z
@@ -80,19 +90,28 @@ function sizeField(limits: GenerationLimits, defaultSize: number) {
 }
 
 /** text2img parameters; `defaultSize` is the model's own (unet sample_size × VAE scale factor). */
-export function text2imgParameters(limits: GenerationLimits, defaultSize: number) {
+export function text2imgParameters(
+  limits: GenerationLimits,
+  defaultSize: number,
+  family: PipelineFamily = 'sd',
+) {
   return z.looseObject({
-    ...commonParameters(limits),
+    ...commonParameters(limits, family),
     height: sizeField(limits, defaultSize),
     width: sizeField(limits, defaultSize),
   });
 }
 
 /** img2img parameters (the image itself travels beside them). */
-export function img2imgParameters(limits: GenerationLimits) {
+export function img2imgParameters(limits: GenerationLimits, family: PipelineFamily = 'sd') {
   return z.looseObject({
-    ...commonParameters(limits),
-    strength: z.number().min(0).max(1).default(0.8).describe('How much of the image is re-drawn'),
+    ...commonParameters(limits, family),
+    strength: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(FAMILY_DEFAULTS[family].strength)
+      .describe('How much of the image is re-drawn'),
   });
 }
 

@@ -15,11 +15,12 @@ import {
   type EngineComponents,
   type LoadComponentsOptions,
   loadComponents,
+  type SdxlComponents,
   type TextEncoderModel,
   type UNetModel,
   type VaeModel,
 } from './components.js';
-import { denoise } from './denoise.js';
+import { type Conditioning, denoise } from './denoise.js';
 import { type DenoiseStart, GenerationRun } from './generation-run.js';
 import { tensorToImages } from './image.js';
 import { imageSeed, NoiseDraws } from './noise-draws.js';
@@ -27,6 +28,7 @@ import {
   type GenerationParameters,
   img2imgParameters,
   NO_LIMITS,
+  type PipelineFamily,
   text2imgParameters,
   validateParameters,
 } from './parameters.js';
@@ -52,10 +54,16 @@ export interface FromPretrainedOptions extends LoadComponentsOptions {
   log?: (message: string) => void;
 }
 
-/** Stable Diffusion 1.x / 2.x text-to-image and image-to-image on onnxruntime or TensorFlow.js. */
+/**
+ * Stable Diffusion 1.x / 2.x and SDXL text-to-image and image-to-image on onnxruntime or TensorFlow.js. An SDXL
+ * folder differs only in the encode-prompt seam (two encoders, pooled embeds, micro-conditioning time ids) and its
+ * parameter defaults (docs/spec/diffusion.md §10).
+ */
 export class StableDiffusionPipeline {
   readonly tokenizer: ClipTokenizer;
   readonly textEncoder: TextEncoderModel;
+  /** SDXL's second encoder and tokenizer; absent for SD 1.x/2.x. */
+  readonly sdxl: SdxlComponents | undefined;
   readonly unet: UNetModel;
   readonly vae: VaeModel;
   readonly schedulerConfig: SchedulerConfig;
@@ -75,6 +83,7 @@ export class StableDiffusionPipeline {
     this.textEncoder = components.textEncoder;
     this.unet = components.unet;
     this.vae = components.vae;
+    this.sdxl = components.sdxl;
     this.schedulerConfig = components.schedulerConfig;
     const name = schedulerNameForClass(components.schedulerConfig._class_name);
     if (!name)
@@ -85,6 +94,9 @@ export class StableDiffusionPipeline {
       new PipelineWeightTarget({
         unet: (this.unet as { weights: WeightStore }).weights,
         text_encoder: (this.textEncoder as { weights: WeightStore }).weights,
+        ...(this.sdxl
+          ? { text_encoder_2: (this.sdxl.textEncoder2 as { weights: WeightStore }).weights }
+          : {}),
       });
   }
 
@@ -107,9 +119,14 @@ export class StableDiffusionPipeline {
     return new StableDiffusionPipeline(components, backend);
   }
 
-  /** Default output size: unet.sample_size × VAE scale factor (512 for SD1.x, 768 for SD2 768-v). */
+  /** Default output size: unet.sample_size × VAE scale factor (512 for SD1.x, 768 for SD2 768-v, 1024 for SDXL). */
   get defaultSize(): number {
     return this.unet.config.sample_size * this.vae.scaleFactor;
+  }
+
+  /** Whose parameter defaults apply (SDXL: guidance 5, img2img strength 0.3, as diffusers' SDXL pipelines). */
+  get family(): PipelineFamily {
+    return this.sdxl ? 'sdxl' : 'sd';
   }
 
   /** Prompt embeddings [1, 77, D] (caller disposes); `lora` adds an unfused LoRA's branches. */
@@ -125,7 +142,7 @@ export class StableDiffusionPipeline {
   /** text2img: the shared seams with noise as the starting latents. */
   async text2img(request: Text2ImgRequest): Promise<GenerationResult> {
     const params = validateParameters(
-      text2imgParameters(NO_LIMITS, this.defaultSize),
+      text2imgParameters(NO_LIMITS, this.defaultSize, this.family),
       withPromptDefault(request),
     );
     return this.generate(request, params, (run) =>
@@ -140,7 +157,7 @@ export class StableDiffusionPipeline {
   /** img2img: the shared seams starting from the noised latents of the request's image. */
   async img2img(request: Img2ImgRequest): Promise<GenerationResult> {
     if (!request.image) throw new InvalidArgument('img2img needs an image');
-    const params = validateParameters(img2imgParameters(NO_LIMITS), withPromptDefault(request));
+    const params = validateParameters(img2imgParameters(NO_LIMITS, this.family), withPromptDefault(request));
     const { image } = request;
     return this.generate(request, { ...params, height: image.height, width: image.width }, (run) =>
       img2imgLatents(run, this.vae, image, params.strength),
@@ -159,9 +176,11 @@ export class StableDiffusionPipeline {
   ): Promise<GenerationResult> {
     const run = this.begin(request, params);
     try {
-      const context = await this.encodeConditioning(run);
+      const conditioning = this.sdxl
+        ? await this.encodeSdxlConditioning(run, this.sdxl)
+        : { context: await this.encodeConditioning(run) };
       const start = await prepareLatents(run);
-      const latents = await denoise(this.unet, run, context, start);
+      const latents = await denoise(this.unet, run, conditioning, start);
       const images = await this.decode(run, latents);
       const result: GenerationResult = {
         images,
@@ -253,6 +272,55 @@ export class StableDiffusionPipeline {
     );
   }
 
+  /**
+   * SDXL's encode-prompt seam (diffusers' StableDiffusionXLPipeline.encode_prompt): both encoders' penultimate
+   * states side by side as the context, encoder 2's projected pooled output and the time ids
+   * (original size, crop top-left (0, 0), target size: all the requested size) as the UNet's added conditioning.
+   * Without a negative prompt and with `force_zeros_for_empty_prompt`, the negative conditioning is zeros.
+   */
+  private async encodeSdxlConditioning(run: GenerationRun, sdxl: SdxlComponents): Promise<Conditioning> {
+    const { request, params } = run;
+    if (request.prompt_embeds || request.negative_prompt_embeds)
+      throw new InvalidArgument('prompt_embeds are not supported for SDXL (it also needs pooled embeddings)');
+    if (params.clip_skip > 0) throw new InvalidArgument('clip_skip is not supported for SDXL');
+    const encode = async (text: string) => {
+      const one = await this.textEncoder.encodeForSdxl(
+        [this.tokenizer.encode(text)],
+        run.lora?.component('text_encoder'),
+      );
+      const two = await sdxl.textEncoder2.encodeForSdxl(
+        [sdxl.tokenizer2.encode(text)],
+        run.lora?.component('text_encoder_2'),
+      );
+      const context = run.own(tf.concat([one.penultimate, two.penultimate], -1) as tf.Tensor3D);
+      tf.dispose([one.penultimate, two.penultimate, one.textEmbeds as tf.Tensor]);
+      if (!two.textEmbeds) throw new InvalidArgument('text_encoder_2 has no text_projection');
+      return { context, pooled: run.own(two.textEmbeds) };
+    };
+    const positive = await encode(request.prompt ?? '');
+    const zeros = request.negative_prompt == null && sdxl.forceZerosForEmptyPrompt;
+    const negative = !run.guided
+      ? null
+      : zeros
+        ? { context: run.own(tf.zerosLike(positive.context)), pooled: run.own(tf.zerosLike(positive.pooled)) }
+        : await encode(params.negative_prompt ?? '');
+    const batch = run.batch;
+    const [context, textEmbeds] = tf.tidy(() => {
+      const repeat = <T extends tf.Tensor>(t: T): T =>
+        (batch > 1 ? tf.tile(t, [batch, ...t.shape.slice(1).map(() => 1)]) : tf.clone(t)) as T;
+      const both = <T extends tf.Tensor>(n: T | undefined, p: T): T =>
+        (n ? tf.concat([repeat(n), repeat(p)], 0) : repeat(p)) as T;
+      return [both(negative?.context, positive.context), both(negative?.pooled, positive.pooled)];
+    });
+    const { height, width } = params;
+    const rows = (negative ? 2 : 1) * batch;
+    const timeIds = Array.from({ length: rows }, () => [height, width, 0, 0, height, width]);
+    return {
+      context: run.own(context as tf.Tensor3D),
+      textTime: { textEmbeds: run.own(textEmbeds), timeIds },
+    };
+  }
+
   /** The decode seam: latents → RGB images (and floats on request). */
   private async decode(run: GenerationRun, latents: tf.Tensor4D): Promise<GeneratedImage[]> {
     const unscaled = tf.div(latents, this.vae.config.scaling_factor) as tf.Tensor4D;
@@ -271,6 +339,7 @@ export class StableDiffusionPipeline {
 
   dispose(): void {
     this.textEncoder.dispose();
+    this.sdxl?.textEncoder2.dispose();
     this.unet.dispose();
     this.vae.dispose();
   }

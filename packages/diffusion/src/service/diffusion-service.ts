@@ -26,7 +26,7 @@ import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js'
 import { JobStore } from './jobs.js';
 import { resizeLanczos } from './lanczos-resize.js';
 import { LoraRoots } from './lora-roots.js';
-import { defaultImageSize } from './model-config.js';
+import { defaultImageSize, pipelineFamily } from './model-config.js';
 import { ProgressHub, type ProgressKey } from './progress.js';
 import { QueryInput } from './query-input.js';
 import {
@@ -350,7 +350,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   if (kind === 'text2image') {
     generationApis(
       'text2img',
-      jsonModel(text2imgSchema(limits, defaultImageSize(modelDir))),
+      jsonModel(text2imgSchema(limits, defaultImageSize(modelDir), pipelineFamily(modelDir))),
       'Generate an image from a prompt (JPEG; several images: multipart/mixed).',
       (body: Text2ImgBody) => ({
         input: {
@@ -365,7 +365,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   } else {
     generationApis(
       'img2img',
-      new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits)) }),
+      new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits, pipelineFamily(modelDir))) }),
       'Re-draw an image guided by a prompt (JPEG; several images: multipart/mixed).',
       (parts) => {
         const body = parts.data as Img2ImgBody;

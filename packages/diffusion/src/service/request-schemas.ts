@@ -3,6 +3,7 @@ import {
   type GenerationLimits,
   type GenerationParameters,
   img2imgParameters,
+  type PipelineFamily,
   text2imgParameters,
 } from '../pipeline/parameters.js';
 
@@ -40,13 +41,20 @@ function loraField(maxLoras: number) {
  * defaults) plus the service's `lora_weights`. Unknown fields are accepted (and ignored) like the
  * reference service does.
  */
-export function text2imgSchema(limits: GenerationLimits & { maxLoras: number }, defaultSize: number) {
-  return text2imgParameters(limits, defaultSize).extend({ lora_weights: loraField(limits.maxLoras) });
+export function text2imgSchema(
+  limits: GenerationLimits & { maxLoras: number },
+  defaultSize: number,
+  family: PipelineFamily = 'sd',
+) {
+  return text2imgParameters(limits, defaultSize, family).extend({ lora_weights: loraField(limits.maxLoras) });
 }
 
 /** The `data` part of `POST /img2img`. */
-export function img2imgSchema(limits: GenerationLimits & { maxLoras: number }) {
-  return img2imgParameters(limits).extend({ lora_weights: loraField(limits.maxLoras) });
+export function img2imgSchema(
+  limits: GenerationLimits & { maxLoras: number },
+  family: PipelineFamily = 'sd',
+) {
+  return img2imgParameters(limits, family).extend({ lora_weights: loraField(limits.maxLoras) });
 }
 
 export type Text2ImgBody = z.infer<ReturnType<typeof text2imgSchema>>;

@@ -22,6 +22,9 @@ export interface ModelIndex {
 export const SUPPORTED_COMPONENTS: Readonly<Record<string, readonly string[]>> = {
   text_encoder: ['CLIPTextModel'],
   tokenizer: ['CLIPTokenizer', 'CLIPTokenizerFast'],
+  // SDXL's second encoder and tokenizer (docs/spec/diffusion.md §10).
+  text_encoder_2: ['CLIPTextModelWithProjection'],
+  tokenizer_2: ['CLIPTokenizer', 'CLIPTokenizerFast'],
   unet: ['UNet2DConditionModel'],
   vae: ['AutoencoderKL'],
   scheduler: [
@@ -53,7 +56,13 @@ export function readModelIndex(dir: string): ModelIndex {
     if (k.startsWith('_') || !Array.isArray(v) || v.length !== 2) continue;
     components[k] = v as [string | null, string | null];
   }
-  for (const slot of ['text_encoder', 'tokenizer', 'unet', 'vae', 'scheduler']) {
+  if (components.text_encoder_2?.[1] && !components.text_encoder?.[1])
+    throw new ModelFolderError(
+      'model_index.json has text_encoder_2 but no text_encoder: SDXL refiner folders are not supported (only the SDXL base layout)',
+    );
+  const required = ['text_encoder', 'tokenizer', 'unet', 'vae', 'scheduler'];
+  if (components.text_encoder_2?.[1]) required.push('text_encoder_2', 'tokenizer_2');
+  for (const slot of required) {
     const entry = components[slot];
     if (!entry || entry[1] === null) throw new ModelFolderError(`model_index.json has no ${slot} component`);
     if (!SUPPORTED_COMPONENTS[slot].includes(entry[1]))

@@ -7,23 +7,29 @@ import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-
 import { unetWeightSpecs } from '../architectures/unet.js';
 import type { UNetConfig } from '../architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
+import { sdxlTinyFolderConfigs } from '../tiny/sdxl-tiny-configs.js';
 import { tinyConfigs } from '../tiny/tiny-configs.js';
+import { readJson } from './folder.js';
 import { SafetensorsFile } from './safetensors.js';
 import type { WeightSpec } from './weight-spec.js';
 
 /**
- * Single-file SD 1.x / 2.x checkpoints in the original LDM (CompVis / Stability) key layout, as
- * shared on model hubs: mapped to the diffusers layout, the component configs inferred from the
- * tensor shapes, and written once as a diffusers folder beside the model store, so every engine
- * loads it like any other folder. Tensors are copied byte for byte (F16 stays F16).
+ * Single-file SD 1.x / 2.x checkpoints in the original LDM (CompVis / Stability) key layout, and SDXL ones in
+ * Stability's SGM layout, as shared on model hubs: mapped to the diffusers layout, the component configs inferred
+ * from the tensor shapes (or taken from a diffusers folder), and written once as a diffusers folder beside the model
+ * store, so every engine loads it like any other folder. Tensors are copied byte for byte (F16 stays F16); only
+ * OpenCLIP's fused q/k/v rows are split and SDXL's `text_projection` is transposed.
  */
 
 const UNET = 'model.diffusion_model.';
 const VAE = 'first_stage_model.';
 const CLIP_L = 'cond_stage_model.transformer.';
 const OPEN_CLIP = 'cond_stage_model.model.';
+/** SDXL (SGM): CLIP ViT-L in transformers' names, and OpenCLIP bigG with its projection. */
+const SGM_CLIP_L = 'conditioner.embedders.0.transformer.';
+const SGM_OPEN_CLIP = 'conditioner.embedders.1.model.';
 
-/** A checkpoint that cannot be used: a pickle (`code` PICKLE_REFUSED) or not an SD 1.x/2.x LDM file (BAD_CHECKPOINT). */
+/** A checkpoint that cannot be used: a pickle (`code` PICKLE_REFUSED) or not an SD 1.x/2.x/XL file (BAD_CHECKPOINT). */
 export class SingleFileError extends InvalidArgument {
   static override readonly code: string = 'BAD_CHECKPOINT';
 }
@@ -39,10 +45,14 @@ export function assertNotPickle(path: string): void {
     );
 }
 
-/** A diffusers weight name's source in the checkpoint: a key, optionally a row range (OpenCLIP's fused q/k/v). */
+/**
+ * A diffusers weight name's source in the checkpoint: a key, optionally a row range (OpenCLIP's fused q/k/v) or
+ * transposed (OpenCLIP's `text_projection` is `[in, out]`, a Linear weight `[out, in]`).
+ */
 interface SourceRef {
   key: string;
   rows?: [number, number];
+  transpose?: boolean;
 }
 
 const RESNET_LDM: Record<string, string> = {
@@ -62,6 +72,9 @@ export function unetLdmKey(name: string, n: number, upHasAttention: (i: number) 
     'time_embedding.linear_2': 'time_embed.2',
     conv_norm_out: 'out.0',
     conv_out: 'out.2',
+    // SDXL's added text/time embedding.
+    'add_embedding.linear_1': 'label_emb.0.0',
+    'add_embedding.linear_2': 'label_emb.0.2',
   };
   const m = /^(.*)\.(weight|bias)$/.exec(name);
   if (!m) throw new Error(`unexpected UNet weight ${name}`);
@@ -120,19 +133,23 @@ export function vaeLdmKey(name: string, N: number): string {
   return `${VAE}${s}`;
 }
 
-/** diffusers CLIPTextModel name → OpenCLIP key (SD 2.x), with q/k/v as row ranges of in_proj. */
-export function openClipRef(name: string, D: number): SourceRef {
+/**
+ * diffusers CLIPTextModel(WithProjection) name → OpenCLIP key (SD 2.x under `cond_stage_model.model.`, SDXL's second
+ * encoder under `conditioner.embedders.1.model.`), with q/k/v as row ranges of in_proj.
+ */
+export function openClipRef(name: string, D: number, prefix = OPEN_CLIP): SourceRef {
   const fixed: Record<string, string> = {
     'text_model.embeddings.token_embedding.weight': 'token_embedding.weight',
     'text_model.embeddings.position_embedding.weight': 'positional_embedding',
     'text_model.final_layer_norm.weight': 'ln_final.weight',
     'text_model.final_layer_norm.bias': 'ln_final.bias',
   };
-  if (fixed[name]) return { key: `${OPEN_CLIP}${fixed[name]}` };
+  if (fixed[name]) return { key: `${prefix}${fixed[name]}` };
+  if (name === 'text_projection.weight') return { key: `${prefix}text_projection`, transpose: true };
   const m = /^text_model\.encoder\.layers\.(\d+)\.(.*)\.(weight|bias)$/.exec(name);
   if (!m) throw new Error(`no OpenCLIP key for ${name}`);
   const [, i, module, param] = m;
-  const p = `${OPEN_CLIP}transformer.resblocks.${i}.`;
+  const p = `${prefix}transformer.resblocks.${i}.`;
   const qkv = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj'].indexOf(module);
   if (qkv >= 0) return { key: `${p}attn.in_proj_${param}`, rows: [qkv * D, (qkv + 1) * D] };
   const map: Record<string, string> = {
@@ -149,6 +166,17 @@ export function openClipRef(name: string, D: number): SourceRef {
 export interface SingleFileOptions {
   /** A diffusers `tokenizer/` folder (default: a `tokenizer/` folder beside the checkpoint). */
   tokenizerDir?: string;
+  /**
+   * SDXL's second tokenizer (default: `tokenizer_2/` beside the checkpoint, else the first tokenizer padding with
+   * `!`, which is what SDXL's tokenizer_2 is).
+   */
+  tokenizer2Dir?: string;
+  /**
+   * A diffusers folder of the same architecture whose configs (model_index, scheduler, component configs) and
+   * tokenizers are used instead of inferring them from the shapes (diffusers' `from_single_file(config=...)`): for
+   * checkpoints whose attention heads are not SD's/SDXL's (heads cannot be read off weight shapes).
+   */
+  configDir?: string;
   /** Default `epsilon` for SD 1.x, `v_prediction` for SD 2.x (the 768-v models). */
   predictionType?: 'epsilon' | 'v_prediction';
   /** Where converted folders are kept (default `<model store>/.single-file`). */
@@ -156,65 +184,169 @@ export interface SingleFileOptions {
 }
 
 interface Inferred {
-  flavour: 'sd1' | 'sd2';
+  flavour: 'sd1' | 'sd2' | 'sdxl';
+  modelIndex: unknown;
+  scheduler: Record<string, unknown>;
   textEncoder: ClipTextConfig & Record<string, unknown>;
+  /** SDXL's second encoder (CLIPTextModelWithProjection). */
+  textEncoder2?: ClipTextConfig & Record<string, unknown>;
   unet: UNetConfig;
   vae: VaeConfig & Record<string, unknown>;
 }
 
-function inferConfigs(f: SafetensorsFile, predictionType: string): Inferred {
+const isSdxlCheckpoint = (f: SafetensorsFile) => f.entries.has(`${SGM_OPEN_CLIP}token_embedding.weight`);
+
+/** The configs of a diffusers folder (`configDir`), for a checkpoint of its architecture. */
+function configsFromFolder(f: SafetensorsFile, dir: string): Inferred {
+  const json = (rel: string) => readJson(join(dir, rel), rel) as Record<string, unknown>;
+  const modelIndex = json('model_index.json');
+  const sdxl = Array.isArray(modelIndex.text_encoder_2) && modelIndex.text_encoder_2[1] != null;
+  if (sdxl !== isSdxlCheckpoint(f))
+    throw new SingleFileError(
+      `${basename(f.path)} is ${isSdxlCheckpoint(f) ? '' : 'not '}an SDXL checkpoint but ${dir} is ${sdxl ? '' : 'not '}an SDXL folder`,
+    );
+  return {
+    flavour: sdxl ? 'sdxl' : f.entries.has(`${OPEN_CLIP}token_embedding.weight`) ? 'sd2' : 'sd1',
+    modelIndex,
+    scheduler: json('scheduler/scheduler_config.json'),
+    textEncoder: json('text_encoder/config.json') as unknown as Inferred['textEncoder'],
+    textEncoder2: sdxl
+      ? (json('text_encoder_2/config.json') as unknown as Inferred['textEncoder'])
+      : undefined,
+    unet: json('unet/config.json') as unknown as UNetConfig,
+    vae: json('vae/config.json') as unknown as Inferred['vae'],
+  };
+}
+
+/** Layer count of a stack whose layer `i` has key `key(i)`. */
+function countLayers(has: (k: string) => boolean, key: (i: number) => string): number {
+  let n = 0;
+  while (has(key(n))) n++;
+  return n;
+}
+
+/** An OpenCLIP text tower's CLIPTextConfig from its shapes (`layers` of them kept, each with head size 64). */
+function openClipConfig(
+  f: SafetensorsFile,
+  prefix: string,
+  keep: (layers: number) => number,
+): ClipTextConfig & Record<string, unknown> {
   const has = (k: string) => f.entries.has(k);
   const shape = (k: string) => f.entry(k).shape;
+  const layers = countLayers(has, (i) => `${prefix}transformer.resblocks.${i}.ln_1.weight`);
+  const [V, D] = shape(`${prefix}token_embedding.weight`);
+  return {
+    ...tinyConfigs('sd1').textEncoder,
+    hidden_act: 'gelu',
+    hidden_size: D,
+    intermediate_size: shape(`${prefix}transformer.resblocks.0.mlp.c_fc.weight`)[0],
+    num_hidden_layers: keep(layers),
+    num_attention_heads: D / 64,
+    projection_dim: has(`${prefix}text_projection`) ? shape(`${prefix}text_projection`)[1] : 512,
+    vocab_size: V,
+    bos_token_id: 49406,
+    eos_token_id: 49407,
+    pad_token_id: 1,
+  };
+}
+
+/** transformers' CLIPTextModel config from its shapes under `root` (with or without `text_model.`). */
+function clipLConfig(f: SafetensorsFile, root: string): ClipTextConfig & Record<string, unknown> {
+  const has = (k: string) => f.entries.has(k);
+  const shape = (k: string) => f.entry(k).shape;
+  const prefix = has(`${root}text_model.embeddings.token_embedding.weight`) ? `${root}text_model.` : root;
+  if (!has(`${prefix}embeddings.token_embedding.weight`))
+    throw new SingleFileError(`${basename(f.path)}: no CLIP text encoder (${root}*) in the checkpoint`);
+  const layers = countLayers(has, (i) => `${prefix}encoder.layers.${i}.layer_norm1.weight`);
+  const [V, D] = shape(`${prefix}embeddings.token_embedding.weight`);
+  return {
+    ...tinyConfigs('sd1').textEncoder,
+    hidden_act: 'quick_gelu',
+    hidden_size: D,
+    intermediate_size: shape(`${prefix}encoder.layers.0.mlp.fc1.weight`)[0],
+    num_hidden_layers: layers,
+    num_attention_heads: D / 64,
+    projection_dim: D,
+    vocab_size: V,
+    bos_token_id: 0,
+    eos_token_id: 2,
+    pad_token_id: 1,
+  };
+}
+
+function inferConfigs(f: SafetensorsFile, predictionType: string): Inferred {
+  const has = (k: string) => f.entries.has(k);
   if (!has(`${UNET}input_blocks.0.0.weight`) || !has(`${VAE}decoder.conv_in.weight`))
     throw new SingleFileError(
-      `${basename(f.path)} is not an SD 1.x/2.x checkpoint in the LDM layout (no model.diffusion_model./first_stage_model. weights)`,
+      `${basename(f.path)} is not an SD 1.x/2.x/XL checkpoint in the LDM/SGM layout (no model.diffusion_model./first_stage_model. weights)`,
     );
-  const tiny = tinyConfigs('sd1');
+  if (isSdxlCheckpoint(f)) return inferSdxlConfigs(f);
   const sd2 = has(`${OPEN_CLIP}token_embedding.weight`);
-  let textEncoder: Inferred['textEncoder'];
-  if (sd2) {
-    let layers = 0;
-    while (has(`${OPEN_CLIP}transformer.resblocks.${layers}.ln_1.weight`)) layers++;
-    const [V, D] = shape(`${OPEN_CLIP}token_embedding.weight`);
-    // SD 2.x conditions on the penultimate OpenCLIP layer: diffusers drops the last one.
-    textEncoder = {
-      ...tiny.textEncoder,
-      hidden_act: 'gelu',
-      hidden_size: D,
-      intermediate_size: shape(`${OPEN_CLIP}transformer.resblocks.0.mlp.c_fc.weight`)[0],
-      num_hidden_layers: layers - 1,
-      num_attention_heads: D / 64,
-      projection_dim: 512,
-      vocab_size: V,
-      bos_token_id: 49406,
-      eos_token_id: 49407,
-      pad_token_id: 1,
-    };
-  } else {
-    const prefix = has(`${CLIP_L}text_model.embeddings.token_embedding.weight`)
-      ? `${CLIP_L}text_model.`
-      : CLIP_L;
-    if (!has(`${prefix}embeddings.token_embedding.weight`))
-      throw new SingleFileError(
-        `${basename(f.path)}: no CLIP text encoder (cond_stage_model.*) in the checkpoint`,
-      );
-    let layers = 0;
-    while (has(`${prefix}encoder.layers.${layers}.layer_norm1.weight`)) layers++;
-    const [V, D] = shape(`${prefix}embeddings.token_embedding.weight`);
-    textEncoder = {
-      ...tiny.textEncoder,
-      hidden_act: 'quick_gelu',
-      hidden_size: D,
-      intermediate_size: shape(`${prefix}encoder.layers.0.mlp.fc1.weight`)[0],
-      num_hidden_layers: layers,
-      num_attention_heads: D / 64,
-      projection_dim: D,
-      vocab_size: V,
-      bos_token_id: 0,
-      eos_token_id: 2,
-      pad_token_id: 1,
-    };
-  }
+  // SD 2.x conditions on the penultimate OpenCLIP layer: diffusers drops the last one.
+  const textEncoder = sd2 ? openClipConfig(f, OPEN_CLIP, (layers) => layers - 1) : clipLConfig(f, CLIP_L);
+  const v = predictionType === 'v_prediction';
+  const { unet, vae } = inferUNetVae(f, {
+    // SD 1.x: 8 heads everywhere; SD 2.x: head size 64 (docs/spec/diffusion.md §5.2).
+    heads: (C) => (sd2 ? C.map((c) => c / 64) : 8),
+    sampleSize: sd2 && v ? 96 : 64,
+  });
+  const flavour = sd2 ? 'sd2' : 'sd1';
+  const { modelIndex, scheduler } = tinyConfigs(flavour);
+  return {
+    flavour,
+    modelIndex,
+    scheduler,
+    textEncoder,
+    unet,
+    vae: { ...vae, sample_size: sd2 && v ? 768 : 512 },
+  };
+}
+
+/**
+ * SDXL's configs from an SGM checkpoint's shapes (docs/spec/diffusion.md §10): both encoders whole (SDXL reads
+ * hidden_states[-2] itself), transformer depth per level, head size 64, the added embedding's widths, VAE 0.13025.
+ */
+function inferSdxlConfigs(f: SafetensorsFile): Inferred {
+  const shape = (k: string) => f.entry(k).shape;
+  const textEncoder = clipLConfig(f, SGM_CLIP_L);
+  const textEncoder2 = {
+    ...openClipConfig(f, SGM_OPEN_CLIP, (layers) => layers),
+    architectures: ['CLIPTextModelWithProjection'],
+    bos_token_id: 0,
+    eos_token_id: 2,
+  };
+  const labelIn = `${UNET}label_emb.0.0.weight`;
+  if (!f.entries.has(labelIn))
+    throw new SingleFileError(
+      `${basename(f.path)}: an SDXL checkpoint without label_emb (the added embedding)`,
+    );
+  const added = shape(labelIn)[1];
+  const { unet, vae } = inferUNetVae(f, { heads: (C) => C.map((c) => c / 64), sampleSize: 128 });
+  const folder = sdxlTinyFolderConfigs();
+  return {
+    flavour: 'sdxl',
+    modelIndex: folder.modelIndex,
+    scheduler: folder.scheduler,
+    textEncoder,
+    textEncoder2,
+    unet: {
+      ...unet,
+      addition_embed_type: 'text_time',
+      addition_time_embed_dim: (added - (textEncoder2.projection_dim as number)) / 6,
+      projection_class_embeddings_input_dim: added,
+    },
+    vae: { ...vae, scaling_factor: 0.13025, sample_size: 1024 },
+  };
+}
+
+/** The UNet's and VAE's configs from the LDM/SGM shapes; what shapes do not tell (heads, size) is the caller's. */
+function inferUNetVae(
+  f: SafetensorsFile,
+  given: { heads: (C: number[]) => number | number[]; sampleSize: number },
+): { unet: UNetConfig; vae: VaeConfig & Record<string, unknown> } {
+  const has = (k: string) => f.entries.has(k);
+  const shape = (k: string) => f.entry(k).shape;
+  const tiny = tinyConfigs('sd1');
   // UNet: channels per level from each level's first resnet, n resnets per level from the block count.
   let blocks = 1;
   while (
@@ -236,22 +368,31 @@ function inferConfigs(f: SafetensorsFile, predictionType: string): Inferred {
     has(`${UNET}input_blocks.${1 + i * (n + 1)}.1.proj_in.weight`),
   );
   const firstAttn = cross.indexOf(true);
+  if (firstAttn < 0) throw new SingleFileError(`${basename(f.path)}: a UNet without cross-attention`);
+  // Transformer depth per level (SDXL: 1, 2, 10); 1 where a level has no attention, as diffusers writes it.
+  const depth = cross.map((x, i) =>
+    x
+      ? countLayers(
+          has,
+          (j) => `${UNET}input_blocks.${1 + i * (n + 1)}.1.transformer_blocks.${j}.attn1.to_q.weight`,
+        )
+      : 1,
+  );
   const projIn = `${UNET}input_blocks.${1 + firstAttn * (n + 1)}.1.proj_in.weight`;
   const linearProj = shape(projIn).length === 2;
   const contextDim = shape(
     `${UNET}input_blocks.${1 + firstAttn * (n + 1)}.1.transformer_blocks.0.attn2.to_k.weight`,
   )[1];
-  const v = predictionType === 'v_prediction';
   const unet = {
     ...tiny.unet,
     block_out_channels: C,
     down_block_types: cross.map((x) => (x ? 'CrossAttnDownBlock2D' : 'DownBlock2D')),
     up_block_types: [...cross].reverse().map((x) => (x ? 'CrossAttnUpBlock2D' : 'UpBlock2D')),
     cross_attention_dim: contextDim,
-    // SD 1.x: 8 heads everywhere; SD 2.x: head size 64 (docs/spec/diffusion.md §5.2).
-    attention_head_dim: sd2 ? C.map((c) => c / 64) : 8,
+    attention_head_dim: given.heads(C),
+    transformer_layers_per_block: depth.every((d) => d === 1) ? 1 : depth,
     use_linear_projection: linearProj,
-    sample_size: sd2 && v ? 96 : 64,
+    sample_size: given.sampleSize,
     layers_per_block: n,
   } as unknown as UNetConfig;
   let vaeLevels = 0;
@@ -268,9 +409,8 @@ function inferConfigs(f: SafetensorsFile, predictionType: string): Inferred {
     down_block_types: vaeC.map(() => 'DownEncoderBlock2D'),
     up_block_types: vaeC.map(() => 'UpDecoderBlock2D'),
     layers_per_block: vaeResnets,
-    sample_size: sd2 && v ? 768 : 512,
   };
-  return { flavour: sd2 ? 'sd2' : 'sd1', textEncoder, unet, vae };
+  return { unet, vae };
 }
 
 /** Copies the mapped tensors (raw bytes, row ranges sliced) into a diffusers-named safetensors file. */
@@ -290,9 +430,17 @@ function writeComponent(
         `${basename(f.path)}: ${r.key} (for ${s.name}) is missing from the checkpoint`,
       );
     const e = f.entry(r.key);
+    if (r.transpose && e.shape.length !== 2)
+      throw new SingleFileError(
+        `${basename(f.path)}: ${r.key} is not a matrix (shape [${e.shape.join(', ')}])`,
+      );
     const bytes = e.end - e.begin;
     const length = r.rows ? (bytes / e.shape[0]) * (r.rows[1] - r.rows[0]) : bytes;
-    const fileShape = r.rows ? [r.rows[1] - r.rows[0], ...e.shape.slice(1)] : e.shape;
+    const fileShape = r.rows
+      ? [r.rows[1] - r.rows[0], ...e.shape.slice(1)]
+      : r.transpose
+        ? [e.shape[1], e.shape[0]]
+        : e.shape;
     header[s.name] = { dtype: e.dtype, shape: fileShape, data_offsets: [offset, offset + length] };
     parts.push({ name: s.name, ref: r, length });
     offset += length;
@@ -308,8 +456,20 @@ function writeComponent(
     const e = f.entry(p.ref.key);
     const rowBytes = all.length / e.shape[0];
     const slice = p.ref.rows ? all.subarray(p.ref.rows[0] * rowBytes, p.ref.rows[1] * rowBytes) : all;
-    writeFileSync(out, slice, { flag: 'a' });
+    writeFileSync(out, p.ref.transpose ? transposeBytes(slice, e.shape[0], e.shape[1]) : slice, {
+      flag: 'a',
+    });
   }
+}
+
+/** A row-major `[rows, cols]` matrix of any element size, transposed byte for byte. */
+function transposeBytes(bytes: Uint8Array, rows: number, cols: number): Uint8Array {
+  const size = bytes.length / (rows * cols);
+  const out = new Uint8Array(bytes.length);
+  for (let r = 0; r < rows; r++)
+    for (let c = 0; c < cols; c++)
+      out.set(bytes.subarray((r * cols + c) * size, (r * cols + c + 1) * size), (c * rows + r) * size);
+  return out;
 }
 
 /**
@@ -320,12 +480,14 @@ export function singleFileToDiffusers(path: string, options: SingleFileOptions =
   assertNotPickle(path);
   if (extname(path).toLowerCase() !== '.safetensors')
     throw new SingleFileError(`${basename(path)}: a single-file checkpoint must be a .safetensors file`);
-  const tokenizerDir = options.tokenizerDir ?? join(dirname(path), 'tokenizer');
+  const besides = (folder: string) => join(options.configDir ?? dirname(path), folder);
+  const tokenizerDir = options.tokenizerDir ?? besides('tokenizer');
   if (!existsSync(join(tokenizerDir, 'vocab.json')) && !existsSync(join(tokenizerDir, 'tokenizer.json')))
     throw new SingleFileError(
       `${basename(path)} carries no tokenizer: put the CLIP tokenizer files (vocab.json, merges.txt from any SD ` +
-        `1.x/2.x diffusers folder's tokenizer/) in ${tokenizerDir}`,
+        `1.x/2.x/XL diffusers folder's tokenizer/) in ${tokenizerDir}`,
     );
+  const tokenizer2Dir = options.tokenizer2Dir ?? besides('tokenizer_2');
   const st = statSync(path);
   const f = SafetensorsFile.open(path);
   try {
@@ -333,13 +495,24 @@ export function singleFileToDiffusers(path: string, options: SingleFileOptions =
       options.predictionType ??
       (f.entries.has(`${OPEN_CLIP}token_embedding.weight`) ? 'v_prediction' : 'epsilon');
     const hash = createHash('sha256')
-      .update(JSON.stringify({ v: 1, path, size: st.size, mtime: st.mtimeMs, prediction, tokenizerDir }))
+      .update(
+        JSON.stringify({
+          v: 2,
+          path,
+          size: st.size,
+          mtime: st.mtimeMs,
+          prediction,
+          tokenizerDir,
+          tokenizer2Dir,
+          configDir: options.configDir ?? null,
+        }),
+      )
       .digest('hex')
       .slice(0, 20);
     const root = options.cacheDir ?? join(modelsDir(), '.single-file');
     const dir = join(root, `${basename(path, extname(path))}-${hash}`.replace(/[^\w.-]/g, '_'));
     if (existsSync(join(dir, 'model_index.json'))) return dir;
-    const c = inferConfigs(f, prediction);
+    const c = options.configDir ? configsFromFolder(f, options.configDir) : inferConfigs(f, prediction);
     const tmp = `${dir}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     try {
@@ -347,26 +520,46 @@ export function singleFileToDiffusers(path: string, options: SingleFileOptions =
         mkdirSync(dirname(join(tmp, rel)), { recursive: true });
         writeFileSync(join(tmp, rel), `${JSON.stringify(value, null, 2)}\n`);
       };
-      const tiny = tinyConfigs(c.flavour);
-      json('model_index.json', tiny.modelIndex);
-      json('scheduler/scheduler_config.json', { ...tiny.scheduler, prediction_type: prediction });
+      json('model_index.json', c.modelIndex);
+      json(
+        'scheduler/scheduler_config.json',
+        options.configDir ? c.scheduler : { ...c.scheduler, prediction_type: prediction },
+      );
       json('text_encoder/config.json', c.textEncoder);
       json('unet/config.json', c.unet);
       json('vae/config.json', c.vae);
       cpSync(tokenizerDir, join(tmp, 'tokenizer'), { recursive: true });
       const D = c.textEncoder.hidden_size;
-      // CLIP-L keys are transformers' names under cond_stage_model.transformer. (older files omit `text_model.`).
-      const withTextModel = f.entries.has(`${CLIP_L}text_model.embeddings.token_embedding.weight`);
-      const teRef = (name: string): SourceRef =>
-        c.flavour === 'sd2'
-          ? openClipRef(name, D)
-          : { key: `${CLIP_L}${withTextModel ? name : name.replace(/^text_model\./, '')}` };
-      writeComponent(
-        f,
-        join(tmp, 'text_encoder/model.safetensors'),
-        clipTextWeightSpecs(c.textEncoder),
-        teRef,
-      );
+      if (c.flavour === 'sdxl') {
+        const te2 = c.textEncoder2 as ClipTextConfig;
+        json('text_encoder_2/config.json', te2);
+        writeSecondTokenizer(tokenizerDir, tokenizer2Dir, join(tmp, 'tokenizer_2'));
+        writeComponent(
+          f,
+          join(tmp, 'text_encoder/model.safetensors'),
+          clipTextWeightSpecs(c.textEncoder),
+          (name) => ({ key: `${SGM_CLIP_L}${name}` }),
+        );
+        writeComponent(
+          f,
+          join(tmp, 'text_encoder_2/model.safetensors'),
+          clipTextWeightSpecs(te2, true),
+          (name) => openClipRef(name, te2.hidden_size, SGM_OPEN_CLIP),
+        );
+      } else {
+        // CLIP-L keys are transformers' names under cond_stage_model.transformer. (older files omit `text_model.`).
+        const withTextModel = f.entries.has(`${CLIP_L}text_model.embeddings.token_embedding.weight`);
+        const teRef = (name: string): SourceRef =>
+          c.flavour === 'sd2'
+            ? openClipRef(name, D)
+            : { key: `${CLIP_L}${withTextModel ? name : name.replace(/^text_model\./, '')}` };
+        writeComponent(
+          f,
+          join(tmp, 'text_encoder/model.safetensors'),
+          clipTextWeightSpecs(c.textEncoder),
+          teRef,
+        );
+      }
       const n = c.unet.layers_per_block;
       const upAttn = (i: number) => c.unet.up_block_types[i] === 'CrossAttnUpBlock2D';
       writeComponent(
@@ -395,5 +588,19 @@ export function singleFileToDiffusers(path: string, options: SingleFileOptions =
     }
   } finally {
     f.close();
+  }
+}
+
+/** SDXL's tokenizer_2: the given folder, else the first tokenizer padding with `!` (all SDXL's tokenizer_2 changes). */
+function writeSecondTokenizer(tokenizerDir: string, tokenizer2Dir: string, out: string): void {
+  if (existsSync(join(tokenizer2Dir, 'vocab.json')) || existsSync(join(tokenizer2Dir, 'tokenizer.json'))) {
+    cpSync(tokenizer2Dir, out, { recursive: true });
+    return;
+  }
+  cpSync(tokenizerDir, out, { recursive: true });
+  for (const file of ['special_tokens_map.json', 'tokenizer_config.json']) {
+    const path = join(out, file);
+    const json = existsSync(path) ? readJson(path, `tokenizer/${file}`) : {};
+    writeFileSync(path, `${JSON.stringify({ ...json, pad_token: '!' }, null, 2)}\n`);
   }
 }

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import type { FromPretrainedOptions } from '../../src/pipeline/pipeline.js';
 import { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
 import type { InjectedNoise, RequestLora } from '../../src/pipeline/types.js';
+import type { TinyFlavour } from '../../src/tiny/tiny-configs.js';
 import { writeTinyPipeline } from '../../src/tiny/write-tiny-pipeline.js';
 import { detInput } from '../../src/weights/deterministic.js';
 
 /** Write a tiny pipeline into a fresh temp dir. */
-export function tinyDir(flavour: 'sd1' | 'sd2'): string {
+export function tinyDir(flavour: TinyFlavour): string {
   return writeTinyPipeline(mkdtempSync(join(tmpdir(), `tiny-${flavour}-`)), { flavour });
 }
 

@@ -5,6 +5,7 @@ import { clipTextWeightSpecs } from '../../architectures/clip-text.js';
 import { unetWeightSpecs } from '../../architectures/unet.js';
 import { vaeWeightSpecs } from '../../architectures/vae.js';
 import type { AttentionKind } from '../../ops/onnx/onnx-ops.js';
+import type { SdxlComponents } from '../../pipeline/components.js';
 import { readPipelineFolderConfigs } from '../../pipeline/folder-configs.js';
 import type { SchedulerConfig } from '../../schedulers/types.js';
 import type { ClipTokenizer } from '../../tokenizer/clip-tokenizer.js';
@@ -21,7 +22,7 @@ import { LoraInputs } from './lora-inputs.js';
 import { OnnxLoraTarget } from './lora-target.js';
 import { OnnxTextEncoder, OnnxUNet, OnnxVae } from './models.js';
 import { type OpenedSession, openOptimizedSession } from './optimized-cache.js';
-import { buildTextEncoderGraph } from './text-encoder-graph.js';
+import { buildSdxlTextEncoderGraph, buildTextEncoderGraph } from './text-encoder-graph.js';
 import { buildUNetGraph } from './unet-graph.js';
 import { buildVaeDecoderGraph, buildVaeEncoderGraph } from './vae-graph.js';
 import { type OnnxWeights, parseOnnxWeights } from './weight-format.js';
@@ -63,6 +64,8 @@ export interface OnnxComponents {
   loraTarget: OnnxLoraTarget;
   unexpectedWeights: Record<string, string[]>;
   runtime: ResolvedRuntime;
+  /** SDXL's second encoder and tokenizer (an SDXL folder). */
+  sdxl?: SdxlComponents;
 }
 
 /** A weight source that checks every declared weight's presence and torch shape before building. */
@@ -103,7 +106,7 @@ const loraAble = (specs: readonly WeightSpec[]) => {
 };
 
 /**
- * Loads a diffusers SD1/SD2 folder on onnxruntime: each component's graph is built from its
+ * Loads a diffusers SD1/SD2/SDXL folder on onnxruntime: each component's graph is built from its
  * config and safetensors (or taken from the cache), then opened as a session.
  */
 export async function loadOnnxComponents(
@@ -115,7 +118,7 @@ export async function loadOnnxComponents(
   const runtime = await resolveRuntime(options);
   for (const line of runtime.skipped)
     log(`@tiffin/diffusion: onnxruntime skipped execution provider ${line}`);
-  const { index, teConfig, unetConfig, vaeConfig, schedulerConfig, tokenizer } =
+  const { index, teConfig, unetConfig, vaeConfig, schedulerConfig, tokenizer, sdxl } =
     readPipelineFolderConfigs(dir);
   const cacheDir = options.cacheDir ?? defaultGraphCacheDir();
   const attention = options.attention ?? 'fused';
@@ -175,9 +178,20 @@ export async function loadOnnxComponents(
   const teSpecs = clipTextWeightSpecs(teConfig);
   const unetSpecs = unetWeightSpecs(unetConfig);
   const vaeSpecs = vaeWeightSpecs(vaeConfig);
-  const teGraph = graph('text_encoder', 'model', 'text_encoder', teSpecs, teConfig, true, (g) =>
-    buildTextEncoderGraph(g, teConfig, opts),
-  );
+  // SDXL reads other outputs of its encoders (penultimate state, projected pooled output): other graphs, other names.
+  const teGraph = sdxl
+    ? graph('text_encoder', 'model', 'sdxl_text_encoder', teSpecs, teConfig, true, (g) =>
+        buildSdxlTextEncoderGraph(g, teConfig, opts, false),
+      )
+    : graph('text_encoder', 'model', 'text_encoder', teSpecs, teConfig, true, (g) =>
+        buildTextEncoderGraph(g, teConfig, opts),
+      );
+  const te2Specs = sdxl ? clipTextWeightSpecs(sdxl.te2Config, true) : [];
+  const te2Graph = sdxl
+    ? graph('text_encoder_2', 'model', 'sdxl_text_encoder_2', te2Specs, sdxl.te2Config, true, (g) =>
+        buildSdxlTextEncoderGraph(g, sdxl.te2Config, opts, true),
+      )
+    : undefined;
   const unetGraph = graph('unet', 'diffusion_pytorch_model', 'unet', unetSpecs, unetConfig, true, (g) =>
     buildUNetGraph(g, unetConfig, opts),
   );
@@ -222,7 +236,17 @@ export async function loadOnnxComponents(
   try {
     const teLora = new LoraInputs(ort, teGraph.loraBranches);
     const unetLora = new LoraInputs(ort, unetGraph.loraBranches);
-    const textEncoder = new OnnxTextEncoder(teConfig, ort, await open(teGraph), teLora);
+    const textEncoder = new OnnxTextEncoder(teConfig, ort, await open(teGraph), teLora, sdxl !== undefined);
+    let sdxlComponents: SdxlComponents | undefined;
+    if (sdxl && te2Graph) {
+      const te2Lora = new LoraInputs(ort, te2Graph.loraBranches);
+      const textEncoder2 = new OnnxTextEncoder(sdxl.te2Config, ort, await open(te2Graph), te2Lora, true);
+      sdxlComponents = {
+        tokenizer2: sdxl.tokenizer2,
+        textEncoder2,
+        forceZerosForEmptyPrompt: sdxl.forceZerosForEmptyPrompt,
+      };
+    }
     const unet = new OnnxUNet(unetConfig, ort, await open(unetGraph), unetLora);
     // The VAE runs once per image at full resolution: ORT's arena would keep its largest buffers beside the UNet's
     // for the rest of the process; without it they are freed after each decode (SD1.5 int8, two 512² images: peak RSS
@@ -232,7 +256,10 @@ export async function loadOnnxComponents(
     const loraTarget = new OnnxLoraTarget();
     loraTarget.add('unet', unetLora, unetSpecs);
     loraTarget.add('text_encoder', teLora, teSpecs);
+    if (sdxlComponents)
+      loraTarget.add('text_encoder_2', (sdxlComponents.textEncoder2 as OnnxTextEncoder).lora, te2Specs);
     return {
+      sdxl: sdxlComponents,
       index,
       tokenizer,
       textEncoder,

@@ -1,16 +1,16 @@
 import type * as tf from '@tensorflow/tfjs';
 import type { OrtModule } from '@tiffin/onnx';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
-import type { ClipTextConfig } from '../../architectures/clip-text.js';
+import { type ClipTextConfig, eosPositions } from '../../architectures/clip-text.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
 import type { UNetConfig } from '../../architectures/unet-config.js';
 import type { VaeConfig } from '../../architectures/vae.js';
-import type { ClipTextOutput } from '../../models/clip-text-encoder.js';
+import type { ClipTextOutput, SdxlTextEncoding } from '../../models/clip-text-encoder.js';
 import type { TextTimeInputs } from '../../models/unet-stages.js';
 import type { LatentDistribution } from '../../models/vae.js';
 import type { LowRankBranchesByName } from '../../ops/tfjs/low-rank.js';
 import type { LoraInputs } from './lora-inputs.js';
-import { TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
+import { SDXL_TEXT_ENCODER_IO, TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
 import { UNET_INPUTS, UNET_OUTPUT } from './unet-graph.js';
 import { VAE_DECODER_IO, VAE_ENCODER_IO } from './vae-graph.js';
 
@@ -42,7 +42,44 @@ export class OnnxTextEncoder {
     private readonly ort: OrtModule,
     private readonly session: InferenceSession,
     readonly lora: LoraInputs,
+    /** The session runs `buildSdxlTextEncoderGraph` (SDXL's outputs) rather than `buildTextEncoderGraph`. */
+    readonly sdxl = false,
   ) {}
+
+  /** SDXL's outputs: `hidden_states[-2]`, and the projected pooled output when the config projects. */
+  async encodeForSdxl(
+    ids: readonly (readonly number[])[],
+    lora?: LowRankBranchesByName,
+  ): Promise<SdxlTextEncoding> {
+    if (!this.sdxl) throw new Error('this text encoder session was built for SD 1.x/2.x, not SDXL');
+    const io = SDXL_TEXT_ENCODER_IO;
+    const B = ids.length;
+    const L = ids[0].length;
+    const int64 = (values: readonly number[], dims: number[]) =>
+      new this.ort.Tensor('int64', BigInt64Array.from(values.map((i) => BigInt(i))), dims);
+    const feeds: Record<string, OrtTensor> = {
+      [io.ids]: int64(ids.flat(), [B, L]),
+      ...this.lora.feeds(lora),
+    };
+    const project =
+      this.config.projection_dim !== undefined && this.session.inputNames.includes(io.eosPositions);
+    if (project) feeds[io.eosPositions] = int64(eosPositions(this.config, ids), [B]);
+    const out = await this.session.run(feeds);
+    const tfjs = await loadTfjs();
+    const penultimate = tfjs.tensor3d((out[io.penultimate].data as Float32Array).slice(), [
+      B,
+      L,
+      this.config.hidden_size,
+    ]);
+    const textEmbeds = project
+      ? tfjs.tensor2d((out[io.textEmbeds].data as Float32Array).slice(), [
+          B,
+          this.config.projection_dim as number,
+        ])
+      : undefined;
+    for (const t of Object.values(out)) t.dispose();
+    return { penultimate, textEmbeds };
+  }
 
   /** Token ids [B][L] → last hidden state (or final_layer_norm(hidden_states[-(k+1)]) for clip skip k). */
   async encode(
@@ -52,6 +89,7 @@ export class OnnxTextEncoder {
   ): Promise<ClipTextOutput> {
     const B = ids.length;
     const L = ids[0].length;
+    if (this.sdxl) throw new Error('this text encoder session was built for SDXL: use encodeForSdxl');
     const layers = this.config.num_hidden_layers;
     if (clipSkip < 0 || clipSkip >= layers) throw new RangeError(`clip_skip must be in [0, ${layers - 1}]`);
     const input = new this.ort.Tensor('int64', BigInt64Array.from(ids.flat().map((i) => BigInt(i))), [B, L]);

@@ -1,0 +1,107 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
+import type { GenerationResult, RgbImage } from '../src/pipeline/types.js';
+import { detInput } from '../src/weights/deterministic.js';
+import { maxAbsDiff } from './helpers/fixtures.js';
+import { fixtureNoise, tinyDir } from './helpers/tiny.js';
+
+/** The tiny SDXL folder (docs/spec/diffusion.md §11.1, flavour "sdxl") run end to end on both engines. */
+describe('tiny SDXL pipeline on onnxruntime and TF.js', () => {
+  let dir: string;
+  const pipes: Record<'onnxruntime' | 'wasm', StableDiffusionPipeline> = {} as never;
+  beforeAll(async () => {
+    dir = tinyDir('sdxl');
+    for (const backend of ['onnxruntime', 'wasm'] as const)
+      pipes[backend] = await StableDiffusionPipeline.fromPretrained(dir, {
+        backend,
+        onnx: { cacheDir: join(dir, '.graphs') },
+        log: () => {},
+      });
+  }, 180_000);
+  afterAll(() => {
+    for (const p of Object.values(pipes)) p.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const text2img = (backend: 'onnxruntime' | 'wasm', extra: Record<string, unknown> = {}) =>
+    pipes[backend].text2img({
+      prompt: 'a photo of an astronaut riding a horse on mars',
+      negative_prompt: 'painting',
+      num_inference_steps: 4,
+      latents: detInput('pipe/latents', [1, 4, 16, 16]),
+      noise: fixtureNoise(),
+      return_float: true,
+      ...extra,
+    });
+  const float = (r: GenerationResult) => r.images[0].float as Float32Array;
+
+  it('loads as SDXL with its defaults: size from unet sample_size × VAE factor, guidance 5, Euler', async () => {
+    const pipe = pipes.onnxruntime;
+    expect(pipe.family).toBe('sdxl');
+    expect(pipe.defaultSize).toBe(32);
+    expect(pipe.defaultScheduler).toBe('euler');
+    expect(pipe.vae.config.scaling_factor).toBe(0.13025);
+    const out = await text2img('onnxruntime');
+    expect(out.images[0].width).toBe(32);
+    expect(out.timesteps).toEqual([751, 501, 251, 1]);
+    // guidance 5 is the SDXL default: asking for it explicitly gives the same image.
+    const explicit = await text2img('onnxruntime', { guidance_scale: 5 });
+    expect(maxAbsDiff(float(out), float(explicit))).toBe(0);
+  });
+
+  it('text2img: the two engines agree (the SD1 fixtures tolerance, 1e-3)', async () => {
+    const [a, b] = [await text2img('onnxruntime'), await text2img('wasm')];
+    const err = maxAbsDiff(float(a), float(b));
+    console.info(`tiny SDXL text2img onnxruntime vs TF.js max abs err ${err.toExponential(2)}`);
+    expect(err).toBeLessThan(1e-3);
+    const mean = float(a).reduce((x, y) => x + y, 0) / float(a).length;
+    expect(mean).toBeGreaterThan(0.05);
+    expect(mean).toBeLessThan(0.95);
+  });
+
+  it('every conditioning input matters: prompt, negative prompt (zeros when absent), time ids via size', async () => {
+    const base = float(await text2img('onnxruntime'));
+    const other = float(await text2img('onnxruntime', { prompt: 'a cat' }));
+    expect(maxAbsDiff(base, other)).toBeGreaterThan(1e-3);
+    // No negative prompt: zero negative embeddings (force_zeros_for_empty_prompt), unlike an explicit "".
+    const none = float(await text2img('onnxruntime', { negative_prompt: null }));
+    const empty = float(await text2img('onnxruntime', { negative_prompt: '' }));
+    expect(maxAbsDiff(none, empty)).toBeGreaterThan(1e-3);
+    const noneTf = float(await text2img('wasm', { negative_prompt: null }));
+    expect(maxAbsDiff(none, noneTf)).toBeLessThan(1e-3);
+    // 48×32 latents under other time ids than 32×32 ones: a different image, and the engines still agree.
+    const wide = { width: 48, latents: detInput('pipe/latents-wide', [1, 4, 16, 24]) };
+    const [w1, w2] = [await text2img('onnxruntime', wide), await text2img('wasm', wide)];
+    expect(w1.images[0].width).toBe(48);
+    expect(maxAbsDiff(float(w1), float(w2))).toBeLessThan(1e-3);
+  });
+
+  it('img2img: the two engines agree; default strength 0.3 runs the last 30 % of the steps', async () => {
+    const data = Float32Array.from(detInput('pipe/init_image', [32 * 32 * 3], 0.25), (v) => v + 0.5);
+    const image: RgbImage = { width: 32, height: 32, data };
+    const run = (backend: 'onnxruntime' | 'wasm') =>
+      pipes[backend].img2img({
+        prompt: 'a photo of an astronaut riding a horse on mars',
+        image,
+        num_inference_steps: 10,
+        noise: fixtureNoise(),
+        return_float: true,
+      });
+    const [a, b] = [await run('onnxruntime'), await run('wasm')];
+    expect(a.timesteps).toEqual([201, 101, 1]);
+    const err = maxAbsDiff(float(a), float(b));
+    console.info(`tiny SDXL img2img onnxruntime vs TF.js max abs err ${err.toExponential(2)}`);
+    expect(err).toBeLessThan(1e-3);
+  });
+
+  it('refuses what SDXL does not take with a clear error', async () => {
+    await expect(text2img('onnxruntime', { clip_skip: 1 })).rejects.toThrow(
+      /clip_skip is not supported for SDXL/,
+    );
+    await expect(
+      pipes.wasm.text2img({ prompt_embeds: { shape: [1, 77, 80], data: new Float32Array(77 * 80) } }),
+    ).rejects.toThrow(/prompt_embeds are not supported for SDXL/);
+  });
+});
