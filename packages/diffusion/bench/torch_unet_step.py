@@ -1,12 +1,16 @@
-"""SD 1.x UNet forward in plain torch (functional ops, diffusers' math and weight names), for the
-onnxruntime bench: the same random weights and inputs, timed step by step on request.
+"""SD 1.x / 2.x / SDXL UNet forward in plain torch (functional ops, diffusers' math and weight names), for the
+onnxruntime benches: the same random weights and inputs, timed step by step on request. SDXL: transformer depth per
+block and the `text_time` added embedding (pooled text embeds + six time ids).
 
 Protocol (stdin/stdout, one line each): the bench writes `run`, this prints the step's seconds;
-`dump <path>` writes the last output (float32, NCHW) to <path>. Usage:
-  /usr/bin/python3 torch_unet_step.py <unet folder> <threads> <inputs.bin>
+`dump <path>` writes the last output (float32, NCHW) to <path>; `rss` prints the peak RSS in bytes. Usage:
+  /usr/bin/python3 torch_unet_step.py <unet folder> <threads> <inputs.bin> [batch] [latent size]
+inputs.bin (float32): sample NCHW, context [batch, 77, cross dim], for text_time also text embeds [batch, P] and
+time ids [batch, 6], then the timestep.
 """
 import json
 import math
+import resource
 import struct
 import sys
 import time
@@ -42,6 +46,9 @@ def main():
     heads = cfg["attention_head_dim"]
     heads = heads if isinstance(heads, list) else [heads] * N
     lp = cfg.get("use_linear_projection", False)
+    depth = cfg.get("transformer_layers_per_block", 1)
+    depth = depth if isinstance(depth, list) else [depth] * N
+    text_time = cfg.get("addition_embed_type") == "text_time"
 
     def lin(x, p, bias=True):
         return F.linear(x, W[p + ".weight"], W.get(p + ".bias") if bias else None)
@@ -68,31 +75,39 @@ def main():
         o = torch.bmm(s.softmax(-1), sp(v)).reshape(b, nh, lq, dh).transpose(1, 2).reshape(b, lq, d)
         return lin(o, p + ".to_out.0")
 
-    def transformer(x, p, ctx, nh):
+    def transformer(x, p, ctx, nh, layers):
         b, c, hh, ww = x.shape
         h = gn(x, p + ".norm", 1e-6)
         if lp:
             h = lin(h.permute(0, 2, 3, 1).reshape(b, hh * ww, c), p + ".proj_in")
         else:
             h = conv(h, p + ".proj_in", pad=0).permute(0, 2, 3, 1).reshape(b, hh * ww, c)
-        bp = p + ".transformer_blocks.0"
-        ln = lambda t, q: F.layer_norm(t, (c,), W[f"{bp}.{q}.weight"], W[f"{bp}.{q}.bias"], 1e-5)
-        h = h + attn(ln(h, "norm1"), ln(h, "norm1"), bp + ".attn1", nh)
-        h = h + attn(ln(h, "norm2"), ctx, bp + ".attn2", nh)
-        a, g = lin(ln(h, "norm3"), bp + ".ff.net.0.proj").chunk(2, dim=-1)
-        h = h + lin(a * F.gelu(g), bp + ".ff.net.2")
+        for k in range(layers):
+            bp = f"{p}.transformer_blocks.{k}"
+            ln = lambda t, q: F.layer_norm(t, (c,), W[f"{bp}.{q}.weight"], W[f"{bp}.{q}.bias"], 1e-5)
+            h = h + attn(ln(h, "norm1"), ln(h, "norm1"), bp + ".attn1", nh)
+            h = h + attn(ln(h, "norm2"), ctx, bp + ".attn2", nh)
+            a, g = lin(ln(h, "norm3"), bp + ".ff.net.0.proj").chunk(2, dim=-1)
+            h = h + lin(a * F.gelu(g), bp + ".ff.net.2")
         if lp:
             h = lin(h, p + ".proj_out").reshape(b, hh, ww, c).permute(0, 3, 1, 2)
         else:
             h = conv(h.reshape(b, hh, ww, c).permute(0, 3, 1, 2), p + ".proj_out", pad=0)
         return h + x
 
-    def forward(sample, t, ctx):
-        half = C[0] // 2
+    def sinusoidal(x, dim):  # flip_sin_to_cos, freq_shift 0
+        half = dim // 2
         freqs = torch.exp(-math.log(10000) * torch.arange(half, dtype=torch.float32) / half)
-        arg = t * freqs[None]
-        emb = torch.cat([torch.cos(arg), torch.sin(arg)], -1)
-        temb = F.silu(lin(F.silu(lin(emb, "time_embedding.linear_1")), "time_embedding.linear_2"))
+        arg = x[:, None] * freqs[None]
+        return torch.cat([torch.cos(arg), torch.sin(arg)], -1)
+
+    def forward(sample, t, ctx, text_embeds=None, time_ids=None):
+        emb = lin(F.silu(lin(sinusoidal(torch.tensor([t]), C[0]), "time_embedding.linear_1")), "time_embedding.linear_2")
+        if text_time:
+            ids = sinusoidal(time_ids.reshape(-1), cfg["addition_time_embed_dim"]).reshape(time_ids.shape[0], -1)
+            aug = torch.cat([text_embeds, ids], -1)
+            emb = emb + lin(F.silu(lin(aug, "add_embedding.linear_1")), "add_embedding.linear_2")
+        temb = F.silu(emb)
         h = conv(sample, "conv_in")
         skips = [h]
         for i in range(N):
@@ -100,30 +115,41 @@ def main():
             for j in range(n):
                 h = resnet(h, f"down_blocks.{i}.resnets.{j}", temb)
                 if cross:
-                    h = transformer(h, f"down_blocks.{i}.attentions.{j}", ctx, heads[i])
+                    h = transformer(h, f"down_blocks.{i}.attentions.{j}", ctx, heads[i], depth[i])
                 skips.append(h)
             if i < N - 1:
                 h = conv(h, f"down_blocks.{i}.downsamplers.0.conv", stride=2)
                 skips.append(h)
         h = resnet(h, "mid_block.resnets.0", temb)
-        h = transformer(h, "mid_block.attentions.0", ctx, heads[-1])
+        h = transformer(h, "mid_block.attentions.0", ctx, heads[-1], depth[-1])
         h = resnet(h, "mid_block.resnets.1", temb)
-        rh = heads[::-1]
+        rh, rd = heads[::-1], depth[::-1]
         for i in range(N):
             cross = cfg["up_block_types"][i] == "CrossAttnUpBlock2D"
             for j in range(n + 1):
                 h = resnet(torch.cat([h, skips.pop()], 1), f"up_blocks.{i}.resnets.{j}", temb)
                 if cross:
-                    h = transformer(h, f"up_blocks.{i}.attentions.{j}", ctx, rh[i])
+                    h = transformer(h, f"up_blocks.{i}.attentions.{j}", ctx, rh[i], rd[i])
             if i < N - 1:
                 h = conv(F.interpolate(h, scale_factor=2.0, mode="nearest"), f"up_blocks.{i}.upsamplers.0.conv")
         return conv(F.silu(gn(h, "conv_norm_out", eps)), "conv_out")
 
     raw = np.fromfile(inputs, dtype=np.float32)
-    b, hw, ctx_len = 2, 64, 77
-    ns = b * 4 * hw * hw
-    sample = torch.from_numpy(raw[:ns].reshape(b, 4, hw, hw).copy())
-    ctx = torch.from_numpy(raw[ns:ns + b * ctx_len * cfg["cross_attention_dim"]].reshape(b, ctx_len, -1).copy())
+    b = int(sys.argv[4]) if len(sys.argv) > 4 else 2
+    hw = int(sys.argv[5]) if len(sys.argv) > 5 else 64
+    ctx_len = 77
+    take = lambda at, n: (torch.from_numpy(raw[at:at + n].copy()), at + n)
+    sample, at = take(0, b * 4 * hw * hw)
+    sample = sample.reshape(b, 4, hw, hw)
+    ctx, at = take(at, b * ctx_len * cfg["cross_attention_dim"])
+    ctx = ctx.reshape(b, ctx_len, -1)
+    extra = {}
+    if text_time:
+        p = cfg["projection_class_embeddings_input_dim"] - 6 * cfg["addition_time_embed_dim"]
+        text_embeds, at = take(at, b * p)
+        time_ids, at = take(at, b * 6)
+        extra = {"text_embeds": text_embeds.reshape(b, p), "time_ids": time_ids.reshape(b, 6)}
+    assert at == raw.size - 1, f"inputs.bin has {raw.size} values, expected {at + 1}"
     t = float(raw[-1])
     out = None
     print("ready", flush=True)
@@ -132,11 +158,13 @@ def main():
         if cmd[0] == "run":
             with torch.no_grad():
                 t0 = time.perf_counter()
-                out = forward(sample, t, ctx)
+                out = forward(sample, t, ctx, **extra)
                 print(f"{time.perf_counter() - t0:.3f}", flush=True)
         elif cmd[0] == "dump":
             out.numpy().astype(np.float32).tofile(cmd[1])
             print("ok", flush=True)
+        elif cmd[0] == "rss":
+            print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, flush=True)
 
 
 main()

@@ -18,6 +18,7 @@ import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/un
 import { SafetensorsWeightSource } from '../src/engines/onnx/weight-source.js';
 import { ClipTextEncoder } from '../src/models/clip-text-encoder.js';
 import { UNet2DConditionModel } from '../src/models/unet.js';
+import { sdxlBaseUNetConfig } from '../src/tiny/sdxl-random.js';
 import { sdxlTinyConfigs } from '../src/tiny/sdxl-tiny-configs.js';
 import { detInput, detWeight } from '../src/weights/deterministic.js';
 import { writeSafetensors } from '../src/weights/safetensors.js';
@@ -28,17 +29,7 @@ import { maxAbsDiff } from './helpers/fixtures.js';
 const params = (specs: readonly WeightSpec[]) =>
   specs.reduce((n, s) => n + s.shape.reduce((a, b) => a * b, 1), 0);
 
-/** stabilityai/stable-diffusion-xl-base-1.0's unet/config.json (the fields the architecture reads). */
-const SDXL_BASE_UNET: UNetConfig = {
-  ...sdxlTinyConfigs().unet,
-  sample_size: 128,
-  block_out_channels: [320, 640, 1280],
-  attention_head_dim: [5, 10, 20],
-  transformer_layers_per_block: [1, 2, 10],
-  cross_attention_dim: 2048,
-  addition_time_embed_dim: 256,
-  projection_class_embeddings_input_dim: 2816,
-};
+const SDXL_BASE_UNET: UNetConfig = sdxlBaseUNetConfig();
 
 describe('SDXL declarations', () => {
   it('declare the SDXL base UNet with its parameter count (2,567,463,684, as diffusers counts it)', () => {

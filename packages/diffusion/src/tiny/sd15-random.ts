@@ -45,18 +45,16 @@ export interface RandomPipelineOptions {
 }
 
 /**
- * Writes an SD1.5-shaped diffusers folder with random weights (uniform, variance 1/fan_in; norm
- * scales 1, biases 0) for load, memory and speed tests. The tokenizer is the tiny pipeline's (its
- * ids are valid rows of the 49408-entry embedding). Tensors are streamed to disk one at a time.
+ * A writer of random weights (uniform, variance 1/fan_in; norm scales 1, biases 0) for load, memory and speed tests,
+ * streamed to disk one tensor at a time. One xorshift state runs through every file the writer writes.
  */
-export function writeSd15RandomPipeline(dir: string, options: RandomPipelineOptions = {}): string {
-  const dtype = options.dtype ?? 'F16';
-  let x = options.seed ?? 0x2545f491;
-  const c = sd15Configs();
-  writePipelineConfigs(dir, c);
-  const write = (rel: string, specs: readonly WeightSpec[]) => {
+export function randomWeightsWriter(
+  seed = 0x2545f491,
+): (path: string, specs: readonly WeightSpec[], dtype: 'F32' | 'F16') => void {
+  let x = seed;
+  return (path, specs, dtype) => {
     const byName = new Map(specs.map((s) => [s.name, s]));
-    writeSafetensorsStreamed(join(dir, rel), specs, dtype, (name) => {
+    writeSafetensorsStreamed(path, specs, dtype, (name) => {
       const s = byName.get(name) as WeightSpec;
       const n = s.shape.reduce((a, b) => a * b, 1);
       const data = new Float32Array(n);
@@ -72,8 +70,27 @@ export function writeSd15RandomPipeline(dir: string, options: RandomPipelineOpti
       return data;
     });
   };
-  write('text_encoder/model.safetensors', clipTextWeightSpecs(c.textEncoder as ClipTextConfig));
-  write('unet/diffusion_pytorch_model.safetensors', unetWeightSpecs(c.unet as unknown as UNetConfig));
-  write('vae/diffusion_pytorch_model.safetensors', vaeWeightSpecs(c.vae as VaeConfig));
+}
+
+/**
+ * Writes an SD1.5-shaped diffusers folder with random weights ({@link randomWeightsWriter}). The tokenizer is the
+ * tiny pipeline's (its ids are valid rows of the 49408-entry embedding).
+ */
+export function writeSd15RandomPipeline(dir: string, options: RandomPipelineOptions = {}): string {
+  const dtype = options.dtype ?? 'F16';
+  const write = randomWeightsWriter(options.seed);
+  const c = sd15Configs();
+  writePipelineConfigs(dir, c);
+  write(
+    join(dir, 'text_encoder/model.safetensors'),
+    clipTextWeightSpecs(c.textEncoder as ClipTextConfig),
+    dtype,
+  );
+  write(
+    join(dir, 'unet/diffusion_pytorch_model.safetensors'),
+    unetWeightSpecs(c.unet as unknown as UNetConfig),
+    dtype,
+  );
+  write(join(dir, 'vae/diffusion_pytorch_model.safetensors'), vaeWeightSpecs(c.vae as VaeConfig), dtype);
   return dir;
 }
