@@ -1,11 +1,10 @@
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
+import type { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
 import type { SchedulerName } from '../src/schedulers/registry.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { type Full, fixture, maxAbsDiff, summaryError } from './helpers/fixtures.js';
-import { fixtureNoise, tinyDir } from './helpers/tiny.js';
+import { fixtureNoise, openTinyPipeline, tinyDir } from './helpers/tiny.js';
 
 const SCHEDULERS: Record<string, SchedulerName | undefined> = {
   default: undefined,
@@ -28,11 +27,7 @@ for (const [flavour, backend] of [
     let pipe: StableDiffusionPipeline;
     beforeAll(async () => {
       dir = tinyDir(flavour);
-      pipe = await StableDiffusionPipeline.fromPretrained(dir, {
-        backend,
-        onnx: { cacheDir: join(dir, '.graphs') },
-        log: () => {},
-      });
+      pipe = await openTinyPipeline(dir, backend);
     }, 180_000);
     afterAll(() => {
       pipe?.dispose();

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { loadOrt } from '@tiffin/onnx';
@@ -11,25 +10,30 @@ import { unetWeightSpecs } from '../src/architectures/unet.js';
 import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
 import { selectBackend } from '../src/backend.js';
-import { ensureGraph } from '../src/engines/onnx/graph-cache.js';
-import { sessionOptions } from '../src/engines/onnx/session.js';
+import type { ensureGraph } from '../src/engines/onnx/graph-cache.js';
 import { buildSdxlTextEncoderGraph, SDXL_TEXT_ENCODER_IO } from '../src/engines/onnx/text-encoder-graph.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
 import { buildVaeDecoderGraph, VAE_DECODER_IO } from '../src/engines/onnx/vae-graph.js';
-import { SafetensorsWeightSource } from '../src/engines/onnx/weight-source.js';
 import { ClipTextEncoder } from '../src/models/clip-text-encoder.js';
 import { UNet2DConditionModel } from '../src/models/unet.js';
 import { AutoencoderKL } from '../src/models/vae.js';
-import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
+import type { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
 import type { SchedulerName } from '../src/schedulers/registry.js';
-import { writeTinyPipeline } from '../src/tiny/write-tiny-pipeline.js';
 import { ClipTokenizer } from '../src/tokenizer/clip-tokenizer.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { loadWeightsInto } from '../src/weights/folder.js';
 import { WeightStore } from '../src/weights/store.js';
 import type { WeightSpec } from '../src/weights/weight-spec.js';
-import { type Full, fixture, maxAbsDiff, maxRelativeDiff, nhwcToNchw } from './helpers/fixtures.js';
-import { fixtureNoise } from './helpers/tiny.js';
+import {
+  type Full,
+  fixture,
+  maxAbsDiff,
+  maxRelativeDiff,
+  nchwToNhwc,
+  nhwcToNchw,
+} from './helpers/fixtures.js';
+import { openComponentGraph } from './helpers/graph-session.js';
+import { fixtureNoise, openTinyPipeline, tinyDir } from './helpers/tiny.js';
 
 /**
  * The SDXL networks against diffusers 0.27.2 (pipeline_sdxl.json, written by reference/sdxl_reference.py from the
@@ -41,19 +45,8 @@ const fx = fixture('pipeline_sdxl.json');
 // Float32 agreement between two implementations of the same maths (docs/spec/diffusion.md §13).
 const BOUND = 1e-5;
 
-/** NCHW flat → NHWC flat. */
-function nchwToNhwc(data: ArrayLike<number>, [b, c, h, w]: number[]): Float32Array {
-  const out = new Float32Array(b * h * w * c);
-  for (let n = 0; n < b; n++)
-    for (let ch = 0; ch < c; ch++)
-      for (let y = 0; y < h; y++)
-        for (let x = 0; x < w; x++)
-          out[((n * h + y) * w + x) * c + ch] = data[((n * c + ch) * h + y) * w + x];
-  return out;
-}
-
 describe('tiny SDXL networks match diffusers (TF.js and onnxruntime)', () => {
-  const dir = writeTinyPipeline(mkdtempSync(join(tmpdir(), 'tiny-sdxl-ref-')), { flavour: 'sdxl' });
+  const dir = tinyDir('sdxl');
   const config = <T>(component: string) =>
     JSON.parse(readFileSync(join(dir, component, 'config.json'), 'utf8')) as T;
   const weightFile = (component: string) =>
@@ -71,19 +64,7 @@ describe('tiny SDXL networks match diffusers (TF.js and onnxruntime)', () => {
     return s;
   };
   const session = async (component: string, build: Parameters<typeof ensureGraph>[1]['build']) => {
-    const source = new SafetensorsWeightSource(component, [weightFile(component)]);
-    const g = ensureGraph(join(dir, '.graphs'), {
-      name: component,
-      key: {},
-      source,
-      loraTarget: () => false,
-      build,
-    });
-    source.close();
-    const s = await ort.InferenceSession.create(
-      g.modelPath,
-      sessionOptions({ providers: ['cpu'], threads: 1, skipped: [] }),
-    );
+    const s = await openComponentGraph(ort, join(dir, '.graphs'), component, [weightFile(component)], build);
     sessions.push(s);
     return s;
   };
@@ -260,15 +241,11 @@ function maxLevelDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 /** The issue's bar: the SDXL pipeline's text2img within 1 level (of 255) of diffusers', on both engines. */
 for (const backend of ['wasm', 'onnxruntime'] as const) {
   describe(`tiny SDXL text2img matches diffusers within 1 level (${backend})`, () => {
-    const dir = writeTinyPipeline(mkdtempSync(join(tmpdir(), 'tiny-sdxl-t2i-')), { flavour: 'sdxl' });
+    const dir = tinyDir('sdxl');
     const settings = fx.txt2img_settings;
     let pipe: StableDiffusionPipeline;
     beforeAll(async () => {
-      pipe = await StableDiffusionPipeline.fromPretrained(dir, {
-        backend,
-        onnx: { cacheDir: join(dir, '.graphs') },
-        log: () => {},
-      });
+      pipe = await openTinyPipeline(dir, backend);
     }, 180_000);
     afterAll(() => {
       pipe?.dispose();

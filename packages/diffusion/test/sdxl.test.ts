@@ -11,11 +11,9 @@ import { unetWeightSpecs } from '../src/architectures/unet.js';
 import { type UNetConfig, validateUNetConfig } from '../src/architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
 import { selectBackend } from '../src/backend.js';
-import { ensureGraph } from '../src/engines/onnx/graph-cache.js';
-import { sessionOptions } from '../src/engines/onnx/session.js';
+import type { ensureGraph } from '../src/engines/onnx/graph-cache.js';
 import { buildSdxlTextEncoderGraph, SDXL_TEXT_ENCODER_IO } from '../src/engines/onnx/text-encoder-graph.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
-import { SafetensorsWeightSource } from '../src/engines/onnx/weight-source.js';
 import { ClipTextEncoder } from '../src/models/clip-text-encoder.js';
 import { UNet2DConditionModel } from '../src/models/unet.js';
 import { sdxlBaseUNetConfig } from '../src/tiny/sdxl-random.js';
@@ -25,6 +23,7 @@ import { writeSafetensors } from '../src/weights/safetensors.js';
 import { WeightStore } from '../src/weights/store.js';
 import type { WeightSpec } from '../src/weights/weight-spec.js';
 import { maxAbsDiff } from './helpers/fixtures.js';
+import { openComponentGraph } from './helpers/graph-session.js';
 
 const params = (specs: readonly WeightSpec[]) =>
   specs.reduce((n, s) => n + s.shape.reduce((a, b) => a * b, 1), 0);
@@ -130,20 +129,13 @@ describe('a small random SDXL-shaped model on TF.js and on onnxruntime', () => {
     specs: WeightSpec[],
     build: Parameters<typeof ensureGraph>[1]['build'],
   ) => {
-    const source = new SafetensorsWeightSource(component, [join(dir, `${component}.safetensors`)]);
-    const lora = new Set(specs.filter((s) => s.kind !== 'plain').map((s) => s.name));
-    const g = ensureGraph(join(dir, 'graphs'), {
-      name: component,
-      key: {},
-      source,
-      loraTarget: () => false,
+    expect(specs.some((s) => s.kind !== 'plain')).toBe(true);
+    const s = await openComponentGraph(
+      ort,
+      join(dir, 'graphs'),
+      component,
+      [join(dir, `${component}.safetensors`)],
       build,
-    });
-    source.close();
-    expect(lora.size).toBeGreaterThan(0);
-    const s = await ort.InferenceSession.create(
-      g.modelPath,
-      sessionOptions({ providers: ['cpu'], threads: 1, skipped: [] }),
     );
     sessions.push(s);
     return s;

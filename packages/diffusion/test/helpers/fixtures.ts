@@ -51,6 +51,17 @@ export function summaryError(data: ArrayLike<number>, s: Summary): number {
   return Math.max(c.maxAbs, c.meanAbs);
 }
 
+/** NCHW flat → NHWC flat. */
+export function nchwToNhwc(data: ArrayLike<number>, [b, c, h, w]: number[]): Float32Array {
+  const out = new Float32Array(b * h * w * c);
+  for (let n = 0; n < b; n++)
+    for (let ch = 0; ch < c; ch++)
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++)
+          out[((n * h + y) * w + x) * c + ch] = data[((n * c + ch) * h + y) * w + x];
+  return out;
+}
+
 /** NHWC flat → NCHW flat. */
 export function nhwcToNchw(data: ArrayLike<number>, [b, h, w, c]: number[]): Float32Array {
   const out = new Float32Array(b * h * w * c);

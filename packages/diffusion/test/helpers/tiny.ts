@@ -8,6 +8,18 @@ import type { TinyFlavour } from '../../src/tiny/tiny-configs.js';
 import { writeTinyPipeline } from '../../src/tiny/write-tiny-pipeline.js';
 import { detInput } from '../../src/weights/deterministic.js';
 
+/** Open a tiny pipeline folder on a backend, its onnxruntime graphs cached inside the folder, quietly. */
+export function openTinyPipeline(
+  dir: string,
+  backend: NonNullable<FromPretrainedOptions['backend']>,
+): Promise<StableDiffusionPipeline> {
+  return StableDiffusionPipeline.fromPretrained(dir, {
+    backend,
+    onnx: { cacheDir: join(dir, '.graphs') },
+    log: () => {},
+  });
+}
+
 /** Write a tiny pipeline into a fresh temp dir. */
 export function tinyDir(flavour: TinyFlavour): string {
   return writeTinyPipeline(mkdtempSync(join(tmpdir(), `tiny-${flavour}-`)), { flavour });
