@@ -5,12 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../src/backend.js';
 import type { ClipTextEncoder } from '../src/models/clip-text-encoder.js';
 import { loadComponents } from '../src/pipeline/components.js';
-import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
 import { writeTinyPipeline } from '../src/tiny/write-tiny-pipeline.js';
 import { detWeight, fnv1a32 } from '../src/weights/deterministic.js';
 import { SafetensorsFile, type TensorToWrite, writeSafetensors } from '../src/weights/safetensors.js';
 import { fixture } from './helpers/fixtures.js';
-import { tinyDir } from './helpers/tiny.js';
+import { openTinyPipeline, tinyDir } from './helpers/tiny.js';
 
 describe('diffusers folder loader', () => {
   let dir: string;
@@ -156,12 +155,7 @@ describe('SDXL folder loader: incomplete and hostile folders are refused by name
       writeFileSync(path, original);
     }
   };
-  const onnx = (): Promise<unknown> =>
-    StableDiffusionPipeline.fromPretrained(dir, {
-      backend: 'onnxruntime',
-      onnx: { cacheDir: join(dir, '.graphs') },
-      log: () => {},
-    });
+  const onnx = (): Promise<unknown> => openTinyPipeline(dir, 'onnxruntime');
 
   it('loads the tiny SDXL folder with both encoders (text_encoder_2 with its projection)', () => {
     const c = loadComponents(dir);

@@ -1,11 +1,10 @@
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
+import type { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
 import type { GenerationResult, RgbImage } from '../src/pipeline/types.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { maxAbsDiff } from './helpers/fixtures.js';
-import { fixtureNoise, tinyDir } from './helpers/tiny.js';
+import { fixtureNoise, openTinyPipeline, tinyDir } from './helpers/tiny.js';
 
 /** The tiny SDXL folder (docs/spec/diffusion.md §11.1, flavour "sdxl") run end to end on both engines. */
 describe('tiny SDXL pipeline on onnxruntime and TF.js', () => {
@@ -14,11 +13,7 @@ describe('tiny SDXL pipeline on onnxruntime and TF.js', () => {
   beforeAll(async () => {
     dir = tinyDir('sdxl');
     for (const backend of ['onnxruntime', 'wasm'] as const)
-      pipes[backend] = await StableDiffusionPipeline.fromPretrained(dir, {
-        backend,
-        onnx: { cacheDir: join(dir, '.graphs') },
-        log: () => {},
-      });
+      pipes[backend] = await openTinyPipeline(dir, backend);
   }, 180_000);
   afterAll(() => {
     for (const p of Object.values(pipes)) p.dispose();

@@ -6,7 +6,6 @@ import { type ClipTextConfig, clipTextWeightSpecs } from '../src/architectures/c
 import { unetWeightSpecs } from '../src/architectures/unet.js';
 import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
-import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
 import { sdxlTinyFolderConfigs } from '../src/tiny/sdxl-tiny-configs.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
 import { detInput } from '../src/weights/deterministic.js';
@@ -20,7 +19,7 @@ import {
   vaeLdmKey,
 } from '../src/weights/single-file.js';
 import { maxAbsDiff } from './helpers/fixtures.js';
-import { fixtureNoise, tinyDir } from './helpers/tiny.js';
+import { fixtureNoise, openTinyPipeline, tinyDir } from './helpers/tiny.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -341,11 +340,7 @@ describe('SDXL single files (SGM key layout)', () => {
     // Heads cannot be read off shapes: with the folder's configs the single file gives the folder's image.
     const converted = singleFileToDiffusers(file, { cacheDir, configDir: folder });
     const image = async (dir: string) => {
-      const pipe = await StableDiffusionPipeline.fromPretrained(dir, {
-        backend: 'onnxruntime',
-        onnx: { cacheDir: join(folder, '.graphs') },
-        log: () => {},
-      });
+      const pipe = await openTinyPipeline(dir, 'onnxruntime');
       try {
         const out = await pipe.text2img({
           prompt: 'a photo of an astronaut riding a horse on mars',

@@ -2,12 +2,12 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readLoraFile } from '../../src/lora/index.js';
-import { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
+import type { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
 import type { LoraMode, RequestLora } from '../../src/pipeline/types.js';
 import { detInput } from '../../src/weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../../src/weights/safetensors.js';
 import { maxAbsDiff } from '../helpers/fixtures.js';
-import { fixtureNoise, tinyDir } from '../helpers/tiny.js';
+import { fixtureNoise, openTinyPipeline, tinyDir } from '../helpers/tiny.js';
 
 /**
  * LoRA on the tiny SDXL folder through the shared LoRA code: kohya `lora_unet_` / `lora_te1_` / `lora_te2_` keys and
@@ -55,11 +55,7 @@ describe('SDXL LoRA (kohya te1/te2/unet and PEFT names) on both engines', () => 
   beforeAll(async () => {
     dir = tinyDir('sdxl');
     for (const backend of ['onnxruntime', 'wasm'] as const)
-      pipes[backend] = await StableDiffusionPipeline.fromPretrained(dir, {
-        backend,
-        onnx: { cacheDir: join(dir, '.graphs') },
-        log: () => {},
-      });
+      pipes[backend] = await openTinyPipeline(dir, backend);
   }, 180_000);
   afterAll(() => {
     for (const p of Object.values(pipes)) p?.dispose();
