@@ -237,6 +237,15 @@ describe('SDXL folder loader: incomplete and hostile folders are refused by name
     withJson(
       'unet/config.json',
       (j) => {
+        j.addition_time_embed_dim = 7.5;
+        j.projection_class_embeddings_input_dim = 85;
+      },
+      () =>
+        expect(() => loadComponents(dir)).toThrow(/addition_time_embed_dim must be a positive even integer/),
+    );
+    withJson(
+      'unet/config.json',
+      (j) => {
         j.addition_embed_type = null;
       },
       () => expect(() => loadComponents(dir)).toThrow(/needs addition_embed_type "text_time"/),

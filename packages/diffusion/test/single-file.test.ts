@@ -215,7 +215,11 @@ for (const flavour of ['sd1', 'sd2'] as const) {
 }
 
 /** The tiny SDXL folder's tensors under Stability's SGM names in one file (what SDXL single files hold). */
-function writeSgmCheckpoint(folder: string, out: string): void {
+function writeSgmCheckpoint(
+  folder: string,
+  out: string,
+  edit: (tensors: Record<string, TensorToWrite>) => void = () => {},
+): void {
   const c = sdxlTinyFolderConfigs();
   const unet = c.unet as unknown as UNetConfig;
   const tensors: Record<string, TensorToWrite> = {};
@@ -263,6 +267,7 @@ function writeSgmCheckpoint(folder: string, out: string): void {
     tensors[openClipRef(s.name, D, P).key] = { shape: s.shape, data: f.readFloat32(s.name) };
   tensors[`${P}logit_scale`] = { shape: [], data: Float32Array.of(4.6) };
   f.close();
+  edit(tensors);
   writeSafetensors(out, tensors);
 }
 
@@ -357,6 +362,24 @@ describe('SDXL single files (SGM key layout)', () => {
     expect(maxAbsDiff(await image(folder), await image(converted))).toBe(0);
     expect(() => singleFileToDiffusers(file, { cacheDir, configDir: tinyDirFor('sd1') })).toThrow(
       /is an SDXL checkpoint but .* is not an SDXL folder/,
+    );
+    // Hostile files: an added embedding whose width fits no time-id embedding, a projection that is not a matrix.
+    const hostile = join(folder, 'hostile.safetensors');
+    writeSgmCheckpoint(folder, hostile, (t) => {
+      t['model.diffusion_model.label_emb.0.0.weight'] = {
+        shape: [128, 87],
+        data: new Float32Array(128 * 87),
+      };
+    });
+    expect(() => singleFileToDiffusers(hostile, { cacheDir })).toThrow(/label_emb.0.0 takes 87 inputs/);
+    writeSgmCheckpoint(folder, hostile, (t) => {
+      t['conditioner.embedders.1.model.text_projection'] = {
+        shape: [48 * 40],
+        data: new Float32Array(48 * 40),
+      };
+    });
+    expect(() => singleFileToDiffusers(hostile, { cacheDir, configDir: folder })).toThrow(
+      /text_projection is not a matrix/,
     );
   }, 120_000);
 });

@@ -81,7 +81,11 @@ function checkSdxlShapes(te1: ClipTextConfig, te2: ClipTextConfig, unet: UNetCon
     throw new ModelFolderError(
       `unet/config.json: cross_attention_dim ${unet.cross_attention_dim} is not the encoders' hidden sizes ${d1} + ${d2}`,
     );
-  const added = pooled + TIME_IDS * (unet.addition_time_embed_dim as number);
+  const timeDim = unet.addition_time_embed_dim;
+  // The sinusoidal embedding of each time id splits its width in halves.
+  if (!Number.isInteger(timeDim) || (timeDim as number) < 2 || (timeDim as number) % 2 !== 0)
+    throw new ModelFolderError('unet/config.json: addition_time_embed_dim must be a positive even integer');
+  const added = pooled + TIME_IDS * (timeDim as number);
   if (unet.projection_class_embeddings_input_dim !== added)
     throw new ModelFolderError(
       `unet/config.json: projection_class_embeddings_input_dim ${unet.projection_class_embeddings_input_dim} is not text_encoder_2's projection_dim ${pooled} + 6 × addition_time_embed_dim`,

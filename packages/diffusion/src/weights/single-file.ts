@@ -321,6 +321,11 @@ function inferSdxlConfigs(f: SafetensorsFile): Inferred {
       `${basename(f.path)}: an SDXL checkpoint without label_emb (the added embedding)`,
     );
   const added = shape(labelIn)[1];
+  const timeDim = (added - (textEncoder2.projection_dim as number)) / 6;
+  if (!Number.isInteger(timeDim) || timeDim < 2)
+    throw new SingleFileError(
+      `${basename(f.path)}: label_emb.0.0 takes ${added} inputs, not text_projection's ${textEncoder2.projection_dim} + 6 time-id embeddings`,
+    );
   const { unet, vae } = inferUNetVae(f, { heads: (C) => C.map((c) => c / 64), sampleSize: 128 });
   const folder = sdxlTinyFolderConfigs();
   return {
@@ -332,7 +337,7 @@ function inferSdxlConfigs(f: SafetensorsFile): Inferred {
     unet: {
       ...unet,
       addition_embed_type: 'text_time',
-      addition_time_embed_dim: (added - (textEncoder2.projection_dim as number)) / 6,
+      addition_time_embed_dim: timeDim,
       projection_class_embeddings_input_dim: added,
     },
     vae: { ...vae, scaling_factor: 0.13025, sample_size: 1024 },
