@@ -1,26 +1,14 @@
-import { rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
+import { describe, expect, it } from 'vitest';
 import type { GenerationResult, RgbImage } from '../src/pipeline/types.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { maxAbsDiff } from './helpers/fixtures.js';
-import { fixtureNoise, openTinyPipeline, tinyDir } from './helpers/tiny.js';
+import { fixtureNoise, type TinyEngine, tinyOnBothEngines } from './helpers/tiny.js';
 
 /** The tiny SDXL folder (docs/spec/diffusion.md §11.1, flavour "sdxl") run end to end on both engines. */
 describe('tiny SDXL pipeline on onnxruntime and TF.js', () => {
-  let dir: string;
-  const pipes: Record<'onnxruntime' | 'wasm', StableDiffusionPipeline> = {} as never;
-  beforeAll(async () => {
-    dir = tinyDir('sdxl');
-    for (const backend of ['onnxruntime', 'wasm'] as const)
-      pipes[backend] = await openTinyPipeline(dir, backend);
-  }, 180_000);
-  afterAll(() => {
-    for (const p of Object.values(pipes)) p.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { pipes } = tinyOnBothEngines('sdxl');
 
-  const text2img = (backend: 'onnxruntime' | 'wasm', extra: Record<string, unknown> = {}) =>
+  const text2img = (backend: TinyEngine, extra: Record<string, unknown> = {}) =>
     pipes[backend].text2img({
       prompt: 'a photo of an astronaut riding a horse on mars',
       negative_prompt: 'painting',
@@ -76,7 +64,7 @@ describe('tiny SDXL pipeline on onnxruntime and TF.js', () => {
   it('img2img: the two engines agree; default strength 0.3 runs the last 30 % of the steps', async () => {
     const data = Float32Array.from(detInput('pipe/init_image', [32 * 32 * 3], 0.25), (v) => v + 0.5);
     const image: RgbImage = { width: 32, height: 32, data };
-    const run = (backend: 'onnxruntime' | 'wasm') =>
+    const run = (backend: TinyEngine) =>
       pipes[backend].img2img({
         prompt: 'a photo of an astronaut riding a horse on mars',
         image,

@@ -1,6 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { FromPretrainedOptions } from '../../src/pipeline/pipeline.js';
 import { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
 import type { InjectedNoise, RequestLora } from '../../src/pipeline/types.js';
@@ -18,6 +19,31 @@ export function openTinyPipeline(
     onnx: { cacheDir: join(dir, '.graphs') },
     log: () => {},
   });
+}
+
+/** The two engines a tiny pipeline is compared on. */
+export type TinyEngine = 'onnxruntime' | 'wasm';
+
+/**
+ * For the calling describe block: a fresh tiny folder of `flavour` opened on onnxruntime and on TF.js (wasm) before
+ * its tests, disposed and deleted after them.
+ */
+export function tinyOnBothEngines(flavour: TinyFlavour): {
+  pipes: Record<TinyEngine, StableDiffusionPipeline>;
+  dir: () => string;
+} {
+  let dir = '';
+  const pipes = {} as Record<TinyEngine, StableDiffusionPipeline>;
+  beforeAll(async () => {
+    dir = tinyDir(flavour);
+    for (const engine of ['onnxruntime', 'wasm'] as const)
+      pipes[engine] = await openTinyPipeline(dir, engine);
+  }, 180_000);
+  afterAll(() => {
+    for (const p of Object.values(pipes)) p.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { pipes, dir: () => dir };
 }
 
 /** Write a tiny pipeline into a fresh temp dir. */

@@ -1,13 +1,11 @@
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readLoraFile } from '../../src/lora/index.js';
-import type { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
 import type { LoraMode, RequestLora } from '../../src/pipeline/types.js';
 import { detInput } from '../../src/weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../../src/weights/safetensors.js';
 import { maxAbsDiff } from '../helpers/fixtures.js';
-import { fixtureNoise, openTinyPipeline, tinyDir } from '../helpers/tiny.js';
+import { fixtureNoise, type TinyEngine, tinyOnBothEngines } from '../helpers/tiny.js';
 
 /**
  * LoRA on the tiny SDXL folder through the shared LoRA code: kohya `lora_unet_` / `lora_te1_` / `lora_te2_` keys and
@@ -50,20 +48,11 @@ function writeLora(path: string, layout: 'kohya' | 'peft', targets: readonly str
 }
 
 describe('SDXL LoRA (kohya te1/te2/unet and PEFT names) on both engines', () => {
-  let dir: string;
-  const pipes: Partial<Record<'onnxruntime' | 'wasm', StableDiffusionPipeline>> = {};
-  beforeAll(async () => {
-    dir = tinyDir('sdxl');
-    for (const backend of ['onnxruntime', 'wasm'] as const)
-      pipes[backend] = await openTinyPipeline(dir, backend);
-  }, 180_000);
-  afterAll(() => {
-    for (const p of Object.values(pipes)) p?.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const tiny = tinyOnBothEngines('sdxl');
+  const { pipes } = tiny;
 
-  const image = async (backend: 'onnxruntime' | 'wasm', lora?: RequestLora) => {
-    const out = await (pipes[backend] as StableDiffusionPipeline).text2img({
+  const image = async (backend: TinyEngine, lora?: RequestLora) => {
+    const out = await pipes[backend].text2img({
       prompt: 'a photo of an astronaut riding a horse on mars',
       negative_prompt: 'painting',
       num_inference_steps: 3,
@@ -78,7 +67,7 @@ describe('SDXL LoRA (kohya te1/te2/unet and PEFT names) on both engines', () => 
   it('reaches every component: a LoRA on any one of unet, text_encoder, text_encoder_2 changes the image', async () => {
     const base = await image('onnxruntime');
     for (const t of Object.keys(TARGETS)) {
-      const file = readLoraFile(writeLora(join(dir, `only-${t}.safetensors`), 'kohya', [t]));
+      const file = readLoraFile(writeLora(join(tiny.dir(), `only-${t}.safetensors`), 'kohya', [t]));
       expect(file.modules.map((m) => m.component)).toEqual([TARGETS[t][0].split('.')[0]]);
       expect(maxAbsDiff(base, await image('onnxruntime', { file }))).toBeGreaterThan(1e-4);
     }
@@ -87,8 +76,10 @@ describe('SDXL LoRA (kohya te1/te2/unet and PEFT names) on both engines', () => 
   for (const backend of ['onnxruntime', 'wasm'] as const)
     it(`${backend}: kohya and PEFT files give one image, fused and unfused alike, and the base comes back exactly`, async () => {
       const all = Object.keys(TARGETS);
-      const kohya = readLoraFile(writeLora(join(dir, `all-kohya-${backend}.safetensors`), 'kohya', all));
-      const peft = readLoraFile(writeLora(join(dir, `all-peft-${backend}.safetensors`), 'peft', all));
+      const kohya = readLoraFile(
+        writeLora(join(tiny.dir(), `all-kohya-${backend}.safetensors`), 'kohya', all),
+      );
+      const peft = readLoraFile(writeLora(join(tiny.dir(), `all-peft-${backend}.safetensors`), 'peft', all));
       expect(kohya.layout).toBe('kohya');
       const base = await image(backend);
       const with_ = (file: typeof kohya, mode: LoraMode) => image(backend, { file, mode, scale: 0.8 });
@@ -100,7 +91,9 @@ describe('SDXL LoRA (kohya te1/te2/unet and PEFT names) on both engines', () => 
     });
 
   it('both engines agree with the LoRA applied', async () => {
-    const file = readLoraFile(writeLora(join(dir, 'agree.safetensors'), 'kohya', Object.keys(TARGETS)));
+    const file = readLoraFile(
+      writeLora(join(tiny.dir(), 'agree.safetensors'), 'kohya', Object.keys(TARGETS)),
+    );
     const [a, b] = [await image('onnxruntime', { file }), await image('wasm', { file })];
     expect(maxAbsDiff(a, b)).toBeLessThan(1e-3);
   });
