@@ -1,4 +1,4 @@
-// @tiffin/diffusion — Stable Diffusion 1.x / 2.x on ONNX Runtime or TensorFlow.js.
+// @tiffin/diffusion — Stable Diffusion 1.x / 2.x and SDXL on ONNX Runtime or TensorFlow.js.
 
 export {
   GPU_INSTALL_COMMAND,
@@ -37,7 +37,9 @@ export {
   type LoadComponentsOptions,
   loadComponents,
   type PipelineComponents,
+  type SdxlComponents,
 } from './pipeline/components.js';
+export { FAMILY_DEFAULTS, type PipelineFamily } from './pipeline/parameters.js';
 export { type FromPretrainedOptions, StableDiffusionPipeline } from './pipeline/pipeline.js';
 export type {
   CommonRequest,

@@ -9,7 +9,7 @@ import type { AppliedLora, LoraTarget } from '../lora/types.js';
 import { createScheduler, type SchedulerName, schedulerNameForClass } from '../schedulers/index.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
-import { singleFileToDiffusers } from '../weights/single-file.js';
+import { type SingleFileOptions, singleFileToDiffusers } from '../weights/single-file.js';
 import type { WeightStore } from '../weights/store.js';
 import {
   type EngineComponents,
@@ -51,6 +51,8 @@ export interface FromPretrainedOptions extends LoadComponentsOptions {
   backend?: BackendName;
   /** onnxruntime engine options (execution providers, threads, graph cache). */
   onnx?: Omit<OnnxLoadOptions, 'variant' | 'log'>;
+  /** How a single-file checkpoint given instead of a folder is converted (tokenizer folders, `configDir`). */
+  singleFile?: SingleFileOptions;
   log?: (message: string) => void;
 }
 
@@ -105,7 +107,7 @@ export class StableDiffusionPipeline {
     options: FromPretrainedOptions = {},
   ): Promise<StableDiffusionPipeline> {
     // A single-file LDM checkpoint (.safetensors) becomes a diffusers folder once (pickles refused).
-    if (existsSync(dir) && statSync(dir).isFile()) dir = singleFileToDiffusers(dir);
+    if (existsSync(dir) && statSync(dir).isFile()) dir = singleFileToDiffusers(dir, options.singleFile);
     const backend = await selectBackend(options.backend, options.log);
     const components: EngineComponents =
       backend.name === 'onnxruntime'
