@@ -258,4 +258,5 @@ def main():
     print(f"wrote {out_path}")
 
 
-main()
+if __name__ == "__main__":  # imported by sdxl_img2img_reference.py for its helpers
+    main()
