@@ -91,6 +91,16 @@ describe('tiny SDXL pipeline on onnxruntime and TF.js', () => {
     expect(maxAbsDiff(float(a), float(b))).toBeLessThan(1e-3);
   });
 
+  it('num_images_per_prompt: each image of a batch is the one its seed gives alone (the pooled embeds and time ids batched alike)', async () => {
+    const request = { prompt: 'a cat', num_inference_steps: 2, return_float: true };
+    const batch = await pipes.onnxruntime.text2img({ ...request, num_images_per_prompt: 2, seed: 5 });
+    expect(batch.seeds).toEqual([5, 6]);
+    for (const k of [0, 1]) {
+      const alone = await pipes.onnxruntime.text2img({ ...request, seed: batch.seeds[k] });
+      expect(maxAbsDiff(batch.images[k].float as Float32Array, float(alone))).toBeLessThan(1e-4);
+    }
+  });
+
   it('refuses what SDXL does not take with a clear error', async () => {
     await expect(text2img('onnxruntime', { clip_skip: 1 })).rejects.toThrow(
       /clip_skip is not supported for SDXL/,

@@ -384,6 +384,12 @@ describe('img2img (an SDXL folder: the service serves either family the same way
       seed: 3,
     });
     expect(Buffer.from(await emptyNegative.arrayBuffer()).equals(softBytes)).toBe(false);
+    // What SDXL does not take is the client's mistake: a 400 with a stable code, not a 5xx.
+    const skip = await send({ prompt: 'a dog', clip_skip: 1, num_inference_steps: 2 });
+    expect(skip.status).toBe(400);
+    const body = (await skip.json()) as { error: string; code: string };
+    expect(body.error).toMatch(/clip_skip is not supported for SDXL/);
+    expect(body.code).toBe('INVALID_ARGUMENT');
   });
 
   it('resizes (Lanczos, like diffusers) an upload whose sides are not multiples of 8, instead of cropping it', async () => {
