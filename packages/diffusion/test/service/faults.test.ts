@@ -218,31 +218,37 @@ describe('start-up', () => {
     ).rejects.toThrow(/Could not start the diffusion pipeline.*beta_schedule/);
   });
 
-  it('refuses at start a model whose float32 weights exceed the wasm heap, naming what to do', async () => {
-    const dir = tinyDir('sd1');
-    // A 4.4 GB UNet declared in a sparse file: the size check reads headers only, so no disk is used.
-    const unet = join(dir, 'unet', 'diffusion_pytorch_model.safetensors');
-    rmSync(unet);
-    const header = JSON.stringify({
-      huge: { dtype: 'F32', shape: [1_100_000_000], data_offsets: [0, 4_400_000_000] },
-    });
-    const padded = header.padEnd(Math.ceil(header.length / 8) * 8, ' ');
-    const fd = openSync(unet, 'w');
-    const length = Buffer.alloc(8);
-    length.writeBigUInt64LE(BigInt(padded.length));
-    writeSync(fd, length);
-    writeSync(fd, Buffer.from(padded));
-    writeSync(fd, Buffer.alloc(1), 0, 1, 8 + padded.length + 4_400_000_000 - 1);
-    closeSync(fd);
-    const big = createDiffusionService({ modelDir: dir, backend: 'wasm', logger: new MemoryLogger() });
-    const failure = await serve(big.service, {
-      port: 0,
-      host: '127.0.0.1',
-      logger: false,
-      handleSignals: false,
-    }).catch((e: Error) => e);
-    expect(failure).toBeInstanceOf(ModelTooLargeError);
-    expect((failure as Error).message).toMatch(/4\.\d+ GB as float32.*wasm.*--backend tensorflow/);
-    rmSync(unet);
-  });
+  it.each([
+    ['an SD UNet', 'sd1', 'unet/diffusion_pytorch_model.safetensors'],
+    ["SDXL's second text encoder", 'sdxl', 'text_encoder_2/model.safetensors'],
+  ] as const)(
+    'refuses at start a model whose float32 weights exceed the wasm heap (%s), naming what to do',
+    async (_what, flavour, rel) => {
+      const dir = tinyDir(flavour);
+      // 4.4 GB of weights declared in a sparse file: the size check reads headers only, so no disk is used.
+      const path = join(dir, rel);
+      rmSync(path);
+      const header = JSON.stringify({
+        huge: { dtype: 'F32', shape: [1_100_000_000], data_offsets: [0, 4_400_000_000] },
+      });
+      const padded = header.padEnd(Math.ceil(header.length / 8) * 8, ' ');
+      const fd = openSync(path, 'w');
+      const length = Buffer.alloc(8);
+      length.writeBigUInt64LE(BigInt(padded.length));
+      writeSync(fd, length);
+      writeSync(fd, Buffer.from(padded));
+      writeSync(fd, Buffer.alloc(1), 0, 1, 8 + padded.length + 4_400_000_000 - 1);
+      closeSync(fd);
+      const big = createDiffusionService({ modelDir: dir, backend: 'wasm', logger: new MemoryLogger() });
+      const failure = await serve(big.service, {
+        port: 0,
+        host: '127.0.0.1',
+        logger: false,
+        handleSignals: false,
+      }).catch((e: Error) => e);
+      expect(failure).toBeInstanceOf(ModelTooLargeError);
+      expect((failure as Error).message).toMatch(/4\.\d+ GB as float32.*wasm.*--backend tensorflow/);
+      rmSync(path);
+    },
+  );
 });
