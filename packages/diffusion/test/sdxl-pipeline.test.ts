@@ -1,4 +1,6 @@
+import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
+import { latentPreview } from '../src/pipeline/latent-preview.js';
 import type { GenerationResult, RgbImage } from '../src/pipeline/types.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { type Full, fixture, maxAbsDiff } from './helpers/fixtures.js';
@@ -99,6 +101,17 @@ describe('tiny SDXL pipeline on onnxruntime and TF.js', () => {
       const alone = await pipes.onnxruntime.text2img({ ...request, seed: batch.seeds[k] });
       expect(maxAbsDiff(batch.images[k].float as Float32Array, float(alone))).toBeLessThan(1e-4);
     }
+  });
+
+  it("previews SDXL latents with SDXL's own latent-to-RGB factors (its latent space is not SD's)", () => {
+    // Pixel 0: zero latents; pixel 1: one unit on channel 0. SDXL's table has a bias, SD's has none.
+    const latents = tf.tensor4d([0, 0, 0, 0, 1, 0, 0, 0], [1, 1, 2, 4]);
+    const rgb = (v: number) => Math.round(Math.min(255, Math.max(0, (v + 1) * 127.5)));
+    expect([...latentPreview(latents, 'sdxl').data]).toEqual(
+      [0.1084, -0.0175, -0.0011, 0.3651 + 0.1084, 0.4232 - 0.0175, 0.4341 - 0.0011].map(rgb),
+    );
+    expect([...latentPreview(latents).data]).toEqual([0, 0, 0, 0.298, 0.207, 0.208].map(rgb));
+    latents.dispose();
   });
 
   it('refuses what SDXL does not take with a clear error', async () => {

@@ -1,29 +1,49 @@
 import * as tf from '@tensorflow/tfjs';
+import type { PipelineFamily } from './parameters.js';
 
 /**
- * The widely used linear approximation of SD 1.x/2.x's VAE decoder on 4 latent channels (rows: latent
- * channel, columns: R, G, B): a blurry 1/8-size colour preview in microseconds instead of a decode.
+ * Linear approximations of each family's VAE decoder on its 4 latent channels (rows: latent channel, columns: R, G,
+ * B; plus a bias): a blurry 1/8-size colour preview in microseconds instead of a decode. SD 1.x/2.x: the widely used
+ * table; SDXL's latents live in another space, so it has its own (ComfyUI's `latent_formats.SDXL` factors and bias).
  */
-const LATENT_RGB = [
-  [0.298, 0.207, 0.208],
-  [0.187, 0.286, 0.173],
-  [-0.158, 0.189, 0.264],
-  [-0.184, -0.271, -0.473],
-];
+const LATENT_RGB: Readonly<Record<PipelineFamily, { factors: number[][]; bias: number[] }>> = {
+  sd: {
+    factors: [
+      [0.298, 0.207, 0.208],
+      [0.187, 0.286, 0.173],
+      [-0.158, 0.189, 0.264],
+      [-0.184, -0.271, -0.473],
+    ],
+    bias: [0, 0, 0],
+  },
+  sdxl: {
+    factors: [
+      [0.3651, 0.4232, 0.4341],
+      [-0.2533, -0.0042, 0.1068],
+      [0.1076, 0.1111, -0.0362],
+      [-0.3165, -0.2492, -0.2188],
+    ],
+    bias: [0.1084, -0.0175, -0.0011],
+  },
+};
 
 /**
- * A low-resolution RGB preview (latent size, uint8 HWC) of the first image of NHWC latents, by the
- * linear approximation above (other channel counts: the channel mean as grey).
+ * A low-resolution RGB preview (latent size, uint8 HWC) of the first image of NHWC latents, by the family's linear
+ * approximation above (other channel counts: the channel mean as grey).
  */
-export function latentPreview(latents: tf.Tensor4D): { width: number; height: number; data: Uint8Array } {
+export function latentPreview(
+  latents: tf.Tensor4D,
+  family: PipelineFamily = 'sd',
+): { width: number; height: number; data: Uint8Array } {
   const [, height, width, channels] = latents.shape;
+  const { factors, bias } = LATENT_RGB[family];
   const rgb = tf.tidy(() => {
     const first = latents
       .slice([0, 0, 0, 0], [1, height, width, channels])
       .reshape([height * width, channels]);
     const mapped =
-      channels === LATENT_RGB.length
-        ? tf.matMul(first as tf.Tensor2D, tf.tensor2d(LATENT_RGB))
+      channels === factors.length
+        ? tf.add(tf.matMul(first as tf.Tensor2D, tf.tensor2d(factors)), tf.tensor1d(bias))
         : tf.tile(tf.mean(first, 1, true), [1, 3]);
     return tf.clipByValue(tf.mul(tf.add(mapped, 1), 127.5), 0, 255);
   });

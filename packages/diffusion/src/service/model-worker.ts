@@ -151,7 +151,7 @@ async function runJob(
         step,
         totalSteps,
         timestep,
-        ...(job.preview && latents ? { preview: latentPreview(latents) } : {}),
+        ...(job.preview && latents ? { preview: latentPreview(latents, pipe.family) } : {}),
       });
     const common = { ...input.params, onProgress, signal, lora };
     const result: GenerationResult =
