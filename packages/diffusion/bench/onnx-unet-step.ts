@@ -64,6 +64,7 @@ const stats = (xs: number[]) => {
 };
 const fmt = (x: { min: number; median: number; max: number }) =>
   `min ${x.min.toFixed(2)} s, median ${x.median.toFixed(2)} s, max ${x.max.toFixed(2)} s`;
+const gb = (bytes: number) => (bytes / 1024 ** 3).toFixed(2);
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(1))
@@ -251,6 +252,7 @@ if (oneAtATime) {
     sessions[0] = { weights: label, session: opened.session };
     await ortStep(0); // warm-up (first run allocates)
     ortTimes.push(await ortStep(0));
+    console.log(`run ${i + 1}: onnxruntime resident after the step ${gb(process.memoryUsage().rss)} GB`);
     await opened.session.release();
     let torchLine = '';
     if (hasTorch) {
@@ -258,7 +260,9 @@ if (oneAtATime) {
       await torch.step(); // warm-up
       torchTimes.push(await torch.step());
       if (i === runs - 1) await torch.dump(torchOut);
-      torchRss = Math.max(torchRss, await torch.rss());
+      const rss = await torch.rss();
+      console.log(`run ${i + 1}: torch peak RSS ${gb(rss)} GB`);
+      torchRss = Math.max(torchRss, rss);
       torch.stop();
       torchLine = `, torch ${torchTimes[i].toFixed(2)} s`;
     }
@@ -275,7 +279,7 @@ if (oneAtATime) {
       `ratio onnxruntime / torch (medians): ${(o.median / tt.median).toFixed(2)}×; per run ${ortTimes.map((x, k) => (x / torchTimes[k]).toFixed(2)).join(', ')}`,
     );
     compareWithTorch(outputs[0], torchOut);
-    console.log(`peak RSS (torch process): ${(torchRss / 1024 ** 3).toFixed(2)} GB`);
+    console.log(`peak RSS (torch process): ${gb(torchRss)} GB`);
   }
   console.log(`load average after: ${load()}`);
   console.log(
