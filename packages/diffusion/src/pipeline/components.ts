@@ -43,6 +43,7 @@ export interface EngineComponents {
 
 export interface PipelineComponents extends EngineComponents {
   textEncoder: ClipTextEncoder;
+  sdxl?: SdxlComponents & { textEncoder2: ClipTextEncoder };
   unet: UNet2DConditionModel;
   vae: AutoencoderKL;
   schedulerConfig: SchedulerConfig;
@@ -72,7 +73,7 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
       teConfig,
       load('text_encoder', 'model', new WeightStore('text_encoder', clipTextWeightSpecs(teConfig))),
     );
-    const sdxlComponents: SdxlComponents | undefined = sdxl && {
+    const sdxlComponents: PipelineComponents['sdxl'] = sdxl && {
       tokenizer2: sdxl.tokenizer2,
       textEncoder2: new ClipTextEncoder(
         sdxl.te2Config,
