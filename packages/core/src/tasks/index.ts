@@ -1,0 +1,16 @@
+export {
+  DEFAULT_TASK_STORE_OPTIONS,
+  MemoryTaskStore,
+  type MemoryTaskStoreOptions,
+} from './memory-task-store.js';
+export { TaskCancelled, TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksFull } from './task-errors.js';
+export type {
+  ClaimedTask,
+  TaskEvent,
+  TaskProgress,
+  TaskRequest,
+  TaskResult,
+  TaskStatus,
+  TaskStore,
+  TaskView,
+} from './task-store.js';
