@@ -54,9 +54,14 @@ export function taskPaths(
   operation: Record<string, unknown>,
 ): Record<string, Record<string, unknown>> {
   const responses = operation.responses as Record<string, unknown>;
-  const common = { tags: operation.tags, 'x-tiffin-name': api.name };
+  // `x-tiffin-name` stays on the synchronous operation only (clients map it to the API's route); these say
+  // which API and operation they serve.
+  const common = (op: string) => ({
+    tags: operation.tags,
+    'x-tiffin-task': { api: api.name, operation: op },
+  });
   const byId = (op: string, summary: string, ok: unknown, extra: Record<string, unknown> = {}) => ({
-    ...common,
+    ...common(op),
     summary,
     operationId: `${service.name}__${api.name}__${op}`,
     parameters: [ID_PARAMETER],
@@ -67,8 +72,10 @@ export function taskPaths(
       ...extra,
     },
   });
+  const { 'x-tiffin-name': _name, ...synchronous } = operation;
   const submitOperation = {
-    ...operation,
+    ...synchronous,
+    ...common('submit'),
     operationId: `${service.name}__${api.name}__submit`,
     summary: `Submit ${api.name} as a task: answers 202 {id} at once`,
     responses: {

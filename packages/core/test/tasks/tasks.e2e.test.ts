@@ -262,6 +262,14 @@ describe('a task API', () => {
       ]),
     );
     expect(Object.keys(doc.paths['/count/submit'] ?? {})).toEqual(['post']);
+    // The name (what clients map to the API's route) stays on the synchronous operation only.
+    expect(doc.paths['/count']?.post).toMatchObject({ 'x-tiffin-name': 'count' });
+    expect(doc.paths['/count/submit']?.post).not.toHaveProperty('x-tiffin-name');
+    expect(doc.paths['/count/submit']?.post).toMatchObject({
+      'x-tiffin-task': { api: 'count', operation: 'submit' },
+      requestBody: expect.any(Object),
+      responses: { '202': expect.any(Object) },
+    });
     expect(Object.keys(doc.paths['/count/cancel'] ?? {})).toEqual(['post']);
   });
 });
