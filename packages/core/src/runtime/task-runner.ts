@@ -22,6 +22,8 @@ const NOT_KEPT: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy
 export class TaskRunner {
   private running = 0;
   private pumping = false;
+  /** Set when `pump` was asked for while it ran: a task submitted meanwhile may not have been seen. */
+  private pumpAgain = false;
 
   constructor(
     private readonly service: Service,
@@ -48,19 +50,25 @@ export class TaskRunner {
 
   /** Start queued tasks while slots are free. */
   private pump(): void {
-    if (this.pumping) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
     this.pumping = true;
     void (async () => {
       try {
-        while (this.running < this.service.taskConcurrency) {
-          const task = await this.store.claim();
-          if (!task) break;
-          this.running++;
-          void this.run(task).finally(() => {
-            this.running--;
-            this.pump();
-          });
-        }
+        do {
+          this.pumpAgain = false;
+          while (this.running < this.service.taskConcurrency) {
+            const task = await this.store.claim();
+            if (!task) break;
+            this.running++;
+            void this.run(task).finally(() => {
+              this.running--;
+              this.pump();
+            });
+          }
+        } while (this.pumpAgain);
       } catch (err) {
         this.logger.log('error', 'task store failed', {
           error: err instanceof Error ? err.message : String(err),

@@ -317,3 +317,45 @@ describe('a full task store', () => {
     expect(gone.status).toBe(404);
   });
 });
+
+describe('many submits at once', () => {
+  it('runs every task, at most `concurrency` at a time, none left queued', async () => {
+    let running = 0;
+    let most = 0;
+    const busy = new Service('busy', { tasks: { maxTasks: 40, concurrency: 2 } }).api(
+      { name: 'work', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
+      async (input) => {
+        running++;
+        most = Math.max(most, running);
+        await sleep(20);
+        running--;
+        return input;
+      },
+    );
+    const busyHandle = await start(busy);
+    try {
+      const ids = await Promise.all(
+        Array.from({ length: 30 }, async (_, k) => {
+          const res = await fetch(`${busyHandle.url}/work/submit`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ k }),
+          });
+          expect(res.status).toBe(202);
+          return ((await res.json()) as { id: string }).id;
+        }),
+      );
+      for (const [k, id] of ids.entries()) {
+        for (;;) {
+          const view = await busy.tasks.status(id);
+          if (finished(view)) break;
+          await sleep(10);
+        }
+        expect(await (await fetch(`${busyHandle.url}/work/get?id=${id}`)).json()).toEqual({ k });
+      }
+      expect(most).toBe(2);
+    } finally {
+      await busyHandle.close();
+    }
+  });
+});
