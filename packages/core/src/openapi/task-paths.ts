@@ -27,7 +27,7 @@ const TASK_VIEW_SCHEMA = {
     status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] },
     step: { type: 'integer' },
     total_steps: { type: 'integer', nullable: true },
-    error: { $ref: '#/components/schemas/InternalServerError' },
+    error: { nullable: true, allOf: [{ $ref: '#/components/schemas/InternalServerError' }] },
     created_at: { type: 'string', format: 'date-time' },
     finished_at: { type: 'string', format: 'date-time', nullable: true },
     expires_at: { type: 'string', format: 'date-time', nullable: true },
