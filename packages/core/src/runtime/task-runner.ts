@@ -1,9 +1,10 @@
+import { Cancelled } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
 import { errorAnswer } from '../server/error-response.js';
 import type { Logger } from '../server/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
-import { TaskCancelled, TaskResultTooLarge } from '../tasks/task-errors.js';
+import { TaskResultTooLarge } from '../tasks/task-errors.js';
 import type { ClaimedTask, TaskRequest, TaskResult, TaskStore } from '../tasks/task-store.js';
 import { httpCodec } from './http-codec.js';
 import type { Invocation } from './invocation.js';
@@ -82,9 +83,7 @@ export class TaskRunner {
   private async run(task: ClaimedTask): Promise<void> {
     const { id } = task;
     const abort = new LazyAbort();
-    const stopCancel = this.store.onCancel(id, () =>
-      abort.abort(new TaskCancelled(`task ${id} was cancelled`)),
-    );
+    const stopCancel = this.store.onCancel(id, () => abort.abort(new Cancelled(`task ${id} was cancelled`)));
     const call: Invocation = {
       requestId: id,
       api: this.service.apis.get(task.api),

@@ -3,7 +3,8 @@ export {
   MemoryTaskStore,
   type MemoryTaskStoreOptions,
 } from './memory-task-store.js';
-export { TaskCancelled, TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksFull } from './task-errors.js';
+export { pushedEvents } from './pushed-events.js';
+export { TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksFull } from './task-errors.js';
 export type {
   ClaimedTask,
   TaskEvent,

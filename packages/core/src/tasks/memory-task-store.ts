@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type ErrorBody, truncateForMessage } from '../errors/index.js';
-import { TaskCancelled, TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksFull } from './task-errors.js';
+import { Cancelled, type ErrorBody, truncateForMessage } from '../errors/index.js';
+import { pushedEvents } from './pushed-events.js';
+import { TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksFull } from './task-errors.js';
 import type {
   ClaimedTask,
   TaskEvent,
@@ -156,11 +157,7 @@ export class MemoryTaskStore implements TaskStore {
   async cancel(id: string): Promise<TaskView> {
     const entry = this.entry(id);
     if (entry.view.status === 'queued') {
-      await this.fail(
-        id,
-        new TaskCancelled(`task ${id} was cancelled before it started`).toBody(),
-        'cancelled',
-      );
+      await this.fail(id, new Cancelled(`task ${id} was cancelled before it started`).toBody(), 'cancelled');
     } else if (entry.view.status === 'running') {
       for (const listener of entry.cancelListeners) listener();
     }
@@ -186,32 +183,14 @@ export class MemoryTaskStore implements TaskStore {
       yield { event: entry.view.status, data: { ...entry.view } };
       return;
     }
-    const buffered: TaskEvent[] = [entry.latest];
-    let wake: (() => void) | undefined;
-    const listener: Listener = (event) => {
-      buffered.push(event);
-      wake?.();
-    };
-    const onAbort = () => wake?.();
-    entry.listeners.add(listener);
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      while (!signal.aborted) {
-        const event = buffered.shift();
-        if (!event) {
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-          });
-          wake = undefined;
-          continue;
-        }
-        yield event;
-        if (isFinalEvent(event)) return;
-      }
-    } finally {
-      entry.listeners.delete(listener);
-      signal.removeEventListener('abort', onAbort);
-    }
+    yield* pushedEvents<TaskEvent>(
+      (push) => {
+        entry.listeners.add(push);
+        return () => entry.listeners.delete(push);
+      },
+      signal,
+      { first: [entry.latest], isLast: isFinalEvent },
+    );
   }
 
   onCancel(id: string, listener: () => void): () => void {

@@ -28,15 +28,6 @@ export class TasksFull extends ServiceUnavailable {
   static override readonly code: string = 'JOBS_FULL';
 }
 
-/** A task was cancelled by id before it finished: its status carries this body (409 `CANCELLED`). */
-export class TaskCancelled extends TiffinError {
-  static override readonly code: string = 'CANCELLED';
-  static override readonly httpStatus: number = 409;
-  override get grpcStatus(): GrpcStatusCode {
-    return GrpcStatus.CANCELLED;
-  }
-}
-
 /** The task's encoded answer is larger than the store keeps (`maxResultBytes`): the task fails with 507. */
 export class TaskResultTooLarge extends TiffinError {
   static override readonly code: string = 'TASK_RESULT_TOO_LARGE';
