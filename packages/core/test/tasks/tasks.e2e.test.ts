@@ -204,11 +204,11 @@ describe('a task API', () => {
     expect((await status('count', running)).status).toBe('cancelled');
   });
 
-  it('a task past its API timeout ends failed with 504 GATEWAY_TIMEOUT', async () => {
+  it('a task past its API timeout ends failed with 504 DEADLINE_EXCEEDED', async () => {
     const id = await submit('forever', {});
     const view = await until('forever', id, finished);
     expect(view.status).toBe('failed');
-    expect(view.error?.type).toBe('GatewayTimeout');
+    expect(view.error).toMatchObject({ type: 'GatewayTimeout', code: 'DEADLINE_EXCEEDED' });
   });
 
   it('answers 4xx with a code for missing, empty, repeated, huge, non-ASCII and malformed ids', async () => {
