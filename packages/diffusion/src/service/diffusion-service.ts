@@ -231,7 +231,8 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
             },
           });
         },
-        { signal, cost: jobCost(input) },
+        // A job (filed under `job:`) waits however full the queue is: the job store bounds jobs.
+        { signal, cost: jobCost(input), pastTheBound: key.startsWith('job:') },
       );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
