@@ -39,7 +39,7 @@ export class TaskRunner {
   /** Store a task for `api` from its submitted request and start it when a slot is free. */
   async submit(api: InferenceApi, request: BufferedHttpRequest): Promise<{ id: string }> {
     const stored: TaskRequest = {
-      method: 'POST',
+      method: request.method,
       url: request.url,
       headers: [...request.headers.entries()].filter(([name]) => !NOT_KEPT.has(name)),
       body: await request.body(),

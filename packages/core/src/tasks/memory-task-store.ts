@@ -66,6 +66,13 @@ export class MemoryTaskStore implements TaskStore {
     return this.options.maxResultBytes;
   }
 
+  /** Event streams subscribed now, over every task (a diagnostic: it returns to 0 when clients leave). */
+  get subscribers(): number {
+    let count = 0;
+    for (const entry of this.tasks.values()) count += entry.listeners.size;
+    return count;
+  }
+
   /** Tasks held now, finished ones included. */
   get size(): number {
     return this.tasks.size;

@@ -49,6 +49,21 @@ function userService(tasks: ConstructorParameters<typeof Service>[1] extends inf
       },
     )
     .api(
+      {
+        name: 'double',
+        input: new NumpyNdarray({ dtype: 'float32' }),
+        output: new NumpyNdarray({ dtype: 'float32' }),
+        batchable: true,
+        task: true,
+      },
+      async (batch: NDArray) =>
+        new NDArray(
+          Float32Array.from(batch.data as Float32Array, (v) => v * 2),
+          batch.shape,
+          'float32',
+        ),
+    )
+    .api(
       { name: 'boom', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
       async (input) => {
         if ((input as { bad?: boolean }).bad) throw new BadInput('the input asked to fail');
@@ -155,6 +170,18 @@ describe('a task API', () => {
     expect(JSON.parse(bytes.toString('utf8'))).toHaveLength(7);
   });
 
+  it('runs a batchable API as a task through its batcher', async () => {
+    const id = await submit('double', [
+      [1, 2],
+      [3, 4],
+    ]);
+    expect((await until('double', id, finished)).status).toBe('succeeded');
+    expect(await (await fetch(url(`/double/get?id=${id}`))).json()).toEqual([
+      [2, 4],
+      [6, 8],
+    ]);
+  });
+
   it('refuses a bad input at submit, as the synchronous API does, and stores nothing', async () => {
     const before = (svc.tasks as MemoryTaskStore).size;
     const res = await fetch(url('/count/submit'), {
@@ -244,6 +271,9 @@ describe('a task API', () => {
       abort.abort();
       await sleep(20);
     }
+    // Nothing stays subscribed once the clients left (the task is still running).
+    expect((await status('count', id)).status).toBe('running');
+    expect((svc.tasks as MemoryTaskStore).subscribers).toBe(0);
     expect((await until('count', id, finished)).status).toBe('succeeded');
   });
 
