@@ -119,7 +119,8 @@ export interface ServiceOptions {
   models?: string[];
   /**
    * Where the service's tasks (APIs registered with `task: true`) live and how many run at once. Default: in
-   * this process's memory, 64 tasks held, results kept 600 s, one task running at a time.
+   * this process's memory, 64 tasks held, results kept 600 s, 64 MiB per answer and 512 MiB in all, one task
+   * running at a time.
    */
   tasks?: ServiceTaskOptions;
 }

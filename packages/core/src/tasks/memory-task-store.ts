@@ -20,12 +20,18 @@ export interface MemoryTaskStoreOptions {
   resultTtl: number;
   /** Most bytes of one task's encoded answer (default 64 MiB); a larger one fails the task with 507. */
   maxResultBytes: number;
+  /**
+   * Most bytes held in all (queued requests' bodies and finished answers; default 512 MiB): past it the oldest
+   * finished tasks are forgotten first, then a submit is a 503 and an answer fails its task with 507.
+   */
+  maxHeldBytes: number;
 }
 
 export const DEFAULT_TASK_STORE_OPTIONS: Readonly<MemoryTaskStoreOptions> = {
   maxTasks: 64,
   resultTtl: 600,
   maxResultBytes: 64 * 1024 * 1024,
+  maxHeldBytes: 512 * 1024 * 1024,
 };
 
 /** Most bytes of one progress event's detail (JSON); a larger detail is dropped, the step kept. */
@@ -80,13 +86,15 @@ export class MemoryTaskStore implements TaskStore {
 
   async submit(api: string, request: TaskRequest): Promise<TaskView> {
     this.sweep();
-    if (this.tasks.size >= this.options.maxTasks) {
-      const oldestFinished = [...this.tasks.values()].find((t) => FINAL.has(t.view.status));
-      if (!oldestFinished)
-        throw new TasksFull(`${this.options.maxTasks} tasks are unfinished; retry when one finishes`, {
-          headers: { 'retry-after': '1' },
-        });
-      this.tasks.delete(oldestFinished.view.id);
+    const { maxTasks, maxHeldBytes } = this.options;
+    while (this.tasks.size >= maxTasks || this.heldBytes() + request.body.byteLength > maxHeldBytes) {
+      if (!this.forgetOldestFinished())
+        throw new TasksFull(
+          this.tasks.size >= maxTasks
+            ? `${maxTasks} tasks are unfinished; retry when one finishes`
+            : `The unfinished tasks hold the ${maxHeldBytes} bytes this server keeps; retry when one finishes`,
+          { headers: { 'retry-after': '1' } },
+        );
     }
     const id = randomUUID();
     const entry: Entry = {
@@ -139,11 +147,23 @@ export class MemoryTaskStore implements TaskStore {
   async complete(id: string, result: TaskResult): Promise<void> {
     const entry = this.tasks.get(id);
     if (!entry || FINAL.has(entry.view.status)) return;
-    if (result.body.byteLength > this.options.maxResultBytes) {
+    const { maxResultBytes, maxHeldBytes } = this.options;
+    const size = result.body.byteLength;
+    if (size > maxResultBytes) {
       const tooLarge = new TaskResultTooLarge(
-        `The task's answer is ${result.body.byteLength} bytes; this server keeps at most ${this.options.maxResultBytes}`,
+        `The task's answer is ${size} bytes; this server keeps at most ${maxResultBytes}`,
       );
       return this.fail(id, tooLarge.toBody());
+    }
+    // The request's body is let go as the answer comes in.
+    const own = entry.request?.body.byteLength ?? 0;
+    while (this.heldBytes() - own + size > maxHeldBytes) {
+      if (!this.forgetOldestFinished()) {
+        const full = new TaskResultTooLarge(
+          `The task's answer (${size} bytes) does not fit in the ${maxHeldBytes} bytes the unfinished tasks leave`,
+        );
+        return this.fail(id, full.toBody());
+      }
     }
     entry.result = result;
     this.finish(entry, 'succeeded', null);
@@ -216,6 +236,25 @@ export class MemoryTaskStore implements TaskStore {
     const entry = this.tasks.get(id);
     if (!entry) throw new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
     return entry;
+  }
+
+  /** Bytes held: queued and running tasks' request bodies, finished tasks' answers. */
+  private heldBytes(): number {
+    let bytes = 0;
+    for (const entry of this.tasks.values())
+      bytes += (entry.request?.body.byteLength ?? 0) + (entry.result?.body.byteLength ?? 0);
+    return bytes;
+  }
+
+  /** Forget the oldest finished task to make room; false when every task is unfinished. */
+  private forgetOldestFinished(): boolean {
+    for (const [id, entry] of this.tasks) {
+      if (FINAL.has(entry.view.status)) {
+        this.tasks.delete(id);
+        return true;
+      }
+    }
+    return false;
   }
 
   private finish(entry: Entry, status: TaskStatus, error: ErrorBody | null): void {
