@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BadInput, JSONDescriptor, NDArray, NumpyNdarray, Service } from '../../src/index.js';
+import {
+  BadInput,
+  File,
+  JSONDescriptor,
+  Multipart,
+  NDArray,
+  NumpyNdarray,
+  Service,
+} from '../../src/index.js';
 import type { MemoryTaskStore, TaskView } from '../../src/internal.js';
 import { sleep, start } from '../server/helpers.js';
 
@@ -62,6 +70,15 @@ function userService(tasks: ConstructorParameters<typeof Service>[1] extends inf
           batch.shape,
           'float32',
         ),
+    )
+    .api(
+      {
+        name: 'upload',
+        input: new Multipart({ doc: new File(), meta: new JSONDescriptor() }),
+        output: new JSONDescriptor(),
+        task: true,
+      },
+      async ({ doc, meta }) => ({ name: doc.filename, bytes: doc.bytes.length, meta }),
     )
     .api(
       { name: 'boom', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
@@ -180,6 +197,22 @@ describe('a task API', () => {
       [2, 4],
       [6, 8],
     ]);
+  });
+
+  it('replays a multipart upload (its boundary kept) when the task runs', async () => {
+    const form = () => {
+      const data = new FormData();
+      data.append('doc', new Blob([Buffer.from('héllo wörld')], { type: 'text/plain' }), 'notes ☃.txt');
+      data.append('meta', JSON.stringify({ k: 1 }));
+      return data;
+    };
+    const res = await fetch(url('/upload/submit'), { method: 'POST', body: form() });
+    expect(res.status).toBe(202);
+    const { id } = (await res.json()) as { id: string };
+    expect((await until('upload', id, finished)).status).toBe('succeeded');
+    const got = await (await fetch(url(`/upload/get?id=${id}`))).json();
+    expect(got).toMatchObject({ bytes: Buffer.byteLength('héllo wörld'), meta: { k: 1 } });
+    expect(got).toEqual(await (await fetch(url('/upload'), { method: 'POST', body: form() })).json());
   });
 
   it('refuses a bad input at submit, as the synchronous API does, and stores nothing', async () => {
