@@ -93,6 +93,7 @@ export class TaskRunner {
       timedOut: false,
       task: { id, report: (progress) => void this.store.progress(id, progress).catch(() => {}) },
     };
+    let outcome: 'succeeded' | 'failed' | 'cancelled' = 'succeeded';
     try {
       const api = call.api;
       if (!api?.task)
@@ -108,10 +109,18 @@ export class TaskRunner {
     } catch (err) {
       const cancelled = abort.isAborted && !call.timedOut && !(err instanceof TaskResultTooLarge);
       const { body } = errorAnswer(cancelled ? (abortReason(abort) ?? err) : err, id, this.logger);
-      await this.store.fail(id, body, cancelled ? 'cancelled' : 'failed').catch(() => {});
+      outcome = cancelled ? 'cancelled' : 'failed';
+      await this.store.fail(id, body, outcome).catch(() => {});
     } finally {
       stopCancel();
       for (const fn of call.onClose) fn();
+      // A task has no access-log line of its own (its submit has): one line when it ends.
+      this.logger.log('info', 'task ended', {
+        taskId: id,
+        api: task.api,
+        status: outcome,
+        ms: Math.round(performance.now() - call.startedAt),
+      });
     }
   }
 

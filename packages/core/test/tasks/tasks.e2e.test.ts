@@ -161,6 +161,9 @@ describe('a task API', () => {
       error: null,
     });
     expect(view.expires_at).not.toBeNull();
+    expect(handle.logs.records).toContainEqual(
+      expect.objectContaining({ msg: 'task ended', taskId: id, api: 'count', status: 'succeeded' }),
+    );
     const got = await fetch(url(`/count/get?id=${id}`));
     const direct = await post('/count', { steps: 3 });
     expect(got.status).toBe(201);
