@@ -14,7 +14,9 @@ interface MediaType {
   'x-tiffin-example-files'?: Record<string, string>;
 }
 interface Operation {
-  'x-tiffin-name': string;
+  'x-tiffin-name'?: string;
+  /** On a task API's routes (`/<api>/submit`, ...) instead of the name. */
+  'x-tiffin-task'?: { api: string; operation: string };
   requestBody?: { content: Record<string, MediaType> };
 }
 interface Document {
@@ -77,16 +79,18 @@ async function examplesOf(args: string[]): Promise<{ missing: string[]; statuses
     for (const [path, operations] of Object.entries(doc.paths)) {
       const post = operations.post;
       if (!post) continue; // infrastructure routes, and APIs read from the query string (GET only)
+      const task = post['x-tiffin-task'];
+      const name = post['x-tiffin-name'] ?? `${task?.api}/${task?.operation}`;
       const request = await exampleRequest(url, post);
       if (!request) {
-        missing.push(post['x-tiffin-name']);
+        missing.push(name);
         continue;
       }
       const res = await fetch(url + path, request);
       // An event stream may go on (diffusion's /progress follows every job): the status is the answer.
       if (res.headers.get('content-type')?.startsWith('text/event-stream')) await res.body?.cancel();
       else await res.arrayBuffer();
-      statuses[post['x-tiffin-name']] = res.status;
+      statuses[name] = res.status;
     }
     return { missing, statuses };
   } finally {
@@ -103,8 +107,8 @@ describe("every API's own example in /docs.json is accepted (what the API page p
     ['the quickstart', ['serve', 'examples/quickstart/service.ts'], []],
     // Image inputs (grayscale, describe's photo) are example images the server serves.
     ['the clients example', ['serve', 'examples/clients/service.ts'], []],
-    // text2img_cancel reads the job id from the query string (`?id=`): no body, so no body example.
-    ['the diffusion service (demo model)', ['diffusion', 'start', 'demo'], ['text2img_cancel']],
+    // text2img/cancel (a task route) reads the task id from the query string (`?id=`): no body, no example.
+    ['the diffusion service (demo model)', ['diffusion', 'start', 'demo'], ['text2img/cancel']],
   ] as const)(
     '%s',
     async (_name, args, withoutExample) => {

@@ -54,14 +54,17 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
   // The descriptors' wire forms: gRPC messages (grpc/messages, grpc/struct), v2 tensors and datatypes
   // (inference-protocol/tensor, datatype); the Tensors descriptor's signature checks (models).
   io: ['errors', 'grpc', 'http', 'inference-protocol', 'limits', 'models', 'ndarray', 'service'],
-  service: ['errors', 'http', 'io'],
+  // Tasks: the store contract, the in-memory store and their errors; the runner that calls them is runtime's.
+  tasks: ['errors'],
+  // A service holds its task store (ServiceOptions.tasks); Context reports a task's progress.
+  service: ['errors', 'http', 'io', 'tasks'],
   models: ['errors', 'inference-protocol', 'io', 'ndarray', 'service', 'store', 'threads'],
   openapi: ['io', 'service'],
   // Worker threads for any work (decoding bodies, the model runners): how a thread starts, how errors cross.
   threads: ['errors'],
-  // The runtime takes the server's Logger type and metrics.
-  runtime: ['errors', 'http', 'io', 'limits', 'server', 'service'],
-  server: ['errors', 'http', 'inference-protocol', 'io', 'limits', 'openapi', 'runtime', 'service'],
+  // The runtime takes the server's Logger type, metrics and error answer; it runs tasks (task-runner.ts).
+  runtime: ['errors', 'http', 'io', 'limits', 'server', 'service', 'tasks'],
+  server: ['errors', 'http', 'inference-protocol', 'io', 'limits', 'openapi', 'runtime', 'service', 'tasks'],
   grpc: ['errors', 'http', 'inference-protocol', 'io', 'limits', 'runtime', 'server', 'service'],
   'inference-protocol': ['errors', 'io', 'limits', 'ndarray', 'runtime', 'server', 'service'],
 };

@@ -3,6 +3,7 @@ import { encodeInput } from './encode.js';
 import { TiffinClientError } from './errors.js';
 import type { CallOptions, ClientOptions } from './options.js';
 import { type ApiInfo, apisFromOpenApi } from './schema.js';
+import { taskMethods } from './tasks.js';
 import { send } from './transport.js';
 import type { ClientMethods, TypedClient, UntypedApiMethod, UntypedClient } from './types.js';
 
@@ -16,7 +17,8 @@ import type { ClientMethods, TypedClient, UntypedApiMethod, UntypedClient } from
 export function createClient<S = never>(
   options: ClientOptions,
 ): [S] extends [never] ? UntypedClient : TypedClient<S>;
-export function createClient(options: ClientOptions): UntypedClient {
+// The overload above types it; the typed and untyped clients are one object at run time.
+export function createClient(options: ClientOptions): unknown {
   if (!options || typeof options.baseUrl !== 'string' || !/^https?:\/\//i.test(options.baseUrl)) {
     throw new TiffinClientError('createClient: baseUrl must be an http(s) URL', 'usage');
   }
@@ -44,13 +46,18 @@ export function createClient(options: ClientOptions): UntypedClient {
     return apis;
   };
 
+  const apiNamed = async (name: string, call: CallOptions): Promise<ApiInfo> => {
+    const api = (await loadApis(call)).get(name);
+    if (!api) {
+      const known = [...(await loadApis(call)).keys()].join(', ') || 'none';
+      throw new TiffinClientError(`No API named '${name}' (this service has: ${known})`, 'usage');
+    }
+    return api;
+  };
+
   const methods: ClientMethods = {
     async $call(name, input, call = {}) {
-      const api = (await loadApis(call)).get(name);
-      if (!api) {
-        const known = [...(await loadApis(call)).keys()].join(', ') || 'none';
-        throw new TiffinClientError(`No API named '${name}' (this service has: ${known})`, 'usage');
-      }
+      const api = await apiNamed(name, call);
       const { body, contentType } = await encodeInput(input, api.input);
       const { response, done } = await send(
         options,
@@ -66,6 +73,7 @@ export function createClient(options: ClientOptions): UntypedClient {
       return decodeOutput(response, api.output, done);
     },
     $apis: () => loadApis(),
+    $task: (name) => taskMethods(options, (call) => apiNamed(name, call)),
   };
 
   const bound = new Map<string, UntypedApiMethod>();

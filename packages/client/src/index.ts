@@ -5,7 +5,10 @@ export type { ApiInfo, WireForm } from './schema.js';
 export type {
   ApiMethod,
   ApisOf,
+  ApiTask,
   ClientMethods,
+  TaskMethods,
+  TaskView,
   TypedClient,
   UntypedApiMethod,
   UntypedClient,

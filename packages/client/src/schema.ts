@@ -13,6 +13,8 @@ export interface ApiInfo {
   /** How the output travels (`x-tiffin-wire` of the 200 response); null: read by its media type. */
   readonly output: WireForm | null;
   readonly doc: string;
+  /** Whether the API is also served as a task (`<route>/submit`, `/status`, `/get`, `/cancel`, `/events`). */
+  readonly task: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -49,7 +51,13 @@ export function apisFromOpenApi(doc: unknown): Map<string, ApiInfo> {
       input: wireOf(op.requestBody),
       output: wireOf(responses['200']),
       doc: typeof op.description === 'string' ? op.description : '',
+      task: isTaskSubmit(doc.paths[`${route}/submit`]),
     });
   }
   return apis;
+}
+
+/** Whether a path item is a task's submit route (`x-tiffin-task` on its POST). */
+function isTaskSubmit(item: unknown): boolean {
+  return isObject(item) && isObject(item.post) && isObject(item.post['x-tiffin-task']);
 }

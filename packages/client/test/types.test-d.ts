@@ -26,6 +26,17 @@ describe('createClient<typeof quickstart>', () => {
     expectTypeOf(client.classify_json({ any: 'json' })).resolves.toEqualTypeOf<unknown>();
   });
 
+  it('types the task routes of an API like its synchronous call', () => {
+    const classify = client.$task('classify');
+    expectTypeOf(classify.submit).parameter(0).toEqualTypeOf<NDArraySource>();
+    expectTypeOf(classify.submit([[1, 2, 3, 4]])).resolves.toEqualTypeOf<string>();
+    expectTypeOf(classify.get('id')).resolves.toEqualTypeOf<NestedList>();
+    // @ts-expect-error no such API
+    void client.$task('missing');
+    // @ts-expect-error Text takes a string
+    void client.$task('sentiment').submit(42);
+  });
+
   it('rejects wrong arguments and unknown APIs at compile time', () => {
     // @ts-expect-error Text takes a string
     void client.sentiment(42);

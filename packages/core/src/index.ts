@@ -2,7 +2,7 @@
 // and its Context; the built-in descriptors and what a custom descriptor is written with (the HTTP exchange,
 // batching helpers, OpenAPI schema, protobuf payloads, v2 tensors and wire forms); NDArray; the errors an API
 // may throw; serving over HTTP and gRPC with their options and loggers; the model store a service loads its
-// models from. Everything else is internal: the other workspace packages share it through
+// models from; the task store contract. Everything else is internal: the other workspace packages share it through
 // `@tiffin/core/internal`, which carries no stability promise. Exports stay sorted by path (biome), so this
 // list is easy to re-apply.
 export {
@@ -64,3 +64,4 @@ export { type ServeOptions, type ServerHandle, serve } from './server/serve.js';
 export { Context } from './service/context.js';
 export { type ApiOptions, type ApiTypes, Service, type ServiceOptions } from './service/service.js';
 export { ModelStore, type StoredModel } from './store/model-store.js';
+export type { TaskStore } from './tasks/task-store.js';

@@ -153,6 +153,17 @@ const otherCall: fc.Arbitrary<FuzzRequest> = fc.record({
     ),
     fc.stringMatching(/^\/[\x21-\x7e]{0,80}$/),
     fc.constant(`/${'p'.repeat(9000)}`),
+    // A task's routes with hostile ids: odd bytes, percent-escapes, repeats, huge.
+    fc
+      .tuple(
+        fc.constantFrom('status', 'get', 'cancel', 'events'),
+        fc.oneof(
+          fc.stringMatching(/^[\x21-\x7e]{0,200}$/),
+          fc.constantFrom('', '%ff%fe', '%E2%98%83', 'a&id=b', '..%2F..%2F', '%00'),
+          fc.constant('9'.repeat(5000)),
+        ),
+      )
+      .map(([op, id]) => `/json/${op}?id=${id}`),
   ),
   payload: fc.constant({ kind: 'empty', contentType: null, body: Buffer.alloc(0) }),
   framing: fc.constant('length' as const),

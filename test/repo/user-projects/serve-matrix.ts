@@ -7,7 +7,7 @@ import { type ProjectKind, type UserProject, userProject } from '../user-project
 
 /**
  * Every service file kind from every kind of reader's folder, with Tiffin installed by npm from the tarballs:
- * `tiffin serve` answers a good request 200 and a bad one 400. Then --reload, --workers, build and the
+ * `tiffin serve` answers a good request 200 and a bad one 400, and the same API as a task. Then --reload, --workers, build and the
  * programmatic API on the combination that used to fail (.ts in an `npm init -y` folder), and the installed
  * packages' decoding threads.
  */
@@ -64,7 +64,11 @@ function serviceSource(cell: Cell): string {
 
 const svc = new Service('sums');
 svc.api(
-  { input: new NumpyNdarray({ dtype: 'float64', shape: [-1, 2], enforce_shape: true }), output: new NumpyNdarray() },
+  {
+    input: new NumpyNdarray({ dtype: 'float64', shape: [-1, 2], enforce_shape: true }),
+    output: new NumpyNdarray(),
+    task: true,
+  },
   function sum(input${t(': InstanceType<typeof NDArray>')}) {
     return NDArray.from(rowSums(input.data${t(' as Float64Array')}), 'float64');
   },
@@ -86,12 +90,24 @@ async function post(url: string, body: string): Promise<{ status: number; json: 
   return { status: res.status, json: await res.json() };
 }
 
-/** Good request 200 with the sums; bad shape 400 with a JSON body. */
-async function answersGoodAndBad(url: string, expect: ExpectStatic): Promise<void> {
+/** Good request 200 with the sums; bad shape 400 with a JSON body; with `task`, the same as a task (submit, get). */
+async function answersGoodAndBad(url: string, expect: ExpectStatic, task = true): Promise<void> {
   expect(await post(`${url}/sum`, '[[1, 2], [3, 4]]')).toEqual({ status: 200, json: [3, 7] });
   const bad = await post(`${url}/sum`, '[[1, 2, 3]]');
   expect(bad.status).toBe(400);
   expect(bad.json).toMatchObject({ type: 'BadInput' });
+  if (!task) return;
+  const submitted = await post(`${url}/sum/submit`, '[[1, 2], [3, 4]]');
+  expect(submitted.status).toBe(202);
+  const { id } = submitted.json as { id: string };
+  let status = '';
+  for (let k = 0; k < 500 && !['succeeded', 'failed', 'cancelled'].includes(status); k++) {
+    if (k > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    status = ((await (await fetch(`${url}/sum/status?id=${id}`)).json()) as { status: string }).status;
+  }
+  expect(status).toBe('succeeded');
+  expect(await (await fetch(`${url}/sum/get?id=${id}`)).json()).toEqual([3, 7]);
+  expect((await post(`${url}/sum/submit`, '[[1, 2, 3]]')).status).toBe(400);
 }
 
 /** `tiffin <args>` in the project until it is ready, `check`, then SIGTERM and a clean exit. */
@@ -170,7 +186,8 @@ describe('the other ways in, for a .ts service in an `npm init -y` folder', () =
     const project = projects.get('cjs')!;
     const file = writeCell(project, cell);
     await serving(project, ['serve', file, '--workers', '2'], expect, async (url, server) => {
-      await answersGoodAndBad(url, expect);
+      // No task round trip: each worker process holds its own in-memory tasks (docs/tasks.md).
+      await answersGoodAndBad(url, expect, false);
       expect(server.output).toContain('"workers":2');
     });
   }, 120_000);

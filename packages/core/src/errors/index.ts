@@ -184,6 +184,17 @@ export class GatewayTimeout extends TiffinError {
   static override readonly code: string = 'DEADLINE_EXCEEDED';
   static override readonly httpStatus: number = 504;
 }
+/**
+ * Work stopped because it was cancelled (a task cancelled by id, a generation whose client went away): 409
+ * `CANCELLED`. Nobody usually reads the answer; a task's status carries it.
+ */
+export class Cancelled extends TiffinError {
+  static override readonly code: string = 'CANCELLED';
+  static override readonly httpStatus: number = 409;
+  override get grpcStatus(): GrpcStatusCode {
+    return GrpcStatus.CANCELLED;
+  }
+}
 /** An optional package a feature needs is not installed; the message names the package to add. */
 export class MissingDependencyException extends TiffinError {
   static override readonly code: string = 'MISSING_DEPENDENCY';

@@ -3,6 +3,7 @@ import { type ExampleFiles, exampleFilePath } from '../io/example-file.js';
 import type { ComponentsObject, RequestBodyObject, ResponseObject, SchemaObject } from '../io/openapi.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { mountedRouterRoutes } from './mounted-routes.js';
+import { taskPaths } from './task-paths.js';
 
 /** The OpenAPI 3.0 document `/docs.json` serves (docs/spec/io-descriptors.md §10.7 with D4, D6, D13). */
 export interface OpenApiDocument {
@@ -203,6 +204,7 @@ export function buildOpenApiDocument(service: Service): OpenApiDocument {
     paths[api.route] = Object.fromEntries(
       api.input.httpMethods.map((m) => [m.toLowerCase(), m === 'GET' ? withoutBody : operation]),
     );
+    if (api.task) Object.assign(paths, taskPaths(service, api, operation));
     addComponents(
       safely(
         () => api.input.openapiComponents(),

@@ -16,6 +16,8 @@ export const UNLIMITED_PATHS: ReadonlySet<string> = new Set([
  */
 export class ConcurrencyGate {
   private inFlight = 0;
+  /** Who waits for a permit (`whenFree`): background work, never a request. */
+  private readonly waiting: Array<() => void> = [];
 
   constructor(
     readonly max: number,
@@ -37,7 +39,17 @@ export class ConcurrencyGate {
       if (!released) {
         released = true;
         this.inFlight--;
+        if (this.waiting.length > 0) this.waiting.shift()!();
       }
     };
+  }
+
+  /**
+   * Resolves when a permit may be free (then `enter` again: a request may have taken it first). For work
+   * that waits its turn instead of being refused, such as a task whose client is not waiting on the answer.
+   */
+  whenFree(): Promise<void> {
+    if (this.inFlight < this.max) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 }

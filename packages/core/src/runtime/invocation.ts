@@ -1,3 +1,4 @@
+import type { TaskCall } from '../service/context.js';
 import type { InferenceApi } from '../service/service.js';
 import type { LazyAbort } from './lazy-abort.js';
 
@@ -18,4 +19,6 @@ export interface Invocation {
   startedAt: number;
   /** Set once the deadline answered: later results are dropped. */
   timedOut: boolean;
+  /** Set when the call runs as a task: its id and where `ctx.progress` reports go. */
+  task?: TaskCall;
 }

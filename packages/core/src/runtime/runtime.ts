@@ -68,6 +68,11 @@ export class Runtime {
     return this.options.limits ?? DEFAULT_LIMITS;
   }
 
+  /** Throws the 503 while the service may not take calls (starting, or draining). */
+  assertReady(): void {
+    if (!this.options.isReady()) throw new ServiceUnavailable('The service is starting; try again shortly');
+  }
+
   /** The batcher of a batchable API (tests, diagnostics). */
   batcher(apiName: string): Batcher | undefined {
     return this.batchers.get(apiName);
@@ -114,8 +119,8 @@ export class Runtime {
     message: Message,
     codec: TransportCodec<Message, Answer>,
   ): Promise<Answer> {
-    if (!this.options.isReady()) throw new ServiceUnavailable('The service is starting; try again shortly');
-    const ctx = new Context(request, this.service.state, call.requestId);
+    this.assertReady();
+    const ctx = new Context(request, this.service.state, call.requestId, call.task);
     call.onClose.push(() => {
       if (ctx.usedTempDir) ctx.dispose().catch(() => {});
     });

@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { registerInferenceProtocol } from '../inference-protocol/routes.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
+import { TaskRunner } from '../runtime/task-runner.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
 import { EventStreams } from './event-streams.js';
@@ -22,6 +23,7 @@ import { addExampleFileRoutes } from './routes/example-files.js';
 import { liveHandler, readyHandler } from './routes/health.js';
 import { metricsHandler } from './routes/metrics.js';
 import { RouteTable } from './routes/route-table.js';
+import { taskRoutes } from './routes/tasks.js';
 
 export interface TiffinApp {
   /**
@@ -72,6 +74,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     retryAfter: resolved.retryAfter,
   });
 
+  let taskRunner: TaskRunner | undefined;
   for (const api of service.apis.values()) {
     const handler = apiHandler(api, {
       runtime,
@@ -82,6 +85,19 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     });
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
+    if (!api.task) continue;
+    taskRunner ??= new TaskRunner(service, runtime, logger);
+    const operations = taskRoutes(api, {
+      runtime,
+      runner: taskRunner,
+      store: service.tasks,
+      maxBodySize: resolved.maxBodySize,
+      limits: resolved.limits,
+      bodyTimeoutMs,
+      eventStreams,
+    });
+    for (const [operation, methods] of Object.entries(operations))
+      routes.add(`${api.route}/${operation}`, methods, api);
   }
   let docsJson: string | undefined;
   routes.add('/docs.json', {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HttpRequest } from '../http/request.js';
 import type { Cookie } from '../http/response.js';
+import type { TaskProgress } from '../tasks/task-store.js';
 
 /** Per-request response settings a handler may change (docs/spec/io-descriptors.md §10.4, D11). */
 export class ResponseContext {
@@ -38,6 +39,12 @@ export class ResponseContext {
 /** Process-wide state shared by lifecycle hooks and every request. */
 export type ServiceState = Record<string, unknown>;
 
+/** Where a task's progress reports go (set by the runtime when the call runs as a task). */
+export interface TaskCall {
+  readonly id: string;
+  report(progress: TaskProgress): void;
+}
+
 /**
  * What an API function gets as its second argument: the request, the response settings and the service
  * state. A fresh one per request; `state` is the service's, shared.
@@ -51,7 +58,22 @@ export class Context {
     readonly state: ServiceState,
     /** Set by the server: id of this request in logs and the `x-request-id` header. */
     readonly requestId: string = '',
+    private readonly task: TaskCall | undefined = undefined,
   ) {}
+
+  /** The task's id when this call runs as a task (`/<api>/submit`); undefined for a synchronous call. */
+  get taskId(): string | undefined {
+    return this.task?.id;
+  }
+
+  /**
+   * Report progress: `step` of `totalSteps` (null when not known yet), with an optional small JSON `detail`
+   * (a preview, a timestep) that the task's event stream forwards. A synchronous call has no one to tell:
+   * there it does nothing.
+   */
+  progress(step: number, totalSteps: number | null, detail?: Readonly<Record<string, unknown>>): void {
+    this.task?.report({ step, totalSteps, detail });
+  }
 
   /** A per-request temporary directory, removed after the request. */
   tempDir(): Promise<string> {

@@ -2,6 +2,8 @@ import type { DefaultContext, DefaultState, Middleware } from 'koa';
 import { InvalidArgument, TiffinError } from '../errors/index.js';
 import type { BatchInputOf, BatchOutputOf } from '../io/batching.js';
 import type { InputOf, IODescriptor, OutputOf } from '../io/descriptor.js';
+import { MemoryTaskStore, type MemoryTaskStoreOptions } from '../tasks/memory-task-store.js';
+import type { TaskStore } from '../tasks/task-store.js';
 import type { BatchContext, Context, LifecycleContext, ServiceState } from './context.js';
 
 const API_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -50,8 +52,15 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
    * (its `fromSample` sample, one of its declared shape and dtype, or its schema model's).
    */
   example?: unknown;
-  /** Per-API timeout in seconds (overrides the server's). */
+  /** Per-API timeout in seconds (overrides the server's); a task's run has the same limit. */
   timeout?: number;
+  /**
+   * Serve the API as a task too (docs/tasks.md): besides `POST /<route>`, `POST /<route>/submit` answers 202
+   * `{ id }` at once and the call runs in the background through the same path; `GET /<route>/status?id=`,
+   * `GET /<route>/get?id=` (the answer `POST /<route>` would have given), `POST /<route>/cancel?id=` and
+   * `GET /<route>/events?id=` (server-sent progress, see `Context.progress`) follow it.
+   */
+  task?: boolean;
   /** Run calls in adaptive batches (both descriptors must implement `batching`); the function then gets a batch. */
   batchable?: boolean;
   batch_dim?: number;
@@ -78,6 +87,8 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
   readonly timeout: number | undefined;
   /** Set when the API is batchable: then `fn` is a `BatchApiFunction`, called by the runtime's batcher. */
   readonly batching: BatchOptions | undefined;
+  /** Whether the API is also served as a task (`/<route>/submit` and friends). */
+  readonly task: boolean;
   readonly fn: ApiFunction<I, O>;
 }
 
@@ -106,6 +117,23 @@ export interface ServiceOptions {
   version?: string;
   /** Model tags (`name:version`) the service uses; `tiffin build` packages them. */
   models?: string[];
+  /**
+   * Where the service's tasks (APIs registered with `task: true`) live and how many run at once. Default: in
+   * this process's memory, 64 tasks held, results kept 600 s, 64 MiB per answer and 512 MiB in all, one task
+   * running at a time.
+   */
+  tasks?: ServiceTaskOptions;
+}
+
+/** The task settings of a service (`ServiceOptions.tasks`). */
+export interface ServiceTaskOptions extends Partial<MemoryTaskStoreOptions> {
+  /**
+   * A store of your own (a durable one shared by replicas); the size options above then belong to it.
+   * Default: a `MemoryTaskStore`, lost on restart and not shared between replicas.
+   */
+  store?: TaskStore;
+  /** Tasks that run at once in this process (default 1); each also holds one of the server's call permits. */
+  concurrency?: number;
 }
 
 /** How `Service.mount` mounts a middleware. */
@@ -145,6 +173,10 @@ export class Service<Apis extends ApiTypesMap = {}> {
   private readonly shutdownHooks: LifecycleHook[] = [];
   private readonly readinessChecks: ReadinessCheck[] = [];
   private readonly mounted: MountedMiddleware[] = [];
+  /** Where this service's tasks live (see `ServiceOptions.tasks`). */
+  readonly tasks: TaskStore;
+  /** Tasks run at once in this process. */
+  readonly taskConcurrency: number;
 
   constructor(name: string, options: ServiceOptions = {}) {
     const lower = name.toLowerCase();
@@ -157,6 +189,11 @@ export class Service<Apis extends ApiTypesMap = {}> {
     this.doc = options.doc ?? '';
     this.version = options.version;
     this.models = options.models ?? [];
+    const { store, concurrency = 1, ...memory } = options.tasks ?? {};
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new InvalidArgument(`tasks.concurrency must be an integer >= 1, got ${String(concurrency)}`);
+    this.tasks = store ?? new MemoryTaskStore(memory);
+    this.taskConcurrency = concurrency;
   }
 
   /**
@@ -198,9 +235,10 @@ export class Service<Apis extends ApiTypesMap = {}> {
     if (RESERVED.has(route.slice(1)) || route === '/') {
       throw new InvalidArgument(`Reserved API route: '${rawRoute}' is reserved for infra endpoints`);
     }
+    const routes = servedRoutes(route, options.task === true);
     for (const other of this.apiMap.values()) {
-      if (other.route === route)
-        throw new InvalidArgument(`API route ${route} is already used by API ${other.name}`);
+      const taken = servedRoutes(other.route, other.task).find((r) => routes.includes(r));
+      if (taken) throw new InvalidArgument(`API route ${taken} is already used by API ${other.name}`);
     }
     this.apiMap.set(name, {
       name,
@@ -211,6 +249,7 @@ export class Service<Apis extends ApiTypesMap = {}> {
       example: options.example,
       timeout: options.timeout,
       batching: options.batchable ? batchOptions(name, options) : undefined,
+      task: options.task === true,
       fn: fn as unknown as ApiFunction<IODescriptor, IODescriptor>,
     });
     return this as unknown as Service<WithApi<Apis, N, I, O>>;
@@ -283,6 +322,15 @@ export class Service<Apis extends ApiTypesMap = {}> {
   async shutdown(): Promise<void> {
     for (const hook of [...this.shutdownHooks].reverse()) await hook({ state: this.state });
   }
+}
+
+/** The operations of a task API, each served at `<route>/<operation>`. */
+export const TASK_OPERATIONS = ['submit', 'status', 'get', 'cancel', 'events'] as const;
+export type TaskOperation = (typeof TASK_OPERATIONS)[number];
+
+/** The paths an API answers on: its route, and with `task` its task routes. */
+function servedRoutes(route: string, task: boolean): string[] {
+  return task ? [route, ...TASK_OPERATIONS.map((op) => `${route}/${op}`)] : [route];
 }
 
 /** Check a batchable API's settings and descriptors at registration (not at the first request). */

@@ -49,6 +49,8 @@ function everyDescriptor(): Service {
     echo,
   );
   svc.api({ name: 'text', input: new Text(), output: Text.fromSample('hello') }, echo);
+  // A task API: its /submit, /status, /get, /cancel and /events routes are in the document too.
+  svc.api({ name: 'json_task', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true }, echo);
   svc.api({ name: 'sse', input: new Text(), output: new Text({ content_type: 'text/event-stream' }) }, echo);
   svc.api({ name: 'file', input: new File(), output: new File({ mime_type: 'text/csv' }) }, () =>
     Buffer.from('a'),

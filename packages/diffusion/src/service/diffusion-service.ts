@@ -11,6 +11,7 @@ import {
   Service,
   ServiceUnavailable,
   sseEvent,
+  type TaskStore,
   Text,
 } from '@tiffin/core';
 import type { InputOf } from '@tiffin/core/internal';
@@ -23,7 +24,6 @@ import { GenerationCancelled } from '../pipeline/cancel.js';
 import { assertBackendPackages } from './backend-packages.js';
 import { GenerationQueue } from './generation-queue.js';
 import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
-import { JobStore } from './jobs.js';
 import { resizeLanczos } from './lanczos-resize.js';
 import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize, pipelineFamily } from './model-config.js';
@@ -82,7 +82,7 @@ export interface DiffusionServiceOptions {
   models?: string[];
   /** Where per-step progress lines go (default JSON lines on stderr). */
   logger?: Logger;
-  /** Jobs (`/<api>/submit`) held at once, finished ones included (default 64). */
+  /** Tasks (`/<api>/submit`) held at once, finished ones included (default 64). */
   maxJobs?: number;
   /** Seconds a finished job's status and images are kept (default 600). */
   jobResultTtl?: number;
@@ -105,15 +105,13 @@ interface PreparedGeneration {
   loras: JobLora[];
 }
 
-/** `?id=` of the jobs API. */
-const jobIdSchema = z.object({ id: z.string().min(1).max(128) });
-
 /** What the factory returns: the Service plus handles tests and embedders use. */
 export interface DiffusionService {
   service: Service;
   progress: ProgressHub;
   queue: GenerationQueue;
-  jobs: JobStore;
+  /** The service's task store (`/<api>/submit` and friends, served by core). */
+  jobs: TaskStore;
 }
 
 /**
@@ -128,13 +126,11 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const logger = options.logger ?? new JsonLineLogger((line) => process.stderr.write(line));
   const progress = new ProgressHub();
   const queue = new GenerationQueue(options.maxQueue ?? 4, 1);
-  const jobs = new JobStore({
-    maxJobs: options.maxJobs ?? 64,
-    resultTtlSeconds: options.jobResultTtl ?? 600,
-  });
   const service = new Service(options.name ?? 'stable-diffusion', {
     doc: `Stable Diffusion (${kind === 'img2img' ? 'image to image' : 'text to image'}) from ${modelDir}.`,
     models: options.models,
+    // One task at a time: the model worker runs one generation at a time anyway.
+    tasks: { maxTasks: options.maxJobs ?? 64, resultTtl: options.jobResultTtl ?? 600 },
   });
 
   let host: ModelWorkerHost | undefined;
@@ -198,7 +194,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     id: string,
     key: ProgressKey,
     signal: AbortSignal,
-    onStep: (step: number, totalSteps: number | null) => void = () => {},
+    onStep: (step: number, totalSteps: number, detail: { timestep: number; preview?: string }) => void,
     preview = false,
   ): Promise<GeneratedImages> {
     const worker = host as ModelWorkerHost;
@@ -209,14 +205,17 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       outcome = await queue.submit(
         (job) => {
           progress.publish(key, { request_id: id, status: 'started' });
-          onStep(0, null);
           return worker.run(id, input, {
             loras,
             signal,
             preview,
             onProgress: (p) => {
               job.stepDone(p.step);
-              onStep(p.step, p.totalSteps);
+              const detail = {
+                timestep: p.timestep,
+                ...(p.preview ? { preview: bmpDataUrl(p.preview) } : {}),
+              };
+              onStep(p.step, p.totalSteps, detail);
               logger.log('info', 'generation step', {
                 requestId: id,
                 step: p.step,
@@ -227,13 +226,13 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
                 status: 'step',
                 step: p.step,
                 total_steps: p.totalSteps,
-                timestep: p.timestep,
-                ...(p.preview ? { preview: bmpDataUrl(p.preview) } : {}),
+                ...detail,
               });
             },
           });
         },
-        { signal, cost: jobCost(input) },
+        // A job (filed under `job:`) waits however full the queue is: the job store bounds jobs.
+        { signal, cost: jobCost(input), pastTheBound: key.startsWith('job:') },
       );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -259,9 +258,9 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   }
 
   /**
-   * The synchronous API (`/<name>`: the images in the response) and its jobs API on the same body:
-   * `/<name>/submit` → `{id}`, `/<name>/status?id=`, `/<name>/get?id=`, `/<name>/cancel?id=` and
-   * `/<name>/events?id=` (server-sent progress).
+   * The synchronous API (`/<name>`: the images in the response), also served as a task by core
+   * (`task: true`): `/<name>/submit` → `{id}`, `/<name>/status?id=`, `/<name>/get?id=`, `/<name>/cancel?id=`
+   * and `/<name>/events?id=` (server-sent progress, with previews when submitted with `?preview=true`).
    */
   function generationApis<I extends IODescriptor>(
     name: string,
@@ -271,80 +270,20 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   ): void {
     const output = new GeneratedImagesOutput();
     const timeout = options.timeout ?? 600;
-    service.api({ name, input, output, timeout, doc }, async (value, ctx) =>
-      start(
+    service.api({ name, input, output, timeout, doc, task: true }, async (value, ctx) => {
+      // A task's progress is filed under its id (`job:`), a request's under its request id.
+      const key: ProgressKey = ctx.taskId ? `job:${ctx.taskId}` : `request:${ctx.requestId}`;
+      const preview =
+        ctx.taskId !== undefined && ['1', 'true'].includes(ctx.request.query.get('preview') ?? '');
+      return start(
         await prepare(toRequest(value as InputOf<I>)),
         ctx.requestId,
-        `request:${ctx.requestId}`,
+        key,
         ctx.request.signal,
-      ),
-    );
-    service.api(
-      {
-        name: `${name}_submit`,
-        route: `${name}/submit`,
-        input,
-        output: new JSONDescriptor(),
-        doc: `Queue a ${name} job (same body as /${name}); answers {"id"} at once. ?preview=true adds a low-resolution preview to each step event.`,
-      },
-      async (value, ctx) => {
-        const preview = ['1', 'true'].includes(ctx.request.query.get('preview') ?? '');
-        const prepared = await prepare(toRequest(value as InputOf<I>));
-        // Checked with nothing awaited before the job is queued: a full queue is a 503 now, not a failed job.
-        const refusal = queue.refusal();
-        if (refusal) throw refusal;
-        const job = jobs.submit(name, ({ id, signal }) =>
-          start(prepared, id, `job:${id}`, signal, (step, total) => jobs.progress(id, step, total), preview),
-        );
-        return { id: job.id };
-      },
-    );
-    const byId = new QueryInput(jobIdSchema);
-    service.api(
-      {
-        name: `${name}_status`,
-        route: `${name}/status`,
-        input: byId,
-        output: new JSONDescriptor(),
-        doc: 'GET ?id=: queued, running (step k of n), succeeded, failed (with its error) or cancelled.',
-      },
-      async ({ id }) => jobs.status(id),
-    );
-    service.api(
-      {
-        name: `${name}_get`,
-        route: `${name}/get`,
-        input: byId,
-        output,
-        doc: `GET ?id=: the images of a succeeded job, as /${name} answers them (409 until then).`,
-      },
-      async ({ id }) => jobs.result(id),
-    );
-    service.api(
-      {
-        name: `${name}_cancel`,
-        route: `${name}/cancel`,
-        input: new QueryInput(jobIdSchema, ['POST']),
-        output: new JSONDescriptor(),
-        doc: 'POST ?id=: cancel a queued or running job (it stops at its next step).',
-      },
-      async ({ id }) => jobs.cancel(id),
-    );
-    service.api(
-      {
-        name: `${name}_events`,
-        route: `${name}/events`,
-        input: byId,
-        output: new Text({ content_type: 'text/event-stream' }),
-        doc: 'GET ?id=: server-sent events of the job: queued, started, step (k of n), then its final state.',
-      },
-      ({ id }, ctx) => {
-        // Here, not in the generator: its body runs only once the 200 and its headers are out, so an unknown
-        // id found there could only cut the stream off.
-        jobs.status(id);
-        return jobEvents(jobs, progress, id, ctx.request.signal);
-      },
-    );
+        (step, total, detail) => ctx.progress(step, total, detail),
+        preview,
+      );
+    });
   }
 
   if (kind === 'text2image') {
@@ -411,34 +350,12 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     },
   );
 
-  return { service, progress, queue, jobs };
+  return { service, progress, queue, jobs: service.tasks };
 }
 
 /** A small RGB image as a data URL (BMP: encoded synchronously, between steps, with no extra work). */
 function bmpDataUrl(image: JobImage): string {
   return `data:image/bmp;base64,${Buffer.from(encodeBmp(image.data, image.width, image.height)).toString('base64')}`;
-}
-
-/**
- * A job's progress as server-sent events: what it has done so far, then every event until its final
- * one; a job already finished answers its final state at once. The caller checks that the job exists.
- */
-async function* jobEvents(
-  jobs: JobStore,
-  hub: ProgressHub,
-  id: string,
-  signal: AbortSignal,
-): AsyncGenerator<string> {
-  yield ': progress\n\n';
-  // No await between this check and the subscription below (made on the loop's first step): no event is missed.
-  const view = jobs.status(id);
-  if (view.status === 'succeeded' || view.status === 'failed' || view.status === 'cancelled') {
-    yield sseEvent({ event: view.status, data: view });
-    return;
-  }
-  for await (const event of hub.events(signal, [`job:${id}`])) {
-    yield sseEvent({ event: event.status, data: event });
-  }
 }
 
 async function* progressStream(

@@ -73,13 +73,21 @@ export class GenerationQueue {
 
   submit<T>(
     run: (job: RunningJob) => Promise<T>,
-    options: { signal?: AbortSignal; cost?: JobCost } = {},
+    options: {
+      signal?: AbortSignal;
+      cost?: JobCost;
+      /**
+       * Wait however many are waiting: for a submitted job (a task), which is bounded by the task store and
+       * run one at a time, so it adds at most one waiter, and whose client is not there to retry a 503.
+       */
+      pastTheBound?: boolean;
+    } = {},
   ): Promise<T> {
     const { signal } = options;
     const cost = options.cost ?? UNKNOWN_COST;
     if (signal?.aborted) return Promise.reject(new GenerationCancelled(CANCELLED_WAITING));
     if (this.running.size < this.concurrency) return this.start(run, cost);
-    const refusal = this.refusal();
+    const refusal = options.pastTheBound ? null : this.refusal();
     if (refusal) return Promise.reject(refusal);
     return new Promise<T>((resolve, reject) => {
       const entry: Waiting<T> = {

@@ -1,3 +1,5 @@
+import { pushedEvents } from '@tiffin/core/internal';
+
 /** One progress event of a generation, as logged and streamed by `POST /progress`. */
 export interface ProgressEvent {
   request_id: string;
@@ -47,32 +49,16 @@ export class ProgressHub {
    */
   async *events(signal: AbortSignal, keys?: readonly ProgressKey[]): AsyncGenerator<ProgressEvent> {
     const wanted = (event: ProgressEvent) => !keys || keys.includes(this.keyOf.get(event)!);
-    const buffered: ProgressEvent[] = [...this.latest.values()].filter(wanted);
-    let wake: (() => void) | undefined;
-    const listener: Listener = (event) => {
-      if (!wanted(event)) return;
-      buffered.push(event);
-      wake?.();
-    };
-    const onAbort = () => wake?.();
-    this.listeners.add(listener);
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      while (!signal.aborted) {
-        const event = buffered.shift();
-        if (!event) {
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-          });
-          wake = undefined;
-          continue;
-        }
-        yield event;
-        if (keys && isFinal(event)) return;
-      }
-    } finally {
-      this.listeners.delete(listener);
-      signal.removeEventListener('abort', onAbort);
-    }
+    yield* pushedEvents<ProgressEvent>(
+      (push) => {
+        const listener: Listener = (event) => {
+          if (wanted(event)) push(event);
+        };
+        this.listeners.add(listener);
+        return () => this.listeners.delete(listener);
+      },
+      signal,
+      { first: [...this.latest.values()].filter(wanted), isLast: keys ? isFinal : undefined },
+    );
   }
 }

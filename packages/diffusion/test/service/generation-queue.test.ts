@@ -35,6 +35,25 @@ describe('GenerationQueue', () => {
     expect(order).toEqual(['a', 'b']);
   });
 
+  it('lets a submitted job wait past the bound (it is bounded elsewhere), in order', async () => {
+    const q = new GenerationQueue(1);
+    const first = deferred<void>();
+    const order: string[] = [];
+    const a = q.submit(async () => {
+      await first.promise;
+      order.push('a');
+    });
+    const b = q.submit(async () => {
+      order.push('b');
+    });
+    await expect(q.submit(async () => {})).rejects.toBeInstanceOf(QueueFullError);
+    const job = q.submit(async () => order.push('job'), { pastTheBound: true });
+    expect(q.size).toEqual({ running: 1, waiting: 2 });
+    first.resolve();
+    await Promise.all([a, b, job]);
+    expect(order).toEqual(['a', 'b', 'job']);
+  });
+
   it('drops a waiting job whose client disconnected, without running it', async () => {
     const q = new GenerationQueue(4);
     const gate = deferred<void>();

@@ -1,8 +1,6 @@
-import type { BufferedHttpRequest } from '../../http/request.js';
-import type { HttpResponse } from '../../http/response.js';
 import type { Limits } from '../../limits/limits.js';
-import { applyResponseContext } from '../../runtime/response-context.js';
-import type { Runtime, TransportCodec } from '../../runtime/runtime.js';
+import { httpCodec } from '../../runtime/http-codec.js';
+import type { Runtime } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
 import { EventStreams } from '../event-streams.js';
 import type { Exchange } from '../exchange.js';
@@ -25,12 +23,8 @@ export interface ApiRouteDeps {
  */
 export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchange) => Promise<void> {
   const { runtime, maxBodySize, limits, bodyTimeoutMs, eventStreams } = deps;
-  const codec: TransportCodec<BufferedHttpRequest, HttpResponse> = {
-    decode: (request) => api.input.fromHttpRequest(request),
-    // The handler's status, headers and cookies apply here, once, whatever the descriptor.
-    encode: async (output, context) =>
-      applyResponseContext(await api.output.toHttpResponse(output as never, context), context),
-  };
+  // The handler's status, headers and cookies apply in the codec, once, whatever the descriptor.
+  const codec = httpCodec(api);
   return async (ctx: Exchange): Promise<void> => {
     const request = adaptRequest(ctx.req, ctx.url, {
       maxBodySize,

@@ -1,0 +1,182 @@
+import { Cancelled } from '../errors/index.js';
+import { BufferedHttpRequest } from '../http/request.js';
+import type { HttpResponse } from '../http/response.js';
+import { errorAnswer } from '../server/error-response.js';
+import type { Logger } from '../server/logger.js';
+import type { InferenceApi, Service } from '../service/service.js';
+import { TaskResultTooLarge } from '../tasks/task-errors.js';
+import type { ClaimedTask, TaskRequest, TaskResult, TaskStore } from '../tasks/task-store.js';
+import { httpCodec } from './http-codec.js';
+import type { Invocation } from './invocation.js';
+import { LazyAbort } from './lazy-abort.js';
+import type { Runtime } from './runtime.js';
+
+/** Request headers a stored task does not keep: credentials stay with the request that carried them. */
+const NOT_KEPT: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
+
+/**
+ * Runs a service's tasks: takes queued ones from its `TaskStore` (at most `concurrency` at once) and calls
+ * each through `Runtime.invoke` exactly as `POST /<api>` would (decode, call alone or in a batch, encode),
+ * under one of the runtime's call permits (waiting for one, not refused) and the API's deadline, with an
+ * abort signal of its own that `cancel` fires. The encoded answer, or the error body, goes back to the store.
+ */
+export class TaskRunner {
+  private running = 0;
+  private pumping = false;
+  /** Set when `pump` was asked for while it ran: a task submitted meanwhile may not have been seen. */
+  private pumpAgain = false;
+
+  constructor(
+    private readonly service: Service,
+    private readonly runtime: Runtime,
+    private readonly logger: Logger,
+  ) {}
+
+  private get store(): TaskStore {
+    return this.service.tasks;
+  }
+
+  /** Store a task for `api` from its submitted request and start it when a slot is free. */
+  async submit(api: InferenceApi, request: BufferedHttpRequest): Promise<{ id: string }> {
+    const stored: TaskRequest = {
+      method: request.method,
+      url: request.url,
+      headers: [...request.headers.entries()].filter(([name]) => !NOT_KEPT.has(name)),
+      body: await request.body(),
+    };
+    const view = await this.store.submit(api.name, stored);
+    this.pump();
+    return { id: view.id };
+  }
+
+  /** Start queued tasks while slots are free. */
+  private pump(): void {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    void (async () => {
+      try {
+        do {
+          this.pumpAgain = false;
+          while (this.running < this.service.taskConcurrency) {
+            const task = await this.store.claim();
+            if (!task) break;
+            this.running++;
+            void this.run(task).finally(() => {
+              this.running--;
+              this.pump();
+            });
+          }
+        } while (this.pumpAgain);
+      } catch (err) {
+        this.logger.log('error', 'task store failed', {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      } finally {
+        this.pumping = false;
+      }
+    })();
+  }
+
+  private async run(task: ClaimedTask): Promise<void> {
+    const { id } = task;
+    const abort = new LazyAbort();
+    const stopCancel = this.store.onCancel(id, () => abort.abort(new Cancelled(`task ${id} was cancelled`)));
+    const call: Invocation = {
+      requestId: id,
+      api: this.service.apis.get(task.api),
+      abort,
+      onClose: [],
+      startedAt: performance.now(),
+      timedOut: false,
+      task: { id, report: (progress) => void this.store.progress(id, progress).catch(() => {}) },
+    };
+    let outcome: 'succeeded' | 'failed' | 'cancelled' = 'succeeded';
+    try {
+      const api = call.api;
+      if (!api?.task)
+        throw new Error(`task ${id} names API ${task.api}, which is not a task API of this service`);
+      await this.permit(call);
+      call.startedAt = performance.now();
+      const request = replay(task.request, abort, this.runtime);
+      const response = await this.runtime.withDeadline(
+        call,
+        this.runtime.invoke(api, call, request, request, httpCodec(api)),
+      );
+      await this.store.complete(id, await readBounded(response, this.store.maxResultBytes));
+    } catch (err) {
+      const cancelled = abort.isAborted && !call.timedOut && !(err instanceof TaskResultTooLarge);
+      const { body } = errorAnswer(cancelled ? (abortReason(abort) ?? err) : err, id, this.logger);
+      outcome = cancelled ? 'cancelled' : 'failed';
+      await this.store.fail(id, body, outcome).catch(() => {});
+    } finally {
+      stopCancel();
+      for (const fn of call.onClose) fn();
+      // A task has no access-log line of its own (its submit has): one line when it ends.
+      this.logger.log('info', 'task ended', {
+        taskId: id,
+        api: task.api,
+        status: outcome,
+        ms: Math.round(performance.now() - call.startedAt),
+      });
+    }
+  }
+
+  /** One of the runtime's call permits, waiting while every one is taken (a cancel stops the wait). */
+  private async permit(call: Invocation): Promise<void> {
+    const cancelled = aborted(call.abort);
+    for (;;) {
+      if (call.abort.isAborted) throw abortReason(call.abort);
+      try {
+        this.runtime.admit(call);
+        return;
+      } catch {
+        await Promise.race([this.runtime.gate.whenFree(), cancelled]);
+      }
+    }
+  }
+}
+
+/** The submitted request again, as the API's input descriptor reads it, with the task's abort signal. */
+function replay(stored: TaskRequest, abort: LazyAbort, runtime: Runtime): BufferedHttpRequest {
+  return new BufferedHttpRequest({
+    method: stored.method,
+    url: stored.url,
+    headers: stored.headers,
+    body: Buffer.from(stored.body.buffer, stored.body.byteOffset, stored.body.byteLength),
+    signal: () => abort.signal,
+    limits: runtime.limits,
+  });
+}
+
+/** The encoded answer as bytes, refused once it passes `maxBytes` (a stream is read only that far). */
+async function readBounded(response: HttpResponse, maxBytes: number): Promise<TaskResult> {
+  const tooLarge = () =>
+    new TaskResultTooLarge(`The task's answer is larger than the ${maxBytes} bytes this server keeps`);
+  let body: Uint8Array;
+  if (response.body === null) body = new Uint8Array(0);
+  else if (response.body instanceof Uint8Array) body = response.body;
+  else {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw tooLarge();
+      chunks.push(Buffer.from(chunk));
+    }
+    body = Buffer.concat(chunks);
+  }
+  if (body.byteLength > maxBytes) throw tooLarge();
+  return { status: response.status, headers: response.headers, body };
+}
+
+function aborted(abort: LazyAbort): Promise<void> {
+  const { signal } = abort;
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+function abortReason(abort: LazyAbort): unknown {
+  return abort.isAborted ? abort.signal.reason : undefined;
+}

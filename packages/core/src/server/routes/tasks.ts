@@ -1,0 +1,108 @@
+import { BadInput } from '../../errors/index.js';
+import { buildResponse } from '../../http/response.js';
+import { sseEvent } from '../../io/descriptors/text.js';
+import type { Limits } from '../../limits/limits.js';
+import type { Runtime } from '../../runtime/runtime.js';
+import type { TaskRunner } from '../../runtime/task-runner.js';
+import type { InferenceApi, TaskOperation } from '../../service/service.js';
+import type { TaskEvent, TaskStore } from '../../tasks/task-store.js';
+import type { EventStreams } from '../event-streams.js';
+import type { Exchange } from '../exchange.js';
+import { adaptRequest } from '../request-adapter.js';
+import { writeResponse } from '../write-response.js';
+import type { RouteHandler } from './route-table.js';
+
+export interface TaskRouteDeps {
+  runtime: Runtime;
+  runner: TaskRunner;
+  store: TaskStore;
+  maxBodySize: number;
+  limits: Readonly<Limits>;
+  bodyTimeoutMs: number;
+  eventStreams: EventStreams;
+}
+
+/** Longest task id accepted in `?id=`; ids the server draws are UUIDs (36 characters). */
+const MAX_ID_LENGTH = 128;
+
+/**
+ * The HTTP routes of a task API, by operation and method: `submit` reads and checks the input as the
+ * synchronous route does (a bad input is its 4xx now) and answers 202 `{ id }`; the task then runs through
+ * `Runtime.invoke` (`TaskRunner`). The others name the task with `?id=`.
+ */
+export function taskRoutes(
+  api: InferenceApi,
+  deps: TaskRouteDeps,
+): Record<TaskOperation, Record<string, RouteHandler>> {
+  const { runtime, runner, store, eventStreams } = deps;
+  const submit = async (ctx: Exchange): Promise<void> => {
+    runtime.assertReady();
+    const request = adaptRequest(ctx.req, ctx.url, {
+      maxBodySize: deps.maxBodySize,
+      abort: ctx.state.abort,
+      limits: deps.limits,
+      bodyTimeoutMs: deps.bodyTimeoutMs,
+    });
+    await request.body();
+    runtime.admit(ctx.state);
+    // Checked as the synchronous call checks it; the task decodes the stored request again when it runs
+    // (what a durable store keeps is the request, not a decoded value).
+    await api.input.fromHttpRequest(request);
+    writeJson(ctx, 202, await runner.submit(api, request));
+  };
+  const status = async (ctx: Exchange): Promise<void> => {
+    runtime.admit(ctx.state);
+    writeJson(ctx, 200, await store.status(taskId(ctx)));
+  };
+  const get = async (ctx: Exchange): Promise<void> => {
+    runtime.admit(ctx.state);
+    writeResponse(ctx, await store.result(taskId(ctx)));
+  };
+  const cancel = async (ctx: Exchange): Promise<void> => {
+    runtime.admit(ctx.state);
+    writeJson(ctx, 200, await store.cancel(taskId(ctx)));
+  };
+  const events = async (ctx: Exchange): Promise<void> => {
+    const release = runtime.admit(ctx.state);
+    const id = taskId(ctx);
+    // Before the 200: an unknown id answers 404 with the error body, not a stream cut off after its headers.
+    await store.status(id);
+    const response = buildResponse({
+      body: eventLines(store.events(id, ctx.state.abort.signal)),
+      mediaType: 'text/event-stream',
+      headers: [['cache-control', 'no-cache']],
+    });
+    writeResponse(ctx, eventStreams.adopt(response, ctx.state, release));
+  };
+  const methods = api.input.httpMethods;
+  return {
+    submit: Object.fromEntries(methods.map((m) => [m, submit])),
+    status: { GET: status },
+    get: { GET: get },
+    cancel: { POST: cancel },
+    events: { GET: events },
+  };
+}
+
+/** The one task id of `?id=`: present once, not empty, not longer than any id the server draws. */
+function taskId(ctx: Exchange): string {
+  const ids = new URLSearchParams(ctx.search).getAll('id');
+  if (ids.length !== 1 || ids[0] === '')
+    throw new BadInput('Name the task with one ?id= (the id /submit answered)', { code: 'TASK_ID_REQUIRED' });
+  const id = ids[0] as string;
+  if (id.length > MAX_ID_LENGTH)
+    throw new BadInput(`The task id is ${id.length} characters; ids are at most ${MAX_ID_LENGTH}`, {
+      code: 'TASK_ID_INVALID',
+    });
+  return id;
+}
+
+async function* eventLines(events: AsyncIterable<TaskEvent>): AsyncGenerator<string> {
+  // A comment line first, so a client sees the stream open before the next event.
+  yield ': progress\n\n';
+  for await (const { event, data } of events) yield sseEvent({ event, data });
+}
+
+function writeJson(ctx: Exchange, status: number, value: unknown): void {
+  writeResponse(ctx, buildResponse({ status, body: JSON.stringify(value), mediaType: 'application/json' }));
+}

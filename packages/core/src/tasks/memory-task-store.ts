@@ -1,0 +1,311 @@
+import { randomUUID } from 'node:crypto';
+import { Cancelled, type ErrorBody, truncateForMessage } from '../errors/index.js';
+import { pushedEvents } from './pushed-events.js';
+import { TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksFull } from './task-errors.js';
+import type {
+  ClaimedTask,
+  TaskEvent,
+  TaskProgress,
+  TaskRequest,
+  TaskResult,
+  TaskStatus,
+  TaskStore,
+  TaskView,
+} from './task-store.js';
+
+export interface MemoryTaskStoreOptions {
+  /** Tasks held at once, finished ones included (default 64); full of unfinished ones → 503. */
+  maxTasks: number;
+  /** Seconds a finished task's status and result are kept (default 600). */
+  resultTtl: number;
+  /** Most bytes of one task's encoded answer (default 64 MiB); a larger one fails the task with 507. */
+  maxResultBytes: number;
+  /**
+   * Most bytes held in all (queued requests' bodies and finished answers; default 512 MiB): past it the oldest
+   * finished tasks are forgotten first, then a submit is a 503 and an answer fails its task with 507.
+   */
+  maxHeldBytes: number;
+}
+
+export const DEFAULT_TASK_STORE_OPTIONS: Readonly<MemoryTaskStoreOptions> = {
+  maxTasks: 64,
+  resultTtl: 600,
+  maxResultBytes: 64 * 1024 * 1024,
+  maxHeldBytes: 512 * 1024 * 1024,
+};
+
+/** Most bytes of one progress event's detail (JSON); a larger detail is dropped, the step kept. */
+const MAX_DETAIL_BYTES = 256 * 1024;
+
+type Listener = (event: TaskEvent) => void;
+
+interface Entry {
+  view: TaskView;
+  /** Dropped once the task runs to the end: its body is not needed any more. */
+  request: TaskRequest | null;
+  result: TaskResult | null;
+  startedMs: number | null;
+  expiresMs: number | null;
+  /** The latest event of an unfinished task, for a late subscriber. */
+  latest: TaskEvent;
+  listeners: Set<Listener>;
+  cancelListeners: Set<() => void>;
+}
+
+const FINAL: ReadonlySet<TaskStatus> = new Set(['succeeded', 'failed', 'cancelled']);
+
+/**
+ * Tasks in this process's memory: bounded in count, each result bounded in size, finished ones forgotten
+ * after `resultTtl` seconds. They are lost when the process stops and not shared between replicas; a durable
+ * store implements `TaskStore` for that.
+ */
+export class MemoryTaskStore implements TaskStore {
+  private readonly tasks = new Map<string, Entry>();
+  private readonly options: MemoryTaskStoreOptions;
+  private expiryTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: Partial<MemoryTaskStoreOptions> = {}) {
+    this.options = { ...DEFAULT_TASK_STORE_OPTIONS, ...options };
+  }
+
+  get maxResultBytes(): number {
+    return this.options.maxResultBytes;
+  }
+
+  /** Event streams subscribed now, over every task (a diagnostic: it returns to 0 when clients leave). */
+  get subscribers(): number {
+    let count = 0;
+    for (const entry of this.tasks.values()) count += entry.listeners.size;
+    return count;
+  }
+
+  /** Tasks held now, finished ones included. */
+  get size(): number {
+    return this.tasks.size;
+  }
+
+  async submit(api: string, request: TaskRequest): Promise<TaskView> {
+    this.sweep();
+    const { maxTasks, maxHeldBytes } = this.options;
+    while (this.tasks.size >= maxTasks || this.heldBytes() + request.body.byteLength > maxHeldBytes) {
+      if (!this.forgetOldestFinished())
+        throw new TasksFull(
+          this.tasks.size >= maxTasks
+            ? `${maxTasks} tasks are unfinished; retry when one finishes`
+            : `The unfinished tasks hold the ${maxHeldBytes} bytes this server keeps; retry when one finishes`,
+          { headers: { 'retry-after': '1' } },
+        );
+    }
+    const id = randomUUID();
+    const entry: Entry = {
+      view: {
+        id,
+        api,
+        status: 'queued',
+        step: 0,
+        total_steps: null,
+        error: null,
+        created_at: new Date().toISOString(),
+        finished_at: null,
+        expires_at: null,
+      },
+      request,
+      result: null,
+      startedMs: null,
+      expiresMs: null,
+      latest: { event: 'queued', data: { request_id: id, status: 'queued' } },
+      listeners: new Set(),
+      cancelListeners: new Set(),
+    };
+    this.tasks.set(id, entry);
+    return { ...entry.view };
+  }
+
+  async claim(): Promise<ClaimedTask | null> {
+    for (const entry of this.tasks.values()) {
+      if (entry.view.status !== 'queued' || !entry.request) continue;
+      entry.view.status = 'running';
+      entry.startedMs = performance.now();
+      this.emit(entry, { event: 'started', data: { request_id: entry.view.id, status: 'started' } });
+      return { id: entry.view.id, api: entry.view.api, request: entry.request };
+    }
+    return null;
+  }
+
+  async progress(id: string, { step, totalSteps, detail }: TaskProgress): Promise<void> {
+    const entry = this.tasks.get(id);
+    if (entry?.view.status !== 'running') return;
+    entry.view.step = step;
+    entry.view.total_steps = totalSteps ?? entry.view.total_steps;
+    const small = detail && JSON.stringify(detail).length <= MAX_DETAIL_BYTES ? detail : {};
+    this.emit(entry, {
+      event: 'step',
+      data: { request_id: id, status: 'step', step, total_steps: entry.view.total_steps, ...small },
+    });
+  }
+
+  async complete(id: string, result: TaskResult): Promise<void> {
+    const entry = this.tasks.get(id);
+    if (!entry || FINAL.has(entry.view.status)) return;
+    const { maxResultBytes, maxHeldBytes } = this.options;
+    const size = result.body.byteLength;
+    if (size > maxResultBytes) {
+      const tooLarge = new TaskResultTooLarge(
+        `The task's answer is ${size} bytes; this server keeps at most ${maxResultBytes}`,
+      );
+      return this.fail(id, tooLarge.toBody());
+    }
+    // The request's body is let go as the answer comes in.
+    const own = entry.request?.body.byteLength ?? 0;
+    while (this.heldBytes() - own + size > maxHeldBytes) {
+      if (!this.forgetOldestFinished()) {
+        const full = new TaskResultTooLarge(
+          `The task's answer (${size} bytes) does not fit in the ${maxHeldBytes} bytes the unfinished tasks leave`,
+        );
+        return this.fail(id, full.toBody());
+      }
+    }
+    entry.result = result;
+    this.finish(entry, 'succeeded', null);
+    const seconds = entry.startedMs === null ? 0 : (performance.now() - entry.startedMs) / 1000;
+    this.emit(entry, { event: 'done', data: { request_id: id, status: 'done', seconds } });
+  }
+
+  async fail(id: string, error: ErrorBody, status: 'failed' | 'cancelled' = 'failed'): Promise<void> {
+    const entry = this.tasks.get(id);
+    if (!entry || FINAL.has(entry.view.status)) return;
+    this.finish(entry, status, error);
+    this.emit(entry, {
+      event: status,
+      data: { request_id: id, status, error: error.error, code: error.code },
+    });
+  }
+
+  async cancel(id: string): Promise<TaskView> {
+    const entry = this.entry(id);
+    if (entry.view.status === 'queued') {
+      await this.fail(id, new Cancelled(`task ${id} was cancelled before it started`).toBody(), 'cancelled');
+    } else if (entry.view.status === 'running') {
+      for (const listener of entry.cancelListeners) listener();
+    }
+    return { ...entry.view };
+  }
+
+  async status(id: string): Promise<TaskView> {
+    return { ...this.entry(id).view };
+  }
+
+  async result(id: string): Promise<TaskResult> {
+    const entry = this.entry(id);
+    if (entry.view.status === 'succeeded' && entry.result) return entry.result;
+    throw new TaskNotDone(
+      `task ${id} is ${entry.view.status}; its result is available once it has succeeded`,
+      { detail: { ...entry.view } },
+    );
+  }
+
+  async *events(id: string, signal: AbortSignal): AsyncGenerator<TaskEvent> {
+    const entry = this.entry(id);
+    if (FINAL.has(entry.view.status)) {
+      yield { event: entry.view.status, data: { ...entry.view } };
+      return;
+    }
+    yield* pushedEvents<TaskEvent>(
+      (push) => {
+        entry.listeners.add(push);
+        return () => entry.listeners.delete(push);
+      },
+      signal,
+      { first: [entry.latest], isLast: isFinalEvent },
+    );
+  }
+
+  onCancel(id: string, listener: () => void): () => void {
+    const entry = this.tasks.get(id);
+    if (!entry) return () => {};
+    entry.cancelListeners.add(listener);
+    return () => entry.cancelListeners.delete(listener);
+  }
+
+  async expire(): Promise<number> {
+    return this.sweep();
+  }
+
+  private entry(id: string): Entry {
+    this.sweep();
+    const entry = this.tasks.get(id);
+    if (!entry) throw new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
+    return entry;
+  }
+
+  /** Bytes held: queued and running tasks' request bodies, finished tasks' answers. */
+  private heldBytes(): number {
+    let bytes = 0;
+    for (const entry of this.tasks.values())
+      bytes += (entry.request?.body.byteLength ?? 0) + (entry.result?.body.byteLength ?? 0);
+    return bytes;
+  }
+
+  /** Forget the oldest finished task to make room; false when every task is unfinished. */
+  private forgetOldestFinished(): boolean {
+    for (const [id, entry] of this.tasks) {
+      if (FINAL.has(entry.view.status)) {
+        this.tasks.delete(id);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private finish(entry: Entry, status: TaskStatus, error: ErrorBody | null): void {
+    const now = Date.now();
+    entry.view.status = status;
+    entry.view.error = error;
+    entry.view.finished_at = new Date(now).toISOString();
+    entry.expiresMs = now + this.options.resultTtl * 1000;
+    entry.view.expires_at = new Date(entry.expiresMs).toISOString();
+    entry.request = null;
+    entry.cancelListeners.clear();
+    this.scheduleExpiry();
+  }
+
+  private emit(entry: Entry, event: TaskEvent): void {
+    entry.latest = event;
+    for (const listener of entry.listeners) listener(event);
+  }
+
+  /** Forget finished tasks past their time; returns how many. */
+  private sweep(): number {
+    const now = Date.now();
+    let forgotten = 0;
+    for (const [id, entry] of this.tasks) {
+      if (entry.expiresMs !== null && entry.expiresMs <= now) {
+        this.tasks.delete(id);
+        forgotten++;
+      }
+    }
+    return forgotten;
+  }
+
+  /** A timer for the next expiry, so memory is given back even when nobody asks (unref'd: it keeps no process alive). */
+  private scheduleExpiry(): void {
+    if (this.expiryTimer) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const entry of this.tasks.values())
+      if (entry.expiresMs !== null) next = Math.min(next, entry.expiresMs);
+    if (next === Number.POSITIVE_INFINITY) return;
+    this.expiryTimer = setTimeout(
+      () => {
+        this.expiryTimer = undefined;
+        this.sweep();
+        this.scheduleExpiry();
+      },
+      Math.max(0, next - Date.now()) + 10,
+    );
+    this.expiryTimer.unref();
+  }
+}
+
+function isFinalEvent(event: TaskEvent): boolean {
+  return event.event === 'done' || event.event === 'failed' || event.event === 'cancelled';
+}

@@ -1,0 +1,35 @@
+import {
+  GrpcStatus,
+  type GrpcStatusCode,
+  NotFound,
+  ServiceUnavailable,
+  TiffinError,
+} from '../errors/index.js';
+
+/**
+ * No such task, or it was forgotten: 404. The code keeps the name diffusion's jobs answered with before
+ * tasks moved into core, so clients that branch on it keep working.
+ */
+export class TaskNotFound extends NotFound {
+  static override readonly code: string = 'JOB_NOT_FOUND';
+}
+
+/** The task has no result (yet, or ever): 409 `JOB_NOT_DONE`. */
+export class TaskNotDone extends TiffinError {
+  static override readonly code: string = 'JOB_NOT_DONE';
+  static override readonly httpStatus: number = 409;
+  override get grpcStatus(): GrpcStatusCode {
+    return GrpcStatus.FAILED_PRECONDITION;
+  }
+}
+
+/** Every task slot holds an unfinished task: 503 `JOBS_FULL` with `Retry-After`. */
+export class TasksFull extends ServiceUnavailable {
+  static override readonly code: string = 'JOBS_FULL';
+}
+
+/** The task's encoded answer is larger than the store keeps (`maxResultBytes`): the task fails with 507. */
+export class TaskResultTooLarge extends TiffinError {
+  static override readonly code: string = 'TASK_RESULT_TOO_LARGE';
+  static override readonly httpStatus: number = 507;
+}

@@ -1,0 +1,102 @@
+import type { ErrorBody } from '../errors/index.js';
+
+/** Where a task stands: `queued` → `running` → one of the three final states. */
+export type TaskStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** What `GET /<api>/status?id=` answers. */
+export interface TaskView {
+  id: string;
+  /** The API it was submitted to. */
+  api: string;
+  status: TaskStatus;
+  /** Steps finished and steps in all, as the API function reported them (`ctx.progress`). */
+  step: number;
+  total_steps: number | null;
+  /** The error of a failed or cancelled task: the body the synchronous API would have answered. */
+  error: ErrorBody | null;
+  created_at: string;
+  finished_at: string | null;
+  /** When a finished task and its result are forgotten. */
+  expires_at: string | null;
+}
+
+/**
+ * The submitting request as the task replays it when it runs: plain data, so a durable store can keep it.
+ * Credentials (`authorization`, `cookie`) are not kept.
+ */
+export interface TaskRequest {
+  method: string;
+  /** Path and query string, as submitted (`/<api>/submit?...`). */
+  url: string;
+  headers: Array<[string, string]>;
+  body: Uint8Array;
+}
+
+/** The task's answer as the synchronous API would have given it: status, headers and the encoded body. */
+export interface TaskResult {
+  status: number;
+  headers: Array<[string, string]>;
+  body: Uint8Array;
+}
+
+/** One progress report of a running task (`ctx.progress`). */
+export interface TaskProgress {
+  step: number;
+  totalSteps: number | null;
+  /** A small JSON object sent with the step event (a preview, a timestep). */
+  detail?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One server-sent event of a task (`GET /<api>/events?id=`): `queued`, `started`, `step`, then `done`,
+ * `failed` or `cancelled`; a task already finished answers one event named by its status with its view.
+ */
+export interface TaskEvent {
+  event: string;
+  data: Readonly<Record<string, unknown>>;
+}
+
+/** A task a runner took from the store: it is `running` now and its runner owns it until it settles. */
+export interface ClaimedTask {
+  id: string;
+  api: string;
+  request: TaskRequest;
+}
+
+/**
+ * Where tasks live between submit and expiry. The in-memory store (`MemoryTaskStore`) is the default; a
+ * durable one (Redis, a database) implements the same methods so that any replica may claim a task and
+ * answer for it. Methods are async for that reason. Errors a client sees: `TaskNotFound` (404),
+ * `TaskNotDone` (409), `TasksFull` (503).
+ */
+export interface TaskStore {
+  /** Most bytes of one task's encoded answer the store keeps; a runner stops reading past it. */
+  readonly maxResultBytes: number;
+  /** Record a queued task; 503 `JOBS_FULL` when the store holds its limit of unfinished tasks. */
+  submit(api: string, request: TaskRequest): Promise<TaskView>;
+  /** Take the oldest queued task (it becomes `running`), or null when none is queued. */
+  claim(): Promise<ClaimedTask | null>;
+  /** The running task finished a step. */
+  progress(id: string, progress: TaskProgress): Promise<void>;
+  /** The running task succeeded with this answer (the store may refuse one over its size bound). */
+  complete(id: string, result: TaskResult): Promise<void>;
+  /** The running task ended with this error body: `failed`, or `cancelled` when it stopped on a cancel. */
+  fail(id: string, error: ErrorBody, status?: 'failed' | 'cancelled'): Promise<void>;
+  /**
+   * Cancel a task: a queued one ends `cancelled` at once, a running one is asked to stop (its runner is told
+   * through `onCancel`), a finished one stays as it is.
+   */
+  cancel(id: string): Promise<TaskView>;
+  status(id: string): Promise<TaskView>;
+  /** The answer of a succeeded task; `TaskNotDone` (409) in any other state. */
+  result(id: string): Promise<TaskResult>;
+  /**
+   * The task's events from now until its final one (starting with the latest, so a late subscriber sees
+   * where it stands) or until `signal` aborts. A finished task yields its final state once.
+   */
+  events(id: string, signal: AbortSignal): AsyncIterable<TaskEvent>;
+  /** Call `listener` when the running task `id` is cancelled; returns the unsubscribe. */
+  onCancel(id: string, listener: () => void): () => void;
+  /** Forget finished tasks whose time to live has passed; returns how many were forgotten. */
+  expire(): Promise<number>;
+}

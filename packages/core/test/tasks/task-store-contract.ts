@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import type { TaskEvent, TaskRequest, TaskStore } from '../../src/internal.js';
+
+/**
+ * What any `TaskStore` must do, written against the interface only, so a durable store (Redis, a database)
+ * runs the same suite: `describeTaskStore('RedisTaskStore', (limits) => new RedisTaskStore(...))`.
+ */
+export interface ContractLimits {
+  maxTasks: number;
+  /** Seconds. */
+  resultTtl: number;
+  maxResultBytes: number;
+}
+
+const request = (body = '{}'): TaskRequest => ({
+  method: 'POST',
+  url: '/api/submit',
+  headers: [['content-type', 'application/json']],
+  body: Buffer.from(body),
+});
+const answer = (body: string) => ({
+  status: 200,
+  headers: [['content-type', 'application/json']] as Array<[string, string]>,
+  body: Buffer.from(body),
+});
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function collect(events: AsyncIterable<TaskEvent>): Promise<string[]> {
+  const names: string[] = [];
+  for await (const { event } of events) names.push(event);
+  return names;
+}
+
+export function describeTaskStore(name: string, make: (limits: ContractLimits) => TaskStore): void {
+  const store = (limits: Partial<ContractLimits> = {}) =>
+    make({ maxTasks: 8, resultTtl: 600, maxResultBytes: 1024, ...limits });
+
+  describe(`${name} (the TaskStore contract)`, () => {
+    it('takes tasks in submit order, once each, and keeps the request for the runner', async () => {
+      const s = store();
+      const a = await s.submit('api', request('"a"'));
+      const b = await s.submit('api', request('"b"'));
+      expect(a).toMatchObject({ api: 'api', status: 'queued', step: 0, total_steps: null, error: null });
+      const first = await s.claim();
+      expect(first?.id).toBe(a.id);
+      expect(Buffer.from(first?.request.body ?? []).toString()).toBe('"a"');
+      expect((await s.claim())?.id).toBe(b.id);
+      expect(await s.claim()).toBeNull();
+      expect((await s.status(a.id)).status).toBe('running');
+    });
+
+    it('records progress, the result, and a failure with its error body', async () => {
+      const s = store();
+      const ok = await s.submit('api', request());
+      const bad = await s.submit('api', request());
+      await s.claim();
+      await s.claim();
+      await s.progress(ok.id, { step: 2, totalSteps: 5 });
+      expect(await s.status(ok.id)).toMatchObject({ status: 'running', step: 2, total_steps: 5 });
+      await s.complete(ok.id, answer('{"x":1}'));
+      const view = await s.status(ok.id);
+      expect(view.status).toBe('succeeded');
+      expect(view.finished_at).not.toBeNull();
+      expect(view.expires_at).not.toBeNull();
+      expect(Buffer.from((await s.result(ok.id)).body).toString()).toBe('{"x":1}');
+      await s.fail(bad.id, { error: 'no', type: 'BadInput', code: 'BAD_INPUT' });
+      expect(await s.status(bad.id)).toMatchObject({ status: 'failed', error: { code: 'BAD_INPUT' } });
+      await expect(s.result(bad.id)).rejects.toMatchObject({ code: 'JOB_NOT_DONE', httpStatus: 409 });
+      // A settled task stays as it is.
+      await s.complete(bad.id, answer('late'));
+      expect((await s.status(bad.id)).status).toBe('failed');
+    });
+
+    it('refuses an answer over its size bound: the task fails with TASK_RESULT_TOO_LARGE', async () => {
+      const s = store({ maxResultBytes: 8 });
+      const t = await s.submit('api', request());
+      await s.claim();
+      await s.complete(t.id, answer('x'.repeat(9)));
+      expect((await s.status(t.id)).error?.code).toBe('TASK_RESULT_TOO_LARGE');
+    });
+
+    it('cancels: a queued task at once, a running one through onCancel; twice is harmless', async () => {
+      const s = store();
+      const running = await s.submit('api', request());
+      const queued = await s.submit('api', request());
+      await s.claim();
+      let told = 0;
+      const stop = s.onCancel(running.id, () => told++);
+      expect((await s.cancel(queued.id)).status).toBe('cancelled');
+      expect((await s.cancel(queued.id)).status).toBe('cancelled');
+      expect((await s.status(queued.id)).error?.code).toBe('CANCELLED');
+      expect(await s.claim()).toBeNull();
+      await s.cancel(running.id);
+      expect(told).toBe(1);
+      stop();
+      await s.cancel(running.id);
+      expect(told).toBe(1);
+    });
+
+    it('streams events to the final one; a finished task answers its state once; an abort ends a stream', async () => {
+      const s = store();
+      const t = await s.submit('api', request());
+      const stream = collect(s.events(t.id, new AbortController().signal));
+      await s.claim();
+      await s.progress(t.id, { step: 1, totalSteps: 2, detail: { note: 'hi' } });
+      await s.complete(t.id, answer('{}'));
+      expect(await stream).toEqual(['queued', 'started', 'step', 'done']);
+      expect(await collect(s.events(t.id, new AbortController().signal))).toEqual(['succeeded']);
+      const other = await s.submit('api', request());
+      const leaving = new AbortController();
+      const cut = collect(s.events(other.id, leaving.signal));
+      await sleep(5);
+      leaving.abort();
+      expect(await cut).toEqual(['queued']);
+    });
+
+    it('is bounded: the oldest finished task makes room; with every task unfinished, 503 JOBS_FULL', async () => {
+      const s = store({ maxTasks: 2 });
+      const a = await s.submit('api', request());
+      await s.claim();
+      await s.complete(a.id, answer('{}'));
+      const b = await s.submit('api', request());
+      await s.submit('api', request()); // a (finished) is forgotten for it
+      await expect(s.status(a.id)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND', httpStatus: 404 });
+      await expect(s.submit('api', request())).rejects.toMatchObject({ code: 'JOBS_FULL', httpStatus: 503 });
+      expect((await s.status(b.id)).status).toBe('queued');
+    });
+
+    it('forgets finished tasks after their time to live, and unknown ids are 404', async () => {
+      const s = store({ resultTtl: 0.05 });
+      const t = await s.submit('api', request());
+      await s.claim();
+      await s.fail(t.id, { error: 'x', type: 'InternalServerError', code: 'INTERNAL_ERROR' });
+      await sleep(80);
+      expect(await s.expire()).toBeGreaterThanOrEqual(0);
+      await expect(s.status(t.id)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' });
+      for (const id of ['', 'x'.repeat(100_000), '☃🐈', '../../etc/passwd', '\u0000']) {
+        await expect(s.status(id)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' });
+        await expect(s.cancel(id)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' });
+        await expect(s.result(id)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' });
+      }
+    });
+  });
+}
