@@ -9,12 +9,10 @@ embeddings) and the harness's deterministic inputs and noise (docs/spec/diffusio
 Usage (environment: README.md beside this file):
   PYTHONPATH=<site> /usr/bin/python3 sdxl_img2img_reference.py <tiny sdxl folder> <out.json>
 """
-import json
 import os
 import shutil
 import sys
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -22,7 +20,7 @@ import diffusers  # noqa: E402
 import diffusers.models.autoencoders.vae as vae_module  # noqa: E402
 import diffusers.pipelines.stable_diffusion_xl.pipeline_stable_diffusion_xl_img2img as img2img_module  # noqa: E402
 from diffusers import StableDiffusionXLImg2ImgPipeline, StableDiffusionXLPipeline  # noqa: E402
-from sdxl_reference import PROMPT, det_input, full, summary, with_pt_format  # noqa: E402
+from sdxl_reference import PROMPT, det_input, image_fields, with_pt_format, write_fixture  # noqa: E402
 
 STEPS = 10
 
@@ -71,15 +69,10 @@ def main():
         },
         "scheduler": type(pipe.scheduler).__name__,
         "timesteps": ran,
-        "image": summary(res.images),
-        "image_full": full(res.images),
-        "image_uint8": [int(v) for v in (res.images * 255).round().astype(np.uint8).reshape(-1)],
+        **image_fields(res.images),
     }
     shutil.rmtree(loadable, ignore_errors=True)
-    with open(out_path, "w") as f:
-        json.dump(fx, f, separators=(",", ":"))
-        f.write("\n")
-    print(f"wrote {out_path}")
+    write_fixture(fx, out_path)
 
 
 main()

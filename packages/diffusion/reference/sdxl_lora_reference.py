@@ -10,18 +10,16 @@ the same file).
 Usage (environment: README.md beside this file):
   PYTHONPATH=<site> /usr/bin/python3 sdxl_lora_reference.py <tiny sdxl folder> <out.json>
 """
-import json
 import os
 import shutil
 import sys
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import diffusers  # noqa: E402
 from diffusers import StableDiffusionXLPipeline  # noqa: E402
-from sdxl_reference import NEGATIVE, PROMPT, det_input, full, summary, with_pt_format  # noqa: E402
+from sdxl_reference import NEGATIVE, PROMPT, det_input, image_fields, with_pt_format, write_fixture  # noqa: E402
 
 RANK = 2
 STEPS = 3
@@ -71,15 +69,10 @@ def main():
         "alpha": RANK,
         "scale": 1.0,
         "targets": keys,
-        "image": summary(res.images),
-        "image_full": full(res.images),
-        "image_uint8": [int(v) for v in (res.images * 255).round().astype(np.uint8).reshape(-1)],
+        **image_fields(res.images),
     }
     shutil.rmtree(loadable, ignore_errors=True)
-    with open(out_path, "w") as f:
-        json.dump(fx, f, separators=(",", ":"))
-        f.write("\n")
-    print(f"wrote {out_path}")
+    write_fixture(fx, out_path)
 
 
 main()

@@ -81,6 +81,23 @@ def full(t):
     return {"shape": list(a.shape), "data": [round(float(v), 7) for v in a.reshape(-1)]}
 
 
+def image_fields(images):
+    """A pipeline's NHWC [0, 1] images as a fixture stores them: summary, in full, and as uint8 (round(x·255))."""
+    return {
+        "image": summary(images),
+        "image_full": full(images),
+        "image_uint8": [int(v) for v in (images * 255).round().astype(np.uint8).reshape(-1)],
+    }
+
+
+def write_fixture(fx, out_path):
+    """The fixture as compact JSON (two runs write identical files)."""
+    with open(out_path, "w") as f:
+        json.dump(fx, f, separators=(",", ":"))
+        f.write("\n")
+    print(f"wrote {out_path}")
+
+
 def with_pt_format(src):
     """A copy of the folder whose encoder files carry safetensors metadata {"format": "pt"}: transformers refuses
     a safetensors file without it (files saved by torch tooling have it; Tiffin's writer writes none). Same tensors."""
@@ -252,11 +269,8 @@ def main():
     }
 
     shutil.rmtree(loadable, ignore_errors=True)
-    with open(out_path, "w") as f:
-        json.dump(fx, f, separators=(",", ":"))
-        f.write("\n")
-    print(f"wrote {out_path}")
+    write_fixture(fx, out_path)
 
 
-if __name__ == "__main__":  # imported by sdxl_img2img_reference.py for its helpers
+if __name__ == "__main__":  # the other sdxl_*_reference.py scripts import its helpers
     main()
