@@ -1,16 +1,13 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { loadOrt } from '@tiffin/onnx';
-import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
+import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClipTextConfig, clipTextWeightSpecs, eosPositions } from '../src/architectures/clip-text.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../src/architectures/timestep-embedding.js';
 import { unetWeightSpecs } from '../src/architectures/unet.js';
 import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
-import { selectBackend } from '../src/backend.js';
-import type { ensureGraph } from '../src/engines/onnx/graph-cache.js';
 import { buildSdxlTextEncoderGraph, SDXL_TEXT_ENCODER_IO } from '../src/engines/onnx/text-encoder-graph.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
 import { buildVaeDecoderGraph, VAE_DECODER_IO } from '../src/engines/onnx/vae-graph.js';
@@ -32,7 +29,7 @@ import {
   nchwToNhwc,
   nhwcToNchw,
 } from './helpers/fixtures.js';
-import { openComponentGraph } from './helpers/graph-session.js';
+import { type GraphBuild, networkSuite } from './helpers/graph-session.js';
 import { fixtureNoise, openTinyPipeline, tinyDir } from './helpers/tiny.js';
 
 /**
@@ -55,32 +52,19 @@ describe('tiny SDXL networks match diffusers (TF.js and onnxruntime)', () => {
       component,
       component.startsWith('text_encoder') ? 'model.safetensors' : 'diffusion_pytorch_model.safetensors',
     );
-  const sessions: InferenceSession[] = [];
-  let ort: Awaited<ReturnType<typeof loadOrt>>;
 
   const store = (component: string, specs: readonly WeightSpec[]) => {
     const s = new WeightStore(component, specs);
     expect(loadWeightsInto(s, [weightFile(component)]).unexpected).toEqual([]);
     return s;
   };
-  const session = async (component: string, build: Parameters<typeof ensureGraph>[1]['build']) => {
-    const s = await openComponentGraph(ort, join(dir, '.graphs'), component, [weightFile(component)], build);
-    sessions.push(s);
-    return s;
-  };
+  const suite = networkSuite(dir, join(dir, '.graphs'));
+  const session = (component: string, build: GraphBuild) =>
+    suite.open(component, [weightFile(component)], build);
   const report = (what: string, err: number) => {
     console.info(`tiny SDXL ${what} vs diffusers: max abs err relative to max |ref| ${err.toExponential(2)}`);
     expect(err).toBeLessThan(BOUND);
   };
-
-  beforeAll(async () => {
-    await selectBackend('wasm', () => {});
-    ort = await loadOrt();
-  }, 60_000);
-  afterAll(() => {
-    for (const s of sessions) void s.release();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   it('tokenizes the prompt and the negative prompt as both of its tokenizers do (tokenizer_2 pads with "!")', () => {
     const tok = ClipTokenizer.fromFolder(join(dir, 'tokenizer'));
@@ -97,6 +81,7 @@ describe('tiny SDXL networks match diffusers (TF.js and onnxruntime)', () => {
     ['text_encoder_2', true],
   ] as const) {
     it(`${component}: penultimate hidden state${second ? ' and pooled text_embeds' : ''}`, async () => {
+      const ort = suite.ort();
       const c = config<ClipTextConfig>(component);
       const ids: number[][] = [second ? fx.token_ids_2 : fx.token_ids];
       const penultimate: Full = fx[`${component}_penultimate_full`];
@@ -159,6 +144,7 @@ describe('tiny SDXL networks match diffusers (TF.js and onnxruntime)', () => {
   });
 
   it('UNet with text_embeds and time_ids at t = 981 and t = 1', async () => {
+    const ort = suite.ort();
     const c = config<UNetConfig>('unet');
     const inputs = fx.unet_inputs;
     const shape = fx.unet_t981_full.shape as number[];
@@ -208,6 +194,7 @@ describe('tiny SDXL networks match diffusers (TF.js and onnxruntime)', () => {
   }, 120_000);
 
   it('VAE decoder (scaling 0.13025 is the pipeline’s business: raw decoder output here)', async () => {
+    const ort = suite.ort();
     const c = config<VaeConfig>('vae');
     expect(c.scaling_factor).toBe(fx.vae_scaling_factor);
     const ref: Full = fx.vae_decode_full;

@@ -1,17 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { loadOrt } from '@tiffin/onnx';
-import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tensor as OrtTensor } from 'onnxruntime-node';
+import { describe, expect, it } from 'vitest';
 import { type ClipTextConfig, clipTextWeightSpecs, eosPositions } from '../src/architectures/clip-text.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../src/architectures/timestep-embedding.js';
 import { unetWeightSpecs } from '../src/architectures/unet.js';
 import { type UNetConfig, validateUNetConfig } from '../src/architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
-import { selectBackend } from '../src/backend.js';
-import type { ensureGraph } from '../src/engines/onnx/graph-cache.js';
 import { buildSdxlTextEncoderGraph, SDXL_TEXT_ENCODER_IO } from '../src/engines/onnx/text-encoder-graph.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
 import { ClipTextEncoder } from '../src/models/clip-text-encoder.js';
@@ -23,7 +20,7 @@ import { writeSafetensors } from '../src/weights/safetensors.js';
 import { WeightStore } from '../src/weights/store.js';
 import type { WeightSpec } from '../src/weights/weight-spec.js';
 import { maxAbsDiff } from './helpers/fixtures.js';
-import { openComponentGraph } from './helpers/graph-session.js';
+import { type GraphBuild, networkSuite } from './helpers/graph-session.js';
 
 const params = (specs: readonly WeightSpec[]) =>
   specs.reduce((n, s) => n + s.shape.reduce((a, b) => a * b, 1), 0);
@@ -106,8 +103,6 @@ describe('SDXL declarations', () => {
 describe('a small random SDXL-shaped model on TF.js and on onnxruntime', () => {
   const cfg = sdxlTinyConfigs();
   const dir = mkdtempSync(join(tmpdir(), 'tiny-sdxl-'));
-  const sessions: InferenceSession[] = [];
-  let ort: Awaited<ReturnType<typeof loadOrt>>;
 
   const store = (component: string, specs: WeightSpec[]) => {
     const s = new WeightStore(component, specs);
@@ -124,44 +119,28 @@ describe('a small random SDXL-shaped model on TF.js and on onnxruntime', () => {
     );
     return s;
   };
-  const session = async (
-    component: string,
-    specs: WeightSpec[],
-    build: Parameters<typeof ensureGraph>[1]['build'],
-  ) => {
+  const suite = networkSuite(dir, join(dir, 'graphs'));
+  const session = (component: string, specs: WeightSpec[], build: GraphBuild) => {
     expect(specs.some((s) => s.kind !== 'plain')).toBe(true);
-    const s = await openComponentGraph(
-      ort,
-      join(dir, 'graphs'),
-      component,
-      [join(dir, `${component}.safetensors`)],
-      build,
-    );
-    sessions.push(s);
-    return s;
+    return suite.open(component, [join(dir, `${component}.safetensors`)], build);
   };
-
-  beforeAll(async () => {
-    await selectBackend('wasm', () => {});
-    ort = await loadOrt();
-  }, 60_000);
-  afterAll(() => {
-    for (const s of sessions) void s.release();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   const ids = [
     [998, 17, 250, 999, 999, ...Array(72).fill(999)],
     [998, 3, 4, 5, 6, 999, ...Array(71).fill(999)],
   ];
   const int64 = (rows: readonly (readonly number[])[]) =>
-    new ort.Tensor('int64', BigInt64Array.from(rows.flat().map(BigInt)), [rows.length, rows[0].length]);
+    new (suite.ort().Tensor)('int64', BigInt64Array.from(rows.flat().map(BigInt)), [
+      rows.length,
+      rows[0].length,
+    ]);
 
   for (const [name, second] of [
     ['text_encoder', false],
     ['text_encoder_2', true],
   ] as const) {
     it(`${name}: penultimate hidden state${second ? ' and projected text embeds' : ''} agree`, async () => {
+      const ort = suite.ort();
       const c: ClipTextConfig = second ? cfg.textEncoder2 : cfg.textEncoder;
       const specs = clipTextWeightSpecs(c, second);
       const encoder = new ClipTextEncoder(c, store(name, specs));
@@ -194,6 +173,7 @@ describe('a small random SDXL-shaped model on TF.js and on onnxruntime', () => {
   }
 
   it('UNet with the added text/time embedding agrees; the time ids change the prediction', async () => {
+    const ort = suite.ort();
     const c = cfg.unet;
     const specs = unetWeightSpecs(c);
     const unet = new UNet2DConditionModel(c, store('unet', specs));
