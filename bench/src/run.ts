@@ -69,7 +69,7 @@ if (wanted('onnx')) {
       ['tiffin, batched (32 rows)', r.batched],
     ] as const) {
       console.log(
-        `    ${label} req/s ${fmtSpread(t.rps)}   p99 ms ${fmtSpread(t.p99, 1)}   /livez p99 ms ${fmtSpread(t.livezP99, 1)}`,
+        `    ${label} req/s ${fmtSpread(t.rps)}   p99 ms ${fmtSpread(t.p99, 1)}   /livez p99 ms ${fmtSpread(t.livezP99, 1)}   server CPU µs/request ${fmtSpread(t.cpuUs)}`,
       );
     }
     console.log(`    ratio not batched / plain  ${fmtSpread(r.unbatchedRatio, 3)}x   (target >= 0.95x)`);

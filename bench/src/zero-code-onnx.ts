@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import { cpuPinning } from './cpu-pinning.js';
 import { mlpModel } from './servers/onnx-mlp.js';
 import { startServer, stopServer } from './servers/spawn.js';
-import { type Spread, spread } from './stats.js';
+import { cpuSeconds, type Spread, spread } from './stats.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = 64;
@@ -31,14 +31,23 @@ interface Run {
   rps: number;
   p99: number;
   livezP99: number;
+  /** Server CPU (all its threads, user + system) per answered request, µs: less swayed by other load than req/s. */
+  cpuUs: number;
+}
+
+export interface ServerFigures {
+  rps: Spread;
+  p99: Spread;
+  livezP99: Spread;
+  cpuUs: Spread;
 }
 
 export interface ZeroCodeResult {
-  plain: { rps: Spread; p99: Spread; livezP99: Spread };
-  unbatched: { rps: Spread; p99: Spread; livezP99: Spread };
+  plain: ServerFigures;
+  unbatched: ServerFigures;
   /** Not batched, the model on the event loop (`--instances 0`): no thread hop, no liveness while it runs. */
-  inline: { rps: Spread; p99: Spread; livezP99: Spread };
-  batched: { rps: Spread; p99: Spread; livezP99: Spread };
+  inline: ServerFigures;
+  batched: ServerFigures;
   /** Per round, tiffin / plain. */
   unbatchedRatio: Spread;
   inlineRatio: Spread;
@@ -67,7 +76,8 @@ async function probeLivez(url: string, stop: Promise<unknown>): Promise<number[]
   return times;
 }
 
-async function load(url: string, seconds: number, body: string): Promise<Run> {
+async function load(url: string, pid: number, seconds: number, body: string): Promise<Run> {
+  const cpuBefore = cpuSeconds(pid);
   const run = autocannon({
     url: `${url}/predict`,
     method: 'POST',
@@ -82,7 +92,14 @@ async function load(url: string, seconds: number, body: string): Promise<Run> {
     throw new Error(
       `load run on ${url} failed: ${result.non2xx} non-2xx, ${result.errors} errors (${JSON.stringify(result.statusCodeStats)})`,
     );
-  return { rps: result.requests.average, p99: result.latency.p99, livezP99: percentile(await livez, 99) };
+  const livezTimes = await livez;
+  const answered = result.requests.total + livezTimes.length;
+  return {
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    livezP99: percentile(livezTimes, 99),
+    cpuUs: ((cpuSeconds(pid) - cpuBefore) * 1e6) / answered,
+  };
 }
 
 export async function benchZeroCodeOnnx({
@@ -144,7 +161,7 @@ async function benchWorkload(
         const { url, child } = await startServer(servers[name], pinning.serverPrefix);
         try {
           // Round 0 warms up (JIT, ORT's first runs, the batcher's cost model) and is not counted.
-          const run = await load(url, round === 0 ? 1 : seconds, body);
+          const run = await load(url, child.pid as number, round === 0 ? 1 : seconds, body);
           if (round > 0) runs[name].push(run);
         } finally {
           await stopServer(child);
@@ -159,6 +176,7 @@ async function benchWorkload(
     rps: spread(runs[name].map((r) => r.rps)),
     p99: spread(runs[name].map((r) => r.p99)),
     livezP99: spread(runs[name].map((r) => r.livezP99)),
+    cpuUs: spread(runs[name].map((r) => r.cpuUs)),
   });
   const ratio = (name: Name) => spread(runs[name].map((r, i) => r.rps / runs.plain[i]!.rps));
   return {
