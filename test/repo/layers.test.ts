@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   CORE_FOLDER_LAYERS,
+  coreFolderCycles,
   coreFolderImports,
   coreFolderViolations,
   coreSources,
@@ -48,6 +49,40 @@ describe('folder layers inside @tiffin/core (CORE_FOLDER_LAYERS)', () => {
 
   it('each folder imports only the folders listed for it', () => {
     expect(coreFolderViolations(core)).toEqual([]);
+  });
+
+  it('the folders form layers: no cycle among them, and the table lists each folder above what it imports', () => {
+    expect(coreFolderCycles(core)).toEqual([]);
+    const order = Object.keys(CORE_FOLDER_LAYERS);
+    const reachesUp = Object.entries(CORE_FOLDER_LAYERS).flatMap(([folder, allowed]) =>
+      allowed
+        .filter((below) => order.indexOf(below) >= order.indexOf(folder))
+        .map((up) => `${folder} -> ${up}`),
+    );
+    expect(reachesUp).toEqual([]);
+  });
+
+  it('finds a planted cycle between folders, two-way and longer, even where the table allows each import', () => {
+    const planted = [
+      { file: 'io/descriptor.ts', source: "import type { ProtoPayload } from '../grpc/messages.js';" },
+      { file: 'grpc/server.ts', source: "import { IODescriptor } from '../io/descriptor.js';" },
+      { file: 'runtime/runtime.ts', source: "import type { Logger } from '../server/logger.js';" },
+      { file: 'server/app.ts', source: "import { registerV2 } from '../inference-protocol/routes.js';" },
+      { file: 'inference-protocol/routes.ts', source: "import { Runtime } from '../runtime/runtime.js';" },
+      { file: 'errors/index.ts', source: "// import { x } from '../io/x.js';" },
+    ];
+    expect(coreFolderCycles(planted)).toEqual([
+      ['grpc', 'io', 'grpc'],
+      ['inference-protocol', 'runtime', 'server', 'inference-protocol'],
+    ]);
+    // A table that allows every import between them passes the import check; the cycle check still fails.
+    const folders = [...new Set(planted.map(({ file }) => file.split('/')[0] as string))];
+    const allowAll = Object.fromEntries(folders.map((f) => [f, folders.filter((other) => other !== f)]));
+    expect(coreFolderViolations(planted, allowAll)).toEqual([]);
+    // Breaking one import of a cycle clears it.
+    expect(coreFolderCycles(planted.filter((f) => f.file !== 'grpc/server.ts'))).toEqual([
+      ['inference-protocol', 'runtime', 'server', 'inference-protocol'],
+    ]);
   });
 
   it('refuses a forbidden import (io/ importing server/), a dynamic one, and an unlisted folder', () => {

@@ -38,35 +38,64 @@ export const PACKAGE_LAYERS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * The folders inside @tiffin/core (`packages/core/src/<folder>/`): which other folders each may import, so the
- * serving core keeps its own layers. At the bottom `errors`, `limits`, `http` and the model `store`; the
- * descriptors (`io`) and arrays on those; the transports (`server`, `grpc`, `inference-protocol`) on top. A
- * folder missing from this table fails the check. `index.ts` and `internal.ts` at the root gather everything.
+ * The folders inside @tiffin/core (`packages/core/src/<folder>/`), bottom up: which other folders each may
+ * import. Every folder lists only folders above it in this table, so the folders form layers with no cycle
+ * (`coreFolderCycles` checks that too, whatever the table says). A folder missing from the table fails the check.
+ * `index.ts` and `internal.ts` at the root gather names from every folder. ARCHITECTURE.md draws the same layers.
  */
 export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
-  errors: [],
+  // The Logger contract and its implementations: the server, gRPC and the runtime log through it.
+  logging: [],
+  // The error catalog and the one error answer (status and JSON body) every transport gives.
+  errors: ['logging'],
   limits: ['errors'],
   http: ['errors', 'limits'],
-  // Serving reads the model store: it must stay free of the server and of packaging.
+  // Bytes and JSON: strict UTF-8, the exact JSON parser, the compact writer, the encoder rules.
+  encoding: ['errors', 'limits'],
+  // The stores and worker threads stand apart: serving reads the model store, no server or packaging in them.
   store: ['errors'],
-  // NDArray's JSON forms use io/json (number writing, float parsing).
-  ndarray: ['errors', 'io'],
-  // The descriptors' wire forms: gRPC messages (grpc/messages, grpc/struct), v2 tensors and datatypes
-  // (inference-protocol/tensor, datatype); the Tensors descriptor's signature checks (models).
-  io: ['errors', 'grpc', 'http', 'inference-protocol', 'limits', 'models', 'ndarray', 'service'],
-  // Tasks: the store contract, the in-memory store and their errors; the runner that calls them is runtime's.
   tasks: ['errors'],
-  // A service holds its task store (ServiceOptions.tasks); Context reports a task's progress.
-  service: ['errors', 'http', 'io', 'tasks'],
-  models: ['errors', 'inference-protocol', 'io', 'ndarray', 'service', 'store', 'threads'],
-  openapi: ['io', 'service'],
-  // Worker threads for any work (decoding bodies, the model runners): how a thread starts, how errors cross.
   threads: ['errors'],
-  // The runtime takes the server's Logger type, metrics and error answer; it runs tasks (task-runner.ts).
-  runtime: ['errors', 'http', 'io', 'limits', 'server', 'service', 'tasks'],
-  server: ['errors', 'http', 'inference-protocol', 'io', 'limits', 'openapi', 'runtime', 'service', 'tasks'],
-  grpc: ['errors', 'http', 'inference-protocol', 'io', 'limits', 'runtime', 'server', 'service'],
-  'inference-protocol': ['errors', 'io', 'limits', 'ndarray', 'runtime', 'server', 'service'],
+  ndarray: ['encoding', 'errors'],
+  // The pure wire forms, no transport: gRPC messages and Struct values, v2 tensors and datatypes.
+  wire: ['encoding', 'errors', 'limits', 'ndarray'],
+  // A model's signature and the checks of tensors against it (the Tensors descriptor and the runners use them).
+  signature: ['errors', 'ndarray'],
+  // The per-call Context an API function and a descriptor are given.
+  context: ['http', 'tasks'],
+  // The descriptors: every wire form of a value.
+  io: ['context', 'encoding', 'errors', 'http', 'limits', 'ndarray', 'signature', 'wire'],
+  service: ['context', 'errors', 'io', 'tasks'],
+  openapi: ['io', 'service'],
+  models: ['context', 'errors', 'io', 'ndarray', 'service', 'signature', 'store', 'threads', 'wire'],
+  // The one caller of API functions: invoke, gate, deadlines, batcher, the task runner.
+  runtime: ['context', 'errors', 'http', 'io', 'limits', 'logging', 'service', 'tasks'],
+  // The transports on top: the v2 protocol's bodies and model metadata, HTTP (with the v2 routes), gRPC.
+  'inference-protocol': ['encoding', 'errors', 'ndarray', 'runtime', 'service', 'wire'],
+  server: [
+    'errors',
+    'http',
+    'inference-protocol',
+    'io',
+    'limits',
+    'logging',
+    'openapi',
+    'runtime',
+    'service',
+    'tasks',
+  ],
+  grpc: [
+    'errors',
+    'http',
+    'inference-protocol',
+    'io',
+    'limits',
+    'logging',
+    'runtime',
+    'server',
+    'service',
+    'wire',
+  ],
 };
 
 const RELATIVE =
@@ -107,6 +136,39 @@ export function coreFolderViolations(
     }
   }
   return out;
+}
+
+/**
+ * The cycles among core's folders: the folder graph of what the files import (not of what the table allows), each
+ * cycle as the folders on it, the first repeated at the end (`['io', 'grpc', 'io']`). Folders in a cycle cannot be
+ * drawn as layers, whatever the table says, so the check fails on any.
+ */
+export function coreFolderCycles(files: ReadonlyArray<{ file: string; source: string }>): string[][] {
+  const edges = new Map<string, Set<string>>();
+  for (const { file, source } of files) {
+    if (!file.includes('/')) continue;
+    const from = file.split('/')[0] as string;
+    const targets = edges.get(from) ?? new Set<string>();
+    for (const target of coreFolderImports(file, source)) targets.add(target);
+    edges.set(from, targets);
+  }
+  const cycles: string[][] = [];
+  const seen = new Set<string>();
+  const path: string[] = [];
+  const visit = (folder: string): void => {
+    const at = path.indexOf(folder);
+    if (at >= 0) {
+      cycles.push([...path.slice(at), folder]);
+      return;
+    }
+    if (seen.has(folder)) return;
+    path.push(folder);
+    for (const next of [...(edges.get(folder) ?? [])].sort()) visit(next);
+    path.pop();
+    seen.add(folder);
+  };
+  for (const folder of [...edges.keys()].sort()) visit(folder);
+  return cycles;
 }
 
 /** Every source file under packages/core/src, with its path relative to that folder. */

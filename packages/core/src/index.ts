@@ -5,6 +5,9 @@
 // models from; the task store contract. Everything else is internal: the other workspace packages share it through
 // `@tiffin/core/internal`, which carries no stability promise. Exports stay sorted by path (biome), so this
 // list is easy to re-apply.
+
+export { Context } from './context/context.js';
+export { defaultJsonEncoder, type JsonEncoder, registerJsonEncoder } from './encoding/json-encoder.js';
 export {
   BadInput,
   type ErrorBody,
@@ -19,24 +22,10 @@ export {
   Unauthorized,
   UnprocessableEntity,
 } from './errors/index.js';
-export {
-  type GrpcServerHandle,
-  type GrpcServerOptions,
-  inferenceClientConstructor,
-  inferenceV2ProtoPath,
-  protoPath,
-  serveGrpc,
-} from './grpc/index.js';
-export type {
-  ProtoField,
-  ProtoPayload,
-  RequestMessage,
-  ResponseMessage,
-  StringValueMessage,
-} from './grpc/messages.js';
+export { inferenceClientConstructor, inferenceV2ProtoPath, protoPath } from './grpc/proto.js';
+export { type GrpcServerHandle, type GrpcServerOptions, serveGrpc } from './grpc/server.js';
 export { BufferedHttpRequest, type HttpRequest } from './http/request.js';
 export { buildResponse, type HttpResponse } from './http/response.js';
-export type { Tensor, TensorMetadata } from './inference-protocol/tensor.js';
 export { arrayItems, type Batching, oneItemPerRequest, rowsAlong } from './io/batching.js';
 export { IODescriptor, registerDescriptor } from './io/descriptor.js';
 export { File } from './io/descriptors/file.js';
@@ -46,11 +35,11 @@ export { NumpyNdarray } from './io/descriptors/numpy-ndarray.js';
 export { Tensors } from './io/descriptors/tensors.js';
 export { sseEvent, Text } from './io/descriptors/text.js';
 export type { ExampleFile, ExampleFiles } from './io/example-file.js';
-export { defaultJsonEncoder, type JsonEncoder, registerJsonEncoder } from './io/json-encoder.js';
 export type { SchemaObject } from './io/openapi.js';
 export type { WireForm } from './io/wire-form.js';
 export type { WireTypes } from './io/wire-types.js';
-export { DEFAULT_LIMITS, type LimitOptions } from './limits/index.js';
+export { DEFAULT_LIMITS, type LimitOptions } from './limits/limits.js';
+export { JsonLineLogger, type Logger, MemoryLogger, silentLogger } from './logging/logger.js';
 export { type ModelServiceOptions, modelService } from './models/model-service.js';
 export type { LoadedModel } from './models/runner.js';
 export { concatenate, splitAlong } from './ndarray/batch.js';
@@ -58,10 +47,16 @@ export type { DType } from './ndarray/dtype.js';
 export { NDArray } from './ndarray/ndarray.js';
 export { type LabelScore, topK } from './ndarray/top-k.js';
 export { createApp } from './server/app.js';
-export { JsonLineLogger, type Logger, MemoryLogger, silentLogger } from './server/logger.js';
 export type { ServerOptions } from './server/options.js';
 export { type ServeOptions, type ServerHandle, serve } from './server/serve.js';
-export { Context } from './service/context.js';
 export { type ApiOptions, type ApiTypes, Service, type ServiceOptions } from './service/service.js';
 export { ModelStore, type StoredModel } from './store/model-store.js';
 export type { TaskStore } from './tasks/task-store.js';
+export type {
+  ProtoField,
+  ProtoPayload,
+  RequestMessage,
+  ResponseMessage,
+  StringValueMessage,
+} from './wire/proto/messages.js';
+export type { Tensor, TensorMetadata } from './wire/v2/tensor.js';

@@ -11,12 +11,13 @@ import {
 } from '../errors/index.js';
 import { hasGrpcOutput, type IODescriptor, noGrpcSide } from '../io/descriptor.js';
 import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
+import type { Logger } from '../logging/logger.js';
 import type { Invocation } from '../runtime/invocation.js';
 import { Runtime, type TransportCodec } from '../runtime/runtime.js';
 import { type AuthCheck, bearerAuth, resolveApiToken } from '../server/auth.js';
-import type { Logger } from '../server/logger.js';
 import { DEFAULT_SERVER_OPTIONS } from '../server/options.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from '../wire/proto/messages.js';
 import {
   grpcRequest,
   RUNTIME_ERROR_MESSAGE,
@@ -27,7 +28,6 @@ import {
 } from './calls.js';
 import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
-import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from './messages.js';
 import { grpcMetrics } from './metrics.js';
 import { ndarrayRequestDeserializer } from './ndarray-request.js';
 import { ndarrayResponseSerializer } from './ndarray-response.js';

@@ -1,6 +1,6 @@
 import type { IODescriptor } from '../io/descriptor.js';
 import type { Service } from '../service/service.js';
-import { toStructMessage } from './struct.js';
+import { toStructMessage } from '../wire/proto/struct.js';
 
 interface DescriptorMetadata {
   descriptor_id?: string;

@@ -1,16 +1,8 @@
+import { plainArray } from '../encoding/plain-array.js';
 import { BadInput } from '../errors/index.js';
 import { allocate } from '../ndarray/dtype.js';
 import { NDArray } from '../ndarray/ndarray.js';
-import { plainArray } from '../ndarray/plain-array.js';
-import { type Datatype, datatypeOf, dtypeOf } from './datatype.js';
-import type {
-  InferOutputTensorMessage,
-  ModelInferRequestMessage,
-  ModelInferResponseMessage,
-  ParameterMapMessage,
-  TensorContentsMessage,
-} from './grpc-messages.js';
-import { checkUniqueNames, type InferRequest, selectOutputs } from './infer-body.js';
+import { type Datatype, datatypeOf, dtypeOf } from '../wire/v2/datatype.js';
 import {
   elementCount,
   type Parameters,
@@ -19,7 +11,15 @@ import {
   type TensorHeader,
   tensorBytes,
   tensorFromBinary,
-} from './tensor.js';
+} from '../wire/v2/tensor.js';
+import type {
+  InferOutputTensorMessage,
+  ModelInferRequestMessage,
+  ModelInferResponseMessage,
+  ParameterMapMessage,
+  TensorContentsMessage,
+} from './grpc-messages.js';
+import { checkUniqueNames, type InferRequest, selectOutputs } from './infer-body.js';
 
 /** The gRPC form of an inference request: the shared `InferRequest`, and whether its inputs came raw. */
 export interface GrpcInferRequest {

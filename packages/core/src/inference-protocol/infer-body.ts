@@ -1,6 +1,6 @@
+import { parseJsonBytes } from '../encoding/json-parse.js';
+import { writeJson } from '../encoding/json-write.js';
 import { BadInput } from '../errors/index.js';
-import { parseJsonBytes } from '../io/json/parse.js';
-import { writeJson } from '../io/json/write.js';
 import type { NDArray } from '../ndarray/ndarray.js';
 import {
   type Parameters,
@@ -11,7 +11,7 @@ import {
   tensorFromJson,
   tensorHeaderJson,
   tensorJson,
-} from './tensor.js';
+} from '../wire/v2/tensor.js';
 
 /** The header of the binary tensor data extension: length of the JSON part of the body. */
 export const HEADER_LENGTH = 'inference-header-content-length';

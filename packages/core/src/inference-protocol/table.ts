@@ -1,8 +1,8 @@
+import { writeJson } from '../encoding/json-write.js';
 import { BadInput, InternalServerError } from '../errors/index.js';
-import { writeJson } from '../io/json/write.js';
 import { NDArray } from '../ndarray/ndarray.js';
-import { type Datatype, datatypeOf } from './datatype.js';
-import type { Tensor, TensorMetadata } from './tensor.js';
+import { type Datatype, datatypeOf } from '../wire/v2/datatype.js';
+import type { Tensor, TensorMetadata } from '../wire/v2/tensor.js';
 
 type Row = Record<string, unknown>;
 

@@ -1,9 +1,9 @@
+import type { Context } from '../context/context.js';
 import { BadInput } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import { type HttpResponse, readResponseBody } from '../http/response.js';
-import type { Tensor, TensorMetadata } from '../inference-protocol/tensor.js';
 import { NDArray } from '../ndarray/ndarray.js';
-import type { Context } from '../service/context.js';
+import type { Tensor, TensorMetadata } from '../wire/v2/tensor.js';
 import type { WireForm } from './wire-form.js';
 
 /**

@@ -1,10 +1,10 @@
+import type { Context } from '../context/context.js';
 import { InvalidArgument, NotImplementedError } from '../errors/index.js';
-import type { FileMessage, ProtoField, ProtoPayload, StringValueMessage } from '../grpc/messages.js';
 import { BufferedHttpRequest, type HttpRequest } from '../http/request.js';
 import { type HttpResponse, readResponseBody } from '../http/response.js';
-import type { Tensor, TensorMetadata } from '../inference-protocol/tensor.js';
 import type { Limits } from '../limits/limits.js';
-import type { Context } from '../service/context.js';
+import type { FileMessage, ProtoField, ProtoPayload, StringValueMessage } from '../wire/proto/messages.js';
+import type { Tensor, TensorMetadata } from '../wire/v2/tensor.js';
 import type { Batching } from './batching.js';
 import {
   bodyMediaType,

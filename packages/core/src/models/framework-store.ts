@@ -1,7 +1,7 @@
 import { InvalidArgument } from '../errors/index.js';
+import { type ModelSignature, readSignature } from '../signature/signature.js';
 import { ModelStore, type StoredModel } from '../store/model-store.js';
 import type { FrameworkModelMetadata, SaveFrameworkModelOptions } from './framework.js';
-import { type ModelSignature, readSignature } from './signature.js';
 
 export interface FrameworkSave extends SaveFrameworkModelOptions {
   /** The store's Module column (`onnx`, `tfjs`). */

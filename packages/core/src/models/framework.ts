@@ -1,6 +1,6 @@
+import type { ModelSignature, SignatureOverrides } from '../signature/signature.js';
 import type { ModelStore } from '../store/model-store.js';
 import type { LoadedModel } from './runner.js';
-import type { ModelSignature, SignatureOverrides } from './signature.js';
 
 /** Options of every framework module's `saveModel(name, source, options)`. */
 export interface SaveFrameworkModelOptions {

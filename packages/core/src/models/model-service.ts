@@ -3,11 +3,12 @@ import type { IODescriptor } from '../io/descriptor.js';
 import { Tensors } from '../io/descriptors/tensors.js';
 import type { NDArray } from '../ndarray/ndarray.js';
 import { type ApiOptions, Service } from '../service/service.js';
+import type { NamedTensors } from '../signature/named-tensors.js';
+import { describeTensor } from '../signature/signature.js';
 import { ModelStore } from '../store/model-store.js';
 import { readFrameworkMetadata } from './framework-store.js';
-import type { LoadedModel, ModelRunner, NamedTensors } from './runner.js';
+import type { LoadedModel, ModelRunner } from './runner.js';
 import { defaultInstances } from './runner-pool.js';
-import { describeTensor } from './signature.js';
 import { SignatureNdarray } from './signature-ndarray.js';
 
 export interface ModelServiceOptions {

@@ -1,9 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InvalidArgument, ServiceUnavailable } from '../errors/index.js';
+import type { NamedTensors } from '../signature/named-tensors.js';
 import { workerStart } from '../threads/worker-start.js';
 import { rebuildError } from './model-errors.js';
-import type { ModelRunner, NamedTensors } from './runner.js';
+import type { ModelRunner } from './runner.js';
 import { fromWire, toWire } from './wire-tensors.js';
 import type { FromWorker, ToWorker, WorkerBoot } from './worker-protocol.js';
 

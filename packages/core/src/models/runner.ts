@@ -1,8 +1,5 @@
-import type { NDArray } from '../ndarray/ndarray.js';
-import type { ModelSignature } from './signature.js';
-
-/** Tensors by name: a model call's inputs, or its outputs. */
-export type NamedTensors = Record<string, NDArray>;
+import type { NamedTensors } from '../signature/named-tensors.js';
+import type { ModelSignature } from '../signature/signature.js';
 
 /**
  * Something that runs a model: one call takes the input tensors by name and resolves with the output tensors

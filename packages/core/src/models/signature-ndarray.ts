@@ -1,9 +1,9 @@
-import type { Tensor, TensorMetadata } from '../inference-protocol/tensor.js';
+import type { Context } from '../context/context.js';
 import { NumpyNdarray } from '../io/descriptors/numpy-ndarray.js';
 import { NDArray } from '../ndarray/ndarray.js';
-import type { Context } from '../service/context.js';
-import type { TensorSpec } from './signature.js';
-import { checkTensor } from './tensor-check.js';
+import type { TensorSpec } from '../signature/signature.js';
+import { checkTensor } from '../signature/tensor-check.js';
+import type { Tensor, TensorMetadata } from '../wire/v2/tensor.js';
 
 /**
  * NumpyNdarray for one tensor of a model's signature (a model with one input and one output): the body is the

@@ -1,12 +1,12 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { InvalidArgument } from '../errors/index.js';
+import { applySignatureOverrides, type ModelSignature } from '../signature/signature.js';
 import { ModelStore } from '../store/model-store.js';
 import type { LoadFrameworkModelOptions } from './framework.js';
 import { readFrameworkMetadata } from './framework-store.js';
 import type { LoadedModel, ModelRunner } from './runner.js';
 import { defaultInstances, RunnerPool } from './runner-pool.js';
-import { applySignatureOverrides, type ModelSignature } from './signature.js';
 
 /** A model found on disk or in the store, before its runner threads start. */
 export interface ResolvedModel {

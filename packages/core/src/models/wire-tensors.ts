@@ -1,6 +1,6 @@
 import type { DType, DTypeStorage } from '../ndarray/dtype.js';
 import { NDArray } from '../ndarray/ndarray.js';
-import type { NamedTensors } from './runner.js';
+import type { NamedTensors } from '../signature/named-tensors.js';
 
 /** A tensor as it crosses a thread boundary (structured clone; typed-array buffers may be transferred). */
 export interface WireTensor {

@@ -1,5 +1,5 @@
+import { JsonFloat } from '../encoding/json-float.js';
 import { BadInput } from '../errors/index.js';
-import { JsonFloat } from '../io/json/json-float.js';
 import {
   allocate,
   type DType,

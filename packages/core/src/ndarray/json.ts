@@ -1,7 +1,7 @@
-import { writeJson } from '../io/json/write.js';
-import { defaultJsonEncoder } from '../io/json-encoder.js';
+import { defaultJsonEncoder } from '../encoding/json-encoder.js';
+import { writeJson } from '../encoding/json-write.js';
+import { plainArray } from '../encoding/plain-array.js';
 import type { NDArray } from './ndarray.js';
-import { plainArray } from './plain-array.js';
 
 /**
  * Compact JSON of an array's nested-list form (D3). Written directly from the storage: int64/uint64 values

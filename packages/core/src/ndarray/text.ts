@@ -1,4 +1,4 @@
-import { JsonFloat } from '../io/json/json-float.js';
+import { JsonFloat } from '../encoding/json-float.js';
 import { roundToFloat16 } from './dtype.js';
 
 /**

@@ -1,6 +1,6 @@
+import { BatchContext, type Context } from '../context/context.js';
 import { BadInput, ServiceUnavailable } from '../errors/index.js';
 import type { AnyBatching } from '../io/batching.js';
-import { BatchContext, type Context } from '../service/context.js';
 import type { BatchOptions } from '../service/service.js';
 import type { BatchMetrics } from './batch-metrics.js';
 import { CostModel } from './cost-model.js';

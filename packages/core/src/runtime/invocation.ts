@@ -1,4 +1,4 @@
-import type { TaskCall } from '../service/context.js';
+import type { TaskCall } from '../context/context.js';
 import type { InferenceApi } from '../service/service.js';
 import type { LazyAbort } from './lazy-abort.js';
 

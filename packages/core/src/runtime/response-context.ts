@@ -1,5 +1,5 @@
+import type { Context } from '../context/context.js';
 import { type HttpResponse, serializeCookie } from '../http/response.js';
-import type { Context } from '../service/context.js';
 
 /**
  * The handler's response settings (`ctx.response`: status, headers, cookies; docs/spec/io-descriptors.md §1.3

@@ -1,10 +1,10 @@
 import type { Registry } from 'prom-client';
+import { Context } from '../context/context.js';
 import { GatewayTimeout, ServiceUnavailable } from '../errors/index.js';
 import type { HttpRequest } from '../http/request.js';
 import type { AnyBatching } from '../io/batching.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
-import type { Logger } from '../server/logger.js';
-import { Context } from '../service/context.js';
+import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { BatchMetrics } from './batch-metrics.js';
 import { Batcher, type BatchFunction } from './batcher.js';

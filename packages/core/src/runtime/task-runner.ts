@@ -1,8 +1,8 @@
+import { errorAnswer } from '../errors/error-answer.js';
 import { Cancelled } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
-import { errorAnswer } from '../server/error-response.js';
-import type { Logger } from '../server/logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { TaskResultTooLarge } from '../tasks/task-errors.js';
 import type { ClaimedTask, TaskRequest, TaskResult, TaskStore } from '../tasks/task-store.js';

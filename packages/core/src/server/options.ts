@@ -1,6 +1,6 @@
 import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
+import type { Logger } from '../logging/logger.js';
 import { resolveApiToken } from './auth.js';
-import type { Logger } from './logger.js';
 
 /** CORS settings (docs/spec/io-descriptors.md §10.6). Disabled unless `enabled` is true. */
 export interface CorsOptions {

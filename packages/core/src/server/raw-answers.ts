@@ -1,9 +1,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { encodeErrorBody, errorAnswer } from '../errors/error-answer.js';
 import { BadInput, MethodNotAllowed, RequestTimeout, type TiffinError } from '../errors/index.js';
-import { encodeErrorBody, errorAnswer } from './error-response.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 
 /** Sent on every response, so a browser never guesses a type for an answer (e.g. JSON echoing a user's HTML). */
 export const NOSNIFF: readonly [string, string] = ['x-content-type-options', 'nosniff'];

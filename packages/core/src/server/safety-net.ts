@@ -1,4 +1,4 @@
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 
 /**
  * The process-level net of a server that owns its process: an exception or rejection that escapes a request

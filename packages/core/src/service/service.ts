@@ -1,10 +1,10 @@
 import type { DefaultContext, DefaultState, Middleware } from 'koa';
+import type { BatchContext, Context, LifecycleContext, ServiceState } from '../context/context.js';
 import { InvalidArgument, TiffinError } from '../errors/index.js';
 import type { BatchInputOf, BatchOutputOf } from '../io/batching.js';
 import type { InputOf, IODescriptor, OutputOf } from '../io/descriptor.js';
 import { MemoryTaskStore, type MemoryTaskStoreOptions } from '../tasks/memory-task-store.js';
 import type { TaskStore } from '../tasks/task-store.js';
-import type { BatchContext, Context, LifecycleContext, ServiceState } from './context.js';
 
 const API_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const RESERVED = new Set(['index', 'swagger', 'docs', 'metrics', 'healthz', 'livez', 'readyz']);

@@ -1,6 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProtoField } from '../../src/grpc/messages.js';
 import {
   BadInput,
   File,
@@ -21,6 +20,7 @@ import {
   UnprocessableEntity,
 } from '../../src/index.js';
 import { GrpcStatus } from '../../src/internal.js';
+import type { ProtoField } from '../../src/wire/proto/messages.js';
 import { PlainText } from '../server/helpers.js';
 import { healthClient } from './health-client.js';
 

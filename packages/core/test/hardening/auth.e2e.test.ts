@@ -8,7 +8,8 @@ import {
   Service,
   serveGrpc,
 } from '../../src/index.js';
-import { API_TOKEN_ENV, bearerAuth, GrpcStatus } from '../../src/internal.js';
+import { GrpcStatus } from '../../src/internal.js';
+import { API_TOKEN_ENV, bearerAuth } from '../../src/server/auth.js';
 import { start } from '../server/helpers.js';
 
 const TOKEN = 's3cret-token';

@@ -12,7 +12,9 @@ import {
   Service,
   serveGrpc,
 } from '../../src/index.js';
-import { GrpcStatus, nestsDeeperThan, resolveLimits } from '../../src/internal.js';
+import { GrpcStatus } from '../../src/internal.js';
+import { nestsDeeperThan } from '../../src/limits/depth.js';
+import { resolveLimits } from '../../src/limits/limits.js';
 import { start } from '../server/helpers.js';
 
 const nested = (depth: number, open = '[', close = ']') => `${open.repeat(depth)}${close.repeat(depth)}`;

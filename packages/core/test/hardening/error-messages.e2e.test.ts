@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLIENT_MESSAGE_LENGTH, clientMessage } from '../../src/errors/client-message.js';
+import { truncateForMessage } from '../../src/errors/truncate.js';
 import { BadInput, JSON as JSONDescriptor, Service } from '../../src/index.js';
-import { CLIENT_MESSAGE_LENGTH, clientMessage, truncateForMessage } from '../../src/internal.js';
 import { start } from '../server/helpers.js';
 
 const svc = new Service('error_messages');

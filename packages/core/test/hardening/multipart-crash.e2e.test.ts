@@ -11,7 +11,8 @@ import {
   serveGrpc,
   Text,
 } from '../../src/index.js';
-import { type FileInput, GrpcStatus } from '../../src/internal.js';
+import { GrpcStatus } from '../../src/internal.js';
+import type { FileInput } from '../../src/io/descriptors/file.js';
 import { start } from '../server/helpers.js';
 
 /** POST raw bytes (exact headers, no client-side normalisation) and read the answer. */

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { Context } from '../../src/context/context.js';
 import { InvalidArgument } from '../../src/errors/index.js';
 import { readResponseBody } from '../../src/http/response.js';
 import { descriptorFromSpec } from '../../src/io/descriptor.js';
 import { File } from '../../src/io/descriptors/file.js';
 import { applyResponseContext } from '../../src/runtime/response-context.js';
-import { Context } from '../../src/service/context.js';
 import { expectClientError, header, multipart, request } from './helpers.js';
 
 const BIN = Buffer.from([0x81, 0x30, 0x89, 0x39]);

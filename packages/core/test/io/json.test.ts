@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { Context } from '../../src/context/context.js';
+import { defaultJsonEncoder, registerJsonEncoder } from '../../src/encoding/json-encoder.js';
 import { BadInput } from '../../src/errors/index.js';
-import { fromValueMessage, toValueMessage } from '../../src/grpc/struct.js';
 import { descriptorFromSpec } from '../../src/io/descriptor.js';
 import { JSON as JSONDescriptor } from '../../src/io/descriptors/json.js';
-import { defaultJsonEncoder, registerJsonEncoder } from '../../src/io/json-encoder.js';
 import { registerSchemaModelAdapter, type SchemaModelAdapter } from '../../src/io/schema-model.js';
 import { NDArray } from '../../src/ndarray/index.js';
 import { applyResponseContext } from '../../src/runtime/response-context.js';
-import { Context } from '../../src/service/context.js';
+import { fromValueMessage, toValueMessage } from '../../src/wire/proto/struct.js';
 import { expectClientError, header, request, text } from './helpers.js';
 
 /** A tiny schema model: required string fields + string-array fields, with "5" → 5 coercion for numbers. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { Context } from '../../src/context/context.js';
 import { InvalidArgument } from '../../src/errors/index.js';
 import type { HttpRequest } from '../../src/http/request.js';
 import { buildResponse, type HttpResponse } from '../../src/http/response.js';
@@ -10,7 +11,6 @@ import { NumpyNdarray } from '../../src/io/descriptors/numpy-ndarray.js';
 import { Text } from '../../src/io/descriptors/text.js';
 import { NDArray } from '../../src/ndarray/index.js';
 import { applyResponseContext } from '../../src/runtime/response-context.js';
-import { Context } from '../../src/service/context.js';
 import { expectClientError, header, multipart, request, text } from './helpers.js';
 
 /** An image-like child: reads its part's bytes and content type; writes a content-disposition, as Image does. */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { Context } from '../../src/context/context.js';
 import { InvalidArgument, UnprocessableEntity } from '../../src/errors/index.js';
 import { descriptorFromSpec } from '../../src/io/descriptor.js';
 import { NumpyNdarray } from '../../src/io/descriptors/numpy-ndarray.js';
 import { NDArray } from '../../src/ndarray/index.js';
 import { applyResponseContext } from '../../src/runtime/response-context.js';
-import { Context } from '../../src/service/context.js';
 import { expectClientError, header, request, text } from './helpers.js';
 
 const double = (a: NDArray) => NDArray.from((a.toArray() as number[][]).map((r) => r.map((v) => v * 2)));

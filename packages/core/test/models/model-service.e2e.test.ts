@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LoadedModel, modelService, NDArray } from '../../src/index.js';
-import type { ModelSignature, NamedTensors } from '../../src/internal.js';
+import type { ModelSignature } from '../../src/internal.js';
+import type { NamedTensors } from '../../src/signature/named-tensors.js';
 import { start } from '../server/helpers.js';
 
 type Started = Awaited<ReturnType<typeof start>>;

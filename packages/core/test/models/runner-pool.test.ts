@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { NDArray } from '../../src/index.js';
-import { RunnerPool } from '../../src/internal.js';
+import { RunnerPool } from '../../src/models/runner-pool.js';
 
 const WORKER = new URL('./fixtures/doubling-runner.ts', import.meta.url);
 let pool: RunnerPool | undefined;

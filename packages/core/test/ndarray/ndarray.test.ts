@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { parseJson } from '../../src/encoding/json-parse.js';
 import { BadInput, InvalidArgument, TiffinError, UnprocessableEntity } from '../../src/errors/index.js';
-import { parseJson } from '../../src/io/json/parse.js';
 import {
   canCastSameKind,
   DTYPES,

@@ -11,7 +11,7 @@ import {
   Service,
   Text,
 } from '../../src/index.js';
-import { buildOpenApiDocument } from '../../src/internal.js';
+import { buildOpenApiDocument } from '../../src/openapi/document.js';
 
 /** Validate as generators and gateways do (the validator resolves $refs in place, so give it a copy). */
 async function validate(doc: unknown): Promise<void> {

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { BatchContext } from '../../src/context/context.js';
 import {
   BadInput,
   File,
@@ -13,7 +14,6 @@ import {
   serveGrpc,
   Text,
 } from '../../src/index.js';
-import type { BatchContext } from '../../src/internal.js';
 import { sleep, start } from '../server/helpers.js';
 
 type Started = Awaited<ReturnType<typeof start>>;

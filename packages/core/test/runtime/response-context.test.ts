@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { Context } from '../../src/context/context.js';
 import { buildResponse } from '../../src/http/response.js';
 import { applyResponseContext } from '../../src/runtime/response-context.js';
-import { Context } from '../../src/service/context.js';
 import { request } from '../io/helpers.js';
 
 const answer = () => buildResponse({ body: 'a,b', mediaType: 'text/csv' });

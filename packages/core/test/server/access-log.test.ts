@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JsonLineLogger } from '../../src/index.js';
-import type { AccessLogEntry } from '../../src/internal.js';
+import type { AccessLogEntry } from '../../src/logging/logger.js';
 
 /** The line `access(entry)` writes and the line pino writes for `log('info', 'request', entry)`. */
 function bothLines(entry: AccessLogEntry): [string, string] {

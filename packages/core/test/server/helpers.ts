@@ -12,7 +12,8 @@ import {
   type Service,
   serve,
 } from '../../src/index.js';
-import type { RequestBodyObject, ResponseObject } from '../../src/internal.js';
+import type { RequestBodyObject } from '../../src/internal.js';
+import type { ResponseObject } from '../../src/io/openapi.js';
 
 /**
  * A minimal test-local descriptor: UTF-8 text in, text (or a stream of text chunks) out, honouring the ctx's

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { MemoryTaskStore } from '../../src/internal.js';
+import { MemoryTaskStore } from '../../src/tasks/memory-task-store.js';
 import { describeTaskStore } from './task-store-contract.js';
 
 describeTaskStore('MemoryTaskStore', (limits) => new MemoryTaskStore(limits));

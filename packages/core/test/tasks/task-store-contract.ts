@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskEvent, TaskRequest, TaskStore } from '../../src/internal.js';
+import type { TaskEvent, TaskRequest, TaskStore } from '../../src/tasks/task-store.js';
 
 /**
  * What any `TaskStore` must do, written against the interface only, so a durable store (Redis, a database)

@@ -8,7 +8,8 @@ import {
   NumpyNdarray,
   Service,
 } from '../../src/index.js';
-import type { MemoryTaskStore, TaskView } from '../../src/internal.js';
+import type { MemoryTaskStore } from '../../src/tasks/memory-task-store.js';
+import type { TaskView } from '../../src/tasks/task-store.js';
 import { sleep, start } from '../server/helpers.js';
 
 /**

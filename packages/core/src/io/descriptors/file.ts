@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { Readable } from 'node:stream';
+import type { Context } from '../../context/context.js';
 import { BadInput, InternalServerError, InvalidArgument, truncateForMessage } from '../../errors/index.js';
-import type { FileMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import { parseMediaType } from '../../http/media-type.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
-import type { Context } from '../../service/context.js';
+import type { FileMessage, ProtoField, ProtoPayload } from '../../wire/proto/messages.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import type { WireForm } from '../wire-form.js';

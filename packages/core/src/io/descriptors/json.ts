@@ -1,16 +1,17 @@
+import type { Context } from '../../context/context.js';
+import { defaultJsonEncoder, type JsonEncoder } from '../../encoding/json-encoder.js';
+import { parseJson, parseJsonBytes } from '../../encoding/json-parse.js';
+import { writeJson } from '../../encoding/json-write.js';
+import { decodeUtf8 } from '../../encoding/utf8.js';
 import { BadInput } from '../../errors/index.js';
-import type { ProtoField, ProtoPayload, ValueMessage } from '../../grpc/messages.js';
-import { toValueMessage } from '../../grpc/struct.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import { DEFAULT_LIMITS, type Limits } from '../../limits/limits.js';
-import type { Context } from '../../service/context.js';
+import { jsonFromProto } from '../../wire/proto/json-from-proto.js';
+import type { ProtoField, ProtoPayload, ValueMessage } from '../../wire/proto/messages.js';
+import { toValueMessage } from '../../wire/proto/struct.js';
 import { arrayItems, type Batching } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
-import { parseJson, parseJsonBytes } from '../json/parse.js';
-import { jsonFromProto } from '../json/proto-value.js';
-import { writeJson } from '../json/write.js';
-import { defaultJsonEncoder, type JsonEncoder } from '../json-encoder.js';
 import type {
   ComponentsObject,
   DescriptorSpec,
@@ -24,7 +25,6 @@ import {
   type SchemaModelAdapter,
   schemaModelAdapterFor,
 } from '../schema-model.js';
-import { decodeUtf8 } from '../utf8.js';
 import { requireArgs } from './common.js';
 
 export interface JSONOptions {

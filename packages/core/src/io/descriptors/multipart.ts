@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Context } from '../../context/context.js';
 import {
   BadInput,
   InternalServerError,
@@ -6,12 +7,11 @@ import {
   NotImplementedError,
   truncateForMessage,
 } from '../../errors/index.js';
-import type { MultipartMessage, PartMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import { parseMediaType } from '../../http/media-type.js';
 import { BufferedHttpRequest, type FormPart, type HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse, readResponseBody } from '../../http/response.js';
 import type { Limits } from '../../limits/limits.js';
-import type { Context } from '../../service/context.js';
+import type { MultipartMessage, PartMessage, ProtoField, ProtoPayload } from '../../wire/proto/messages.js';
 import {
   descriptorFromSpec,
   type InputOf,

@@ -1,4 +1,6 @@
 import { isAscii } from 'node:buffer';
+import type { Context } from '../../context/context.js';
+import { parseJsonBytes } from '../../encoding/json-parse.js';
 import {
   BadInput,
   InternalServerError,
@@ -6,11 +8,8 @@ import {
   isTiffinError,
   truncateForMessage,
 } from '../../errors/index.js';
-import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../grpc/messages.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
-import { datatypeOf } from '../../inference-protocol/datatype.js';
-import type { Tensor, TensorMetadata } from '../../inference-protocol/tensor.js';
 import { checkJsonDepth } from '../../limits/depth.js';
 import { concatenate, splitAlong } from '../../ndarray/batch.js';
 import { DTypeConversionError, RaggedArrayError } from '../../ndarray/convert.js';
@@ -27,18 +26,19 @@ import {
 } from '../../ndarray/dtype.js';
 import { ndarrayToJson } from '../../ndarray/json.js';
 import { NDArray, type NestedArray, resolveShape } from '../../ndarray/ndarray.js';
-import type { Context } from '../../service/context.js';
+import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../wire/proto/messages.js';
+import { datatypeOf } from '../../wire/v2/datatype.js';
+import type { Tensor, TensorMetadata } from '../../wire/v2/tensor.js';
 import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { exampleArray, exampleElement } from '../example-values.js';
-import { parseJsonBytes } from '../json/parse.js';
 import type { WireForm } from '../wire-form.js';
 import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
 
 /** An integer literal of 16+ digits (not the fraction or mantissa of a float literal). */
 const FLOAT_LITERAL = /[.eE]/;
 
-import { plainArray } from '../../ndarray/plain-array.js';
+import { plainArray } from '../../encoding/plain-array.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { requireArgs, typeName } from './common.js';
 

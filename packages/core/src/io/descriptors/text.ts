@@ -1,12 +1,12 @@
+import type { Context } from '../../context/context.js';
+import { decodeUtf8 } from '../../encoding/utf8.js';
 import { InternalServerError, InvalidArgument } from '../../errors/index.js';
-import type { ProtoField, ProtoPayload, StringValueMessage } from '../../grpc/messages.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
-import type { Context } from '../../service/context.js';
+import type { ProtoField, ProtoPayload, StringValueMessage } from '../../wire/proto/messages.js';
 import { type Batching, oneItemPerRequest } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
-import { decodeUtf8 } from '../utf8.js';
 import type { SseMessage, WireTypes } from '../wire-types.js';
 import { typeName } from './common.js';
 

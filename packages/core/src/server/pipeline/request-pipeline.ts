@@ -1,10 +1,10 @@
+import { type AccessLogEntry, type Logger, silentLogger } from '../../logging/logger.js';
 import { UNLIMITED_PATHS } from '../../runtime/concurrency-gate.js';
 import { LazyAbort } from '../../runtime/lazy-abort.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { AuthCheck } from '../auth.js';
 import type { Exchange } from '../exchange.js';
 import type { AppLifecycle } from '../lifecycle.js';
-import { type AccessLogEntry, type Logger, silentLogger } from '../logger.js';
 import type { ServerMetrics } from '../metrics.js';
 import { NOSNIFF } from '../raw-answers.js';
 import { requestIdFor } from '../request-id.js';

@@ -1,7 +1,7 @@
+import { encodeErrorBody, errorAnswer } from '../../errors/error-answer.js';
 import { isTiffinError } from '../../errors/index.js';
-import { encodeErrorBody, errorAnswer } from '../error-response.js';
+import type { Logger } from '../../logging/logger.js';
 import type { Exchange } from '../exchange.js';
-import type { Logger } from '../logger.js';
 
 /** Answer a thrown error with the one error body (D4): TiffinError → its status, anything else → 500. */
 export function writeError(ctx: Exchange, err: unknown, logger: Logger): void {

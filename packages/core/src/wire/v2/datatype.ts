@@ -1,5 +1,5 @@
-import { BadInput } from '../errors/index.js';
-import type { DType } from '../ndarray/dtype.js';
+import { BadInput } from '../../errors/index.js';
+import type { DType } from '../../ndarray/dtype.js';
 
 /** Tensor element types of the Open Inference Protocol. */
 export type Datatype =

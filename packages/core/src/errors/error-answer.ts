@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { Logger } from '../logging/logger.js';
 import {
   BadInput,
   clientMessage,
@@ -12,8 +13,7 @@ import {
   Unauthorized,
   UnprocessableEntity,
   UnsupportedMediaType,
-} from '../errors/index.js';
-import type { Logger } from './logger.js';
+} from './index.js';
 
 export interface ErrorAnswer {
   status: number;

@@ -1,7 +1,7 @@
-import { BadInput } from '../errors/index.js';
-import { allocate, type DType, type DTypeStorage } from '../ndarray/dtype.js';
-import { NDArray } from '../ndarray/ndarray.js';
-import { plainArray } from '../ndarray/plain-array.js';
+import { plainArray } from '../../encoding/plain-array.js';
+import { BadInput } from '../../errors/index.js';
+import { allocate, type DType, type DTypeStorage } from '../../ndarray/dtype.js';
+import { NDArray } from '../../ndarray/ndarray.js';
 import { type Datatype, datatypeOf, dtypeOf, ELEMENT_SIZE } from './datatype.js';
 import { fromHalfBits, toHalfBits } from './half-float.js';
 

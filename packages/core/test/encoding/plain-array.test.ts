@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plainArray } from '../../src/ndarray/plain-array.js';
+import { plainArray } from '../../src/encoding/plain-array.js';
 
 describe('plainArray', () => {
   it('copies any typed array into a plain array, element for element', () => {

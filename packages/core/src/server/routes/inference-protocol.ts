@@ -1,11 +1,16 @@
-import type { Limits } from '../limits/limits.js';
-import type { Runtime } from '../runtime/runtime.js';
-import type { Exchange } from '../server/exchange.js';
-import { adaptRequest } from '../server/request-adapter.js';
-import type { RouteTable } from '../server/routes/route-table.js';
-import type { Service } from '../service/service.js';
-import { HEADER_LENGTH, parseInferRequest, writeInferResponse } from './infer-body.js';
-import { type ModelAdapter, modelMetadata, protocolModels, serverMetadata } from './models.js';
+import { HEADER_LENGTH, parseInferRequest, writeInferResponse } from '../../inference-protocol/infer-body.js';
+import {
+  type ModelAdapter,
+  modelMetadata,
+  protocolModels,
+  serverMetadata,
+} from '../../inference-protocol/models.js';
+import type { Limits } from '../../limits/limits.js';
+import type { Runtime } from '../../runtime/runtime.js';
+import type { Service } from '../../service/service.js';
+import type { Exchange } from '../exchange.js';
+import { adaptRequest } from '../request-adapter.js';
+import type { RouteTable } from './route-table.js';
 
 /** The extensions `GET /v2` announces. */
 const EXTENSIONS = ['binary_tensor_data'];

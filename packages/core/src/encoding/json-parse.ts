@@ -1,8 +1,8 @@
-import { BadInput } from '../../errors/index.js';
-import { checkJsonDepth } from '../../limits/depth.js';
-import { DEFAULT_LIMITS } from '../../limits/limits.js';
-import { decodeUtf8 } from '../utf8.js';
+import { BadInput } from '../errors/index.js';
+import { checkJsonDepth } from '../limits/depth.js';
+import { DEFAULT_LIMITS } from '../limits/limits.js';
 import { JsonFloat } from './json-float.js';
+import { decodeUtf8 } from './utf8.js';
 
 export interface JsonParseOptions {
   /**

@@ -1,6 +1,6 @@
 import { InternalServerError } from '../errors/index.js';
 import { DEFAULT_LIMITS } from '../limits/limits.js';
-import { plainArray } from '../ndarray/plain-array.js';
+import { plainArray } from './plain-array.js';
 
 /**
  * Encoders that turn values JSON cannot carry natively (NDArray, Map, Set, Date, BigInt, typed arrays,

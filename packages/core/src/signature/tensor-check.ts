@@ -1,7 +1,7 @@
 import { BadInput } from '../errors/index.js';
 import { canCastSameKind, type DType, dtypeKind, formatShape, shapesMatch } from '../ndarray/dtype.js';
 import type { NDArray } from '../ndarray/ndarray.js';
-import type { NamedTensors } from './runner.js';
+import type { NamedTensors } from './named-tensors.js';
 import { describeTensor, type TensorSpec } from './signature.js';
 
 /** The signature's side in an error's `detail`, so a client can see what the model expects. */

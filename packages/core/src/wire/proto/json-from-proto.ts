@@ -1,9 +1,9 @@
+import { parseJsonBytes } from '../../encoding/json-parse.js';
 import { BadInput } from '../../errors/index.js';
-import type { ProtoPayload, ValueMessage } from '../../grpc/messages.js';
-import { fromValueMessage } from '../../grpc/struct.js';
 import { nestsDeeperThan } from '../../limits/depth.js';
 import type { Limits } from '../../limits/limits.js';
-import { parseJsonBytes } from './parse.js';
+import type { ProtoPayload, ValueMessage } from './messages.js';
+import { fromValueMessage } from './struct.js';
 
 /**
  * The JSON value of a gRPC input: JSON bytes (`serialized_bytes`) or a `google.protobuf.Value`, held to the

@@ -1,1 +1,0 @@
-export { buildOpenApiDocument, type OpenApiDocument } from './document.js';
