@@ -1,5 +1,7 @@
-import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument } from '@tiffin/core';
+import { copy } from '../latents/float32-math.js';
+import { type HostTensor, hostTensor, sizeOf } from '../latents/host-tensor.js';
+import { type AnyTensor, asHost, isTfTensor, like } from '../latents/tfjs-interop.js';
 import { readSchedulerConfig } from './config.js';
 import type { SchedulerDefinition } from './definition.js';
 import { computeNoiseSchedule } from './noise-schedule.js';
@@ -59,17 +61,33 @@ export abstract class BaseScheduler<C extends SharedSchedulerConfig = SharedSche
     this.beginIndex = index;
   }
 
-  scaleModelInput(sample: tf.Tensor, _timestep: number): tf.Tensor {
-    return tf.clone(sample);
+  scaleModelInput<T extends AnyTensor>(sample: T, timestep: number): T {
+    return like(sample, this.scaleInput(asHost(sample), timestep));
   }
 
-  abstract step(
-    modelOutput: tf.Tensor,
+  step<T extends AnyTensor>(modelOutput: T, timestep: number, sample: T, options?: StepOptions): StepResult<T> {
+    return { prevSample: like(sample, this.stepHost(asHost(modelOutput), timestep, asHost(sample), options)) };
+  }
+
+  addNoise<T extends AnyTensor>(original: T, noise: T, timestep: number): T {
+    return like(original, this.noised(asHost(original), asHost(noise), timestep));
+  }
+
+  /** The scaled UNet input (identity for DDIM/PNDM/DPM++). */
+  protected scaleInput(sample: HostTensor, _timestep: number): HostTensor {
+    return copy(sample);
+  }
+
+  /** One denoising step on host tensors: the sample for the next timestep. */
+  protected abstract stepHost(
+    modelOutput: HostTensor,
     timestep: number,
-    sample: tf.Tensor,
+    sample: HostTensor,
     options?: StepOptions,
-  ): StepResult;
-  abstract addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor;
+  ): HostTensor;
+
+  /** `original` forward-noised to `timestep`. */
+  protected abstract noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor;
 
   dispose(): void {}
 
@@ -100,21 +118,21 @@ export abstract class BaseScheduler<C extends SharedSchedulerConfig = SharedSche
   }
 }
 
-/** Takes one standard-normal draw of `shape` from `source` as a tensor owned by the caller. */
-export function drawNoise(source: NoiseSource | undefined, shape: number[], who: string): tf.Tensor {
+/** Takes one standard-normal draw of `shape` from `source`. */
+export function drawNoise(source: NoiseSource | undefined, shape: readonly number[], who: string): HostTensor {
   if (!source) throw new Error(`${who}: this step draws noise; pass options.noise`);
-  const drawn = source(shape);
+  const drawn = source([...shape]);
   if (drawn instanceof Float32Array) {
-    const size = shape.reduce((a, b) => a * b, 1);
-    if (drawn.length !== size) {
+    if (drawn.length !== sizeOf(shape)) {
       throw new Error(`${who}: noise source returned ${drawn.length} values for shape [${shape.join(', ')}]`);
     }
-    return tf.tensor(drawn, shape, 'float32');
+    return hostTensor(drawn, shape);
   }
-  if (drawn.shape.join(',') !== shape.join(',')) {
-    const got = drawn.shape.join(', ');
-    drawn.dispose();
-    throw new Error(`${who}: noise source returned shape [${got}], expected [${shape.join(', ')}]`);
+  const host = asHost(drawn);
+  // A TF.js tensor handed over is the scheduler's to release.
+  if (isTfTensor(drawn)) drawn.dispose();
+  if (host.shape.join(',') !== shape.join(',')) {
+    throw new Error(`${who}: noise source returned shape [${host.shape.join(', ')}], expected [${shape.join(', ')}]`);
   }
-  return drawn;
+  return host;
 }

@@ -1,10 +1,11 @@
-import * as tf from '@tensorflow/tfjs';
+import { add, clip, div, mul, sub } from '../latents/float32-math.js';
+import type { HostTensor } from '../latents/host-tensor.js';
 import { BaseScheduler, drawNoise } from './base.js';
 import { SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';
 import { f32 } from './numeric.js';
 import { integerTimestepsAscending } from './spacing.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
 
 /** DDIMScheduler's config: the shared keys and its own. */
 export type DDIMConfig = SharedSchedulerConfig & {
@@ -29,10 +30,10 @@ export const ddim = defineScheduler({
 });
 
 /** √ᾱ_t · x0 + √(1 - ᾱ_t) · ε with float32 coefficients (DDIM and PNDM, docs/spec/diffusion.md §7.9). */
-export function addNoiseByAlpha(alphaProd: number, original: tf.Tensor, noise: tf.Tensor): tf.Tensor {
+export function addNoiseByAlpha(alphaProd: number, original: HostTensor, noise: HostTensor): HostTensor {
   const sqrtAlpha = f32(Math.sqrt(alphaProd));
   const sqrtOneMinus = f32(Math.sqrt(f32(1 - alphaProd)));
-  return tf.tidy(() => tf.add(tf.mul(original, sqrtAlpha), tf.mul(noise, sqrtOneMinus)));
+  return add(mul(original, sqrtAlpha), mul(noise, sqrtOneMinus));
 }
 
 /** ᾱ at an integer timestep, with a clear error outside the table. */
@@ -57,7 +58,12 @@ export class DDIMScheduler extends BaseScheduler<DDIMConfig> {
     this.timestepList = integerTimestepsAscending(this.config, n).reverse();
   }
 
-  step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, options: StepOptions = {}): StepResult {
+  protected stepHost(
+    modelOutput: HostTensor,
+    timestep: number,
+    sample: HostTensor,
+    options: StepOptions = {},
+  ): HostTensor {
     this.requireTimesteps();
     const eta = options.eta ?? 0;
     const n = this.numInferenceSteps as number;
@@ -71,36 +77,31 @@ export class DDIMScheduler extends BaseScheduler<DDIMConfig> {
     const std = f32(eta * f32(Math.sqrt(variance)));
     const directionCoeff = f32(Math.sqrt(f32(f32(1 - aP) - f32(std * std))));
     const noise = eta > 0 ? drawNoise(options.noise, sample.shape, this.className) : null;
-    const prevSample = tf.tidy(() => {
-      let x0: tf.Tensor;
-      let eps: tf.Tensor;
-      switch (this.config.prediction_type) {
-        case 'epsilon':
-          x0 = tf.div(tf.sub(sample, tf.mul(modelOutput, sqrtBT)), sqrtAT);
-          eps = modelOutput;
-          break;
-        case 'v_prediction':
-          x0 = tf.sub(tf.mul(sample, sqrtAT), tf.mul(modelOutput, sqrtBT));
-          eps = tf.add(tf.mul(modelOutput, sqrtAT), tf.mul(sample, sqrtBT));
-          break;
-        case 'sample':
-          x0 = modelOutput;
-          eps = tf.div(tf.sub(sample, tf.mul(x0, sqrtAT)), sqrtBT);
-          break;
-      }
-      if (this.config.clip_sample) {
-        const r = this.config.clip_sample_range;
-        x0 = tf.clipByValue(x0, -r, r);
-      }
-      let out = tf.add(tf.mul(x0, f32(Math.sqrt(aP))), tf.mul(eps, directionCoeff));
-      if (noise) out = tf.add(out, tf.mul(noise, std));
-      return out;
-    });
-    noise?.dispose();
-    return { prevSample };
+    let x0: HostTensor;
+    let eps: HostTensor;
+    switch (this.config.prediction_type) {
+      case 'epsilon':
+        x0 = div(sub(sample, mul(modelOutput, sqrtBT)), sqrtAT);
+        eps = modelOutput;
+        break;
+      case 'v_prediction':
+        x0 = sub(mul(sample, sqrtAT), mul(modelOutput, sqrtBT));
+        eps = add(mul(modelOutput, sqrtAT), mul(sample, sqrtBT));
+        break;
+      case 'sample':
+        x0 = modelOutput;
+        eps = div(sub(sample, mul(x0, sqrtAT)), sqrtBT);
+        break;
+    }
+    if (this.config.clip_sample) {
+      const r = this.config.clip_sample_range;
+      x0 = clip(x0, -r, r);
+    }
+    const out = add(mul(x0, f32(Math.sqrt(aP))), mul(eps, directionCoeff));
+    return noise ? add(out, mul(noise, std)) : out;
   }
 
-  addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor {
+  protected noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor {
     return addNoiseByAlpha(alphaAt(this.alphasCumprod, timestep, this.className), original, noise);
   }
 }

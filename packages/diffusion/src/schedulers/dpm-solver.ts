@@ -1,5 +1,6 @@
-import * as tf from '@tensorflow/tfjs';
 import { ConfigError } from '@tiffin/core/internal';
+import { add, copy, div, mul, sub } from '../latents/float32-math.js';
+import type { HostTensor } from '../latents/host-tensor.js';
 import { BaseScheduler } from './base.js';
 import { oneOf, refuseUnsupported, SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';
@@ -7,7 +8,7 @@ import { sigmasFromAlphasCumprod } from './noise-schedule.js';
 import { f32, interpIndex, roundHalfEven } from './numeric.js';
 import { karrasSigmas, logSigmaTable, sigmaToT } from './sigmas.js';
 import { dpmTimesteps } from './spacing.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
 
 /** DPMSolverMultistepScheduler's config: the shared keys and its own. */
 export type DPMSolverConfig = SharedSchedulerConfig & {
@@ -79,7 +80,7 @@ function noiseLevel(s: number): NoiseLevel {
 export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> {
   private sigmas: number[] = [];
   /** Data predictions, newest last (own copies). */
-  private modelOutputs: tf.Tensor[] = [];
+  private modelOutputs: HostTensor[] = [];
   private lowerOrderNums = 0;
 
   /** The sigmas after `setTimesteps` (N values then the final sigma), float32 values. */
@@ -111,12 +112,16 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
   }
 
   override dispose(): void {
-    for (const m of this.modelOutputs) m.dispose();
     this.modelOutputs = [];
     this.lowerOrderNums = 0;
   }
 
-  step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, _options?: StepOptions): StepResult {
+  protected stepHost(
+    modelOutput: HostTensor,
+    timestep: number,
+    sample: HostTensor,
+    _options?: StepOptions,
+  ): HostTensor {
     this.requireTimesteps();
     const k = this.currentStepIndex(timestep);
     const M = this.timestepList.length;
@@ -127,34 +132,34 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
     const second = k === M - 2 && cfg.lower_order_final && M < 15;
 
     const current = noiseLevel(this.sigmas[k]);
-    const x0 = tf.keep(
-      tf.tidy(() => {
-        switch (cfg.prediction_type) {
-          case 'epsilon':
-            return tf.div(tf.sub(sample, tf.mul(modelOutput, current.sigma)), current.alpha);
-          case 'v_prediction':
-            return tf.sub(tf.mul(sample, current.alpha), tf.mul(modelOutput, current.sigma));
-          case 'sample':
-            return tf.clone(modelOutput);
-        }
-      }),
-    );
+    let x0: HostTensor;
+    switch (cfg.prediction_type) {
+      case 'epsilon':
+        x0 = div(sub(sample, mul(modelOutput, current.sigma)), current.alpha);
+        break;
+      case 'v_prediction':
+        x0 = sub(mul(sample, current.alpha), mul(modelOutput, current.sigma));
+        break;
+      case 'sample':
+        x0 = copy(modelOutput);
+        break;
+    }
     this.modelOutputs.push(x0);
-    while (this.modelOutputs.length > cfg.solver_order) this.modelOutputs.shift()?.dispose();
+    while (this.modelOutputs.length > cfg.solver_order) this.modelOutputs.shift();
 
     let order: 1 | 2 | 3;
     if (cfg.solver_order === 1 || this.lowerOrderNums < 1 || final) order = 1;
     else if (cfg.solver_order === 2 || this.lowerOrderNums < 2 || second) order = 2;
     else order = 3;
 
-    const prevSample = tf.tidy(() => this.update(order, k, sample));
+    const prevSample = this.update(order, k, sample);
     if (this.lowerOrderNums < cfg.solver_order) this.lowerOrderNums += 1;
     this.stepIndex = k + 1;
-    return { prevSample };
+    return prevSample;
   }
 
   /** The multistep update of the given order from sigma k to sigma k + 1. */
-  private update(order: 1 | 2 | 3, k: number, sample: tf.Tensor): tf.Tensor {
+  private update(order: 1 | 2 | 3, k: number, sample: HostTensor): HostTensor {
     const outs = this.modelOutputs;
     const t = noiseLevel(this.sigmas[k + 1]);
     const s0 = noiseLevel(this.sigmas[k]);
@@ -163,37 +168,37 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
     const sampleCoeff = f32(t.sigma / s0.sigma);
     const alphaPhi = f32(t.alpha * phi);
     const m0 = outs[outs.length - 1];
-    const base = tf.sub(tf.mul(sample, sampleCoeff), tf.mul(m0, alphaPhi));
+    const base = sub(mul(sample, sampleCoeff), mul(m0, alphaPhi));
     if (order === 1) return base;
 
     const s1 = noiseLevel(this.sigmas[k - 1]);
     const h0 = f32(s0.lambda - s1.lambda);
     const r0 = f32(h0 / h);
     const m1 = outs[outs.length - 2];
-    const d10 = tf.mul(tf.sub(m0, m1), f32(1 / r0));
+    const d10 = mul(sub(m0, m1), f32(1 / r0));
     // (φ / h + 1): the heun and third-order coefficient of D1.
     const heunCoeff = f32(t.alpha * f32(f32(phi / h) + 1));
     if (order === 2) {
-      if (this.config.solver_type === 'midpoint') return tf.sub(base, tf.mul(d10, f32(0.5 * alphaPhi)));
-      return tf.add(base, tf.mul(d10, heunCoeff));
+      if (this.config.solver_type === 'midpoint') return sub(base, mul(d10, f32(0.5 * alphaPhi)));
+      return add(base, mul(d10, heunCoeff));
     }
 
     const s2 = noiseLevel(this.sigmas[k - 2]);
     const h1 = f32(s1.lambda - s2.lambda);
     const r1 = f32(h1 / h);
     const m2 = outs[outs.length - 3];
-    const d11 = tf.mul(tf.sub(m1, m2), f32(1 / r1));
-    const diff = tf.sub(d10, d11);
-    const d1 = tf.add(d10, tf.mul(diff, f32(r0 / f32(r0 + r1))));
-    const d2 = tf.mul(diff, f32(1 / f32(r0 + r1)));
+    const d11 = mul(sub(m1, m2), f32(1 / r1));
+    const diff = sub(d10, d11);
+    const d1 = add(d10, mul(diff, f32(r0 / f32(r0 + r1))));
+    const d2 = mul(diff, f32(1 / f32(r0 + r1)));
     const d2Coeff = f32(t.alpha * f32(f32(f32(phi + h) / f32(h * h)) - 0.5));
-    return tf.sub(tf.add(base, tf.mul(d1, heunCoeff)), tf.mul(d2, d2Coeff));
+    return sub(add(base, mul(d1, heunCoeff)), mul(d2, d2Coeff));
   }
 
-  addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor {
+  protected noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor {
     this.requireTimesteps();
     const index = this.beginIndex ?? this.indexForTimestep(timestep);
     const level = noiseLevel(this.sigmas[index]);
-    return tf.tidy(() => tf.add(tf.mul(original, level.alpha), tf.mul(noise, level.sigma)));
+    return add(mul(original, level.alpha), mul(noise, level.sigma));
   }
 }

@@ -1,10 +1,11 @@
-import * as tf from '@tensorflow/tfjs';
+import { add, div, mul, sub } from '../latents/float32-math.js';
+import type { HostTensor } from '../latents/host-tensor.js';
 import { drawNoise } from './base.js';
 import { SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';
 import { EulerFamilyScheduler } from './euler.js';
 import { f32 } from './numeric.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
 
 const DEFAULTS: SharedSchedulerConfig = { ...SHARED_DEFAULTS, timestep_spacing: 'linspace' };
 
@@ -22,7 +23,12 @@ export class EulerAncestralDiscreteScheduler extends EulerFamilyScheduler<Shared
     super(eulerAncestral, config);
   }
 
-  step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, options: StepOptions = {}): StepResult {
+  protected stepHost(
+    modelOutput: HostTensor,
+    timestep: number,
+    sample: HostTensor,
+    options: StepOptions = {},
+  ): HostTensor {
     this.requireTimesteps();
     const k = this.currentStepIndex(timestep);
     const sigmaFrom = this.sigmas[k];
@@ -33,14 +39,10 @@ export class EulerAncestralDiscreteScheduler extends EulerFamilyScheduler<Shared
     const sigmaDown = f32(Math.sqrt(f32(to2 - f32(sigmaUp * sigmaUp))));
     const dt = f32(sigmaDown - sigmaFrom);
     const noise = drawNoise(options.noise, sample.shape, this.className);
-    const prevSample = tf.tidy(() => {
-      const x0 = this.predictOriginal(modelOutput, sample, sigmaFrom);
-      const derivative = tf.div(tf.sub(sample, x0), sigmaFrom);
-      const next = tf.add(sample, tf.mul(derivative, dt));
-      return tf.add(next, tf.mul(noise, sigmaUp));
-    });
-    noise.dispose();
+    const x0 = this.predictOriginal(modelOutput, sample, sigmaFrom);
+    const derivative = div(sub(sample, x0), sigmaFrom);
+    const next = add(sample, mul(derivative, dt));
     this.stepIndex = k + 1;
-    return { prevSample };
+    return add(next, mul(noise, sigmaUp));
   }
 }

@@ -1,4 +1,5 @@
-import * as tf from '@tensorflow/tfjs';
+import { add, div, mul, sub } from '../latents/float32-math.js';
+import type { HostTensor } from '../latents/host-tensor.js';
 import { BaseScheduler } from './base.js';
 import { oneOf, SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';
@@ -6,7 +7,7 @@ import { sigmasFromAlphasCumprod } from './noise-schedule.js';
 import { f32, interpIndex } from './numeric.js';
 import { karrasSigmas, logSigmaTable, sigmaToT } from './sigmas.js';
 import { eulerTimesteps } from './spacing.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
 
 /** EulerDiscreteScheduler's config: the shared keys and its own. */
 export type EulerConfig = SharedSchedulerConfig & {
@@ -80,41 +81,34 @@ export abstract class EulerFamilyScheduler<C extends SharedSchedulerConfig> exte
     return null;
   }
 
-  override scaleModelInput(sample: tf.Tensor, timestep: number): tf.Tensor {
+  protected override scaleInput(sample: HostTensor, timestep: number): HostTensor {
     this.requireTimesteps();
     const sigma = this.sigmas[this.currentStepIndex(timestep)];
     const divisor = f32(Math.sqrt(f32(f32(sigma * sigma) + 1)));
-    return tf.tidy(() => tf.div(sample, divisor));
+    return div(sample, divisor);
   }
 
   /** Denoised estimate x0 from the model output at noise level `sigma`. */
-  protected predictOriginal(modelOutput: tf.Tensor, sample: tf.Tensor, sigma: number): tf.Tensor {
+  protected predictOriginal(modelOutput: HostTensor, sample: HostTensor, sigma: number): HostTensor {
     switch (this.config.prediction_type) {
       case 'epsilon':
-        return tf.sub(sample, tf.mul(modelOutput, sigma));
+        return sub(sample, mul(modelOutput, sigma));
       case 'v_prediction': {
         const s2p1 = f32(f32(sigma * sigma) + 1);
         const c = f32(-sigma / f32(Math.sqrt(s2p1)));
-        return tf.add(tf.mul(modelOutput, c), tf.div(sample, s2p1));
+        return add(mul(modelOutput, c), div(sample, s2p1));
       }
       case 'sample':
         return modelOutput;
     }
   }
 
-  addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor {
+  protected noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor {
     this.requireTimesteps();
     const index = this.beginIndex ?? this.indexForTimestep(timestep);
     const sigma = this.sigmas[index];
-    return tf.tidy(() => tf.add(original, tf.mul(noise, sigma)));
+    return add(original, mul(noise, sigma));
   }
-
-  abstract override step(
-    modelOutput: tf.Tensor,
-    timestep: number,
-    sample: tf.Tensor,
-    options?: StepOptions,
-  ): StepResult;
 }
 
 /** EulerDiscreteScheduler (docs/spec/diffusion.md §7.5), deterministic (s_churn = 0). */
@@ -131,17 +125,19 @@ export class EulerDiscreteScheduler extends EulerFamilyScheduler<EulerConfig> {
     };
   }
 
-  step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, _options?: StepOptions): StepResult {
+  protected stepHost(
+    modelOutput: HostTensor,
+    timestep: number,
+    sample: HostTensor,
+    _options?: StepOptions,
+  ): HostTensor {
     this.requireTimesteps();
     const k = this.currentStepIndex(timestep);
     const sigma = this.sigmas[k];
     const dt = f32(this.sigmas[k + 1] - sigma);
-    const prevSample = tf.tidy(() => {
-      const x0 = this.predictOriginal(modelOutput, sample, sigma);
-      const derivative = tf.div(tf.sub(sample, x0), sigma);
-      return tf.add(sample, tf.mul(derivative, dt));
-    });
+    const x0 = this.predictOriginal(modelOutput, sample, sigma);
+    const derivative = div(sub(sample, x0), sigma);
     this.stepIndex = k + 1;
-    return { prevSample };
+    return add(sample, mul(derivative, dt));
   }
 }

@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
+import { sizeOf } from '../latents/host-tensor.js';
+import { toTf } from '../latents/tfjs-interop.js';
 import type { NoiseSource } from './types.js';
 
 /** seedrandom (CommonJS, no bundled types): only the `alea` generator is used. */
@@ -41,9 +43,9 @@ export class GaussianNoise {
     return out;
   }
 
-  /** A tensor of standard-normal values (owned by the caller). */
+  /** A TF.js tensor of standard-normal values (owned by the caller); loads TF.js. */
   tensor(shape: number[]): tf.Tensor {
-    return tf.tensor(this.fill(shape.reduce((a, b) => a * b, 1)), shape, 'float32');
+    return toTf({ data: this.fill(sizeOf(shape)), shape });
   }
 
   /** This generator as a scheduler {@link NoiseSource}. */

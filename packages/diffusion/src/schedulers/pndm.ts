@@ -1,11 +1,12 @@
-import * as tf from '@tensorflow/tfjs';
+import { add, copy, div, mul, sub } from '../latents/float32-math.js';
+import type { HostTensor } from '../latents/host-tensor.js';
 import { BaseScheduler } from './base.js';
 import { SHARED_DEFAULTS } from './config.js';
 import { addNoiseByAlpha, alphaAt } from './ddim.js';
 import { defineScheduler } from './definition.js';
 import { f32 } from './numeric.js';
 import { integerTimestepsAscending } from './spacing.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions, StepResult } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
 
 /** PNDMScheduler's config: the shared keys and its own. */
 export type PNDMConfig = SharedSchedulerConfig & {
@@ -35,12 +36,12 @@ const PNDM_ORDER = 4;
 export class PNDMScheduler extends BaseScheduler<PNDMConfig> {
   private readonly finalAlphaCumprod: number;
   private prkTimesteps: number[] = [];
-  /** Previous model outputs (own copies, kept out of tidy scopes). */
-  private ets: tf.Tensor[] = [];
+  /** Previous model outputs (own copies). */
+  private ets: HostTensor[] = [];
   private counter = 0;
-  private curSample: tf.Tensor | null = null;
+  private curSample: HostTensor | null = null;
   /** Running Runge–Kutta combination of model outputs (PRK only). */
-  private curModelOutput: tf.Tensor | null = null;
+  private curModelOutput: HostTensor | null = null;
 
   constructor(config?: SchedulerConfig) {
     super(pndm, config);
@@ -72,16 +73,18 @@ export class PNDMScheduler extends BaseScheduler<PNDMConfig> {
   }
 
   override dispose(): void {
-    for (const e of this.ets) e.dispose();
     this.ets = [];
-    this.curSample?.dispose();
     this.curSample = null;
-    this.curModelOutput?.dispose();
     this.curModelOutput = null;
     this.counter = 0;
   }
 
-  step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, _options?: StepOptions): StepResult {
+  protected stepHost(
+    modelOutput: HostTensor,
+    timestep: number,
+    sample: HostTensor,
+    _options?: StepOptions,
+  ): HostTensor {
     this.requireTimesteps();
     if (this.counter < this.prkTimesteps.length && !this.config.skip_prk_steps) {
       return this.stepPrk(modelOutput, timestep, sample);
@@ -93,50 +96,43 @@ export class PNDMScheduler extends BaseScheduler<PNDMConfig> {
     return Math.floor(this.config.num_train_timesteps / (this.numInferenceSteps as number));
   }
 
-  private stepPrk(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor): StepResult {
+  private stepPrk(modelOutput: HostTensor, timestep: number, sample: HostTensor): HostTensor {
     const diffToPrev = this.counter % 2 ? 0 : Math.floor(this.stepSize / 2);
     const prevTimestep = timestep - diffToPrev;
     const t = this.prkTimesteps[Math.floor(this.counter / 4) * 4];
     const phase = this.counter % 4;
-    let output: tf.Tensor;
+    let output: HostTensor;
     const accumulate = (weight: number): void => {
       const prev = this.curModelOutput;
-      this.curModelOutput = tf.keep(
-        tf.tidy(() => (prev ? tf.add(prev, tf.mul(modelOutput, weight)) : tf.mul(modelOutput, weight))),
-      );
-      prev?.dispose();
+      this.curModelOutput = prev ? add(prev, mul(modelOutput, weight)) : mul(modelOutput, weight);
     };
     if (phase === 0) {
       accumulate(1 / 6);
-      this.ets.push(tf.keep(tf.clone(modelOutput)));
-      this.curSample?.dispose();
-      this.curSample = tf.keep(tf.clone(sample));
-      output = tf.clone(modelOutput);
+      this.ets.push(copy(modelOutput));
+      this.curSample = copy(sample);
+      output = modelOutput;
     } else if (phase === 1 || phase === 2) {
       accumulate(1 / 3);
-      output = tf.clone(modelOutput);
+      output = modelOutput;
     } else {
-      const acc = this.curModelOutput as tf.Tensor;
-      output = tf.tidy(() => tf.add(acc, tf.mul(modelOutput, 1 / 6)));
-      acc.dispose();
+      output = add(this.curModelOutput as HostTensor, mul(modelOutput, 1 / 6));
       this.curModelOutput = null;
     }
     const start = this.curSample ?? sample;
     const prevSample = this.prevSample(start, t, prevTimestep, output);
-    output.dispose();
     this.counter += 1;
-    return { prevSample };
+    return prevSample;
   }
 
-  private stepPlms(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor): StepResult {
+  private stepPlms(modelOutput: HostTensor, timestep: number, sample: HostTensor): HostTensor {
     if (!this.config.skip_prk_steps && this.ets.length < 3) {
       throw new Error(`${this.className}: PLMS needs the Runge–Kutta warm-up steps first`);
     }
     let t = timestep;
     let prevTimestep = timestep - this.stepSize;
     if (this.counter !== 1) {
-      while (this.ets.length > 3) this.ets.shift()?.dispose();
-      this.ets.push(tf.keep(tf.clone(modelOutput)));
+      while (this.ets.length > 3) this.ets.shift();
+      this.ets.push(copy(modelOutput));
     } else {
       prevTimestep = timestep;
       t = timestep + this.stepSize;
@@ -144,42 +140,28 @@ export class PNDMScheduler extends BaseScheduler<PNDMConfig> {
     const ets = this.ets;
     const k = ets.length;
     let start = sample;
-    let restoredSample: tf.Tensor | null = null;
-    let output: tf.Tensor;
+    let output: HostTensor;
     if (k === 1 && this.counter === 0) {
-      output = tf.clone(modelOutput);
-      this.curSample = tf.keep(tf.clone(sample));
+      output = modelOutput;
+      this.curSample = copy(sample);
     } else if (k === 1 && this.counter === 1) {
-      output = tf.tidy(() => tf.div(tf.add(modelOutput, ets[k - 1]), 2));
-      restoredSample = this.curSample as tf.Tensor;
-      start = restoredSample;
+      output = div(add(modelOutput, ets[k - 1]), 2);
+      start = this.curSample as HostTensor;
       this.curSample = null;
     } else if (k === 2) {
-      output = tf.tidy(() => tf.div(tf.sub(tf.mul(ets[1], 3), ets[0]), 2));
+      output = div(sub(mul(ets[1], 3), ets[0]), 2);
     } else if (k === 3) {
-      output = tf.tidy(() =>
-        tf.div(tf.add(tf.sub(tf.mul(ets[2], 23), tf.mul(ets[1], 16)), tf.mul(ets[0], 5)), 12),
-      );
+      output = div(add(sub(mul(ets[2], 23), mul(ets[1], 16)), mul(ets[0], 5)), 12);
     } else {
-      output = tf.tidy(() =>
-        tf.mul(
-          tf.sub(
-            tf.add(tf.sub(tf.mul(ets[3], 55), tf.mul(ets[2], 59)), tf.mul(ets[1], 37)),
-            tf.mul(ets[0], 9),
-          ),
-          1 / 24,
-        ),
-      );
+      output = mul(sub(add(sub(mul(ets[3], 55), mul(ets[2], 59)), mul(ets[1], 37)), mul(ets[0], 9)), 1 / 24);
     }
     const prevSample = this.prevSample(start, t, prevTimestep, output);
-    output.dispose();
-    restoredSample?.dispose();
     this.counter += 1;
-    return { prevSample };
+    return prevSample;
   }
 
   /** diffusers `_get_prev_sample` (formula (9) of the PNDM paper), float32 coefficients. */
-  private prevSample(sample: tf.Tensor, t: number, prev: number, modelOutput: tf.Tensor): tf.Tensor {
+  private prevSample(sample: HostTensor, t: number, prev: number, modelOutput: HostTensor): HostTensor {
     const aT = alphaAt(this.alphasCumprod, t, this.className);
     const aP = prev >= 0 ? this.alphasCumprod[prev] : this.finalAlphaCumprod;
     const bT = f32(1 - aT);
@@ -187,16 +169,14 @@ export class PNDMScheduler extends BaseScheduler<PNDMConfig> {
     const sampleCoeff = f32(Math.sqrt(f32(aP / aT)));
     const denom = f32(f32(aT * f32(Math.sqrt(bP))) + f32(Math.sqrt(f32(f32(aT * bT) * aP))));
     const diff = f32(aP - aT);
-    return tf.tidy(() => {
-      const e =
-        this.config.prediction_type === 'v_prediction'
-          ? tf.add(tf.mul(modelOutput, f32(Math.sqrt(aT))), tf.mul(sample, f32(Math.sqrt(bT))))
-          : modelOutput;
-      return tf.sub(tf.mul(sample, sampleCoeff), tf.div(tf.mul(e, diff), denom));
-    });
+    const e =
+      this.config.prediction_type === 'v_prediction'
+        ? add(mul(modelOutput, f32(Math.sqrt(aT))), mul(sample, f32(Math.sqrt(bT))))
+        : modelOutput;
+    return sub(mul(sample, sampleCoeff), div(mul(e, diff), denom));
   }
 
-  addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor {
+  protected noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor {
     return addNoiseByAlpha(alphaAt(this.alphasCumprod, timestep, this.className), original, noise);
   }
 }

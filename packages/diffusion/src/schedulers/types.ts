@@ -1,4 +1,5 @@
-import type * as tf from '@tensorflow/tfjs';
+import type { HostTensor } from '../latents/host-tensor.js';
+import type { AnyTensor } from '../latents/tfjs-interop.js';
 
 export type BetaSchedule = 'linear' | 'scaled_linear' | 'squaredcos_cap_v2';
 export type TimestepSpacing = 'leading' | 'trailing' | 'linspace';
@@ -26,9 +27,9 @@ export interface SchedulerConfig {
 
 /**
  * Standard-normal draws for stochastic steps. Called once per draw with the sample's shape; returns
- * a tensor (ownership passes to the scheduler, which disposes it) or a Float32Array in C order.
+ * a Float32Array in C order or a tensor (a TF.js one passes to the scheduler, which disposes it).
  */
-export type NoiseSource = (shape: number[]) => tf.Tensor | Float32Array;
+export type NoiseSource = (shape: number[]) => AnyTensor | Float32Array;
 
 export interface StepOptions {
   /** Required by schedulers that draw noise (Euler ancestral; DDIM with eta > 0); ignored by others. */
@@ -37,9 +38,9 @@ export interface StepOptions {
   eta?: number;
 }
 
-export interface StepResult {
-  /** The sample for the next timestep. New tensor owned by the caller. */
-  prevSample: tf.Tensor;
+export interface StepResult<T extends AnyTensor = HostTensor> {
+  /** The sample for the next timestep: a new tensor of the sample's kind, owned by the caller. */
+  prevSample: T;
 }
 
 /** Timesteps left after img2img strength truncation (docs/spec/diffusion.md §8.2). */
@@ -55,10 +56,10 @@ export interface Img2ImgTimesteps {
  * fresh one per generation with {@link createScheduler}; never share one between concurrent
  * generations.
  *
- * Tensor ownership: methods never dispose their arguments. Every returned tensor is new and owned
- * by the caller (`scaleModelInput` may return a `tf.clone` of its input, which shares storage but
- * must still be disposed). Tensors the scheduler keeps between steps (previous model outputs) are
- * its own copies; call `dispose()` when the generation ends (also on error) to release them.
+ * The maths runs on host float32 arrays (`HostTensor`) whatever the engine; TF.js tensors are accepted too, and
+ * then the results are TF.js tensors. Methods never dispose their arguments; every returned tensor is new and
+ * owned by the caller. What the scheduler keeps between steps (previous model outputs) are its own copies;
+ * `dispose()` forgets them.
  */
 export interface Scheduler {
   /** The request name (`SchedulerName`, e.g. `dpmpp_2m`). */
@@ -80,12 +81,12 @@ export interface Scheduler {
   /** img2img: the index of the first timestep that will be stepped (diffusers `set_begin_index`). */
   setBeginIndex(index: number): void;
   /** Scales the UNet input for `timestep` (identity for DDIM/PNDM/DPM++). */
-  scaleModelInput(sample: tf.Tensor, timestep: number): tf.Tensor;
+  scaleModelInput<T extends AnyTensor>(sample: T, timestep: number): T;
   /** One denoising step from `timestep`. */
-  step(modelOutput: tf.Tensor, timestep: number, sample: tf.Tensor, options?: StepOptions): StepResult;
+  step<T extends AnyTensor>(modelOutput: T, timestep: number, sample: T, options?: StepOptions): StepResult<T>;
   /** Forward-noises `original` to `timestep` (img2img start, docs/spec/diffusion.md §7.9). */
-  addNoise(original: tf.Tensor, noise: tf.Tensor, timestep: number): tf.Tensor;
-  /** Releases tensors held between steps. The instance can be reused after `setTimesteps`. */
+  addNoise<T extends AnyTensor>(original: T, noise: T, timestep: number): T;
+  /** Forgets what was kept between steps. The instance can be reused after `setTimesteps`. */
   dispose(): void;
 }
 
