@@ -34,7 +34,7 @@ export function fromTf(t: TF.Tensor): HostTensor {
 
 /** A host tensor as a new TF.js tensor (owned by the caller). */
 export function toTf<R extends TF.Rank = TF.Rank>(h: HostTensor): TF.Tensor<R> {
-  return tfjs().tensor(h.data, [...h.shape], 'float32') as TF.Tensor<R>;
+  return tfjs().tensor<TF.Rank>(h.data, [...h.shape], 'float32') as TF.Tensor<R>;
 }
 
 /** A host tensor or a TF.js tensor: what the engine-neutral APIs accept. */

@@ -1,13 +1,26 @@
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
+import { type HostTensor, transpose } from '../latents/host-tensor.js';
+import { toTf } from '../latents/tfjs-interop.js';
 import type { LowRankBranch, LowRankBranchesByName } from '../ops/tfjs/low-rank.js';
 import { resolveForApply } from './resolve.js';
 import type { ApplyLoraOptions, LoraComponent, LoraFile, LoraTarget, ResolvedLoraModule } from './types.js';
 
+/** One low-rank pair on the host, in the layout of {@link LowRankBranch}, `scale · alpha/r` folded into `up`. */
+export interface HostLowRankBranch {
+  /** Linear: `[in, r]`; conv: `[kh, kw, in, r]`. */
+  readonly down: HostTensor;
+  /** `[r, out]`. */
+  readonly up: HostTensor;
+}
+
+/** Host branches per base weight name of one component. */
+export type HostBranchesByName = ReadonlyMap<string, readonly HostLowRankBranch[]>;
+
 /**
  * A LoRA prepared for the unfused (run-time) path: `y = W x + s · (alpha/r) · up(down(x))` computed
  * during the forward pass (docs/spec/diffusion.md §9.3), so the base weights are never written and any number of
- * requests, with different LoRAs or none, can share one pipeline. Holds its own tfjs tensors (about
- * the size of the LoRA file) until `dispose()`.
+ * requests, with different LoRAs or none, can share one pipeline. Holds its branches on the host, and for a TF.js
+ * target also as TF.js tensors (about the size of the LoRA file), until `dispose()`.
  */
 export interface RuntimeLora {
   /** Base weight names with at least one branch (`unet.<P>.weight`, `text_encoder.<P>.weight`). */
@@ -16,8 +29,10 @@ export interface RuntimeLora {
   readonly unmatched: readonly { key: string; reason: string }[];
   /** The request scale the branches were built with (one per LoRA of a combination). */
   readonly scales: readonly number[];
-  /** Branches of one component keyed by its own weight names (what the models' forward takes). */
+  /** Branches of one component keyed by its own weight names, as TF.js tensors (the TF.js models' forward). */
   component(name: LoraComponent): LowRankBranchesByName;
+  /** The same branches as host arrays (what the onnxruntime engine feeds its sessions). */
+  hostComponent(name: LoraComponent): HostBranchesByName;
   /** Frees the branch tensors (idempotent); the LoRA cannot be used afterwards. */
   dispose(): void;
 }
@@ -25,7 +40,8 @@ export interface RuntimeLora {
 /**
  * Matches `file` against the target's base weights (same rules and errors as `mergeLora`) and
  * converts each pair to tfjs layout once: down `[in, r]` or `[kh, kw, in, r]`, up `[r, out]` with
- * `scale · alpha/r` folded in.
+ * `scale · alpha/r` folded in. TF.js tensors are made only for a target whose weights are TF.js tensors (not for
+ * one with `branchesOnHost`), and then at once.
  */
 export function prepareRuntimeLora(
   target: LoraTarget,
@@ -33,58 +49,91 @@ export function prepareRuntimeLora(
   options: ApplyLoraOptions = {},
 ): RuntimeLora {
   const { scale, modules, unmatched } = resolveForApply(file, target, options);
-  const byComponent = new Map<string, Map<string, LowRankBranch[]>>();
-  const owned: tf.Tensor[] = [];
-  try {
-    for (const m of modules) {
-      const branch = toBranch(m, target.baseWeightShape(m.weightName) as readonly number[], scale);
-      owned.push(branch.down, branch.up);
-      const dot = m.weightName.indexOf('.');
-      const component = m.weightName.slice(0, dot);
-      const local = m.weightName.slice(dot + 1);
-      const branches = byComponent.get(component) ?? new Map<string, LowRankBranch[]>();
-      byComponent.set(component, branches);
-      const list = branches.get(local);
-      if (list) list.push(branch);
-      else branches.set(local, [branch]);
-    }
-  } catch (e) {
-    tf.dispose(owned);
-    throw e;
+  const host = new Map<string, Map<string, HostLowRankBranch[]>>();
+  for (const m of modules) {
+    const branch = hostBranch(m, target.baseWeightShape(m.weightName) as readonly number[], scale);
+    const dot = m.weightName.indexOf('.');
+    const component = m.weightName.slice(0, dot);
+    const local = m.weightName.slice(dot + 1);
+    const branches = host.get(component) ?? new Map<string, HostLowRankBranch[]>();
+    host.set(component, branches);
+    const list = branches.get(local);
+    if (list) list.push(branch);
+    else branches.set(local, [branch]);
   }
+  const owned: tf.Tensor[] = [];
+  let onTf: Map<string, LowRankBranchesByName> | null = null;
+  const tfBranches = (): Map<string, LowRankBranchesByName> => {
+    if (!onTf) {
+      const made = new Map<string, LowRankBranchesByName>();
+      try {
+        for (const [component, branches] of host) {
+          const byName = new Map<string, LowRankBranch[]>();
+          for (const [local, list] of branches)
+            byName.set(
+              local,
+              list.map((b) => {
+                const down = toTf(b.down);
+                owned.push(down);
+                const up = toTf<tf.Rank.R2>(b.up);
+                owned.push(up);
+                return { down, up };
+              }),
+            );
+          made.set(component, byName);
+        }
+      } catch (e) {
+        for (const t of owned.splice(0)) t.dispose();
+        throw e;
+      }
+      onTf = made;
+    }
+    return onTf;
+  };
+  if (!target.branchesOnHost) tfBranches();
   let disposed = false;
-  const empty: LowRankBranchesByName = new Map();
+  const empty = new Map();
+  const live = (): void => {
+    if (disposed) throw new Error('this run-time LoRA was disposed');
+  };
   return {
     weightNames: [...new Set(modules.map((m) => m.weightName))],
     unmatched,
     scales: [scale],
     component(name: LoraComponent): LowRankBranchesByName {
-      if (disposed) throw new Error('this run-time LoRA was disposed');
-      return byComponent.get(name) ?? empty;
+      live();
+      return tfBranches().get(name) ?? empty;
+    },
+    hostComponent(name: LoraComponent): HostBranchesByName {
+      live();
+      return host.get(name) ?? empty;
     },
     dispose(): void {
       if (disposed) return;
       disposed = true;
-      tf.dispose(owned);
-      byComponent.clear();
+      for (const t of owned.splice(0)) t.dispose();
+      host.clear();
+      onTf?.clear();
     },
   };
 }
 
-/** One file pair in tfjs layout, shaped by the base weight it adapts (Linear rank 2, conv rank 4). */
-function toBranch(m: ResolvedLoraModule, weightShape: readonly number[], scale: number): LowRankBranch {
+/**
+ * One file pair in tfjs layout, shaped by the base weight it adapts (Linear rank 2, conv rank 4); the factor is
+ * multiplied in float32 (as a TF.js scalar is).
+ */
+function hostBranch(m: ResolvedLoraModule, weightShape: readonly number[], scale: number): HostLowRankBranch {
   const { up, down } = m.module;
   const r = m.rank;
   const out = weightShape[0];
-  const factor = scale * m.alphaScale;
-  return tf.tidy(() => {
-    const upT = tf.keep(tf.mul(tf.tensor2d(up.data, [out, r]).transpose([1, 0]), factor) as tf.Tensor2D);
-    const downT =
-      weightShape.length === 4
-        ? tf.tensor4d(down.data, [r, weightShape[1], weightShape[2], weightShape[3]]).transpose([2, 3, 1, 0])
-        : tf.tensor2d(down.data, [r, weightShape[1]]).transpose([1, 0]);
-    return { down: tf.keep(downT), up: upT };
-  });
+  const factor = Math.fround(scale * m.alphaScale);
+  const scaledUp = Float32Array.from(up.data, (v) => v * factor);
+  const upT = transpose({ data: scaledUp, shape: [out, r] }, [1, 0]);
+  const downT =
+    weightShape.length === 4
+      ? transpose({ data: down.data, shape: [r, weightShape[1], weightShape[2], weightShape[3]] }, [2, 3, 1, 0])
+      : transpose({ data: down.data, shape: [r, weightShape[1]] }, [1, 0]);
+  return { down: downT, up: upT };
 }
 
 /**
@@ -95,6 +144,7 @@ function toBranch(m: ResolvedLoraModule, weightShape: readonly number[], scale: 
 export function combineRuntimeLoras(loras: readonly RuntimeLora[]): RuntimeLora {
   if (loras.length === 1) return loras[0];
   const cache = new Map<LoraComponent, LowRankBranchesByName>();
+  const hostCache = new Map<LoraComponent, HostBranchesByName>();
   return {
     weightNames: [...new Set(loras.flatMap((l) => l.weightNames))],
     unmatched: loras.flatMap((l) => l.unmatched),
@@ -111,9 +161,22 @@ export function combineRuntimeLoras(loras: readonly RuntimeLora[]): RuntimeLora 
       }
       return merged;
     },
+    hostComponent(name: LoraComponent): HostBranchesByName {
+      let merged = hostCache.get(name);
+      if (!merged) {
+        const out = new Map<string, HostLowRankBranch[]>();
+        for (const lora of loras)
+          for (const [weight, branches] of lora.hostComponent(name))
+            out.set(weight, [...(out.get(weight) ?? []), ...branches]);
+        merged = out;
+        hostCache.set(name, merged);
+      }
+      return merged;
+    },
     dispose(): void {
       for (const lora of loras) lora.dispose();
       cache.clear();
+      hostCache.clear();
     },
   };
 }

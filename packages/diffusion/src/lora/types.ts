@@ -44,6 +44,8 @@ export interface LoraTarget {
    * Engines whose weights are not writable (onnxruntime) merge this way; `mergeLora` prefers it.
    */
   addLowRank?(name: string, module: LoraFileModule, factor: number): void;
+  /** True when the engine takes run-time LoRA branches as host arrays (onnxruntime): no TF.js tensors are made. */
+  readonly branchesOnHost?: boolean;
 }
 
 /** Which convention a LoRA file follows (docs/spec/diffusion.md §9.1). */

@@ -6,9 +6,12 @@ import {
   clipTextHiddenStates,
   eosPositions,
 } from '../architectures/clip-text.js';
+import type { ComponentLora, TextEncoderEngine } from '../engines/engine-models.js';
+import type { HostTensor } from '../latents/host-tensor.js';
 import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from '../ops/tfjs/low-rank.js';
 import { TfjsOps } from '../ops/tfjs/tfjs-ops.js';
 import type { WeightStore } from '../weights/store.js';
+import { onTfjs } from './host-boundary.js';
 
 export interface ClipTextOutput {
   /** [B, L, D] after the final LayerNorm. */
@@ -24,7 +27,7 @@ export interface SdxlTextEncoding {
 }
 
 /** The CLIP text encoder (`architectures/clip-text.ts`) run eagerly on TF.js. */
-export class ClipTextEncoder {
+export class ClipTextEncoder implements TextEncoderEngine {
   constructor(
     readonly config: ClipTextConfig,
     readonly weights: WeightStore,
@@ -73,6 +76,24 @@ export class ClipTextEncoder {
       return [hidden[hidden.length - 2] as tf.Tensor3D, ...pooled];
     });
     return { penultimate: penultimate as tf.Tensor3D, textEmbeds: textEmbeds as tf.Tensor2D | undefined };
+  }
+
+  async encodeOnHost(
+    ids: readonly (readonly number[])[],
+    clipSkip = 0,
+    lora?: ComponentLora,
+  ): Promise<HostTensor> {
+    const branches = lora?.runtime.component(lora.component);
+    return (await onTfjs([], () => ({ ...this.encode(ids, clipSkip, branches) }))).lastHiddenState;
+  }
+
+  async encodeForSdxlOnHost(
+    ids: readonly (readonly number[])[],
+    lora?: ComponentLora,
+  ): Promise<{ penultimate: HostTensor; textEmbeds: HostTensor | undefined }> {
+    const branches = lora?.runtime.component(lora.component);
+    const out = await onTfjs([], () => ({ ...this.encodeForSdxl(ids, branches) }));
+    return { penultimate: out.penultimate, textEmbeds: out.textEmbeds };
   }
 
   dispose(): void {

@@ -1,11 +1,14 @@
 import * as tf from '@tensorflow/tfjs';
 import { type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
 import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from '../ops/tfjs/low-rank.js';
+import type { ComponentLora, HostTextTime, UNetEngine } from '../engines/engine-models.js';
+import type { HostTensor } from '../latents/host-tensor.js';
 import type { WeightStore } from '../weights/store.js';
+import { onTfjs } from './host-boundary.js';
 import { type TextTimeInputs, type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';
 
 /** UNet2DConditionModel (`architectures/unet.ts`) run eagerly on TF.js, NHWC. */
-export class UNet2DConditionModel {
+export class UNet2DConditionModel implements UNetEngine {
   private readonly stages: readonly UNetStage[];
 
   constructor(
@@ -32,6 +35,27 @@ export class UNet2DConditionModel {
     return withLowRankBranches(branchesByTensor(lora, w), () =>
       this.forward(sample, timestep, context, textTime),
     );
+  }
+
+  /** {@link predict} on host arrays (the pipeline's call). */
+  async predictOnHost(
+    sample: HostTensor,
+    timestep: number,
+    context: HostTensor,
+    lora?: ComponentLora,
+    textTime?: HostTextTime,
+  ): Promise<HostTensor> {
+    const branches = lora?.runtime.component(lora.component);
+    const out = await onTfjs([sample, context, textTime?.textEmbeds], ([s, c, embeds]) => ({
+      noise: this.predict(
+        s as tf.Tensor4D,
+        timestep,
+        c as tf.Tensor3D,
+        branches,
+        embeds && textTime ? { textEmbeds: embeds, timeIds: textTime.timeIds } : undefined,
+      ),
+    }));
+    return out.noise;
   }
 
   private forward(

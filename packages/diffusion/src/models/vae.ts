@@ -1,7 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
 import { type VaeConfig, vaeDecode, vaeEncode } from '../architectures/vae.js';
 import { TfjsOps } from '../ops/tfjs/tfjs-ops.js';
+import type { VaeEngine } from '../engines/engine-models.js';
+import type { HostTensor } from '../latents/host-tensor.js';
 import type { WeightStore } from '../weights/store.js';
+import { onTfjs } from './host-boundary.js';
 
 export interface LatentDistribution {
   /** NHWC [B, h, w, latent_channels]. */
@@ -10,7 +13,7 @@ export interface LatentDistribution {
 }
 
 /** AutoencoderKL (`architectures/vae.ts`) run eagerly on TF.js, NHWC. */
-export class AutoencoderKL {
+export class AutoencoderKL implements VaeEngine {
   private readonly ops: TfjsOps;
 
   constructor(
@@ -36,6 +39,14 @@ export class AutoencoderKL {
       return [d.mean as tf.Tensor4D, d.std as tf.Tensor4D];
     });
     return { mean, std };
+  }
+
+  async decodeOnHost(z: HostTensor): Promise<HostTensor> {
+    return (await onTfjs([z], ([t]) => ({ image: this.decode(t as tf.Tensor4D) }))).image;
+  }
+
+  async encodeOnHost(x: HostTensor): Promise<{ mean: HostTensor; std: HostTensor }> {
+    return onTfjs([x], ([t]) => ({ ...this.encode(t as tf.Tensor4D) }));
   }
 
   dispose(): void {

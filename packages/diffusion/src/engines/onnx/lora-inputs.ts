@@ -1,7 +1,12 @@
-import type * as tf from '@tensorflow/tfjs';
 import type { OrtModule } from '@tiffin/onnx';
 import type { Tensor as OrtTensor } from 'onnxruntime-node';
+import type { AnyTensor } from '../../latents/tfjs-interop.js';
+import { asHost } from '../../latents/tfjs-interop.js';
+import type { HostBranchesByName } from '../../lora/runtime.js';
 import type { LowRankBranchesByName } from '../../ops/tfjs/low-rank.js';
+
+/** A request's run-time branches: host arrays (the pipeline's) or TF.js tensors (a TF.js caller's). */
+export type RequestBranches = HostBranchesByName | LowRankBranchesByName;
 import type { LoraBranchInputs } from './graph-builder.js';
 
 /** One low-rank pair in graph layout with the scale folded into `up` (see {@link LoraBranchInputs}). */
@@ -22,7 +27,7 @@ export class LoraInputs {
   /** Branches applied to every run until removed (`mergeLora` on the engine's target). */
   private readonly persistent = new Map<string, readonly GraphBranch[]>();
   /** Run-time LoRAs converted to graph layout once per request. */
-  private readonly converted = new WeakMap<LowRankBranchesByName, Map<string, GraphBranch[]>>();
+  private readonly converted = new WeakMap<RequestBranches, Map<string, GraphBranch[]>>();
   private zeros: Record<string, OrtTensor> | null = null;
 
   constructor(
@@ -62,31 +67,32 @@ export class LoraInputs {
   }
 
   /** tfjs-layout run-time branches (down `[in, r]` / `[kh, kw, in, r]`, up `[r, out]`) → graph layout. */
-  private fromTf(name: string, down: tf.Tensor, up: tf.Tensor2D): GraphBranch {
+  private fromRequest(name: string, downIn: AnyTensor, upIn: AnyTensor): GraphBranch {
     const b = this.info(name);
+    const down = asHost(downIn);
+    const up = asHost(upIn);
     const rank = up.shape[0];
-    if (b.kind === 'linear')
-      return { rank, down: down.dataSync() as Float32Array, up: up.dataSync() as Float32Array };
+    if (b.kind === 'linear') return { rank, down: down.data, up: up.data };
     // [kh, kw, in, r] → [r, in, kh, kw]; [r, out] → [out, r].
     const [kh, kw, inn] = down.shape as number[];
-    const src = down.dataSync() as Float32Array;
+    const src = down.data;
     const d = new Float32Array(src.length);
     for (let y = 0; y < kh; y++)
       for (let x = 0; x < kw; x++)
         for (let i = 0; i < inn; i++)
           for (let r = 0; r < rank; r++)
             d[((r * inn + i) * kh + y) * kw + x] = src[((y * kw + x) * inn + i) * rank + r];
-    return { rank, down: d, up: transpose(up.dataSync() as Float32Array, rank, b.outDim) };
+    return { rank, down: d, up: transpose(up.data, rank, b.outDim) };
   }
 
-  private requestBranches(lora: LowRankBranchesByName): Map<string, GraphBranch[]> {
+  private requestBranches(lora: RequestBranches): Map<string, GraphBranch[]> {
     let m = this.converted.get(lora);
     if (!m) {
       m = new Map();
-      for (const [name, list] of lora)
+      for (const [name, list] of lora as ReadonlyMap<string, readonly { down: AnyTensor; up: AnyTensor }[]>)
         m.set(
           name,
-          list.map((br) => this.fromTf(name, br.down, br.up)),
+          list.map((br) => this.fromRequest(name, br.down, br.up)),
         );
       this.converted.set(lora, m);
     }
@@ -126,7 +132,7 @@ export class LoraInputs {
   }
 
   /** Every branch input for one run: persistent branches, plus `lora`'s, else rank-1 zeros. */
-  feeds(lora?: LowRankBranchesByName): Record<string, OrtTensor> {
+  feeds(lora?: RequestBranches): Record<string, OrtTensor> {
     const request = lora && lora.size > 0 ? this.requestBranches(lora) : null;
     if (!request && this.persistent.size === 0) return this.zeroFeeds();
     const out: Record<string, OrtTensor> = { ...this.zeroFeeds() };

@@ -19,6 +19,7 @@ interface Component {
  * every run); a snapshot is the previous branch list, so unmerging restores the exact state.
  */
 export class OnnxLoraTarget implements LoraTarget {
+  readonly branchesOnHost = true;
   private readonly components = new Map<string, Component>();
 
   add(component: string, inputs: LoraInputs, specs: readonly WeightSpec[]): void {

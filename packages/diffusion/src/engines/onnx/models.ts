@@ -1,42 +1,46 @@
-import type * as tf from '@tensorflow/tfjs';
 import type { OrtModule } from '@tiffin/onnx';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { type ClipTextConfig, eosPositions } from '../../architectures/clip-text.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
 import type { UNetConfig } from '../../architectures/unet-config.js';
 import type { VaeConfig } from '../../architectures/vae.js';
+import type * as tf from '@tensorflow/tfjs';
+import type { HostTensor } from '../../latents/host-tensor.js';
+import { type AnyTensor, asHost, toTf } from '../../latents/tfjs-interop.js';
 import type { ClipTextOutput, SdxlTextEncoding } from '../../models/clip-text-encoder.js';
 import type { TextTimeInputs } from '../../models/unet-stages.js';
 import type { LatentDistribution } from '../../models/vae.js';
 import type { LowRankBranchesByName } from '../../ops/tfjs/low-rank.js';
-import type { LoraInputs } from './lora-inputs.js';
+import type { ComponentLora, HostTextTime, TextEncoderEngine, UNetEngine, VaeEngine } from '../engine-models.js';
+import type { LoraInputs, RequestBranches } from './lora-inputs.js';
 import { SDXL_TEXT_ENCODER_IO, TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
 import { UNET_INPUTS, UNET_OUTPUT } from './unet-graph.js';
 import { VAE_DECODER_IO, VAE_ENCODER_IO } from './vae-graph.js';
 
 /**
- * The SD components on onnxruntime sessions, with the same calls as the tfjs models but
- * asynchronous (a session run returns a promise). Tensors in and out are tfjs tensors (NHWC), so
- * the pipeline, schedulers and image code are shared with the tfjs engine; TF.js itself is loaded
- * on the first exchange, never to build graphs or open sessions.
+ * The SD components on onnxruntime sessions, with the same calls as the tfjs models but asynchronous (a session
+ * run returns a promise). The pipeline calls the `…OnHost` methods: host float32 arrays (NHWC) in and out, which
+ * the latent maths works on, so no TF.js is loaded. The TF.js-tensor methods (`encode`, `predict`, `decode`) are
+ * for TF.js callers and load TF.js.
  */
 
-let tfjs: Promise<typeof tf> | undefined;
-const loadTfjs = (): Promise<typeof tf> => {
-  tfjs ??= import('@tensorflow/tfjs');
-  return tfjs;
-};
-
-function toOrt(ort: OrtModule, t: tf.Tensor): OrtTensor {
-  return new ort.Tensor('float32', t.dataSync() as Float32Array, t.shape);
+function toOrt(ort: OrtModule, t: AnyTensor): OrtTensor {
+  const h = asHost(t);
+  return new ort.Tensor('float32', h.data, [...h.shape]);
 }
 
-async function fromOrt(t: OrtTensor): Promise<tf.Tensor4D> {
-  const [b, h, w, c] = t.dims;
-  return (await loadTfjs()).tensor4d(t.data as Float32Array, [b, h, w, c]);
+function fromOrt(t: OrtTensor): HostTensor {
+  return { data: (t.data as Float32Array).slice(), shape: [...t.dims] };
 }
 
-export class OnnxTextEncoder {
+/** A request's branches for a session: a pipeline's (`ComponentLora`, host arrays) or a caller's map. */
+function hostBranches(lora: RequestBranches | ComponentLora | undefined): RequestBranches | undefined {
+  if (!lora || lora instanceof Map) return lora as RequestBranches | undefined;
+  const { runtime, component } = lora as ComponentLora;
+  return runtime.hostComponent(component);
+}
+
+export class OnnxTextEncoder implements TextEncoderEngine {
   constructor(
     readonly config: ClipTextConfig,
     private readonly ort: OrtModule,
@@ -47,10 +51,18 @@ export class OnnxTextEncoder {
   ) {}
 
   /** SDXL's outputs: `hidden_states[-2]`, and the projected pooled output when the config projects. */
-  async encodeForSdxl(
+  async encodeForSdxl(ids: readonly (readonly number[])[], lora?: LowRankBranchesByName): Promise<SdxlTextEncoding> {
+    const out = await this.encodeForSdxlOnHost(ids, lora);
+    return {
+      penultimate: toTf<tf.Rank.R3>(out.penultimate),
+      textEmbeds: out.textEmbeds && toTf<tf.Rank.R2>(out.textEmbeds),
+    };
+  }
+
+  async encodeForSdxlOnHost(
     ids: readonly (readonly number[])[],
-    lora?: LowRankBranchesByName,
-  ): Promise<SdxlTextEncoding> {
+    lora?: RequestBranches | ComponentLora,
+  ): Promise<{ penultimate: HostTensor; textEmbeds: HostTensor | undefined }> {
     if (!this.sdxl) throw new Error('this text encoder session was built for SD 1.x/2.x, not SDXL');
     const io = SDXL_TEXT_ENCODER_IO;
     const B = ids.length;
@@ -59,23 +71,21 @@ export class OnnxTextEncoder {
       new this.ort.Tensor('int64', BigInt64Array.from(values.map((i) => BigInt(i))), dims);
     const feeds: Record<string, OrtTensor> = {
       [io.ids]: int64(ids.flat(), [B, L]),
-      ...this.lora.feeds(lora),
+      ...this.lora.feeds(hostBranches(lora)),
     };
     const project =
       this.config.projection_dim !== undefined && this.session.inputNames.includes(io.eosPositions);
     if (project) feeds[io.eosPositions] = int64(eosPositions(this.config, ids), [B]);
     const out = await this.session.run(feeds);
-    const tfjs = await loadTfjs();
-    const penultimate = tfjs.tensor3d((out[io.penultimate].data as Float32Array).slice(), [
-      B,
-      L,
-      this.config.hidden_size,
-    ]);
+    const penultimate = {
+      data: (out[io.penultimate].data as Float32Array).slice(),
+      shape: [B, L, this.config.hidden_size],
+    };
     const textEmbeds = project
-      ? tfjs.tensor2d((out[io.textEmbeds].data as Float32Array).slice(), [
-          B,
-          this.config.projection_dim as number,
-        ])
+      ? {
+          data: (out[io.textEmbeds].data as Float32Array).slice(),
+          shape: [B, this.config.projection_dim as number],
+        }
       : undefined;
     for (const t of Object.values(out)) t.dispose();
     return { penultimate, textEmbeds };
@@ -87,19 +97,30 @@ export class OnnxTextEncoder {
     clipSkip = 0,
     lora?: LowRankBranchesByName,
   ): Promise<ClipTextOutput> {
+    return { lastHiddenState: toTf<tf.Rank.R3>(await this.encodeOnHost(ids, clipSkip, lora)) };
+  }
+
+  async encodeOnHost(
+    ids: readonly (readonly number[])[],
+    clipSkip = 0,
+    lora?: RequestBranches | ComponentLora,
+  ): Promise<HostTensor> {
     const B = ids.length;
     const L = ids[0].length;
     if (this.sdxl) throw new Error('this text encoder session was built for SDXL: use encodeForSdxl');
     const layers = this.config.num_hidden_layers;
     if (clipSkip < 0 || clipSkip >= layers) throw new RangeError(`clip_skip must be in [0, ${layers - 1}]`);
     const input = new this.ort.Tensor('int64', BigInt64Array.from(ids.flat().map((i) => BigInt(i))), [B, L]);
-    const out = await this.session.run({ [TEXT_ENCODER_INPUT]: input, ...this.lora.feeds(lora) });
+    const out = await this.session.run({
+      [TEXT_ENCODER_INPUT]: input,
+      ...this.lora.feeds(hostBranches(lora)),
+    });
     const all = out[TEXT_ENCODER_OUTPUT];
     const size = B * L * this.config.hidden_size;
     const index = layers - clipSkip;
     const data = (all.data as Float32Array).slice(index * size, (index + 1) * size);
     all.dispose();
-    return { lastHiddenState: (await loadTfjs()).tensor3d(data, [B, L, this.config.hidden_size]) };
+    return { data, shape: [B, L, this.config.hidden_size] };
   }
 
   dispose(): void {
@@ -107,7 +128,7 @@ export class OnnxTextEncoder {
   }
 }
 
-export class OnnxUNet {
+export class OnnxUNet implements UNetEngine {
   constructor(
     readonly config: UNetConfig,
     private readonly ort: OrtModule,
@@ -115,7 +136,7 @@ export class OnnxUNet {
     readonly lora: LoraInputs,
   ) {}
 
-  /** sample NHWC [B, h, w, 4], timestep, context [B, 77, Dc] → NHWC prediction. */
+  /** sample NHWC [B, h, w, 4], timestep, context [B, 77, Dc] → NHWC prediction, as TF.js tensors. */
   async predict(
     sample: tf.Tensor4D,
     timestep: number,
@@ -123,6 +144,17 @@ export class OnnxUNet {
     lora?: LowRankBranchesByName,
     textTime?: TextTimeInputs,
   ): Promise<tf.Tensor4D> {
+    return toTf<tf.Rank.R4>(await this.predictOnHost(sample, timestep, context, lora, textTime));
+  }
+
+  /** The same on host arrays (TF.js tensors are read). */
+  async predictOnHost(
+    sample: AnyTensor,
+    timestep: number,
+    context: AnyTensor,
+    lora?: RequestBranches | ComponentLora,
+    textTime?: HostTextTime | TextTimeInputs,
+  ): Promise<HostTensor> {
     const c = this.config;
     const C0 = c.block_out_channels[0];
     const flip = c.flip_sin_to_cos ?? true;
@@ -142,9 +174,9 @@ export class OnnxUNet {
       [UNET_INPUTS.sample]: toOrt(this.ort, sample),
       [UNET_INPUTS.timeProj]: new this.ort.Tensor('float32', emb, [1, C0]),
       [UNET_INPUTS.context]: toOrt(this.ort, context),
-      ...this.lora.feeds(lora),
+      ...this.lora.feeds(hostBranches(lora)),
     });
-    return await fromOrt(out[UNET_OUTPUT]);
+    return fromOrt(out[UNET_OUTPUT]);
   }
 
   dispose(): void {
@@ -152,7 +184,7 @@ export class OnnxUNet {
   }
 }
 
-export class OnnxVae {
+export class OnnxVae implements VaeEngine {
   constructor(
     readonly config: VaeConfig,
     private readonly ort: OrtModule,
@@ -166,14 +198,23 @@ export class OnnxVae {
 
   /** Raw decoder output for NHWC latents (already divided by scaling_factor). */
   async decode(z: tf.Tensor4D): Promise<tf.Tensor4D> {
+    return toTf<tf.Rank.R4>(await this.decodeOnHost(z));
+  }
+
+  async decodeOnHost(z: AnyTensor): Promise<HostTensor> {
     const out = await this.decoder.run({ [VAE_DECODER_IO.input]: toOrt(this.ort, z) });
-    return await fromOrt(out[VAE_DECODER_IO.output]);
+    return fromOrt(out[VAE_DECODER_IO.output]);
   }
 
   /** NHWC image in [-1, 1] → latent mean and std (NHWC). */
   async encode(x: tf.Tensor4D): Promise<LatentDistribution> {
+    const { mean, std } = await this.encodeOnHost(x);
+    return { mean: toTf<tf.Rank.R4>(mean), std: toTf<tf.Rank.R4>(std) };
+  }
+
+  async encodeOnHost(x: AnyTensor): Promise<{ mean: HostTensor; std: HostTensor }> {
     const out = await this.encoder.run({ [VAE_ENCODER_IO.input]: toOrt(this.ort, x) });
-    return { mean: await fromOrt(out[VAE_ENCODER_IO.mean]), std: await fromOrt(out[VAE_ENCODER_IO.std]) };
+    return { mean: fromOrt(out[VAE_ENCODER_IO.mean]), std: fromOrt(out[VAE_ENCODER_IO.std]) };
   }
 
   dispose(): void {
