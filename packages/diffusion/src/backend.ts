@@ -1,12 +1,11 @@
-import * as tf from '@tensorflow/tfjs';
+import type * as tf from '@tensorflow/tfjs';
 import { MissingDependencyException } from '@tiffin/core/internal';
 import { loadOrt } from '@tiffin/onnx';
-import { assertNativeAddon } from '@tiffin/tfjs';
 
 /**
  * Engines this package can use: tfjs backends (`tfjs-node(-gpu)` register `tensorflow`), or
- * `onnxruntime` (onnxruntime-node runs the text encoder, UNet and VAE; tfjs wasm/cpu does the
- * small glue work: schedulers, guidance, image conversion).
+ * `onnxruntime` (onnxruntime-node runs the text encoder, UNet and VAE; the latent maths around them
+ * runs on host arrays, so TF.js is not loaded at all).
  */
 export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'onnxruntime' | 'webgpu' | 'wasm' | 'cpu';
 /**
@@ -25,7 +24,7 @@ export const BACKEND_NAMES: readonly BackendName[] = [...BACKEND_PREFERENCE, 'we
 
 export interface BackendChoice {
   name: BackendName;
-  /** tfjs backend id actually active (`tensorflow`, `wasm`, `cpu`). */
+  /** tfjs backend id actually active (`tensorflow`, `wasm`, `cpu`); `none` on onnxruntime. */
   tfBackend: string;
   /** Why preferred backends were skipped. */
   skipped: { name: BackendName; reason: string }[];
@@ -73,7 +72,24 @@ let webgpuInfo = '';
  * toggles (comma-separated, e.g. `backend=opengl`); a compatibility-mode adapter (Dawn's
  * OpenGL backend) is accepted when no core adapter exists.
  */
+/** TF.js, imported only when a TF.js backend is chosen (a clear error names the package when it is missing). */
+async function importTfjs(): Promise<typeof tf> {
+  return importEngine('@tensorflow/tfjs', () => import('@tensorflow/tfjs'));
+}
+
+/** A TF.js engine package, or an error naming it when it is not installed. */
+async function importEngine<T>(pkg: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND')
+      throw MissingDependencyException.forPackage(pkg, 'the TF.js engine', e);
+    throw e;
+  }
+}
+
 async function initWebGpu(): Promise<string> {
+  const tf = await importTfjs();
   const dawn = await importOptional<DawnModule>(WEBGPU_PACKAGES.dawn);
   const tfWebGpu = await importOptional<TfWebGpuModule>(WEBGPU_PACKAGES.tfjs);
   const flags = (process.env.TIFFIN_WEBGPU_DAWN_FLAGS ?? '')
@@ -117,6 +133,12 @@ async function initWebGpu(): Promise<string> {
 }
 
 async function tryBackend(name: BackendName): Promise<string> {
+  if (name === 'onnxruntime') {
+    await loadOrt();
+    return 'none';
+  }
+  const tf = await importTfjs();
+  const { assertNativeAddon } = await import('@tiffin/tfjs');
   switch (name) {
     case 'tensorflow-gpu':
       // Native addons are optional dependencies whose binaries are often absent: load lazily.
@@ -131,18 +153,8 @@ async function tryBackend(name: BackendName): Promise<string> {
       return 'tensorflow';
     case 'webgpu':
       return initWebGpu();
-    case 'onnxruntime': {
-      await loadOrt();
-      // tfjs only does the glue (schedulers, guidance, images): wasm, else the pure-JS backend.
-      for (const glue of ['wasm', 'cpu'] as const) {
-        try {
-          return await tryBackend(glue);
-        } catch {}
-      }
-      throw new Error('no tfjs backend for the glue operations');
-    }
     case 'wasm':
-      await import('@tensorflow/tfjs-backend-wasm');
+      await importEngine('@tensorflow/tfjs-backend-wasm', () => import('@tensorflow/tfjs-backend-wasm'));
       if (!(await tf.setBackend('wasm'))) throw new Error('wasm backend did not initialise');
       return 'wasm';
     case 'cpu':
@@ -180,9 +192,7 @@ export function selectBackend(
         const adapter =
           name === 'webgpu'
             ? ` (${webgpuInfo})`
-            : name === 'onnxruntime'
-              ? ` (tfjs ${tfBackend} for the glue)`
-              : '';
+            : '';
         // Say why faster backends were passed over: the usual question when a server runs on wasm.
         const passed = skipped.length
           ? `; skipped ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type * as TF from '@tensorflow/tfjs';
+import { MissingDependencyException } from '@tiffin/core/internal';
 import type { HostTensor } from './host-tensor.js';
 
 let loaded: typeof TF | undefined;
@@ -15,7 +16,7 @@ export function tfjs(): typeof TF {
       loaded = createRequire(import.meta.url)('@tensorflow/tfjs') as typeof TF;
     } catch (e) {
       if ((e as { code?: string }).code === 'MODULE_NOT_FOUND')
-        throw new Error('the TF.js engine needs @tensorflow/tfjs: npm install @tensorflow/tfjs');
+        throw MissingDependencyException.forPackage('@tensorflow/tfjs', 'TF.js tensors', e);
       throw e;
     }
   }

@@ -12,6 +12,7 @@ import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
 import { componentWeightFiles, loadWeightsInto, type ModelIndex } from '../weights/folder.js';
 import { WeightStore } from '../weights/store.js';
 import { readPipelineFolderConfigs } from './folder-configs.js';
+import { PipelineWeightTarget } from './weight-target.js';
 
 /** The text encoder of either engine (tfjs answers at once, onnxruntime with a promise). */
 export type TextEncoderModel = ClipTextEncoder | OnnxTextEncoder;
@@ -36,8 +37,8 @@ export interface EngineComponents {
   unet: UNetModel;
   vae: VaeModel;
   schedulerConfig: SchedulerConfig;
-  /** The engine's LoRA view; absent for tfjs, whose weight stores make one. */
-  loraTarget?: LoraTarget;
+  /** The engine's LoRA view (`unet.*`, `text_encoder.*` weight names). */
+  loraTarget: LoraTarget;
   unexpectedWeights: Record<string, string[]>;
 }
 
@@ -93,6 +94,11 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
       vaeConfig,
       load('vae', 'diffusion_pytorch_model', new WeightStore('vae', vaeWeightSpecs(vaeConfig))),
     );
+    const loraTarget = new PipelineWeightTarget({
+      unet: unet.weights,
+      text_encoder: textEncoder.weights,
+      ...(sdxlComponents ? { text_encoder_2: sdxlComponents.textEncoder2.weights } : {}),
+    });
     return {
       index,
       tokenizer,
@@ -100,6 +106,7 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
       unet,
       vae,
       schedulerConfig,
+      loraTarget,
       unexpectedWeights,
       sdxl: sdxlComponents,
     };

@@ -1,5 +1,7 @@
-import type * as tf from '@tensorflow/tfjs';
+import type { ComponentLora } from '../engines/engine-models.js';
+import type { HostTensor } from '../latents/host-tensor.js';
 import type { RuntimeLora } from '../lora/runtime.js';
+import type { LoraComponent } from '../lora/types.js';
 import type { Scheduler, SchedulerName } from '../schedulers/index.js';
 import type { NoiseDraws } from './noise-draws.js';
 import type { GenerationParameters } from './parameters.js';
@@ -7,7 +9,8 @@ import type { CommonRequest } from './types.js';
 
 /** Where denoising starts: the first latents and the timesteps to run (a pipeline's `prepareLatents`). */
 export interface DenoiseStart {
-  latents: tf.Tensor4D;
+  /** NHWC. */
+  latents: HostTensor;
   timesteps: number[];
   /** Steps reported in progress: num_inference_steps, or its strength share in img2img. */
   totalSteps: number;
@@ -15,11 +18,10 @@ export interface DenoiseStart {
 
 /**
  * One generation's state as it passes through the pipeline seams (encode prompt → prepare latents →
- * denoise → decode): its validated parameters, scheduler, noise and LoRA branches, and the tensors it
- * owns, all released by `dispose()` whatever happens.
+ * denoise → decode): its validated parameters, scheduler, noise and LoRA branches, all released by `dispose()`
+ * whatever happens. Its tensors are host arrays, left to the garbage collector.
  */
 export class GenerationRun {
-  private readonly owned = new Set<tf.Tensor>();
   private readonly cleanups: Array<() => void> = [];
 
   constructor(
@@ -44,17 +46,9 @@ export class GenerationRun {
     return this.params.num_images_per_prompt;
   }
 
-  /** Keep `t` until the run ends (or it is `replace`d). */
-  own<T extends tf.Tensor>(t: T): T {
-    this.owned.add(t);
-    return t;
-  }
-
-  /** Dispose `old` now and own `next` instead (the latents of each step). */
-  replace<T extends tf.Tensor>(old: tf.Tensor, next: T): T {
-    this.owned.delete(old);
-    old.dispose();
-    return this.own(next);
+  /** The request's run-time LoRA for one component, if it has one. */
+  loraFor(component: LoraComponent): ComponentLora | undefined {
+    return this.lora && { runtime: this.lora, component };
   }
 
   /** Run `fn` when the run ends (last registered, first run): e.g. unmerge a fused LoRA. */
@@ -64,8 +58,6 @@ export class GenerationRun {
 
   dispose(): void {
     for (const fn of this.cleanups.splice(0).reverse()) fn();
-    for (const t of this.owned) t.dispose();
-    this.owned.clear();
     this.scheduler.dispose();
     this.lora?.dispose();
   }

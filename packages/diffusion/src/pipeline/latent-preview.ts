@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import { type AnyTensor, asHost } from '../latents/tfjs-interop.js';
 import type { PipelineFamily } from './parameters.js';
 
 /**
@@ -32,22 +32,29 @@ const LATENT_RGB: Readonly<Record<PipelineFamily, { factors: number[][]; bias: n
  * approximation above (other channel counts: the channel mean as grey).
  */
 export function latentPreview(
-  latents: tf.Tensor4D,
+  latents: AnyTensor,
   family: PipelineFamily = 'sd',
 ): { width: number; height: number; data: Uint8Array } {
-  const [, height, width, channels] = latents.shape;
+  const { data, shape } = asHost(latents);
+  const [, height, width, channels] = shape;
   const { factors, bias } = LATENT_RGB[family];
-  const rgb = tf.tidy(() => {
-    const first = latents
-      .slice([0, 0, 0, 0], [1, height, width, channels])
-      .reshape([height * width, channels]);
-    const mapped =
-      channels === factors.length
-        ? tf.add(tf.matMul(first as tf.Tensor2D, tf.tensor2d(factors)), tf.tensor1d(bias))
-        : tf.tile(tf.mean(first, 1, true), [1, 3]);
-    return tf.clipByValue(tf.mul(tf.add(mapped, 1), 127.5), 0, 255);
-  });
-  const values = rgb.dataSync();
-  rgb.dispose();
-  return { width, height, data: Uint8Array.from(values, (v) => Math.round(v)) };
+  const f = Math.fround;
+  const out = new Uint8Array(height * width * 3);
+  for (let p = 0; p < height * width; p++) {
+    const px = data.subarray(p * channels, (p + 1) * channels);
+    for (let c = 0; c < 3; c++) {
+      let v: number;
+      if (channels === factors.length) {
+        v = 0;
+        for (let k = 0; k < channels; k++) v = f(v + f(px[k] * f(factors[k][c])));
+        v = f(v + f(bias[c]));
+      } else {
+        let sum = 0;
+        for (let k = 0; k < channels; k++) sum = f(sum + px[k]);
+        v = f(sum / channels);
+      }
+      out[p * 3 + c] = Math.round(Math.min(Math.max(f(f(v + 1) * 127.5), 0), 255));
+    }
+  }
+  return { width, height, data: out };
 }

@@ -1,8 +1,7 @@
-import * as tf from '@tensorflow/tfjs';
-import { GaussianNoise, type NoiseSource } from '../schedulers/index.js';
+import { type HostTensor, NCHW_TO_NHWC, transpose } from '../latents/host-tensor.js';
+import { GaussianNoise } from '../schedulers/gaussian-noise.js';
+import type { NoiseSource } from '../schedulers/types.js';
 import type { InjectedNoise, NoisePurpose } from './types.js';
-
-const NCHW_TO_NHWC = [0, 2, 3, 1];
 
 /** The seed of image `k` of a request seeded `seed` (A1111's convention), within 32 bits. */
 export function imageSeed(seed: number, k: number): number {
@@ -10,7 +9,7 @@ export function imageSeed(seed: number, k: number): number {
 }
 
 /**
- * A generation's noise: seeded draws (or injected ones), in NCHW C order (diffusers), as NHWC tensors.
+ * A generation's noise: seeded draws (or injected ones), in NCHW C order (diffusers), as NHWC host tensors.
  * Image k of a batch draws from its own source seeded `seed + k`, so any image of a multi-image request
  * is the image a one-image request with that seed gives.
  */
@@ -27,15 +26,13 @@ export class NoiseDraws {
   }
 
   /** `nhwc` shape [B, H, W, C] → tensor of draws made for NCHW [B, C, H, W]. */
-  draw(purpose: NoisePurpose, nhwc: readonly number[]): tf.Tensor4D {
+  draw(purpose: NoisePurpose, nhwc: readonly number[]): HostTensor {
     const [b, h, w, c] = nhwc;
     const nchw = [b, c, h, w];
     const data = this.injected ? this.injected(purpose, nchw) : this.seededDraws(b, c * h * w);
     if (data.length !== b * c * h * w)
       throw new Error(`noise source returned ${data.length} values for shape [${nchw}]`);
-    return tf.tidy(() =>
-      tf.tensor4d(data, nchw as [number, number, number, number]).transpose(NCHW_TO_NHWC),
-    ) as tf.Tensor4D;
+    return transpose({ data, shape: nchw }, NCHW_TO_NHWC);
   }
 
   /** `perImage` draws from each image's source, image after image (batch-major, as NCHW is). */

@@ -1,8 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
-import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
 import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
+import { div } from '../latents/float32-math.js';
+import { concat, type HostTensor, hostTensor, NHWC_TO_NCHW, repeatBatch, transpose } from '../latents/host-tensor.js';
 import { mergeLora } from '../lora/merge.js';
 import { combineRuntimeLoras, prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
 import type { AppliedLora, LoraTarget } from '../lora/types.js';
@@ -10,15 +11,13 @@ import { createScheduler, type SchedulerName, schedulerNameForClass } from '../s
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
 import { type SingleFileOptions, singleFileToDiffusers } from '../weights/single-file.js';
-import type { WeightStore } from '../weights/store.js';
-import {
-  type EngineComponents,
-  type LoadComponentsOptions,
-  loadComponents,
-  type SdxlComponents,
-  type TextEncoderModel,
-  type UNetModel,
-  type VaeModel,
+import type {
+  EngineComponents,
+  LoadComponentsOptions,
+  SdxlComponents,
+  TextEncoderModel,
+  UNetModel,
+  VaeModel,
 } from './components.js';
 import { type Conditioning, denoise } from './denoise.js';
 import { type DenoiseStart, GenerationRun } from './generation-run.js';
@@ -42,9 +41,6 @@ import type {
   RequestLora,
   Text2ImgRequest,
 } from './types.js';
-import { PipelineWeightTarget } from './weight-target.js';
-
-const NHWC_TO_NCHW = [0, 3, 1, 2];
 
 export interface FromPretrainedOptions extends LoadComponentsOptions {
   /** Force a backend (else env TIFFIN_TF_BACKEND, else the first that loads). */
@@ -91,15 +87,7 @@ export class StableDiffusionPipeline {
     if (!name)
       throw new InvalidArgument(`scheduler class ${components.schedulerConfig._class_name} is not supported`);
     this.defaultScheduler = name;
-    this.loraTarget =
-      components.loraTarget ??
-      new PipelineWeightTarget({
-        unet: (this.unet as { weights: WeightStore }).weights,
-        text_encoder: (this.textEncoder as { weights: WeightStore }).weights,
-        ...(this.sdxl
-          ? { text_encoder_2: (this.sdxl.textEncoder2 as { weights: WeightStore }).weights }
-          : {}),
-      });
+    this.loraTarget = components.loraTarget;
   }
 
   static async fromPretrained(
@@ -109,10 +97,11 @@ export class StableDiffusionPipeline {
     // A single-file LDM checkpoint (.safetensors) becomes a diffusers folder once (pickles refused).
     if (existsSync(dir) && statSync(dir).isFile()) dir = singleFileToDiffusers(dir, options.singleFile);
     const backend = await selectBackend(options.backend, options.log);
+    // The TF.js engine's models are loaded only when it is chosen: onnxruntime runs without TF.js.
     const components: EngineComponents =
       backend.name === 'onnxruntime'
         ? await loadOnnxComponents(dir, { ...options.onnx, variant: options.variant, log: options.log })
-        : loadComponents(dir, options);
+        : (await import('./components.js')).loadComponents(dir, options);
     const unexpected = Object.entries(components.unexpectedWeights).filter(([, v]) => v.length > 0);
     for (const [component, names] of unexpected)
       (options.log ?? console.warn)(
@@ -131,14 +120,13 @@ export class StableDiffusionPipeline {
     return this.sdxl ? 'sdxl' : 'sd';
   }
 
-  /** Prompt embeddings [1, 77, D] (caller disposes); `lora` adds an unfused LoRA's branches. */
-  async encodePrompt(text: string, clipSkip = 0, lora?: RuntimeLora): Promise<tf.Tensor3D> {
-    const out = await this.textEncoder.encode(
+  /** Prompt embeddings [1, 77, D]; `lora` adds an unfused LoRA's branches. */
+  async encodePrompt(text: string, clipSkip = 0, lora?: RuntimeLora): Promise<HostTensor> {
+    return this.textEncoder.encodeOnHost(
       [this.tokenizer.encode(text)],
       clipSkip,
-      lora?.component('text_encoder'),
+      lora && { runtime: lora, component: 'text_encoder' },
     );
-    return out.lastHiddenState;
   }
 
   /** text2img: the shared seams with noise as the starting latents. */
@@ -180,7 +168,7 @@ export class StableDiffusionPipeline {
     try {
       const conditioning = this.sdxl
         ? await this.encodeSdxlConditioning(run, this.sdxl)
-        : { context: await this.encodeConditioning(run) };
+        : await this.encodeConditioning(run);
       const start = await prepareLatents(run);
       const latents = await denoise(this.unet, run, conditioning, start);
       const images = await this.decode(run, latents);
@@ -193,9 +181,8 @@ export class StableDiffusionPipeline {
         promptTruncated: typeof request.prompt === 'string' && this.tokenizer.isTruncated(request.prompt),
       };
       if (request.return_latents) {
-        const nchw = tf.tidy(() => latents.transpose(NHWC_TO_NCHW));
-        result.latents = { shape: nchw.shape, data: nchw.dataSync() as Float32Array };
-        nchw.dispose();
+        const nchw = transpose(latents, NHWC_TO_NCHW);
+        result.latents = { shape: [...nchw.shape], data: nchw.data };
       }
       return result;
     } finally {
@@ -255,23 +242,16 @@ export class StableDiffusionPipeline {
   }
 
   /** The encode-prompt seam: [negative, positive] embeddings (negative first, docs/spec/diffusion.md §8.1), per image. */
-  private async encodeConditioning(run: GenerationRun): Promise<tf.Tensor3D> {
+  private async encodeConditioning(run: GenerationRun): Promise<Conditioning> {
     const { request, params } = run;
     const embed = async (text: string | null | undefined, given: CommonRequest['prompt_embeds']) =>
-      run.own(
-        given
-          ? tf.tensor3d(given.data, given.shape)
-          : await this.encodePrompt(text ?? '', params.clip_skip, run.lora),
-      );
+      given
+        ? hostTensor(given.data, given.shape)
+        : await this.encodePrompt(text ?? '', params.clip_skip, run.lora);
     const positive = await embed(request.prompt, request.prompt_embeds);
     const negative = run.guided ? await embed(params.negative_prompt, request.negative_prompt_embeds) : null;
-    const batch = run.batch;
-    return run.own(
-      tf.tidy(() => {
-        const repeat = (t: tf.Tensor3D) => (batch > 1 ? tf.tile(t, [batch, 1, 1]) : tf.clone(t));
-        return negative ? tf.concat([repeat(negative), repeat(positive)], 0) : repeat(positive);
-      }) as tf.Tensor3D,
-    );
+    const repeat = (t: HostTensor) => repeatBatch(t, run.batch);
+    return { context: negative ? concat([repeat(negative), repeat(positive)]) : repeat(positive) };
   }
 
   /**
@@ -286,50 +266,40 @@ export class StableDiffusionPipeline {
       throw new InvalidArgument('prompt_embeds are not supported for SDXL (it also needs pooled embeddings)');
     if (params.clip_skip > 0) throw new InvalidArgument('clip_skip is not supported for SDXL');
     const encode = async (text: string) => {
-      const one = await this.textEncoder.encodeForSdxl(
+      const one = await this.textEncoder.encodeForSdxlOnHost(
         [this.tokenizer.encode(text)],
-        run.lora?.component('text_encoder'),
+        run.loraFor('text_encoder'),
       );
-      const two = await sdxl.textEncoder2.encodeForSdxl(
+      const two = await sdxl.textEncoder2.encodeForSdxlOnHost(
         [sdxl.tokenizer2.encode(text)],
-        run.lora?.component('text_encoder_2'),
+        run.loraFor('text_encoder_2'),
       );
-      const context = run.own(tf.concat([one.penultimate, two.penultimate], -1) as tf.Tensor3D);
-      tf.dispose([one.penultimate, two.penultimate, one.textEmbeds as tf.Tensor]);
       if (!two.textEmbeds) throw new InvalidArgument('text_encoder_2 has no text_projection');
-      return { context, pooled: run.own(two.textEmbeds) };
+      return { context: concat([one.penultimate, two.penultimate], -1), pooled: two.textEmbeds };
     };
     const positive = await encode(request.prompt ?? '');
     const zeros = request.negative_prompt == null && sdxl.forceZerosForEmptyPrompt;
+    const zerosLike = (t: HostTensor): HostTensor => ({ data: new Float32Array(t.data.length), shape: t.shape });
     const negative = !run.guided
       ? null
       : zeros
-        ? { context: run.own(tf.zerosLike(positive.context)), pooled: run.own(tf.zerosLike(positive.pooled)) }
+        ? { context: zerosLike(positive.context), pooled: zerosLike(positive.pooled) }
         : await encode(params.negative_prompt ?? '');
-    const batch = run.batch;
-    const [context, textEmbeds] = tf.tidy(() => {
-      const repeat = <T extends tf.Tensor>(t: T): T =>
-        (batch > 1 ? tf.tile(t, [batch, ...t.shape.slice(1).map(() => 1)]) : tf.clone(t)) as T;
-      const both = <T extends tf.Tensor>(n: T | undefined, p: T): T =>
-        (n ? tf.concat([repeat(n), repeat(p)], 0) : repeat(p)) as T;
-      return [both(negative?.context, positive.context), both(negative?.pooled, positive.pooled)];
-    });
+    const repeat = (t: HostTensor) => repeatBatch(t, run.batch);
+    const both = (n: HostTensor | undefined, p: HostTensor) => (n ? concat([repeat(n), repeat(p)]) : repeat(p));
     const { height, width } = params;
-    const rows = (negative ? 2 : 1) * batch;
+    const rows = (negative ? 2 : 1) * run.batch;
     const timeIds = Array.from({ length: rows }, () => [height, width, 0, 0, height, width]);
     return {
-      context: run.own(context as tf.Tensor3D),
-      textTime: { textEmbeds: run.own(textEmbeds), timeIds },
+      context: both(negative?.context, positive.context),
+      textTime: { textEmbeds: both(negative?.pooled, positive.pooled), timeIds },
     };
   }
 
   /** The decode seam: latents → RGB images (and floats on request). */
-  private async decode(run: GenerationRun, latents: tf.Tensor4D): Promise<GeneratedImage[]> {
-    const unscaled = tf.div(latents, this.vae.config.scaling_factor) as tf.Tensor4D;
-    const decoded = await this.vae.decode(unscaled);
-    unscaled.dispose();
+  private async decode(run: GenerationRun, latents: HostTensor): Promise<GeneratedImage[]> {
+    const decoded = await this.vae.decodeOnHost(div(latents, this.vae.config.scaling_factor));
     const pictures = tensorToImages(decoded);
-    decoded.dispose();
     const { width, height } = run.params;
     return pictures.map((p) => ({
       width,

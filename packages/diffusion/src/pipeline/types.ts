@@ -1,4 +1,4 @@
-import type * as tf from '@tensorflow/tfjs';
+import type { HostTensor } from '../latents/host-tensor.js';
 import type { LoraFile } from '../lora/types.js';
 import type { SchedulerName } from '../schedulers/registry.js';
 
@@ -23,8 +23,8 @@ export interface GenerationProgress {
   step: number;
   totalSteps: number;
   timestep: number;
-  /** The latents after this step (NHWC); valid during the callback only (e.g. for `latentPreview`). */
-  latents?: tf.Tensor4D;
+  /** The latents after this step (NHWC host array, e.g. for `latentPreview`); do not modify. */
+  latents?: HostTensor;
 }
 
 /**

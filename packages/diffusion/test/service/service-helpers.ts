@@ -23,9 +23,13 @@ export function jpegSize(bytes: Uint8Array): { width: number; height: number } {
 }
 
 /** A PEFT-layout LoRA (rank 2) on every attention projection of the tiny sd1 UNet, strong enough to show. */
-export function writeTinyLora(dir: string, name: string, salt: string): string {
+export function writeTinyLora(
+  dir: string,
+  name: string,
+  salt: string,
+  unet: UNetConfig = tinyConfigs('sd1').unet as unknown as UNetConfig,
+): string {
   mkdirSync(dir, { recursive: true });
-  const unet = tinyConfigs('sd1').unet as unknown as UNetConfig;
   const tensors: Record<string, TensorToWrite> = {};
   for (const spec of unetWeightSpecs(unet)) {
     if (!/\.attn[12]\.to_[qkv]\.weight$/.test(spec.name) || spec.shape.length !== 2) continue;

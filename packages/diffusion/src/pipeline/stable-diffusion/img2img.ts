@@ -1,14 +1,10 @@
-import * as tf from '@tensorflow/tfjs';
-import type { AutoencoderKL } from '../../models/vae.js';
-import { img2imgTimesteps } from '../../schedulers/index.js';
+import type { VaeEngine } from '../../engines/engine-models.js';
+import { add, mul } from '../../latents/float32-math.js';
+import { img2imgTimesteps } from '../../schedulers/img2img.js';
 import type { DenoiseStart, GenerationRun } from '../generation-run.js';
 import { imageToTensor } from '../image.js';
+import { type HostTensor, repeatBatch } from '../../latents/host-tensor.js';
 import type { RgbImage } from '../types.js';
-
-/** The VAE as img2img uses it (the tfjs model's encode may also answer with a promise on other engines). */
-type ImageEncoder = Pick<AutoencoderKL, 'config'> & {
-  encode(x: tf.Tensor4D): ReturnType<AutoencoderKL['encode']> | Promise<ReturnType<AutoencoderKL['encode']>>;
-};
 
 /**
  * img2img's `prepareLatents` seam (docs/spec/diffusion.md §8.2): the image's latent sample, noised to the first of the
@@ -16,24 +12,23 @@ type ImageEncoder = Pick<AutoencoderKL, 'config'> & {
  */
 export async function img2imgLatents(
   run: GenerationRun,
-  vae: ImageEncoder,
+  vae: Pick<VaeEngine, 'config' | 'encodeOnHost'>,
   image: RgbImage,
   strength: number,
 ): Promise<DenoiseStart> {
   const { scheduler, params, noise } = run;
   const steps = params.num_inference_steps;
   const { timesteps } = img2imgTimesteps(scheduler, steps, strength);
-  const pixels = imageToTensor(image);
-  const { mean, std } = await vae.encode(pixels);
-  pixels.dispose();
+  const { mean, std } = await vae.encodeOnHost(imageToTensor(image));
   // One VAE sample per image (each from its own seed), broadcast from the one encoding.
   const eps = noise.draw('vae', [run.batch, ...mean.shape.slice(1)]);
-  const lat0 = tf.tidy(() =>
-    tf.mul(tf.add(mean, tf.mul(std, eps)), vae.config.scaling_factor),
-  ) as tf.Tensor4D;
-  tf.dispose([mean, std, eps]);
+  const lat0 = mul(add(broadcastBatch(mean, run.batch), mul(broadcastBatch(std, run.batch), eps)), vae.config.scaling_factor);
   const added = noise.draw('latents', lat0.shape);
-  const latents = scheduler.addNoise(lat0, added, timesteps[0]) as tf.Tensor4D;
-  tf.dispose([lat0, added]);
+  const latents = scheduler.addNoise(lat0, added, timesteps[0]);
   return { latents, timesteps, totalSteps: Math.min(Math.floor(steps * strength), steps) };
+}
+
+/** `x` ([1, …]) repeated to `batch` rows, as broadcasting against the batch's draws does. */
+function broadcastBatch(x: HostTensor, batch: number): HostTensor {
+  return x.shape[0] === batch ? x : repeatBatch(x, batch);
 }

@@ -1,8 +1,7 @@
-import * as tf from '@tensorflow/tfjs';
 import { InvalidArgument } from '@tiffin/core';
+import { mul } from '../../latents/float32-math.js';
+import { type HostTensor, NCHW_TO_NHWC, transpose } from '../../latents/host-tensor.js';
 import type { DenoiseStart, GenerationRun } from '../generation-run.js';
-
-const NCHW_TO_NHWC = [0, 2, 3, 1];
 
 /**
  * text2img's `prepareLatents` seam (docs/spec/diffusion.md §8.1): Gaussian noise (or the caller's latents, NCHW) of
@@ -16,15 +15,14 @@ export function text2imgLatents(
   const { scheduler, params } = run;
   const f = shape.scaleFactor;
   const nhwc = [run.batch, params.height / f, params.width / f, shape.channels];
-  let start: tf.Tensor4D;
+  let start: HostTensor;
   if (given) {
-    const nchw = [nhwc[0], nhwc[3], nhwc[1], nhwc[2]] as [number, number, number, number];
+    const nchw = [nhwc[0], nhwc[3], nhwc[1], nhwc[2]];
     const count = nchw.reduce((a, b) => a * b, 1);
     if (given.length !== count)
       throw new InvalidArgument(`latents must have shape [${nchw.join(', ')}] (${count} values)`);
-    start = tf.tidy(() => tf.tensor4d(given, nchw).transpose(NCHW_TO_NHWC)) as tf.Tensor4D;
+    start = transpose({ data: given, shape: nchw }, NCHW_TO_NHWC);
   } else start = run.noise.draw('latents', nhwc);
-  const latents = tf.tidy(() => tf.mul(start, scheduler.initNoiseSigma)) as tf.Tensor4D;
-  start.dispose();
+  const latents = mul(start, scheduler.initNoiseSigma);
   return { latents, timesteps: [...scheduler.timesteps], totalSteps: params.num_inference_steps };
 }
