@@ -1,7 +1,9 @@
 // Child process of onnx-without-tfjs.test.ts (and a plain process for comparison): text2img and img2img with a
 // LoRA (fused and unfused) on the folder in argv[2] with the engine in argv[3], the LoRA file in argv[4];
-// prints each image's sha256 as JSON on the last line.
+// prints each image's sha256, and whether any @tensorflow module was loaded (also through require), as JSON on the
+// last line.
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { readLoraFile } from '../../../src/lora/index.js';
 import { StableDiffusionPipeline } from '../../../src/pipeline/pipeline.js';
 import type { BackendName } from '../../../src/backend.js';
@@ -33,4 +35,5 @@ try {
 } finally {
   pipe.dispose();
 }
-console.log(JSON.stringify(out));
+const loaded = Object.keys(createRequire(import.meta.url).cache).filter((p) => p.includes('@tensorflow'));
+console.log(JSON.stringify({ images: out, tfjsModulesLoaded: loaded.length }));
