@@ -189,10 +189,7 @@ export function selectBackend(
     for (const name of order) {
       try {
         const tfBackend = await tryBackend(name);
-        const adapter =
-          name === 'webgpu'
-            ? ` (${webgpuInfo})`
-            : '';
+        const adapter = name === 'webgpu' ? ` (${webgpuInfo})` : '';
         // Say why faster backends were passed over: the usual question when a server runs on wasm.
         const passed = skipped.length
           ? `; skipped ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`

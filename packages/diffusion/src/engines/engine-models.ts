@@ -2,8 +2,8 @@ import type { ClipTextConfig } from '../architectures/clip-text.js';
 import type { UNetConfig } from '../architectures/unet-config.js';
 import type { VaeConfig } from '../architectures/vae.js';
 import type { HostTensor } from '../latents/host-tensor.js';
-import type { LoraComponent } from '../lora/types.js';
 import type { RuntimeLora } from '../lora/runtime.js';
+import type { LoraComponent } from '../lora/types.js';
 
 /**
  * The models as the pipeline calls them, on either engine: host float32 arrays (NHWC) in and out, so the latent
@@ -26,7 +26,11 @@ export interface HostTextTime {
 export interface TextEncoderEngine {
   readonly config: ClipTextConfig;
   /** Token ids [B][L] → last hidden state [B, L, D] (final_layer_norm(hidden_states[-(k+1)]) for clip skip k). */
-  encodeOnHost(ids: readonly (readonly number[])[], clipSkip?: number, lora?: ComponentLora): Promise<HostTensor>;
+  encodeOnHost(
+    ids: readonly (readonly number[])[],
+    clipSkip?: number,
+    lora?: ComponentLora,
+  ): Promise<HostTensor>;
   /** SDXL's outputs: the penultimate hidden state, and the projected pooled output when the weights project. */
   encodeForSdxlOnHost(
     ids: readonly (readonly number[])[],

@@ -25,7 +25,9 @@ export function tfjs(): typeof TF {
 
 /** Whether `x` is a TF.js tensor (checked by shape, without loading TF.js). */
 export function isTfTensor(x: unknown): x is TF.Tensor {
-  return typeof x === 'object' && x !== null && 'dataId' in x && typeof (x as TF.Tensor).dataSync === 'function';
+  return (
+    typeof x === 'object' && x !== null && 'dataId' in x && typeof (x as TF.Tensor).dataSync === 'function'
+  );
 }
 
 /** A TF.js tensor's values on the host (a copy). */

@@ -131,7 +131,10 @@ function hostBranch(m: ResolvedLoraModule, weightShape: readonly number[], scale
   const upT = transpose({ data: scaledUp, shape: [out, r] }, [1, 0]);
   const downT =
     weightShape.length === 4
-      ? transpose({ data: down.data, shape: [r, weightShape[1], weightShape[2], weightShape[3]] }, [2, 3, 1, 0])
+      ? transpose(
+          { data: down.data, shape: [r, weightShape[1], weightShape[2], weightShape[3]] },
+          [2, 3, 1, 0],
+        )
       : transpose({ data: down.data, shape: [r, weightShape[1]] }, [1, 0]);
   return { down: downT, up: upT };
 }

@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
-import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from '../ops/tfjs/low-rank.js';
 import type { ComponentLora, HostTextTime, UNetEngine } from '../engines/engine-models.js';
 import type { HostTensor } from '../latents/host-tensor.js';
+import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from '../ops/tfjs/low-rank.js';
 import type { WeightStore } from '../weights/store.js';
 import { onTfjs } from './host-boundary.js';
 import { type TextTimeInputs, type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';

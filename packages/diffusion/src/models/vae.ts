@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { type VaeConfig, vaeDecode, vaeEncode } from '../architectures/vae.js';
-import { TfjsOps } from '../ops/tfjs/tfjs-ops.js';
 import type { VaeEngine } from '../engines/engine-models.js';
 import type { HostTensor } from '../latents/host-tensor.js';
+import { TfjsOps } from '../ops/tfjs/tfjs-ops.js';
 import type { WeightStore } from '../weights/store.js';
 import { onTfjs } from './host-boundary.js';
 

@@ -1,7 +1,6 @@
 import type { HostTextTime, UNetEngine } from '../engines/engine-models.js';
-import { add, mul, sub } from '../latents/float32-math.js';
+import { add, mul, stdPerBatch, sub } from '../latents/float32-math.js';
 import { concat, type HostTensor, splitBatch } from '../latents/host-tensor.js';
-import { stdPerBatch } from '../latents/float32-math.js';
 import { throwIfCancelled } from './cancel.js';
 import type { DenoiseStart, GenerationRun } from './generation-run.js';
 

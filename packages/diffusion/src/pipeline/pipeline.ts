@@ -3,7 +3,14 @@ import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
 import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import { div } from '../latents/float32-math.js';
-import { concat, type HostTensor, hostTensor, NHWC_TO_NCHW, repeatBatch, transpose } from '../latents/host-tensor.js';
+import {
+  concat,
+  type HostTensor,
+  hostTensor,
+  NHWC_TO_NCHW,
+  repeatBatch,
+  transpose,
+} from '../latents/host-tensor.js';
 import { mergeLora } from '../lora/merge.js';
 import { combineRuntimeLoras, prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
 import type { AppliedLora, LoraTarget } from '../lora/types.js';
@@ -279,14 +286,18 @@ export class StableDiffusionPipeline {
     };
     const positive = await encode(request.prompt ?? '');
     const zeros = request.negative_prompt == null && sdxl.forceZerosForEmptyPrompt;
-    const zerosLike = (t: HostTensor): HostTensor => ({ data: new Float32Array(t.data.length), shape: t.shape });
+    const zerosLike = (t: HostTensor): HostTensor => ({
+      data: new Float32Array(t.data.length),
+      shape: t.shape,
+    });
     const negative = !run.guided
       ? null
       : zeros
         ? { context: zerosLike(positive.context), pooled: zerosLike(positive.pooled) }
         : await encode(params.negative_prompt ?? '');
     const repeat = (t: HostTensor) => repeatBatch(t, run.batch);
-    const both = (n: HostTensor | undefined, p: HostTensor) => (n ? concat([repeat(n), repeat(p)]) : repeat(p));
+    const both = (n: HostTensor | undefined, p: HostTensor) =>
+      n ? concat([repeat(n), repeat(p)]) : repeat(p);
     const { height, width } = params;
     const rows = (negative ? 2 : 1) * run.batch;
     const timeIds = Array.from({ length: rows }, () => [height, width, 0, 0, height, width]);

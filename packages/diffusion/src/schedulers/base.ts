@@ -65,8 +65,15 @@ export abstract class BaseScheduler<C extends SharedSchedulerConfig = SharedSche
     return like(sample, this.scaleInput(asHost(sample), timestep));
   }
 
-  step<T extends AnyTensor>(modelOutput: T, timestep: number, sample: T, options?: StepOptions): StepResult<T> {
-    return { prevSample: like(sample, this.stepHost(asHost(modelOutput), timestep, asHost(sample), options)) };
+  step<T extends AnyTensor>(
+    modelOutput: T,
+    timestep: number,
+    sample: T,
+    options?: StepOptions,
+  ): StepResult<T> {
+    return {
+      prevSample: like(sample, this.stepHost(asHost(modelOutput), timestep, asHost(sample), options)),
+    };
   }
 
   addNoise<T extends AnyTensor>(original: T, noise: T, timestep: number): T {
@@ -119,7 +126,11 @@ export abstract class BaseScheduler<C extends SharedSchedulerConfig = SharedSche
 }
 
 /** Takes one standard-normal draw of `shape` from `source`. */
-export function drawNoise(source: NoiseSource | undefined, shape: readonly number[], who: string): HostTensor {
+export function drawNoise(
+  source: NoiseSource | undefined,
+  shape: readonly number[],
+  who: string,
+): HostTensor {
   if (!source) throw new Error(`${who}: this step draws noise; pass options.noise`);
   const drawn = source([...shape]);
   if (drawn instanceof Float32Array) {
@@ -132,7 +143,9 @@ export function drawNoise(source: NoiseSource | undefined, shape: readonly numbe
   // A TF.js tensor handed over is the scheduler's to release.
   if (isTfTensor(drawn)) drawn.dispose();
   if (host.shape.join(',') !== shape.join(',')) {
-    throw new Error(`${who}: noise source returned shape [${host.shape.join(', ')}], expected [${shape.join(', ')}]`);
+    throw new Error(
+      `${who}: noise source returned shape [${host.shape.join(', ')}], expected [${shape.join(', ')}]`,
+    );
   }
   return host;
 }

@@ -83,7 +83,12 @@ export interface Scheduler {
   /** Scales the UNet input for `timestep` (identity for DDIM/PNDM/DPM++). */
   scaleModelInput<T extends AnyTensor>(sample: T, timestep: number): T;
   /** One denoising step from `timestep`. */
-  step<T extends AnyTensor>(modelOutput: T, timestep: number, sample: T, options?: StepOptions): StepResult<T>;
+  step<T extends AnyTensor>(
+    modelOutput: T,
+    timestep: number,
+    sample: T,
+    options?: StepOptions,
+  ): StepResult<T>;
   /** Forward-noises `original` to `timestep` (img2img start, docs/spec/diffusion.md §7.9). */
   addNoise<T extends AnyTensor>(original: T, noise: T, timestep: number): T;
   /** Forgets what was kept between steps. The instance can be reused after `setTimesteps`. */

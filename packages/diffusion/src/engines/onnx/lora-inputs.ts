@@ -7,6 +7,7 @@ import type { LowRankBranchesByName } from '../../ops/tfjs/low-rank.js';
 
 /** A request's run-time branches: host arrays (the pipeline's) or TF.js tensors (a TF.js caller's). */
 export type RequestBranches = HostBranchesByName | LowRankBranchesByName;
+
 import type { LoraBranchInputs } from './graph-builder.js';
 
 /** One low-rank pair in graph layout with the scale folded into `up` (see {@link LoraBranchInputs}). */

@@ -1,17 +1,23 @@
+import type * as tf from '@tensorflow/tfjs';
 import type { OrtModule } from '@tiffin/onnx';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { type ClipTextConfig, eosPositions } from '../../architectures/clip-text.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
 import type { UNetConfig } from '../../architectures/unet-config.js';
 import type { VaeConfig } from '../../architectures/vae.js';
-import type * as tf from '@tensorflow/tfjs';
 import type { HostTensor } from '../../latents/host-tensor.js';
 import { type AnyTensor, asHost, toTf } from '../../latents/tfjs-interop.js';
 import type { ClipTextOutput, SdxlTextEncoding } from '../../models/clip-text-encoder.js';
 import type { TextTimeInputs } from '../../models/unet-stages.js';
 import type { LatentDistribution } from '../../models/vae.js';
 import type { LowRankBranchesByName } from '../../ops/tfjs/low-rank.js';
-import type { ComponentLora, HostTextTime, TextEncoderEngine, UNetEngine, VaeEngine } from '../engine-models.js';
+import type {
+  ComponentLora,
+  HostTextTime,
+  TextEncoderEngine,
+  UNetEngine,
+  VaeEngine,
+} from '../engine-models.js';
 import type { LoraInputs, RequestBranches } from './lora-inputs.js';
 import { SDXL_TEXT_ENCODER_IO, TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
 import { UNET_INPUTS, UNET_OUTPUT } from './unet-graph.js';
@@ -51,7 +57,10 @@ export class OnnxTextEncoder implements TextEncoderEngine {
   ) {}
 
   /** SDXL's outputs: `hidden_states[-2]`, and the projected pooled output when the config projects. */
-  async encodeForSdxl(ids: readonly (readonly number[])[], lora?: LowRankBranchesByName): Promise<SdxlTextEncoding> {
+  async encodeForSdxl(
+    ids: readonly (readonly number[])[],
+    lora?: LowRankBranchesByName,
+  ): Promise<SdxlTextEncoding> {
     const out = await this.encodeForSdxlOnHost(ids, lora);
     return {
       penultimate: toTf<tf.Rank.R3>(out.penultimate),

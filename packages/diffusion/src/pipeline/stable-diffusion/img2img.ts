@@ -1,9 +1,9 @@
 import type { VaeEngine } from '../../engines/engine-models.js';
 import { add, mul } from '../../latents/float32-math.js';
+import { type HostTensor, repeatBatch } from '../../latents/host-tensor.js';
 import { img2imgTimesteps } from '../../schedulers/img2img.js';
 import type { DenoiseStart, GenerationRun } from '../generation-run.js';
 import { imageToTensor } from '../image.js';
-import { type HostTensor, repeatBatch } from '../../latents/host-tensor.js';
 import type { RgbImage } from '../types.js';
 
 /**
@@ -22,7 +22,10 @@ export async function img2imgLatents(
   const { mean, std } = await vae.encodeOnHost(imageToTensor(image));
   // One VAE sample per image (each from its own seed), broadcast from the one encoding.
   const eps = noise.draw('vae', [run.batch, ...mean.shape.slice(1)]);
-  const lat0 = mul(add(broadcastBatch(mean, run.batch), mul(broadcastBatch(std, run.batch), eps)), vae.config.scaling_factor);
+  const lat0 = mul(
+    add(broadcastBatch(mean, run.batch), mul(broadcastBatch(std, run.batch), eps)),
+    vae.config.scaling_factor,
+  );
   const added = noise.draw('latents', lat0.shape);
   const latents = scheduler.addNoise(lat0, added, timesteps[0]);
   return { latents, timesteps, totalSteps: Math.min(Math.floor(steps * strength), steps) };

@@ -4,9 +4,9 @@
 // last line.
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import type { BackendName } from '../../../src/backend.js';
 import { readLoraFile } from '../../../src/lora/index.js';
 import { StableDiffusionPipeline } from '../../../src/pipeline/pipeline.js';
-import type { BackendName } from '../../../src/backend.js';
 
 const [dir, engine, loraPath] = process.argv.slice(2) as [string, BackendName, string];
 const pipe = await StableDiffusionPipeline.fromPretrained(dir, {
