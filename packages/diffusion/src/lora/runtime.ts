@@ -148,33 +148,31 @@ export function combineRuntimeLoras(loras: readonly RuntimeLora[]): RuntimeLora 
   if (loras.length === 1) return loras[0];
   const cache = new Map<LoraComponent, LowRankBranchesByName>();
   const hostCache = new Map<LoraComponent, HostBranchesByName>();
+  /** One component's branches of every LoRA, per weight, made once per component. */
+  const joined = <B>(
+    store: Map<LoraComponent, ReadonlyMap<string, readonly B[]>>,
+    name: LoraComponent,
+    of: (lora: RuntimeLora) => ReadonlyMap<string, readonly B[]>,
+  ): ReadonlyMap<string, readonly B[]> => {
+    let merged = store.get(name);
+    if (!merged) {
+      const out = new Map<string, B[]>();
+      for (const lora of loras)
+        for (const [weight, branches] of of(lora)) out.set(weight, [...(out.get(weight) ?? []), ...branches]);
+      merged = out;
+      store.set(name, merged);
+    }
+    return merged;
+  };
   return {
     weightNames: [...new Set(loras.flatMap((l) => l.weightNames))],
     unmatched: loras.flatMap((l) => l.unmatched),
     scales: loras.flatMap((l) => l.scales),
     component(name: LoraComponent): LowRankBranchesByName {
-      let merged = cache.get(name);
-      if (!merged) {
-        const out = new Map<string, LowRankBranch[]>();
-        for (const lora of loras)
-          for (const [weight, branches] of lora.component(name))
-            out.set(weight, [...(out.get(weight) ?? []), ...branches]);
-        merged = out;
-        cache.set(name, merged);
-      }
-      return merged;
+      return joined(cache, name, (lora) => lora.component(name));
     },
     hostComponent(name: LoraComponent): HostBranchesByName {
-      let merged = hostCache.get(name);
-      if (!merged) {
-        const out = new Map<string, HostLowRankBranch[]>();
-        for (const lora of loras)
-          for (const [weight, branches] of lora.hostComponent(name))
-            out.set(weight, [...(out.get(weight) ?? []), ...branches]);
-        merged = out;
-        hostCache.set(name, merged);
-      }
-      return merged;
+      return joined(hostCache, name, (lora) => lora.hostComponent(name));
     },
     dispose(): void {
       for (const lora of loras) lora.dispose();
