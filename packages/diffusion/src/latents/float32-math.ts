@@ -9,24 +9,35 @@ type Operand = HostTensor | number;
 
 const f32 = Math.fround;
 
-function binary(a: HostTensor, b: Operand, op: (x: number, y: number) => number): HostTensor {
-  const out = new Float32Array(a.data.length);
+type BinaryOp = 'add' | 'sub' | 'mul' | 'div';
+
+// One loop per operation and operand kind: a callback per element would run several times slower (the latents
+// of a 512² SD1 step are 32 K values, touched by a dozen operations).
+function binary(a: HostTensor, b: Operand, op: BinaryOp): HostTensor {
   const x = a.data;
+  const n = x.length;
+  const out = new Float32Array(n);
   if (typeof b === 'number') {
     const s = f32(b);
-    for (let i = 0; i < out.length; i++) out[i] = op(x[i], s);
+    if (op === 'add') for (let i = 0; i < n; i++) out[i] = x[i] + s;
+    else if (op === 'sub') for (let i = 0; i < n; i++) out[i] = x[i] - s;
+    else if (op === 'mul') for (let i = 0; i < n; i++) out[i] = x[i] * s;
+    else for (let i = 0; i < n; i++) out[i] = x[i] / s;
   } else {
-    if (b.data.length !== x.length) throw new Error(`shapes [${a.shape}] and [${b.shape}] differ`);
+    if (b.data.length !== n) throw new Error(`shapes [${a.shape}] and [${b.shape}] differ`);
     const y = b.data;
-    for (let i = 0; i < out.length; i++) out[i] = op(x[i], y[i]);
+    if (op === 'add') for (let i = 0; i < n; i++) out[i] = x[i] + y[i];
+    else if (op === 'sub') for (let i = 0; i < n; i++) out[i] = x[i] - y[i];
+    else if (op === 'mul') for (let i = 0; i < n; i++) out[i] = x[i] * y[i];
+    else for (let i = 0; i < n; i++) out[i] = x[i] / y[i];
   }
   return { data: out, shape: a.shape };
 }
 
-export const add = (a: HostTensor, b: Operand): HostTensor => binary(a, b, (x, y) => x + y);
-export const sub = (a: HostTensor, b: Operand): HostTensor => binary(a, b, (x, y) => x - y);
-export const mul = (a: HostTensor, b: Operand): HostTensor => binary(a, b, (x, y) => x * y);
-export const div = (a: HostTensor, b: Operand): HostTensor => binary(a, b, (x, y) => x / y);
+export const add = (a: HostTensor, b: Operand): HostTensor => binary(a, b, 'add');
+export const sub = (a: HostTensor, b: Operand): HostTensor => binary(a, b, 'sub');
+export const mul = (a: HostTensor, b: Operand): HostTensor => binary(a, b, 'mul');
+export const div = (a: HostTensor, b: Operand): HostTensor => binary(a, b, 'div');
 
 /** `clip(x, lo, hi)` with float32 bounds. */
 export function clip(a: HostTensor, lo: number, hi: number): HostTensor {
