@@ -15,6 +15,14 @@ import type {
   StepResult,
 } from './types.js';
 
+/** A scheduler's step on host tensors (model output, timestep, sample, options) → the next sample. */
+export type HostStep = (
+  modelOutput: HostTensor,
+  timestep: number,
+  sample: HostTensor,
+  options?: StepOptions,
+) => HostTensor;
+
 /** State and helpers common to the schedulers (noise schedule, step index, begin index). */
 export abstract class BaseScheduler<C extends SharedSchedulerConfig = SharedSchedulerConfig>
   implements Scheduler
@@ -86,12 +94,7 @@ export abstract class BaseScheduler<C extends SharedSchedulerConfig = SharedSche
   }
 
   /** One denoising step on host tensors: the sample for the next timestep. */
-  protected abstract stepHost(
-    modelOutput: HostTensor,
-    timestep: number,
-    sample: HostTensor,
-    options?: StepOptions,
-  ): HostTensor;
+  protected abstract stepHost: HostStep;
 
   /** `original` forward-noised to `timestep`. */
   protected abstract noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor;

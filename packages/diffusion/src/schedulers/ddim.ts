@@ -1,11 +1,11 @@
 import { add, clip, div, mul, sub } from '../latents/float32-math.js';
 import type { HostTensor } from '../latents/host-tensor.js';
-import { BaseScheduler, drawNoise } from './base.js';
+import { BaseScheduler, drawNoise, type HostStep } from './base.js';
 import { SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';
 import { f32 } from './numeric.js';
 import { integerTimestepsAscending } from './spacing.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig } from './types.js';
 
 /** DDIMScheduler's config: the shared keys and its own. */
 export type DDIMConfig = SharedSchedulerConfig & {
@@ -58,12 +58,7 @@ export class DDIMScheduler extends BaseScheduler<DDIMConfig> {
     this.timestepList = integerTimestepsAscending(this.config, n).reverse();
   }
 
-  protected stepHost(
-    modelOutput: HostTensor,
-    timestep: number,
-    sample: HostTensor,
-    options: StepOptions = {},
-  ): HostTensor {
+  protected stepHost: HostStep = (modelOutput, timestep, sample, options = {}) => {
     this.requireTimesteps();
     const eta = options.eta ?? 0;
     const n = this.numInferenceSteps as number;
@@ -99,7 +94,7 @@ export class DDIMScheduler extends BaseScheduler<DDIMConfig> {
     }
     const out = add(mul(x0, f32(Math.sqrt(aP))), mul(eps, directionCoeff));
     return noise ? add(out, mul(noise, std)) : out;
-  }
+  };
 
   protected noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor {
     return addNoiseByAlpha(alphaAt(this.alphasCumprod, timestep, this.className), original, noise);

@@ -1,14 +1,14 @@
 import { ConfigError } from '@tiffin/core/internal';
 import { add, copy, div, mul, sub } from '../latents/float32-math.js';
 import type { HostTensor } from '../latents/host-tensor.js';
-import { BaseScheduler } from './base.js';
+import { BaseScheduler, type HostStep } from './base.js';
 import { oneOf, refuseUnsupported, SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';
 import { sigmasFromAlphasCumprod } from './noise-schedule.js';
 import { f32, interpIndex, roundHalfEven } from './numeric.js';
 import { karrasSigmas, logSigmaTable, sigmaToT } from './sigmas.js';
 import { dpmTimesteps } from './spacing.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig } from './types.js';
 
 /** DPMSolverMultistepScheduler's config: the shared keys and its own. */
 export type DPMSolverConfig = SharedSchedulerConfig & {
@@ -116,12 +116,7 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
     this.lowerOrderNums = 0;
   }
 
-  protected stepHost(
-    modelOutput: HostTensor,
-    timestep: number,
-    sample: HostTensor,
-    _options?: StepOptions,
-  ): HostTensor {
+  protected stepHost: HostStep = (modelOutput, timestep, sample, _options) => {
     this.requireTimesteps();
     const k = this.currentStepIndex(timestep);
     const M = this.timestepList.length;
@@ -156,7 +151,7 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
     if (this.lowerOrderNums < cfg.solver_order) this.lowerOrderNums += 1;
     this.stepIndex = k + 1;
     return prevSample;
-  }
+  };
 
   /** The multistep update of the given order from sigma k to sigma k + 1. */
   private update(order: 1 | 2 | 3, k: number, sample: HostTensor): HostTensor {

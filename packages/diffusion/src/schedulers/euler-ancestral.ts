@@ -1,11 +1,11 @@
 import { add, div, mul, sub } from '../latents/float32-math.js';
-import type { HostTensor } from '../latents/host-tensor.js';
+import type { HostStep } from './base.js';
 import { drawNoise } from './base.js';
 import { SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';
 import { EulerFamilyScheduler } from './euler.js';
 import { f32 } from './numeric.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig } from './types.js';
 
 const DEFAULTS: SharedSchedulerConfig = { ...SHARED_DEFAULTS, timestep_spacing: 'linspace' };
 
@@ -23,12 +23,7 @@ export class EulerAncestralDiscreteScheduler extends EulerFamilyScheduler<Shared
     super(eulerAncestral, config);
   }
 
-  protected stepHost(
-    modelOutput: HostTensor,
-    timestep: number,
-    sample: HostTensor,
-    options: StepOptions = {},
-  ): HostTensor {
+  protected stepHost: HostStep = (modelOutput, timestep, sample, options = {}) => {
     this.requireTimesteps();
     const k = this.currentStepIndex(timestep);
     const sigmaFrom = this.sigmas[k];
@@ -44,5 +39,5 @@ export class EulerAncestralDiscreteScheduler extends EulerFamilyScheduler<Shared
     const next = add(sample, mul(derivative, dt));
     this.stepIndex = k + 1;
     return add(next, mul(noise, sigmaUp));
-  }
+  };
 }

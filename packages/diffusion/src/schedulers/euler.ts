@@ -1,13 +1,13 @@
 import { add, div, mul, sub } from '../latents/float32-math.js';
 import type { HostTensor } from '../latents/host-tensor.js';
-import { BaseScheduler } from './base.js';
+import { BaseScheduler, type HostStep } from './base.js';
 import { oneOf, SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';
 import { sigmasFromAlphasCumprod } from './noise-schedule.js';
 import { f32, interpIndex } from './numeric.js';
 import { karrasSigmas, logSigmaTable, sigmaToT } from './sigmas.js';
 import { eulerTimesteps } from './spacing.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig } from './types.js';
 
 /** EulerDiscreteScheduler's config: the shared keys and its own. */
 export type EulerConfig = SharedSchedulerConfig & {
@@ -125,12 +125,7 @@ export class EulerDiscreteScheduler extends EulerFamilyScheduler<EulerConfig> {
     };
   }
 
-  protected stepHost(
-    modelOutput: HostTensor,
-    timestep: number,
-    sample: HostTensor,
-    _options?: StepOptions,
-  ): HostTensor {
+  protected stepHost: HostStep = (modelOutput, timestep, sample, _options) => {
     this.requireTimesteps();
     const k = this.currentStepIndex(timestep);
     const sigma = this.sigmas[k];
@@ -139,5 +134,5 @@ export class EulerDiscreteScheduler extends EulerFamilyScheduler<EulerConfig> {
     const derivative = div(sub(sample, x0), sigma);
     this.stepIndex = k + 1;
     return add(sample, mul(derivative, dt));
-  }
+  };
 }

@@ -1,12 +1,12 @@
 import { add, copy, div, mul, sub } from '../latents/float32-math.js';
 import type { HostTensor } from '../latents/host-tensor.js';
-import { BaseScheduler } from './base.js';
+import { BaseScheduler, type HostStep } from './base.js';
 import { SHARED_DEFAULTS } from './config.js';
 import { addNoiseByAlpha, alphaAt } from './ddim.js';
 import { defineScheduler } from './definition.js';
 import { f32 } from './numeric.js';
 import { integerTimestepsAscending } from './spacing.js';
-import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig } from './types.js';
 
 /** PNDMScheduler's config: the shared keys and its own. */
 export type PNDMConfig = SharedSchedulerConfig & {
@@ -79,18 +79,13 @@ export class PNDMScheduler extends BaseScheduler<PNDMConfig> {
     this.counter = 0;
   }
 
-  protected stepHost(
-    modelOutput: HostTensor,
-    timestep: number,
-    sample: HostTensor,
-    _options?: StepOptions,
-  ): HostTensor {
+  protected stepHost: HostStep = (modelOutput, timestep, sample, _options) => {
     this.requireTimesteps();
     if (this.counter < this.prkTimesteps.length && !this.config.skip_prk_steps) {
       return this.stepPrk(modelOutput, timestep, sample);
     }
     return this.stepPlms(modelOutput, timestep, sample);
-  }
+  };
 
   private get stepSize(): number {
     return Math.floor(this.config.num_train_timesteps / (this.numInferenceSteps as number));
