@@ -12,20 +12,18 @@ const pipe = await StableDiffusionPipeline.fromPretrained(folder);
 const prompt = 'a small red circle at the top left on a white background';
 const ids = pipe.tokenizer.encode(prompt);
 const ctx = await pipe.encodePrompt(prompt);
-// A deterministic NHWC input: the first 1 024 values of the prompt's embeddings.
-const sample = ctx
-  .reshape([-1])
-  .slice([0], [16 * 16 * 4])
-  .reshape([1, 16, 16, 4]) as Parameters<typeof pipe.vae.decode>[0];
-const pred = await pipe.unet.predict(sample, 500, ctx);
-const img = await pipe.vae.decode(sample);
+// A deterministic NHWC input: the first 1 024 values of the prompt's embeddings (host float32 arrays, as the
+// pipeline hands them to either engine).
+const sample = { data: ctx.data.slice(0, 16 * 16 * 4), shape: [1, 16, 16, 4] };
+const pred = await pipe.unet.predictOnHost(sample, 500, ctx);
+const img = await pipe.vae.decodeOnHost(sample);
 writeFileSync(
   out,
   JSON.stringify({
     ids,
-    context: Array.from(await ctx.data()),
-    sample: Array.from(await sample.data()),
-    unet: Array.from(await pred.data()),
-    vae: Array.from(await img.data()),
+    context: Array.from(ctx.data),
+    sample: Array.from(sample.data),
+    unet: Array.from(pred.data),
+    vae: Array.from(img.data),
   }),
 );
