@@ -397,7 +397,7 @@ describe('many submits at once', () => {
     let running = 0;
     let most = 0;
     const busy = new Service('busy', { tasks: { maxTasks: 40, concurrency: 2 } }).api(
-      { name: 'work', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
+      { name: 'echo_later', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
       async (input) => {
         running++;
         most = Math.max(most, running);
@@ -410,7 +410,7 @@ describe('many submits at once', () => {
     try {
       const ids = await Promise.all(
         Array.from({ length: 30 }, async (_, k) => {
-          const res = await fetch(`${busyHandle.url}/work/submit`, {
+          const res = await fetch(`${busyHandle.url}/echo_later/submit`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
             body: JSON.stringify({ k }),
@@ -425,7 +425,7 @@ describe('many submits at once', () => {
           if (finished(view)) break;
           await sleep(10);
         }
-        expect(await (await fetch(`${busyHandle.url}/work/get?id=${id}`)).json()).toEqual({ k });
+        expect(await (await fetch(`${busyHandle.url}/echo_later/get?id=${id}`)).json()).toEqual({ k });
       }
       expect(most).toBe(2);
     } finally {
