@@ -55,28 +55,35 @@ if (wanted('batching')) {
 
 if (wanted('onnx')) {
   const { benchZeroCodeOnnx, ZERO_CODE_WORKLOADS } = await import('./zero-code-onnx.js');
-  const z = await benchZeroCodeOnnx({ seconds, rounds });
-  console.log(
-    `Zero-code ONNX: tiffin serve model.onnx (1 instance, 1 thread) vs node:http + onnxruntime-node on the main thread, 64 connections of one row, JSON (${z.pinning}):`,
-  );
-  for (const [name, r] of Object.entries(z.results)) {
-    const w = ZERO_CODE_WORKLOADS[name as keyof typeof ZERO_CODE_WORKLOADS];
-    console.log(`  ${name}: ${w.inWidth} in, ${w.layers} layers ${w.hidden} wide, ${w.outWidth} out`);
-    for (const [label, t] of [
-      ['plain node:http + ort    ', r.plain],
-      ['tiffin, not batched      ', r.unbatched],
-      ['tiffin, on the event loop', r.inline],
-      ['tiffin, batched (32 rows)', r.batched],
-    ] as const) {
+  for (const z of await benchZeroCodeOnnx({ seconds, rounds })) {
+    console.log(
+      `Zero-code ONNX: tiffin serve model.onnx (1 instance, 1 thread) vs node:http + onnxruntime-node on the main thread, 64 connections of one row, JSON (${z.description}):`,
+    );
+    for (const [name, r] of Object.entries(z.results)) {
+      const w = ZERO_CODE_WORKLOADS[name as keyof typeof ZERO_CODE_WORKLOADS];
+      console.log(`  ${name}: ${w.inWidth} in, ${w.layers} layers ${w.hidden} wide, ${w.outWidth} out`);
+      for (const [label, t] of [
+        ['plain node:http + ort        ', r.plain],
+        ['plain, model on a thread     ', r.threaded],
+        ['tiffin, not batched          ', r.unbatched],
+        ['tiffin, on the event loop    ', r.inline],
+        ['tiffin, batched (32 rows)    ', r.batched],
+      ] as const) {
+        console.log(
+          `    ${label} req/s ${fmtSpread(t.rps)}   p99 ms ${fmtSpread(t.p99, 1)}   /livez p99 ms ${fmtSpread(t.livezP99, 1)}   server CPU µs/request ${fmtSpread(t.cpuUs)}`,
+        );
+      }
       console.log(
-        `    ${label} req/s ${fmtSpread(t.rps)}   p99 ms ${fmtSpread(t.p99, 1)}   /livez p99 ms ${fmtSpread(t.livezP99, 1)}   server CPU µs/request ${fmtSpread(t.cpuUs)}`,
+        `    ratio not batched / plain      ${fmtSpread(r.unbatchedRatio, 3)}x   (target >= 0.95x)`,
       );
+      console.log(
+        `    ratio plain on a thread / plain ${fmtSpread(r.threadedRatio, 3)}x   (control: the thread alone)`,
+      );
+      console.log(`    ratio event loop / plain       ${fmtSpread(r.inlineRatio, 3)}x   (--instances 0)`);
+      console.log(`    ratio batched / plain          ${fmtSpread(r.batchedRatio, 2)}x   (target >= 4x)`);
     }
-    console.log(`    ratio not batched / plain  ${fmtSpread(r.unbatchedRatio, 3)}x   (target >= 0.95x)`);
-    console.log(`    ratio event loop / plain   ${fmtSpread(r.inlineRatio, 3)}x   (--instances 0)`);
-    console.log(`    ratio batched / plain      ${fmtSpread(r.batchedRatio, 2)}x   (target >= 4x)`);
+    console.log(`  load average: ${loadAverage()}\n`);
   }
-  console.log(`  load average: ${loadAverage()}\n`);
 }
 
 if (wanted('echo')) {

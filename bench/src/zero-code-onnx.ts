@@ -1,8 +1,11 @@
 /**
  * Zero-code ONNX serving against a hand-written server: `tiffin serve model.onnx` (one runner instance in a
- * worker thread, batched and not; and `--instances 0`, the model on the event loop) and a plain node:http + onnxruntime-node server on the main thread
- * (`servers/plain-onnx-server.ts`), both answering `POST /predict` with the same JSON and writing the same
- * access line. 64 connections, each sending one row; `/livez` probed every 10 ms during each run.
+ * worker thread, batched and not; and `--instances 0`, the model on the event loop) and a plain node:http +
+ * onnxruntime-node server on the main thread (`servers/plain-onnx-server.ts`), both answering `POST /predict`
+ * with the same JSON and writing the same access line. A control, the plain server with its model moved to one
+ * worker thread by hand (`servers/plain-onnx-threaded-server.ts`), shows what the thread itself costs. 64
+ * connections, each sending one row; `/livez` probed every 10 ms during each run. Two placements: the server
+ * pinned to one CPU and the load generator to another, and both left to the OS (the cores shared).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -10,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { cpuPinning } from './cpu-pinning.js';
+import { type CpuPinning, cpuPinning } from './cpu-pinning.js';
 import { mlpModel } from './servers/onnx-mlp.js';
 import { startServer, stopServer } from './servers/spawn.js';
 import { cpuSeconds, type Spread, spread } from './stats.js';
@@ -31,7 +34,10 @@ interface Run {
   rps: number;
   p99: number;
   livezP99: number;
-  /** Server CPU (all its threads, user + system) per answered request, µs: less swayed by other load than req/s. */
+  /**
+   * Server CPU (all its threads, user + system) per answered `/predict` request, µs: less swayed by other load
+   * than req/s. It includes the `/livez` probes' CPU (at most 100 a second, tens of µs each).
+   */
   cpuUs: number;
 }
 
@@ -44,6 +50,8 @@ export interface ServerFigures {
 
 export interface ZeroCodeResult {
   plain: ServerFigures;
+  /** The control: the plain server with the model on one worker thread, written by hand. */
+  threaded: ServerFigures;
   unbatched: ServerFigures;
   /** Not batched, the model on the event loop (`--instances 0`): no thread hop, no liveness while it runs. */
   inline: ServerFigures;
@@ -52,7 +60,11 @@ export interface ZeroCodeResult {
   unbatchedRatio: Spread;
   inlineRatio: Spread;
   batchedRatio: Spread;
+  threadedRatio: Spread;
 }
+
+/** Where the servers run: pinned to one CPU (the load generator on another), or wherever the OS puts them. */
+export type Placement = 'pinned' | 'shared';
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -93,34 +105,59 @@ async function load(url: string, pid: number, seconds: number, body: string): Pr
       `load run on ${url} failed: ${result.non2xx} non-2xx, ${result.errors} errors (${JSON.stringify(result.statusCodeStats)})`,
     );
   const livezTimes = await livez;
-  const answered = result.requests.total + livezTimes.length;
   return {
     rps: result.requests.average,
     p99: result.latency.p99,
     livezP99: percentile(livezTimes, 99),
-    cpuUs: ((cpuSeconds(pid) - cpuBefore) * 1e6) / answered,
+    cpuUs: ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests.total,
   };
 }
 
+export interface PlacementResults {
+  placement: Placement;
+  /** For the printout. */
+  description: string;
+  results: Record<ZeroCodeWorkload, ZeroCodeResult>;
+}
+
+const SHARED: CpuPinning = {
+  serverPrefix: [],
+  description: 'unpinned: server threads and load generator share the CPUs',
+  pinLoadGenerator: () => () => {},
+};
+
+/**
+ * Both placements by default (`BENCH_ONNX_PLACEMENT=pinned` or `shared` picks one). Pinned is the usual
+ * loopback set-up; on a two-CPU machine it leaves the server one CPU, where a runner thread can only take turns
+ * with the event loop. Shared lets the OS run the thread beside the event loop, as a deployed server would.
+ */
 export async function benchZeroCodeOnnx({
   seconds,
   rounds,
 }: {
   seconds: number;
   rounds: number;
-}): Promise<{ pinning: string; results: Record<ZeroCodeWorkload, ZeroCodeResult> }> {
+}): Promise<PlacementResults[]> {
   const pinning = cpuPinning();
-  const results = {} as Record<ZeroCodeWorkload, ZeroCodeResult>;
-  for (const name of Object.keys(ZERO_CODE_WORKLOADS) as ZeroCodeWorkload[])
-    results[name] = await benchWorkload(name, seconds, rounds, pinning);
-  return { pinning: pinning.description, results };
+  const wanted = process.env.BENCH_ONNX_PLACEMENT;
+  const placements: [Placement, CpuPinning][] = [];
+  if (pinning.serverPrefix.length > 0 && wanted !== 'shared') placements.push(['pinned', pinning]);
+  if (wanted !== 'pinned' || placements.length === 0) placements.push(['shared', SHARED]);
+  const out: PlacementResults[] = [];
+  for (const [placement, cpus] of placements) {
+    const results = {} as Record<ZeroCodeWorkload, ZeroCodeResult>;
+    for (const name of Object.keys(ZERO_CODE_WORKLOADS) as ZeroCodeWorkload[])
+      results[name] = await benchWorkload(name, seconds, rounds, cpus);
+    out.push({ placement, description: cpus.description, results });
+  }
+  return out;
 }
 
 async function benchWorkload(
   workload: ZeroCodeWorkload,
   seconds: number,
   rounds: number,
-  pinning: ReturnType<typeof cpuPinning>,
+  pinning: CpuPinning,
 ): Promise<ZeroCodeResult> {
   const shape = ZERO_CODE_WORKLOADS[workload];
   const dir = await mkdtemp(join(tmpdir(), 'tiffin-bench-onnx-'));
@@ -144,6 +181,7 @@ async function benchWorkload(
   ];
   const servers = {
     plain: ['--import', 'tsx', join(HERE, 'servers', 'plain-onnx-server.ts'), model],
+    threaded: ['--import', 'tsx', join(HERE, 'servers', 'plain-onnx-threaded-server.ts'), model],
     unbatched: tiffin(1, ['--no-batching']),
     inline: tiffin(0, ['--no-batching']),
     // A latency budget no run reaches: the comparison is of throughput, not of shedding (503) under overload.
@@ -153,7 +191,7 @@ async function benchWorkload(
   const names = Object.keys(servers) as Name[];
   const row = Array.from({ length: shape.inWidth }, (_, i) => ((i * 37) % 101) / 101 - 0.5);
   const body = JSON.stringify([row]);
-  const runs: Record<Name, Run[]> = { plain: [], unbatched: [], inline: [], batched: [] };
+  const runs: Record<Name, Run[]> = { plain: [], threaded: [], unbatched: [], inline: [], batched: [] };
   const restore = pinning.pinLoadGenerator();
   try {
     for (let round = 0; round <= rounds; round++) {
@@ -181,11 +219,13 @@ async function benchWorkload(
   const ratio = (name: Name) => spread(runs[name].map((r, i) => r.rps / runs.plain[i]!.rps));
   return {
     plain: summary('plain'),
+    threaded: summary('threaded'),
     unbatched: summary('unbatched'),
     inline: summary('inline'),
     batched: summary('batched'),
     unbatchedRatio: ratio('unbatched'),
     inlineRatio: ratio('inline'),
     batchedRatio: ratio('batched'),
+    threadedRatio: ratio('threaded'),
   };
 }

@@ -1,15 +1,26 @@
 import type { WireError } from '../threads/thread-errors.js';
 import type { WireTensor } from './wire-tensors.js';
 
-/** What the runner pool sends a worker thread. */
-export type ToWorker = { type: 'run'; id: number; inputs: WireTensor[] } | { type: 'close' };
+/** One model call as it crosses to a runner thread. */
+export interface WireCall {
+  id: number;
+  inputs: WireTensor[];
+}
 
-/** What a worker thread sends back. */
+/** How one call ended, as it crosses back. */
+export type WireOutcome = { id: number; outputs: WireTensor[] } | { id: number; error: WireError };
+
+/**
+ * What the runner pool sends a worker thread. `run` carries the calls that were waiting when the thread
+ * became free (a burst, run one after another): one message instead of one per call.
+ */
+export type ToWorker = { type: 'run'; calls: WireCall[] } | { type: 'close' };
+
+/** What a worker thread sends back; `results` may answer several calls of a burst at once. */
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'init-failed'; error: WireError }
-  | { type: 'result'; id: number; outputs: WireTensor[] }
-  | { type: 'error'; id: number; error: WireError };
+  | { type: 'results'; results: WireOutcome[] };
 
 /** What `RunnerPool` hands each worker in `workerData`. */
 export interface WorkerBoot {

@@ -9,6 +9,23 @@ afterEach(async () => {
   pool = undefined;
 });
 
+/** Counts event-loop turns, to tell whether answers arrived in one message or in many. */
+function eventLoopTurns(): { now(): number; stop(): void } {
+  let turn = 0;
+  let on = true;
+  const tick = () => {
+    turn++;
+    if (on) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return {
+    now: () => turn,
+    stop: () => {
+      on = false;
+    },
+  };
+}
+
 const x = (...values: number[]) => new NDArray(Float32Array.from(values), [values.length], 'float32');
 
 describe('RunnerPool: model calls in worker threads', () => {
@@ -60,6 +77,67 @@ describe('RunnerPool: model calls in worker threads', () => {
     await expect(pool.run({ crash: x(1) })).rejects.toMatchObject({ code: 'MODEL_RUN_FAILED' });
     expect(pool.instances).toBe(1);
     expect([...((await pool.run({ x: x(4) })).y!.data as Float32Array)]).toEqual([8]);
+  });
+
+  it('a thread that frees up takes the waiting calls in one message and answers them together', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 1 });
+    const turns = eventLoopTurns();
+    const answeredIn: number[] = [];
+    const calls = Array.from({ length: 33 }, (_, i) =>
+      pool!.run({ x: x(i) }).then((out) => {
+        answeredIn.push(turns.now());
+        return out;
+      }),
+    );
+    expect(pool.busy).toBe(1);
+    expect(pool.queued).toBe(32);
+    const outs = await Promise.all(calls);
+    turns.stop();
+    outs.forEach((out, i) => {
+      expect([...(out.y!.data as Float32Array)]).toEqual([2 * i]);
+    });
+    // One call alone, then bursts of 16: a few messages back, not 33 (a preempted thread may split a burst).
+    expect(new Set(answeredIn).size).toBeLessThanOrEqual(8);
+    expect(pool.queued).toBe(0);
+    expect(pool.busy).toBe(0);
+  });
+
+  it('in a burst, a call that fails fails alone, and a call longer than the hold is answered before the next runs', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 1 });
+    const first = pool.run({ busy: x(30) });
+    const burst = [pool.run({ busy: x(30) }), pool.run({ fail: x(1) }), pool.run({ x: x(5) })];
+    const settled: string[] = [];
+    const long = pool.run({ busy: x(30) }).then(() => settled.push('third long call'));
+    burst[0]!.then(() => settled.push('second long call'));
+    await first;
+    const [a, b, c] = await Promise.allSettled(burst);
+    expect(a.status).toBe('fulfilled');
+    expect(b).toMatchObject({ status: 'rejected', reason: { code: 'MODEL_RUN_FAILED' } });
+    expect(c.status === 'fulfilled' && [...(c.value.y!.data as Float32Array)]).toEqual([10]);
+    await long;
+    expect(settled).toEqual(['second long call', 'third long call']);
+  });
+
+  it('a thread that dies in the middle of a burst fails the calls it held; the next calls go to the others', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 2 });
+    const blockers = [pool.run({ busy: x(50) }), pool.run({ busy: x(50) })];
+    const queued = [pool.run({ x: x(1) }), pool.run({ crash: x(1) }), pool.run({ x: x(2) })];
+    await Promise.allSettled([...blockers, ...queued]);
+    const results = await Promise.allSettled(queued);
+    expect(results.some((r) => r.status === 'rejected')).toBe(true);
+    expect(pool.instances).toBe(1);
+    expect([...((await pool.run({ x: x(4) })).y!.data as Float32Array)]).toEqual([8]);
+  });
+
+  it('close lets the running call finish and refuses the waiting ones', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 1 });
+    const running = pool.run({ busy: x(20) });
+    const waiting = pool.run({ x: x(3) }).catch((e: unknown) => e);
+    const closing = pool.close();
+    expect((await running).y).toBeDefined();
+    expect(await waiting).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await closing;
+    pool = undefined;
   });
 
   it('a model that cannot load fails start() and leaves no thread behind', async () => {
