@@ -144,6 +144,11 @@ describe.concurrent('tiffin serve errors: one line on stderr, exit code != 0', (
     ['unknown flag', ['serve', FIXTURE, '--bogus'], /unknown option '--bogus'/],
     ['bad port', ['serve', FIXTURE, '--port', 'abc'], /argument 'abc' is invalid/],
     ['missing argument', ['serve'], /missing required argument 'service'/],
+    [
+      'task APIs on in-memory tasks with --workers',
+      ['serve', `${FIXTURE}:withTasks`, '--workers', '2'],
+      /--workers 2 cannot serve the task APIs of 'cli_tasks' \(later\).*--workers 1/,
+    ],
   ];
   for (const [name, args, pattern] of cases) {
     it(name, async () => {

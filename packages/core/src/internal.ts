@@ -107,6 +107,7 @@ export {
   writeManifest,
 } from './store/manifest.js';
 export { ModelStore } from './store/model-store.js';
+export { MemoryTaskStore } from './tasks/memory-task-store.js';
 export { pushedEvents } from './tasks/pushed-events.js';
 export type { TaskView } from './tasks/task-store.js';
 export { TaskPool } from './threads/task-pool.js';

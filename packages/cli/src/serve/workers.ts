@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
-import { JsonLineLogger, type ServeOptions } from '@tiffin/core';
+import { JsonLineLogger, type ServeOptions, type Service } from '@tiffin/core';
+import { CLIException, MemoryTaskStore } from '@tiffin/core/internal';
 import { loadService, type ServiceTarget } from '../service-loader.js';
 import { serveInProcess } from './single.js';
 
@@ -17,7 +18,7 @@ export async function serveWithWorkers(
     return;
   }
   // Fail fast, in one line, on a bad file or export before forking anything.
-  await loadService(target);
+  refuseProcessLocalTasks(await loadService(target), workers);
   const logger = new JsonLineLogger();
   let stopping = false;
   const live = new Set<Worker>();
@@ -45,4 +46,16 @@ export async function serveWithWorkers(
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+}
+
+/**
+ * Tasks in each process's memory cannot be served by several processes: node:cluster hands each connection to
+ * any worker, so a status or result call would reach a process that never saw the task and get a 404.
+ */
+function refuseProcessLocalTasks(svc: Service, workers: number): void {
+  const taskApis = [...svc.apis.values()].filter((api) => api.task).map((api) => api.name);
+  if (taskApis.length === 0 || !(svc.tasks instanceof MemoryTaskStore)) return;
+  throw new CLIException(
+    `--workers ${workers} cannot serve the task APIs of '${svc.name}' (${taskApis.join(', ')}): their tasks live in each process's memory, so a status or result call could reach a process without the task. Use --workers 1, or give the service a store shared by the processes (tasks: { store }, docs/tasks.md)`,
+  );
 }
