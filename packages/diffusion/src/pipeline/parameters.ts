@@ -77,6 +77,139 @@ export function commonParameters(limits: GenerationLimits, family: PipelineFamil
     num_images_per_prompt: z.int().min(1).max(limits.maxImages).default(1),
     guidance_rescale: z.number().min(0).max(1).default(0).describe('φ of diffusers guidance_rescale'),
     clip_skip: z.int().min(0).max(24).default(0).describe('Use the (k+1)-th last text encoder layer'),
+    ...sdxlParameters(limits),
+  };
+}
+
+/**
+ * Largest original/target size and crop offset SDXL's micro-conditioning takes, in pixels. The values only enter a
+ * sinusoidal embedding (nothing is allocated by them), so the bound is generous: 16× SDXL's 1024 training size
+ * that people ask for (e.g. `original_size` [4096, 4096]), while a typo or a 2^40 is a 400.
+ */
+export const MAX_CONDITIONING_SIZE = 16_384;
+
+/** `[height, width]` of SDXL's micro-conditioning: positive integers. */
+const conditioningSize = z.tuple([
+  z.int().min(1).max(MAX_CONDITIONING_SIZE),
+  z.int().min(1).max(MAX_CONDITIONING_SIZE),
+]);
+
+/** `[top, left]` crop offset of SDXL's micro-conditioning: integers ≥ 0. */
+const conditioningOffset = z.tuple([
+  z.int().min(0).max(MAX_CONDITIONING_SIZE),
+  z.int().min(0).max(MAX_CONDITIONING_SIZE),
+]);
+
+/**
+ * SDXL's second-encoder prompts and micro-conditioning (diffusers' `StableDiffusionXLPipeline` arguments, same names
+ * and meaning). `null` means not given; `""` prompts count as not given too, as in diffusers (`prompt_2 or prompt`).
+ * An SD 1.x/2.x model refuses them (`sdxlRules`), rather than ignoring them as diffusers would.
+ */
+function sdxlParameters(limits: GenerationLimits) {
+  return {
+    prompt_2: promptField(limits)
+      .nullable()
+      .default(null)
+      .describe('SDXL: the prompt for the second text encoder (tokenizer_2/text_encoder_2); default: prompt'),
+    negative_prompt_2: promptField(limits)
+      .nullable()
+      .default(null)
+      .describe('SDXL: the negative prompt for the second text encoder; default: negative_prompt'),
+    original_size: conditioningSize
+      .nullable()
+      .default(null)
+      .describe(
+        'SDXL micro-conditioning [height, width] of the image before resizing; default [height, width]',
+      ),
+    crops_coords_top_left: conditioningOffset
+      .nullable()
+      .default(null)
+      .describe('SDXL micro-conditioning [top, left] of the crop; default [0, 0] (well-centred images)'),
+    target_size: conditioningSize
+      .nullable()
+      .default(null)
+      .describe('SDXL micro-conditioning [height, width] of the result; default [height, width]'),
+    negative_original_size: conditioningSize
+      .nullable()
+      .default(null)
+      .describe(
+        'SDXL: original_size of the negative conditioning; text2img: only with negative_target_size; default: original_size',
+      ),
+    negative_crops_coords_top_left: conditioningOffset
+      .nullable()
+      .default(null)
+      .describe(
+        'SDXL text2img: crops_coords_top_left of the negative conditioning, with negative_original_size and negative_target_size; default [0, 0]',
+      ),
+    negative_target_size: conditioningSize
+      .nullable()
+      .default(null)
+      .describe(
+        'SDXL: target_size of the negative conditioning; text2img: only with negative_original_size; default: target_size',
+      ),
+  };
+}
+
+/** The SDXL-only fields, in request order. */
+export const SDXL_FIELDS = Object.keys(sdxlParameters(NO_LIMITS)) as ReadonlyArray<
+  keyof ReturnType<typeof sdxlParameters>
+>;
+
+/** Which pipeline a request is for: their SDXL negative micro-conditioning differs (see `sdxlRules`). */
+export type PipelineKind = 'text2img' | 'img2img';
+
+type SdxlFieldValues = { [K in (typeof SDXL_FIELDS)[number]]: unknown } & { negative_prompt: unknown };
+
+/**
+ * What Tiffin refuses where diffusers would silently ignore a field, so that every accepted field has its effect:
+ * - SDXL fields on an SD 1.x/2.x model (one text encoder, no micro-conditioning);
+ * - `negative_prompt_2` without `negative_prompt`: diffusers then zeroes the negative conditioning
+ *   (`force_zeros_for_empty_prompt`); `negative_prompt: ""` puts `negative_prompt_2` to use alone;
+ * - text2img: `negative_original_size` without `negative_target_size` or the reverse, and
+ *   `negative_crops_coords_top_left` without both (diffusers uses the negative sizes only as a pair);
+ * - img2img: `negative_crops_coords_top_left` (diffusers' img2img takes `crops_coords_top_left` for both rows).
+ */
+function sdxlRules(family: PipelineFamily, kind: PipelineKind) {
+  return (value: SdxlFieldValues, ctx: z.RefinementCtx) => {
+    const refuse = (field: string, message: string) =>
+      ctx.addIssue({ code: 'custom', path: [field], message });
+    const given = (field: keyof SdxlFieldValues) => value[field] !== null && value[field] !== undefined;
+    if (family === 'sd') {
+      for (const field of SDXL_FIELDS)
+        if (given(field))
+          refuse(
+            field,
+            `${field} is an SDXL parameter: this Stable Diffusion 1.x/2.x model has one text encoder and no micro-conditioning`,
+          );
+      return;
+    }
+    if (
+      typeof value.negative_prompt_2 === 'string' &&
+      value.negative_prompt_2 !== '' &&
+      !given('negative_prompt')
+    )
+      refuse(
+        'negative_prompt_2',
+        'negative_prompt_2 needs negative_prompt: without it the negative conditioning is zeros (send negative_prompt "" to use negative_prompt_2 alone)',
+      );
+    if (kind === 'img2img') {
+      if (given('negative_crops_coords_top_left'))
+        refuse(
+          'negative_crops_coords_top_left',
+          'negative_crops_coords_top_left is not used by SDXL img2img (its negative conditioning takes crops_coords_top_left)',
+        );
+      return;
+    }
+    if (given('negative_original_size') !== given('negative_target_size'))
+      refuse(
+        given('negative_original_size') ? 'negative_target_size' : 'negative_original_size',
+        'negative_original_size and negative_target_size go together (one alone has no effect in SDXL text2img)',
+      );
+    else if (given('negative_crops_coords_top_left') && !given('negative_original_size'))
+      refuse(
+        'negative_crops_coords_top_left',
+        'negative_crops_coords_top_left needs negative_original_size and negative_target_size',
+      );
   };
 }
 
@@ -95,28 +228,41 @@ export function text2imgParameters(
   defaultSize: number,
   family: PipelineFamily = 'sd',
 ) {
-  return z.looseObject({
-    ...commonParameters(limits, family),
-    height: sizeField(limits, defaultSize),
-    width: sizeField(limits, defaultSize),
-  });
+  return z
+    .looseObject({
+      ...commonParameters(limits, family),
+      height: sizeField(limits, defaultSize),
+      width: sizeField(limits, defaultSize),
+    })
+    .superRefine(sdxlRules(family, 'text2img'));
 }
 
 /** img2img parameters (the image itself travels beside them). */
 export function img2imgParameters(limits: GenerationLimits, family: PipelineFamily = 'sd') {
-  return z.looseObject({
-    ...commonParameters(limits, family),
-    strength: z
-      .number()
-      .min(0)
-      .max(1)
-      .default(FAMILY_DEFAULTS[family].strength)
-      .describe('How much of the image is re-drawn'),
-  });
+  return z
+    .looseObject({
+      ...commonParameters(limits, family),
+      strength: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(FAMILY_DEFAULTS[family].strength)
+        .describe('How much of the image is re-drawn'),
+    })
+    .superRefine(sdxlRules(family, 'img2img'));
 }
 
-/** Validated common parameters, defaults filled in. */
-export type GenerationParameters = z.output<z.ZodObject<ReturnType<typeof commonParameters>>>;
+type CommonOutput = z.output<z.ZodObject<ReturnType<typeof commonParameters>>>;
+type SdxlField = (typeof SDXL_FIELDS)[number];
+
+/**
+ * Validated common parameters, defaults filled in. The SDXL fields may be left out by a caller that builds them
+ * by hand (absent is "not given", like null).
+ */
+export type GenerationParameters = Omit<CommonOutput, SdxlField> & Partial<Pick<CommonOutput, SdxlField>>;
+
+/** SDXL's second prompts and micro-conditioning of validated parameters (null or absent: not given). */
+export type SdxlConditioningParameters = Partial<Pick<CommonOutput, SdxlField>>;
 
 /** `value` checked against `schema` with defaults applied; a violation is an `InvalidArgument` naming the field. */
 export function validateParameters<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {

@@ -35,9 +35,11 @@ import {
   img2imgParameters,
   NO_LIMITS,
   type PipelineFamily,
+  type PipelineKind,
   text2imgParameters,
   validateParameters,
 } from './parameters.js';
+import { sdxlTimeIds } from './sdxl-time-ids.js';
 import { img2imgLatents } from './stable-diffusion/img2img.js';
 import { text2imgLatents } from './stable-diffusion/text2img.js';
 import type {
@@ -142,7 +144,7 @@ export class StableDiffusionPipeline {
       text2imgParameters(NO_LIMITS, this.defaultSize, this.family),
       withPromptDefault(request),
     );
-    return this.generate(request, params, (run) =>
+    return this.generate(request, params, 'text2img', (run) =>
       text2imgLatents(
         run,
         { scaleFactor: this.vae.scaleFactor, channels: this.unet.config.in_channels },
@@ -156,7 +158,7 @@ export class StableDiffusionPipeline {
     if (!request.image) throw new InvalidArgument('img2img needs an image');
     const params = validateParameters(img2imgParameters(NO_LIMITS, this.family), withPromptDefault(request));
     const { image } = request;
-    return this.generate(request, { ...params, height: image.height, width: image.width }, (run) =>
+    return this.generate(request, { ...params, height: image.height, width: image.width }, 'img2img', (run) =>
       img2imgLatents(run, this.vae, image, params.strength),
     );
   }
@@ -169,12 +171,13 @@ export class StableDiffusionPipeline {
   private async generate(
     request: CommonRequest,
     params: GenerationParameters & { height: number; width: number },
+    kind: PipelineKind,
     prepareLatents: (run: GenerationRun) => DenoiseStart | Promise<DenoiseStart>,
   ): Promise<GenerationResult> {
     const run = this.begin(request, params);
     try {
       const conditioning = this.sdxl
-        ? await this.encodeSdxlConditioning(run, this.sdxl)
+        ? await this.encodeSdxlConditioning(run, this.sdxl, kind)
         : await this.encodeConditioning(run);
       const start = await prepareLatents(run);
       const latents = await denoise(this.unet, run, conditioning, start);
@@ -185,7 +188,9 @@ export class StableDiffusionPipeline {
         seeds: images.map((_, k) => imageSeed(run.seed, k)),
         scheduler: run.schedulerName,
         timesteps: start.timesteps,
-        promptTruncated: typeof request.prompt === 'string' && this.tokenizer.isTruncated(request.prompt),
+        promptTruncated:
+          (typeof request.prompt === 'string' && this.tokenizer.isTruncated(request.prompt)) ||
+          (!!params.prompt_2 && !!this.sdxl?.tokenizer2.isTruncated(params.prompt_2)),
       };
       if (request.return_latents) {
         const nchw = transpose(latents, NHWC_TO_NCHW);
@@ -262,29 +267,34 @@ export class StableDiffusionPipeline {
   }
 
   /**
-   * SDXL's encode-prompt seam (diffusers' StableDiffusionXLPipeline.encode_prompt): both encoders' penultimate
-   * states side by side as the context, encoder 2's projected pooled output and the time ids
-   * (original size, crop top-left (0, 0), target size: all the requested size) as the UNet's added conditioning.
+   * SDXL's encode-prompt seam (diffusers' StableDiffusionXLPipeline.encode_prompt): encoder 1 reads the prompt,
+   * encoder 2 `prompt_2` (default: the prompt); their penultimate states side by side are the context, encoder 2's
+   * projected pooled output and the micro-conditioning time ids (`sdxlTimeIds`) the UNet's added conditioning.
    * Without a negative prompt and with `force_zeros_for_empty_prompt`, the negative conditioning is zeros.
    */
-  private async encodeSdxlConditioning(run: GenerationRun, sdxl: SdxlComponents): Promise<Conditioning> {
+  private async encodeSdxlConditioning(
+    run: GenerationRun,
+    sdxl: SdxlComponents,
+    kind: PipelineKind,
+  ): Promise<Conditioning> {
     const { request, params } = run;
     if (request.prompt_embeds || request.negative_prompt_embeds)
       throw new InvalidArgument('prompt_embeds are not supported for SDXL (it also needs pooled embeddings)');
     if (params.clip_skip > 0) throw new InvalidArgument('clip_skip is not supported for SDXL');
-    const encode = async (text: string) => {
+    // `text2 || text`: an empty second prompt counts as not given, as diffusers' `prompt_2 or prompt`.
+    const encode = async (text: string, text2: string | null | undefined) => {
       const one = await this.textEncoder.encodeForSdxlOnHost(
         [this.tokenizer.encode(text)],
         run.loraFor('text_encoder'),
       );
       const two = await sdxl.textEncoder2.encodeForSdxlOnHost(
-        [sdxl.tokenizer2.encode(text)],
+        [sdxl.tokenizer2.encode(text2 || text)],
         run.loraFor('text_encoder_2'),
       );
       if (!two.textEmbeds) throw new InvalidArgument('text_encoder_2 has no text_projection');
       return { context: concat([one.penultimate, two.penultimate], -1), pooled: two.textEmbeds };
     };
-    const positive = await encode(request.prompt ?? '');
+    const positive = await encode(request.prompt ?? '', params.prompt_2);
     const zeros = request.negative_prompt == null && sdxl.forceZerosForEmptyPrompt;
     const zerosLike = (t: HostTensor): HostTensor => ({
       data: new Float32Array(t.data.length),
@@ -294,13 +304,13 @@ export class StableDiffusionPipeline {
       ? null
       : zeros
         ? { context: zerosLike(positive.context), pooled: zerosLike(positive.pooled) }
-        : await encode(params.negative_prompt ?? '');
+        : await encode(params.negative_prompt ?? '', params.negative_prompt_2);
     const repeat = (t: HostTensor) => repeatBatch(t, run.batch);
     const both = (n: HostTensor | undefined, p: HostTensor) =>
       n ? concat([repeat(n), repeat(p)]) : repeat(p);
-    const { height, width } = params;
-    const rows = (negative ? 2 : 1) * run.batch;
-    const timeIds = Array.from({ length: rows }, () => [height, width, 0, 0, height, width]);
+    const ids = sdxlTimeIds(params, kind);
+    const rows = (row: number[]) => Array.from({ length: run.batch }, () => row);
+    const timeIds = negative ? [...rows(ids.negative), ...rows(ids.positive)] : rows(ids.positive);
     return {
       context: both(negative?.context, positive.context),
       textTime: { textEmbeds: both(negative?.pooled, positive.pooled), timeIds },

@@ -70,6 +70,22 @@ export interface CommonRequest {
   guidance_rescale?: number;
   /** clip_skip k ≥ 0: use the (k+1)-th last hidden state (final LayerNorm applied). */
   clip_skip?: number;
+  /**
+   * SDXL only (an SD 1.x/2.x model refuses them): the prompts of the second text encoder (default: `prompt`,
+   * `negative_prompt`; `""` counts as not given) and the micro-conditioning, `[height, width]` and `[top, left]` in
+   * pixels (defaults: the output size, `[0, 0]`), with diffusers' `StableDiffusionXLPipeline` meaning.
+   * `negative_*` sizes shape the negative (guidance) conditioning: in text2img only as a pair (`negative_original_size`
+   * with `negative_target_size`, then with `negative_crops_coords_top_left`), in img2img each alone, with the
+   * positive crop. Combinations diffusers would ignore are refused.
+   */
+  prompt_2?: string | null;
+  negative_prompt_2?: string | null;
+  original_size?: readonly [number, number] | null;
+  crops_coords_top_left?: readonly [number, number] | null;
+  target_size?: readonly [number, number] | null;
+  negative_original_size?: readonly [number, number] | null;
+  negative_crops_coords_top_left?: readonly [number, number] | null;
+  negative_target_size?: readonly [number, number] | null;
   /** Precomputed prompt embeddings [B, 77, D] (C order); skips the text encoder for the prompt. */
   prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
   negative_prompt_embeds?: { shape: [number, number, number]; data: Float32Array };

@@ -79,6 +79,14 @@ export function generationParameters(body: Text2ImgBody | Img2ImgBody): Generati
     num_images_per_prompt: body.num_images_per_prompt,
     guidance_rescale: body.guidance_rescale,
     clip_skip: body.clip_skip,
+    prompt_2: body.prompt_2,
+    negative_prompt_2: body.negative_prompt_2,
+    original_size: body.original_size,
+    crops_coords_top_left: body.crops_coords_top_left,
+    target_size: body.target_size,
+    negative_original_size: body.negative_original_size,
+    negative_crops_coords_top_left: body.negative_crops_coords_top_left,
+    negative_target_size: body.negative_target_size,
   };
 }
 
