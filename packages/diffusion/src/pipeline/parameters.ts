@@ -261,9 +261,6 @@ type SdxlField = (typeof SDXL_FIELDS)[number];
  */
 export type GenerationParameters = Omit<CommonOutput, SdxlField> & Partial<Pick<CommonOutput, SdxlField>>;
 
-/** SDXL's second prompts and micro-conditioning of validated parameters (null or absent: not given). */
-export type SdxlConditioningParameters = Partial<Pick<CommonOutput, SdxlField>>;
-
 /** `value` checked against `schema` with defaults applied; a violation is an `InvalidArgument` naming the field. */
 export function validateParameters<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value);

@@ -1,4 +1,16 @@
-import type { PipelineKind, SdxlConditioningParameters } from './parameters.js';
+import type { PipelineKind } from './parameters.js';
+
+type Pair = readonly [number, number];
+
+/** The micro-conditioning fields of a request (null or absent: not given). */
+export interface SdxlMicroConditioning {
+  original_size?: Pair | null;
+  crops_coords_top_left?: Pair | null;
+  target_size?: Pair | null;
+  negative_original_size?: Pair | null;
+  negative_crops_coords_top_left?: Pair | null;
+  negative_target_size?: Pair | null;
+}
 
 /** The six micro-conditioning numbers of one UNet row: original (h, w), crop (top, left), target (h, w). */
 export type SdxlTimeIdsRow = [number, number, number, number, number, number];
@@ -20,10 +32,10 @@ export interface SdxlTimeIds {
  * The request schema refuses the combinations diffusers would ignore (`sdxlRules` in parameters.ts).
  */
 export function sdxlTimeIds(
-  params: SdxlConditioningParameters & { height: number; width: number },
+  params: SdxlMicroConditioning & { height: number; width: number },
   kind: PipelineKind,
 ): SdxlTimeIds {
-  const requested: [number, number] = [params.height, params.width];
+  const requested: Pair = [params.height, params.width];
   const original = params.original_size ?? requested;
   const crop = params.crops_coords_top_left ?? [0, 0];
   const target = params.target_size ?? requested;

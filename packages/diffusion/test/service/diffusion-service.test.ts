@@ -392,6 +392,37 @@ describe('img2img (an SDXL folder: the service serves either family the same way
     expect(body.code).toBe('INVALID_ARGUMENT');
   });
 
+  it("takes SDXL img2img's prompt_2 and micro-conditioning, and refuses negative_crops_coords_top_left (diffusers' img2img ignores it)", async () => {
+    const source = encodeBmp(
+      new Uint8Array(32 * 24 * 3).map((_, i) => (i * 37) % 256),
+      32,
+      24,
+    );
+    const send = async (fields: Record<string, unknown>) => {
+      const form = new FormData();
+      form.set('img', new Blob([source], { type: 'image/bmp' }), 'in.bmp');
+      const data = { prompt: 'a dog', negative_prompt: 'blurry', num_inference_steps: 4, seed: 3, ...fields };
+      form.set('data', new Blob([JSON.stringify(data)], { type: 'application/json' }));
+      return fetch(`${img2img.url}/img2img`, { method: 'POST', body: form });
+    };
+    const bytes = async (res: Response) => {
+      expect(res.status).toBe(200);
+      return Buffer.from(await res.arrayBuffer());
+    };
+    const base = await bytes(await send({}));
+    for (const fields of [
+      { prompt_2: 'a watercolor fox' },
+      { original_size: [1024, 768], crops_coords_top_left: [16, 0], target_size: [24, 32] },
+      { negative_original_size: [16, 16] },
+    ])
+      expect((await bytes(await send(fields))).equals(base), JSON.stringify(fields)).toBe(false);
+    const refused = await send({ negative_crops_coords_top_left: [0, 8] });
+    expect(refused.status).toBe(400);
+    const body = (await refused.json()) as { error: string; code: string };
+    expect(body.code).toBe('BAD_INPUT');
+    expect(body.error).toMatch(/negative_crops_coords_top_left is not used by SDXL img2img/);
+  });
+
   it('resizes (Lanczos, like diffusers) an upload whose sides are not multiples of 8, instead of cropping it', async () => {
     // A lossless (BMP) 37×29 upload: the service must treat it exactly like its 32×24 Lanczos resize.
     const width = 37;

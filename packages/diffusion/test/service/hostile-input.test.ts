@@ -22,6 +22,7 @@ const LIMITS = { maxSize: 32, maxSteps: 3, maxImages: 2, maxPromptLength: 2000, 
 
 let text2img: ServerHandle;
 let img2img: ServerHandle;
+let sdxl: ServerHandle;
 
 beforeAll(async () => {
   writeTinyLora(loraDir, 'style.safetensors', 'style');
@@ -29,11 +30,13 @@ beforeAll(async () => {
   const options = { port: 0, host: '127.0.0.1', logger, handleSignals: false, maxBodySize: 2 * 1024 * 1024 };
   text2img = await serve(createDiffusionService(common).service, options);
   img2img = await serve(createDiffusionService({ ...common, pipeline: 'img2img' }).service, options);
+  sdxl = await serve(createDiffusionService({ ...common, modelDir: tinyDir('sdxl') }).service, options);
 }, 120_000);
 
 afterAll(async () => {
   await text2img?.close();
   await img2img?.close();
+  await sdxl?.close();
 });
 
 interface Answer {
@@ -227,6 +230,206 @@ describe('the bounds hold for what a request leaves out or overdoes', () => {
     }
     const atLimit = await postJson(JSON.stringify({ prompt: 'x'.repeat(2000), height: 8, width: 8 }));
     expect(atLimit.status).toBe(200);
+  });
+});
+
+/** SDXL's second prompts and micro-conditioning with valid values (docs: the diffusion API page). */
+const validSdxlFields = fc.record(
+  {
+    prompt_2: fc.option(fc.string({ unit: 'binary', maxLength: 40 })),
+    negative_prompt: fc.string({ maxLength: 20 }),
+    negative_prompt_2: fc.option(fc.string({ maxLength: 20 })),
+    original_size: fc.option(
+      fc.tuple(fc.integer({ min: 1, max: 16_384 }), fc.integer({ min: 1, max: 16_384 })),
+    ),
+    crops_coords_top_left: fc.option(fc.tuple(fc.nat(16_384), fc.nat(16_384))),
+    target_size: fc.option(fc.tuple(fc.integer({ min: 1, max: 4096 }), fc.integer({ min: 1, max: 4096 }))),
+    negative_original_size: fc.tuple(fc.integer({ min: 1, max: 4096 }), fc.integer({ min: 1, max: 4096 })),
+    negative_crops_coords_top_left: fc.option(fc.tuple(fc.nat(64), fc.nat(64))),
+    negative_target_size: fc.tuple(fc.integer({ min: 1, max: 4096 }), fc.integer({ min: 1, max: 4096 })),
+  },
+  { requiredKeys: [] },
+);
+
+/** An SDXL text2img request (one step, small) with its SDXL fields, up to three places broken. */
+const brokenSdxlParameters = fc
+  .tuple(
+    validSdxlFields,
+    fc.array(fc.tuple(fc.nat(), fc.oneof(anyJson, fc.constant(DELETE))), { maxLength: 3 }),
+  )
+  .map(([fields, breaks]) => {
+    let body: unknown = { prompt: 'a cat', height: 8, width: 8, num_inference_steps: 1, ...fields };
+    for (const [at, replacement] of breaks) {
+      const places = placesIn(body);
+      if (places.length > 0) body = withPlace(body, places[at % places.length]!, replacement);
+    }
+    return body;
+  });
+
+const SIZE_FIELDS = ['original_size', 'target_size', 'negative_original_size', 'negative_target_size'];
+const OFFSET_FIELDS = ['crops_coords_top_left', 'negative_crops_coords_top_left'];
+const SDXL_PROMPT_FIELDS = ['prompt_2', 'negative_prompt_2'];
+
+/** Answers of the SDXL service's synchronous API and of its task submit, for one body. */
+async function sdxlAnswers(body: unknown): Promise<Array<[string, Answer]>> {
+  const send = (path: string) =>
+    fetch(`${sdxl.url}${path}`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
+  return [
+    ['/text2img', await answer(await send('/text2img'))],
+    ['/text2img/submit', await answer(await send('/text2img/submit'))],
+  ];
+}
+
+/** A 400 `BAD_INPUT` whose detail names `field`, with the one error body. */
+function expectFieldRefused(got: Answer, field: string, what: string): { error: string } {
+  expectClientAnswer(got, what);
+  expect(got.status, what).toBe(400);
+  const body = JSON.parse(got.text) as { error: string; code: string; detail: Array<{ path: unknown[] }> };
+  expect(body.code, what).toBe('BAD_INPUT');
+  expect(
+    body.detail.map((i) => i.path[0]),
+    what,
+  ).toContain(field);
+  return body;
+}
+
+describe('SDXL request fields under hostile input (a tiny SDXL model)', () => {
+  const small = { prompt: 'a cat', height: 8, width: 8, num_inference_steps: 1, seed: 1 };
+
+  it('bad sizes, offsets and second prompts: a 400 BAD_INPUT naming the field, on the API and on task submit', async () => {
+    const notPairs = [
+      32,
+      '32x32',
+      [],
+      [32],
+      [32, 32, 32],
+      { height: 32, width: 32 },
+      [null, 32],
+      [true, 32],
+      ['32', '32'],
+    ];
+    const cases: Array<[string, unknown]> = [
+      ...SIZE_FIELDS.flatMap((f) =>
+        [
+          [2 ** 40, 2 ** 40],
+          [32, 2 ** 40],
+          [-8, 32],
+          [0, 32],
+          [32.5, 32],
+          [1e308, 1],
+          [2 ** 53 + 2, 1],
+          ...notPairs,
+        ].map((v): [string, unknown] => [f, v]),
+      ),
+      ...OFFSET_FIELDS.flatMap((f) =>
+        [[-1, 0], [0, 2 ** 40], [0.5, 0], [16_385, 0], ...notPairs].map((v): [string, unknown] => [f, v]),
+      ),
+      ...SDXL_PROMPT_FIELDS.flatMap((f) =>
+        [7, ['a cat'], { text: 'a cat' }, 'x'.repeat(LIMITS.maxPromptLength + 1), true].map(
+          (v): [string, unknown] => [f, v],
+        ),
+      ),
+    ];
+    for (const [field, value] of cases)
+      for (const [api, got] of await sdxlAnswers({ ...small, negative_prompt: '', [field]: value }))
+        expectFieldRefused(got, field, `${api} ${field}: ${JSON.stringify(value).slice(0, 40)}`);
+  }, 120_000);
+
+  it('fields diffusers would silently ignore are refused, saying what to send instead', async () => {
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ negative_original_size: [16, 16] }, 'negative_target_size', /go together/],
+      [{ negative_target_size: [16, 16] }, 'negative_original_size', /go together/],
+      [
+        { negative_crops_coords_top_left: [0, 8] },
+        'negative_crops_coords_top_left',
+        /needs negative_original_size/,
+      ],
+      [{ negative_prompt_2: 'blurry' }, 'negative_prompt_2', /needs negative_prompt.*negative_prompt ""/],
+    ];
+    for (const [fields, field, message] of cases)
+      for (const [api, got] of await sdxlAnswers({ ...small, ...fields }))
+        expect(expectFieldRefused(got, field, `${api} ${JSON.stringify(fields)}`).error).toMatch(message);
+  });
+
+  it('accepts every field at its bounds, non-ASCII second prompts and nulls, and each changes the image', async () => {
+    const send = async (fields: Record<string, unknown>) => {
+      const res = await fetch(`${sdxl.url}/text2img`, {
+        method: 'POST',
+        body: JSON.stringify({ ...small, negative_prompt: 'blurry', ...fields }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status, JSON.stringify(fields)).toBe(200);
+      return Buffer.from(await res.arrayBuffer());
+    };
+    const base = await send({});
+    const nulls = Object.fromEntries(
+      [...SIZE_FIELDS, ...OFFSET_FIELDS, ...SDXL_PROMPT_FIELDS].map((f) => [f, null]),
+    );
+    expect((await send(nulls)).equals(base)).toBe(true);
+    for (const fields of [
+      { prompt_2: '猫 كلب 🐈‍⬛ Ώ ﷽ \u0000' },
+      { negative_prompt_2: 'ünïcode ☕' },
+      { original_size: [16_384, 1] },
+      { crops_coords_top_left: [16_384, 0] },
+      { target_size: [1, 1] },
+      {
+        negative_original_size: [1, 16_384],
+        negative_target_size: [16_384, 1],
+        negative_crops_coords_top_left: [0, 0],
+      },
+    ])
+      expect((await send(fields)).equals(base), JSON.stringify(fields)).toBe(false);
+    const [, submitted] = await sdxlAnswers({ ...small, prompt_2: 'a dog', original_size: [64, 64] });
+    expect(submitted[1].status).toBe(202);
+  }, 120_000);
+
+  it('valid SDXL requests with up to three places broken: 200 or a 4xx, never a 5xx', async () => {
+    let generated = 0;
+    await fc.assert(
+      fc.asyncProperty(brokenSdxlParameters, async (body) => {
+        const got = await answer(
+          await fetch(`${sdxl.url}/text2img`, {
+            method: 'POST',
+            body: JSON.stringify(body),
+            headers: { 'content-type': 'application/json' },
+          }),
+        );
+        if (got.status === 200) generated++;
+        expectClientAnswer(got, JSON.stringify(body).slice(0, 300));
+      }),
+      { numRuns: 40 },
+    );
+    expect(generated).toBeGreaterThan(0);
+  }, 120_000);
+});
+
+describe('an SD 1.x model and the SDXL fields', () => {
+  it('refuses each with a 400 BAD_INPUT saying it is an SDXL parameter (diffusers would ignore it); null is not given', async () => {
+    const values: Record<string, unknown> = {
+      prompt_2: 'a dog',
+      negative_prompt_2: 'blurry',
+      original_size: [64, 64],
+      crops_coords_top_left: [0, 0],
+      target_size: [16, 16],
+      negative_original_size: [16, 16],
+      negative_crops_coords_top_left: [0, 0],
+      negative_target_size: [16, 16],
+    };
+    for (const [field, value] of Object.entries(values)) {
+      const got = await postJson(JSON.stringify({ prompt: 'a cat', height: 8, width: 8, [field]: value }));
+      const body = expectFieldRefused(got, field, field);
+      expect(body.error).toMatch(new RegExp(`${field} is an SDXL parameter`));
+    }
+    const nulls = Object.fromEntries(Object.keys(values).map((f) => [f, null]));
+    const res = await post(
+      JSON.stringify({ prompt: 'a cat', height: 8, width: 8, num_inference_steps: 1, ...nulls }),
+    );
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
   });
 });
 

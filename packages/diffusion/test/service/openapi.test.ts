@@ -38,5 +38,13 @@ describe('diffusion OpenAPI document', () => {
     expect(schema.properties.guidance_scale.default).toBe(sdxl ? 5 : 7.5);
     if (pipeline === 'img2img') expect(schema.properties.strength.default).toBe(sdxl ? 0.3 : 0.8);
     else expect(schema.properties.height.default).toBe(32);
+    // SDXL's second prompts and micro-conditioning: [height, width] pairs, shown (SDXL-only) in both families.
+    const size = schema.properties.original_size as {
+      minItems?: number;
+      maxItems?: number;
+      default?: unknown;
+    };
+    expect(size).toMatchObject({ type: 'array', minItems: 2, maxItems: 2, default: null });
+    expect(schema.properties.prompt_2).toMatchObject({ type: 'string', default: null });
   });
 });
