@@ -18,10 +18,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import diffusers  # noqa: E402
-import diffusers.models.autoencoders.vae as vae_module  # noqa: E402
-import diffusers.pipelines.stable_diffusion_xl.pipeline_stable_diffusion_xl_img2img as img2img_module  # noqa: E402
 import transformers  # noqa: E402
-from diffusers import StableDiffusionXLImg2ImgPipeline, StableDiffusionXLPipeline  # noqa: E402
+from diffusers import StableDiffusionXLImg2ImgPipeline  # noqa: E402
 from sdxl_reference import (  # noqa: E402
     GUIDANCE,
     NEGATIVE,
@@ -30,9 +28,11 @@ from sdxl_reference import (  # noqa: E402
     STEPS,
     det_input,
     full,
+    harness_noise,
     image_fields,
+    open_pipeline,
     summary,
-    with_pt_format,
+    token_ids,
     write_fixture,
 )
 
@@ -94,15 +94,9 @@ def jsonable(kwargs):
 
 def main():
     folder, out_path = sys.argv[1], sys.argv[2]
-    torch.set_num_threads(1)  # one thread: reductions in one order, the numbers repeat exactly
-    loadable = with_pt_format(folder)
-    pipe = StableDiffusionXLPipeline.from_pretrained(loadable, torch_dtype=torch.float32)
-    pipe.set_progress_bar_config(disable=True)
+    pipe, loadable = open_pipeline(folder)
     assert pipe.watermark is None and pipe.config.force_zeros_for_empty_prompt
     calls = record_time_ids(pipe.unet)
-
-    def ids(tok, text):
-        return tok(text, padding="max_length", max_length=tok.model_max_length, truncation=True).input_ids
 
     fx = {
         "diffusers": diffusers.__version__,
@@ -113,8 +107,8 @@ def main():
         "prompt_2": PROMPT_2,
         "negative_prompt_2": NEGATIVE_2,
         "token_ids": {
-            "prompt_2": [ids(pipe.tokenizer, PROMPT_2), ids(pipe.tokenizer_2, PROMPT_2)],
-            "negative_prompt_2": [ids(pipe.tokenizer, NEGATIVE_2), ids(pipe.tokenizer_2, NEGATIVE_2)],
+            "prompt_2": [token_ids(pipe.tokenizer, PROMPT_2), token_ids(pipe.tokenizer_2, PROMPT_2)],
+            "negative_prompt_2": [token_ids(pipe.tokenizer, NEGATIVE_2), token_ids(pipe.tokenizer_2, NEGATIVE_2)],
         },
         "txt2img_settings": {
             "height": SIZE,
@@ -162,18 +156,7 @@ def main():
     fx["txt2img"] = cases
 
     # img2img: the harness's VAE and img2img noise draws (as sdxl_img2img_reference.py), SDXL defaults.
-    counters = {"vae-noise": 0, "pipe-noise": 0}
-
-    def draws(prefix):
-        def draw(shape, generator=None, device=None, dtype=None, layout=None):
-            k = counters[prefix]
-            counters[prefix] += 1
-            return det_input(f"{prefix}/{k}", list(shape))
-
-        return draw
-
-    vae_module.randn_tensor = draws("vae-noise")
-    img2img_module.randn_tensor = draws("pipe-noise")
+    harness_noise()
     img2img = StableDiffusionXLImg2ImgPipeline(**pipe.components)
     img2img.set_progress_bar_config(disable=True)
     assert not img2img.config.requires_aesthetics_score

@@ -17,10 +17,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import diffusers  # noqa: E402
-import diffusers.models.autoencoders.vae as vae_module  # noqa: E402
-import diffusers.pipelines.stable_diffusion_xl.pipeline_stable_diffusion_xl_img2img as img2img_module  # noqa: E402
 from diffusers import StableDiffusionXLImg2ImgPipeline, StableDiffusionXLPipeline  # noqa: E402
-from sdxl_reference import PROMPT, det_input, image_fields, with_pt_format, write_fixture  # noqa: E402
+from sdxl_reference import PROMPT, det_input, harness_noise, image_fields, with_pt_format, write_fixture  # noqa: E402
 
 STEPS = 10
 
@@ -33,18 +31,7 @@ def main():
     pipe = StableDiffusionXLImg2ImgPipeline(**base.components)
     pipe.set_progress_bar_config(disable=True)
     assert pipe.watermark is None and not pipe.config.requires_aesthetics_score
-    counters = {"vae-noise": 0, "pipe-noise": 0}
-
-    def draws(prefix):
-        def draw(shape, generator=None, device=None, dtype=None, layout=None):
-            k = counters[prefix]
-            counters[prefix] += 1
-            return det_input(f"{prefix}/{k}", list(shape))
-
-        return draw
-
-    vae_module.randn_tensor = draws("vae-noise")
-    img2img_module.randn_tensor = draws("pipe-noise")
+    harness_noise()
     image = det_input("pipe/init_image", [1, 32, 32, 3], 0.25).numpy() + 0.5
     ran = []  # the timesteps the pipeline denoised at
 

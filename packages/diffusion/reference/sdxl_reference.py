@@ -90,6 +90,31 @@ def image_fields(images):
     }
 
 
+def token_ids(tok, text):
+    """A tokenizer's ids for `text` as the pipeline pads and truncates them."""
+    return tok(text, padding="max_length", max_length=tok.model_max_length, truncation=True).input_ids
+
+
+def harness_noise():
+    """diffusers' img2img noise draws replaced by the harness's (§13): the VAE sample draws `vae-noise/<k>`, the
+    img2img `add_noise` draws `pipe-noise/<k>`, each with its own counter from 0."""
+    import diffusers.models.autoencoders.vae as vae_module
+    import diffusers.pipelines.stable_diffusion_xl.pipeline_stable_diffusion_xl_img2img as img2img_module
+
+    counters = {"vae-noise": 0, "pipe-noise": 0}
+
+    def draws(prefix):
+        def draw(shape, generator=None, device=None, dtype=None, layout=None):
+            k = counters[prefix]
+            counters[prefix] += 1
+            return det_input(f"{prefix}/{k}", list(shape))
+
+        return draw
+
+    vae_module.randn_tensor = draws("vae-noise")
+    img2img_module.randn_tensor = draws("pipe-noise")
+
+
 def write_fixture(fx, out_path):
     """The fixture as compact JSON (two runs write identical files)."""
     with open(out_path, "w") as f:
@@ -116,12 +141,19 @@ def with_pt_format(src):
     return dst
 
 
-def main():
-    folder, out_path = sys.argv[1], sys.argv[2]
-    torch.set_num_threads(1)  # one thread: reductions in one order, the numbers repeat exactly
+def open_pipeline(folder):
+    """The folder as a float32 `StableDiffusionXLPipeline` on one torch thread (reductions in one order: the numbers
+    repeat exactly), and the temporary loadable copy to delete afterwards."""
+    torch.set_num_threads(1)
     loadable = with_pt_format(folder)
     pipe = StableDiffusionXLPipeline.from_pretrained(loadable, torch_dtype=torch.float32)
     pipe.set_progress_bar_config(disable=True)
+    return pipe, loadable
+
+
+def main():
+    folder, out_path = sys.argv[1], sys.argv[2]
+    pipe, loadable = open_pipeline(folder)
     assert pipe.watermark is None, "the folder must not ask for a watermark"
     fx = {
         "diffusers": diffusers.__version__,
@@ -153,13 +185,10 @@ def main():
 
     with torch.no_grad():
         # Tokenizers: tokenizer pads with <|endoftext|>, tokenizer_2 with "!" (id 0).
-        def ids(tok, text):
-            return tok(text, padding="max_length", max_length=tok.model_max_length, truncation=True).input_ids
-
-        fx["token_ids"] = ids(pipe.tokenizer, PROMPT)
-        fx["token_ids_2"] = ids(pipe.tokenizer_2, PROMPT)
-        fx["negative_token_ids"] = ids(pipe.tokenizer, NEGATIVE)
-        fx["negative_token_ids_2"] = ids(pipe.tokenizer_2, NEGATIVE)
+        fx["token_ids"] = token_ids(pipe.tokenizer, PROMPT)
+        fx["token_ids_2"] = token_ids(pipe.tokenizer_2, PROMPT)
+        fx["negative_token_ids"] = token_ids(pipe.tokenizer, NEGATIVE)
+        fx["negative_token_ids_2"] = token_ids(pipe.tokenizer_2, NEGATIVE)
 
         # Encoders on the prompt's ids: penultimate hidden states (what SDXL uses) and encoder 2's text_embeds.
         out1 = pipe.text_encoder(torch.tensor([fx["token_ids"]]), output_hidden_states=True)

@@ -86,7 +86,7 @@ export function commonParameters(limits: GenerationLimits, family: PipelineFamil
  * sinusoidal embedding (nothing is allocated by them), so the bound is generous: 16× SDXL's 1024 training size
  * that people ask for (e.g. `original_size` [4096, 4096]), while a typo or a 2^40 is a 400.
  */
-export const MAX_CONDITIONING_SIZE = 16_384;
+const MAX_CONDITIONING_SIZE = 16_384;
 
 /** `[height, width]` of SDXL's micro-conditioning: positive integers. */
 const conditioningSize = z.tuple([
@@ -151,7 +151,7 @@ function sdxlParameters(limits: GenerationLimits) {
 }
 
 /** The SDXL-only fields, in request order. */
-export const SDXL_FIELDS = Object.keys(sdxlParameters(NO_LIMITS)) as ReadonlyArray<
+const SDXL_FIELDS = Object.keys(sdxlParameters(NO_LIMITS)) as ReadonlyArray<
   keyof ReturnType<typeof sdxlParameters>
 >;
 
