@@ -116,6 +116,17 @@ describe('StableDiffusionPipeline behaviour (tiny sd1, wasm)', () => {
     ).rejects.toThrow(/no denoising steps/);
   });
 
+  it("refuses SDXL's request fields (one text encoder, no micro-conditioning) with InvalidArgument naming the field", async () => {
+    const image = { width: 32, height: 32, data: new Uint8Array(32 * 32 * 3).fill(128) };
+    await expect(pipe.text2img({ ...request, prompt_2: 'a dog' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringMatching(/^prompt_2: prompt_2 is an SDXL parameter/),
+    });
+    await expect(pipe.img2img({ ...request, image, original_size: [64, 64] })).rejects.toThrow(
+      /original_size is an SDXL parameter/,
+    );
+  });
+
   it('exposes weights as a LoRA target (torch layout deltas, snapshot/restore)', () => {
     const t = pipe.loraTarget;
     const names = [...t.baseWeightNames()];

@@ -83,8 +83,8 @@ export function commonParameters(limits: GenerationLimits, family: PipelineFamil
 
 /**
  * Largest original/target size and crop offset SDXL's micro-conditioning takes, in pixels. The values only enter a
- * sinusoidal embedding (nothing is allocated by them), so the bound is generous: 16× SDXL's 1024 training size
- * that people ask for (e.g. `original_size` [4096, 4096]), while a typo or a 2^40 is a 400.
+ * sinusoidal embedding (nothing is allocated by them), so the bound is generous: 16 × SDXL's 1024-pixel training
+ * size, well above the `original_size` [4096, 4096] people ask for, while a typo or a 2^40 is a 400.
  */
 const MAX_CONDITIONING_SIZE = 16_384;
 
@@ -164,7 +164,8 @@ type SdxlFieldValues = { [K in (typeof SDXL_FIELDS)[number]]: unknown } & { nega
  * What Tiffin refuses where diffusers would silently ignore a field, so that every accepted field has its effect:
  * - SDXL fields on an SD 1.x/2.x model (one text encoder, no micro-conditioning);
  * - `negative_prompt_2` without `negative_prompt`: diffusers then zeroes the negative conditioning
- *   (`force_zeros_for_empty_prompt`); `negative_prompt: ""` puts `negative_prompt_2` to use alone;
+ *   (`force_zeros_for_empty_prompt`, true for SDXL base; refused whatever the folder says, so the rule does not
+ *   depend on the model); `negative_prompt: ""` puts `negative_prompt_2` to use alone;
  * - text2img: `negative_original_size` without `negative_target_size` or the reverse, and
  *   `negative_crops_coords_top_left` without both (diffusers uses the negative sizes only as a pair);
  * - img2img: `negative_crops_coords_top_left` (diffusers' img2img takes `crops_coords_top_left` for both rows).
@@ -190,7 +191,7 @@ function sdxlRules(family: PipelineFamily, kind: PipelineKind) {
     )
       refuse(
         'negative_prompt_2',
-        'negative_prompt_2 needs negative_prompt: without it the negative conditioning is zeros (send negative_prompt "" to use negative_prompt_2 alone)',
+        'negative_prompt_2 needs negative_prompt: without it SDXL zeroes the negative conditioning (force_zeros_for_empty_prompt); send negative_prompt "" to use negative_prompt_2 alone',
       );
     if (kind === 'img2img') {
       if (given('negative_crops_coords_top_left'))
