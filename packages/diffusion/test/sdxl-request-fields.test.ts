@@ -147,7 +147,11 @@ describe('SDXL prompt_2 and micro-conditioning match diffusers (onnxruntime and 
         return_float: true,
         ...extra,
       });
-    const base = float(await run({}));
+    const plain = await run({});
+    const base = float(plain);
+    // A second prompt past 77 tokens is cut like the first, and the result says so.
+    expect(plain.promptTruncated).toBe(false);
+    expect((await run({ prompt_2: 'a red fox '.repeat(30) })).promptTruncated).toBe(true);
     expect(maxAbsDiff(base, float(await run({ prompt_2: '' })))).toBe(0);
     expect(maxAbsDiff(base, float(await run({ prompt_2: fx.prompt })))).toBe(0);
     expect(maxAbsDiff(base, float(await run({ original_size: [32, 32], target_size: [32, 32] })))).toBe(0);
