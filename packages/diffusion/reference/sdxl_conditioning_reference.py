@@ -155,6 +155,17 @@ def main():
         cases[key] = {"request": jsonable(kwargs), "time_ids": calls[0], **image_fields(res.images)}
     fx["txt2img"] = cases
 
+    # Two images per prompt with negative sizes: diffusers 0.27.2's text2img concatenates [negative, positive] time
+    # ids and then repeats the pair (`.repeat(n, 1)`), so its rows alternate while the embeddings are [negative × n,
+    # positive × n]; recorded to document why Tiffin pairs each row with its own embedding instead.
+    calls.clear()
+    batch = dict(TEXT2IMG_CASES["negative_micro_conditioning"])
+    pipe(
+        prompt=PROMPT, height=SIZE, width=SIZE, num_inference_steps=1, guidance_scale=GUIDANCE,
+        num_images_per_prompt=2, latents=det_input("pipe/latents-2", [2, 4, 16, 16]), output_type="latent", **batch,
+    )
+    fx["txt2img_two_images_time_ids"] = {"request": jsonable(batch), "time_ids": calls[0]}
+
     # img2img: the harness's VAE and img2img noise draws (as sdxl_img2img_reference.py), SDXL defaults.
     harness_noise()
     img2img = StableDiffusionXLImg2ImgPipeline(**pipe.components)

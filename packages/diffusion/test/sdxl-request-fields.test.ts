@@ -137,6 +137,26 @@ describe('SDXL prompt_2 and micro-conditioning match diffusers (onnxruntime and 
       reportLevels(`${engine} img2img micro-conditioning`, out, fx.img2img);
     }, 60_000);
 
+  it('two images per prompt: each is the image its seed gives alone, negative sizes included (diffusers pairs them crosswise)', async () => {
+    // diffusers 0.27.2's text2img repeats the [negative, positive] pair of time ids, so with n > 1 its rows alternate
+    // while the embeddings are [negative × n, positive × n]: image 1's negative row gets the positive time ids.
+    const { request, time_ids: rows } = fx.txt2img_two_images_time_ids;
+    const ids = sdxlTimeIds({ height: 32, width: 32, ...(request as CaseRequest) }, 'text2img');
+    expect(rows).toEqual([ids.negative, ids.positive, ids.negative, ids.positive]);
+    // Tiffin pairs every row with its own embedding, as diffusers' img2img and any one-image request do.
+    const common = {
+      prompt: fx.prompt,
+      ...(request as CaseRequest),
+      num_inference_steps: 2,
+      return_float: true,
+    };
+    const batch = await pipes.onnxruntime.text2img({ ...common, num_images_per_prompt: 2, seed: 5 });
+    for (const k of [0, 1]) {
+      const alone = await pipes.onnxruntime.text2img({ ...common, seed: batch.seeds[k] });
+      expect(maxAbsDiff(batch.images[k].float as Float32Array, float(alone))).toBeLessThan(1e-4);
+    }
+  }, 60_000);
+
   it('every field changes the image, and an empty prompt_2 is the prompt (diffusers: prompt_2 or prompt)', async () => {
     const run = (extra: Partial<Text2ImgRequest>) =>
       pipes.onnxruntime.text2img({
