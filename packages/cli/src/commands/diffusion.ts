@@ -165,7 +165,7 @@ const serviceSettingOptions = (command: Command): Command =>
     .option('--max-images <n>', 'most images per request (num_images_per_prompt)', parsePositiveInt, 4)
     .option(
       '--max-prompt-length <chars>',
-      'longest prompt or negative_prompt accepted, in characters',
+      'longest prompt, negative_prompt, prompt_2 or negative_prompt_2 accepted, in characters',
       parsePositiveInt,
       10_000,
     )

@@ -17,7 +17,7 @@ export interface GenerationLimits {
   /** Most images per request (`num_images_per_prompt`). Service default 4. */
   maxImages: number;
   /**
-   * Longest `prompt` / `negative_prompt` in characters. CLIP reads only the first 75 tokens, but the tokenizer
+   * Longest `prompt` / `negative_prompt` (and SDXL's `prompt_2` / `negative_prompt_2`) in characters. CLIP reads only the first 75 tokens, but the tokenizer
    * goes through the whole text first (about 0.7 s per MB, in the worker that generates). Service default 10,000.
    */
   maxPromptLength: number;
