@@ -43,6 +43,11 @@ export interface BuildPackageOptions {
   kserve?: boolean;
   /** Told each step as it starts (the CLI shows them: a build takes seconds to minutes). */
   onStep?: (step: string) => void;
+  /**
+   * Packages the service loads at run time without importing them in its code (an engine's optional peers, such as
+   * TF.js for `tiffin diffusion build --engine wasm`): recorded as dependencies, at the versions installed here.
+   */
+  runtimePackages?: readonly string[];
 }
 
 /**
@@ -94,7 +99,7 @@ export async function buildPackage(options: BuildPackageOptions): Promise<Stored
       });
       step('Resolving dependencies');
       dependencies = await resolveDependencies(
-        [...new Set([...bundle.externalPackages, '@tiffin/core'])],
+        [...new Set([...bundle.externalPackages, '@tiffin/core', ...(options.runtimePackages ?? [])])],
         dirname(ref.file),
         dir,
       );

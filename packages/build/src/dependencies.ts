@@ -110,6 +110,7 @@ async function vendorPackage(
   // Dependencies first: vendoring them builds them, and this package's type declarations need theirs.
   const dependencies = await rewrite(pkg.dependencies);
   const optionalDependencies = await rewrite(pkg.optionalDependencies);
+  const peerDependencies = await publishedPeerRanges(pkg.peerDependencies, sourceDir);
   await ensureBuilt(sourceDir, pkg);
   const target = join(packageDir, VENDOR_DIR, folder);
   await mkdir(target, { recursive: true });
@@ -126,12 +127,41 @@ async function vendorPackage(
     types: pkg.types,
     exports: stripSourceCondition(pkg.exports),
     dependencies,
-    peerDependencies: pkg.peerDependencies,
+    peerDependencies,
     optionalDependencies,
     license: pkg.license,
   };
   await writeFile(join(target, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);
   return folder;
+}
+
+/**
+ * Peer ranges as `pnpm pack` publishes them: `workspace:^` becomes `^<version>` of the package found from `fromDir`
+ * (`workspace:*` the exact version, `workspace:<range>` the range), since npm cannot read the `workspace:` protocol.
+ * A workspace peer that is not installed is left out (the peers a vendored package has are optional ones).
+ */
+async function publishedPeerRanges(
+  peers: Record<string, string> | undefined,
+  fromDir: string,
+): Promise<Record<string, string> | undefined> {
+  if (!peers) return undefined;
+  const out: Record<string, string> = {};
+  for (const [name, range] of Object.entries(peers)) {
+    if (!range.startsWith('workspace:')) {
+      out[name] = range;
+      continue;
+    }
+    const spec = range.slice('workspace:'.length);
+    if (spec !== '*' && spec !== '^' && spec !== '~') {
+      out[name] = spec;
+      continue;
+    }
+    const installed = await findInstalledPackage(name, fromDir);
+    if (!installed) continue;
+    const { version } = await readPackageJson(installed);
+    out[name] = spec === '*' ? version : `${spec}${version}`;
+  }
+  return out;
 }
 
 /** The `source` export condition points at TypeScript sources that are not vendored. */

@@ -73,10 +73,20 @@ async function jpeg(res: Response): Promise<Uint8Array> {
 /**
  * What `npm ci` makes of the package's `file:` dependencies, offline: node_modules/@tiffin/* link to the
  * vendored copies, and every other dependency of those links to the copy this workspace installed for
- * the matching workspace package (the registry is not reachable from every test run).
+ * the matching workspace package; the package's own registry dependencies (the engine's TF.js packages) link to
+ * the copies the building CLI resolved them from (the registry is not reachable from every test run).
  */
 function linkNodeModules(packageDir: string): void {
   const modules = join(packageDir, 'node_modules');
+  const own = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  for (const name of Object.keys(own.dependencies)) {
+    if (name.startsWith('@tiffin/')) continue;
+    const at = join(modules, name);
+    mkdirSync(dirname(at), { recursive: true });
+    symlinkSync(realpathSync(join(CLI_DIR, 'node_modules', name)), at, 'dir');
+  }
   for (const folder of readdirSync(join(packageDir, 'vendor'))) {
     const vendored = join(packageDir, 'vendor', folder);
     const manifest = JSON.parse(readFileSync(join(vendored, 'package.json'), 'utf8')) as {
@@ -168,9 +178,19 @@ describe('a package built by tiffin diffusion build', () => {
       'tiffin-io-json',
       // diffusion's ONNX graph writer and provider resolution
       'tiffin-onnx',
-      // the tfjs-node addon check diffusion's backend selection shares with @tiffin/tfjs
-      'tiffin-tfjs',
     ]);
+    // Built for --engine wasm: TF.js, an optional peer of @tiffin/diffusion, is recorded at the version installed.
+    const { dependencies } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(dependencies).toMatchObject({
+      '@tensorflow/tfjs': '4.22.0',
+      '@tensorflow/tfjs-backend-wasm': '4.22.0',
+    });
+    // The vendored diffusion keeps its optional peers in ranges npm reads (pnpm's `workspace:` resolved).
+    const vendored = readFileSync(join(packageDir, 'vendor', 'tiffin-diffusion', 'package.json'), 'utf8');
+    expect(JSON.parse(vendored).peerDependencies).toMatchObject({ '@tiffin/tfjs': '^0.1.0' });
+    expect(vendored).not.toContain('workspace:');
     // The model worker is its own bundle; the service starts it from the vendored dist.
     expect(existsSync(join(packageDir, 'vendor', 'tiffin-diffusion', 'dist', 'model-worker.js'))).toBe(true);
     expect(readFileSync(join(packageDir, 'Dockerfile'), 'utf8')).toContain('CMD ["node", "server.mjs"]');

@@ -200,7 +200,10 @@ describe('tiffin diffusion start', () => {
     expect(res.code).not.toBe(0);
     const lines = res.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^tiffin: error: the webgpu tfjs backend needs the packages /);
+    expect(lines[0]).toMatch(
+      /^tiffin: error: the webgpu backend \(TensorFlow.js engine\) needs packages that are not installed /,
+    );
+    expect(lines[0]).toContain('`npm install webgpu@0.6.2 @tensorflow/tfjs-backend-webgpu@4.22.0`');
     expect(lines[0]).toContain('webgpu@0.6.2');
     expect(lines[0]).toContain('@tensorflow/tfjs-backend-webgpu@4.22.0');
     expect(lines[0]).not.toMatch(/hub/i);

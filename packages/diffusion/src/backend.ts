@@ -1,6 +1,9 @@
 import type * as tf from '@tensorflow/tfjs';
 import { MissingDependencyException } from '@tiffin/core/internal';
 import { loadOrt } from '@tiffin/onnx';
+import { missingBackendError, WEBGPU_PACKAGES } from './backend-packages.js';
+
+export { WEBGPU_PACKAGES };
 
 /**
  * Engines this package can use: tfjs backends (`tfjs-node(-gpu)` register `tensorflow`), or
@@ -44,12 +47,6 @@ interface DawnModule {
 interface TfWebGpuModule {
   WebGPUBackend: new (device: unknown, adapterInfo?: unknown) => tf.KernelBackend;
 }
-
-/** The optional packages of the `webgpu` backend, pinned to the versions evaluated. */
-export const WEBGPU_PACKAGES = {
-  dawn: 'webgpu@0.6.2',
-  tfjs: '@tensorflow/tfjs-backend-webgpu@4.22.0',
-} as const;
 
 async function importOptional<T>(spec: string): Promise<T> {
   const name = spec.slice(0, spec.lastIndexOf('@'));
@@ -137,20 +134,26 @@ async function tryBackend(name: BackendName): Promise<string> {
     await loadOrt();
     return 'none';
   }
+  // TF.js and its backends are optional peers: a missing one is named with its install command, before importing.
+  const missing = missingBackendError(name);
+  if (missing) throw missing;
   const tf = await importTfjs();
-  const { assertNativeAddon } = await import('@tiffin/tfjs');
   switch (name) {
-    case 'tensorflow-gpu':
+    case 'tensorflow-gpu': {
+      const { assertNativeAddon } = await importEngine('@tiffin/tfjs', () => import('@tiffin/tfjs'));
       // Native addons are optional dependencies whose binaries are often absent: load lazily.
       assertNativeAddon('@tensorflow/tfjs-node-gpu', import.meta.url);
       await import('@tensorflow/tfjs-node-gpu' as string);
       if (!(await tf.setBackend('tensorflow'))) throw new Error('tensorflow backend did not initialise');
       return 'tensorflow';
-    case 'tensorflow':
+    }
+    case 'tensorflow': {
+      const { assertNativeAddon } = await importEngine('@tiffin/tfjs', () => import('@tiffin/tfjs'));
       assertNativeAddon('@tensorflow/tfjs-node', import.meta.url);
       await import('@tensorflow/tfjs-node' as string);
       if (!(await tf.setBackend('tensorflow'))) throw new Error('tensorflow backend did not initialise');
       return 'tensorflow';
+    }
     case 'webgpu':
       return initWebGpu();
     case 'wasm':
@@ -197,6 +200,11 @@ export function selectBackend(
         log(`@tiffin/diffusion: using backend ${name}${adapter}${passed}`);
         return { name, tfBackend, skipped };
       } catch (e) {
+        // A forced backend whose packages are missing: its own one-line error (with the install command) is the answer.
+        if (requested && e instanceof MissingDependencyException) {
+          current = null;
+          throw e;
+        }
         skipped.push({ name, reason: (e as Error).message.split('\n')[0] });
       }
     }

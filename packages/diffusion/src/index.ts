@@ -1,4 +1,6 @@
 // @tiffin/diffusion — Stable Diffusion 1.x / 2.x and SDXL on ONNX Runtime or TensorFlow.js.
+// Loading this entry never loads TF.js (an optional peer): its model classes are in `@tiffin/diffusion/tfjs`, and
+// the pipeline imports them only when a TF.js backend is chosen.
 
 export {
   GPU_INSTALL_COMMAND,
@@ -11,14 +13,7 @@ export { type ClipTextConfig, clipTextWeightSpecs } from './architectures/clip-t
 export { unetWeightSpecs } from './architectures/unet.js';
 export { type UNetConfig, validateUNetConfig } from './architectures/unet-config.js';
 export { type VaeConfig, vaeWeightSpecs } from './architectures/vae.js';
-export {
-  BACKEND_NAMES,
-  BACKEND_PREFERENCE,
-  type BackendChoice,
-  type BackendName,
-  selectBackend,
-  WEBGPU_PACKAGES,
-} from './backend.js';
+export { BACKEND_NAMES, BACKEND_PREFERENCE, type BackendChoice, type BackendName } from './backend.js';
 export { loadOnnxComponents, type OnnxComponents, type OnnxLoadOptions } from './engines/onnx/load.js';
 export {
   type DiffusionOnnxOptions,
@@ -28,17 +23,8 @@ export {
 } from './engines/onnx/weight-format.js';
 export * from './hub/index.js';
 export * from './lora/index.js';
-export { ClipTextEncoder } from './models/clip-text-encoder.js';
-export { UNet2DConditionModel } from './models/unet.js';
-export { type UNetActivations, type UNetStage, unetStages } from './models/unet-stages.js';
-export { AutoencoderKL } from './models/vae.js';
 export { GenerationCancelled } from './pipeline/cancel.js';
-export {
-  type LoadComponentsOptions,
-  loadComponents,
-  type PipelineComponents,
-  type SdxlComponents,
-} from './pipeline/components.js';
+export type { LoadComponentsOptions, PipelineComponents, SdxlComponents } from './pipeline/components.js';
 export { FAMILY_DEFAULTS, type PipelineFamily } from './pipeline/parameters.js';
 export { type FromPretrainedOptions, StableDiffusionPipeline } from './pipeline/pipeline.js';
 export type {
@@ -52,7 +38,6 @@ export type {
   RgbImage,
   Text2ImgRequest,
 } from './pipeline/types.js';
-export { PipelineWeightTarget } from './pipeline/weight-target.js';
 export * from './schedulers/index.js';
 export * from './service/index.js';
 export type { TinyFlavour } from './tiny/tiny-configs.js';
@@ -75,5 +60,4 @@ export {
   type SingleFileOptions,
   singleFileToDiffusers,
 } from './weights/single-file.js';
-export { WeightStore } from './weights/store.js';
 export { type WeightKind, WeightShapeError, type WeightSpec } from './weights/weight-spec.js';

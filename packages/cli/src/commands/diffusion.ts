@@ -10,6 +10,7 @@ import {
   assertBackendPackages,
   BACKEND_NAMES,
   type BackendName,
+  backendPackageNames,
   createDiffusionService,
   DEFAULT_MODEL_ID,
   DEFAULT_SDXL_MODEL_ID,
@@ -408,6 +409,8 @@ const importModule: ServiceModuleLoader = async (file) =>
  */
 async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string, progress: StepProgress) {
   const settings = serviceSettings(flags, flags.engine, '--engine');
+  // A TF.js engine's packages are optional peers: they must be installed here to be recorded in the package.
+  assertBackendPackages(flags.engine);
   const store = new ModelStore();
   const packageName = (flags.name ?? 'stable-diffusion').toLowerCase();
   let model = await resolveModel(flags, pipelineName);
@@ -454,6 +457,8 @@ async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string, pr
       kubernetes: kubernetesOptionsFrom(flags, DIFFUSION_KUBERNETES_DEFAULTS),
       kserve: flags.kserve,
       onStep: (step) => progress.step(step),
+      // The service imports the engine's packages only at run time: record them so the package runs where deployed.
+      runtimePackages: flags.engine ? backendPackageNames(flags.engine) : [],
       // The generated module is temporary: record its name, not the build machine's path to it.
       cwd: workDir,
     });

@@ -1,4 +1,4 @@
-export { assertBackendPackages, missingBackendPackages } from './backend-packages.js';
+export { assertBackendPackages, backendPackageNames, missingBackendPackages } from '../backend-packages.js';
 export * from './diffusion-service.js';
 export { GenerationQueue, QueueFullError, type RunningJob } from './generation-queue.js';
 export { LoraPathError, LoraRoots } from './lora-roots.js';

@@ -1,7 +1,7 @@
 import { MemoryLogger } from '@tiffin/core';
 import { MissingDependencyException } from '@tiffin/core/internal';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertBackendPackages, missingBackendPackages } from '../../src/service/backend-packages.js';
+import { assertBackendPackages, missingBackendPackages } from '../../src/backend-packages.js';
 import { createDiffusionService } from '../../src/service/diffusion-service.js';
 import { tinyDir } from '../helpers/tiny.js';
 
@@ -11,12 +11,13 @@ describe('optional backend packages', () => {
     delete process.env.TIFFIN_TF_BACKEND;
   });
 
-  it('lists what a forced webgpu backend lacks, and nothing for the bundled backends', () => {
+  it('lists what a forced webgpu backend lacks, and nothing for the TF.js peers the workspace installs', () => {
     expect(missingBackendPackages('webgpu')).toEqual([
       'webgpu@0.6.2',
       '@tensorflow/tfjs-backend-webgpu@4.22.0',
     ]);
-    expect(missingBackendPackages('wasm')).toEqual([]);
+    for (const backend of ['wasm', 'cpu', 'tensorflow', 'onnxruntime'] as const)
+      expect(missingBackendPackages(backend)).toEqual([]);
     expect(() => assertBackendPackages('cpu')).not.toThrow();
     expect(() => assertBackendPackages(undefined)).not.toThrow();
   });
@@ -30,8 +31,9 @@ describe('optional backend packages', () => {
     const err = (await service.startup().catch((e: unknown) => e)) as Error;
     expect(err).toBeInstanceOf(MissingDependencyException);
     expect(err.message).not.toContain('\n');
-    expect(err.message).toMatch(
-      /^the webgpu tfjs backend needs the packages webgpu@0\.6\.2 and @tensorflow\/tfjs-backend-webgpu@4\.22\.0 installed by the app \(missing: webgpu, @tensorflow\/tfjs-backend-webgpu\)/,
+    expect(err.message).toBe(
+      'the webgpu backend (TensorFlow.js engine) needs packages that are not installed ' +
+        '(webgpu, @tensorflow/tfjs-backend-webgpu): run `npm install webgpu@0.6.2 @tensorflow/tfjs-backend-webgpu@4.22.0`',
     );
     await service.shutdown();
   });
@@ -39,7 +41,7 @@ describe('optional backend packages', () => {
   it('applies the same check to $TIFFIN_TF_BACKEND when no backend option is given', async () => {
     process.env.TIFFIN_TF_BACKEND = 'webgpu';
     const { service } = createDiffusionService({ modelDir: tinyDir('sd1'), logger: new MemoryLogger() });
-    await expect(service.startup()).rejects.toThrow(/needs the packages webgpu@0\.6\.2/);
+    await expect(service.startup()).rejects.toThrow(/npm install webgpu@0\.6\.2 /);
     await service.shutdown();
   });
 });

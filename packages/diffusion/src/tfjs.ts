@@ -1,0 +1,11 @@
+// @tiffin/diffusion/tfjs — the TensorFlow.js engine's public names. Loading this entry loads TF.js, an optional
+// peer dependency: `npm install @tensorflow/tfjs@4.22.0 @tensorflow/tfjs-backend-wasm@4.22.0` first.
+
+export { selectBackend, WEBGPU_PACKAGES } from './backend.js';
+export { ClipTextEncoder } from './models/clip-text-encoder.js';
+export { UNet2DConditionModel } from './models/unet.js';
+export { type UNetActivations, type UNetStage, unetStages } from './models/unet-stages.js';
+export { AutoencoderKL } from './models/vae.js';
+export { loadComponents } from './pipeline/components.js';
+export { PipelineWeightTarget } from './pipeline/weight-target.js';
+export { WeightStore } from './weights/store.js';
