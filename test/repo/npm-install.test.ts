@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -122,13 +122,13 @@ async function checkMountedService(url: string): Promise<void> {
   );
 }
 
-/** `npm install` into the project as a user runs it (no lifecycle scripts: nothing downloads from elsewhere). */
-async function npmInstall(packages: string[]): Promise<void> {
+/** `npm install` into a project as a user runs it (no lifecycle scripts: nothing downloads from elsewhere). */
+async function npmInstall(packages: string[], project = PROJECT): Promise<void> {
   await run(
     'npm',
     ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...packages],
     {
-      cwd: PROJECT,
+      cwd: project,
       env: readerEnv({}),
       timeout: 600_000,
       maxBuffer: 64 * 1024 * 1024,
@@ -159,6 +159,50 @@ const x = [[1, 2, 3, 4], [0, 1, 0, 1]];
 console.log(JSON.stringify({ x, y: await model.predict(tf.tensor(x)).array() }));
 `;
 
+/**
+ * An ONNX user's script: loads @tiffin/diffusion (noting what of @tensorflow that loaded), generates with the bundled
+ * demo model on onnxruntime, then asks for the TF.js engine in code (wasm) and prints the error it gets.
+ */
+const ONNX_GENERATE = `import { createRequire } from 'node:module';
+
+const diffusion = await import('@tiffin/diffusion');
+const tfOnImport = Object.keys(createRequire(import.meta.url).cache).filter((p) => p.includes('@tensorflow'));
+const { demoModelDir } = await import('@tiffin/demo-model');
+const { StableDiffusionPipeline } = diffusion;
+const pipe = await StableDiffusionPipeline.fromPretrained(demoModelDir(), { backend: 'onnxruntime', log: () => {} });
+const { images } = await pipe.text2img({ prompt: 'a large red circle in the centre on a black background', num_inference_steps: 4, seed: 1 });
+pipe.dispose();
+let tfjsEngine = null;
+try {
+  await StableDiffusionPipeline.fromPretrained(demoModelDir(), { backend: 'wasm', log: () => {} });
+} catch (e) {
+  tfjsEngine = { code: e.toBody().code, message: e.message };
+}
+const tfLoaded = Object.keys(createRequire(import.meta.url).cache).filter((p) => p.includes('@tensorflow'));
+const [image] = images;
+console.log(JSON.stringify({ tfOnImport, tfLoaded, image: [image.width, image.height, image.data.length], tfjsEngine }));
+`;
+
+/** The @tiffin packages `names` need, themselves included (read from the packed manifests, as npm would). */
+function withTiffinDependencies(names: string[]): string[] {
+  const all = new Set<string>();
+  const visit = (name: string) => {
+    if (all.has(name)) return;
+    all.add(name);
+    const manifest = JSON.parse(
+      execFileSync('tar', ['-xOzf', tarballs.get(name)!, 'package/package.json'], { encoding: 'utf8' }),
+    ) as { dependencies?: Record<string, string> };
+    for (const dep of Object.keys(manifest.dependencies ?? {})) if (dep.startsWith('@tiffin/')) visit(dep);
+  };
+  for (const name of names) visit(name);
+  return [...all].sort();
+}
+
+/** The JPEG helper of the diffusion service tests (outside this tsc root, so imported by URL). */
+const { jpegSize } = (await import(
+  new URL('../../packages/diffusion/test/service/service-helpers.ts', import.meta.url).href
+)) as { jpegSize: (bytes: Uint8Array) => { width: number; height: number } };
+
 async function post(url: string, body: string): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   return { status: res.status, json: await res.json() };
@@ -184,6 +228,21 @@ async function serve(
     expect(await answers(`${url}/livez`)).toBe(false);
   } finally {
     server.kill();
+  }
+}
+
+/** Runs the installed `tiffin` in `project` to its end; its exit code and output. */
+async function tiffinExits(project: string, args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run(join(project, 'node_modules/.bin/tiffin'), args, {
+      cwd: project,
+      env: readerEnv(env),
+      timeout: 120_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
 }
 
@@ -221,7 +280,8 @@ describe('the packages as npm users get them', () => {
         },
       }),
     );
-    await npmInstall(['zod@4.6.7', ...tarballs.values()]);
+    // TF.js is an optional peer of @tiffin/diffusion and @tiffin/cli: the TF.js model case below installs it itself.
+    await npmInstall(['zod@4.6.7', '@tensorflow/tfjs@4.22.0', ...tarballs.values()]);
     writeFileSync(join(PROJECT, 'orders.mjs'), JS_SERVICE);
     writeFileSync(join(PROJECT, 'sums.ts'), TS_SERVICE);
 
@@ -324,4 +384,119 @@ describe('the packages as npm users get them', () => {
       expect(p!.indexOf(Math.max(...p!))).toBe(0); // setosa
     });
   }, 300_000);
+});
+
+describe('an ONNX-only user (npm install @tiffin/cli @tiffin/diffusion)', () => {
+  const APP = join(WORK, 'onnx-user');
+
+  beforeAll(async () => {
+    mkdirSync(APP);
+    writeFileSync(
+      join(APP, 'package.json'),
+      JSON.stringify({ name: 'onnx-user', private: true, type: 'module' }),
+    );
+    const wanted = withTiffinDependencies(['@tiffin/cli', '@tiffin/diffusion']);
+    // TF.js is an optional peer: nothing the ONNX engine needs depends on @tiffin/tfjs.
+    expect(wanted).not.toContain('@tiffin/tfjs');
+    await npmInstall(
+      wanted.map((name) => tarballs.get(name)!),
+      APP,
+    );
+  }, 600_000);
+
+  it('installs no @tensorflow package', () => {
+    const lock = JSON.parse(readFileSync(join(APP, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, unknown>;
+    };
+    const installed = Object.keys(lock.packages);
+    expect(installed).toContain('node_modules/@tiffin/diffusion');
+    expect(installed.filter((path) => /(^|\/)node_modules\/@tensorflow\//.test(path))).toEqual([]);
+    expect(existsSync(join(APP, 'node_modules/@tensorflow'))).toBe(false);
+  });
+
+  it('imports @tiffin/diffusion and generates on onnxruntime without TF.js; asking for wasm in code names the install', async () => {
+    writeFileSync(join(APP, 'generate.mjs'), ONNX_GENERATE);
+    const { stdout } = await run(process.execPath, ['generate.mjs'], {
+      cwd: APP,
+      env: readerEnv({ TIFFIN_HOME: join(APP, 'home') }),
+      timeout: 180_000,
+    });
+    const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as {
+      tfOnImport: string[];
+      tfLoaded: string[];
+      image: number[];
+      tfjsEngine: { code: string; message: string } | null;
+    };
+    expect(seen.tfOnImport).toEqual([]);
+    expect(seen.tfLoaded).toEqual([]);
+    expect(seen.image).toEqual([64, 64, 64 * 64 * 3]);
+    expect(seen.tfjsEngine?.code).toBe('MISSING_DEPENDENCY');
+    expect(seen.tfjsEngine?.message).toBe(
+      'the wasm backend (TensorFlow.js engine) needs packages that are not installed ' +
+        '(@tensorflow/tfjs, @tensorflow/tfjs-backend-wasm): ' +
+        'run `npm install @tensorflow/tfjs@4.22.0 @tensorflow/tfjs-backend-wasm@4.22.0`',
+    );
+  }, 240_000);
+
+  it('serves the demo model on onnxruntime with the installed tiffin', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const server = new ServerProcess(
+      join(APP, 'node_modules/.bin/tiffin'),
+      ['diffusion', 'start', 'demo', '--backend', 'onnxruntime', '--port', String(port)],
+      { cwd: APP, env: readerEnv({ TIFFIN_HOME: join(APP, 'home') }) },
+    );
+    try {
+      // Ready only after its warm-up generation: the ONNX engine ran end to end in the model worker.
+      await server.ready(`${url}/readyz`, 180_000);
+      const res = await fetch(`${url}/text2img`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          prompt: 'a small blue square at the top left on a white background',
+          num_inference_steps: 10,
+          seed: 3,
+        }),
+      });
+      expect([res.status, res.headers.get('content-type')]).toEqual([200, 'image/jpeg']);
+      expect(jpegSize(new Uint8Array(await res.arrayBuffer()))).toEqual({ width: 64, height: 64 });
+      expect(server.output).toMatch(/"msg":"diffusion model ready".*"backend":"onnxruntime"/);
+      server.child.kill('SIGTERM');
+      expect(await server.exitsWithin(20_000)).toBe(true);
+    } finally {
+      server.kill();
+    }
+  }, 240_000);
+
+  it('asking for a TF.js engine or serving a TF.js model fails in one line giving the npm install command', async () => {
+    const home = { TIFFIN_HOME: join(APP, 'home') };
+    const wasm = await tiffinExits(APP, ['diffusion', 'start', 'demo', '--backend', 'wasm'], home);
+    expect(wasm.code).toBe(1);
+    expect(wasm.stderr.trim().split('\n')).toEqual([
+      'tiffin: error: the wasm backend (TensorFlow.js engine) needs packages that are not installed ' +
+        '(@tensorflow/tfjs, @tensorflow/tfjs-backend-wasm): ' +
+        'run `npm install @tensorflow/tfjs@4.22.0 @tensorflow/tfjs-backend-wasm@4.22.0`',
+    ]);
+    const build = await tiffinExits(
+      APP,
+      ['diffusion', 'build', 'demo', '--engine', 'cpu', '--no-lockfile'],
+      home,
+    );
+    expect(build.code).toBe(1);
+    expect(build.stderr).toContain('run `npm install @tensorflow/tfjs@4.22.0`');
+
+    // A TF.js model folder (its model.json names it so): served or imported, it needs @tiffin/tfjs.
+    mkdirSync(join(APP, 'mlp'));
+    writeFileSync(join(APP, 'mlp', 'model.json'), '{"format": "layers-model", "modelTopology": {}}');
+    const tfjsLine =
+      'tiffin: error: serving tfjs models needs @tiffin/tfjs, which is not installed: run `npm install @tiffin/tfjs`';
+    for (const args of [
+      ['serve', 'mlp'],
+      ['models', 'import', 'mlp', '--name', 'mlp'],
+    ]) {
+      const refused = await tiffinExits(APP, args, home);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr.trim().split('\n')).toEqual([tfjsLine]);
+    }
+  }, 240_000);
 });

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import * as tf from '@tensorflow/tfjs';
+import { MissingDependencyException } from '@tiffin/core/internal';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BACKEND_NAMES, BACKEND_PREFERENCE, selectBackend, WEBGPU_PACKAGES } from '../src/backend.js';
 
@@ -25,9 +26,10 @@ describe('webgpu backend selection', () => {
     await selectBackend('cpu', () => {});
     process.env.TIFFIN_TF_BACKEND = 'webgpu';
     const err = await selectBackend(undefined, () => {}).catch((e: unknown) => e as Error);
-    expect(err).toBeInstanceOf(Error);
+    // The missing packages' own one-line error, with the install command, not a wrapped list of reasons.
+    expect(err).toBeInstanceOf(MissingDependencyException);
     expect((err as Error).message).toMatch(
-      /no tfjs backend could be loaded: webgpu: the webgpu tfjs backend requires the package 'webgpu@0\.6\.2'/,
+      /^the webgpu backend \(TensorFlow\.js engine\) needs packages that are not installed .*: run `npm install webgpu@0\.6\.2 /,
     );
     expect(WEBGPU_PACKAGES.dawn).toBe('webgpu@0.6.2');
     expect(tf.getBackend()).toBe('cpu');

@@ -34,6 +34,17 @@ describe('the onnxruntime engine without TensorFlow.js', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('imports the package root in a process where importing @tensorflow/* throws; the TF.js names are in /tfjs', async () => {
+    const seen = await child('import-root.mts', [], forbidTfjs);
+    expect(seen).toEqual({
+      pipeline: 'function',
+      rootHasTfjsNames: false,
+      // The hook is active: the TF.js entry, which loads TF.js, fails under it.
+      tfjsEntryError: expect.stringMatching(/forbidden import: @tensorflow\/tfjs/),
+      tfjsModulesLoaded: 0,
+    });
+  }, 60_000);
+
   it('builds its graphs and opens its sessions in a process where importing @tensorflow/* throws', async () => {
     const seen = await child('load-engine.mts', [fresh('sd1')], forbidTfjs);
     // The hook is active (so a tfjs import on the engine's path would have failed the load)...
