@@ -42,13 +42,20 @@ export interface UserProject {
  * Installed next to the tarballs: packages the docs' examples import besides Tiffin's own, and what a project
  * from `tiffin init` has for its `typecheck` script.
  */
-export const EXTRA_DEPS: readonly string[] = ['zod@4.6.7', 'typescript@5.9.3', '@types/node@^20.19.0'];
+export const EXTRA_DEPS: readonly string[] = [
+  'zod@4.6.7',
+  'typescript@5.9.3',
+  '@types/node@^20.19.0',
+  // TF.js is an optional peer of @tiffin/diffusion and @tiffin/cli; the docs' TF.js examples install it.
+  '@tensorflow/tfjs@4.22.0',
+  '@tensorflow/tfjs-backend-wasm@4.22.0',
+];
 
 /**
  * npm `overrides` a project with @tiffin/io-pandas needs (danfojs-node pulls xlsx from a CDN, and
  * @tensorflow/tfjs-node, which downloads libtensorflow; see packages/io-pandas/README.md). The tfjs-node one is
- * global: @tiffin/diffusion (under @tiffin/cli) lists the real tfjs-node as optional, and npm then dedupes
- * danfojs-node's overridden edge onto it.
+ * global: @tiffin/tfjs lists the real tfjs-node as optional, and npm then dedupes danfojs-node's overridden edge
+ * onto it.
  */
 export const NPM_OVERRIDES = {
   xlsx: '0.18.5',

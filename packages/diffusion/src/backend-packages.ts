@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MissingDependencyException } from '@tiffin/core/internal';
-import type { BackendName } from './backend.js';
+import type { BackendName } from './backend-names.js';
 
 /** The optional packages of the `webgpu` backend, pinned to the versions evaluated (not peers: experimental). */
 export const WEBGPU_PACKAGES = {
@@ -21,11 +21,14 @@ const PEERS = (
   }
 ).peerDependencies;
 
-/** `name@range` of one of this package's optional peers. */
+/**
+ * `name@version` of one of this package's optional peers pinned to one version (TF.js: its packages must match),
+ * else `name`: a range such as `>=0.1.0` would not survive being pasted into a shell.
+ */
 function peer(name: string): string {
   const range = PEERS[name];
   if (range === undefined) throw new Error(`${name} is not a peer dependency of @tiffin/diffusion`);
-  return `${name}@${range}`;
+  return /^\d+\.\d+\.\d+$/.test(range) ? `${name}@${range}` : name;
 }
 
 /**
@@ -50,9 +53,10 @@ function backendPackages(backend: BackendName): readonly string[] {
   }
 }
 
-/** The bare name of `name@version` (scoped names keep their leading `@`). */
+/** The bare name of `name@version` or `name` (scoped names keep their leading `@`). */
 function packageName(spec: string): string {
-  return spec.slice(0, spec.lastIndexOf('@'));
+  const at = spec.lastIndexOf('@');
+  return at > 0 ? spec.slice(0, at) : spec;
 }
 
 /**
