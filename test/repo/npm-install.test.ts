@@ -183,6 +183,18 @@ const [image] = images;
 console.log(JSON.stringify({ tfOnImport, tfLoaded, image: [image.width, image.height, image.data.length], tfjsEngine }));
 `;
 
+/** An ONNX user's TypeScript: the pipeline's types as the root's declarations give them, with no TF.js installed. */
+const ONNX_USER_TS = `import { type GeneratedImage, StableDiffusionPipeline } from '@tiffin/diffusion';
+import { demoModelDir } from '@tiffin/demo-model';
+
+export async function firstImage(prompt: string): Promise<GeneratedImage> {
+  const pipe = await StableDiffusionPipeline.fromPretrained(demoModelDir(), { backend: 'onnxruntime' });
+  const { images } = await pipe.text2img({ prompt, num_inference_steps: 2, seed: 1 });
+  pipe.dispose();
+  return images[0]!;
+}
+`;
+
 /** The @tiffin packages `names` need, themselves included (read from the packed manifests, as npm would). */
 function withTiffinDependencies(names: string[]): string[] {
   const all = new Set<string>();
@@ -403,6 +415,15 @@ describe('an ONNX-only user (npm install @tiffin/cli @tiffin/diffusion)', () => 
       APP,
     );
   }, 600_000);
+
+  it("type-checks an ONNX user's TypeScript against the installed declarations, TF.js absent", () => {
+    writeFileSync(join(APP, 'onnx-user.ts'), ONNX_USER_TS);
+    const program = ts.createProgram([join(APP, 'onnx-user.ts')], readerCompilerOptions());
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    expect(diagnostics).toEqual([]);
+  });
 
   it('installs no @tensorflow package', () => {
     const lock = JSON.parse(readFileSync(join(APP, 'package-lock.json'), 'utf8')) as {
