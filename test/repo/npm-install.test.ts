@@ -243,6 +243,12 @@ async function serve(
   }
 }
 
+/** TypeScript's messages for `file` compiled as a reader's project compiles it (none: it type-checks). */
+function typeErrors(file: string): string[] {
+  const program = ts.createProgram([file], readerCompilerOptions());
+  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+}
+
 /** Runs the installed `tiffin` in `project` to its end; its exit code and output. */
 async function tiffinExits(project: string, args: string[], env: Record<string, string> = {}) {
   try {
@@ -298,11 +304,7 @@ describe('the packages as npm users get them', () => {
     writeFileSync(join(PROJECT, 'sums.ts'), TS_SERVICE);
 
     // The TypeScript service type-checks against the installed declarations (no workspace, no source condition).
-    const program = ts.createProgram([join(PROJECT, 'sums.ts')], readerCompilerOptions());
-    const diagnostics = ts
-      .getPreEmitDiagnostics(program)
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-    expect(diagnostics).toEqual([]);
+    expect(typeErrors(join(PROJECT, 'sums.ts'))).toEqual([]);
 
     await serve('orders.mjs', async (url) => {
       expect(await post(`${url}/total`, '{"item": "tea", "quantity": 2}')).toEqual({
@@ -418,11 +420,7 @@ describe('an ONNX-only user (npm install @tiffin/cli @tiffin/diffusion)', () => 
 
   it("type-checks an ONNX user's TypeScript against the installed declarations, TF.js absent", () => {
     writeFileSync(join(APP, 'onnx-user.ts'), ONNX_USER_TS);
-    const program = ts.createProgram([join(APP, 'onnx-user.ts')], readerCompilerOptions());
-    const diagnostics = ts
-      .getPreEmitDiagnostics(program)
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-    expect(diagnostics).toEqual([]);
+    expect(typeErrors(join(APP, 'onnx-user.ts'))).toEqual([]);
   });
 
   it('installs no @tensorflow package', () => {
