@@ -52,8 +52,11 @@ function helperSource(cell: Cell, factor = 1): string {
     : `function rowSums${sig} ${body}\nmodule.exports = { rowSums };\n`;
 }
 
-/** The service: width-2 float64 rows in (shape enforced, so [[1, 2, 3]] is a 400), their sums out. */
-function serviceSource(cell: Cell): string {
+/**
+ * The service: width-2 float64 rows in (shape enforced, so [[1, 2, 3]] is a 400), their sums out; also served as a
+ * task unless `task` is false.
+ */
+function serviceSource(cell: Cell, task: boolean): string {
   const t = (annotation: string) => (typed(cell.ext) ? annotation : '');
   const imports =
     cell.syntax === 'esm'
@@ -66,8 +69,7 @@ const svc = new Service('sums');
 svc.api(
   {
     input: new NumpyNdarray({ dtype: 'float64', shape: [-1, 2], enforce_shape: true }),
-    output: new NumpyNdarray(),
-    task: true,
+    output: new NumpyNdarray(),${task ? '\n    task: true,' : ''}
   },
   function sum(input${t(': InstanceType<typeof NDArray>')}) {
     return NDArray.from(rowSums(input.data${t(' as Float64Array')}), 'float64');
@@ -77,11 +79,11 @@ ${exported}
 `;
 }
 
-function writeCell(project: UserProject, cell: Cell): string {
+function writeCell(project: UserProject, cell: Cell, { task = true } = {}): string {
   const helperFile = `rows-${id(cell)}${cell.ext}`;
   writeFileSync(join(project.dir, helperFile), helperSource(cell));
   const file = `svc-${id(cell)}${cell.ext}`;
-  writeFileSync(join(project.dir, file), serviceSource(cell));
+  writeFileSync(join(project.dir, file), serviceSource(cell, task));
   return file;
 }
 
@@ -182,11 +184,22 @@ describe('the other ways in, for a .ts service in an `npm init -y` folder', () =
     });
   }, 180_000);
 
-  it('serve --workers 2', async () => {
+  it('serve --workers 2 (and its refusal of in-memory tasks)', async () => {
     const project = projects.get('cjs')!;
-    const file = writeCell(project, cell);
+    // Each worker process would hold its own in-memory tasks (docs/tasks.md): refused in one line, before forking.
+    const refused = await run(project.bin('tiffin'), ['serve', writeCell(project, cell), '--workers', '2'], {
+      cwd: project.dir,
+      env: project.env(),
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/--workers 2 cannot serve the task APIs of 'sums' \(sum\).*--workers 1/),
+    ]);
+    const file = writeCell(project, cell, { task: false });
     await serving(project, ['serve', file, '--workers', '2'], expect, async (url, server) => {
-      // No task round trip: each worker process holds its own in-memory tasks (docs/tasks.md).
       await answersGoodAndBad(url, expect, false);
       expect(server.output).toContain('"workers":2');
     });
