@@ -82,7 +82,7 @@ if (wanted('onnx')) {
       console.log(`    ratio event loop / plain       ${fmtSpread(r.inlineRatio, 3)}x   (--instances 0)`);
       console.log(`    ratio batched / plain          ${fmtSpread(r.batchedRatio, 2)}x   (target >= 4x)`);
     }
-    console.log(`  load average: ${loadAverage()}\n`);
+    console.log(`  load average at the end of these runs: ${z.loadAverage}\n`);
   }
 }
 

@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { type CpuPinning, cpuPinning } from './cpu-pinning.js';
 import { mlpModel } from './servers/onnx-mlp.js';
 import { startServer, stopServer } from './servers/spawn.js';
-import { cpuSeconds, type Spread, spread } from './stats.js';
+import { cpuSeconds, loadAverage, type Spread, spread } from './stats.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = 64;
@@ -118,6 +118,8 @@ export interface PlacementResults {
   /** For the printout. */
   description: string;
   results: Record<ZeroCodeWorkload, ZeroCodeResult>;
+  /** The load average when this placement's runs ended. */
+  loadAverage: string;
 }
 
 const SHARED: CpuPinning = {
@@ -148,7 +150,7 @@ export async function benchZeroCodeOnnx({
     const results = {} as Record<ZeroCodeWorkload, ZeroCodeResult>;
     for (const name of Object.keys(ZERO_CODE_WORKLOADS) as ZeroCodeWorkload[])
       results[name] = await benchWorkload(name, seconds, rounds, cpus);
-    out.push({ placement, description: cpus.description, results });
+    out.push({ placement, description: cpus.description, results, loadAverage: loadAverage() });
   }
   return out;
 }
