@@ -508,7 +508,7 @@ describe('an ONNX-only user (npm install @tiffin/cli @tiffin/diffusion)', () => 
     mkdirSync(join(APP, 'mlp'));
     writeFileSync(join(APP, 'mlp', 'model.json'), '{"format": "layers-model", "modelTopology": {}}');
     const tfjsLine =
-      'tiffin: error: serving tfjs models needs @tiffin/tfjs, which is not installed: run `npm install @tiffin/tfjs`';
+      "tiffin: error: Serving tfjs models requires the package '@tiffin/tfjs'. Install it with `pnpm add @tiffin/tfjs` (or npm install @tiffin/tfjs).";
     for (const args of [
       ['serve', 'mlp'],
       ['models', 'import', 'mlp', '--name', 'mlp'],

@@ -28,10 +28,7 @@ export async function frameworkModule(module: string): Promise<FrameworkModule> 
   } catch (err) {
     // @tiffin/tfjs (with TF.js) is an optional peer of the CLI: an ONNX user never installs it.
     if ((err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND')
-      throw new MissingDependencyException(
-        `serving ${module} models needs ${pkg}, which is not installed: run \`npm install ${pkg}\``,
-        { cause: err },
-      );
+      throw MissingDependencyException.forPackage(pkg, `Serving ${module} models`, err);
     throw err;
   }
   if (!mod.framework) throw new CLIException(`${pkg} exports no framework module`);
