@@ -47,14 +47,6 @@ export class Exchange {
     return q >= 0 ? this.url.slice(q) : '';
   }
 
-  /** `scheme://host` of the request as the client addressed it ('' without a Host header). */
-  get origin(): string {
-    const host = this.req.headers.host;
-    if (!host) return '';
-    const encrypted = (this.req.socket as { encrypted?: boolean }).encrypted === true;
-    return `${encrypted ? 'https' : 'http'}://${host}`;
-  }
-
   /** A response header set so far ('' when absent; repeated values joined with ', '). */
   responseHeader(field: string): string {
     if (this.pending === null) {

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import {
   BadInput,
   buildResponse,
@@ -78,4 +79,18 @@ export async function start(
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** GET `path` over a raw connection with the given Host header (fetch cannot set it); resolves with the whole reply. */
+export function rawGet(port: number, path: string, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => {
+      text += d.toString('latin1');
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+    socket.end(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+  });
 }

@@ -8,7 +8,7 @@ import {
   UnprocessableEntity,
 } from '../../src/index.js';
 import { newRequestId } from '../../src/server/request-id.js';
-import { PlainText, start } from './helpers.js';
+import { PlainText, rawGet, start } from './helpers.js';
 
 const svc = new Service('server_e2e', { version: '1.2.3', doc: 'Server tests' });
 const text = () => new PlainText();
@@ -237,10 +237,18 @@ describe('routing (docs/spec/io-descriptors.md §10.1)', () => {
     expect(await res.json()).toMatchObject({ type: 'NotFound' });
   });
 
+  it('redirects a trailing slash with a relative 307, whatever the Host header says', async () => {
+    // On main: `location: http://evil.example/yo` (the redirect was built from the Host header).
+    const hostile = await rawGet(server.port, '/yo/', 'evil.example');
+    expect(hostile).toMatch(/^HTTP\/1\.1 307/);
+    expect(hostile).toMatch(/\r\nlocation: \/yo\r\n/i);
+    expect(hostile).not.toMatch(/evil\.example/);
+  });
+
   it('redirects a trailing slash with 307 to the path without it', async () => {
     const res = await fetch(`${server.url}/yo/?a=1`, { method: 'POST', body: 'x', redirect: 'manual' });
     expect(res.status).toBe(307);
-    expect(res.headers.get('location')).toBe(`${server.url}/yo?a=1`);
+    expect(res.headers.get('location')).toBe('/yo?a=1');
     const followed = await post('/yo/', 'z');
     expect(await followed.text()).toBe('yo z');
   });

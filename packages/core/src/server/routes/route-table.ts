@@ -51,7 +51,9 @@ export class RouteTable {
     const trimmed = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.replace(/\/+$/, '') : null;
     if (trimmed && this.routes.has(trimmed)) {
       ctx.status = 307;
-      ctx.set('location', `${ctx.origin}${trimmed}${ctx.search}`);
+      // Relative (RFC 9110 §10.2.2 allows it): a location built from the Host header would send a client
+      // wherever a hostile Host (or a proxy passing one on) names.
+      ctx.set('location', `${trimmed}${ctx.search}`);
       ctx.body = '';
       return;
     }
