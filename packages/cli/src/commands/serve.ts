@@ -20,6 +20,8 @@ interface ServeFlags extends ModelFlags {
   maxBodySize?: number;
   headersTimeout?: number;
   bodyTimeout?: number;
+  sendTimeout?: number;
+  minSendRate?: number;
   maxStreams?: number;
   streamIdleTimeout?: number;
   streamLifetime?: number;
@@ -63,6 +65,16 @@ export function registerServe(program: Command): void {
       'seconds a request body may stall between chunks before 408 (default 10)',
       parseSeconds,
     )
+    .option(
+      '--send-timeout <seconds>',
+      'seconds a client may go without reading an answer before its connection is closed (default 30)',
+      parseSeconds,
+    )
+    .option(
+      '--min-send-rate <bytes>',
+      'bytes a second a client must read of a pending answer (default 1024)',
+      parsePositiveInt,
+    )
     .option('--max-streams <n>', 'event streams open at once before 503 (default 64)', parsePositiveInt)
     .option(
       '--stream-idle-timeout <seconds>',
@@ -97,6 +109,8 @@ export function registerServe(program: Command): void {
         maxBodySize: flags.maxBodySize,
         headersTimeout: flags.headersTimeout,
         bodyTimeout: flags.bodyTimeout,
+        sendTimeout: flags.sendTimeout,
+        minSendRate: flags.minSendRate,
         maxStreams: flags.maxStreams,
         streamIdleTimeout: flags.streamIdleTimeout,
         streamLifetime: flags.streamLifetime,

@@ -16,6 +16,7 @@ import { corsStage } from './pipeline/cors.js';
 import { requestPipeline } from './pipeline/request-pipeline.js';
 import { writeError } from './pipeline/write-error.js';
 import { requestIdFor } from './request-id.js';
+import { SendDeadlines } from './send-deadline.js';
 import { apiHandler } from './routes/api.js';
 import { ApiPage } from './routes/api-page.js';
 import { addExampleFileRoutes } from './routes/example-files.js';
@@ -169,8 +170,21 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
             return ctx;
           },
         });
-  const respond = (exchange: Exchange): void =>
-    exchange.respond((err) => responseFailed(err, exchange.state.requestId));
+  const cutOff = metrics.counter(
+    'responses_cut_total',
+    'Responses cut off by the send deadline: the client stopped reading (stalled) or a stream passed its lifetime (deadline)',
+    'reason',
+  );
+  const sendDeadlines = new SendDeadlines(
+    { stallMs: resolved.sendTimeout * 1000, minRate: resolved.minSendRate },
+    cutOff,
+  );
+  const respond = (exchange: Exchange): void => {
+    const state = exchange.state;
+    exchange.respond((err) => responseFailed(err, state.requestId));
+    // The pipeline's state is there unless a user's middleware answered before it ran.
+    if (state.onClose) sendDeadlines.watch(exchange.res, state.onClose, state.sendUntil);
+  };
   const failed = (exchange: Exchange, err: unknown): void => {
     // The pipeline answers every error itself; getting here is a bug in it.
     responseFailed(err instanceof Error ? err : new Error(String(err)), exchange.state.requestId);

@@ -1,6 +1,6 @@
 import type { HttpResponse } from '../http/response.js';
 import { ConcurrencyGate } from '../runtime/concurrency-gate.js';
-import type { Invocation } from '../runtime/invocation.js';
+import type { RequestState } from './state.js';
 
 export interface EventStreamOptions {
   /** Streams open at once; one more → 503. */
@@ -39,9 +39,12 @@ export class EventStreams {
   /**
    * Move `call` from the API gate (`releaseApiPermit`) to the stream gate (503 when full) and bound its body.
    */
-  adopt(response: HttpResponse, call: Invocation, releaseApiPermit: () => void): HttpResponse {
+  adopt(response: HttpResponse, call: RequestState, releaseApiPermit: () => void): HttpResponse {
     call.onClose.push(this.gate.enter());
     releaseApiPermit();
+    // The lifetime holds whether or not the client reads: the send deadline ends the response then, even
+    // while the body below waits for the client to take its last event.
+    call.sendUntil = performance.now() + this.options.lifetimeMs;
     const body = response.body as AsyncIterable<Uint8Array>;
     const end = (why: string) => call.abort.abort(new Error(`event stream ended by the server: ${why}`));
     return { ...response, body: bounded(body, this.options, end) };

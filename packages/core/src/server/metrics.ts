@@ -82,6 +82,23 @@ export class ServerMetrics {
     });
   }
 
+  /**
+   * A counter of events (work shed, cut off or cancelled) with one label, made once; the returned function
+   * counts one event under `value` (a small closed set of values: bounded series).
+   */
+  counter(name: string, help: string, label: string): (value: string) => void {
+    const counts = new Map<string, number>();
+    this.register({
+      name: `${METRICS_PREFIX}${name}`,
+      help,
+      type: 'counter',
+      aggregator: 'sum',
+      values: () =>
+        [...counts].map(([value, n]) => ({ value: n, labels: { [label]: value, ...this.baseLabels } })),
+    });
+    return (value) => counts.set(value, (counts.get(value) ?? 0) + 1);
+  }
+
   private register(def: Omit<CollectedMetric, 'values'> & { values: () => MetricValue[] }): void {
     const { values, ...meta } = def;
     const metric = { ...meta, get: async (): Promise<CollectedMetric> => ({ ...meta, values: values() }) };

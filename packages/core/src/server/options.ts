@@ -59,6 +59,14 @@ export interface ServerOptions {
    */
   bodyTimeout?: number;
   /**
+   * Seconds a client may go without reading an answer it was sent (at least `minSendRate` bytes a second)
+   * before the server closes the connection (default 30): a client that asks and never reads cannot hold
+   * a permit, a stream slot or the answer's memory longer.
+   */
+  sendTimeout?: number;
+  /** Bytes a second a client must read of a pending answer, averaged over `sendTimeout` (default 1024). */
+  minSendRate?: number;
+  /**
    * Event streams (`text/event-stream` answers) open at once (default 64); one more → 503. They do not count
    * against `maxConcurrency`: the API permit is handed back when the stream starts.
    */
@@ -86,6 +94,8 @@ export interface ResolvedServerOptions {
   limits: Readonly<Limits>;
   headersTimeout: number;
   bodyTimeout: number;
+  sendTimeout: number;
+  minSendRate: number;
   maxStreams: number;
   streamIdleTimeout: number;
   streamLifetime: number;
@@ -109,6 +119,8 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger' | 'lim
   metricsAuth: false,
   headersTimeout: 10,
   bodyTimeout: 10,
+  sendTimeout: 30,
+  minSendRate: 1024,
   maxStreams: 64,
   streamIdleTimeout: 300,
   streamLifetime: 3600,
