@@ -16,7 +16,6 @@ import { corsStage } from './pipeline/cors.js';
 import { requestPipeline } from './pipeline/request-pipeline.js';
 import { writeError } from './pipeline/write-error.js';
 import { requestIdFor } from './request-id.js';
-import { SendDeadlines } from './send-deadline.js';
 import { apiHandler } from './routes/api.js';
 import { ApiPage } from './routes/api-page.js';
 import { addExampleFileRoutes } from './routes/example-files.js';
@@ -25,6 +24,7 @@ import { registerInferenceProtocol } from './routes/inference-protocol.js';
 import { metricsHandler } from './routes/metrics.js';
 import { RouteTable } from './routes/route-table.js';
 import { taskRoutes } from './routes/tasks.js';
+import { SendDeadlines } from './send-deadline.js';
 
 export interface TiffinApp {
   /**
