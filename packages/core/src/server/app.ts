@@ -143,6 +143,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     logger,
     cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
     auth: authInMounts ? undefined : authCheck,
+    body: { limit: resolved.maxBodySize, idleMs: bodyTimeoutMs },
   });
   const responseFailed = (err: Error, requestId: string | undefined) =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });

@@ -15,6 +15,9 @@ export interface EventStreamOptions {
 
 const EXPIRED = Symbol('expired');
 
+/** How long after its lifetime a stream that did not end itself (its client does not read) is cut off. */
+const LIFETIME_GRACE_MS = 1000;
+
 /**
  * Event streams (`text/event-stream` answers: progress feeds that stay open while nothing is computed) live
  * outside the API gate: the call hands its API permit back when its stream starts and takes one of these
@@ -42,9 +45,9 @@ export class EventStreams {
   adopt(response: HttpResponse, call: RequestState, releaseApiPermit: () => void): HttpResponse {
     call.onClose.push(this.gate.enter());
     releaseApiPermit();
-    // The lifetime holds whether or not the client reads: the send deadline ends the response then, even
-    // while the body below waits for the client to take its last event.
-    call.sendUntil = performance.now() + this.options.lifetimeMs;
+    // The lifetime holds whether or not the client reads: a stream read ends itself then (below), cleanly; one
+    // whose client stopped reading is cut by the send deadline a moment later.
+    call.sendUntil = performance.now() + this.options.lifetimeMs + LIFETIME_GRACE_MS;
     const body = response.body as AsyncIterable<Uint8Array>;
     const end = (why: string) => call.abort.abort(new Error(`event stream ended by the server: ${why}`));
     return { ...response, body: bounded(body, this.options, end) };

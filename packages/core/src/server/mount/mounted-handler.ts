@@ -6,8 +6,8 @@ import type { AuthCheck } from '../auth.js';
 import type { Exchange } from '../exchange.js';
 import { refuseDeclaredOverLimit } from '../read-body.js';
 import type { RouteTable } from '../routes/route-table.js';
-import { capChunkedBody } from './body-cap.js';
 import { koaAnswered, takeKoaAnswer } from './koa-answer.js';
+import { removeUploadedFiles } from './uploaded-files.js';
 
 /** What mounted middleware finds in `ctx.state`. */
 export interface MountState {
@@ -51,11 +51,10 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
     const state = exchange.state;
     const declared = exchange.get('content-length');
     refuseDeclaredOverLimit(declared, maxBodySize);
-    if (declared === '' && exchange.get('transfer-encoding') !== '')
-      capChunkedBody(exchange.req, maxBodySize);
     const denied = auth ? auth(exchange.path, exchange.get('authorization')) : null;
     const ctx = koaContext(exchange);
     ctx.state.requestId = state.requestId;
+    state.onClose.push(() => removeUploadedFiles(ctx.request));
     if (denied) DENIED.add(ctx);
     // The status the context shows once the mounts passed the request on: Koa's 404, or the routes' answer.
     let passedStatus = 404;

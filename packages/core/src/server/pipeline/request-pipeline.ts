@@ -3,6 +3,7 @@ import { UNLIMITED_PATHS } from '../../runtime/concurrency-gate.js';
 import { LazyAbort } from '../../runtime/lazy-abort.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { AuthCheck } from '../auth.js';
+import { type BodyGuardOptions, guardBody } from '../body-guard.js';
 import type { Exchange } from '../exchange.js';
 import type { AppLifecycle } from '../lifecycle.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -30,6 +31,17 @@ export interface RequestPipelineDeps {
   cors: PipelineStage | undefined;
   /** Bearer-token check (absent when no token is set); after CORS, so a 401 still carries CORS headers. */
   auth: AuthCheck | undefined;
+  /** Size limit and stall timeout of a body the server does not read itself (a mounted route's). */
+  body: BodyGuardOptions;
+}
+
+/** A promise that never settles: the side of a race that must not win. */
+const NEVER = new Promise<never>(() => {});
+
+/** Whether the request carries a body (a declared non-zero length, or a chunked one). */
+function hasBody(ctx: Exchange): boolean {
+  const length = ctx.get('content-length');
+  return length !== '' ? length !== '0' : ctx.get('transfer-encoding') !== '';
 }
 
 const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/readyz']);
@@ -41,7 +53,7 @@ const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/ready
  * instead of a middleware per concern: each layer costs an async frame, a closure and header work per request.
  */
 export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
-  const { routes, lifecycle, runtime, metrics, logger, cors, auth } = deps;
+  const { routes, lifecycle, runtime, metrics, logger, cors, auth, body } = deps;
   const logging = logger !== silentLogger;
 
   // Not async: a throw here reaches the caller's try/catch (or CORS's async frame) the same way, one promise less.
@@ -51,9 +63,40 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       if (denied) throw denied;
     }
     // Health paths skip the concurrency gate (D5), not the deadline (docs/spec/io-descriptors.md §10.6: it applies to every path).
-    // API routes take their permit themselves once the body is in, so a client that stalls mid-body holds none.
-    if (!ctx.state.api && !UNLIMITED_PATHS.has(ctx.path)) runtime.admit(ctx.state);
+    // API routes take their permit themselves once the body is in, so a client that stalls mid-body holds none;
+    // other routes with a body (mounted ones) take it once the body arrived, whoever reads it.
+    if (!ctx.state.api && !UNLIMITED_PATHS.has(ctx.path)) {
+      if (hasBody(ctx)) return runtime.withDeadline(ctx.state, admittedAfterBody(ctx, dispatch));
+      runtime.admit(ctx.state);
+    }
     return runtime.withDeadline(ctx.state, dispatch());
+  };
+
+  /**
+   * Run `dispatch` at once (a mounted parser reads the body as it comes) and take the permit when the body
+   * has arrived; a stalled, oversized or refused (503) body answers its error now, and the handler's late
+   * answer is dropped, as after a timeout.
+   */
+  const admittedAfterBody = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
+    const state = ctx.state;
+    const guard = guardBody(ctx.req, body);
+    const work = dispatch();
+    const admitted = guard.arrived.then(() => {
+      runtime.admit(state);
+      return NEVER;
+    });
+    try {
+      await Promise.race([work, admitted]);
+    } catch (err) {
+      if (!state.timedOut) {
+        state.timedOut = true;
+        work.catch(() => {});
+        state.abort.abort(err);
+      }
+      throw err;
+    } finally {
+      guard.stop();
+    }
   };
 
   const inner = cors
