@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { InvalidArgument, ServiceUnavailable } from '../errors/index.js';
+import { Cancelled, InvalidArgument, ServiceUnavailable } from '../errors/index.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
 import { workerStart } from '../threads/worker-start.js';
 import { rebuildError } from './model-errors.js';
@@ -21,6 +21,11 @@ export interface RunnerPoolOptions {
   /** Worker threads; default `defaultInstances()`. */
   instances?: number;
   /**
+   * Most calls waiting for a free thread; one more is refused at once with 503 `RUNNER_QUEUE_FULL` and
+   * `Retry-After`. Default `DEFAULT_MAX_QUEUED`.
+   */
+  maxQueued?: number;
+  /**
    * Move input buffers to the worker instead of copying them (default false). The caller's typed arrays that
    * own their whole buffer are then detached: only for inputs used once (a request's tensors).
    */
@@ -37,12 +42,26 @@ interface Call {
   inputs: NamedTensors;
   resolve(outputs: NamedTensors): void;
   reject(err: Error): void;
+  /** Settled already (its caller went away): a late answer from the thread is dropped. */
+  done?: boolean;
+  /** Stops listening to the caller's signal. */
+  unlisten?: () => void;
 }
+
+/** Calls that may wait for a free runner thread by default: as many as the server lets in at once (`maxConcurrency`). */
+export const DEFAULT_MAX_QUEUED = 128;
 
 interface Instance {
   worker: Worker;
   /** The calls sent to this thread and not answered yet, by id. */
   current: Map<number, Call>;
+}
+
+/** The error a dropped call's caller gets: the signal's own reason (a timeout's 504) when it is an error. */
+function gone(signal: AbortSignal): Error {
+  return signal.reason instanceof Error
+    ? signal.reason
+    : new Cancelled('The caller went away before the model ran its call');
 }
 
 /** Most waiting calls one free thread takes in one message. */
@@ -160,6 +179,8 @@ export class RunnerPool implements ModelRunner {
     const call = instance.current.get(outcome.id);
     if (!call) return;
     instance.current.delete(outcome.id);
+    call.unlisten?.();
+    if (call.done) return;
     if ('outputs' in outcome) call.resolve(fromWire(outcome.outputs));
     else call.reject(rebuildError(this.options.model, outcome.error));
   }
@@ -208,15 +229,47 @@ export class RunnerPool implements ModelRunner {
     }
   }
 
-  run(inputs: NamedTensors): Promise<NamedTensors> {
+  run(inputs: NamedTensors, signal?: AbortSignal): Promise<NamedTensors> {
     if (this.closed) return Promise.reject(new ServiceUnavailable(`Model '${this.options.model}' is closed`));
     if (this.failure) return Promise.reject(this.failure);
+    if (signal?.aborted) return Promise.reject(gone(signal));
+    const instance = this.idle.pop();
+    if (!instance && this.waiting.length >= (this.options.maxQueued ?? DEFAULT_MAX_QUEUED)) {
+      return Promise.reject(
+        new ServiceUnavailable(
+          `Model '${this.options.model}' is overloaded: ${this.waiting.length} calls wait for a runner`,
+          { code: 'RUNNER_QUEUE_FULL', headers: { 'retry-after': '1' } },
+        ),
+      );
+    }
     return new Promise<NamedTensors>((resolve, reject) => {
       const call: Call = { id: this.nextId++, inputs, resolve, reject };
-      const instance = this.idle.pop();
+      if (signal) {
+        const onAbort = () => this.drop(call, signal);
+        signal.addEventListener('abort', onAbort, { once: true });
+        call.unlisten = () => signal.removeEventListener('abort', onAbort);
+      }
       if (instance) this.send(instance, [call]);
       else this.waiting.push(call);
     });
+  }
+
+  /**
+   * The caller of `call` went away (left, or its deadline passed): it is answered now, and the call is taken
+   * off the queue, or skipped by its thread if it has not started there. A run already under way finishes
+   * (a native run cannot be stopped safely); its answer is dropped.
+   */
+  private drop(call: Call, signal: AbortSignal): void {
+    if (call.done) return;
+    call.done = true;
+    call.unlisten?.();
+    const at = this.waiting.indexOf(call);
+    if (at >= 0) this.waiting.splice(at, 1);
+    else {
+      const instance = this.all.find((i) => i.current.has(call.id));
+      instance?.worker.postMessage({ type: 'cancel', ids: [call.id] } satisfies ToWorker);
+    }
+    call.reject(gone(signal));
   }
 
   async close(): Promise<void> {

@@ -101,7 +101,7 @@ export async function startModel({
   return {
     ...described,
     instances: pool.instances,
-    run: (inputs) => pool.run(inputs),
+    run: (inputs, signal) => pool.run(inputs, signal),
     close: () => pool.close(),
   };
 }

@@ -146,3 +146,43 @@ describe('RunnerPool: model calls in worker threads', () => {
     ).rejects.toThrow(/cannot be loaded/);
   });
 });
+
+describe('RunnerPool: calls whose caller is gone, and the queue bound', () => {
+  const busy = (ms: number) => ({ busy: x(ms) });
+
+  it('drops waiting calls whose signal fires, in the queue and in a thread’s burst, without running them', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 1 });
+    const first = pool.run(busy(200));
+    const callers = Array.from({ length: 16 }, () => new AbortController());
+    const dropped = callers.map((c) => pool!.run(busy(200), c.signal));
+    expect(pool.queued).toBe(16);
+    // Half leave while queued; the rest once the thread has taken them all in one burst.
+    for (const c of callers.slice(0, 8)) c.abort(new Error('client left'));
+    expect(pool.queued).toBe(8);
+    const early = await Promise.allSettled(dropped.slice(0, 8));
+    expect(early.every((r) => r.status === 'rejected' && (r.reason as Error).message === 'client left')).toBe(
+      true,
+    );
+    await first;
+    expect(pool.queued).toBe(0);
+    for (const c of callers.slice(8)) c.abort(new Error('deadline'));
+    await Promise.allSettled(dropped);
+    // The call that started when the callers left may finish; none of the 15 others ran.
+    const runs = (await pool.run({ runs: x(1) })).y!.data as Float32Array;
+    expect(runs[0]).toBeLessThanOrEqual(2);
+  });
+
+  it('refuses a call at once with 503 RUNNER_QUEUE_FULL when maxQueued calls wait', async () => {
+    pool = await RunnerPool.start({
+      model: 'double',
+      workerModule: WORKER,
+      init: {},
+      instances: 1,
+      maxQueued: 2,
+    });
+    const held = [pool.run(busy(100)), pool.run({ x: x(1) }), pool.run({ x: x(2) })];
+    await expect(pool.run({ x: x(3) })).rejects.toMatchObject({ code: 'RUNNER_QUEUE_FULL', httpStatus: 503 });
+    await Promise.all(held);
+    expect([...((await pool.run({ x: x(4) })).y!.data as Float32Array)]).toEqual([8]);
+  });
+});
