@@ -1,5 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddingExpected, writeEmbedding } from '../../onnx/test/fixtures/test-models.js';
+import {
+  embeddingExpected,
+  writeEmbedding,
+  writeFill,
+  writeWiden,
+} from '../../onnx/test/fixtures/test-models.js';
 import { ModelServers, postJson } from './model-servers.js';
 
 /*
@@ -12,6 +18,26 @@ const servers = new ModelServers();
 
 beforeAll(() => servers.open('tiffin-callers-'));
 afterAll(() => servers.close());
+
+/** The server process's resident memory in MB (Linux). */
+function rssMb(pid: number | undefined): number {
+  const line = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(line?.[1] ?? 0) / 1024;
+}
+
+/** `/livez` probes, one after another, until `done` settles: how many there were and how many answered 200. */
+async function probeWhile(url: string, done: Promise<unknown>): Promise<{ sent: number; ok: number }> {
+  let finished = false;
+  void done.finally(() => {
+    finished = true;
+  });
+  const counts = { sent: 0, ok: 0 };
+  while (!finished) {
+    counts.sent++;
+    if ((await fetch(`${url}/livez`)).status === 200) counts.ok++;
+  }
+  return counts;
+}
 
 describe('a batched model: one caller’s bad value fails that caller only', () => {
   let url: string;
@@ -41,4 +67,52 @@ describe('a batched model: one caller’s bad value fails that caller only', () 
     expect(refused.json.code).toBe('MODEL_RUN_FAILED');
     expect((await fetch(`${url}/livez`)).status).toBe(200);
   });
+});
+
+describe('answers whose size a request decides are bounded before they are encoded', () => {
+  let widen: string;
+  let widenPid: number | undefined;
+  let fill: string;
+  beforeAll(async () => {
+    const at = servers.processes.length;
+    [widen, fill] = await Promise.all([
+      servers.serve([writeWiden(servers.dir, 64), '--no-batching']),
+      servers.serve([writeFill(servers.dir)]),
+    ]);
+    widenPid = servers.processes[at]!.child.pid;
+  }, 60_000);
+
+  it('refuses a ×64 answer past maxAnswerElements with 422 ANSWER_TOO_LARGE, and sends a large one off the event loop', async () => {
+    const before = rssMb(widenPid);
+    // 80,000 values (~0.6 MB of JSON) that become 5.1 M: over the 4,194,304 an answer may hold.
+    const big = JSON.stringify([Array.from({ length: 80_000 }, (_, i) => (i % 100) / 8)]);
+    const refused = postJson(`${widen}/predict`, big);
+    const probes = await probeWhile(widen, refused);
+    expect((await refused).status).toBe(422);
+    expect((await refused).json.code).toBe('ANSWER_TOO_LARGE');
+    expect(probes.ok).toBe(probes.sent);
+    // 20,000 values become 1.28 M (some 6 MB of JSON), written in a worker thread while /livez answers.
+    const large = postJson(`${widen}/predict`, [Array.from({ length: 20_000 }, (_, i) => (i % 100) / 8)]);
+    const during = await probeWhile(widen, large);
+    const answer = await large;
+    expect(answer.status).toBe(200);
+    expect((answer.json as unknown as number[][])[0]!.length).toBe(1_280_000);
+    expect(during.ok).toBe(during.sent);
+    expect(rssMb(widenPid) - before).toBeLessThan(600);
+  }, 60_000);
+
+  it('bounds an answer whose size is an input value (zeros of the shape sent)', async () => {
+    const small = await postJson(`${fill}/predict`, [2, 3]);
+    expect(small).toEqual({
+      status: 200,
+      json: [
+        [0, 0, 0],
+        [0, 0, 0],
+      ],
+    });
+    const refused = await postJson(`${fill}/predict`, [4096, 4096]);
+    expect(refused.status).toBe(422);
+    expect(refused.json.code).toBe('ANSWER_TOO_LARGE');
+    expect((await postJson(`${fill}/predict`, [1, 2])).status).toBe(200);
+  }, 60_000);
 });
