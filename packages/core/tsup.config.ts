@@ -1,8 +1,8 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  // Large answers are written as JSON in worker threads started on dist/answer-thread.js.
-  entry: { index: 'src/index.ts', internal: 'src/internal.ts', 'answer-thread': 'src/io/answer-thread.ts' },
+  // Large JSON bodies and answers are read and written in worker threads started on dist/json-thread.js.
+  entry: { index: 'src/index.ts', internal: 'src/internal.ts', 'json-thread': 'src/io/json-thread.ts' },
   format: ['esm'],
   // Consumers resolve through dist; the 'source' condition is for tests and tsc only.
   dts: {

@@ -67,6 +67,16 @@ describe('a batched model: one caller’s bad value fails that caller only', () 
     expect(refused.json.code).toBe('MODEL_RUN_FAILED');
     expect((await fetch(`${url}/livez`)).status).toBe(200);
   });
+
+  it('reads a large JSON body in a worker thread while /livez answers, and refuses it with a 4xx', async () => {
+    // 2.4 MB (a JSON thread takes bodies from 1 MiB); the 32 MiB the server accepts reads the same way, slower.
+    const body = `[${new Array(300_000).fill('[1,2,3]').join(',')}]`;
+    const big = postJson(`${url}/predict`, body);
+    const probes = await probeWhile(url, big);
+    expect([400, 422]).toContain((await big).status);
+    expect(probes.ok).toBe(probes.sent);
+    expect((await postJson(`${url}/predict`, [[1, 2, 3]])).status).toBe(200);
+  }, 60_000);
 });
 
 describe('answers whose size a request decides are bounded before they are encoded', () => {

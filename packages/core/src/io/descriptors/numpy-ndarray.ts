@@ -34,6 +34,7 @@ import { checkAnswerSize } from '../answer-size.js';
 import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { exampleArray, exampleElement } from '../example-values.js';
+import { jsonThreads, type MovedArray, OFF_LOOP_BODY_BYTES } from '../json-threads.js';
 import type { WireForm } from '../wire-form.js';
 import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
 
@@ -178,15 +179,27 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   async fromHttpRequest(request: HttpRequest): Promise<NDArray> {
     const body = await request.body();
     const maxDepth = request.limits.maxDepth;
+    if (body.byteLength < OFF_LOOP_BODY_BYTES) return this.validate(this.parseBody(body, maxDepth));
+    const copy = Uint8Array.from(body);
+    const got = await jsonThreads().run<MovedArray>(
+      'ndarrayFromJson',
+      [copy, this.dtype, maxDepth],
+      [copy.buffer],
+    );
+    return this.validate(new NDArray(got.data as never, got.shape, got.dtype as never));
+  }
+
+  /** The body's array before validation (JSON, converted to `dtype`); large bodies run this in a JSON thread. */
+  parseBody(body: Buffer, maxDepth: number): NDArray {
     const fast = this.fromBodyFast(body, maxDepth);
-    if (fast) return this.validate(fast);
+    if (fast) return fast;
     let parsed: unknown;
     try {
       parsed = parseJsonBytes(body, { exact: true, maxDepth });
     } catch (err) {
       throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
     }
-    return this.validate(this.toArray(parsed, 'NumpyNdarray input'));
+    return this.toArray(parsed, 'NumpyNdarray input');
   }
 
   /**

@@ -19,6 +19,7 @@ import { answerJson } from '../answer-json.js';
 import { checkAnswerSize } from '../answer-size.js';
 import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
+import { jsonThreads, type MovedArray, OFF_LOOP_BODY_BYTES } from '../json-threads.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { requireArgs } from './common.js';
 
@@ -104,9 +105,26 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<NamedTensors> {
+    const body = await request.body();
+    const maxDepth = request.limits.maxDepth;
+    if (body.byteLength < OFF_LOOP_BODY_BYTES) return this.parseBody(body, maxDepth);
+    const copy = Uint8Array.from(body);
+    const got = await jsonThreads().run<Record<string, MovedArray>>(
+      'tensorsFromJson',
+      [copy, this.model, [...this.tensors], maxDepth],
+      [copy.buffer],
+    );
+    const arrays: NamedTensors = {};
+    for (const [name, a] of Object.entries(got))
+      arrays[name] = new NDArray(a.data as never, a.shape, a.dtype as never);
+    return arrays;
+  }
+
+  /** The body's checked tensors; large bodies run this in a JSON thread. */
+  parseBody(body: Buffer, maxDepth: number): NamedTensors {
     let parsed: unknown;
     try {
-      parsed = parseJsonBytes(await request.body(), { exact: true, maxDepth: request.limits.maxDepth });
+      parsed = parseJsonBytes(body, { exact: true, maxDepth });
     } catch (err) {
       throw new BadInput(`Tensors: request body is not valid JSON: ${(err as Error).message}`);
     }
