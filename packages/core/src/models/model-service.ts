@@ -146,5 +146,15 @@ function buildModelService(
     });
   }
   svc.api(api as ApiOptions<IODescriptor, IODescriptor> & { batchable?: false }, call as never);
+  // No runner left is a model that cannot answer: not ready, so traffic goes elsewhere, while /livez stays up.
+  svc.addReadinessCheck(() => {
+    let runnerNow: ModelRunner;
+    try {
+      runnerNow = runner();
+    } catch {
+      return 'the model is not loaded yet';
+    }
+    return (runnerNow as Partial<LoadedModel>).health?.() ?? true;
+  });
   return svc;
 }

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { Cancelled, InvalidArgument, ServiceUnavailable } from '../errors/index.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
 import { workerStart } from '../threads/worker-start.js';
@@ -26,6 +26,11 @@ export interface RunnerPoolOptions {
    */
   maxQueued?: number;
   /**
+   * Each thread's heap caps (`resourceLimits` of `new Worker`); default `DEFAULT_RUNNER_LIMITS`. A thread
+   * that exceeds them dies alone and is replaced; the runtime's own native memory is not counted.
+   */
+  resourceLimits?: ResourceLimits;
+  /**
    * Move input buffers to the worker instead of copying them (default false). The caller's typed arrays that
    * own their whole buffer are then detached: only for inputs used once (a request's tensors).
    */
@@ -47,6 +52,12 @@ interface Call {
   /** Stops listening to the caller's signal. */
   unlisten?: () => void;
 }
+
+/** A runner thread's JavaScript heap by default: its inputs and outputs pass through it, its model does not. */
+export const DEFAULT_RUNNER_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 2048 };
+
+/** Threads that died and were started again within the last minute, at most: beyond, a crashing model stays down. */
+const MAX_REPLACEMENTS_PER_MINUTE = 5;
 
 /** Calls that may wait for a free runner thread by default: as many as the server lets in at once (`maxConcurrency`). */
 export const DEFAULT_MAX_QUEUED = 128;
@@ -104,6 +115,9 @@ export class RunnerPool implements ModelRunner {
   private nextId = 1;
   private closed = false;
   private failure: Error | undefined;
+  /** When recent replacements were started (ms), to stop a crash loop. */
+  private readonly replaced: number[] = [];
+  private target = 0;
 
   private constructor(private readonly options: RunnerPoolOptions) {}
 
@@ -113,6 +127,7 @@ export class RunnerPool implements ModelRunner {
     if (!Number.isInteger(count) || count < 1)
       throw new InvalidArgument(`instances must be a positive integer, got ${String(count)}`);
     const pool = new RunnerPool(options);
+    pool.target = count;
     const started = await Promise.allSettled(Array.from({ length: count }, () => pool.startOne()));
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) {
@@ -140,26 +155,37 @@ export class RunnerPool implements ModelRunner {
   private startOne(): Promise<void> {
     const { file, execArgv } = workerStart(this.options.workerModule);
     const boot: WorkerBoot = { entry: this.options.workerModule.href, init: this.options.init };
-    const worker = new Worker(file, { workerData: boot, execArgv });
+    const worker = new Worker(file, {
+      workerData: boot,
+      execArgv,
+      resourceLimits: this.options.resourceLimits ?? DEFAULT_RUNNER_LIMITS,
+    });
     const instance: Instance = { worker, current: new Map() };
     this.all.push(instance);
     return new Promise<void>((resolve, reject) => {
       let ready = false;
+      // A thread that never got ready leaves the pool (and is stopped), so it is not counted as a runner.
+      const failed = (err: Error) => {
+        const at = this.all.indexOf(instance);
+        if (at >= 0) this.all.splice(at, 1);
+        worker.terminate().catch(() => 0);
+        reject(err);
+      };
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'ready') {
           ready = true;
           this.release(instance);
           resolve();
-        } else if (message.type === 'init-failed') reject(rebuildError(this.options.model, message.error));
+        } else if (message.type === 'init-failed') failed(rebuildError(this.options.model, message.error));
         else this.settle(instance, message);
       });
       worker.on('error', (err) => {
-        if (!ready) reject(err);
+        if (!ready) failed(err);
         else this.lose(instance, err);
       });
       worker.on('exit', (code) => {
         if (!ready)
-          reject(
+          failed(
             new Error(
               `The runner thread of model '${this.options.model}' exited while loading (code ${code})`,
             ),
@@ -195,12 +221,40 @@ export class RunnerPool implements ModelRunner {
     for (const call of instance.current.values())
       call.reject(rebuildError(this.options.model, { message: err.message, type: 'Error' }));
     instance.current.clear();
+    if (!this.closed) this.replace();
+    this.failIfEmpty(err);
+  }
+
+  /** No thread is left, running or starting: every waiting call fails, and so does every new one. */
+  private failIfEmpty(err: Error): void {
     if (this.all.length === 0 && !this.closed) {
       this.failure = new ServiceUnavailable(
         `Model '${this.options.model}' has no runner left: ${err.message}`,
       );
       for (const call of this.waiting.splice(0)) call.reject(this.failure);
     }
+  }
+
+  /**
+   * Start a thread in place of a dead one (out of memory, a crash in the runtime), unless more than
+   * `MAX_REPLACEMENTS_PER_MINUTE` were started in the last minute. Waiting calls wait for it.
+   */
+  private replace(): void {
+    const now = performance.now();
+    while (this.replaced.length > 0 && now - this.replaced[0]! > 60_000) this.replaced.shift();
+    if (this.replaced.length >= MAX_REPLACEMENTS_PER_MINUTE || this.all.length >= this.target) return;
+    this.replaced.push(now);
+    // A thread that fails to start is taken out of the pool by `startOne`.
+    this.startOne().catch((err: unknown) =>
+      this.failIfEmpty(err instanceof Error ? err : new Error(String(err))),
+    );
+  }
+
+  /** Why the pool cannot take calls now (no runner left), or null while at least one runs or is starting. */
+  health(): string | null {
+    if (this.closed) return `model '${this.options.model}' is closed`;
+    if (this.all.length === 0) return `model '${this.options.model}' has no runner left`;
+    return null;
   }
 
   /** A thread is free: it takes its share of the waiting calls, or waits for the next one. */

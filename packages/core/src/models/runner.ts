@@ -33,4 +33,9 @@ export interface LoadedModel extends ModelRunner {
   readonly metadata: Readonly<Record<string, unknown>>;
   /** Calls that may run at once: the worker threads, or 1 when the model runs on the event loop (`instances: 0`). */
   readonly instances: number;
+  /**
+   * Why the model cannot take calls now (every runner thread died and none could be started again), or null.
+   * A zero-code service reports it on `/readyz`; `/livez` stays up (the process itself is fine).
+   */
+  health?(): string | null;
 }

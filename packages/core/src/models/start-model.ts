@@ -103,6 +103,7 @@ export async function startModel({
     instances: pool.instances,
     run: (inputs, signal) => pool.run(inputs, signal),
     close: () => pool.close(),
+    health: () => pool.health(),
   };
 }
 

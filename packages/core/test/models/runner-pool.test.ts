@@ -72,10 +72,10 @@ describe('RunnerPool: model calls in worker threads', () => {
     expect([...((await pool.run({ x: x(3) })).y!.data as Float32Array)]).toEqual([6]);
   });
 
-  it('a thread that dies fails its call; the other instances go on', async () => {
+  it('a thread that dies fails its call; the other instances go on, and a new thread takes its place', async () => {
     pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 2 });
     await expect(pool.run({ crash: x(1) })).rejects.toMatchObject({ code: 'MODEL_RUN_FAILED' });
-    expect(pool.instances).toBe(1);
+    expect(pool.instances).toBe(2);
     expect([...((await pool.run({ x: x(4) })).y!.data as Float32Array)]).toEqual([8]);
   });
 
@@ -125,7 +125,7 @@ describe('RunnerPool: model calls in worker threads', () => {
     await Promise.allSettled([...blockers, ...queued]);
     const results = await Promise.allSettled(queued);
     expect(results.some((r) => r.status === 'rejected')).toBe(true);
-    expect(pool.instances).toBe(1);
+    expect(pool.instances).toBe(2);
     expect([...((await pool.run({ x: x(4) })).y!.data as Float32Array)]).toEqual([8]);
   });
 
@@ -185,4 +185,23 @@ describe('RunnerPool: calls whose caller is gone, and the queue bound', () => {
     await Promise.all(held);
     expect([...((await pool.run({ x: x(4) })).y!.data as Float32Array)]).toEqual([8]);
   });
+});
+
+describe('RunnerPool: dead threads are replaced, and a pool with none left says so', () => {
+  it('replaces the only thread when it dies: waiting and later calls are answered by the new one', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 1 });
+    const crashed = pool.run({ crash: x(1) });
+    const waiting = pool.run({ x: x(5) });
+    await expect(crashed).rejects.toMatchObject({ code: 'MODEL_RUN_FAILED' });
+    expect(pool.health()).toBeNull();
+    expect([...((await waiting).y!.data as Float32Array)]).toEqual([10]);
+    expect(pool.instances).toBe(1);
+  });
+
+  it('stops replacing a thread that keeps dying (5 a minute): every call then fails fast and health names why', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 1 });
+    for (let i = 0; i < 6; i++) await expect(pool.run({ crash: x(1) })).rejects.toBeDefined();
+    expect(pool.health()).toMatch(/no runner left/);
+    await expect(pool.run({ x: x(1) })).rejects.toMatchObject({ httpStatus: 503 });
+  }, 120_000);
 });
