@@ -1,10 +1,14 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/internal.ts'],
+  // Large JSON bodies and answers are read and written in worker threads started on dist/json-thread.js.
+  entry: { index: 'src/index.ts', internal: 'src/internal.ts', 'json-thread': 'src/io/json-thread.ts' },
   format: ['esm'],
   // Consumers resolve through dist; the 'source' condition is for tests and tsc only.
-  dts: { compilerOptions: { customConditions: [] } },
+  dts: {
+    entry: { index: 'src/index.ts', internal: 'src/internal.ts' },
+    compilerOptions: { customConditions: [] },
+  },
   clean: true,
   sourcemap: true,
   target: 'node20',

@@ -64,7 +64,7 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
   // The per-call Context an API function and a descriptor are given.
   context: ['http', 'tasks'],
   // The descriptors: every wire form of a value.
-  io: ['context', 'encoding', 'errors', 'http', 'limits', 'ndarray', 'signature', 'wire'],
+  io: ['context', 'encoding', 'errors', 'http', 'limits', 'ndarray', 'signature', 'threads', 'wire'],
   service: ['context', 'errors', 'io', 'tasks'],
   openapi: ['io', 'service'],
   models: ['context', 'errors', 'io', 'ndarray', 'service', 'signature', 'store', 'threads', 'wire'],

@@ -23,6 +23,12 @@ export {
   npmVersion,
 } from './runtime-files.js';
 export * from './service-reference.js';
-export { type AdoptingStore, exportEntry, importEntry } from './store/archive.js';
+export {
+  type AdoptingStore,
+  defaultUnpackedLimit,
+  exportEntry,
+  type ImportOptions,
+  importEntry,
+} from './store/archive.js';
 export * from './store/package-store.js';
 export { resolveServeArgument, resolveServeTarget, type ServeTarget } from './store/serve-target.js';

@@ -1,10 +1,11 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { ModelStore } from '@tiffin/core';
-import { create as createTar, extract as extractTar } from 'tar';
+import { create as createTar, extract as extractTar, Header } from 'tar';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exportEntry, importEntry } from '../src/index.js';
+import { defaultUnpackedLimit, exportEntry, importEntry } from '../src/index.js';
 
 // Every store here is given its own root, so no $TIFFIN_HOME is read or changed.
 let home: string;
@@ -87,5 +88,38 @@ describe('store archives (exportEntry / importEntry)', () => {
     await expect(importEntry(target, archive)).rejects.toThrow();
     await expect(importEntry(target, notArchive)).rejects.toThrow();
     expect(await target.list()).toEqual([]);
+  });
+
+  it('refuses an archive whose members unpack past the limit from their headers, before writing anything', async () => {
+    // A member whose header says 2 GiB, followed by 1 MiB of its zeros: a bomb (2 GiB from ~1 MB of gzip) cut
+    // short so the test stays small. The header alone must refuse it.
+    const header = Buffer.alloc(512);
+    new Header({ path: 'files/w.bin', mode: 0o644, size: 2 ** 31, type: 'File', mtime: new Date(0) }).encode(
+      header,
+    );
+    const bomb = join(home, 'bomb.tar.gz');
+    await writeFile(bomb, gzipSync(Buffer.concat([header, Buffer.alloc(2 ** 20)])));
+    expect(defaultUnpackedLimit(2 ** 20)).toBeLessThan(2 ** 31);
+    const target = new ModelStore(join(home, 'target'));
+    await expect(importEntry(target, bomb)).rejects.toThrow(/unpacks to more than 1073741824 bytes/);
+    expect(await readdir(join(home, 'target', '.staging')).catch(() => [])).toEqual([]);
+    expect(await target.list()).toEqual([]);
+  });
+
+  it('checks the total of every member against maxUnpackedBytes; a larger honest archive passes with it raised', async () => {
+    const store = new ModelStore(join(home, 'models'));
+    const saved = await store.save({
+      name: 'zeros',
+      files: { a: new Uint8Array(3 << 20), b: new Uint8Array(3 << 20) },
+    });
+    const archive = join(home, 'zeros.tar.gz');
+    await exportEntry(store, saved.tag, archive);
+    const target = new ModelStore(join(home, 'target'));
+    // Each member is under 4 MiB, their sum is not.
+    await expect(importEntry(target, archive, { maxUnpackedBytes: 4 << 20 })).rejects.toThrow(
+      /unpacks to more than/,
+    );
+    expect(await readdir(join(home, 'target', '.staging')).catch(() => [])).toEqual([]);
+    expect((await importEntry(target, archive, { maxUnpackedBytes: 8 << 20 })).tag).toBe(saved.tag);
   });
 });

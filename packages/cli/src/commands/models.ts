@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { reportError } from '../errors.js';
 import { frameworkModule, resolveModelTarget } from '../serve/model-target.js';
 import { formatCreationTime } from '../store-output.js';
-import { registerStoreCommands } from './store-commands.js';
+import { MAX_UNPACKED_SIZE_OPTION, registerStoreCommands } from './store-commands.js';
 
 /** `tiffin models list|get|delete|export|import`: the local model store. */
 export function registerModels(program: Command): void {
@@ -50,10 +50,13 @@ function registerModelImport(models: Command): void {
       'save the model file or folder under this name (its signature is read from the model)',
     )
     .option('--module <module>', 'framework module when the file name does not tell (onnx, tfjs)')
-    .action(async (path: string, flags: { name?: string; module?: string }) => {
+    .option(...MAX_UNPACKED_SIZE_OPTION)
+    .action(async (path: string, flags: { name?: string; module?: string; maxUnpackedSize?: number }) => {
       try {
         if (flags.name === undefined) {
-          const entry = await importEntry(new ModelStore(), path);
+          const entry = await importEntry(new ModelStore(), path, {
+            maxUnpackedBytes: flags.maxUnpackedSize,
+          });
           process.stdout.write(`Imported model ${entry.tag}\n`);
           return;
         }

@@ -3,7 +3,15 @@ import { exportEntry, importEntry } from '@tiffin/build';
 import type { BaseManifest, EntryStore, StoreEntry } from '@tiffin/core/internal';
 import type { Command } from 'commander';
 import { reportError } from '../errors.js';
+import { parseNonNegativeInt } from '../options.js';
 import { type OutputFormat, parseOutputFormat, renderStructured, renderTable } from '../store-output.js';
+
+/** `--max-unpacked-size`: the bound on what an imported archive unpacks to, checked before extracting. */
+export const MAX_UNPACKED_SIZE_OPTION = [
+  '--max-unpacked-size <bytes>',
+  "most bytes the archive may unpack to (default: 100 times the archive's size, at least 1 GiB)",
+  parseNonNegativeInt,
+] as const;
 
 /** What differs between the model store's and the package store's list/get/delete/export/import commands. */
 export interface StoreCommandsSpec<M extends BaseManifest> {
@@ -103,9 +111,10 @@ export function registerStoreCommands<M extends BaseManifest>(
     .command('import')
     .description(`Add a ${noun} from an archive written by \`${spec.exportCommand}\``)
     .argument('<path>', 'archive path')
-    .action(async (path: string) => {
+    .option(...MAX_UNPACKED_SIZE_OPTION)
+    .action(async (path: string, flags: { maxUnpackedSize?: number }) => {
       try {
-        const entry = await importEntry(store(), path);
+        const entry = await importEntry(store(), path, { maxUnpackedBytes: flags.maxUnpackedSize });
         process.stdout.write(`Imported ${noun} ${entry.tag}\n`);
       } catch (err) {
         reportError(err);

@@ -83,6 +83,15 @@ export abstract class IODescriptor<In = unknown, Out = In> {
   abstract fromHttpRequest(request: HttpRequest): Promise<In>;
 
   /**
+   * Load what this descriptor needs before the server is ready (a module slow to import, decoding threads),
+   * so the first request does not pay for it on the event loop. Called once per service at startup; default:
+   * nothing.
+   */
+  prepare(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /**
    * The response for `value`: body, media type and the descriptor's own headers. The handler's status, headers
    * and cookies (`ctx.response`, docs/spec/io-descriptors.md §1.3 rule 4) are applied once by the HTTP route
    * (`applyResponseContext`), not here; `ctx` is given for reading (null when the value is not the result of

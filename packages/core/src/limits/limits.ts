@@ -32,6 +32,12 @@ export interface Limits {
    */
   maxValuesPerByte: number;
   /**
+   * Most values one answer may carry (the arrays of a NumpyNdarray or Tensors output, over HTTP, gRPC and the
+   * Open Inference Protocol), counted before it is encoded. More → 422 `ANSWER_TOO_LARGE`. Default 4,194,304
+   * (2^22; as JSON some 40–100 MB). An answer's size may depend on the request's values, not only its size.
+   */
+  maxAnswerElements: number;
+  /**
    * Bytes of one part's header block. Fixed by the multipart parser (busboy) at 16 KiB; longer → 400.
    * Listed here so that every bound is in one place; it cannot be raised.
    */
@@ -48,6 +54,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxPartNameLength: 1024,
   maxElements: 4_194_304,
   maxValuesPerByte: 16,
+  maxAnswerElements: 4_194_304,
   maxPartHeaderSize: PART_HEADER_SIZE,
 });
 

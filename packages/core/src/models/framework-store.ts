@@ -1,5 +1,7 @@
 import { InvalidArgument } from '../errors/index.js';
 import { type ModelSignature, readSignature } from '../signature/signature.js';
+import { unsafeRelativePath } from '../store/contained-path.js';
+import { CorruptedStoreEntry } from '../store/errors.js';
 import { ModelStore, type StoredModel } from '../store/model-store.js';
 import type { FrameworkModelMetadata, SaveFrameworkModelOptions } from './framework.js';
 
@@ -52,6 +54,11 @@ export function readFrameworkMetadata(model: StoredModel, module: string): Frame
   const m = model.manifest.metadata;
   if (typeof m.file !== 'string')
     throw new InvalidArgument(`Model '${model.tag}' has no model file in its metadata; save it again`);
+  // An imported manifest names its file: a path that leaves the entry is refused before anything opens it.
+  if (unsafeRelativePath(m.file) !== null)
+    throw new CorruptedStoreEntry(
+      `Model '${model.tag}' names a model file outside its entry; delete it and import or save it again`,
+    );
   const classes = Array.isArray(m.classes) ? m.classes.map(String) : undefined;
   const user =
     typeof m.user === 'object' && m.user !== null ? (m.user as Record<string, unknown>) : undefined;

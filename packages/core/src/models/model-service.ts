@@ -1,3 +1,4 @@
+import type { Context } from '../context/context.js';
 import { InvalidArgument, ServiceUnavailable } from '../errors/index.js';
 import type { IODescriptor } from '../io/descriptor.js';
 import { Tensors } from '../io/descriptors/tensors.js';
@@ -114,10 +115,13 @@ function buildModelService(
     : new Tensors({ model: model.name, tensors: signature.outputs });
   const inName = signature.inputs[0]!.name;
   const outName = signature.outputs[0]!.name;
-  const call = single
-    ? async (x: NDArray) => (await runner().run({ [inName]: x }))[outName]!
-    : (x: NamedTensors) => runner().run(x);
   const batching = signature.batchable && options.batching !== false ? (options.batching ?? {}) : null;
+  // A call alone carries its caller's signal, so a call whose client left or timed out never waits for a
+  // runner; a batch is made of callers still there (the batcher drops the others) and serves several.
+  const signalOf = (ctx: Context) => (batching ? undefined : ctx.request.signal);
+  const call = single
+    ? async (x: NDArray, ctx: Context) => (await runner().run({ [inName]: x }, signalOf(ctx)))[outName]!
+    : (x: NamedTensors, ctx: Context) => runner().run(x, signalOf(ctx));
   const doc =
     options.doc ??
     `Model \`${model.tag ?? model.name}\` (${model.module}).\n\nInputs: ${signature.inputs.map(describeTensor).join('; ')}\n\nOutputs: ${signature.outputs.map(describeTensor).join('; ')}${batching ? `\n\nBatched along dimension ${signature.batch_dim}.` : ''}`;
@@ -142,5 +146,15 @@ function buildModelService(
     });
   }
   svc.api(api as ApiOptions<IODescriptor, IODescriptor> & { batchable?: false }, call as never);
+  // No runner left is a model that cannot answer: not ready, so traffic goes elsewhere, while /livez stays up.
+  svc.addReadinessCheck(() => {
+    let runnerNow: ModelRunner;
+    try {
+      runnerNow = runner();
+    } catch {
+      return 'the model is not loaded yet';
+    }
+    return (runnerNow as Partial<LoadedModel>).health?.() ?? true;
+  });
   return svc;
 }

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
-import { InvalidArgument, ServiceUnavailable } from '../errors/index.js';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
+import { Cancelled, InvalidArgument, ServiceUnavailable } from '../errors/index.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
 import { workerStart } from '../threads/worker-start.js';
 import { rebuildError } from './model-errors.js';
@@ -21,6 +21,16 @@ export interface RunnerPoolOptions {
   /** Worker threads; default `defaultInstances()`. */
   instances?: number;
   /**
+   * Most calls waiting for a free thread; one more is refused at once with 503 `RUNNER_QUEUE_FULL` and
+   * `Retry-After`. Default `DEFAULT_MAX_QUEUED`.
+   */
+  maxQueued?: number;
+  /**
+   * Each thread's heap caps (`resourceLimits` of `new Worker`); default `DEFAULT_RUNNER_LIMITS`. A thread
+   * that exceeds them dies alone and is replaced; the runtime's own native memory is not counted.
+   */
+  resourceLimits?: ResourceLimits;
+  /**
    * Move input buffers to the worker instead of copying them (default false). The caller's typed arrays that
    * own their whole buffer are then detached: only for inputs used once (a request's tensors).
    */
@@ -37,12 +47,32 @@ interface Call {
   inputs: NamedTensors;
   resolve(outputs: NamedTensors): void;
   reject(err: Error): void;
+  /** Settled already (its caller went away): a late answer from the thread is dropped. */
+  done?: boolean;
+  /** Stops listening to the caller's signal. */
+  unlisten?: () => void;
 }
+
+/** A runner thread's JavaScript heap by default: its inputs and outputs pass through it, its model does not. */
+export const DEFAULT_RUNNER_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 2048 };
+
+/** Threads that died and were started again within the last minute, at most: beyond, a crashing model stays down. */
+const MAX_REPLACEMENTS_PER_MINUTE = 5;
+
+/** Calls that may wait for a free runner thread by default: as many as the server lets in at once (`maxConcurrency`). */
+export const DEFAULT_MAX_QUEUED = 128;
 
 interface Instance {
   worker: Worker;
   /** The calls sent to this thread and not answered yet, by id. */
   current: Map<number, Call>;
+}
+
+/** The error a dropped call's caller gets: the signal's own reason (a timeout's 504) when it is an error. */
+function gone(signal: AbortSignal): Error {
+  return signal.reason instanceof Error
+    ? signal.reason
+    : new Cancelled('The caller went away before the model ran its call');
 }
 
 /** Most waiting calls one free thread takes in one message. */
@@ -85,6 +115,9 @@ export class RunnerPool implements ModelRunner {
   private nextId = 1;
   private closed = false;
   private failure: Error | undefined;
+  /** When recent replacements were started (ms), to stop a crash loop. */
+  private readonly replaced: number[] = [];
+  private target = 0;
 
   private constructor(private readonly options: RunnerPoolOptions) {}
 
@@ -94,6 +127,7 @@ export class RunnerPool implements ModelRunner {
     if (!Number.isInteger(count) || count < 1)
       throw new InvalidArgument(`instances must be a positive integer, got ${String(count)}`);
     const pool = new RunnerPool(options);
+    pool.target = count;
     const started = await Promise.allSettled(Array.from({ length: count }, () => pool.startOne()));
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) {
@@ -121,26 +155,37 @@ export class RunnerPool implements ModelRunner {
   private startOne(): Promise<void> {
     const { file, execArgv } = workerStart(this.options.workerModule);
     const boot: WorkerBoot = { entry: this.options.workerModule.href, init: this.options.init };
-    const worker = new Worker(file, { workerData: boot, execArgv });
+    const worker = new Worker(file, {
+      workerData: boot,
+      execArgv,
+      resourceLimits: this.options.resourceLimits ?? DEFAULT_RUNNER_LIMITS,
+    });
     const instance: Instance = { worker, current: new Map() };
     this.all.push(instance);
     return new Promise<void>((resolve, reject) => {
       let ready = false;
+      // A thread that never got ready leaves the pool (and is stopped), so it is not counted as a runner.
+      const failed = (err: Error) => {
+        const at = this.all.indexOf(instance);
+        if (at >= 0) this.all.splice(at, 1);
+        worker.terminate().catch(() => 0);
+        reject(err);
+      };
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'ready') {
           ready = true;
           this.release(instance);
           resolve();
-        } else if (message.type === 'init-failed') reject(rebuildError(this.options.model, message.error));
+        } else if (message.type === 'init-failed') failed(rebuildError(this.options.model, message.error));
         else this.settle(instance, message);
       });
       worker.on('error', (err) => {
-        if (!ready) reject(err);
+        if (!ready) failed(err);
         else this.lose(instance, err);
       });
       worker.on('exit', (code) => {
         if (!ready)
-          reject(
+          failed(
             new Error(
               `The runner thread of model '${this.options.model}' exited while loading (code ${code})`,
             ),
@@ -160,6 +205,8 @@ export class RunnerPool implements ModelRunner {
     const call = instance.current.get(outcome.id);
     if (!call) return;
     instance.current.delete(outcome.id);
+    call.unlisten?.();
+    if (call.done) return;
     if ('outputs' in outcome) call.resolve(fromWire(outcome.outputs));
     else call.reject(rebuildError(this.options.model, outcome.error));
   }
@@ -174,12 +221,40 @@ export class RunnerPool implements ModelRunner {
     for (const call of instance.current.values())
       call.reject(rebuildError(this.options.model, { message: err.message, type: 'Error' }));
     instance.current.clear();
+    if (!this.closed) this.replace();
+    this.failIfEmpty(err);
+  }
+
+  /** No thread is left, running or starting: every waiting call fails, and so does every new one. */
+  private failIfEmpty(err: Error): void {
     if (this.all.length === 0 && !this.closed) {
       this.failure = new ServiceUnavailable(
         `Model '${this.options.model}' has no runner left: ${err.message}`,
       );
       for (const call of this.waiting.splice(0)) call.reject(this.failure);
     }
+  }
+
+  /**
+   * Start a thread in place of a dead one (out of memory, a crash in the runtime), unless more than
+   * `MAX_REPLACEMENTS_PER_MINUTE` were started in the last minute. Waiting calls wait for it.
+   */
+  private replace(): void {
+    const now = performance.now();
+    while (this.replaced.length > 0 && now - this.replaced[0]! > 60_000) this.replaced.shift();
+    if (this.replaced.length >= MAX_REPLACEMENTS_PER_MINUTE || this.all.length >= this.target) return;
+    this.replaced.push(now);
+    // A thread that fails to start is taken out of the pool by `startOne`.
+    this.startOne().catch((err: unknown) =>
+      this.failIfEmpty(err instanceof Error ? err : new Error(String(err))),
+    );
+  }
+
+  /** Why the pool cannot take calls now (no runner left), or null while at least one runs or is starting. */
+  health(): string | null {
+    if (this.closed) return `model '${this.options.model}' is closed`;
+    if (this.all.length === 0) return `model '${this.options.model}' has no runner left`;
+    return null;
   }
 
   /** A thread is free: it takes its share of the waiting calls, or waits for the next one. */
@@ -208,15 +283,47 @@ export class RunnerPool implements ModelRunner {
     }
   }
 
-  run(inputs: NamedTensors): Promise<NamedTensors> {
+  run(inputs: NamedTensors, signal?: AbortSignal): Promise<NamedTensors> {
     if (this.closed) return Promise.reject(new ServiceUnavailable(`Model '${this.options.model}' is closed`));
     if (this.failure) return Promise.reject(this.failure);
+    if (signal?.aborted) return Promise.reject(gone(signal));
+    const instance = this.idle.pop();
+    if (!instance && this.waiting.length >= (this.options.maxQueued ?? DEFAULT_MAX_QUEUED)) {
+      return Promise.reject(
+        new ServiceUnavailable(
+          `Model '${this.options.model}' is overloaded: ${this.waiting.length} calls wait for a runner`,
+          { code: 'RUNNER_QUEUE_FULL', headers: { 'retry-after': '1' } },
+        ),
+      );
+    }
     return new Promise<NamedTensors>((resolve, reject) => {
       const call: Call = { id: this.nextId++, inputs, resolve, reject };
-      const instance = this.idle.pop();
+      if (signal) {
+        const onAbort = () => this.drop(call, signal);
+        signal.addEventListener('abort', onAbort, { once: true });
+        call.unlisten = () => signal.removeEventListener('abort', onAbort);
+      }
       if (instance) this.send(instance, [call]);
       else this.waiting.push(call);
     });
+  }
+
+  /**
+   * The caller of `call` went away (left, or its deadline passed): it is answered now, and the call is taken
+   * off the queue, or skipped by its thread if it has not started there. A run already under way finishes
+   * (a native run cannot be stopped safely); its answer is dropped.
+   */
+  private drop(call: Call, signal: AbortSignal): void {
+    if (call.done) return;
+    call.done = true;
+    call.unlisten?.();
+    const at = this.waiting.indexOf(call);
+    if (at >= 0) this.waiting.splice(at, 1);
+    else {
+      const instance = this.all.find((i) => i.current.has(call.id));
+      instance?.worker.postMessage({ type: 'cancel', ids: [call.id] } satisfies ToWorker);
+    }
+    call.reject(gone(signal));
   }
 
   async close(): Promise<void> {

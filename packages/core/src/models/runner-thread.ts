@@ -28,6 +28,7 @@ export function serveRunnerInThread(load: RunnerLoader): void {
   load(boot.init).then(
     (runner) => {
       let lastRunMs = 0;
+      const cancelled = new Set<number>();
       const runBurst = async (calls: readonly WireCall[]) => {
         let held: WireOutcome[] = [];
         let moved = new Set<ArrayBuffer>();
@@ -40,6 +41,15 @@ export function serveRunnerInThread(load: RunnerLoader): void {
         for (const call of calls) {
           // Answer now what would otherwise wait past the hold for this run to end.
           if (held.length > 0 && performance.now() - heldSince + lastRunMs > RESULT_HOLD_MS) flush();
+          // After a long run, let the pool's messages in: a cancel for the calls still ahead may be waiting.
+          if (lastRunMs > RESULT_HOLD_MS) await new Promise((resolve) => setImmediate(resolve));
+          if (cancelled.delete(call.id)) {
+            held.push({
+              id: call.id,
+              error: { message: 'The caller went away before the call ran', type: 'Cancelled' },
+            });
+            continue;
+          }
           const started = performance.now();
           try {
             const outputs = await runner.run(fromWire(call.inputs));
@@ -54,10 +64,15 @@ export function serveRunnerInThread(load: RunnerLoader): void {
           if (held.length === 1) heldSince = ended;
         }
         flush();
+        cancelled.clear();
       };
       // Messages are handled in order: the pool sends a thread its next burst only once the last is answered.
       let running: Promise<void> = Promise.resolve();
       port.on('message', (message: ToWorker) => {
+        if (message.type === 'cancel') {
+          for (const id of message.ids) cancelled.add(id);
+          return;
+        }
         if (message.type === 'close') {
           running.finally(() => runner.close().finally(() => process.exit(0)));
           return;

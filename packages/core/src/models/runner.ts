@@ -6,7 +6,11 @@ import type { ModelSignature } from '../signature/signature.js';
  * by name. A framework's in-thread session, a pool of worker threads, or a test double all fit.
  */
 export interface ModelRunner {
-  run(inputs: NamedTensors): Promise<NamedTensors>;
+  /**
+   * Run one call. `signal` (the caller's: it fires when the client leaves or its deadline passes) drops the
+   * call if it has not started yet, so calls nobody waits for do not hold the runners.
+   */
+  run(inputs: NamedTensors, signal?: AbortSignal): Promise<NamedTensors>;
   /** Free the runtime's resources (sessions, threads). Idempotent. */
   close(): Promise<void>;
 }
@@ -29,4 +33,9 @@ export interface LoadedModel extends ModelRunner {
   readonly metadata: Readonly<Record<string, unknown>>;
   /** Calls that may run at once: the worker threads, or 1 when the model runs on the event loop (`instances: 0`). */
   readonly instances: number;
+  /**
+   * Why the model cannot take calls now (every runner thread died and none could be started again), or null.
+   * A zero-code service reports it on `/readyz`; `/livez` stays up (the process itself is fine).
+   */
+  health?(): string | null;
 }

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { InvalidArgument } from '../errors/index.js';
 import { applySignatureOverrides, type ModelSignature } from '../signature/signature.js';
+import { assertNoSymlinkEscape, containedPath } from '../store/contained-path.js';
 import { ModelStore } from '../store/model-store.js';
 import type { LoadFrameworkModelOptions } from './framework.js';
 import { readFrameworkMetadata } from './framework-store.js';
@@ -28,10 +28,14 @@ export async function resolveStoredModel(
 ): Promise<ResolvedModel> {
   const stored = await (options.store ?? new ModelStore()).get(tag);
   const meta = readFrameworkMetadata(stored, module);
+  // The manifest may come from an imported archive: its model file must be one of the entry's own files.
+  const what = `Model '${stored.tag}' file`;
+  const path = containedPath(stored.filesPath, meta.file, what);
+  await assertNoSymlinkEscape(stored.filesPath, path, what);
   return {
     name: stored.manifest.name,
     tag: stored.tag,
-    path: join(stored.filesPath, meta.file),
+    path,
     signature: applySignatureOverrides(meta.signature, options.signatures),
     classes: meta.classes,
     metadata: meta.user ?? {},
@@ -97,8 +101,9 @@ export async function startModel({
   return {
     ...described,
     instances: pool.instances,
-    run: (inputs) => pool.run(inputs),
+    run: (inputs, signal) => pool.run(inputs, signal),
     close: () => pool.close(),
+    health: () => pool.health(),
   };
 }
 

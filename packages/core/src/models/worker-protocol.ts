@@ -14,7 +14,11 @@ export type WireOutcome = { id: number; outputs: WireTensor[] } | { id: number; 
  * What the runner pool sends a worker thread. `run` carries the calls that were waiting when the thread
  * became free (a burst, run one after another): one message instead of one per call.
  */
-export type ToWorker = { type: 'run'; calls: WireCall[] } | { type: 'close' };
+export type ToWorker =
+  | { type: 'run'; calls: WireCall[] }
+  /** These calls of the current burst lost their caller: skip them if they have not started. */
+  | { type: 'cancel'; ids: number[] }
+  | { type: 'close' };
 
 /** What a worker thread sends back; `results` may answer several calls of a burst at once. */
 export type FromWorker =

@@ -313,8 +313,15 @@ export class Service<Apis extends ApiTypesMap = {}> {
     return null;
   }
 
-  /** Run startup hooks in registration order (the server calls this before it is ready). */
+  /**
+   * Prepare every API's descriptors (`IODescriptor.prepare`: modules they load, threads they start), then run
+   * startup hooks in registration order. The server calls this before it is ready, so the first request does
+   * not pay for loading on the event loop.
+   */
   async startup(): Promise<void> {
+    const descriptors = new Set<IODescriptor>();
+    for (const api of this.apiMap.values()) descriptors.add(api.input).add(api.output);
+    await Promise.all([...descriptors].map((d) => d.prepare()));
     for (const hook of this.startupHooks) await hook({ state: this.state });
   }
 

@@ -43,6 +43,11 @@ export class TaskPool {
     this.threads = options.threads ?? defaultThreads();
   }
 
+  /** Start every thread now (their modules load off the event loop), rather than on first use. */
+  start(): void {
+    while (this.started < this.threads) this.idle.push(this.spawn());
+  }
+
   /** Run `task(...args)` in a thread; `transfer` lists buffers moved there instead of copied. */
   run<T>(task: string, args: unknown[], transfer: ArrayBuffer[] = []): Promise<T> {
     return new Promise<T>((resolve, reject) => {

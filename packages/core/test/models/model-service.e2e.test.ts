@@ -118,3 +118,15 @@ describe('modelService: a service around a loaded model', () => {
     ]);
   });
 });
+
+describe('modelService: readiness follows the runners', () => {
+  it('answers /readyz 503 while the model has no runner left, and /livez 200', async () => {
+    const { model } = adder({}, 1);
+    let reason: string | null = null;
+    running = await start(modelService({ ...model, health: () => reason }));
+    expect((await fetch(`${running.url}/readyz`)).status).toBe(200);
+    reason = "model 'adder' has no runner left";
+    expect((await fetch(`${running.url}/readyz`)).status).toBe(503);
+    expect((await fetch(`${running.url}/livez`)).status).toBe(200);
+  });
+});

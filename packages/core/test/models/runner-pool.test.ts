@@ -72,10 +72,10 @@ describe('RunnerPool: model calls in worker threads', () => {
     expect([...((await pool.run({ x: x(3) })).y!.data as Float32Array)]).toEqual([6]);
   });
 
-  it('a thread that dies fails its call; the other instances go on', async () => {
+  it('a thread that dies fails its call; the other instances go on, and a new thread takes its place', async () => {
     pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 2 });
     await expect(pool.run({ crash: x(1) })).rejects.toMatchObject({ code: 'MODEL_RUN_FAILED' });
-    expect(pool.instances).toBe(1);
+    expect(pool.instances).toBe(2);
     expect([...((await pool.run({ x: x(4) })).y!.data as Float32Array)]).toEqual([8]);
   });
 
@@ -125,7 +125,7 @@ describe('RunnerPool: model calls in worker threads', () => {
     await Promise.allSettled([...blockers, ...queued]);
     const results = await Promise.allSettled(queued);
     expect(results.some((r) => r.status === 'rejected')).toBe(true);
-    expect(pool.instances).toBe(1);
+    expect(pool.instances).toBe(2);
     expect([...((await pool.run({ x: x(4) })).y!.data as Float32Array)]).toEqual([8]);
   });
 
@@ -145,4 +145,63 @@ describe('RunnerPool: model calls in worker threads', () => {
       RunnerPool.start({ model: 'double', workerModule: WORKER, init: { refuse: true }, instances: 2 }),
     ).rejects.toThrow(/cannot be loaded/);
   });
+});
+
+describe('RunnerPool: calls whose caller is gone, and the queue bound', () => {
+  const busy = (ms: number) => ({ busy: x(ms) });
+
+  it('drops waiting calls whose signal fires, in the queue and in a thread’s burst, without running them', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 1 });
+    const first = pool.run(busy(200));
+    const callers = Array.from({ length: 16 }, () => new AbortController());
+    const dropped = callers.map((c) => pool!.run(busy(200), c.signal));
+    expect(pool.queued).toBe(16);
+    // Half leave while queued; the rest once the thread has taken them all in one burst.
+    for (const c of callers.slice(0, 8)) c.abort(new Error('client left'));
+    expect(pool.queued).toBe(8);
+    const early = await Promise.allSettled(dropped.slice(0, 8));
+    expect(early.every((r) => r.status === 'rejected' && (r.reason as Error).message === 'client left')).toBe(
+      true,
+    );
+    await first;
+    expect(pool.queued).toBe(0);
+    for (const c of callers.slice(8)) c.abort(new Error('deadline'));
+    await Promise.allSettled(dropped);
+    // The call that started when the callers left may finish; none of the 15 others ran.
+    const runs = (await pool.run({ runs: x(1) })).y!.data as Float32Array;
+    expect(runs[0]).toBeLessThanOrEqual(2);
+  });
+
+  it('refuses a call at once with 503 RUNNER_QUEUE_FULL when maxQueued calls wait', async () => {
+    pool = await RunnerPool.start({
+      model: 'double',
+      workerModule: WORKER,
+      init: {},
+      instances: 1,
+      maxQueued: 2,
+    });
+    const held = [pool.run(busy(100)), pool.run({ x: x(1) }), pool.run({ x: x(2) })];
+    await expect(pool.run({ x: x(3) })).rejects.toMatchObject({ code: 'RUNNER_QUEUE_FULL', httpStatus: 503 });
+    await Promise.all(held);
+    expect([...((await pool.run({ x: x(4) })).y!.data as Float32Array)]).toEqual([8]);
+  });
+});
+
+describe('RunnerPool: dead threads are replaced, and a pool with none left says so', () => {
+  it('replaces the only thread when it dies: waiting and later calls are answered by the new one', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 1 });
+    const crashed = pool.run({ crash: x(1) });
+    const waiting = pool.run({ x: x(5) });
+    await expect(crashed).rejects.toMatchObject({ code: 'MODEL_RUN_FAILED' });
+    expect(pool.health()).toBeNull();
+    expect([...((await waiting).y!.data as Float32Array)]).toEqual([10]);
+    expect(pool.instances).toBe(1);
+  });
+
+  it('stops replacing a thread that keeps dying (5 a minute): every call then fails fast and health names why', async () => {
+    pool = await RunnerPool.start({ model: 'double', workerModule: WORKER, init: {}, instances: 1 });
+    for (let i = 0; i < 6; i++) await expect(pool.run({ crash: x(1) })).rejects.toBeDefined();
+    expect(pool.health()).toMatch(/no runner left/);
+    await expect(pool.run({ x: x(1) })).rejects.toMatchObject({ httpStatus: 503 });
+  }, 120_000);
 });

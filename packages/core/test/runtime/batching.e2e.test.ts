@@ -216,7 +216,7 @@ describe('adaptive batching (NumpyNdarray over HTTP)', () => {
 });
 
 describe('a batch whose function throws', () => {
-  it('answers every caller in the batch with the error', async () => {
+  it('answers every caller with the error when the function fails for each of them (the batch is retried in halves)', async () => {
     const gate = latch();
     let calls = 0;
     const svc = new Service('throws');
@@ -244,7 +244,7 @@ describe('a batch whose function throws', () => {
     for (const [status, body] of await Promise.all(rest)) {
       expect(status).toBe(400);
       expect(globalThis.JSON.parse(body as string)).toMatchObject({
-        error: 'cannot shout 3 lines',
+        error: 'cannot shout 1 lines',
         type: 'BadInput',
       });
     }

@@ -304,7 +304,12 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   } else {
     generationApis(
       'img2img',
-      new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits, pipelineFamily(modelDir))) }),
+      new Multipart({
+        // The side bound as a pixel bound, read from the image's header: a larger picture is refused (413)
+        // before a pixel of it is decoded, not after a full decode.
+        img: new Image({ max_pixels: limits.maxSize * limits.maxSize }),
+        data: jsonModel(img2imgSchema(limits, pipelineFamily(modelDir))),
+      }),
       'Re-draw an image guided by a prompt (JPEG; several images: multipart/mixed).',
       (parts) => {
         const body = parts.data as Img2ImgBody;

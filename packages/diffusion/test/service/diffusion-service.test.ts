@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
 import { MemoryLogger, NDArray, type ServerHandle, serve } from '@tiffin/core';
 import { readResponseBody } from '@tiffin/core/internal';
 import { encodeBmp, Image } from '@tiffin/io-image';
@@ -390,6 +391,43 @@ describe('img2img (an SDXL folder: the service serves either family the same way
     const body = (await skip.json()) as { error: string; code: string };
     expect(body.error).toMatch(/clip_skip is not supported for SDXL/);
     expect(body.code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('refuses an image over the size bound from its header, before decoding it (8 at once)', async () => {
+    // A PNG whose header says 9000×9000 (81 M pixels, under io-image's own default bound): the header alone
+    // must refuse it.
+    const chunk = (type: string, data: Buffer) => {
+      const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+      const out = Buffer.alloc(12 + data.length);
+      out.writeUInt32BE(data.length, 0);
+      body.copy(out, 4);
+      out.writeUInt32BE(crc32(body), 8 + data.length);
+      return out;
+    };
+    const ihdr = Buffer.alloc(13);
+    ihdr.writeUInt32BE(9000, 0);
+    ihdr.writeUInt32BE(9000, 4);
+    ihdr.set([8, 2, 0, 0, 0], 8);
+    const png = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk('IHDR', ihdr),
+      chunk('IDAT', deflateSync(Buffer.alloc(9000 * 3 + 1))),
+      chunk('IEND', Buffer.alloc(0)),
+    ]);
+    const send = () => {
+      const form = new FormData();
+      form.set('img', new Blob([png], { type: 'image/png' }), 'huge.png');
+      form.set(
+        'data',
+        new Blob([JSON.stringify({ prompt: 'a dog', num_inference_steps: 2 })], { type: 'application/json' }),
+      );
+      return fetch(`${img2img.url}/img2img`, { method: 'POST', body: form });
+    };
+    const answers = await Promise.all(Array.from({ length: 8 }, send));
+    for (const res of answers) {
+      expect(res.status).toBe(413);
+      expect(((await res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
+    }
   });
 
   it("takes SDXL img2img's prompt_2 and micro-conditioning, and refuses negative_crops_coords_top_left (diffusers' img2img ignores it)", async () => {

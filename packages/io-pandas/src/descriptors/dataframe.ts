@@ -32,7 +32,7 @@ import {
 import { frameView, isDataFrame, tableToDanfo, tableToDanfoInSlices } from '../danfo/convert.js';
 import { type DataFrame, loadDanfo } from '../danfo/load.js';
 import { frameToCsv } from '../formats/csv.js';
-import { decodeTableOffThread } from '../formats/decode-off-thread.js';
+import { decodeTableOffThread, prepareTables } from '../formats/decode-off-thread.js';
 import { decodeTable, type TableDecoding } from '../formats/decode-table.js';
 import { checkFormat, FORMATS, type Format, requestFormat } from '../formats/format.js';
 import { frameToJson } from '../formats/json-write.js';
@@ -151,6 +151,11 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
   /** Decode one body in `format` to a typed table (no danfo yet), on this thread. */
   async decode(body: Buffer, format: Format, limits: Readonly<Limits> = DEFAULT_LIMITS): Promise<Table> {
     return decodeTable(body, this.decoding(format, limits));
+  }
+
+  /** danfo and the decoding threads load at startup, not on the first body (which held `/livez` for seconds). */
+  override prepare(): Promise<void> {
+    return prepareTables();
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<DataFrame> {

@@ -16,7 +16,7 @@ import {
 import type { DescriptorSpec, SeriesMessage } from '@tiffin/core/internal';
 import { isSeries, seriesFromValues, seriesView } from '../danfo/convert.js';
 import { loadDanfo, type Series } from '../danfo/load.js';
-import { decodeSeriesOffThread } from '../formats/decode-off-thread.js';
+import { decodeSeriesOffThread, prepareTables } from '../formats/decode-off-thread.js';
 import { decodeSeries, type SeriesDecoding, seriesFromJson, typeSeries } from '../formats/decode-series.js';
 import { seriesToJson } from '../formats/json-write.js';
 import {
@@ -114,6 +114,11 @@ export class PandasSeries extends IODescriptor<Series, Series> {
         `${OWNER}: Expecting Series of shape '${shapeText(this.shape)}', but '${shapeText([length])}' was received.`,
       );
     }
+  }
+
+  /** danfo and the decoding threads load at startup, not on the first body (which held `/livez` for seconds). */
+  override prepare(): Promise<void> {
+    return prepareTables();
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<Series> {

@@ -1,4 +1,5 @@
 import { siblingModule, TaskPool } from '@tiffin/core/internal';
+import { loadDanfo } from '../danfo/load.js';
 import type { Table } from '../table/table.js';
 import type { DecodedSeries, SeriesDecoding } from './decode-series.js';
 import type { TableDecoding } from './decode-table.js';
@@ -9,6 +10,15 @@ let pool: TaskPool | undefined;
 function tableThreads(): TaskPool {
   pool ??= new TaskPool({ name: 'Table decoding', module: siblingModule(import.meta.url, 'table-thread') });
   return pool;
+}
+
+/**
+ * Import danfo (about a second of loading on the calling thread) and start the decoding threads: what the
+ * descriptors' `prepare` does at startup, so the first table body does not hold the event loop for it.
+ */
+export async function prepareTables(): Promise<void> {
+  tableThreads().start();
+  await loadDanfo();
 }
 
 /**

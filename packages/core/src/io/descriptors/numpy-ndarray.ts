@@ -11,6 +11,7 @@ import {
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import { checkJsonDepth } from '../../limits/depth.js';
+import type { Limits } from '../../limits/limits.js';
 import { concatenate, splitAlong } from '../../ndarray/batch.js';
 import { DTypeConversionError, RaggedArrayError } from '../../ndarray/convert.js';
 import {
@@ -24,14 +25,16 @@ import {
   roundToFloat16,
   shapesMatch,
 } from '../../ndarray/dtype.js';
-import { ndarrayToJson } from '../../ndarray/json.js';
 import { NDArray, type NestedArray, resolveShape } from '../../ndarray/ndarray.js';
 import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../wire/proto/messages.js';
 import { datatypeOf } from '../../wire/v2/datatype.js';
 import type { Tensor, TensorMetadata } from '../../wire/v2/tensor.js';
+import { answerJson } from '../answer-json.js';
+import { checkAnswerSize } from '../answer-size.js';
 import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
 import { exampleArray, exampleElement } from '../example-values.js';
+import { jsonThreads, type MovedArray, OFF_LOOP_BODY_BYTES } from '../json-threads.js';
 import type { WireForm } from '../wire-form.js';
 import type { NDArraySource, NestedList, WireTypes } from '../wire-types.js';
 
@@ -176,15 +179,27 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   async fromHttpRequest(request: HttpRequest): Promise<NDArray> {
     const body = await request.body();
     const maxDepth = request.limits.maxDepth;
+    if (body.byteLength < OFF_LOOP_BODY_BYTES) return this.validate(this.parseBody(body, maxDepth));
+    const copy = Uint8Array.from(body);
+    const got = await jsonThreads().run<MovedArray>(
+      'ndarrayFromJson',
+      [copy, this.dtype, maxDepth],
+      [copy.buffer],
+    );
+    return this.validate(new NDArray(got.data as never, got.shape, got.dtype as never));
+  }
+
+  /** The body's array before validation (JSON, converted to `dtype`); large bodies run this in a JSON thread. */
+  parseBody(body: Buffer, maxDepth: number): NDArray {
     const fast = this.fromBodyFast(body, maxDepth);
-    if (fast) return this.validate(fast);
+    if (fast) return fast;
     let parsed: unknown;
     try {
       parsed = parseJsonBytes(body, { exact: true, maxDepth });
     } catch (err) {
       throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
     }
-    return this.validate(this.toArray(parsed, 'NumpyNdarray input'));
+    return this.toArray(parsed, 'NumpyNdarray input');
   }
 
   /**
@@ -258,9 +273,10 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     return out;
   }
 
-  async toHttpResponse(value: NumpyNdarrayOutput, _ctx: Context | null): Promise<HttpResponse> {
+  async toHttpResponse(value: NumpyNdarrayOutput, ctx: Context | null): Promise<HttpResponse> {
     const arr = this.validate(this.outputArray(value));
-    return buildResponse({ body: ndarrayToJson(arr), mediaType: 'application/json' });
+    checkAnswerSize([arr], ctx?.request.limits);
+    return buildResponse({ body: await answerJson(arr), mediaType: 'application/json' });
   }
 
   // --- Open Inference Protocol (v2): one tensor of the declared dtype and shape ---
@@ -276,8 +292,10 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     return this.validate(tensors[0]!.array);
   }
 
-  override async toTensors(value: NumpyNdarrayOutput, _ctx: Context, name: string): Promise<Tensor[]> {
-    return [{ name, array: this.validate(this.outputArray(value)) }];
+  override async toTensors(value: NumpyNdarrayOutput, ctx: Context, name: string): Promise<Tensor[]> {
+    const array = this.validate(this.outputArray(value));
+    checkAnswerSize([array], ctx.request.limits);
+    return [{ name, array }];
   }
 
   override clientWire(): WireForm {
@@ -358,8 +376,9 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     }
   }
 
-  override async toProto(value: NumpyNdarrayOutput): Promise<NDArrayMessage> {
+  override async toProto(value: NumpyNdarrayOutput, limits?: Readonly<Limits>): Promise<NDArrayMessage> {
     const arr = this.validate(this.outputArray(value));
+    checkAnswerSize([arr], limits);
     const mapping = DTYPE_TO_PROTO[arr.dtype];
     if (!mapping) throw new BadInput(`Unsupported dtype '${arr.dtype}' for response message.`);
     const data = arr.data as ArrayLike<unknown>;

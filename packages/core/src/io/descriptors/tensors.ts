@@ -6,7 +6,6 @@ import { buildResponse, type HttpResponse } from '../../http/response.js';
 import { DEFAULT_LIMITS, type Limits } from '../../limits/limits.js';
 import { concatenate, splitAlong } from '../../ndarray/batch.js';
 import { dtypeKind } from '../../ndarray/dtype.js';
-import { ndarrayToJson } from '../../ndarray/json.js';
 import { NDArray } from '../../ndarray/ndarray.js';
 import type { NamedTensors } from '../../signature/named-tensors.js';
 import { readSignature, type TensorSpec } from '../../signature/signature.js';
@@ -16,8 +15,11 @@ import type { ProtoField, ProtoPayload, ValueMessage } from '../../wire/proto/me
 import { toValueMessage } from '../../wire/proto/struct.js';
 import { datatypeOf } from '../../wire/v2/datatype.js';
 import type { Tensor, TensorMetadata } from '../../wire/v2/tensor.js';
+import { answerJson } from '../answer-json.js';
+import { checkAnswerSize } from '../answer-size.js';
 import { type Batching, rowsAlong } from '../batching.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
+import { jsonThreads, type MovedArray, OFF_LOOP_BODY_BYTES } from '../json-threads.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import { requireArgs } from './common.js';
 
@@ -103,9 +105,26 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<NamedTensors> {
+    const body = await request.body();
+    const maxDepth = request.limits.maxDepth;
+    if (body.byteLength < OFF_LOOP_BODY_BYTES) return this.parseBody(body, maxDepth);
+    const copy = Uint8Array.from(body);
+    const got = await jsonThreads().run<Record<string, MovedArray>>(
+      'tensorsFromJson',
+      [copy, this.model, [...this.tensors], maxDepth],
+      [copy.buffer],
+    );
+    const arrays: NamedTensors = {};
+    for (const [name, a] of Object.entries(got))
+      arrays[name] = new NDArray(a.data as never, a.shape, a.dtype as never);
+    return arrays;
+  }
+
+  /** The body's checked tensors; large bodies run this in a JSON thread. */
+  parseBody(body: Buffer, maxDepth: number): NamedTensors {
     let parsed: unknown;
     try {
-      parsed = parseJsonBytes(await request.body(), { exact: true, maxDepth: request.limits.maxDepth });
+      parsed = parseJsonBytes(body, { exact: true, maxDepth });
     } catch (err) {
       throw new BadInput(`Tensors: request body is not valid JSON: ${(err as Error).message}`);
     }
@@ -154,19 +173,28 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
     return checkInputs(this.model, this.tensors, given);
   }
 
-  override async toTensors(value: NamedTensors): Promise<Tensor[]> {
+  override async toTensors(value: NamedTensors, ctx: Context): Promise<Tensor[]> {
+    checkAnswerSize(Object.values(value), ctx.request.limits);
     return Object.entries(value).map(([name, array]) => ({ name, array }));
   }
 
-  async toHttpResponse(value: NamedTensors, _ctx: Context | null): Promise<HttpResponse> {
+  async toHttpResponse(value: NamedTensors, ctx: Context | null): Promise<HttpResponse> {
     if (!isObject(value)) throw new InternalServerError('Tensors output expects an object of NDArrays');
-    const parts: string[] = [];
     for (const [name, array] of Object.entries(value)) {
       if (!(array instanceof NDArray))
         throw new InternalServerError(`Tensors output '${name}' is not an NDArray`);
-      parts.push(`${JSON.stringify(name)}:${ndarrayToJson(array)}`);
     }
-    return buildResponse({ body: `{${parts.join(',')}}`, mediaType: 'application/json' });
+    checkAnswerSize(Object.values(value), ctx?.request.limits);
+    const parts = await Promise.all(
+      Object.entries(value).map(
+        async ([name, array]) => [JSON.stringify(name), await answerJson(array)] as const,
+      ),
+    );
+    const chunks: Buffer[] = [Buffer.from('{')];
+    for (const [i, [name, json]] of parts.entries())
+      chunks.push(Buffer.from(`${i > 0 ? ',' : ''}${name}:`), Buffer.from(json as Uint8Array | string));
+    chunks.push(Buffer.from('}'));
+    return buildResponse({ body: Buffer.concat(chunks), mediaType: 'application/json' });
   }
 
   override async fromProto(
@@ -177,7 +205,8 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
     return this.fromJson(value);
   }
 
-  override async toProto(value: NamedTensors): Promise<ValueMessage> {
+  override async toProto(value: NamedTensors, limits?: Readonly<Limits>): Promise<ValueMessage> {
+    checkAnswerSize(Object.values(value), limits);
     const plain: Record<string, unknown> = {};
     for (const [name, array] of Object.entries(value)) plain[name] = array.toJSON();
     return toValueMessage(plain);
