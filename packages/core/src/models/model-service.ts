@@ -120,7 +120,7 @@ function buildModelService(
   const batching = signature.batchable && options.batching !== false ? (options.batching ?? {}) : null;
   const doc =
     options.doc ??
-    `Model \`${model.tag ?? model.name}\` (${model.module}).\n\nInputs: ${signature.inputs.map(describeTensor).join('; ')}\n\nOutputs: ${signature.outputs.map(describeTensor).join('; ')}${batching ? `\n\nBatched along dimension ${signature.batch_dim}.` : ''}`;
+    `Model \`${model.tag ?? model.name}\` (${model.module}).\n\nInputs: ${signature.inputs.map(describeTensor).join('; ')}\n\nOutputs: ${signature.outputs.map(describeTensor).join('; ')}${batching ? `\n\nBatched along dimension ${signature.batch_dim}.` : ''}\n\nOpen Inference Protocol: model \`${model.name}\` at \`/v2/models/${encodeURIComponent(model.name)}\` (\`GET /v2/models\` lists the served models).`;
   const svc = new Service(options.name ?? serviceName(model.name), {
     doc,
     models: model.tag ? [model.tag] : [],
@@ -128,6 +128,8 @@ function buildModelService(
   const api: ApiOptions<IODescriptor, IODescriptor> = {
     name: modelName,
     route: '/predict',
+    // The Open Inference Protocol serves the model under its own name (`ch_PP-OCRv4_det_infer`, not the API's).
+    protocolName: model.name,
     input,
     output,
     doc: `Run ${model.name}`,

@@ -184,7 +184,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     } catch (err) {
       throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
     }
-    return this.validate(this.toArray(parsed, 'NumpyNdarray input'));
+    return this.validate(this.arrayFromJson(parsed, 'NumpyNdarray input'));
   }
 
   /**
@@ -207,7 +207,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
       return null;
     }
     checkJsonDepth(parsed, text.length, maxDepth, 'NumpyNdarray input');
-    if (!floatTarget) return this.toArray(parsed, 'NumpyNdarray input');
+    if (!floatTarget) return this.arrayFromJson(parsed, 'NumpyNdarray input');
     try {
       return NDArray.from(parsed, this.dtype!);
     } catch {
@@ -216,7 +216,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   }
 
   /** Spec 2.3 step 2: convert to `dtype`; a failed conversion falls back to inference. */
-  private toArray(parsed: unknown, what: string): NDArray {
+  protected arrayFromJson(parsed: unknown, what: string): NDArray {
     try {
       if (this.dtype) {
         try {
