@@ -65,7 +65,7 @@ describe('tiffin serve <LayersModel folder>', () => {
       `${url}/predict`,
       Array.from({ length: 9 }, () => [1, 2, 3, 4]),
     );
-    expect([nine.status, (nine.json as unknown[]).length]).toEqual([200, 9]);
+    expect([nine.status, (nine.json as unknown as unknown[]).length]).toEqual([200, 9]);
   });
 });
 
