@@ -4,7 +4,7 @@ import { Tensors } from '../io/descriptors/tensors.js';
 import type { NDArray } from '../ndarray/ndarray.js';
 import { type ApiOptions, Service } from '../service/service.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
-import { describeTensor } from '../signature/signature.js';
+import { describeTensor, type ModelSignature } from '../signature/signature.js';
 import { ModelStore } from '../store/model-store.js';
 import { readFrameworkMetadata } from './framework-store.js';
 import type { LoadedModel, ModelRunner } from './runner.js';
@@ -18,6 +18,11 @@ export interface ModelServiceOptions {
   batching?: false | { max_batch_size?: number; max_latency_ms?: number };
   /** Description for the API page (default: the signature). */
   doc?: string;
+  /**
+   * The outputs to serve, by name, in this order (default: all of the model's). A model with many or large
+   * outputs answers only these: the others are left out before anything is encoded. An unknown name is an error.
+   */
+  outputs?: readonly string[];
 }
 
 /** A name the service and API rules accept: `Iris v2` → service `iris-v2`, API (and protocol model) `iris_v2`. */
@@ -96,12 +101,37 @@ export async function deferredModelService(options: DeferredModelServiceOptions)
     });
 }
 
+/** The model's signature with only the chosen outputs, in the order chosen; an unknown name is an error. */
+function servedSignature(model: ModelDescription, outputs: readonly string[] | undefined): ModelSignature {
+  const { signature } = model;
+  if (!outputs) return signature;
+  const chosen = outputs.map((name) => {
+    const spec = signature.outputs.find((t) => t.name === name);
+    if (!spec) {
+      throw new InvalidArgument(
+        `Model '${model.name}' has no output '${name}' (outputs: ${signature.outputs.map((t) => t.name).join(', ')})`,
+      );
+    }
+    return spec;
+  });
+  if (new Set(outputs).size !== outputs.length)
+    throw new InvalidArgument(`Model '${model.name}': an output is chosen twice (${outputs.join(', ')})`);
+  return { ...signature, outputs: chosen };
+}
+
+/** The named tensors, in `names` order: the outputs the service answers with. */
+function pick(tensors: NamedTensors, names: readonly string[]): NamedTensors {
+  const out: NamedTensors = {};
+  for (const name of names) out[name] = tensors[name]!;
+  return out;
+}
+
 function buildModelService(
   model: ModelDescription,
   runner: () => ModelRunner,
   options: ModelServiceOptions,
 ): Service {
-  const { signature } = model;
+  const signature = servedSignature(model, options.outputs);
   if (signature.inputs.length === 0 || signature.outputs.length === 0)
     throw new InvalidArgument(`Model '${model.name}' has no inputs or no outputs to serve`);
   const single = signature.inputs.length === 1 && signature.outputs.length === 1;
@@ -114,9 +144,12 @@ function buildModelService(
     : new Tensors({ model: model.name, tensors: signature.outputs });
   const inName = signature.inputs[0]!.name;
   const outName = signature.outputs[0]!.name;
+  const outNames = signature.outputs.map((t) => t.name);
   const call = single
     ? async (x: NDArray) => (await runner().run({ [inName]: x }))[outName]!
-    : (x: NamedTensors) => runner().run(x);
+    : options.outputs
+      ? async (x: NamedTensors) => pick(await runner().run(x), outNames)
+      : (x: NamedTensors) => runner().run(x);
   const batching = signature.batchable && options.batching !== false ? (options.batching ?? {}) : null;
   const doc =
     options.doc ??
