@@ -17,9 +17,9 @@ import { openTfjsModel } from '../src/tfjs-model.js';
 import {
   EMOTION_MODEL as EMOTION,
   EMOTIONS,
-  LIVENESS_MODEL,
   graphScores,
   irisLikeLayersModel,
+  LIVENESS_MODEL,
   twoHeadedLayersModel,
   writeGraphModel,
   writeLayersModel,
