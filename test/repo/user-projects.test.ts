@@ -1,9 +1,11 @@
 import { afterAll } from 'vitest';
 import { removeUserProjects } from './user-project.js';
-// One test file for both, so the packages are packed and npm-installed once (user-project.ts does it once per
-// process): every service file kind from every folder kind, then `tiffin init`'s templates.
+// One test file for all, so the packages are packed and npm-installed once (user-project.ts does it once per
+// process): every service file kind from every folder kind, `tiffin init`'s templates, then a model from an npm
+// package served and called as users call it.
 import './user-projects/serve-matrix.js';
 import './user-projects/init-templates.js';
+import './user-projects/model-calls.js';
 
 const started = Date.now();
 

@@ -11,6 +11,7 @@ import {
   writeLinear,
   writeMulti,
   writeRegroup,
+  writeTwelve,
 } from '../../onnx/test/fixtures/test-models.js';
 import { spawnTiffin } from './cli-process.js';
 import { freePort, inferenceV2Client, type ModelInferAnswer, nativeClient } from './grpc-clients.js';
@@ -110,7 +111,9 @@ describe('tiffin serve model.onnx (one input, one output, dynamic batch)', () =>
       `${url}/predict`,
       Array.from({ length: 9 }, () => [1, 2, 3, 4]),
     );
-    expect(tooMany).toMatchObject({ status: 400, json: { code: 'BATCH_TOO_LARGE' } });
+    // More rows than --max-batch-size: a batch of its own, not a refusal.
+    expect(tooMany.status).toBe(200);
+    expect(tooMany.json).toHaveLength(9);
     expect((await post(`${url}/predict`, '{"x": [[1,')).status).toBe(400);
     const v2 = await inferJson(`${url}/v2/models/linear/infer`, {
       inputs: [{ name: 'x', datatype: 'INT64', shape: [1, 3], data: [1, 2, 3] }],
@@ -255,6 +258,35 @@ describe('tiffin serve for several named inputs and outputs (int64, a state tens
     });
     expect(dup.status).toBe(400);
   });
+});
+
+describe('tiffin serve --outputs: a model with twelve outputs answers with those chosen', () => {
+  it('at serve (/predict, v2 metadata and infer) and per v2 request; an unknown name is refused at start', async () => {
+    const url = await serveModel([writeTwelve(dir), '--outputs', 'out_3,out_0']);
+    const x = [[1, 2, 3]];
+    const res = await post(`${url}/predict`, { x });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.json)).toEqual(['out_3', 'out_0']);
+    expect(res.json).toEqual({ out_3: [[4, 8, 12]], out_0: [[1, 2, 3]] });
+    const meta = (await (await fetch(`${url}/v2/models/twelve`)).json()) as {
+      outputs: Array<{ name: string }>;
+    };
+    expect(meta.outputs.map((o) => o.name)).toEqual(['out_3', 'out_0']);
+    const one = await inferBinary(
+      `${url}/v2/models/twelve/infer`,
+      [{ name: 'x', datatype: 'FP32', shape: [1, 3], bytes: le(new Float32Array([1, 2, 3])) }],
+      { outputs: [{ name: 'out_3', parameters: { binary_data: true } }] },
+    );
+    expect((one.json.outputs as Array<{ name: string }>).map((o) => o.name)).toEqual(['out_3']);
+    expect([...new Float32Array(new Uint8Array(one.binary.get('out_3')!).buffer)]).toEqual([4, 8, 12]);
+    const refused = spawnTiffin(['serve', writeTwelve(dir, 'twelve-bad.onnx'), '--outputs', 'out_3,nope'], {
+      TIFFIN_HOME: home,
+    });
+    servers.processes.push(refused);
+    const exited = await refused.done;
+    expect(exited.code).not.toBe(0);
+    expect(exited.stderr).toMatch(/has no output 'nope' \(outputs: out_0, out_1/);
+  }, 120_000);
 });
 
 describe('tiffin serve: a fixed batch dimension, a model that throws at run time, health under load', () => {

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_DIR, CliProcess, FIXTURE } from './cli-process.js';
 
+/** A folder as face-api.js ships its models: weight manifests and shards, no model.json. */
+const WEIGHTS_ONLY = join(CLI_DIR, 'test', 'fixtures', 'weights-only');
+
 const running: CliProcess[] = [];
 /** Long-running servers are tracked and killed after each test; short commands (`track: false`) exit alone. */
 function cli(args: string[], track = true): CliProcess {
@@ -139,6 +142,16 @@ describe('tiffin serve', () => {
 describe.concurrent('tiffin serve errors: one line on stderr, exit code != 0', () => {
   const cases: Array<[string, string[], RegExp]> = [
     ['missing file', ['serve', 'does-not-exist.ts'], /Service file not found: .*does-not-exist\.ts/],
+    [
+      'a folder of weights without a model topology',
+      ['serve', WEIGHTS_ONLY],
+      /weights-only has no model\.json: this folder holds weights without a model topology/,
+    ],
+    [
+      'a TF.js weights manifest',
+      ['serve', join(WEIGHTS_ONLY, 'face_landmark_68_model-weights_manifest.json')],
+      /is a TF\.js weights manifest without a model topology/,
+    ],
     ['missing export', ['serve', `${FIXTURE}:nope`], /has no export named 'nope'/],
     ['export that is not a Service', ['serve', `${FIXTURE}:notAService`], /is not a Service/],
     ['unknown flag', ['serve', FIXTURE, '--bogus'], /unknown option '--bogus'/],

@@ -45,21 +45,26 @@ describe('conformance cases 23-32', () => {
     expect(await bodyJson(res)).toEqual([{ col1: 202 }]);
   });
 
-  it('25: parquet under its content types; application/octet-stream is the default format (issue 32)', async () => {
+  it('25: parquet under its content types, and by its PAR1 framing under application/octet-stream or none', async () => {
     const file = new PandasDataFrame({ default_format: 'parquet' });
     const parquet = await readBody(await file.toHttpResponse(new dfd.DataFrame({ col1: [101] }), null));
-    for (const ct of ['application/x-parquet', 'application/vnd.apache.parquet']) {
+    for (const ct of [
+      'application/x-parquet',
+      'application/vnd.apache.parquet',
+      'application/octet-stream',
+      null,
+    ]) {
       const res = await predictDataframe(jsonRequest(parquet, ct));
       expect(res.status).toBe(200);
       expect(await bodyJson(res)).toEqual([{ col1: 202 }]);
     }
-    // Deliberate divergence from the reference: octet-stream does not pick the Parquet decoder over the
-    // descriptor's default format (json here), so the Parquet bytes are read as JSON and refused.
-    const asBytes = await predictDataframe(jsonRequest(parquet, 'application/octet-stream'));
+    // Bytes not framed as Parquet stay the default format (json here): no content type picks the Parquet decoder.
+    const notParquet = Buffer.concat([Buffer.from('PAR1'), Buffer.alloc(16)]);
+    const asBytes = await predictDataframe(jsonRequest(notParquet, 'application/octet-stream'));
     expect(asBytes.status).toBe(400);
-    const parquetDefault = new PandasDataFrame({ default_format: 'parquet' });
-    const table = await parquetDefault.fromHttpRequest(jsonRequest(parquet, 'application/octet-stream'));
-    expect(table.shape).toEqual([1, 1]);
+    // A body that names CSV is read as CSV, whatever its bytes.
+    const asCsv = await predictDataframe(jsonRequest(parquet, 'text/csv'));
+    expect(asCsv.status).not.toBe(200);
   });
 
   it('26 (D2): text/csv; charset=utf-8 is CSV', async () => {

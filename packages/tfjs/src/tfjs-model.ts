@@ -72,34 +72,65 @@ function layersModel(model: tf.LayersModel, topology: unknown): TfjsModel {
   };
 }
 
-function graphModel(model: tf.GraphModel): TfjsModel {
-  const inputs = model.inputs.map((t) => ({ name: t.name, dtype: dtypeOfTf(t.dtype), shape: dims(t.shape) }));
-  const outputs = model.outputs.map((t) => ({
-    name: t.name,
+/**
+ * The names a converted model's `signature` gives its tensors, by graph node: `output_mesh` for node
+ * `Identity_2` (`"output_mesh": {"name": "Identity_2:0"}`). Keys that only repeat the node's name are left out,
+ * and so is the whole side when the names would not be unique.
+ */
+export function signatureNames(signature: unknown, side: 'inputs' | 'outputs'): Map<string, string> {
+  const names = new Map<string, string>();
+  const entries = (signature as Record<string, unknown> | undefined)?.[side];
+  if (typeof entries !== 'object' || entries === null) return names;
+  for (const [key, value] of Object.entries(entries)) {
+    const tensor = (value as { name?: unknown } | null)?.name;
+    if (typeof tensor !== 'string') continue;
+    const node = tensor.replace(/:0$/, '');
+    if (key !== tensor && key !== node) names.set(node, key);
+  }
+  return new Set(names.values()).size === names.size ? names : new Map();
+}
+
+function graphModel(model: tf.GraphModel, signature: unknown): TfjsModel {
+  const inputNames = signatureNames(signature, 'inputs');
+  const outputNames = signatureNames(signature, 'outputs');
+  type GraphTensor = (typeof model.inputs)[number];
+  const declared = (t: GraphTensor, names: Map<string, string>): DeclaredTensor => ({
+    name: names.get(t.name) ?? t.name,
     dtype: dtypeOfTf(t.dtype),
     shape: dims(t.shape),
-  }));
-  const inputNames = inputs.map((t) => t.name);
-  const outputNames = outputs.map((t) => t.name);
+  });
+  const inputs = model.inputs.map((t) => declared(t, inputNames));
+  const outputs = model.outputs.map((t) => declared(t, outputNames));
+  // Served under the signature's names; the graph runs on its node names.
+  const inputNodes = new Map(model.inputs.map((t, i) => [inputs[i]!.name, t.name]));
+  const outputNodes = model.outputs.map((t) => t.name);
   // Graphs with control flow or dynamic ops (while loops, NonMaxSuppression) need executeAsync; the others run
   // faster through execute. tfjs says which when execute refuses.
   let dynamic = false;
-  const compute = (feeds: tf.NamedTensorMap) => {
+  const compute = (named: tf.NamedTensorMap) => {
+    const feeds: tf.NamedTensorMap = {};
+    for (const [name, tensor] of Object.entries(named)) feeds[inputNodes.get(name) ?? name] = tensor;
     if (!dynamic) {
       try {
-        return model.execute(feeds, outputNames);
+        return model.execute(feeds, outputNodes);
       } catch (err) {
         if (!/executeAsync/.test((err as Error).message)) throw err;
         dynamic = true;
       }
     }
-    return model.executeAsync(feeds, outputNames);
+    return model.executeAsync(feeds, outputNodes);
   };
   return {
     kind: 'graph',
     inputs,
     outputs,
-    run: (named) => runNamed(outputNames, named, inputNames, compute),
+    run: (named) =>
+      runNamed(
+        outputs.map((t) => t.name),
+        named,
+        inputs.map((t) => t.name),
+        compute,
+      ),
     close: async () => model.dispose(),
   };
 }
@@ -109,5 +140,5 @@ export async function openTfjsModel(files: TfjsModelFiles): Promise<TfjsModel> {
   const handler = tf.io.fromMemory(files.artifacts);
   return files.kind === 'layers'
     ? layersModel(await tf.loadLayersModel(handler), files.artifacts.modelTopology)
-    : graphModel(await tf.loadGraphModel(handler));
+    : graphModel(await tf.loadGraphModel(handler), files.artifacts.signature);
 }

@@ -19,6 +19,7 @@ import {
   EMOTIONS,
   graphScores,
   irisLikeLayersModel,
+  LIVENESS_MODEL,
   twoHeadedLayersModel,
   writeGraphModel,
   writeLayersModel,
@@ -229,6 +230,23 @@ describe('loadModel: run by name in worker threads', () => {
     expect(best![0]!.score).toBeGreaterThanOrEqual(best![1]!.score);
     const total = Array.from(out.Identity!.data as Float32Array).reduce((a, b) => a + b, 0);
     expect(total).toBeCloseTo(1, 4);
+  });
+
+  it("serves a converted GraphModel's output under the name its model.json gives it, as tfjs computes it", async () => {
+    const { signature } = await inspectTfjs(LIVENESS_MODEL, undefined);
+    expect(signature.outputs).toEqual([{ name: 'activation_6', dtype: 'float32', shape: [-1, 2] }]);
+    expect(signature.inputs.map((t) => t.name)).toEqual(['conv2d_1_input']);
+    const model = await open(LIVENESS_MODEL);
+    const pixels = Float32Array.from({ length: 32 * 32 * 3 }, (_, i) => ((i * 37) % 256) / 255);
+    const out = await model.run({ conv2d_1_input: new NDArray(pixels, [1, 32, 32, 3], 'float32') });
+    expect(Object.keys(out)).toEqual(['activation_6']);
+    const direct = await tf.loadGraphModel(
+      tf.io.fromMemory((await inspectTfjs(LIVENESS_MODEL, undefined)).files.artifacts),
+    );
+    const expected = direct.execute(tf.tensor(pixels, [1, 32, 32, 3]), 'Identity') as tf.Tensor;
+    close(out.activation_6!.data as Float32Array, expected.dataSync(), 5);
+    expected.dispose();
+    direct.dispose();
   });
 
   it('frees every tensor a call makes (a long-running server does not grow)', async () => {

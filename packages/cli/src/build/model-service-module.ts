@@ -38,7 +38,7 @@ export async function writeModelServiceModule(
     await symlink(dirname(require.resolve(`${name}/package.json`)), link, 'dir');
   }
   const { store: _store, ...load } = loadOptions(flags);
-  const { batching } = serviceOptions(flags);
+  const { batching, outputs } = serviceOptions(flags);
   const file = join(dir, 'model-service.mjs');
   await writeFile(
     file,
@@ -52,7 +52,7 @@ export default await deferredModelService({
   module: ${JSON.stringify(target.framework.module)},
   load: (tag) => framework.loadModel(tag, load),
   instances: load.instances,
-  batching: ${JSON.stringify(batching)},
+  batching: ${JSON.stringify(batching)},${outputs ? `\n  outputs: ${JSON.stringify(outputs)},` : ''}
 });
 `,
   );

@@ -129,11 +129,16 @@ export function registerServe(program: Command): void {
       if (model) {
         if (flags.reload || flags.workers > 1)
           throw new Error('--reload and --workers serve service files; a model scales with --instances');
-        const load = async () =>
-          modelService(
-            await model.framework.loadModel(model.source, loadOptions(flags)),
-            serviceOptions(flags),
-          );
+        const load = async () => {
+          const loaded = await model.framework.loadModel(model.source, loadOptions(flags));
+          try {
+            return modelService(loaded, serviceOptions(flags));
+          } catch (err) {
+            // A flag the model refuses (an unknown --outputs name): its runner threads must not keep the process.
+            await loaded.close();
+            throw err;
+          }
+        };
         await serveInProcess(load, options, grpc);
         return;
       }

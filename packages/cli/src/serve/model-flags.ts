@@ -11,6 +11,7 @@ export interface ModelFlags {
   instances?: number;
   threads?: number;
   executionProviders?: string[];
+  outputs?: string[];
 }
 
 /** commander parser for `cuda,cpu`. */
@@ -31,11 +32,20 @@ export function loadOptions(flags: ModelFlags): LoadFrameworkModelOptions {
   };
 }
 
+/** commander parser for `a,b`: output names, as the model spells them. */
+export function parseOutputList(value: string): string[] {
+  const names = value.split(',').map((s) => s.trim());
+  if (names.some((n) => n === ''))
+    throw new InvalidArgumentError('expected output names separated by commas, e.g. scores,boxes');
+  return names;
+}
+
 export function serviceOptions(flags: ModelFlags): ModelServiceOptions {
   return {
     batching: flags.batching
       ? { max_batch_size: flags.maxBatchSize, max_latency_ms: flags.maxLatencyMs }
       : false,
+    ...(flags.outputs ? { outputs: flags.outputs } : {}),
   };
 }
 
@@ -67,5 +77,10 @@ export function modelOptions(command: Command): Command {
       '--execution-providers <list>',
       'model: runtime back ends in preference order, e.g. cuda,cpu',
       parseProviderList,
+    )
+    .option(
+      '--outputs <list>',
+      "model: serve only these outputs, in this order, e.g. scores,boxes (default: all of the model's)",
+      parseOutputList,
     );
 }

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { CLIException, type FrameworkModule, MissingDependencyException } from '@tiffin/core/internal';
 
@@ -64,7 +64,39 @@ export async function resolveModelTarget(arg: string): Promise<ModelTarget | nul
     return { framework: await frameworkModule(prefixed[1]!), source: prefixed[2]! };
   }
   const module = await moduleOfPath(arg);
-  return module ? { framework: await frameworkModule(module), source: arg } : null;
+  if (module) return { framework: await frameworkModule(module), source: arg };
+  const why = await notAModel(arg);
+  if (why) throw new CLIException(why);
+  return null;
+}
+
+/** What TF.js converters write beside model.json: weight shards and (face-api.js style) weight manifests. */
+const WEIGHTS_FILE = /(weights_manifest\.json|\.bin|-shard\d+(of\d+)?)$/i;
+
+/**
+ * Why a folder or a `.json` file that exists is not a model `tiffin serve` can take (no service file is either),
+ * or null for any other path: weights without a model topology (a folder of face-api.js weight manifests, a
+ * `*-weights_manifest.json`) say so, rather than "Service file not found".
+ */
+async function notAModel(path: string): Promise<string | null> {
+  const info = await stat(path).catch(() => null);
+  if (!info) return null;
+  const takes = 'tiffin serve takes a .onnx file, a TF.js model.json (or its folder), or a service file';
+  if (info.isDirectory()) {
+    const names = await readdir(path).catch(() => [] as string[]);
+    if (names.some((n) => WEIGHTS_FILE.test(n)))
+      return `${path} has no model.json: this folder holds weights without a model topology (${names
+        .filter((n) => WEIGHTS_FILE.test(n))
+        .slice(0, 3)
+        .join(
+          ', ',
+        )}). ${takes}; a model saved as weights only needs its topology (the model.json the converter writes) beside them.`;
+    return `${path} is a folder with no model in it (no model.json, no .onnx file). ${takes}.`;
+  }
+  if (!path.toLowerCase().endsWith('.json')) return null;
+  if (/weights_manifest\.json$/i.test(path))
+    return `${path} is a TF.js weights manifest without a model topology (no modelTopology): serve the model.json the converter wrote beside the weights. ${takes}.`;
+  return `${path} is a JSON file but not a TF.js model (no modelTopology, no "format": "graph-model" or "layers-model"). ${takes}.`;
 }
 
 /** A model's default name from its path: `iris.onnx` → `iris`; a TF.js `model.json` (or its folder) → the folder's name. */

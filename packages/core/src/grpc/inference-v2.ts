@@ -67,7 +67,7 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
     if (!model) throw new NotFound(`Model '${truncateForMessage(name ?? '')}' is not served here`);
     if (version) {
       throw new NotFound(
-        `Model '${model.api.name}' has no version '${truncateForMessage(version)}' (leave version empty)`,
+        `Model '${model.name}' has no version '${truncateForMessage(version)}' (leave version empty)`,
       );
     }
     return model;
@@ -82,7 +82,7 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
       const infer = inferRequestFromProto(message);
       const request = grpcRequest(call, model.api, invocation.abort, runtime.limits);
       const outputs = await runtime.call(model.api, invocation, request, infer.request, model.codec);
-      return inferResponseToProto(model.api.name, infer, outputs);
+      return inferResponseToProto(model.name, infer, outputs);
     });
   };
 

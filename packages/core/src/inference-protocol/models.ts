@@ -8,6 +8,8 @@ import type { InferRequest } from './infer-body.js';
  * conversion lives here; the API itself is called by the route, as every transport calls it.
  */
 export interface ModelAdapter {
+  /** The protocol's model name (`InferenceApi.protocolName`): what clients list, address and get back. */
+  readonly name: string;
   readonly api: InferenceApi;
   readonly inputs: TensorMetadata[];
   readonly outputs: TensorMetadata[];
@@ -31,6 +33,7 @@ export function modelAdapterFor(api: InferenceApi): ModelAdapter | null {
   const outputs = api.output.tensorMetadata(OUTPUT);
   if (!inputs || !outputs) return null;
   return {
+    name: api.protocolName,
     api,
     inputs,
     outputs,
@@ -41,14 +44,39 @@ export function modelAdapterFor(api: InferenceApi): ModelAdapter | null {
   };
 }
 
-/** Every API of the service that has a tensor form, by model (API) name: the models of both transports. */
+/** Every API of the service that has a tensor form, by protocol model name: the models of both transports. */
 export function protocolModels(service: Service): Map<string, ModelAdapter> {
   const models = new Map<string, ModelAdapter>();
   for (const api of service.apis.values()) {
     const model = modelAdapterFor(api);
-    if (model) models.set(api.name, model);
+    if (model) models.set(model.name, model);
   }
   return models;
+}
+
+/** `GET /v2/models`: the served models, each with its metadata path, so a client need not guess names. */
+export function modelList(models: ReadonlyMap<string, ModelAdapter>) {
+  return {
+    models: [...models.values()].map((m) => ({
+      name: m.name,
+      api: m.api.name,
+      route: m.api.route,
+      metadata: `/v2/models/${encodeURIComponent(m.name)}`,
+    })),
+  };
+}
+
+/**
+ * The model repository index (`POST /v2/repository/index`, the form Triton's and KServe's clients read): every
+ * served model, ready when the server is.
+ */
+export function repositoryIndex(models: ReadonlyMap<string, ModelAdapter>, ready: boolean) {
+  return [...models.values()].map((m) => ({
+    name: m.name,
+    version: '',
+    state: ready ? 'READY' : 'UNAVAILABLE',
+    reason: '',
+  }));
 }
 
 /** Model metadata (`$metadata_model_response`): Tiffin's models have no versions. */
@@ -62,7 +90,7 @@ export interface ModelMetadata {
 
 export function modelMetadata(model: ModelAdapter): ModelMetadata {
   return {
-    name: model.api.name,
+    name: model.name,
     versions: [],
     platform: 'tiffin',
     inputs: model.inputs,

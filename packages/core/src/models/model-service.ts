@@ -5,7 +5,7 @@ import { Tensors } from '../io/descriptors/tensors.js';
 import type { NDArray } from '../ndarray/ndarray.js';
 import { type ApiOptions, Service } from '../service/service.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
-import { describeTensor } from '../signature/signature.js';
+import { describeTensor, type ModelSignature } from '../signature/signature.js';
 import { ModelStore } from '../store/model-store.js';
 import { readFrameworkMetadata } from './framework-store.js';
 import type { LoadedModel, ModelRunner } from './runner.js';
@@ -19,6 +19,11 @@ export interface ModelServiceOptions {
   batching?: false | { max_batch_size?: number; max_latency_ms?: number };
   /** Description for the API page (default: the signature). */
   doc?: string;
+  /**
+   * The outputs to serve, by name, in this order (default: all of the model's). A model with many or large
+   * outputs answers only these: the others are left out before anything is encoded. An unknown name is an error.
+   */
+  outputs?: readonly string[];
 }
 
 /** A name the service and API rules accept: `Iris v2` → service `iris-v2`, API (and protocol model) `iris_v2`. */
@@ -97,12 +102,37 @@ export async function deferredModelService(options: DeferredModelServiceOptions)
     });
 }
 
+/** The model's signature with only the chosen outputs, in the order chosen; an unknown name is an error. */
+function servedSignature(model: ModelDescription, outputs: readonly string[] | undefined): ModelSignature {
+  const { signature } = model;
+  if (!outputs) return signature;
+  const chosen = outputs.map((name) => {
+    const spec = signature.outputs.find((t) => t.name === name);
+    if (!spec) {
+      throw new InvalidArgument(
+        `Model '${model.name}' has no output '${name}' (outputs: ${signature.outputs.map((t) => t.name).join(', ')})`,
+      );
+    }
+    return spec;
+  });
+  if (new Set(outputs).size !== outputs.length)
+    throw new InvalidArgument(`Model '${model.name}': an output is chosen twice (${outputs.join(', ')})`);
+  return { ...signature, outputs: chosen };
+}
+
+/** The named tensors, in `names` order: the outputs the service answers with. */
+function pick(tensors: NamedTensors, names: readonly string[]): NamedTensors {
+  const out: NamedTensors = {};
+  for (const name of names) out[name] = tensors[name]!;
+  return out;
+}
+
 function buildModelService(
   model: ModelDescription,
   runner: () => ModelRunner,
   options: ModelServiceOptions,
 ): Service {
-  const { signature } = model;
+  const signature = servedSignature(model, options.outputs);
   if (signature.inputs.length === 0 || signature.outputs.length === 0)
     throw new InvalidArgument(`Model '${model.name}' has no inputs or no outputs to serve`);
   const single = signature.inputs.length === 1 && signature.outputs.length === 1;
@@ -115,16 +145,19 @@ function buildModelService(
     : new Tensors({ model: model.name, tensors: signature.outputs });
   const inName = signature.inputs[0]!.name;
   const outName = signature.outputs[0]!.name;
+  const outNames = signature.outputs.map((t) => t.name);
   const batching = signature.batchable && options.batching !== false ? (options.batching ?? {}) : null;
   // A call alone carries its caller's signal, so a call whose client left or timed out never waits for a
   // runner; a batch is made of callers still there (the batcher drops the others) and serves several.
   const signalOf = (ctx: Context) => (batching ? undefined : ctx.request.signal);
   const call = single
     ? async (x: NDArray, ctx: Context) => (await runner().run({ [inName]: x }, signalOf(ctx)))[outName]!
-    : (x: NamedTensors, ctx: Context) => runner().run(x, signalOf(ctx));
+    : options.outputs
+      ? async (x: NamedTensors, ctx: Context) => pick(await runner().run(x, signalOf(ctx)), outNames)
+      : (x: NamedTensors, ctx: Context) => runner().run(x, signalOf(ctx));
   const doc =
     options.doc ??
-    `Model \`${model.tag ?? model.name}\` (${model.module}).\n\nInputs: ${signature.inputs.map(describeTensor).join('; ')}\n\nOutputs: ${signature.outputs.map(describeTensor).join('; ')}${batching ? `\n\nBatched along dimension ${signature.batch_dim}.` : ''}`;
+    `Model \`${model.tag ?? model.name}\` (${model.module}).\n\nInputs: ${signature.inputs.map(describeTensor).join('; ')}\n\nOutputs: ${signature.outputs.map(describeTensor).join('; ')}${batching ? `\n\nBatched along dimension ${signature.batch_dim}.` : ''}\n\nOpen Inference Protocol: model \`${model.name}\` at \`/v2/models/${encodeURIComponent(model.name)}\` (\`GET /v2/models\` lists the served models).`;
   const svc = new Service(options.name ?? serviceName(model.name), {
     doc,
     models: model.tag ? [model.tag] : [],
@@ -132,6 +165,8 @@ function buildModelService(
   const api: ApiOptions<IODescriptor, IODescriptor> = {
     name: modelName,
     route: '/predict',
+    // The Open Inference Protocol serves the model under its own name (`ch_PP-OCRv4_det_infer`, not the API's).
+    protocolName: model.name,
     input,
     output,
     doc: `Run ${model.name}`,

@@ -1,8 +1,12 @@
 import type { Context } from '../context/context.js';
+import { BadInput } from '../errors/index.js';
 import { NumpyNdarray } from '../io/descriptors/numpy-ndarray.js';
+import { RaggedArrayError } from '../ndarray/convert.js';
 import { NDArray } from '../ndarray/ndarray.js';
+import type { NamedTensors } from '../signature/named-tensors.js';
 import type { TensorSpec } from '../signature/signature.js';
-import { checkTensor } from '../signature/tensor-check.js';
+import { checkInputs, checkTensor } from '../signature/tensor-check.js';
+import { tensorFromJson } from '../signature/tensor-from-json.js';
 import type { Tensor, TensorMetadata } from '../wire/v2/tensor.js';
 
 /**
@@ -28,6 +32,25 @@ export class SignatureNdarray extends NumpyNdarray {
   /** The Open Inference Protocol lists the tensor under its name in the model. */
   override tensorMetadata(): TensorMetadata[] {
     return super.tensorMetadata(this.tensor.name);
+  }
+
+  /** The model's input from protocol tensors: the one tensor must carry the input's name (else 400). */
+  override async fromTensors(tensors: readonly Tensor[]): Promise<NDArray> {
+    if (!this.checksInput) return super.fromTensors(tensors);
+    const given: NamedTensors = {};
+    for (const t of tensors) given[t.name] = t.array;
+    return checkInputs(this.model, [this.tensor], given)[this.tensor.name]!;
+  }
+
+  /** An integer input keeps a float literal a float, so the check refuses it instead of cutting it. */
+  protected override arrayFromJson(parsed: unknown, what: string): NDArray {
+    if (!this.checksInput) return super.arrayFromJson(parsed, what);
+    try {
+      return tensorFromJson(parsed, this.tensor);
+    } catch (err) {
+      if (err instanceof RaggedArrayError) throw new BadInput(`${what}: ${err.message}`);
+      throw err;
+    }
   }
 
   override toTensors(value: NDArray, ctx: Context): Promise<Tensor[]> {

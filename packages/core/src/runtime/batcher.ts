@@ -1,5 +1,5 @@
 import { BatchContext, type Context } from '../context/context.js';
-import { BadInput, ServiceUnavailable } from '../errors/index.js';
+import { ServiceUnavailable } from '../errors/index.js';
 import type { AnyBatching } from '../io/batching.js';
 import type { BatchOptions } from '../service/service.js';
 import type { BatchMetrics } from './batch-metrics.js';
@@ -25,7 +25,7 @@ const ARRIVAL_DECAY = 0.8;
 /**
  * The adaptive batcher of one batchable API: requests queue here; up to `max_concurrent_batches` batches run
  * at a time (default one), each made of the oldest requests up to `max_batch_size` rows (a request of k rows
- * counts as k, and is never split).
+ * counts as k, and is never split; one of more than `max_batch_size` rows runs as a batch of its own).
  *
  * When the function is free (a batch slot is open) it runs what is queued as soon as waiting longer cannot help: the queue holds a
  * full batch, or the oldest request would miss `max_latency_ms` (its age plus the learnt cost of the batch),
@@ -65,15 +65,8 @@ export class Batcher {
 
   /** Queue one request's input; resolves with its own part of the batch's output. */
   submit(value: unknown, invocation: Invocation, ctx: Context): Promise<unknown> {
-    const { batch_dim: dim, max_batch_size: max, max_latency_ms: budget } = this.options;
+    const { batch_dim: dim, max_latency_ms: budget } = this.options;
     const rows = this.input.rows(value, dim);
-    if (rows > max) {
-      // Run-alone would let one caller hold the function past everyone's budget: refuse it instead.
-      throw new BadInput(
-        `This request holds ${rows} rows along dimension ${dim}; API '${this.apiName}' takes at most ${max} (max_batch_size). Send at most ${max} rows per request.`,
-        { code: 'BATCH_TOO_LARGE' },
-      );
-    }
     const wait = this.expectedWait(rows);
     if (wait > budget) {
       this.metrics?.shedOne(this.apiName);
@@ -172,6 +165,13 @@ export class Batcher {
       const next = this.queue.shift()!;
       batch.push(next);
       rows += next.rows;
+    }
+    // A request larger than the cap is a batch of its own when its turn comes: the cap shapes batches, the
+    // request limits bound what one caller sends.
+    if (batch.length === 0 && this.queue.length > 0) {
+      const alone = this.queue.shift()!;
+      batch.push(alone);
+      rows = alone.rows;
     }
     if (batch.length === 0) return;
     this.queuedRows -= rows;

@@ -44,6 +44,12 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
   name?: string;
   /** URL path; defaults to `/<name>`. */
   route?: string;
+  /**
+   * The model name the Open Inference Protocol serves the API under (`/v2/models/<protocolName>`, gRPC
+   * `model_name`); default the API name. Any non-empty text: the HTTP path carries it URL-encoded. The zero-code
+   * service of a model sets it to the model's own name.
+   */
+  protocolName?: string;
   /** Description shown on the API page. */
   doc?: string;
   /**
@@ -79,6 +85,8 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
   readonly name: string;
   /** URL path with a leading slash. */
   readonly route: string;
+  /** The Open Inference Protocol's name of the API (`ApiOptions.protocolName`, else the API name). */
+  readonly protocolName: string;
   readonly input: I;
   readonly output: O;
   readonly doc: string;
@@ -236,13 +244,23 @@ export class Service<Apis extends ApiTypesMap = {}> {
       throw new InvalidArgument(`Reserved API route: '${rawRoute}' is reserved for infra endpoints`);
     }
     const routes = servedRoutes(route, options.task === true);
+    const protocolName = options.protocolName ?? name;
+    if (typeof protocolName !== 'string' || protocolName === '' || protocolName.length > 256) {
+      throw new InvalidArgument(`Invalid protocolName for API ${name}: use 1-256 characters`);
+    }
     for (const other of this.apiMap.values()) {
       const taken = servedRoutes(other.route, other.task).find((r) => routes.includes(r));
       if (taken) throw new InvalidArgument(`API route ${taken} is already used by API ${other.name}`);
+      if (other.protocolName === protocolName) {
+        throw new InvalidArgument(
+          `Protocol model name '${protocolName}' is already used by API ${other.name}`,
+        );
+      }
     }
     this.apiMap.set(name, {
       name,
       route,
+      protocolName,
       input: options.input,
       output: options.output,
       doc: options.doc ?? '',

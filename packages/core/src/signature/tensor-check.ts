@@ -36,6 +36,9 @@ export function checkTensor(
     }
     out = out.astype(spec.dtype);
   }
+  // Most clients cannot write a rank-0 tensor (a JSON scalar, a v2 shape []): exactly one element is taken
+  // for a scalar input, as onnxruntime itself takes it.
+  if (spec.shape.length === 0 && out.shape.length > 0 && out.size === 1) out = out.reshape([]);
   if (!shapesMatch(spec.shape, out.shape)) {
     const rank = spec.shape.length !== out.shape.length;
     throw new BadInput(

@@ -107,7 +107,7 @@ describe('modelService: a service around a loaded model', () => {
     const svc = modelService({ ...model, name: 'My Adder v2' });
     expect(svc.name).toBe('my-adder-v2');
     running = await start(svc);
-    const meta = (await (await fetch(`${running.url}/v2/models/My_Adder_v2`)).json()) as Record<
+    const meta = (await (await fetch(`${running.url}/v2/models/My%20Adder%20v2`)).json()) as Record<
       string,
       unknown
     >;

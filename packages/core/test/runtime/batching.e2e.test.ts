@@ -144,13 +144,29 @@ describe('adaptive batching (NumpyNdarray over HTTP)', () => {
     expect(batches).toEqual([[0], [1], [2], [3]]);
   });
 
-  it('refuses a request holding more rows than max_batch_size with 400 (it is not run alone)', async () => {
-    const { batches, url } = await rowService({ max_batch_size: 2 });
-    const res = await post(url, '[[1,1],[2,2],[3,3]]');
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ type: 'BadInput', code: 'BATCH_TOO_LARGE' });
-    expect(res.body.error).toContain('max_batch_size');
-    expect(batches).toEqual([]);
+  it('runs a request holding more rows than max_batch_size as a batch of its own, in its turn', async () => {
+    const { batches, gate, url, queueBehindFirst } = await rowService({ max_batch_size: 2 });
+    const { first, rest } = await queueBehindFirst(['[[1,1]]', '[[2,2],[3,3],[4,4]]', '[[5,5]]']);
+    gate.open();
+    await first;
+    const answers = await Promise.all(rest);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(answers[1]!.body).toEqual([
+      [4, 4],
+      [6, 6],
+      [8, 8],
+    ]);
+    // Arrival order kept: 1 | 2+3+4 alone (over the cap) | 5.
+    expect(batches).toEqual([[0], [1], [2, 3, 4], [5]]);
+    const alone = await post(url, '[[6,6],[7,7],[8,8]]');
+    expect([alone.status, alone.body]).toEqual([
+      200,
+      [
+        [12, 12],
+        [14, 14],
+        [16, 16],
+      ],
+    ]);
   });
 
   it('a row failed with ctx.failRow fails only the caller that sent it', async () => {

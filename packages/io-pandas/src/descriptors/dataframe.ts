@@ -159,13 +159,13 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
   }
 
   async fromHttpRequest(request: HttpRequest): Promise<DataFrame> {
-    const format = requestFormat(request.contentType, this.defaultFormat);
-    const how = this.decoding(format, request.limits);
     const [dfd, table] = await Promise.all([
       loadDanfo(),
-      request
-        .body()
-        .then((b) => (decodesInline(b, format) ? decodeTable(b, how) : decodeTableOffThread(b, how))),
+      request.body().then((b) => {
+        const format = requestFormat(request.contentType, this.defaultFormat, b);
+        const how = this.decoding(format, request.limits);
+        return decodesInline(b, format) ? decodeTable(b, how) : decodeTableOffThread(b, how);
+      }),
     ]);
     this.validateTable(table.columns, [rowCount(table), table.columns.length], BadInput);
     if (this.applyColumnNames) table.columns = [...this.columns!];

@@ -16,14 +16,30 @@ export function checkFormat(value: unknown, owner: string): Format {
   );
 }
 
+/** A Parquet file begins and ends with these four bytes ("PAR1"). */
+const PARQUET_MAGIC = Buffer.from('PAR1', 'latin1');
+
+/** Whether `body` is framed as a Parquet file: the magic at both ends, a footer length between them. */
+export function looksLikeParquet(body: Uint8Array): boolean {
+  return (
+    body.length >= 12 &&
+    PARQUET_MAGIC.equals(body.subarray(0, 4)) &&
+    PARQUET_MAGIC.equals(body.subarray(body.length - 4))
+  );
+}
+
 /**
  * Request format from the parsed Content-Type (D2: essence compared, parameters ignored, so
  * `text/csv; charset=utf-8` is CSV); anything else or no header → the descriptor's default format.
- * `application/octet-stream` says only "bytes": it is the default format too (the reference reads it as
- * Parquet whatever the descriptor says, which let any client pick the Parquet decoder); name Parquet with
- * `application/vnd.apache.parquet` (or `application/x-parquet`), or set `default_format: 'parquet'`.
+ * A body framed as Parquet (`PAR1` at both ends) is Parquet unless the header names JSON or CSV: the
+ * reference's clients send Parquet as `application/octet-stream`. Bytes that are not framed so stay the default
+ * format, so no content type picks the Parquet decoder for a body that is not Parquet.
  */
-export function requestFormat(contentType: MediaType | null, defaultFormat: Format): Format {
+export function requestFormat(
+  contentType: MediaType | null,
+  defaultFormat: Format,
+  body?: Uint8Array,
+): Format {
   switch (contentType?.essence) {
     case 'application/json':
       return 'json';
@@ -33,6 +49,6 @@ export function requestFormat(contentType: MediaType | null, defaultFormat: Form
     case 'text/csv':
       return 'csv';
     default:
-      return defaultFormat;
+      return body && looksLikeParquet(body) ? 'parquet' : defaultFormat;
   }
 }

@@ -199,7 +199,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     } catch (err) {
       throw new BadInput(`NumpyNdarray: request body is not valid JSON: ${(err as Error).message}`);
     }
-    return this.toArray(parsed, 'NumpyNdarray input');
+    return this.arrayFromJson(parsed, 'NumpyNdarray input');
   }
 
   /**
@@ -222,7 +222,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
       return null;
     }
     checkJsonDepth(parsed, text.length, maxDepth, 'NumpyNdarray input');
-    if (!floatTarget) return this.toArray(parsed, 'NumpyNdarray input');
+    if (!floatTarget) return this.arrayFromJson(parsed, 'NumpyNdarray input');
     try {
       return NDArray.from(parsed, this.dtype!);
     } catch {
@@ -231,7 +231,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   }
 
   /** Spec 2.3 step 2: convert to `dtype`; a failed conversion falls back to inference. */
-  private toArray(parsed: unknown, what: string): NDArray {
+  protected arrayFromJson(parsed: unknown, what: string): NDArray {
     try {
       if (this.dtype) {
         try {

@@ -10,6 +10,7 @@ import { NDArray } from '../../ndarray/ndarray.js';
 import type { NamedTensors } from '../../signature/named-tensors.js';
 import { readSignature, type TensorSpec } from '../../signature/signature.js';
 import { checkInputs } from '../../signature/tensor-check.js';
+import { tensorFromJson } from '../../signature/tensor-from-json.js';
 import { jsonFromProto } from '../../wire/proto/json-from-proto.js';
 import type { ProtoField, ProtoPayload, ValueMessage } from '../../wire/proto/messages.js';
 import { toValueMessage } from '../../wire/proto/struct.js';
@@ -142,12 +143,10 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
     for (const [name, value] of Object.entries(parsed)) {
       const spec = this.tensors.find((t) => t.name === name);
       try {
-        // Numbers for a float input are read as its dtype directly; anything else by inference, then checked.
-        arrays[name] =
-          spec && dtypeKind(spec.dtype) === 'f' ? NDArray.from(value, spec.dtype) : NDArray.from(value);
+        arrays[name] = tensorFromJson(value, spec);
       } catch (err) {
         // Ragged lists, values that are no numbers: the client's mistake.
-        if (err instanceof BadInput)
+        if (err instanceof BadInput && err.code === BadInput.code)
           throw new BadInput(`Tensor '${name}': ${(err as Error).message}`, { code: 'TENSOR_NOT_AN_ARRAY' });
         throw err;
       }

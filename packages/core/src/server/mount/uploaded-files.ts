@@ -9,8 +9,9 @@ import { resolve, sep } from 'node:path';
  * A parse that failed (a stalled or aborted upload) needs nothing here: formidable removes its partial files
  * when the request errors, which the body guard makes it do on a stall.
  */
-export function removeUploadedFiles(request: { files?: unknown }): void {
-  const files = request.files;
+export function removeUploadedFiles(request: object): void {
+  // `files` is what koa-body adds to Koa's request (absent from Koa's own type).
+  const files = (request as { files?: unknown }).files;
   if (files === null || typeof files !== 'object') return;
   const temp = resolve(tmpdir()) + sep;
   for (const entry of Object.values(files as Record<string, unknown>)) {

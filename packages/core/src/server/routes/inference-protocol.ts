@@ -1,8 +1,10 @@
 import { HEADER_LENGTH, parseInferRequest, writeInferResponse } from '../../inference-protocol/infer-body.js';
 import {
   type ModelAdapter,
+  modelList,
   modelMetadata,
   protocolModels,
+  repositoryIndex,
   serverMetadata,
 } from '../../inference-protocol/models.js';
 import type { Limits } from '../../limits/limits.js';
@@ -49,7 +51,7 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
     // As on the API's own route: the permit once the body is in.
     deps.runtime.admit(ctx.state);
     const outputs = await deps.runtime.invoke(model.api, ctx.state, request, infer, model.codec);
-    const { body, headers } = writeInferResponse(model.api.name, infer, outputs);
+    const { body, headers } = writeInferResponse(model.name, infer, outputs);
     if (ctx.state.timedOut) return;
     ctx.status = 200;
     for (const [name, value] of headers) ctx.set(name, value);
@@ -74,8 +76,12 @@ export function registerInferenceProtocol(
   add('/v2/health/ready', { GET: (ctx) => json(ctx, isReady() ? 200 : 503, { ready: isReady() }) });
   add('/v2', { GET: (ctx) => json(ctx, 200, serverMetadata(service, EXTENSIONS)) });
   const infer = new Map<string, (ctx: Exchange) => Promise<void>>();
-  for (const [name, model] of protocolModels(service)) {
-    const base = `/v2/models/${name}`;
+  const models = protocolModels(service);
+  add('/v2/models', { GET: (ctx) => json(ctx, 200, modelList(models)) });
+  add('/v2/repository/index', { POST: (ctx) => json(ctx, 200, repositoryIndex(models, isReady())) });
+  for (const [name, model] of models) {
+    // A model name that is not a path segment as it stands (a space, '/', non-ASCII) is served URL-encoded.
+    const base = `/v2/models/${encodeURIComponent(name)}`;
     add(base, { GET: (ctx) => json(ctx, 200, modelMetadata(model)) });
     add(`${base}/ready`, {
       GET: (ctx) => json(ctx, isReady() ? 200 : 503, { name, ready: isReady() }),

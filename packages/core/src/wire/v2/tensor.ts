@@ -33,6 +33,35 @@ export interface Tensor {
 
 const MAX_DIMS = 32;
 const MAX_NESTING = 64;
+/**
+ * The most elements one dimension, and the non-zero dimensions of a shape together, may declare: what typed
+ * arrays and onnxruntime index. A tensor of zero elements carries no data, so the body cannot bound its other
+ * dimensions (`[1, 3, 0, 2^40]`): this does, before any runtime sees them.
+ */
+const MAX_EXTENT = 2 ** 31 - 1;
+
+/** Whether a shape's dimensions stay within {@link MAX_EXTENT}, alone and multiplied (zeros left out). */
+function shapeWithinExtent(shape: readonly number[]): boolean {
+  let product = 1;
+  for (const n of shape) {
+    if (n === 0) continue;
+    product *= n;
+    if (product > MAX_EXTENT) return false;
+  }
+  return true;
+}
+
+/** Integer datatypes: their JSON `data` must hold whole numbers (1.5 is not an INT32, and is not cut to 1). */
+const INTEGER_DATATYPES: ReadonlySet<Datatype> = new Set([
+  'INT8',
+  'INT16',
+  'INT32',
+  'INT64',
+  'UINT8',
+  'UINT16',
+  'UINT32',
+  'UINT64',
+]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -50,6 +79,12 @@ export function readTensorHeader(value: unknown, index: number): TensorHeader {
     !shape.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)
   ) {
     throw new BadInput(`Tensor '${name}': shape must be a list of at most ${MAX_DIMS} non-negative integers`);
+  }
+  if (!shapeWithinExtent(shape as number[])) {
+    throw new BadInput(
+      `Tensor '${name}': shape [${shape.join(', ')}] declares more than ${MAX_EXTENT} elements (zero dimensions left out)`,
+      { code: 'TENSOR_SHAPE_TOO_LARGE' },
+    );
   }
   dtypeOf(datatype, name);
   if (parameters !== undefined && !isObject(parameters)) {
@@ -108,6 +143,15 @@ export function tensorFromJson(header: TensorHeader): Tensor {
   }
   if (datatype !== 'BYTES' && datatype !== 'BOOL' && !flat.every((v) => typeof v === 'number')) {
     throw new BadInput(`Tensor '${name}': ${datatype} data must be numbers`);
+  }
+  if (INTEGER_DATATYPES.has(datatype)) {
+    const at = flat.findIndex((v) => !Number.isInteger(v));
+    if (at !== -1) {
+      throw new BadInput(
+        `Tensor '${name}': ${datatype} data must be whole numbers, got ${String(flat[at])} at index ${at}`,
+        { code: 'TENSOR_DTYPE_MISMATCH' },
+      );
+    }
   }
   try {
     return { name, array: NDArray.from(flat, dtypeOf(datatype, name)).reshape(shape) };
