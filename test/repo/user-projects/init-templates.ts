@@ -8,16 +8,17 @@ import {
   linkInstall,
   npmInstall,
   scratchFolder,
+  tiffinTarballs,
   type UserProject,
   userProject,
-  useTarballs,
 } from '../user-project.js';
 
 /**
  * `tiffin init` as a reader runs it, with the CLI installed by npm from the tarballs: each template's project
  * passes `npm test` and its `typecheck` script (tsc), `npm start` serves it, and every call in its README prints what the README
- * says it prints. The quickstart project runs `npm install` itself (from the tarballs, with install scripts, as
- * its README says for an offline machine); the other templates link the shared install to keep CI short.
+ * says it prints. The quickstart project runs `npm install` itself, on the package.json init wrote (it points at
+ * the tarballs the CLI was installed from, with install scripts, as its README says for an offline machine); the
+ * other templates link the shared install to keep CI short.
  */
 
 const TEMPLATES = ['quickstart', 'image', 'dataframe', 'diffusion'] as const;
@@ -73,7 +74,16 @@ describe('tiffin init', () => {
       });
       expect(out.stdout).toContain('npm install');
       if (template === 'quickstart') {
-        await useTarballs(dir);
+        // As init wrote it: the packages are not on the registry, so it points at the tarballs the CLI came from.
+        const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+          dependencies: Record<string, string>;
+          overrides: Record<string, string>;
+        };
+        const cli = (await tiffinTarballs()).get('@tiffin/cli')!;
+        expect(manifest.dependencies['@tiffin/cli']).toBe(`file:${cli}`);
+        expect(manifest.overrides['@tiffin/build']).toMatch(/^file:.*tiffin-build-.*\.tgz$/);
+        expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('not on the npm registry yet');
+        expect(out.stdout).toContain('the @tiffin packages are the tarballs in');
         await npmInstall(dir);
       } else {
         await linkInstall(dir);
