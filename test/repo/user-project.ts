@@ -49,6 +49,9 @@ export const EXTRA_DEPS: readonly string[] = [
   // TF.js is an optional peer of @tiffin/diffusion and @tiffin/cli; the docs' TF.js examples install it.
   '@tensorflow/tfjs@4.22.0',
   '@tensorflow/tfjs-backend-wasm@4.22.0',
+  // docs/server.md's own routes.
+  '@koa/router@15.7.0',
+  'koa-body@8.0.1',
 ];
 
 /**
