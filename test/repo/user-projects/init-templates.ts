@@ -68,7 +68,8 @@ describe('tiffin init', () => {
     '--template %s: npm test passes, npm start serves, the README calls answer as written',
     async (template) => {
       const dir = scratchFolder(template);
-      const out = await run(host.bin('tiffin'), ['init', dir, '--template', template], {
+      // The command the docs give for anywhere (`npx @tiffin/cli`), here finding the installed CLI.
+      const out = await run('npx', ['@tiffin/cli', 'init', dir, '--template', template], {
         cwd: host.dir,
         env: host.env(),
       });

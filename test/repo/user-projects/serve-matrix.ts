@@ -319,7 +319,7 @@ const LOAD_ERRORS = [
     kind: 'esm',
     file: 'old.ts',
     source: "const { Service } = require('@tiffin/core');\nmodule.exports = new Service('x');\n",
-    says: ['is an ES module', '.cts/.cjs'],
+    says: ['is an ES module ({dir}/package.json says "type": "module")', '.cts/.cjs'],
   },
 ] as const;
 
