@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -26,8 +26,9 @@ import type { UserProject } from './user-project.js';
  *   document ends) and waited for.
  *   A `# → X` line after a command is the output the doc shows: the command's output must match it (`...`
  *   stands for anything).
- * - `check=<why>`: it cannot run here (a container daemon, a cluster, a download): TypeScript is type-checked,
- *   shell is parsed (`bash -n`), Python compiled, JSON and YAML parsed.
+ * - `check=<why> instead=<test>`: it cannot run here (a container daemon, a cluster, a download): TypeScript is
+ *   type-checked, shell is parsed (`bash -n`), Python compiled, JSON and YAML parsed; `instead` names the test (a
+ *   repository path, which must exist) that runs what the block shows, and is required.
  * - `run-by=<test>`: another test runs it (named there); here shell, Python and data are parsed, code is left
  *   to that test.
  * - `cwd=checkout`: a shell block the doc runs from the repository root (after the README's install).
@@ -43,6 +44,8 @@ export interface BlockResult {
   line: number;
   lang: string;
   fate: BlockFate;
+  /** For a block that cannot run here: `check=<why>`, and the test that runs it instead. */
+  standIn?: string;
   problem?: string;
 }
 
@@ -102,6 +105,14 @@ function syntaxProblem(block: CodeBlock): string | undefined {
     return String(err);
   }
   return undefined;
+}
+
+/** A block that cannot run here must name the test that runs it instead (`instead=<repository path>`). */
+function standIn(block: CodeBlock): string | undefined {
+  if (block.meta.check === undefined) return undefined; // data (json, yaml): parsing it is all there is
+  const instead = block.meta.instead;
+  if (!instead) return `\`check=${block.meta.check}\` without \`instead=<test>\`: name the test that runs it`;
+  return existsSync(join(ROOT, instead)) ? undefined : `instead=${instead}: no such file in the repository`;
 }
 
 /** `3000`/`3001` → this run's ports, in a command or a source file. */
@@ -230,19 +241,22 @@ export class DocRunner {
       for (const block of blocks) {
         const fate = fateOf(block);
         const result: BlockResult = { line: block.line, lang: block.lang, fate };
+        if (block.meta.check !== undefined)
+          result.standIn = `${block.meta.check}; instead: ${block.meta.instead ?? 'none named'}`;
         this.results.push(result);
         if (fate === 'listing') continue;
         const file = codeFiles.get(block);
         if (file) {
           const found = diagnostics.get(file);
           if (found) result.problem = found.join('\n');
+          else if (fate === 'check') result.problem = standIn(block);
           else if (fate === 'run' && !/^export default /m.test(block.text))
             result.problem = await this.script(file, shownLogs(block.text));
           else if (fate === 'run') result.problem = await this.service(file);
           continue;
         }
         if (fate !== 'run') {
-          result.problem = CODE.has(block.lang) ? undefined : syntaxProblem(block);
+          result.problem = standIn(block) ?? (CODE.has(block.lang) ? undefined : syntaxProblem(block));
           continue;
         }
         result.problem = syntaxProblem(block) ?? (await this.shell(block));
