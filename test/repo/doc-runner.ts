@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -17,14 +17,18 @@ import type { UserProject } from './user-project.js';
  * What each block is, from its fence's info string (```` ```ts file=service.ts ````):
  * - no marker: it runs. A TypeScript/JavaScript block is saved as the file it names (`file=` or a first-line
  *   `// name.ts` comment; else `snippet-<line>.ts`) and type-checked; a block without `export default` is
- *   also run with `npx tsx` (what its `console.log(...); // X` lines show must be printed). A shell block runs
+ *   also run with `npx tsx` (what its `console.log(...); // X` lines show must be printed); a block with one (a
+ *   service) is served with `npx tiffin serve` and called as its API page calls it: each POST route of its
+ *   `/docs.json` with the example the page fills in must answer below 400, and one the page sends without a body
+ *   below 500. A shell block runs
  *   line by line in the document's folder, variables it exports kept for the next lines as in a terminal;
  *   `npx tiffin serve`, `npx tiffin diffusion start` and `npm start` are started in the background (until the
  *   document ends) and waited for.
  *   A `# → X` line after a command is the output the doc shows: the command's output must match it (`...`
  *   stands for anything).
- * - `check=<why>`: it cannot run here (a container daemon, a cluster, a download): TypeScript is type-checked,
- *   shell is parsed (`bash -n`), Python compiled, JSON and YAML parsed.
+ * - `check=<why> instead=<test>`: it cannot run here (a container daemon, a cluster, a download): TypeScript is
+ *   type-checked, shell is parsed (`bash -n`), Python compiled, JSON and YAML parsed; `instead` names the test (a
+ *   repository path, which must exist) that runs what the block shows, and is required.
  * - `run-by=<test>`: another test runs it (named there); here shell, Python and data are parsed, code is left
  *   to that test.
  * - `cwd=checkout`: a shell block the doc runs from the repository root (after the README's install).
@@ -40,6 +44,8 @@ export interface BlockResult {
   line: number;
   lang: string;
   fate: BlockFate;
+  /** For a block that cannot run here: `check=<why>`, and the test that runs it instead. */
+  standIn?: string;
   problem?: string;
 }
 
@@ -101,6 +107,14 @@ function syntaxProblem(block: CodeBlock): string | undefined {
   return undefined;
 }
 
+/** A block that cannot run here must name the test that runs it instead (`instead=<repository path>`). */
+function standIn(block: CodeBlock): string | undefined {
+  if (block.meta.check === undefined) return undefined; // data (json, yaml): parsing it is all there is
+  const instead = block.meta.instead;
+  if (!instead) return `\`check=${block.meta.check}\` without \`instead=<test>\`: name the test that runs it`;
+  return existsSync(join(ROOT, instead)) ? undefined : `instead=${instead}: no such file in the repository`;
+}
+
 /** `3000`/`3001` → this run's ports, in a command or a source file. */
 function withPorts(text: string, ports: Map<string, number>): string {
   return text.replace(/\b(300[01])\b/g, (m) => String(ports.get(m) ?? m));
@@ -136,6 +150,51 @@ function copyBeside(path: string, dir: string): void {
     if (entry.endsWith('.ts') || ['src', 'fixtures', 'model'].includes(entry))
       cpSync(join(from, entry), join(dir, entry), { recursive: true });
   }
+}
+
+interface OpenApiOperation {
+  parameters?: Array<{ required?: boolean }>;
+  requestBody?: { content?: Record<string, { example?: unknown; schema?: JsonSchema }> };
+}
+interface OpenApi {
+  paths?: Record<string, { post?: OpenApiOperation }>;
+}
+interface JsonSchema {
+  type?: string;
+  example?: unknown;
+  properties?: Record<string, JsonSchema>;
+}
+
+/** A value for a schema as Swagger UI makes one up: its example, else a placeholder of its type. */
+function sample(schema: JsonSchema): unknown {
+  if (schema.example !== undefined) return schema.example;
+  const placeholders: Record<string, unknown> = {
+    string: 'string',
+    number: 0,
+    integer: 0,
+    boolean: true,
+    array: [],
+  };
+  if (schema.type === 'object' || schema.properties)
+    return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, sample(v)]));
+  return placeholders[schema.type ?? ''] ?? null;
+}
+
+/**
+ * What the API page sends for an operation: the example of the body's first media type (the API's own, or the
+ * schema's), a JSON object built from the schema's properties' examples as Swagger UI builds one, else no body.
+ */
+function pageRequest(op: OpenApiOperation): { example: boolean; init: RequestInit } {
+  const [type, media] = Object.entries(op.requestBody?.content ?? {})[0] ?? [];
+  if (!type || !media) return { example: false, init: {} };
+  let example = media.example ?? media.schema?.example;
+  if (example === undefined && type.includes('json') && media.schema?.type === 'object')
+    example = sample(media.schema);
+  // A file chooser or form the page leaves for the reader: nothing to send.
+  if (example === undefined || type.startsWith('multipart/') || !/json|text/.test(type))
+    return { example: false, init: {} };
+  const body = type.includes('json') ? JSON.stringify(example) : String(example);
+  return { example: true, init: { headers: { 'content-type': type }, body } };
 }
 
 export class DocRunner {
@@ -182,18 +241,22 @@ export class DocRunner {
       for (const block of blocks) {
         const fate = fateOf(block);
         const result: BlockResult = { line: block.line, lang: block.lang, fate };
+        if (block.meta.check !== undefined)
+          result.standIn = `${block.meta.check}; instead: ${block.meta.instead ?? 'none named'}`;
         this.results.push(result);
         if (fate === 'listing') continue;
         const file = codeFiles.get(block);
         if (file) {
           const found = diagnostics.get(file);
           if (found) result.problem = found.join('\n');
+          else if (fate === 'check') result.problem = standIn(block);
           else if (fate === 'run' && !/^export default /m.test(block.text))
             result.problem = await this.script(file, shownLogs(block.text));
+          else if (fate === 'run') result.problem = await this.service(file);
           continue;
         }
         if (fate !== 'run') {
-          result.problem = CODE.has(block.lang) ? undefined : syntaxProblem(block);
+          result.problem = standIn(block) ?? (CODE.has(block.lang) ? undefined : syntaxProblem(block));
           continue;
         }
         result.problem = syntaxProblem(block) ?? (await this.shell(block));
@@ -218,6 +281,40 @@ export class DocRunner {
     } catch (err) {
       const e = err as { stderr?: string; message: string };
       return `npx tsx ${file}: ${(e.stderr || e.message).trim().split('\n').slice(-6).join('\n')}`;
+    }
+  }
+
+  /**
+   * A service block: `npx tiffin serve <file>` on a port of its own, then every POST route of its `/docs.json`
+   * called as the API page calls it ("Try it out", then "Execute").
+   */
+  private async service(file: string): Promise<string | undefined> {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const server = new ServerProcess(this.project.bin('tiffin'), ['serve', file], {
+      cwd: this.project.dir,
+      env: this.env({ PORT: String(port) }),
+      detached: true,
+    });
+    try {
+      await server.ready(`${url}/readyz`, 120_000);
+      const docs = (await (await fetch(`${url}/docs.json`)).json()) as OpenApi;
+      for (const [path, item] of Object.entries(docs.paths ?? {})) {
+        const post = item.post;
+        // A route with a path parameter or a query id (a task's cancel) needs a value the page cannot guess.
+        if (!post || path.includes('{') || (post.parameters ?? []).some((p) => p.required)) continue;
+        const sent = pageRequest(post);
+        const res = await fetch(`${url}${path}`, { method: 'POST', ...sent.init });
+        const body = await res.text();
+        if (res.status >= (sent.example ? 400 : 500))
+          return `npx tiffin serve ${file}: POST ${path} ${sent.example ? `with the API page's example ${JSON.stringify(sent.init.body).slice(0, 120)}` : 'without a body, as the API page sends it,'} answered ${res.status} ${body.slice(0, 300)}`;
+      }
+      return undefined;
+    } catch (err) {
+      return `npx tiffin serve ${file}: ${(err as Error).message.split('\n').slice(-8).join('\n')}`;
+    } finally {
+      process.kill(-(server.child.pid ?? 0), 'SIGTERM');
+      if (!(await server.exitsWithin(20_000))) server.kill();
     }
   }
 

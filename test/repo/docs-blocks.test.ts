@@ -24,6 +24,10 @@ afterAll(async () => {
     `docs blocks: ${all.length} in ${results.size} documents; run ${count('run')}, checked only ${count('check')}, ` +
       `run by another test ${count('run-elsewhere')}, output listings ${count('listing')}; ${Math.round((Date.now() - started) / 1000)} s`,
   );
+  // Each block that cannot run here, why, and the test that runs it instead.
+  for (const [doc, list] of results)
+    for (const r of list.filter((r) => r.fate === 'check' && r.standIn))
+      console.log(`  not run here: ${doc}:${r.line} (${r.standIn})`);
   await removeUserProjects();
 }, 180_000);
 
@@ -46,6 +50,10 @@ describe('the docs checker', () => {
       'false',
       '```',
       '',
+      '```sh check=docker instead=packages/build/test/containerize.test.ts',
+      'docker run --rm no-such-image',
+      '```',
+      '',
       '```sh check=docker',
       'docker run --rm no-such-image',
       '```',
@@ -56,7 +64,9 @@ describe('the docs checker', () => {
       ['run', true],
       ['run', true],
       ['check', false],
+      ['check', true],
     ]);
+    expect(runner.results[4]!.problem).toContain('without `instead=<test>`');
     expect(runner.results[0]!.problem).toContain("Cannot find name 'undefinedName'");
     expect(runner.results[1]!.problem).toContain('the doc shows "goodbye"');
   }, 120_000);

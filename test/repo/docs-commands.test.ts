@@ -92,7 +92,7 @@ async function check(
         const builtins = ['install', 'add', 'exec', 'run', 'dlx', 'store', 'why', 'list'];
         if (script && !script.startsWith('<') && !builtins.includes(script) && !(script in scriptsOf(doc)))
           bad(`no script '${script}'`);
-      } else if (tool === 'tiffin') {
+      } else if (tool === 'tiffin' || tool === '@tiffin/cli') {
         const [sub, subsub] = args.filter(
           (a) => !a.startsWith('-') && !a.startsWith('<') && !a.startsWith('['),
         );
@@ -116,6 +116,16 @@ async function check(
 }
 
 describe('commands in README.md, docs/ and package READMEs', () => {
+  it('say where `npx tiffin` works and what reaches Tiffin from anywhere (`npx @tiffin/cli`)', () => {
+    // npx resolves a bare `tiffin` outside a project that installed @tiffin/cli to another package on the registry.
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const project = readFileSync(join(ROOT, 'docs/your-project.md'), 'utf8');
+    expect(readme).toContain('npx @tiffin/cli');
+    expect(readme).toContain('docs/your-project.md#the-tiffin-command');
+    expect(project).toMatch(/^## The `tiffin` command$/m);
+    expect(project).toContain('npx @tiffin/cli');
+  });
+
   it('use the one spelling that works after the README install (npx tiffin, npm run, npx -y pnpm@…)', async () => {
     const commands = new Map<string, Set<string>>();
     const [top, diffusion, models] = await Promise.all([

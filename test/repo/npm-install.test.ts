@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -486,6 +486,57 @@ describe('an ONNX-only user (npm install @tiffin/cli @tiffin/diffusion)', () => 
       server.kill();
     }
   }, 240_000);
+
+  it('diffusion build demo makes a package that installs and serves on its own, as its Dockerfile runs it', async () => {
+    const home = join(APP, 'build-home');
+    // With its lockfile (npm install --package-lock-only): the optional TF.js peers stay optional in vendor/.
+    const built = await tiffinExits(APP, ['diffusion', 'build', 'demo', '--engine', 'onnxruntime'], {
+      TIFFIN_HOME: home,
+    });
+    const tag = /Successfully built package (\S+)/.exec(built.stdout)?.[1];
+    expect(tag, built.stdout + built.stderr).toMatch(/^stable-diffusion:/);
+    const [name, version] = tag!.split(':');
+    // Copied out of the store and installed as the Dockerfile's RUN line does, with nothing of the build around it.
+    const standalone = join(WORK, 'standalone-diffusion');
+    cpSync(join(home, 'packages', name!, version!), standalone, { recursive: true });
+    const dockerfile = readFileSync(join(standalone, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain('npm ci --omit=dev --ignore-scripts --no-audit --no-fund');
+    await run(
+      'npm',
+      ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'],
+      {
+        cwd: standalone,
+        env: readerEnv({}),
+        timeout: 600_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
+    expect(existsSync(join(standalone, 'node_modules/@tensorflow'))).toBe(false);
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    // The Dockerfile's CMD and ENV (TIFFIN_HOME a scratch folder), on a free port.
+    const server = new ServerProcess(process.execPath, ['server.mjs'], {
+      cwd: standalone,
+      env: readerEnv({
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        TIFFIN_HOME: join(standalone, 'tiffin-tmp'),
+      }),
+    });
+    try {
+      await server.ready(`${url}/readyz`, 180_000);
+      const res = await fetch(`${url}/text2img`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'a red circle', num_inference_steps: 2, seed: 1 }),
+      });
+      expect([res.status, res.headers.get('content-type')]).toEqual([200, 'image/jpeg']);
+      expect(jpegSize(new Uint8Array(await res.arrayBuffer()))).toEqual({ width: 64, height: 64 });
+    } finally {
+      server.kill();
+    }
+  }, 600_000);
 
   it('asking for a TF.js engine or serving a TF.js model fails in one line giving the npm install command', async () => {
     const home = { TIFFIN_HOME: join(APP, 'home') };

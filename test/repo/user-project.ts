@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +21,8 @@ import { readerEnv } from './server-process.js';
  * new ServerProcess(project.bin('tiffin'), ['serve', 'service.ts'], { cwd: project.dir, env: project.env({ PORT }) });
  * ```
  *
- * For a project that runs `npm install` itself (a generated one), {@link useTarballs} points its package.json
- * at the tarballs and {@link npmInstall} installs them the way a reader would.
+ * A project that runs `npm install` itself (one `tiffin init` wrote, which points at the tarballs the CLI came
+ * from) installs with {@link npmInstall}, the way a reader would.
  */
 
 /** `bare`: no package.json at all; `cjs`: what `npm init -y` writes (`"type": "commonjs"`); `esm`: `"type": "module"`. */
@@ -49,6 +49,9 @@ export const EXTRA_DEPS: readonly string[] = [
   // TF.js is an optional peer of @tiffin/diffusion and @tiffin/cli; the docs' TF.js examples install it.
   '@tensorflow/tfjs@4.22.0',
   '@tensorflow/tfjs-backend-wasm@4.22.0',
+  // docs/server.md's own routes.
+  '@koa/router@15.7.0',
+  'koa-body@8.0.1',
 ];
 
 /**
@@ -110,27 +113,6 @@ export async function npmInstall(
     timeout: 600_000,
     maxBuffer: 64 * 1024 * 1024,
   });
-}
-
-/**
- * Points a project's package.json at the tarballs: its @tiffin/* dependencies become `file:` tarballs, and an
- * override sends the @tiffin/* packages they depend on there too (they are not on the registry yet).
- */
-export async function useTarballs(dir: string): Promise<void> {
-  const tarballs = await tiffinTarballs();
-  const file = join(dir, 'package.json');
-  const manifest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  const overrides = { ...(manifest.overrides as Record<string, unknown> | undefined) };
-  for (const [name, tarball] of tarballs) overrides[name] = `file:${tarball}`;
-  for (const field of ['dependencies', 'devDependencies']) {
-    const deps = manifest[field] as Record<string, string> | undefined;
-    for (const name of Object.keys(deps ?? {})) {
-      const tarball = tarballs.get(name);
-      // npm requires a direct dependency and its override to be the same spec.
-      if (deps && tarball) deps[name] = `file:${tarball}`;
-    }
-  }
-  writeFileSync(file, `${JSON.stringify({ ...manifest, overrides }, null, 2)}\n`);
 }
 
 /** The shared install every project links to: all tarballs and EXTRA_DEPS, installed once. */

@@ -63,14 +63,14 @@ export async function containerize(options: ContainerizeOptions): Promise<Contai
   report(`Building image ${imageTag} from package ${pkg.tag} with ${tool.backend} (its output follows)`);
   await runTool(tool, args, path, stdio).catch((err: unknown) => {
     // Inside another container (CI runners, sandboxes) RUN steps often cannot create a container of
-    // their own; chroot isolation needs no runtime, cgroups or network namespace.
+    // their own; chroot isolation needs no runtime, cgroups or network namespace. The tool's own output
+    // went to the terminal (it is not in the message), so the hint says what to look for there.
     if (
       tool.backend !== 'docker' &&
       !args.some((arg) => arg.startsWith('--isolation')) &&
-      err instanceof Error &&
-      /cgroup|creating container|runtime/i.test(err.message)
+      err instanceof Error
     ) {
-      err.message += `\nHint: where ${tool.backend} cannot create containers (e.g. inside a container), add --backend-arg=--isolation=chroot`;
+      err.message += `\nHint: if ${tool.backend} said it cannot create a container (e.g. "cgroups in hybrid mode not supported", inside another container), add --backend-arg=--isolation=chroot`;
     }
     throw err;
   });

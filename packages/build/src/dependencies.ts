@@ -15,6 +15,7 @@ interface PackageJson {
   exports?: unknown;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   optionalDependencies?: Record<string, string>;
   [key: string]: unknown;
 }
@@ -128,6 +129,8 @@ async function vendorPackage(
     exports: stripSourceCondition(pkg.exports),
     dependencies,
     peerDependencies,
+    // Without it npm takes every peer as required and fetches the optional ones (TF.js, @tiffin/tfjs) too.
+    peerDependenciesMeta: peerMeta(pkg.peerDependenciesMeta, peerDependencies),
     optionalDependencies,
     license: pkg.license,
   };
@@ -162,6 +165,16 @@ async function publishedPeerRanges(
     out[name] = spec === '*' ? version : `${spec}${version}`;
   }
   return out;
+}
+
+/** The `peerDependenciesMeta` entries of the peers that are kept. */
+function peerMeta(
+  meta: PackageJson['peerDependenciesMeta'],
+  peers: Record<string, string> | undefined,
+): PackageJson['peerDependenciesMeta'] {
+  if (!meta || !peers) return undefined;
+  const kept = Object.entries(meta).filter(([name]) => Object.hasOwn(peers, name));
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
 }
 
 /** The `source` export condition points at TypeScript sources that are not vendored. */

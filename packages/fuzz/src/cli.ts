@@ -6,16 +6,45 @@ import { parseArgs } from 'node:util';
 import { type FuzzReport, fuzz } from './run.js';
 import { startTarget } from './target.js';
 
-const { values } = parseArgs({
-  options: {
-    requests: { type: 'string', short: 'n', default: '10000' },
-    duration: { type: 'string', short: 'd' },
-    seed: { type: 'string', default: String(Date.now() % 1_000_000) },
-    concurrency: { type: 'string', default: '8' },
-    'grpc-share': { type: 'string', default: '0.1' },
-    load: { type: 'string', default: '0' },
-  },
-});
+const USAGE = `Usage: pnpm fuzz [options]
+
+Fuzzes a fresh target server (HTTP, gRPC, the v2 routes) and prints counts by status, findings, hangs and memory.
+
+Options:
+  -n, --requests <N>     requests to send (default 10000)
+  -d, --duration <S>     cap each phase at S seconds
+  --seed <K>             random seed (default: from the clock; printed, so a run can be repeated)
+  --concurrency <C>      requests in flight (default 8)
+  --grpc-share <F>       share of the requests sent over gRPC, 0 to 1 (default 0.1)
+  --load <N>             then N more requests, with the server's RSS before and after (default 0)
+  -h, --help             this help
+`;
+
+function parseFlags() {
+  try {
+    return parseArgs({
+      options: {
+        requests: { type: 'string', short: 'n', default: '10000' },
+        duration: { type: 'string', short: 'd' },
+        seed: { type: 'string', default: String(Date.now() % 1_000_000) },
+        concurrency: { type: 'string', default: '8' },
+        'grpc-share': { type: 'string', default: '0.1' },
+        load: { type: 'string', default: '0' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (err) {
+    // A mistyped flag is one line and the usage, not a stack trace.
+    process.stderr.write(`fuzz: ${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const values = parseFlags();
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 
 const mb = (bytes: number | null) => (bytes === null ? 'n/a' : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
 

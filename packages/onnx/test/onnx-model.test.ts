@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ModelStore, NDArray } from '@tiffin/core';
+import { BadInput, ModelStore, NDArray, NumpyNdarray, Service, serve, silentLogger } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModel, type OnnxModel, saveModel } from '../src/index.js';
 import {
@@ -174,6 +174,48 @@ describe('loadModel: run by name in worker threads', () => {
     expect(err.toBody().error).not.toMatch(/Reshape/);
     const ok = await model.run({ x: NDArray.from([1, 2, 3, 4, 5, 6], 'float32') });
     expect(ok.y!.shape).toEqual([2, 3]);
+  });
+
+  it('a feed the model has no input for, or one left out, is a 400 naming its inputs, from run() and over HTTP', async () => {
+    const x = NDArray.from([[1, 2, 3, 4]], 'float32');
+    for (const instances of [0, 1]) {
+      const model = await open(writeLinear(dir, `feeds-${instances}.onnx`), { instances });
+      const unknown = (await model.run({ input: x }).catch((e: unknown) => e)) as BadInput;
+      expect(unknown).toBeInstanceOf(BadInput);
+      expect(unknown.toBody()).toMatchObject({
+        code: 'UNKNOWN_TENSOR',
+        detail: { expected: [{ name: 'x', dtype: 'float32' }] },
+      });
+      expect(unknown.message).toMatch(/has no input named 'input' \(expected x: float32/);
+      const missing = (await model.run({}).catch((e: unknown) => e)) as BadInput;
+      expect(missing.toBody()).toMatchObject({ code: 'MISSING_TENSOR' });
+    }
+    // A service of the reader's own calling it with the wrong name: the caller's mistake, a 400, not a 500.
+    const model = await open(writeLinear(dir, 'feeds-http.onnx'));
+    const svc = new Service('own').api(
+      { name: 'classify', input: new NumpyNdarray({ dtype: 'float32' }), output: new NumpyNdarray() },
+      async (rows) => (await model.run({ input: rows })).y!,
+    );
+    const server = await serve(svc, {
+      port: 0,
+      host: '127.0.0.1',
+      handleSignals: false,
+      logger: silentLogger,
+    });
+    try {
+      const res = await fetch(`${server.url}/classify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '[[1, 2, 3, 4]]',
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        code: 'UNKNOWN_TENSOR',
+        detail: { expected: [{ name: 'x' }] },
+      });
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses a tag saved by another module', async () => {

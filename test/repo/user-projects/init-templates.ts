@@ -8,16 +8,17 @@ import {
   linkInstall,
   npmInstall,
   scratchFolder,
+  tiffinTarballs,
   type UserProject,
   userProject,
-  useTarballs,
 } from '../user-project.js';
 
 /**
  * `tiffin init` as a reader runs it, with the CLI installed by npm from the tarballs: each template's project
  * passes `npm test` and its `typecheck` script (tsc), `npm start` serves it, and every call in its README prints what the README
- * says it prints. The quickstart project runs `npm install` itself (from the tarballs, with install scripts, as
- * its README says for an offline machine); the other templates link the shared install to keep CI short.
+ * says it prints. The quickstart project runs `npm install` itself, on the package.json init wrote (it points at
+ * the tarballs the CLI was installed from, with install scripts, as its README says for an offline machine); the
+ * other templates link the shared install to keep CI short.
  */
 
 const TEMPLATES = ['quickstart', 'image', 'dataframe', 'diffusion'] as const;
@@ -67,13 +68,23 @@ describe('tiffin init', () => {
     '--template %s: npm test passes, npm start serves, the README calls answer as written',
     async (template) => {
       const dir = scratchFolder(template);
-      const out = await run(host.bin('tiffin'), ['init', dir, '--template', template], {
+      // The command the docs give for anywhere (`npx @tiffin/cli`), here finding the installed CLI.
+      const out = await run('npx', ['@tiffin/cli', 'init', dir, '--template', template], {
         cwd: host.dir,
         env: host.env(),
       });
       expect(out.stdout).toContain('npm install');
       if (template === 'quickstart') {
-        await useTarballs(dir);
+        // As init wrote it: the packages are not on the registry, so it points at the tarballs the CLI came from.
+        const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+          dependencies: Record<string, string>;
+          overrides: Record<string, string>;
+        };
+        const cli = (await tiffinTarballs()).get('@tiffin/cli')!;
+        expect(manifest.dependencies['@tiffin/cli']).toBe(`file:${cli}`);
+        expect(manifest.overrides['@tiffin/build']).toMatch(/^file:.*tiffin-build-.*\.tgz$/);
+        expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('not on the npm registry yet');
+        expect(out.stdout).toContain('the @tiffin packages are the tarballs in');
         await npmInstall(dir);
       } else {
         await linkInstall(dir);

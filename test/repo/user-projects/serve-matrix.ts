@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, type ExpectStatic, expect, it } from 'vitest';
 import { run } from '../packages.js';
@@ -164,25 +164,35 @@ describe.concurrent('tiffin serve from npm-installed packages', () => {
 describe('the other ways in, for a .ts service in an `npm init -y` folder', () => {
   const cell = CELLS[0]!;
 
-  it('serve --reload restarts with the edited helper', async () => {
+  it('serve --reload restarts with the edited helper, also after an editor replaced it by a rename', async () => {
     const project = projects.get('cjs')!;
     const file = writeCell(project, cell);
+    const helper = join(project.dir, `rows-${id(cell)}${cell.ext}`);
     await serving(project, ['serve', file, '--reload'], expect, async (url, server) => {
       await answersGoodAndBad(url, expect);
-      writeFileSync(join(project.dir, `rows-${id(cell)}${cell.ext}`), helperSource(cell, 10));
-      const deadline = Date.now() + 60_000;
-      let sums: unknown;
-      while (Date.now() < deadline) {
-        sums = await post(`${url}/sum`, '[[1, 2], [3, 4]]').then(
-          (r) => r.json,
-          () => undefined,
-        );
-        if (JSON.stringify(sums) === '[30,70]') break;
-        await new Promise((resolve) => setTimeout(resolve, 300));
-      }
-      expect(sums, server.output.slice(-2000)).toEqual([30, 70]);
+      const sumsBecome = async (want: number[]) => {
+        const deadline = Date.now() + 60_000;
+        let sums: unknown;
+        while (Date.now() < deadline) {
+          sums = await post(`${url}/sum`, '[[1, 2], [3, 4]]').then(
+            (r) => r.json,
+            () => undefined,
+          );
+          if (JSON.stringify(sums) === JSON.stringify(want)) break;
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        }
+        expect(sums, server.output.slice(-2000)).toEqual(want);
+      };
+      writeFileSync(helper, helperSource(cell, 10));
+      await sumsBecome([30, 70]);
+      // What editors and `sed -i` do: a new file renamed over the old one; then an in-place write again.
+      writeFileSync(`${helper}.swp`, helperSource(cell, 100));
+      renameSync(`${helper}.swp`, helper);
+      await sumsBecome([300, 700]);
+      writeFileSync(helper, helperSource(cell, 1000));
+      await sumsBecome([3000, 7000]);
     });
-  }, 180_000);
+  }, 240_000);
 
   it('serve --workers 2 (and its refusal of in-memory tasks)', async () => {
     const project = projects.get('cjs')!;
@@ -309,7 +319,7 @@ const LOAD_ERRORS = [
     kind: 'esm',
     file: 'old.ts',
     source: "const { Service } = require('@tiffin/core');\nmodule.exports = new Service('x');\n",
-    says: ['is an ES module', '.cts/.cjs'],
+    says: ['is an ES module ({dir}/package.json says "type": "module")', '.cts/.cjs'],
   },
 ] as const;
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { reportError } from '../errors.js';
+import { tarballSources } from '../init/tarball-sources.js';
 import { cliPackageDir, readTemplate, templateNames } from '../init/templates.js';
 import { writeProject } from '../init/write-project.js';
 
@@ -36,7 +37,8 @@ export function registerInit(program: Command): void {
         const { version } = JSON.parse(readFileSync(join(cliPackageDir(), 'package.json'), 'utf8')) as {
           version: string;
         };
-        const written = writeProject(dir, readTemplate(flags.template), version);
+        const { sources, checkout } = tarballSources(cliPackageDir(), version);
+        const written = writeProject(dir, readTemplate(flags.template), version, sources);
         const rel = relative(process.cwd(), dir);
         const cd = rel.startsWith('..') ? dir : rel;
         process.stdout.write(
@@ -47,6 +49,14 @@ export function registerInit(program: Command): void {
             'Next steps:',
             ...(cd ? [`  cd ${cd}`] : []),
             '  npm install      # offline or CPU-only: ONNXRUNTIME_NODE_INSTALL=skip npm install',
+            ...(sources
+              ? [`  (the @tiffin packages are the tarballs in ${sources.from}: see the README)`]
+              : checkout
+                ? [
+                    `  (the @tiffin packages are not on the npm registry yet: pack them first with`,
+                    `   \`npx -y pnpm@10.34.9 tarballs\` in ${checkout}, then \`tiffin init\` a new folder)`,
+                  ]
+                : []),
             '  npm test         # starts the service in-process and calls it with @tiffin/client',
             '  npm start        # serves it on http://127.0.0.1:3000',
             '',

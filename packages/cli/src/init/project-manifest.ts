@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { TarballSources } from './tarball-sources.js';
 import type { ManifestFragment } from './templates.js';
 
 const require = createRequire(import.meta.url);
@@ -33,23 +34,42 @@ function merge(base: Record<string, unknown>, extra: Record<string, unknown>): R
   return out;
 }
 
-/** The project's package.json: its name, the fragments merged, `@tiffin/*: "*"` pinned to `^<version>`. */
+/**
+ * The project's package.json: its name, the fragments merged, `@tiffin/*: "*"` pinned to `^<version>`; with
+ * `sources`, to those tarballs instead (`file:` paths), and an override sends every @tiffin package they depend on
+ * to its tarball too, so the project installs while the packages are not on the npm registry.
+ */
 export function projectManifest(
   name: string,
   fragments: readonly ManifestFragment[],
   cliVersion: string,
+  sources?: TarballSources,
 ): Record<string, unknown> {
   const manifest = fragments.reduce<Record<string, unknown>>((acc, fragment) => merge(acc, fragment), {
     name,
   });
+  const spec = (dep: string) => {
+    const tarball = sources?.tarballs.get(dep);
+    return tarball ? `file:${tarball}` : `^${tiffinVersion(dep, cliVersion)}`;
+  };
   for (const field of ['dependencies', 'devDependencies']) {
     const deps = manifest[field];
     if (!isRecord(deps)) continue;
     const pinned = Object.entries(deps).map(([dep, range]) => [
       dep,
-      dep.startsWith('@tiffin/') && range === '*' ? `^${tiffinVersion(dep, cliVersion)}` : range,
+      dep.startsWith('@tiffin/') && range === '*' ? spec(dep) : range,
     ]);
     manifest[field] = Object.fromEntries(pinned.sort(([a], [b]) => String(a).localeCompare(String(b))));
+  }
+  if (sources) {
+    // npm wants an override of a direct dependency to be the same spec as the dependency: the same file: path.
+    const tarballs = Object.fromEntries([...sources.tarballs].map(([dep, path]) => [dep, `file:${path}`]));
+    const pnpm = isRecord(manifest.pnpm) ? manifest.pnpm : {};
+    manifest.overrides = { ...(isRecord(manifest.overrides) ? manifest.overrides : {}), ...tarballs };
+    manifest.pnpm = {
+      ...pnpm,
+      overrides: { ...(isRecord(pnpm.overrides) ? pnpm.overrides : {}), ...tarballs },
+    };
   }
   return manifest;
 }

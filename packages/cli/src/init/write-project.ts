@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { basename, dirname, join } from 'node:path';
 import { CLIException } from '@tiffin/core/internal';
 import { projectManifest } from './project-manifest.js';
+import type { TarballSources } from './tarball-sources.js';
 import type { Template } from './templates.js';
 
 /** npm never packs a file named .gitignore, so templates ship it as `gitignore`. */
@@ -19,8 +20,29 @@ export function projectName(dir: string): string {
   return name || 'tiffin-service';
 }
 
-/** Writes the template into `dir` (made if missing; refused when it has files); the paths written. */
-export function writeProject(dir: string, template: Template, cliVersion: string): string[] {
+/** What the project's README says when its @tiffin packages are tarballs (see `projectManifest`). */
+function tarballNote(sources: TarballSources): string {
+  return `
+## Where the @tiffin packages come from
+
+The @tiffin packages are not on the npm registry yet, so \`tiffin init\` pointed this project's package.json at
+the tarballs it was installed from, in ${sources.from}: the \`file:\` dependencies, and the \`overrides\` (npm) and
+\`pnpm.overrides\` that send the @tiffin packages they depend on there too. \`npm install\` works as it stands while
+that folder is there. Once the packages are published, set each \`file:\` dependency to \`^<version>\` and drop the
+@tiffin entries of the overrides.
+`;
+}
+
+/**
+ * Writes the template into `dir` (made if missing; refused when it has files); the paths written. With `sources`,
+ * the @tiffin packages are those tarballs (package.json and a README section say so).
+ */
+export function writeProject(
+  dir: string,
+  template: Template,
+  cliVersion: string,
+  sources?: TarballSources,
+): string[] {
   if (existsSync(dir) && readdirSync(dir).length > 0)
     throw new CLIException(`${dir} is not empty: give a new folder, e.g. tiffin init my-service`);
   const name = projectName(dir);
@@ -31,13 +53,15 @@ export function writeProject(dir: string, template: Template, cliVersion: string
     writeFileSync(target, content);
     written.push(path);
   };
-  write('package.json', `${JSON.stringify(projectManifest(name, template.manifest, cliVersion), null, 2)}\n`);
+  write(
+    'package.json',
+    `${JSON.stringify(projectManifest(name, template.manifest, cliVersion, sources), null, 2)}\n`,
+  );
   for (const [path, source] of template.files) {
     const target = RENAMED[basename(path)] ? join(dirname(path), RENAMED[basename(path)]!) : path;
-    write(
-      target,
-      TEXT.test(path) ? readFileSync(source, 'utf8').replaceAll('{{name}}', name) : readFileSync(source),
-    );
+    const text = TEXT.test(path) ? readFileSync(source, 'utf8').replaceAll('{{name}}', name) : undefined;
+    const note = sources && target === 'README.md' ? tarballNote(sources) : '';
+    write(target, text === undefined ? readFileSync(source) : text + note);
   }
   return written.sort();
 }

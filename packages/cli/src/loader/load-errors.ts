@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transformSync } from 'esbuild';
 import { extraFeature } from './extras.js';
@@ -40,10 +40,27 @@ function syntaxErrorIn(serviceFile: string, err: unknown): string | undefined {
   return undefined;
 }
 
-/** `require`/`module.exports` in a file that is an ES module ("type": "module", or .mts/.mjs). */
+/** The package.json that decides a file's module format: the nearest one above it (Node's rule). */
+function nearestPackageJson(file: string): string | undefined {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return join(dir, 'package.json');
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * `require`/`module.exports` in a file that is an ES module ("type": "module", or .mts/.mjs), naming which
+ * package.json says so (Node's message names it; else the nearest above the service), so the reader knows which
+ * file to change.
+ */
 function commonJsInModule(message: string, serviceFile: string): string | undefined {
   if (!/^(require|module|exports) is not defined in ES module scope/.test(message)) return undefined;
-  return `${serviceFile} is an ES module (its package.json says "type": "module"): use import/export, or name it .cts/.cjs`;
+  if (/\.m[jt]s$/.test(serviceFile))
+    return `${serviceFile} is an ES module (its .${serviceFile.split('.').pop()} extension says so): use import/export, or name it .cts/.cjs`;
+  const manifest =
+    /'([^']*package\.json)' contains "type": "module"/.exec(message)?.[1] ?? nearestPackageJson(serviceFile);
+  const which = manifest ? `${manifest} says "type": "module"` : 'its package.json says "type": "module"';
+  return `${serviceFile} is an ES module (${which}): use import/export, or name it .cts/.cjs`;
 }
 
 /** A bare specifier's package name: `@scope/name` or `name`, without a subpath. */

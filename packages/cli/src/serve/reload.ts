@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type FSWatcher, watch } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, relative } from 'node:path';
 import { JsonLineLogger } from '@tiffin/core';
+import { watch } from 'chokidar';
 
 const IGNORED = /(^|[/\\])(node_modules|\.git|dist|\.turbo)([/\\]|$)/;
 
@@ -35,24 +35,25 @@ export function serveWithReload(serviceFile: string, childArgs: string[]): void 
     old.kill('SIGTERM');
   };
 
-  let watcher: FSWatcher;
-  try {
-    watcher = watch(root, { recursive: true }, (_event, name) => {
-      if (name && IGNORED.test(String(name))) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        logger.log('info', 'change detected; restarting', { file: name });
-        restart();
-      }, 150);
-    });
-  } catch {
-    watcher = watch(root, () => restart());
-  }
+  // chokidar, not fs.watch: Node's recursive watch on Linux follows a file's inode, so once an editor or `sed -i`
+  // replaces a file by a rename, later writes to it go unseen; chokidar watches it again under its name.
+  const watcher = watch(root, {
+    ignored: (path) => IGNORED.test(relative(root, path)),
+    ignoreInitial: true,
+    atomic: true,
+  });
+  watcher.on('all', (_event, path) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      logger.log('info', 'change detected; restarting', { file: relative(root, path) });
+      restart();
+    }, 150);
+  });
 
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    watcher.close();
+    void watcher.close();
     clearTimeout(timer);
     if (!child) process.exit(0);
     child.kill('SIGTERM');

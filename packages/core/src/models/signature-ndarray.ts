@@ -2,6 +2,7 @@ import type { Context } from '../context/context.js';
 import { BadInput } from '../errors/index.js';
 import { NumpyNdarray } from '../io/descriptors/numpy-ndarray.js';
 import { RaggedArrayError } from '../ndarray/convert.js';
+import { formatShape } from '../ndarray/dtype.js';
 import { NDArray } from '../ndarray/ndarray.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
 import type { TensorSpec } from '../signature/signature.js';
@@ -58,6 +59,25 @@ export class SignatureNdarray extends NumpyNdarray {
   }
 
   override validate(arr: NDArray): NDArray {
-    return this.checksInput ? checkTensor(this.model, this.tensor, arr, [this.tensor]) : arr;
+    if (!this.checksInput) return arr;
+    // A JSON object (`{"measurements": [[…]]}`, the named form of models with several inputs) parses to one
+    // object value: say which forms this API takes instead of "got object".
+    if (arr.dtype === 'object' && arr.shape.length === 0) {
+      const { name, dtype, shape } = this.tensor;
+      throw new BadInput(
+        `Model '${this.model}' takes its input '${name}' (${dtype} ${formatShape(shape)}) as the body itself, a nested list such as ${JSON.stringify(this.exampleRows())}, not a JSON object (named tensors are the Open Inference Protocol's form, under /v2)`,
+        { code: 'TENSOR_DTYPE_MISMATCH', detail: { expected: [{ name, dtype, shape: [...shape] }] } },
+      );
+    }
+    return checkTensor(this.model, this.tensor, arr, [this.tensor]);
+  }
+
+  /** One row of zeros in the input's shape (free sizes 1), for messages. */
+  private exampleRows(): unknown {
+    const build = (dims: readonly number[]): unknown =>
+      dims.length === 0
+        ? 0
+        : Array.from({ length: Math.min(dims[0] === -1 ? 1 : dims[0]!, 4) }, () => build(dims.slice(1)));
+    return build(this.tensor.shape);
   }
 }

@@ -1,7 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgument } from '../errors/index.js';
+import type { NamedTensors } from '../signature/named-tensors.js';
 import { applySignatureOverrides, type ModelSignature } from '../signature/signature.js';
 import { assertNoSymlinkEscape, containedPath } from '../store/contained-path.js';
+import { checkInputNames } from '../signature/tensor-check.js';
 import { ModelStore } from '../store/model-store.js';
 import type { LoadFrameworkModelOptions } from './framework.js';
 import { readFrameworkMetadata } from './framework-store.js';
@@ -86,10 +88,21 @@ export async function startModel({
     classes: model.classes,
     metadata: model.metadata,
   };
+  // A feed the model has no input for (or one left out) is the caller's mistake: a 400 naming the model's inputs,
+  // before the runtime turns it into a run failure.
+  const checked = (inputs: NamedTensors) => {
+    checkInputNames(model.name, model.signature.inputs, inputs);
+    return inputs;
+  };
   if (instances === 0) {
     const runner = await openRunner(init(threads));
     // One runner, one call at a time: what batching's max_concurrent_batches should be.
-    return { ...described, instances: 1, run: (inputs) => runner.run(inputs), close: () => runner.close() };
+    return {
+      ...described,
+      instances: 1,
+      run: async (inputs) => runner.run(checked(inputs)),
+      close: () => runner.close(),
+    };
   }
   const pool = await RunnerPool.start({
     model: model.name,
@@ -101,7 +114,7 @@ export async function startModel({
   return {
     ...described,
     instances: pool.instances,
-    run: (inputs, signal) => pool.run(inputs, signal),
+    run: async (inputs, signal) => pool.run(checked(inputs), signal),
     close: () => pool.close(),
     health: () => pool.health(),
   };

@@ -50,11 +50,10 @@ export function checkTensor(
 }
 
 /**
- * The request's tensors against the model's inputs: every input present, none unknown, dtypes castable and
- * shapes matching (-1 takes any size). Returns the tensors cast to the model's dtypes. Each refusal is a 400
- * whose code says what is wrong and whose detail lists the expected inputs.
+ * The given tensors' names against the model's inputs: a name the model has no input for, or an input not given,
+ * is the caller's mistake, a 400 naming the model's inputs (what `model.run()` checks before the runtime sees them).
  */
-export function checkInputs(model: string, inputs: readonly TensorSpec[], given: NamedTensors): NamedTensors {
+export function checkInputNames(model: string, inputs: readonly TensorSpec[], given: NamedTensors): void {
   const names = new Set(inputs.map((t) => t.name));
   const unknown = Object.keys(given).filter((n) => !names.has(n));
   if (unknown.length > 0) {
@@ -70,6 +69,15 @@ export function checkInputs(model: string, inputs: readonly TensorSpec[], given:
       { code: 'MISSING_TENSOR', detail: expected(inputs) },
     );
   }
+}
+
+/**
+ * The request's tensors against the model's inputs: every input present, none unknown, dtypes castable and
+ * shapes matching (-1 takes any size). Returns the tensors cast to the model's dtypes. Each refusal is a 400
+ * whose code says what is wrong and whose detail lists the expected inputs.
+ */
+export function checkInputs(model: string, inputs: readonly TensorSpec[], given: NamedTensors): NamedTensors {
+  checkInputNames(model, inputs, given);
   const out: NamedTensors = {};
   for (const spec of inputs) out[spec.name] = checkTensor(model, spec, given[spec.name]!, inputs);
   return out;

@@ -238,9 +238,15 @@ describe('NumpyNdarray OpenAPI and spec (2.7, 2.8, D13)', () => {
       items: { type: 'array', items: { type: 'integer' } },
       nullable: true,
     });
+    // One level per dimension: an image batch [-1, 3, 224, 224] is four deep, as the API page must show it.
     expect(new NumpyNdarray({ dtype: 'float32', shape: [2, 2, 2] }).openapiSchema()).toEqual({
       type: 'array',
-      items: { type: 'array', items: { type: 'number' } },
+      items: { type: 'array', items: { type: 'array', items: { type: 'number' } } },
+      nullable: true,
+    });
+    expect(new NumpyNdarray({ dtype: 'float32', shape: [-1, 3, 224, 224] }).openapiSchema()).toEqual({
+      type: 'array',
+      items: { type: 'array', items: { type: 'array', items: { type: 'array', items: { type: 'number' } } } },
       nullable: true,
     });
     expect(new NumpyNdarray({ dtype: 'bool' }).openapiSchema()).toEqual({

@@ -102,6 +102,26 @@ describe('modelService: a service around a loaded model', () => {
     expect(single.calls).toEqual([1, 1, 1, 1]);
   });
 
+  it('a one-input model given a JSON object of named tensors says which form /predict takes, not "got object"', async () => {
+    const { model } = adder({
+      inputs: [{ name: 'a', dtype: 'float32', shape: [-1, 2] }],
+      outputs: [{ name: 'sum', dtype: 'float32', shape: [-1, 2] }],
+    });
+    running = await start(modelService({ ...model, run: async (inputs) => ({ sum: inputs.a! }) }));
+    const res = await fetch(`${running.url}/predict`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a": [[1, 2]]}',
+    });
+    expect(res.status).toBe(400);
+    const answer = (await res.json()) as { error: string; code: string };
+    expect(answer.code).toBe('TENSOR_DTYPE_MISMATCH');
+    expect(answer.error).toContain(
+      "takes its input 'a' (float32 (-1, 2)) as the body itself, a nested list such as [[0,0]]",
+    );
+    expect(answer.error).not.toContain('got object');
+  });
+
   it('names the service after the model and serves its signature on the protocol metadata route', async () => {
     const { model } = adder();
     const svc = modelService({ ...model, name: 'My Adder v2' });

@@ -392,8 +392,10 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   // --- OpenAPI (docs/spec/io-descriptors.md §2.7 with D13) ---
 
   override openapiSchema(): SchemaObject {
-    const item: SchemaObject = itemSchema(this.dtype);
-    const items = this.shape && this.shape.length > 1 ? { type: 'array', items: item } : item;
+    // One array level per dimension of the declared shape (a [-1, 3, 224, 224] input is four deep); without a
+    // shape, a list of items.
+    let items: SchemaObject = itemSchema(this.dtype);
+    for (let d = (this.shape?.length ?? 1) - 1; d > 0; d--) items = { type: 'array', items };
     return { type: 'array', items, nullable: true };
   }
 
