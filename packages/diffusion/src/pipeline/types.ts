@@ -1,6 +1,8 @@
 import type { HostTensor } from '../latents/host-tensor.js';
 import type { LoraFile } from '../lora/types.js';
 import type { SchedulerName } from '../schedulers/registry.js';
+import type { SchedulerConfig } from '../schedulers/types.js';
+import type { ModelDefaults } from './model-defaults.js';
 
 /** An RGB image, row-major HWC. Uint8 values 0–255, or floats in [0, 1]. */
 export interface RgbImage {
@@ -46,6 +48,11 @@ export interface RequestLora {
   mode?: LoraMode;
   /** Modules matching no base weight: an error (default) or skipped. */
   onUnmatched?: 'error' | 'skip';
+  /**
+   * The LoRA's own generation defaults (e.g. `LCM_LORA_DEFAULTS`, `readLoraDefaults(path)`), laid over the model's
+   * for the fields the request leaves out.
+   */
+  defaults?: ModelDefaults;
 }
 
 /**
@@ -92,6 +99,11 @@ export interface CommonRequest {
   noise?: InjectedNoise;
   /** LoRA(s) for this request only, applied together; the pipeline's weights are as before once it ends. */
   lora?: RequestLora | readonly RequestLora[];
+  /**
+   * diffusers scheduler config keys for this request (e.g. `{ timestep_spacing: 'trailing' }`), laid over the
+   * folder's `scheduler_config.json` and the model's default ones.
+   */
+  scheduler_config?: SchedulerConfig;
   /** Also return the float image(s) in [0, 1] (HWC). */
   return_float?: boolean;
   /** Also return the final latents (NCHW, before VAE scaling). */
