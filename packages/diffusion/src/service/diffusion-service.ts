@@ -33,6 +33,7 @@ import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js'
 import { resizeLanczos } from './lanczos-resize.js';
 import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize, pipelineFamily } from './model-config.js';
+import { negotiateOutputFormat, type OutputFormat } from './output-format.js';
 import { ProgressHub, type ProgressKey } from './progress.js';
 import { QueryInput } from './query-input.js';
 import {
@@ -69,7 +70,7 @@ export interface DiffusionServiceOptions {
   loraDir?: string;
   /** Service name (default `stable-diffusion`). */
   name?: string;
-  /** Size, step, image and LoRA-count bounds (default 1024 px, 150 steps, 4 images, 4 LoRAs). */
+  /** Size, step, image and LoRA-count bounds (default twice the model's size, 150 steps, 4 images, 4 LoRAs). */
   limits?: Partial<typeof DEFAULT_LIMITS>;
   /** Requests that may wait behind the running one before 503 + Retry-After (default 4). */
   maxQueue?: number;
@@ -108,6 +109,8 @@ interface GenerationRequest {
   loras: Array<{ path: string; weight: number }>;
   /** Fields the request left out, which its LoRAs' own defaults may set. */
   leftOut: LoraDefaultedField[];
+  /** The answer's format and quality as the body asks (`output_format`, `output_quality`). */
+  output: { format: OutputFormat | null; quality: number | null };
 }
 
 /** The largest side a request may ask for unless configured: the model's own size times this. */
@@ -148,7 +151,8 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     ...DEFAULT_LIMITS,
     // Sizes far beyond what the model was trained for cost quadratic time and memory for no picture.
     maxSize: modelSize * MODEL_SIZE_FACTOR,
-    ...options.limits,
+    // A bound given as undefined (a CLI flag left out) keeps the default.
+    ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)),
   };
   const defaulted = defaultedValues(limits, family, defaults);
   const logger = options.logger ?? new JsonLineLogger((line) => process.stderr.write(line));
@@ -328,14 +332,21 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       const key: ProgressKey = ctx.taskId ? `job:${ctx.taskId}` : `request:${ctx.requestId}`;
       const preview =
         ctx.taskId !== undefined && ['1', 'true'].includes(ctx.request.query.get('preview') ?? '');
-      return start(
-        await prepare(toRequest(value as InputOf<I>)),
+      const request = toRequest(value as InputOf<I>);
+      const { format, quality } = request.output;
+      if (quality !== null && format === 'png')
+        throw new BadInput('output_quality applies to jpeg and webp, not png (lossless)');
+      // A format the client cannot take is a 406 now, before the generation's minutes.
+      if (ctx.taskId === undefined) negotiateOutputFormat(ctx.request.headers.get('accept'), format);
+      const images = await start(
+        await prepare(request),
         ctx.requestId,
         key,
         ctx.request.signal,
         (step, total, detail) => ctx.progress(step, total, detail),
         preview,
       );
+      return { ...images, format, quality };
     });
   }
 
@@ -343,7 +354,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     generationApis(
       'text2img',
       jsonModel(text2imgSchema(limits, defaultImageSize(modelDir), family, defaults)),
-      'Generate an image from a prompt (JPEG; several images: multipart/mixed).',
+      'Generate an image from a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
       (body: Text2ImgBody) => ({
         input: {
           kind: 'text2img',
@@ -353,13 +364,14 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         },
         loras: requestLoras(body.lora_weights),
         leftOut: leftOut(body),
+        output: { format: body.output_format, quality: body.output_quality },
       }),
     );
   } else {
     generationApis(
       'img2img',
       new Multipart({ img: new Image(), data: jsonModel(img2imgSchema(limits, family, defaults)) }),
-      'Re-draw an image guided by a prompt (JPEG; several images: multipart/mixed).',
+      'Re-draw an image guided by a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
       (parts) => {
         const body = parts.data as Img2ImgBody;
         const image = rgbInput(parts.img as TiffinImage, limits);
@@ -372,6 +384,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
           },
           loras: requestLoras(body.lora_weights),
           leftOut: leftOut(body),
+          output: { format: body.output_format, quality: body.output_quality },
         };
       },
     );

@@ -9,12 +9,13 @@ import {
   sdxlRules,
   text2imgFields,
 } from '../pipeline/parameters.js';
+import { OUTPUT_FORMATS } from './output-format.js';
 
 export type { GenerationLimits } from '../pipeline/parameters.js';
 
 /**
- * The service's bounds unless configured: 1024 px, 150 steps, 4 images, prompts of 10,000 characters, 4 LoRAs per
- * request.
+ * The service's bounds unless configured: 150 steps, 4 images, prompts of 10,000 characters, 4 LoRAs per request;
+ * `maxSize` here (1024 px) is the library's fallback: the service takes twice the model's own size.
  */
 export const DEFAULT_LIMITS: GenerationLimits & { maxLoras: number } = {
   maxSize: 1024,
@@ -37,6 +38,24 @@ function loraField(maxLoras: number) {
     .nullable()
     .default(null)
     .describe('LoRA file(s) inside the server LoRA directories, applied to this request only');
+}
+
+/** `output_format` and `output_quality`: the answer's image format, which otherwise `Accept` picks. */
+function outputFields() {
+  return {
+    output_format: z
+      .enum(OUTPUT_FORMATS)
+      .nullable()
+      .default(null)
+      .describe('jpeg, png or webp; null: the best image type in Accept, else jpeg'),
+    output_quality: z
+      .int()
+      .min(1)
+      .max(100)
+      .nullable()
+      .default(null)
+      .describe('JPEG/WebP quality 1–100 (null: 80); not for png'),
+  };
 }
 
 /** Fields a request's LoRA may bring defaults for (an LCM-LoRA: its scheduler, 4 steps, no guidance). */
@@ -82,6 +101,7 @@ export function text2imgSchema(
     .looseObject({
       ...text2imgFields(limits, defaultSize, family, defaults),
       ...loraDefaultedFields(limits, family, defaults),
+      ...outputFields(),
       lora_weights: loraField(limits.maxLoras),
     })
     .superRefine(sdxlRules(family, 'text2img'));
@@ -97,6 +117,7 @@ export function img2imgSchema(
     .looseObject({
       ...img2imgFields(limits, family, defaults),
       ...loraDefaultedFields(limits, family, defaults),
+      ...outputFields(),
       lora_weights: loraField(limits.maxLoras),
     })
     .superRefine(sdxlRules(family, 'img2img'));
