@@ -61,4 +61,41 @@ describe('few-step schedulers in the tiny sd1 pipeline match diffusers (8-bit le
       });
     }
   }
+
+  it("takes the request's timestep_spacing and use_karras_sigmas as those config keys, and refuses them where unused", async () => {
+    const pipe = tiny.pipes.onnxruntime;
+    const base = {
+      prompt_embeds: {
+        shape: [1, 77, 32] as [number, number, number],
+        data: detInput('pipe/prompt_embeds', [1, 77, 32]),
+      },
+      height: 32,
+      width: 32,
+      latents: detInput('pipe/latents', [1, 4, 16, 16]),
+    };
+    const trailing = cases.euler_trailing_4;
+    const out = await pipe.text2img({
+      ...base,
+      num_inference_steps: 4,
+      guidance_scale: 0,
+      scheduler: 'euler',
+      timestep_spacing: 'trailing',
+      noise: fixtureNoise(),
+    });
+    expect(maxAbsDiff(out.images[0].data, trailing.image_uint8)).toBeLessThanOrEqual(1);
+    const karras = await pipe.text2img({
+      ...base,
+      num_inference_steps: 4,
+      guidance_scale: 0,
+      scheduler: 'dpmpp_2m',
+      use_karras_sigmas: true,
+    });
+    expect(karras.timesteps).toEqual(cases.dpmpp_2m_karras_4.timesteps);
+    await expect(pipe.text2img({ ...base, scheduler: 'ddim', use_karras_sigmas: true })).rejects.toThrow(
+      /use_karras_sigmas/,
+    );
+    await expect(pipe.text2img({ ...base, scheduler: 'lcm', timestep_spacing: 'trailing' })).rejects.toThrow(
+      /timestep_spacing/,
+    );
+  });
 });

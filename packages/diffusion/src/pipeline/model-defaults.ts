@@ -53,6 +53,22 @@ export const LCM_LORA_DEFAULTS: Readonly<ModelDefaults> = {
   guidance_scale: 1,
 };
 
+/**
+ * What SD-Turbo and SDXL-Turbo are made for (their model cards, diffusers' Turbo guide): one step, no guidance,
+ * trailing timesteps.
+ */
+export const TURBO_DEFAULTS: Readonly<ModelDefaults> = {
+  scheduler_config: { timestep_spacing: 'trailing' },
+  num_inference_steps: 1,
+  guidance_scale: 0,
+};
+
+/** Defaults for a hub model id whose repository carries none: Turbo models' (`*turbo*`), else none. */
+export function hubModelDefaults(modelId: string): ModelDefaults | undefined {
+  const name = modelId.split('/').pop() ?? '';
+  return /turbo/i.test(name) ? { ...TURBO_DEFAULTS } : undefined;
+}
+
 /** `value` (from `where`) checked as {@link ModelDefaults}; a ConfigError naming the file otherwise. */
 export function parseModelDefaults(value: unknown, where: string): ModelDefaults {
   const result = defaultsSchema.safeParse(value);

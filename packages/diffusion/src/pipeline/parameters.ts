@@ -85,6 +85,18 @@ export function commonParameters(
       .nullable()
       .default(defaults.scheduler ?? null)
       .describe("null: the model folder's own (scheduler/scheduler_config.json)"),
+    timestep_spacing: z
+      .enum(['leading', 'trailing', 'linspace'])
+      .nullable()
+      .default(null)
+      .describe(
+        "The scheduler's timestep spacing (diffusers' timestep_spacing; trailing for SD-Turbo); null: the model's. Not for lcm",
+      ),
+    use_karras_sigmas: z
+      .boolean()
+      .nullable()
+      .default(null)
+      .describe("Karras noise levels (euler, dpmpp_2m); null: the model's"),
     num_images_per_prompt: z.int().min(1).max(limits.maxImages).default(1),
     guidance_rescale: z.number().min(0).max(1).default(0).describe('φ of diffusers guidance_rescale'),
     clip_skip: z.int().min(0).max(24).default(0).describe('Use the (k+1)-th last text encoder layer'),
@@ -293,7 +305,10 @@ type SdxlField = (typeof SDXL_FIELDS)[number];
  * Validated common parameters, defaults filled in. The SDXL fields may be left out by a caller that builds them
  * by hand (absent is "not given", like null).
  */
-export type GenerationParameters = Omit<CommonOutput, SdxlField> & Partial<Pick<CommonOutput, SdxlField>>;
+/** Fields a caller building parameters by hand may leave out (absent is "not given", like null). */
+type OptionalField = SdxlField | 'timestep_spacing' | 'use_karras_sigmas';
+export type GenerationParameters = Omit<CommonOutput, OptionalField> &
+  Partial<Pick<CommonOutput, OptionalField>>;
 
 /** `value` checked against `schema` with defaults applied; a violation is an `InvalidArgument` naming the field. */
 export function validateParameters<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {

@@ -247,7 +247,11 @@ export class StableDiffusionPipeline {
         'a fused LoRA needs the pipeline to itself: another generation is running (serialise requests or use lora mode "unfused")',
       );
     // The defaults' scheduler keys (e.g. trailing spacing) overlay the folder's, whichever scheduler runs.
-    const scheduler = createScheduler(schedulerName, { ...this.schedulerConfig, ...schedulerConfig });
+    const scheduler = createScheduler(schedulerName, {
+      ...this.schedulerConfig,
+      ...schedulerConfig,
+      ...requestSchedulerKeys(params, schedulerName),
+    });
     scheduler.setTimesteps(params.num_inference_steps);
     const runtime: RuntimeLora[] = [];
     const fused: AppliedLora[] = [];
@@ -367,6 +371,29 @@ export class StableDiffusionPipeline {
     this.unet.dispose();
     this.vae.dispose();
   }
+}
+
+/**
+ * The request's `timestep_spacing` / `use_karras_sigmas` as scheduler config keys. Each must change something for
+ * the scheduler that runs: a key its diffusers class does not use is a 400 rather than silently ignored.
+ */
+function requestSchedulerKeys(params: GenerationParameters, scheduler: SchedulerName): SchedulerConfig {
+  const keys: SchedulerConfig = {};
+  if (params.timestep_spacing !== null && params.timestep_spacing !== undefined) {
+    if (scheduler === 'lcm')
+      throw new InvalidArgument(
+        'timestep_spacing: the lcm scheduler takes its timesteps from original_inference_steps',
+      );
+    keys.timestep_spacing = params.timestep_spacing;
+  }
+  if (params.use_karras_sigmas !== null && params.use_karras_sigmas !== undefined) {
+    if (scheduler !== 'euler' && scheduler !== 'dpmpp_2m')
+      throw new InvalidArgument(
+        `use_karras_sigmas applies to the euler and dpmpp_2m schedulers, not ${scheduler}`,
+      );
+    keys.use_karras_sigmas = params.use_karras_sigmas;
+  }
+  return keys;
 }
 
 /** The request's LoRAs (one or several), checked. */

@@ -1,7 +1,7 @@
 import type { HostTensor } from '../latents/host-tensor.js';
 import type { LoraFile } from '../lora/types.js';
 import type { SchedulerName } from '../schedulers/registry.js';
-import type { SchedulerConfig } from '../schedulers/types.js';
+import type { SchedulerConfig, TimestepSpacing } from '../schedulers/types.js';
 import type { ModelDefaults } from './model-defaults.js';
 
 /** An RGB image, row-major HWC. Uint8 values 0–255, or floats in [0, 1]. */
@@ -72,6 +72,10 @@ export interface CommonRequest {
   seed?: number | null;
   /** Scheduler to use instead of the folder's (`from_config` semantics). */
   scheduler?: SchedulerName | null;
+  /** The scheduler's `timestep_spacing` (null: the model's); a 400 for `lcm`, which does not use it. */
+  timestep_spacing?: TimestepSpacing | null;
+  /** Karras noise levels for `euler` / `dpmpp_2m` (null: the model's); a 400 for the other schedulers. */
+  use_karras_sigmas?: boolean | null;
   num_images_per_prompt?: number;
   /** Optional guidance rescale φ (docs/spec/diffusion.md §8.1), default 0. */
   guidance_rescale?: number;

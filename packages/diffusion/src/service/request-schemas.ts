@@ -159,6 +159,8 @@ export function generationParameters(
     seed: body.seed,
     scheduler: body.scheduler ?? defaults.scheduler,
     num_images_per_prompt: body.num_images_per_prompt,
+    timestep_spacing: body.timestep_spacing,
+    use_karras_sigmas: body.use_karras_sigmas,
     guidance_rescale: body.guidance_rescale,
     clip_skip: body.clip_skip,
     prompt_2: body.prompt_2,

@@ -106,6 +106,21 @@ describe("a model folder's tiffin_defaults.json", () => {
     expect(overridden.steps).toBe(1);
   });
 
+  it('takes timestep_spacing and use_karras_sigmas per request over the defaults’ scheduler config', async () => {
+    const trailing = await generate({});
+    const linspace = await generate({ timestep_spacing: 'linspace' });
+    expect(linspace.bytes.equals(trailing.bytes)).toBe(false);
+    // Two Karras levels are the schedule's own two ends: three steps tell them apart.
+    const three = await generate({ num_inference_steps: 3 });
+    const karras = await generate({ num_inference_steps: 3, use_karras_sigmas: true });
+    expect(karras.bytes.equals(three.bytes)).toBe(false);
+    const unused = await post('/text2img', { prompt: 'x', scheduler: 'ddim', use_karras_sigmas: true });
+    expect(unused.status).toBe(400);
+    expect(await unused.json()).toMatchObject({ error: expect.stringMatching(/use_karras_sigmas/) });
+    const bad = await post('/text2img', { prompt: 'x', timestep_spacing: 'sideways' });
+    expect(bad.status).toBe(400);
+  });
+
   it('refuses sizes above twice the model’s size (400, before any work)', async () => {
     const res = await post('/text2img', { prompt: 'x', height: 72, width: 72 });
     expect(res.status).toBe(400);
