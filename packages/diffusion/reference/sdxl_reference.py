@@ -21,6 +21,7 @@ import torch
 
 import diffusers
 import transformers
+from det_harness import det_input, det_uniform, fnv1a32, full, write_fixture  # noqa: F401 (re-exported)
 from diffusers import (
     DDIMScheduler,
     DPMSolverMultistepScheduler,
@@ -33,31 +34,6 @@ NEGATIVE = "painting"
 SIZE = 32  # pixels; latents 16×16 (tiny VAE: factor 2)
 STEPS = 4
 GUIDANCE = 7.5
-
-
-# --- §11.3 deterministic numbers (bit-identical to src/weights/deterministic.ts) ---
-def fnv1a32(name):
-    h = 0x811C9DC5
-    for b in name.encode("utf-8"):
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def det_uniform(name, n):
-    i = np.arange(n, dtype=np.uint64)
-    x = (np.uint64(fnv1a32(name)) + i * np.uint64(0x9E3779B9)) & np.uint64(0xFFFFFFFF)
-    m = np.uint64(0xFFFFFFFF)
-    x ^= x >> np.uint64(16)
-    x = (x * np.uint64(0x7FEB352D)) & m
-    x ^= x >> np.uint64(15)
-    x = (x * np.uint64(0x846CA68B)) & m
-    x ^= x >> np.uint64(16)
-    return x.astype(np.float64) / 2.0**32 * 2 - 1
-
-
-def det_input(name, shape, scale=1.0):
-    u = det_uniform(name, int(np.prod(shape)))
-    return torch.from_numpy((u * np.sqrt(3) * scale).astype(np.float32).reshape(shape))
 
 
 # --- fixture encoding (§13) ---
@@ -74,11 +50,6 @@ def summary(t):
         "probe_index": [int(i) for i in idx],
         "probe": [float(flat[i]) for i in idx],
     }
-
-
-def full(t):
-    a = np.asarray(t.detach().numpy() if torch.is_tensor(t) else t, dtype=np.float32)
-    return {"shape": list(a.shape), "data": [round(float(v), 7) for v in a.reshape(-1)]}
 
 
 def image_fields(images):
@@ -113,14 +84,6 @@ def harness_noise():
 
     vae_module.randn_tensor = draws("vae-noise")
     img2img_module.randn_tensor = draws("pipe-noise")
-
-
-def write_fixture(fx, out_path):
-    """The fixture as compact JSON (two runs write identical files)."""
-    with open(out_path, "w") as f:
-        json.dump(fx, f, separators=(",", ":"))
-        f.write("\n")
-    print(f"wrote {out_path}")
 
 
 def with_pt_format(src):

@@ -25,6 +25,7 @@ export * from './hub/index.js';
 export * from './lora/index.js';
 export { GenerationCancelled } from './pipeline/cancel.js';
 export type { LoadComponentsOptions, PipelineComponents, SdxlComponents } from './pipeline/components.js';
+export { LCM_LORA_DEFAULTS, type ModelDefaults } from './pipeline/model-defaults.js';
 export { FAMILY_DEFAULTS, type PipelineFamily } from './pipeline/parameters.js';
 export { type FromPretrainedOptions, StableDiffusionPipeline } from './pipeline/pipeline.js';
 export type {

@@ -45,7 +45,8 @@ interface ModelFlags {
 /** What the service does at run time: request bounds, queue, jobs, engine threads (`start` runs with them, `build` records them). */
 interface ServiceSettingFlags {
   maxQueue: number;
-  maxSize: number;
+  /** Absent: twice the model's own size. */
+  maxSize?: number;
   maxSteps: number;
   maxImages: number;
   maxPromptLength: number;
@@ -161,7 +162,11 @@ const ENGINE_HELP =
 const serviceSettingOptions = (command: Command): Command =>
   command
     .option('--max-queue <n>', 'requests waiting behind the running one before 503', parsePositiveInt, 4)
-    .option('--max-size <px>', 'largest height/width accepted (multiple of 8)', parseMultipleOf8, 1024)
+    .option(
+      '--max-size <px>',
+      "largest height/width accepted (multiple of 8; default twice the model's size)",
+      parseMultipleOf8,
+    )
     .option('--max-steps <n>', 'most num_inference_steps accepted', parsePositiveInt, 150)
     .option('--max-images <n>', 'most images per request (num_images_per_prompt)', parsePositiveInt, 4)
     .option(

@@ -1,11 +1,12 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { downloadFile, listFiles } from '@huggingface/hub';
 import { assertNoSymlinkEscape, containedPath } from '@tiffin/core/internal';
+import { hubModelDefaults, MODEL_DEFAULTS_FILE } from '../pipeline/model-defaults.js';
 import { type RepoFile, selectPipelineFiles } from './select-files.js';
 
 export const DEFAULT_HUB_ENDPOINT = 'https://huggingface.co';
@@ -110,6 +111,11 @@ export async function downloadPipeline(options: HubDownloadOptions): Promise<Hub
     }
     await rename(partial, target);
   }
+  // A Turbo model's repository says nothing of its one step without guidance: its folder does, for the service.
+  const known = hubModelDefaults(options.modelId);
+  const defaultsPath = join(destination, MODEL_DEFAULTS_FILE);
+  if (known && (await sizeOf(defaultsPath)) === undefined)
+    await writeFile(defaultsPath, `${JSON.stringify(known, null, 2)}\n`);
   return { files, bytes: total };
 }
 

@@ -17,6 +17,8 @@ const TOKENIZER_FILES = [
 ];
 const CONFIG_FILES = new Set([
   'model_index.json',
+  // Tiffin's own generation defaults, when a repository carries them.
+  'tiffin_defaults.json',
   'scheduler/scheduler_config.json',
   'text_encoder/config.json',
   'text_encoder_2/config.json',

@@ -1,6 +1,7 @@
 import { InvalidArgument } from '@tiffin/core';
 import { z } from 'zod';
 import { SCHEDULER_NAMES, type SchedulerName } from '../schedulers/registry.js';
+import type { ModelDefaults } from './model-defaults.js';
 
 /**
  * The one definition of generation parameters: names, bounds and defaults, for the library
@@ -44,22 +45,32 @@ export const FAMILY_DEFAULTS: Readonly<Record<PipelineFamily, { guidance_scale: 
     sdxl: { guidance_scale: 5, strength: 0.3 },
   };
 
-/** Fields both pipelines take. */
-export function commonParameters(limits: GenerationLimits, family: PipelineFamily = 'sd') {
+/**
+ * Fields both pipelines take. `defaults` are the model's own (its `tiffin_defaults.json`, a LoRA's): they replace
+ * diffusers' family defaults where given.
+ */
+export function commonParameters(
+  limits: GenerationLimits,
+  family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
+) {
   return {
     prompt: promptField(limits).describe('What to draw'),
-    negative_prompt: promptField(limits).nullable().default(null).describe('What to steer away from'),
+    negative_prompt: promptField(limits)
+      .nullable()
+      .default(defaults.negative_prompt ?? null)
+      .describe('What to steer away from'),
     // The default obeys the limit too: a request that leaves it out must not get more steps than one may ask.
     num_inference_steps: z
       .int()
       .min(1)
       .max(limits.maxSteps)
-      .default(Math.min(DEFAULT_STEPS, limits.maxSteps)),
+      .default(Math.min(defaults.num_inference_steps ?? DEFAULT_STEPS, limits.maxSteps)),
     guidance_scale: z
       .number()
       .min(0)
       .max(50)
-      .default(FAMILY_DEFAULTS[family].guidance_scale)
+      .default(defaults.guidance_scale ?? FAMILY_DEFAULTS[family].guidance_scale)
       .describe('Classifier-free guidance; ≤ 1 turns it off'),
     eta: z.number().min(0).max(1).default(0).describe('DDIM η; other schedulers ignore it'),
     seed: z
@@ -72,8 +83,20 @@ export function commonParameters(limits: GenerationLimits, family: PipelineFamil
     scheduler: z
       .enum(SCHEDULER_NAMES as [SchedulerName, ...SchedulerName[]])
       .nullable()
+      .default(defaults.scheduler ?? null)
+      .describe("null: the model folder's own (scheduler/scheduler_config.json)"),
+    timestep_spacing: z
+      .enum(['leading', 'trailing', 'linspace'])
+      .nullable()
       .default(null)
-      .describe("Default: the model's"),
+      .describe(
+        "The scheduler's timestep spacing (diffusers' timestep_spacing; trailing for SD-Turbo); null: the model's. Not for lcm",
+      ),
+    use_karras_sigmas: z
+      .boolean()
+      .nullable()
+      .default(null)
+      .describe("Karras noise levels (euler, dpmpp_2m); null: the model's"),
     num_images_per_prompt: z.int().min(1).max(limits.maxImages).default(1),
     guidance_rescale: z.number().min(0).max(1).default(0).describe('φ of diffusers guidance_rescale'),
     clip_skip: z.int().min(0).max(24).default(0).describe('Use the (k+1)-th last text encoder layer'),
@@ -170,7 +193,7 @@ type SdxlFieldValues = { [K in (typeof SDXL_FIELDS)[number]]: unknown } & { nega
  *   `negative_crops_coords_top_left` without both (diffusers uses the negative sizes only as a pair);
  * - img2img: `negative_crops_coords_top_left` (diffusers' img2img takes `crops_coords_top_left` for both rows).
  */
-function sdxlRules(family: PipelineFamily, kind: PipelineKind) {
+export function sdxlRules(family: PipelineFamily, kind: PipelineKind) {
   return (value: SdxlFieldValues, ctx: z.RefinementCtx) => {
     const refuse = (field: string, message: string) =>
       ctx.addIssue({ code: 'custom', path: [field], message });
@@ -223,34 +246,56 @@ function sizeField(limits: GenerationLimits, defaultSize: number) {
   return z.int().min(8).max(limits.maxSize).multipleOf(8).default(Math.min(defaultSize, limits.maxSize));
 }
 
-/** text2img parameters; `defaultSize` is the model's own (unet sample_size × VAE scale factor). */
+/** text2img's fields; `defaultSize` is the model's own (unet sample_size × VAE scale factor). */
+export function text2imgFields(
+  limits: GenerationLimits,
+  defaultSize: number,
+  family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
+) {
+  return {
+    ...commonParameters(limits, family, defaults),
+    height: sizeField(limits, defaults.height ?? defaultSize),
+    width: sizeField(limits, defaults.width ?? defaultSize),
+  };
+}
+
+/** text2img parameters: {@link text2imgFields} with the SDXL rules. */
 export function text2imgParameters(
   limits: GenerationLimits,
   defaultSize: number,
   family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
 ) {
   return z
-    .looseObject({
-      ...commonParameters(limits, family),
-      height: sizeField(limits, defaultSize),
-      width: sizeField(limits, defaultSize),
-    })
+    .looseObject(text2imgFields(limits, defaultSize, family, defaults))
     .superRefine(sdxlRules(family, 'text2img'));
 }
 
-/** img2img parameters (the image itself travels beside them). */
-export function img2imgParameters(limits: GenerationLimits, family: PipelineFamily = 'sd') {
-  return z
-    .looseObject({
-      ...commonParameters(limits, family),
-      strength: z
-        .number()
-        .min(0)
-        .max(1)
-        .default(FAMILY_DEFAULTS[family].strength)
-        .describe('How much of the image is re-drawn'),
-    })
-    .superRefine(sdxlRules(family, 'img2img'));
+/** img2img's fields (the image itself travels beside them). */
+export function img2imgFields(
+  limits: GenerationLimits,
+  family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
+) {
+  return {
+    ...commonParameters(limits, family, defaults),
+    strength: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(FAMILY_DEFAULTS[family].strength)
+      .describe('How much of the image is re-drawn'),
+  };
+}
+
+/** img2img parameters: {@link img2imgFields} with the SDXL rules. */
+export function img2imgParameters(
+  limits: GenerationLimits,
+  family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
+) {
+  return z.looseObject(img2imgFields(limits, family, defaults)).superRefine(sdxlRules(family, 'img2img'));
 }
 
 type CommonOutput = z.output<z.ZodObject<ReturnType<typeof commonParameters>>>;
@@ -260,7 +305,10 @@ type SdxlField = (typeof SDXL_FIELDS)[number];
  * Validated common parameters, defaults filled in. The SDXL fields may be left out by a caller that builds them
  * by hand (absent is "not given", like null).
  */
-export type GenerationParameters = Omit<CommonOutput, SdxlField> & Partial<Pick<CommonOutput, SdxlField>>;
+/** Fields a caller building parameters by hand may leave out (absent is "not given", like null). */
+type OptionalField = SdxlField | 'timestep_spacing' | 'use_karras_sigmas';
+export type GenerationParameters = Omit<CommonOutput, OptionalField> &
+  Partial<Pick<CommonOutput, OptionalField>>;
 
 /** `value` checked against `schema` with defaults applied; a violation is an `InvalidArgument` naming the field. */
 export function validateParameters<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {

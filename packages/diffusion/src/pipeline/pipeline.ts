@@ -29,6 +29,7 @@ import type {
 import { type Conditioning, denoise } from './denoise.js';
 import { type DenoiseStart, GenerationRun } from './generation-run.js';
 import { tensorToImages } from './image.js';
+import { type ModelDefaults, mergeDefaults, readModelDefaults } from './model-defaults.js';
 import { imageSeed, NoiseDraws } from './noise-draws.js';
 import {
   type GenerationParameters,
@@ -58,6 +59,8 @@ export interface FromPretrainedOptions extends LoadComponentsOptions {
   onnx?: Omit<OnnxLoadOptions, 'variant' | 'log'>;
   /** How a single-file checkpoint given instead of a folder is converted (tokenizer folders, `configDir`). */
   singleFile?: SingleFileOptions;
+  /** Generation defaults laid over the folder's own `tiffin_defaults.json` (e.g. a LoRA merged at start). */
+  defaults?: ModelDefaults;
   log?: (message: string) => void;
 }
 
@@ -78,6 +81,8 @@ export class StableDiffusionPipeline {
   readonly defaultScheduler: SchedulerName;
   /** LoRA merge target (`unet.*`, `text_encoder.*` weights). */
   readonly loraTarget: LoraTarget;
+  /** The model's own generation defaults (its `tiffin_defaults.json`), for fields a request leaves out. */
+  readonly defaults: ModelDefaults;
   /** Generations in flight, and whether one of them has a LoRA fused into the shared weights. */
   private inFlight = 0;
   private fusedInFlight = false;
@@ -85,7 +90,9 @@ export class StableDiffusionPipeline {
   constructor(
     components: EngineComponents,
     readonly backend: BackendChoice | null = null,
+    defaults: ModelDefaults = {},
   ) {
+    this.defaults = defaults;
     this.tokenizer = components.tokenizer;
     this.textEncoder = components.textEncoder;
     this.unet = components.unet;
@@ -116,10 +123,14 @@ export class StableDiffusionPipeline {
       (options.log ?? console.warn)(
         `@tiffin/diffusion: ${component} has ${names.length} unused tensors (e.g. ${names[0]})`,
       );
-    return new StableDiffusionPipeline(components, backend);
+    return new StableDiffusionPipeline(
+      components,
+      backend,
+      mergeDefaults(readModelDefaults(dir), options.defaults),
+    );
   }
 
-  /** Default output size: unet.sample_size × VAE scale factor (512 for SD1.x, 768 for SD2 768-v, 1024 for SDXL). */
+  /** The unet's own output size: unet.sample_size × VAE scale factor (512 for SD1.x, 768 for SD2 768-v, 1024 for SDXL). */
   get defaultSize(): number {
     return this.unet.config.sample_size * this.vae.scaleFactor;
   }
@@ -140,11 +151,12 @@ export class StableDiffusionPipeline {
 
   /** text2img: the shared seams with noise as the starting latents. */
   async text2img(request: Text2ImgRequest): Promise<GenerationResult> {
+    const defaults = this.requestDefaults(request);
     const params = validateParameters(
-      text2imgParameters(NO_LIMITS, this.defaultSize, this.family),
+      text2imgParameters(NO_LIMITS, this.defaultSize, this.family, defaults),
       withPromptDefault(request),
     );
-    return this.generate(request, params, 'text2img', (run) =>
+    return this.generate(request, params, defaults, 'text2img', (run) =>
       text2imgLatents(
         run,
         { scaleFactor: this.vae.scaleFactor, channels: this.unet.config.in_channels },
@@ -156,11 +168,24 @@ export class StableDiffusionPipeline {
   /** img2img: the shared seams starting from the noised latents of the request's image. */
   async img2img(request: Img2ImgRequest): Promise<GenerationResult> {
     if (!request.image) throw new InvalidArgument('img2img needs an image');
-    const params = validateParameters(img2imgParameters(NO_LIMITS, this.family), withPromptDefault(request));
-    const { image } = request;
-    return this.generate(request, { ...params, height: image.height, width: image.width }, 'img2img', (run) =>
-      img2imgLatents(run, this.vae, image, params.strength),
+    const defaults = this.requestDefaults(request);
+    const params = validateParameters(
+      img2imgParameters(NO_LIMITS, this.family, defaults),
+      withPromptDefault(request),
     );
+    const { image } = request;
+    return this.generate(
+      request,
+      { ...params, height: image.height, width: image.width },
+      defaults,
+      'img2img',
+      (run) => img2imgLatents(run, this.vae, image, params.strength),
+    );
+  }
+
+  /** The defaults a request's left-out fields take: the model's, then its LoRAs' own, in order. */
+  private requestDefaults(request: CommonRequest): ModelDefaults {
+    return mergeDefaults(this.defaults, ...requestLoras(request.lora).map((l) => l.defaults));
   }
 
   /**
@@ -171,10 +196,14 @@ export class StableDiffusionPipeline {
   private async generate(
     request: CommonRequest,
     params: GenerationParameters & { height: number; width: number },
+    defaults: ModelDefaults,
     kind: PipelineKind,
     prepareLatents: (run: GenerationRun) => DenoiseStart | Promise<DenoiseStart>,
   ): Promise<GenerationResult> {
-    const run = this.begin(request, params);
+    const run = this.begin(request, params, {
+      ...defaults.scheduler_config,
+      ...request.scheduler_config,
+    });
     try {
       const conditioning = this.sdxl
         ? await this.encodeSdxlConditioning(run, this.sdxl, kind)
@@ -207,6 +236,7 @@ export class StableDiffusionPipeline {
   private begin(
     request: CommonRequest,
     params: GenerationParameters & { height: number; width: number },
+    schedulerConfig: SchedulerConfig = {},
   ): GenerationRun {
     const schedulerName = params.scheduler ?? this.defaultScheduler;
     const seed = params.seed ?? Math.floor(Math.random() * 2 ** 32);
@@ -216,7 +246,12 @@ export class StableDiffusionPipeline {
       throw new ServiceUnavailable(
         'a fused LoRA needs the pipeline to itself: another generation is running (serialise requests or use lora mode "unfused")',
       );
-    const scheduler = createScheduler(schedulerName, this.schedulerConfig);
+    // The defaults' scheduler keys (e.g. trailing spacing) overlay the folder's, whichever scheduler runs.
+    const scheduler = createScheduler(schedulerName, {
+      ...this.schedulerConfig,
+      ...schedulerConfig,
+      ...requestSchedulerKeys(params, schedulerName),
+    });
     scheduler.setTimesteps(params.num_inference_steps);
     const runtime: RuntimeLora[] = [];
     const fused: AppliedLora[] = [];
@@ -336,6 +371,29 @@ export class StableDiffusionPipeline {
     this.unet.dispose();
     this.vae.dispose();
   }
+}
+
+/**
+ * The request's `timestep_spacing` / `use_karras_sigmas` as scheduler config keys. Each must change something for
+ * the scheduler that runs: a key its diffusers class does not use is a 400 rather than silently ignored.
+ */
+function requestSchedulerKeys(params: GenerationParameters, scheduler: SchedulerName): SchedulerConfig {
+  const keys: SchedulerConfig = {};
+  if (params.timestep_spacing !== null && params.timestep_spacing !== undefined) {
+    if (scheduler === 'lcm')
+      throw new InvalidArgument(
+        'timestep_spacing: the lcm scheduler takes its timesteps from original_inference_steps',
+      );
+    keys.timestep_spacing = params.timestep_spacing;
+  }
+  if (params.use_karras_sigmas !== null && params.use_karras_sigmas !== undefined) {
+    if (scheduler !== 'euler' && scheduler !== 'dpmpp_2m')
+      throw new InvalidArgument(
+        `use_karras_sigmas applies to the euler and dpmpp_2m schedulers, not ${scheduler}`,
+      );
+    keys.use_karras_sigmas = params.use_karras_sigmas;
+  }
+  return keys;
 }
 
 /** The request's LoRAs (one or several), checked. */

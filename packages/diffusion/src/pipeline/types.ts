@@ -1,6 +1,8 @@
 import type { HostTensor } from '../latents/host-tensor.js';
 import type { LoraFile } from '../lora/types.js';
 import type { SchedulerName } from '../schedulers/registry.js';
+import type { SchedulerConfig, TimestepSpacing } from '../schedulers/types.js';
+import type { ModelDefaults } from './model-defaults.js';
 
 /** An RGB image, row-major HWC. Uint8 values 0–255, or floats in [0, 1]. */
 export interface RgbImage {
@@ -46,6 +48,11 @@ export interface RequestLora {
   mode?: LoraMode;
   /** Modules matching no base weight: an error (default) or skipped. */
   onUnmatched?: 'error' | 'skip';
+  /**
+   * The LoRA's own generation defaults (e.g. `LCM_LORA_DEFAULTS`, `readLoraDefaults(path)`), laid over the model's
+   * for the fields the request leaves out.
+   */
+  defaults?: ModelDefaults;
 }
 
 /**
@@ -65,6 +72,10 @@ export interface CommonRequest {
   seed?: number | null;
   /** Scheduler to use instead of the folder's (`from_config` semantics). */
   scheduler?: SchedulerName | null;
+  /** The scheduler's `timestep_spacing` (null: the model's); a 400 for `lcm`, which does not use it. */
+  timestep_spacing?: TimestepSpacing | null;
+  /** Karras noise levels for `euler` / `dpmpp_2m` (null: the model's); a 400 for the other schedulers. */
+  use_karras_sigmas?: boolean | null;
   num_images_per_prompt?: number;
   /** Optional guidance rescale φ (docs/spec/diffusion.md §8.1), default 0. */
   guidance_rescale?: number;
@@ -92,6 +103,11 @@ export interface CommonRequest {
   noise?: InjectedNoise;
   /** LoRA(s) for this request only, applied together; the pipeline's weights are as before once it ends. */
   lora?: RequestLora | readonly RequestLora[];
+  /**
+   * diffusers scheduler config keys for this request (e.g. `{ timestep_spacing: 'trailing' }`), laid over the
+   * folder's `scheduler_config.json` and the model's default ones.
+   */
+  scheduler_config?: SchedulerConfig;
   /** Also return the float image(s) in [0, 1] (HWC). */
   return_float?: boolean;
   /** Also return the final latents (NCHW, before VAE scaling). */

@@ -11,6 +11,7 @@ export {
 } from './factory.js';
 export { GaussianNoise } from './gaussian-noise.js';
 export { img2imgTimesteps } from './img2img.js';
+export { type LCMConfig, LCMScheduler } from './lcm.js';
 export { computeNoiseSchedule, type NoiseSchedule } from './noise-schedule.js';
 export { type PNDMConfig, PNDMScheduler } from './pndm.js';
 export { SCHEDULER_CLASS_NAMES, SCHEDULER_NAMES, type SchedulerName } from './registry.js';

@@ -3,6 +3,7 @@ import type { SchedulerDefinition } from './definition.js';
 import { dpmSolverMultistep } from './dpm-solver.js';
 import { euler } from './euler.js';
 import { eulerAncestral } from './euler-ancestral.js';
+import { lcm } from './lcm.js';
 import { pndm } from './pndm.js';
 
 /**
@@ -16,6 +17,7 @@ export const SCHEDULERS = [
   euler,
   eulerAncestral,
   dpmSolverMultistep,
+  lcm,
 ] as const satisfies readonly SchedulerDefinition[];
 
 /** Scheduler names accepted by the service and by `createScheduler`. */

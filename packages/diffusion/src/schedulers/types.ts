@@ -68,7 +68,7 @@ export interface Scheduler {
   readonly className: string;
   /** The resolved config: the class defaults overlaid with the keys of the given config the class reads. */
   readonly config: Readonly<ResolvedSchedulerConfig>;
-  /** Model evaluations per "step" in diffusers' sense (1 for all five classes, docs/spec/diffusion.md §7.9). */
+  /** Model evaluations per "step" in diffusers' sense (1 for every class here, docs/spec/diffusion.md §7.9). */
   readonly order: number;
   /** Factor for the initial latents (txt2img). Valid after `setTimesteps`. */
   readonly initNoiseSigma: number;

@@ -22,19 +22,29 @@ import type { BackendName } from '../backend.js';
 import { assertBackendPackages } from '../backend-packages.js';
 import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
+import {
+  type ModelDefaults,
+  mergeDefaults,
+  readLoraDefaults,
+  readModelDefaults,
+} from '../pipeline/model-defaults.js';
 import { GenerationQueue } from './generation-queue.js';
 import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
 import { resizeLanczos } from './lanczos-resize.js';
 import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize, pipelineFamily } from './model-config.js';
+import { negotiateOutputFormat, type OutputFormat } from './output-format.js';
 import { ProgressHub, type ProgressKey } from './progress.js';
 import { QueryInput } from './query-input.js';
 import {
   DEFAULT_LIMITS,
+  defaultedValues,
   type GenerationLimits,
   generationParameters,
   type Img2ImgBody,
   img2imgSchema,
+  LORA_DEFAULTED_FIELDS,
+  type LoraDefaultedField,
   progressSchema,
   requestLoras,
   type Text2ImgBody,
@@ -60,7 +70,7 @@ export interface DiffusionServiceOptions {
   loraDir?: string;
   /** Service name (default `stable-diffusion`). */
   name?: string;
-  /** Size, step, image and LoRA-count bounds (default 1024 px, 150 steps, 4 images, 4 LoRAs). */
+  /** Size, step, image and LoRA-count bounds (default twice the model's size, 150 steps, 4 images, 4 LoRAs). */
   limits?: Partial<typeof DEFAULT_LIMITS>;
   /** Requests that may wait behind the running one before 503 + Retry-After (default 4). */
   maxQueue?: number;
@@ -97,7 +107,14 @@ export interface DiffusionServiceOptions {
 interface GenerationRequest {
   input: JobInput;
   loras: Array<{ path: string; weight: number }>;
+  /** Fields the request left out, which its LoRAs' own defaults may set. */
+  leftOut: LoraDefaultedField[];
+  /** The answer's format and quality as the body asks (`output_format`, `output_quality`). */
+  output: { format: OutputFormat | null; quality: number | null };
 }
+
+/** The largest side a request may ask for unless configured: the model's own size times this. */
+export const MODEL_SIZE_FACTOR = 2;
 
 /** The same with its LoRAs resolved inside the allowed folders, ready for the worker. */
 interface PreparedGeneration {
@@ -122,7 +139,22 @@ export interface DiffusionService {
 export function createDiffusionService(options: DiffusionServiceOptions): DiffusionService {
   const modelDir = resolve(options.modelDir);
   const kind = options.pipeline ?? 'text2image';
-  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const baseLora = options.loraWeights ? resolve(options.loraWeights) : undefined;
+  // The model's own defaults, then those of the LoRA merged at start (an LCM-LoRA: lcm, 4 steps, no guidance).
+  const defaults: ModelDefaults = mergeDefaults(
+    readModelDefaults(modelDir),
+    baseLora ? readLoraDefaults(baseLora) : undefined,
+  );
+  const family = pipelineFamily(modelDir);
+  const modelSize = Math.max(defaultImageSize(modelDir), defaults.height ?? 0, defaults.width ?? 0);
+  const limits = {
+    ...DEFAULT_LIMITS,
+    // Sizes far beyond what the model was trained for cost quadratic time and memory for no picture.
+    maxSize: modelSize * MODEL_SIZE_FACTOR,
+    // A bound given as undefined (a CLI flag left out) keeps the default.
+    ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)),
+  };
+  const defaulted = defaultedValues(limits, family, defaults);
   const logger = options.logger ?? new JsonLineLogger((line) => process.stderr.write(line));
   const progress = new ProgressHub();
   const queue = new GenerationQueue(options.maxQueue ?? 4, 1);
@@ -135,7 +167,6 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
 
   let host: ModelWorkerHost | undefined;
   let roots: LoraRoots | undefined;
-  const baseLora = options.loraWeights ? resolve(options.loraWeights) : undefined;
 
   service.onStartup(async () => {
     // Same default as the worker's backend selection: the option, else $TIFFIN_TF_BACKEND.
@@ -181,7 +212,33 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         weight: l.weight,
       })),
     );
-    return { input: request.input, loras };
+    return { input: withLoraDefaults(request, loras), loras };
+  }
+
+  /** The request's input with the fields it left out set by its LoRAs' own defaults, where they have some. */
+  function withLoraDefaults(request: GenerationRequest, loras: JobLora[]): JobInput {
+    if (loras.length === 0 || request.leftOut.length === 0) return request.input;
+    let loraDefaults: ModelDefaults;
+    try {
+      loraDefaults = mergeDefaults(...loras.map((l) => readLoraDefaults(l.path)));
+    } catch {
+      throw new BadInput('a LoRA in lora_weights has an invalid defaults file beside it');
+    }
+    const params = { ...request.input.params };
+    for (const field of request.leftOut) {
+      const value = loraDefaults[field];
+      if (value === undefined) continue;
+      if (field === 'num_inference_steps')
+        params.num_inference_steps = Math.min(value as number, limits.maxSteps);
+      else if (field === 'guidance_scale') params.guidance_scale = value as number;
+      else params.scheduler = value as ModelDefaults['scheduler'] & {};
+    }
+    return { ...request.input, params };
+  }
+
+  /** The LoRA-defaulted fields a body left out (a null scheduler counts as left out). */
+  function leftOut(body: Record<string, unknown>): LoraDefaultedField[] {
+    return LORA_DEFAULTED_FIELDS.filter((f) => body[f] === undefined || body[f] === null);
   }
 
   /**
@@ -275,30 +332,39 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       const key: ProgressKey = ctx.taskId ? `job:${ctx.taskId}` : `request:${ctx.requestId}`;
       const preview =
         ctx.taskId !== undefined && ['1', 'true'].includes(ctx.request.query.get('preview') ?? '');
-      return start(
-        await prepare(toRequest(value as InputOf<I>)),
+      const request = toRequest(value as InputOf<I>);
+      const { format, quality } = request.output;
+      if (quality !== null && format === 'png')
+        throw new BadInput('output_quality applies to jpeg and webp, not png (lossless)');
+      // A format the client cannot take is a 406 now, before the generation's minutes.
+      if (ctx.taskId === undefined) negotiateOutputFormat(ctx.request.headers.get('accept'), format);
+      const images = await start(
+        await prepare(request),
         ctx.requestId,
         key,
         ctx.request.signal,
         (step, total, detail) => ctx.progress(step, total, detail),
         preview,
       );
+      return { ...images, format, quality };
     });
   }
 
   if (kind === 'text2image') {
     generationApis(
       'text2img',
-      jsonModel(text2imgSchema(limits, defaultImageSize(modelDir), pipelineFamily(modelDir))),
-      'Generate an image from a prompt (JPEG; several images: multipart/mixed).',
+      jsonModel(text2imgSchema(limits, defaultImageSize(modelDir), family, defaults)),
+      'Generate an image from a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
       (body: Text2ImgBody) => ({
         input: {
           kind: 'text2img',
-          params: generationParameters(body),
+          params: generationParameters(body, defaulted),
           height: body.height,
           width: body.width,
         },
         loras: requestLoras(body.lora_weights),
+        leftOut: leftOut(body),
+        output: { format: body.output_format, quality: body.output_quality },
       }),
     );
   } else {
@@ -308,19 +374,48 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         // The side bound as a pixel bound, read from the image's header: a larger picture is refused (413)
         // before a pixel of it is decoded, not after a full decode.
         img: new Image({ max_pixels: limits.maxSize * limits.maxSize }),
-        data: jsonModel(img2imgSchema(limits, pipelineFamily(modelDir))),
+        data: jsonModel(img2imgSchema(limits, family, defaults)),
       }),
-      'Re-draw an image guided by a prompt (JPEG; several images: multipart/mixed).',
+      'Re-draw an image guided by a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
       (parts) => {
         const body = parts.data as Img2ImgBody;
         const image = rgbInput(parts.img as TiffinImage, limits);
         return {
-          input: { kind: 'img2img', params: generationParameters(body), strength: body.strength, image },
+          input: {
+            kind: 'img2img',
+            params: generationParameters(body, defaulted),
+            strength: body.strength,
+            image,
+          },
           loras: requestLoras(body.lora_weights),
+          leftOut: leftOut(body),
+          output: { format: body.output_format, quality: body.output_quality },
         };
       },
     );
   }
+
+  service.api(
+    {
+      name: 'defaults',
+      input: new QueryInput(z.object({})),
+      output: new JSONDescriptor(),
+      doc: "GET: the generation defaults a request's left-out fields take (the model's own, from its tiffin_defaults.json and the LoRA merged at start), and the size limit.",
+    },
+    async () => ({
+      ...defaulted,
+      scheduler: defaulted.scheduler ?? host?.defaultScheduler ?? null,
+      scheduler_config: defaults.scheduler_config ?? {},
+      negative_prompt: defaults.negative_prompt ?? null,
+      ...(kind === 'text2image'
+        ? {
+            height: defaults.height ?? defaultImageSize(modelDir),
+            width: defaults.width ?? defaultImageSize(modelDir),
+          }
+        : {}),
+      max_size: limits.maxSize,
+    }),
+  );
 
   service.api(
     {

@@ -10,27 +10,34 @@ import {
   type ProtoField,
   type SchemaObject,
 } from '@tiffin/core';
-import {
-  type DescriptorSpec,
-  type FileMessage,
-  type ResponseObject,
-  readResponseBody,
-} from '@tiffin/core/internal';
+import type { DescriptorSpec, FileMessage, ResponseObject } from '@tiffin/core/internal';
 import { Image } from '@tiffin/io-image';
+import {
+  encodeGenerated,
+  negotiateOutputFormat,
+  OUTPUT_FORMATS,
+  type OutputFormat,
+  outputMediaType,
+} from './output-format.js';
 
 /** What a generation API returns: its images (HWC uint8 RGB) and each image's seed. */
 export interface GeneratedImages {
   images: NDArray[];
   seeds: number[];
+  /** The format the request asked for (`output_format`); else the `Accept` header decides, JPEG by default. */
+  format?: OutputFormat | null;
+  /** JPEG/WebP quality 1–100 (`output_quality`); sharp's default 80 when absent. */
+  quality?: number | null;
 }
 
 /** The media type of a response with several images. */
 export const MULTI_IMAGE_MEDIA_TYPE = 'multipart/mixed';
 
 /**
- * The output of `/text2img` and `/img2img`: one image is a JPEG (as BentoML's `Image()` answers, with its
- * seed in `x-seed`); several are one `multipart/mixed` response with a JPEG part per image, each part with
- * its own `x-seed` header, in order.
+ * The output of `/text2img` and `/img2img`: one image is a JPEG, PNG or WebP (the request's `output_format`, else
+ * the best its `Accept` names, else JPEG as BentoML's `Image()` answers; a 406 for an `Accept` naming none of them),
+ * with its seed in `x-seed`; several are one `multipart/mixed` response with a part per image in that format, each
+ * part with its own `x-seed` header, in order.
  */
 export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> {
   private readonly jpeg = new Image({ mime_type: 'image/jpeg' });
@@ -45,18 +52,24 @@ export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> 
   }
 
   async toHttpResponse(value: GeneratedImages, ctx: Context | null): Promise<HttpResponse> {
+    const format = negotiateOutputFormat(ctx?.request.headers.get('accept'), value.format);
+    const mediaType = outputMediaType(format);
+    const encode = (image: NDArray) => encodeImage(image, format, value.quality ?? undefined);
     if (value.images.length === 1) {
       ctx?.response.headers.set('x-seed', String(value.seeds[0]));
-      return this.jpeg.toHttpResponse(value.images[0], ctx);
+      const disposition: [string, string] = [
+        'content-disposition',
+        `attachment; filename="output.${format}"`,
+      ];
+      return buildResponse({ body: await encode(value.images[0]), headers: [disposition], mediaType });
     }
     const boundary = randomBytes(16).toString('hex');
     const chunks: Buffer[] = [];
     for (let k = 0; k < value.images.length; k++) {
-      const part = await this.jpeg.toHttpResponse(value.images[k], null);
       const head =
-        `--${boundary}\r\ncontent-type: ${this.jpeg.mimeType}\r\n` +
-        `content-disposition: inline; filename="image-${k}.jpg"\r\nx-seed: ${value.seeds[k]}\r\n\r\n`;
-      chunks.push(Buffer.from(head, 'utf8'), await readResponseBody(part), Buffer.from('\r\n'));
+        `--${boundary}\r\ncontent-type: ${mediaType}\r\n` +
+        `content-disposition: inline; filename="image-${k}.${format}"\r\nx-seed: ${value.seeds[k]}\r\n\r\n`;
+      chunks.push(Buffer.from(head, 'utf8'), await encode(value.images[k]), Buffer.from('\r\n'));
     }
     chunks.push(Buffer.from(`--${boundary}--\r\n`));
     // The handler's status, headers and cookies are applied by the runtime.
@@ -66,11 +79,15 @@ export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> 
     });
   }
 
-  /** gRPC carries one file: the first image only when one was asked for, else a clear refusal. */
+  /** gRPC carries one file (in the request's `output_format`): one image only, else a clear refusal. */
   override async toProto(value: GeneratedImages): Promise<FileMessage> {
     if (value.images.length !== 1)
       throw new BadInput('several images per request are available over HTTP only (multipart/mixed)');
-    return this.jpeg.toProto(value.images[0]);
+    const format = value.format ?? negotiateOutputFormat(null, null);
+    return {
+      kind: outputMediaType(format),
+      content: await encodeImage(value.images[0], format, value.quality ?? undefined),
+    };
   }
 
   override openapiSchema(): SchemaObject {
@@ -87,12 +104,14 @@ export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> 
 
   override openapiResponses(): ResponseObject {
     const responses = this.jpeg.openapiResponses();
+    const binary = { schema: { type: 'string', format: 'binary' } } as const;
     return {
       ...responses,
-      description: `One image: ${this.mimeType}. Several (num_images_per_prompt > 1): ${MULTI_IMAGE_MEDIA_TYPE}, a JPEG part per image with its x-seed header.`,
+      description: `One image: ${OUTPUT_FORMATS.map(outputMediaType).join(', ')} (output_format, else Accept, else JPEG; 406 for an Accept naming none). Several (num_images_per_prompt > 1): ${MULTI_IMAGE_MEDIA_TYPE}, a part per image in that format with its x-seed header.`,
       content: {
         ...responses.content,
-        [MULTI_IMAGE_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } },
+        ...Object.fromEntries(OUTPUT_FORMATS.map((f) => [outputMediaType(f), binary])),
+        [MULTI_IMAGE_MEDIA_TYPE]: binary,
       },
     };
   }
@@ -101,4 +120,10 @@ export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> 
   override toSpec(): DescriptorSpec {
     return this.jpeg.toSpec();
   }
+}
+
+/** An HWC uint8 RGB image encoded as `format`. */
+function encodeImage(image: NDArray, format: OutputFormat, quality: number | undefined): Promise<Buffer> {
+  const [height, width] = image.shape;
+  return encodeGenerated(image.data as Uint8Array, width, height, format, quality);
 }

@@ -4,6 +4,7 @@ import { selectBackend } from '../backend.js';
 import { LoraCache } from '../lora/cache.js';
 import { mergeLora } from '../lora/merge.js';
 import { latentPreview } from '../pipeline/latent-preview.js';
+import { readLoraDefaults } from '../pipeline/model-defaults.js';
 import { StableDiffusionPipeline } from '../pipeline/pipeline.js';
 import type { GenerationProgress, GenerationResult, RequestLora } from '../pipeline/types.js';
 import { assertModelFits } from './model-fit.js';
@@ -47,6 +48,8 @@ async function start(): Promise<void> {
     pipe = await StableDiffusionPipeline.fromPretrained(init.modelDir, {
       backend: init.backend,
       onnx: init.onnx,
+      // The start-up LoRA's own defaults (an LCM-LoRA's scheduler keys) join the folder's.
+      defaults: init.baseLoraPath ? readLoraDefaults(init.baseLoraPath) : undefined,
       log: (line) => startLog.push(line),
     });
     if (init.baseLoraPath) mergeLora(pipe.loraTarget, new LoraCache(1).get(init.baseLoraPath));
@@ -142,6 +145,7 @@ async function runJob(
       file: readRequestLora(loras, l),
       scale: l.weight,
       mode: 'unfused',
+      defaults: readLoraDefaults(l.path),
     }));
     const { input } = job;
     const onProgress = ({ step, totalSteps, timestep, latents }: GenerationProgress) =>

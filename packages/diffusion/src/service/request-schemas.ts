@@ -1,17 +1,21 @@
 import { z } from 'zod';
+import type { ModelDefaults } from '../pipeline/model-defaults.js';
 import {
+  commonParameters,
   type GenerationLimits,
   type GenerationParameters,
-  img2imgParameters,
+  img2imgFields,
   type PipelineFamily,
-  text2imgParameters,
+  sdxlRules,
+  text2imgFields,
 } from '../pipeline/parameters.js';
+import { OUTPUT_FORMATS } from './output-format.js';
 
 export type { GenerationLimits } from '../pipeline/parameters.js';
 
 /**
- * The service's bounds unless configured: 1024 px, 150 steps, 4 images, prompts of 10,000 characters, 4 LoRAs per
- * request.
+ * The service's bounds unless configured: 150 steps, 4 images, prompts of 10,000 characters, 4 LoRAs per request;
+ * `maxSize` here (1024 px) is the library's fallback: the service takes twice the model's own size.
  */
 export const DEFAULT_LIMITS: GenerationLimits & { maxLoras: number } = {
   maxSize: 1024,
@@ -36,25 +40,87 @@ function loraField(maxLoras: number) {
     .describe('LoRA file(s) inside the server LoRA directories, applied to this request only');
 }
 
+/** `output_format` and `output_quality`: the answer's image format, which otherwise `Accept` picks. */
+function outputFields() {
+  return {
+    output_format: z
+      .enum(OUTPUT_FORMATS)
+      .nullable()
+      .default(null)
+      .describe('jpeg, png or webp; null: the best image type in Accept, else jpeg'),
+    output_quality: z
+      .int()
+      .min(1)
+      .max(100)
+      .nullable()
+      .default(null)
+      .describe('JPEG/WebP quality 1–100 (null: 80); not for png'),
+  };
+}
+
+/** Fields a request's LoRA may bring defaults for (an LCM-LoRA: its scheduler, 4 steps, no guidance). */
+export const LORA_DEFAULTED_FIELDS = ['scheduler', 'num_inference_steps', 'guidance_scale'] as const;
+export type LoraDefaultedField = (typeof LORA_DEFAULTED_FIELDS)[number];
+
+/**
+ * The {@link LORA_DEFAULTED_FIELDS} as optional body fields: their default (shown in OpenAPI) depends on the
+ * request's `lora_weights`, so the service fills them in once it knows the LoRAs (`withLoraDefaults`).
+ */
+function loraDefaultedFields(limits: GenerationLimits, family: PipelineFamily, defaults: ModelDefaults) {
+  const common = commonParameters(limits, family, defaults);
+  const optional = <T extends z.ZodType>(field: z.ZodDefault<T>) =>
+    field
+      .unwrap()
+      .optional()
+      .meta({ default: field.def.defaultValue as never });
+  return {
+    scheduler: optional(common.scheduler).describe(
+      "null or left out: the model's default; an LCM-LoRA in lora_weights makes it lcm",
+    ),
+    num_inference_steps: optional(common.num_inference_steps).describe(
+      "Left out: the model's default; an LCM-LoRA in lora_weights makes it 4",
+    ),
+    guidance_scale: optional(common.guidance_scale).describe(
+      "Classifier-free guidance; ≤ 1 turns it off. Left out: the model's default; an LCM-LoRA in lora_weights makes it 1",
+    ),
+  };
+}
+
 /**
  * Body of `POST /text2img`: the library's text2img parameters (one definition of names, bounds and
- * defaults) plus the service's `lora_weights`. Unknown fields are accepted (and ignored) like the
- * reference service does.
+ * defaults, the model's own `defaults` included) plus the service's `lora_weights`. Unknown fields are accepted
+ * (and ignored) like the reference service does.
  */
 export function text2imgSchema(
   limits: GenerationLimits & { maxLoras: number },
   defaultSize: number,
   family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
 ) {
-  return text2imgParameters(limits, defaultSize, family).extend({ lora_weights: loraField(limits.maxLoras) });
+  return z
+    .looseObject({
+      ...text2imgFields(limits, defaultSize, family, defaults),
+      ...loraDefaultedFields(limits, family, defaults),
+      ...outputFields(),
+      lora_weights: loraField(limits.maxLoras),
+    })
+    .superRefine(sdxlRules(family, 'text2img'));
 }
 
 /** The `data` part of `POST /img2img`. */
 export function img2imgSchema(
   limits: GenerationLimits & { maxLoras: number },
   family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
 ) {
-  return img2imgParameters(limits, family).extend({ lora_weights: loraField(limits.maxLoras) });
+  return z
+    .looseObject({
+      ...img2imgFields(limits, family, defaults),
+      ...loraDefaultedFields(limits, family, defaults),
+      ...outputFields(),
+      lora_weights: loraField(limits.maxLoras),
+    })
+    .superRefine(sdxlRules(family, 'img2img'));
 }
 
 export type Text2ImgBody = z.infer<ReturnType<typeof text2imgSchema>>;
@@ -66,17 +132,35 @@ export function requestLoras(value: Text2ImgBody['lora_weights']): Array<{ path:
   return typeof value === 'string' ? [{ path: value, weight: 1 }] : value;
 }
 
-/** The generation parameters of a validated body (without the service's own fields). */
-export function generationParameters(body: Text2ImgBody | Img2ImgBody): GenerationParameters {
+/** The model's values of the {@link LORA_DEFAULTED_FIELDS} (its `defaults` within `limits`, else diffusers'). */
+export function defaultedValues(
+  limits: GenerationLimits,
+  family: PipelineFamily,
+  defaults: ModelDefaults,
+): Pick<GenerationParameters, LoraDefaultedField> {
+  const { scheduler, num_inference_steps, guidance_scale } = commonParameters(limits, family, defaults);
+  return z.object({ scheduler, num_inference_steps, guidance_scale }).parse({});
+}
+
+/**
+ * The generation parameters of a validated body (without the service's own fields); the
+ * {@link LORA_DEFAULTED_FIELDS} it left out take `defaults` (the model's, then its LoRAs').
+ */
+export function generationParameters(
+  body: Text2ImgBody | Img2ImgBody,
+  defaults: Pick<GenerationParameters, LoraDefaultedField>,
+): GenerationParameters {
   return {
     prompt: body.prompt,
     negative_prompt: body.negative_prompt,
-    num_inference_steps: body.num_inference_steps,
-    guidance_scale: body.guidance_scale,
+    num_inference_steps: body.num_inference_steps ?? defaults.num_inference_steps,
+    guidance_scale: body.guidance_scale ?? defaults.guidance_scale,
     eta: body.eta,
     seed: body.seed,
-    scheduler: body.scheduler,
+    scheduler: body.scheduler ?? defaults.scheduler,
     num_images_per_prompt: body.num_images_per_prompt,
+    timestep_spacing: body.timestep_spacing,
+    use_karras_sigmas: body.use_karras_sigmas,
     guidance_rescale: body.guidance_rescale,
     clip_skip: body.clip_skip,
     prompt_2: body.prompt_2,

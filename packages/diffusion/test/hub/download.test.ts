@@ -60,6 +60,27 @@ describe('downloadPipeline (against a loopback hub)', () => {
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
   });
 
+  it("writes a Turbo model's defaults (1 step, no guidance, trailing) beside a repository that has none", async () => {
+    hub = await startMockHub('acme/tiny-turbo', repoFiles());
+    dir = await mkdtemp(join(tmpdir(), 'hub-'));
+    await downloadPipeline({ modelId: 'acme/tiny-turbo', destination: dir, endpoint: hub.url });
+    expect(JSON.parse(await readFile(join(dir, 'tiffin_defaults.json'), 'utf8'))).toEqual({
+      scheduler_config: { timestep_spacing: 'trailing' },
+      num_inference_steps: 1,
+      guidance_scale: 0,
+    });
+    // A repository's own defaults file is fetched and kept.
+    await hub.close();
+    const own = { ...repoFiles(), 'tiffin_defaults.json': Buffer.from('{"num_inference_steps": 2}') };
+    hub = await startMockHub('acme/other-turbo', own);
+    const second = await mkdtemp(join(tmpdir(), 'hub-'));
+    await downloadPipeline({ modelId: 'acme/other-turbo', destination: second, endpoint: hub.url });
+    expect(JSON.parse(await readFile(join(second, 'tiffin_defaults.json'), 'utf8'))).toEqual({
+      num_inference_steps: 2,
+    });
+    await rm(second, { recursive: true, force: true });
+  });
+
   it('resumes an interrupted file with a range request instead of starting over', async () => {
     const files = repoFiles();
     hub = await startMockHub(REPO, files);

@@ -33,7 +33,7 @@ describe('scheduler registry', () => {
   });
 
   it('keeps the public names and order', () => {
-    expect(SCHEDULER_NAMES).toEqual(['pndm', 'ddim', 'euler', 'euler_a', 'dpmpp_2m']);
+    expect(SCHEDULER_NAMES).toEqual(['pndm', 'ddim', 'euler', 'euler_a', 'dpmpp_2m', 'lcm']);
     expect(SCHEDULER_CLASS_NAMES.dpmpp_2m).toBe('DPMSolverMultistepScheduler');
   });
 

@@ -25,7 +25,7 @@ describe('diffusion OpenAPI document', () => {
     expect(Object.keys(doc.paths[`/${api}/cancel`])).toEqual(['post']);
     expect(Object.keys(doc.paths['/loras'])).toEqual(['get']);
     const ok = doc.paths[`/${api}`].post.responses['200'] as { content: Record<string, unknown> };
-    expect(Object.keys(ok.content)).toEqual(['image/jpeg', 'multipart/mixed']);
+    expect(Object.keys(ok.content)).toEqual(['image/jpeg', 'image/png', 'image/webp', 'multipart/mixed']);
     // The defaults shown (and used) are the family's: diffusers' SDXL pipelines guide at 5 and re-draw 30 %.
     const body = doc.paths[`/${api}`].post.requestBody as {
       content: Record<string, { schema: { properties: Record<string, { default?: unknown }> } }>;
