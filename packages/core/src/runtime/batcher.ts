@@ -111,7 +111,8 @@ export class Batcher {
       for (const r of this.running)
         wait = Math.min(wait, Math.max(0, r.since + this.cost.estimate(r.rows) - now));
     }
-    const batchesAhead = Math.floor((this.queuedRows + rows - 1) / max);
+    // A request over the cap is one batch of its own: only the rows queued ahead of it count.
+    const batchesAhead = Math.floor((this.queuedRows + Math.min(rows, max) - 1) / max);
     return wait + Math.ceil(batchesAhead / this.slots) * this.cost.estimate(max);
   }
 
