@@ -77,6 +77,13 @@ export function commonParameters(limits: GenerationLimits, family: PipelineFamil
     num_images_per_prompt: z.int().min(1).max(limits.maxImages).default(1),
     guidance_rescale: z.number().min(0).max(1).default(0).describe('φ of diffusers guidance_rescale'),
     clip_skip: z.int().min(0).max(24).default(0).describe('Use the (k+1)-th last text encoder layer'),
+    decoder: z
+      .enum(['tiny', 'full'])
+      .nullable()
+      .default(null)
+      .describe(
+        "'tiny': the tiny autoencoder loaded at start (--vae-tiny), fast; 'full': the model's VAE. Default: tiny when loaded",
+      ),
     ...sdxlParameters(limits),
   };
 }
@@ -256,11 +263,12 @@ export function img2imgParameters(limits: GenerationLimits, family: PipelineFami
 type CommonOutput = z.output<z.ZodObject<ReturnType<typeof commonParameters>>>;
 type SdxlField = (typeof SDXL_FIELDS)[number];
 
-/**
- * Validated common parameters, defaults filled in. The SDXL fields may be left out by a caller that builds them
- * by hand (absent is "not given", like null).
- */
-export type GenerationParameters = Omit<CommonOutput, SdxlField> & Partial<Pick<CommonOutput, SdxlField>>;
+/** Fields a caller that builds parameters by hand may leave out (absent is "not given", like null). */
+type OptionalField = SdxlField | 'decoder';
+
+/** Validated common parameters, defaults filled in; the SDXL fields and `decoder` may be absent. */
+export type GenerationParameters = Omit<CommonOutput, OptionalField> &
+  Partial<Pick<CommonOutput, OptionalField>>;
 
 /** `value` checked against `schema` with defaults applied; a violation is an `InvalidArgument` naming the field. */
 export function validateParameters<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {

@@ -3,7 +3,6 @@ import { isTiffinError } from '@tiffin/core';
 import { selectBackend } from '../backend.js';
 import { LoraCache } from '../lora/cache.js';
 import { mergeLora } from '../lora/merge.js';
-import { latentPreview } from '../pipeline/latent-preview.js';
 import { StableDiffusionPipeline } from '../pipeline/pipeline.js';
 import type { GenerationProgress, GenerationResult, RequestLora } from '../pipeline/types.js';
 import { assertModelFits } from './model-fit.js';
@@ -47,6 +46,7 @@ async function start(): Promise<void> {
     pipe = await StableDiffusionPipeline.fromPretrained(init.modelDir, {
       backend: init.backend,
       onnx: init.onnx,
+      vaeTiny: init.vaeTiny,
       log: (line) => startLog.push(line),
     });
     if (init.baseLoraPath) mergeLora(pipe.loraTarget, new LoraCache(1).get(init.baseLoraPath));
@@ -144,15 +144,11 @@ async function runJob(
       mode: 'unfused',
     }));
     const { input } = job;
-    const onProgress = ({ step, totalSteps, timestep, latents }: GenerationProgress) =>
-      send({
-        type: 'progress',
-        id: job.id,
-        step,
-        totalSteps,
-        timestep,
-        ...(job.preview && latents ? { preview: latentPreview(latents, pipe.family) } : {}),
-      });
+    // Awaited by the loop: a tiny-decoded preview is made between steps, not beside the next one.
+    const onProgress = async ({ step, totalSteps, timestep, latents }: GenerationProgress) => {
+      const preview = job.preview && latents ? await pipe.preview(latents, step, totalSteps) : undefined;
+      send({ type: 'progress', id: job.id, step, totalSteps, timestep, ...(preview ? { preview } : {}) });
+    };
     const common = { ...input.params, onProgress, signal, lora };
     const result: GenerationResult =
       input.kind === 'text2img'

@@ -79,6 +79,7 @@ export function generationParameters(body: Text2ImgBody | Img2ImgBody): Generati
     num_images_per_prompt: body.num_images_per_prompt,
     guidance_rescale: body.guidance_rescale,
     clip_skip: body.clip_skip,
+    decoder: body.decoder,
     prompt_2: body.prompt_2,
     negative_prompt_2: body.negative_prompt_2,
     original_size: body.original_size,
