@@ -3,12 +3,16 @@
  * in training) through Tiffin's own pipeline, read back by the pixel-level evaluator. Baseline printed in
  * the same run: the evaluator on the dataset's own rendered pictures (it should read them all back).
  *
- * Usage (from packages/demo-model): pnpm bench [-- --limit=128 --steps=20 --guidance=1.5 --rescale=0 --model=<folder> --split=train]
+ * `--phrasing=people`: the held-out scenes asked for in people's words instead of the caption template (big, tiny,
+ * center, middle, upper left, "on the left side", gray: `src/evaluate/phrasings.ts`), words no training caption uses.
+ *
+ * Usage (from packages/demo-model): pnpm bench [-- --limit=128 --steps=20 --guidance=1.5 --rescale=0 --model=<folder> --split=train --phrasing=people]
  */
 import { cpus, loadavg } from 'node:os';
 import { StableDiffusionPipeline } from '@tiffin/diffusion';
 import { renderScene } from '../src/dataset/render.js';
 import { splitScenes } from '../src/dataset/scenes.js';
+import { paraphrase } from '../src/evaluate/phrasings.js';
 import { readScene } from '../src/evaluate/read-scene.js';
 import { evaluatePipeline } from '../src/evaluate/run-evaluation.js';
 import { type Accuracy, AccuracyTally, SCORED } from '../src/evaluate/score.js';
@@ -23,6 +27,7 @@ const rescale = Number(arg('rescale', '0'));
 const modelDir = arg('model', demoModelDir());
 // `--split=train`: training prompts instead (to choose sampling settings without looking at the held-out ones).
 const split = arg('split', 'held-out');
+const phrasing = arg('phrasing', 'captions');
 
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`.padStart(8);
 const row = (label: string, a: Accuracy) =>
@@ -41,6 +46,7 @@ const result = await evaluatePipeline(pipe, scenes, {
   steps,
   guidance,
   guidanceRescale: rescale,
+  ...(phrasing === 'people' ? { prompt: paraphrase } : {}),
   onPicture: (i, s) => {
     if ((i + 1) % 16 === 0)
       process.stderr.write(`  ${i + 1}/${scenes.length} pictures, last ${s.toFixed(2)} s\n`);
@@ -52,7 +58,7 @@ const spread = (xs: number[]) => {
 };
 process.stdout.write(
   [
-    `demo model: ${result.count} ${split === 'train' ? 'training' : 'held-out'} prompts, DDIM ${steps} steps, guidance ${guidance} (rescale ${rescale}), 64×64`,
+    `demo model: ${result.count} ${split === 'train' ? 'training' : 'held-out'} prompts (${phrasing === 'people' ? "people's phrasings" : 'caption words'}), DDIM ${steps} steps, guidance ${guidance} (rescale ${rescale}), 64×64`,
     row('baseline (dataset pictures)', truth.accuracy()),
     row('demo model', result.accuracy),
     'targets: colour ≥ 90 %, background ≥ 90 %, position ≥ 80 %, shape ≥ 70 %',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { caption, SHAPES } from '../src/dataset/attributes.js';
 import { renderScene } from '../src/dataset/render.js';
 import { allScenes, HELD_OUT_COUNT, jitters, splitScenes } from '../src/dataset/scenes.js';
+import { paraphrase } from '../src/evaluate/phrasings.js';
 import { readScene } from '../src/evaluate/read-scene.js';
 import { AccuracyTally } from '../src/evaluate/score.js';
 
@@ -14,6 +15,30 @@ describe('dataset', () => {
     const trainCaptions = new Set(train.map(caption));
     expect(heldOut.some((s) => trainCaptions.has(caption(s)))).toBe(false);
     expect(splitScenes().heldOut.map(caption)).toEqual(heldOut.map(caption));
+  });
+
+  it("asks for held-out scenes in people's words too, none of them a training caption's", () => {
+    const { train, heldOut } = splitScenes();
+    const trainCaptions = new Set(train.map(caption));
+    const people = heldOut.map((s, i) => paraphrase(s, i));
+    expect(people.some((p) => trainCaptions.has(p))).toBe(false);
+    // Only a medium shape at the top or bottom edge on white or black has no other word for any of its parts.
+    const same = heldOut.filter((s, i) => people[i] === caption(s));
+    for (const s of same) {
+      expect(s.size).toBe('medium');
+      expect(['top', 'bottom']).toContain(s.position);
+      expect(s.background).not.toBe('grey');
+    }
+    expect(same.length).toBeLessThan(heldOut.length / 20);
+    const words = new Set(people.flatMap((p) => p.split(' ')));
+    for (const w of ['big', 'huge', 'tiny', 'little', 'center', 'middle', 'gray', 'side', 'upper', 'lower'])
+      expect(words.has(w), w).toBe(true);
+    expect(
+      paraphrase(
+        { shape: 'cross', colour: 'blue', size: 'large', position: 'bottom right', background: 'grey' },
+        0,
+      ),
+    ).toBe('a big blue cross at the lower right on a gray background');
   });
 
   it('captions in plain English', () => {

@@ -22,6 +22,7 @@ import {
   pipelineFamily,
   type ResolvedModel,
   resolveDiffusionModel,
+  resolveTinyAutoencoder,
 } from '@tiffin/diffusion';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { downloadProgressBar } from '../download-progress.js';
@@ -61,6 +62,7 @@ interface ServiceSettingFlags {
 
 interface StartFlags extends ModelFlags, ServiceSettingFlags {
   loraWeights?: string;
+  vaeTiny?: string;
   loraDir?: string;
   pipeline: DiffusionPipelineKind;
   port: number;
@@ -141,6 +143,20 @@ async function resolveModel(flags: ModelFlags, pipelineName: string): Promise<Re
         `${flags.modelId} is not an SDXL pipeline (its model_index.json has no text_encoder_2): serve it with stable-diffusion`,
       );
     return model;
+  } catch (err) {
+    bar.finish();
+    throw err;
+  }
+}
+
+/** `--vae-tiny`: a local AutoencoderTiny folder, or a hub id from the model store (downloaded when absent). */
+async function resolveVaeTiny(id: string): Promise<string> {
+  const bar = downloadProgressBar();
+  try {
+    const vae = await resolveTinyAutoencoder({ modelId: id, onProgress: bar.update });
+    bar.finish();
+    if (vae.downloaded) process.stderr.write(`Saved tiny autoencoder ${vae.tag} to the model store\n`);
+    return vae.dir;
   } catch (err) {
     bar.finish();
     throw err;
@@ -265,6 +281,10 @@ export function registerDiffusion(program: Command): void {
       '--lora-dir <dir>',
       'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
     )
+    .option(
+      '--vae-tiny <folder|id>',
+      'tiny autoencoder (TAESD, e.g. madebyollin/taesd; a folder or a hub id, downloaded once): decodes images unless a request asks for decoder "full", and draws the previews',
+    )
     .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
     // $PORT as for `tiffin serve` (containers and process managers set it).
     .addOption(
@@ -293,9 +313,11 @@ export function registerDiffusion(program: Command): void {
         if (flags.loraWeights && !existsSync(flags.loraWeights))
           throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
         const model = await resolveModel(flags, name);
+        const vaeTiny = flags.vaeTiny ? await resolveVaeTiny(flags.vaeTiny) : undefined;
         const { service } = createDiffusionService({
           modelDir: model.dir,
           pipeline: flags.pipeline,
+          vaeTiny,
           loraWeights: flags.loraWeights,
           loraDir: flags.loraDir,
           ...settings,

@@ -8,6 +8,8 @@ export interface EvaluationOptions {
   guidance: number;
   /** guidance_rescale (0: plain classifier-free guidance). */
   guidanceRescale?: number;
+  /** The prompt of scene `index` (default: its training-style caption). */
+  prompt?: (scene: SceneSpec, index: number) => string;
   /** Called after each picture (for progress lines). */
   onPicture?: (index: number, seconds: number) => void;
 }
@@ -34,7 +36,7 @@ export async function evaluatePipeline(
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     const out = await pipe.text2img({
-      prompt: caption(scene),
+      prompt: (options.prompt ?? caption)(scene, i),
       num_inference_steps: options.steps,
       guidance_scale: options.guidance,
       guidance_rescale: options.guidanceRescale ?? 0,

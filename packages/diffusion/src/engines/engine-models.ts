@@ -1,4 +1,5 @@
 import type { ClipTextConfig } from '../architectures/clip-text.js';
+import type { TinyAutoencoderConfig } from '../architectures/tiny-autoencoder.js';
 import type { UNetConfig } from '../architectures/unet-config.js';
 import type { VaeConfig } from '../architectures/vae.js';
 import type { HostTensor } from '../latents/host-tensor.js';
@@ -59,5 +60,14 @@ export interface VaeEngine {
   decodeOnHost(z: HostTensor): Promise<HostTensor>;
   /** NHWC image in [-1, 1] → latent mean and std (NHWC). */
   encodeOnHost(x: HostTensor): Promise<{ mean: HostTensor; std: HostTensor }>;
+  dispose(): void;
+}
+
+/** The tiny autoencoder's decoder (TAESD): the UNet's latents (divided by its scaling_factor, 1) → image. */
+export interface TinyDecoderEngine {
+  readonly config: TinyAutoencoderConfig;
+  readonly scaleFactor: number;
+  /** Raw decoder output (NHWC, roughly in [-1, 1]) for NHWC latents. */
+  decodeOnHost(z: HostTensor): Promise<HostTensor>;
   dispose(): void;
 }

@@ -32,6 +32,8 @@ export interface HubDownloadOptions {
   token?: string;
   onProgress?: (progress: DownloadProgress) => void;
   fetch?: typeof fetch;
+  /** Which of the listed files to fetch (default: a Stable Diffusion pipeline's, `selectPipelineFiles`). */
+  select?: (listed: readonly RepoFile[]) => RepoFile[];
 }
 
 export interface HubDownloadResult {
@@ -63,7 +65,7 @@ export async function downloadPipeline(options: HubDownloadOptions): Promise<Hub
       if (entry.type === 'file') listed.push({ path: entry.path, size: entry.size });
     }
   });
-  const files = selectPipelineFiles(listed);
+  const files = (options.select ?? selectPipelineFiles)(listed);
   const total = files.reduce((n, f) => n + f.size, 0);
   let done = 0;
 

@@ -5,6 +5,7 @@ import { InvalidArgument, ModelStore, NotFound, type StoredModel } from '@tiffin
 import { tiffinHome } from '@tiffin/core/internal';
 import { singleFileToDiffusers } from '../weights/single-file.js';
 import { type DownloadProgress, downloadPipeline } from './download.js';
+import { type RepoFile, selectTinyAutoencoderFiles } from './select-files.js';
 
 /** The module recorded in the manifest of models this package downloads. */
 export const DIFFUSION_MODEL_MODULE = 'tiffin.diffusion';
@@ -61,9 +62,33 @@ export async function resolveDiffusionModel(options: ResolveModelOptions): Promi
     }
     return { dir: local, downloaded: false };
   }
+  return fromStoreOrHub(options, '--model-id', 'stabilityai/stable-diffusion-2');
+}
+
+/**
+ * A tiny autoencoder (`--vae-tiny`, diffusers `AutoencoderTiny` layout such as `madebyollin/taesd`): a local folder
+ * with its `config.json` as it is, a hub id from the model store or downloaded into it (its config and weights only).
+ */
+export async function resolveTinyAutoencoder(options: ResolveModelOptions): Promise<ResolvedModel> {
+  const local = resolve(options.modelId);
+  if (existsSync(local)) {
+    if (!statSync(local).isDirectory() || !existsSync(join(local, 'config.json')))
+      throw new InvalidArgument(`${local} is not a tiny autoencoder folder (no config.json)`);
+    return { dir: local, downloaded: false };
+  }
+  return fromStoreOrHub(options, '--vae-tiny', 'madebyollin/taesd', selectTinyAutoencoderFiles);
+}
+
+/** A hub id's store entry (`owner--name:revision`), downloaded with `select`'s files first when absent. */
+async function fromStoreOrHub(
+  options: ResolveModelOptions,
+  flag: string,
+  example: string,
+  select?: (listed: readonly RepoFile[]) => RepoFile[],
+): Promise<ResolvedModel> {
   if (!HUB_ID.test(options.modelId)) {
     throw new InvalidArgument(
-      `--model-id '${options.modelId}' is neither an existing folder nor a hub id like stabilityai/stable-diffusion-2`,
+      `${flag} '${options.modelId}' is neither an existing folder nor a hub id like ${example}`,
     );
   }
   const revision = options.revision ?? 'main';
@@ -75,7 +100,7 @@ export async function resolveDiffusionModel(options: ResolveModelOptions): Promi
   } catch (err) {
     if (!(err instanceof NotFound)) throw err;
   }
-  const model = await downloadIntoStore(options, store, name, version, revision);
+  const model = await downloadIntoStore(options, store, name, version, revision, select);
   return { dir: model.filesPath, tag: model.tag, downloaded: true };
 }
 
@@ -85,6 +110,7 @@ async function downloadIntoStore(
   name: string,
   version: string,
   revision: string,
+  select?: (listed: readonly RepoFile[]) => RepoFile[],
 ): Promise<StoredModel> {
   // A fixed folder per model and revision, so an interrupted download resumes where it stopped.
   const destination = join(tiffinHome(), 'downloads', `${name}@${version}`);
@@ -95,6 +121,7 @@ async function downloadIntoStore(
     endpoint: options.endpoint,
     token: options.token,
     onProgress: options.onProgress,
+    select,
   });
   const model = await store.save({
     name,
@@ -102,7 +129,11 @@ async function downloadIntoStore(
     dir: destination,
     module: DIFFUSION_MODEL_MODULE,
     labels: { model_id: options.modelId, revision },
-    metadata: { modelId: options.modelId, revision, pipeline: 'stable-diffusion' },
+    metadata: {
+      modelId: options.modelId,
+      revision,
+      pipeline: select === selectTinyAutoencoderFiles ? 'vae-tiny' : 'stable-diffusion',
+    },
   });
   await rm(destination, { recursive: true, force: true });
   return model;

@@ -61,3 +61,21 @@ export function selectPipelineFiles(listed: readonly RepoFile[]): RepoFile[] {
   }
   return selected;
 }
+
+/**
+ * The files of a tiny autoencoder repository (diffusers `AutoencoderTiny` layout, e.g. TAESD): its `config.json`
+ * and one safetensors file at the top (the full-precision one when there are several).
+ */
+export function selectTinyAutoencoderFiles(listed: readonly RepoFile[]): RepoFile[] {
+  const files = listed.filter((f) => unsafeRelativePath(f.path) === null && !f.path.includes('/'));
+  const config = files.find((f) => f.path === 'config.json');
+  const weights = files.filter((f) => f.path.endsWith('.safetensors'));
+  const pick =
+    weights.find((f) => f.path === 'diffusion_pytorch_model.safetensors') ??
+    weights.find((f) => f.path === 'diffusion_pytorch_model.fp16.safetensors');
+  if (!config || !pick)
+    throw new Error(
+      'The repository is not a diffusers AutoencoderTiny (config.json and diffusion_pytorch_model.safetensors at its top)',
+    );
+  return [config, pick];
+}

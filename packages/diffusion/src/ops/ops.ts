@@ -15,9 +15,17 @@ export interface Ops<T> {
   /**
    * 2-D convolution of an image with `param.weight` `[out, in, k, k]` and `param.bias`. `pad`: `symmetric` pads
    * (k-1)/2 on every side (torch's `padding=k//2`); `bottom-right` pads one row and column after (the VAE
-   * encoder's downsampler).
+   * encoder's downsampler). `bias` false: the layer has no `param.bias` (the tiny autoencoder's inner convs).
    */
-  conv2d(x: T, param: string, out: number, kernel: number, stride?: number, pad?: ConvPadding): T;
+  conv2d(
+    x: T,
+    param: string,
+    out: number,
+    kernel: number,
+    stride?: number,
+    pad?: ConvPadding,
+    bias?: boolean,
+  ): T;
   /** GroupNorm over consecutive channel groups of an image, with affine `param.weight`/`param.bias`. */
   groupNorm(x: T, param: string, groups: number, eps: number): T;
   /** LayerNorm over the last axis, with affine `param.weight`/`param.bias`. */
@@ -36,7 +44,11 @@ export interface Ops<T> {
   mul(a: T, b: T): T;
   /** `x · s` for a constant. */
   scale(x: T, s: number): T;
+  /** `x + s` for a constant. */
+  offset(x: T, s: number): T;
   silu(x: T): T;
+  relu(x: T): T;
+  tanh(x: T): T;
   /** Exact (erf) GELU. */
   gelu(x: T): T;
   /** `x · sigmoid(1.702 x)` (CLIP's). */

@@ -1,23 +1,26 @@
 import { join } from 'node:path';
 import { clipTextWeightSpecs } from '../architectures/clip-text.js';
+import { tinyDecoderWeightSpecs } from '../architectures/tiny-autoencoder.js';
 import { unetWeightSpecs } from '../architectures/unet.js';
 import { vaeWeightSpecs } from '../architectures/vae.js';
-import type { OnnxTextEncoder, OnnxUNet, OnnxVae } from '../engines/onnx/models.js';
+import type { OnnxTextEncoder, OnnxTinyDecoder, OnnxUNet, OnnxVae } from '../engines/onnx/models.js';
 import type { LoraTarget } from '../lora/types.js';
 import { ClipTextEncoder } from '../models/clip-text-encoder.js';
+import { TinyDecoder } from '../models/tiny-decoder.js';
 import { UNet2DConditionModel } from '../models/unet.js';
 import { AutoencoderKL } from '../models/vae.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
 import { componentWeightFiles, loadWeightsInto, type ModelIndex } from '../weights/folder.js';
 import { WeightStore } from '../weights/store.js';
-import { readPipelineFolderConfigs } from './folder-configs.js';
+import { readPipelineFolderConfigs, readTinyAutoencoderFolder } from './folder-configs.js';
 import { PipelineWeightTarget } from './weight-target.js';
 
 /** The text encoder of either engine (tfjs answers at once, onnxruntime with a promise). */
 export type TextEncoderModel = ClipTextEncoder | OnnxTextEncoder;
 export type UNetModel = UNet2DConditionModel | OnnxUNet;
 export type VaeModel = AutoencoderKL | OnnxVae;
+export type TinyDecoderModel = TinyDecoder | OnnxTinyDecoder;
 
 /** SDXL's second text encoder and tokenizer, on either engine (docs/spec/diffusion.md §10). */
 export interface SdxlComponents {
@@ -36,6 +39,8 @@ export interface EngineComponents {
   textEncoder: TextEncoderModel;
   unet: UNetModel;
   vae: VaeModel;
+  /** The tiny autoencoder's decoder (TAESD), when one was given at load. */
+  tinyDecoder?: TinyDecoderModel;
   schedulerConfig: SchedulerConfig;
   /** The engine's LoRA view (`unet.*`, `text_encoder.*` weight names). */
   loraTarget: LoraTarget;
@@ -47,6 +52,7 @@ export interface PipelineComponents extends EngineComponents {
   sdxl?: SdxlComponents & { textEncoder2: ClipTextEncoder };
   unet: UNet2DConditionModel;
   vae: AutoencoderKL;
+  tinyDecoder?: TinyDecoder;
   schedulerConfig: SchedulerConfig;
   /** Tensor names in the files that no model uses, per component (logged, not fatal). */
   unexpectedWeights: Record<string, string[]>;
@@ -55,16 +61,23 @@ export interface PipelineComponents extends EngineComponents {
 export interface LoadComponentsOptions {
   /** Weight file variant, e.g. `fp16` → `diffusion_pytorch_model.fp16.safetensors`. */
   variant?: string;
+  /** A tiny autoencoder folder (TAESD, diffusers `AutoencoderTiny` layout) whose decoder is loaded too. */
+  vaeTiny?: string;
 }
 
 /** Load a diffusers SD1/SD2/SDXL folder: configs, tokenizer and all weights (once per process). */
 export function loadComponents(dir: string, options: LoadComponentsOptions = {}): PipelineComponents {
   const unexpectedWeights: Record<string, string[]> = {};
   const stores: WeightStore[] = [];
-  const load = (component: string, stem: string, store: WeightStore) => {
+  const load = (component: string, stem: string, store: WeightStore, folder?: string) => {
     stores.push(store);
-    const files = componentWeightFiles(join(dir, component), stem, options.variant);
-    unexpectedWeights[component] = loadWeightsInto(store, files).unexpected;
+    const files = folder
+      ? componentWeightFiles(folder, stem)
+      : componentWeightFiles(join(dir, component), stem, options.variant);
+    // The tiny autoencoder's encoder is not used (decoding only).
+    unexpectedWeights[component] = loadWeightsInto(store, files).unexpected.filter(
+      (n) => !(folder && n.startsWith('encoder.')),
+    );
     return store;
   };
   try {
@@ -94,6 +107,19 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
       vaeConfig,
       load('vae', 'diffusion_pytorch_model', new WeightStore('vae', vaeWeightSpecs(vaeConfig))),
     );
+    const tinyConfig = options.vaeTiny ? readTinyAutoencoderFolder(options.vaeTiny, vaeConfig) : undefined;
+    const tinyDecoder =
+      options.vaeTiny && tinyConfig
+        ? new TinyDecoder(
+            tinyConfig,
+            load(
+              'vae_tiny',
+              'diffusion_pytorch_model',
+              new WeightStore('vae_tiny', tinyDecoderWeightSpecs(tinyConfig)),
+              options.vaeTiny,
+            ),
+          )
+        : undefined;
     const loraTarget = new PipelineWeightTarget({
       unet: unet.weights,
       text_encoder: textEncoder.weights,
@@ -105,6 +131,7 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
       textEncoder,
       unet,
       vae,
+      tinyDecoder,
       schedulerConfig,
       loraTarget,
       unexpectedWeights,

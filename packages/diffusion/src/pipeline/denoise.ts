@@ -46,7 +46,7 @@ export async function denoise(
     const modelOutput = guided ? guide(raw, params.guidance_scale, params.guidance_rescale) : raw;
     latents = scheduler.step(modelOutput, t, latents, { noise: source, eta: params.eta }).prevSample;
     const step = i + 1 - extra;
-    if (step > 0) request.onProgress?.({ step, totalSteps, timestep: t, latents });
+    if (step > 0) await request.onProgress?.({ step, totalSteps, timestep: t, latents });
     // Let the event loop breathe between steps (health checks, progress streaming, a cancel).
     await new Promise((r) => setImmediate(r));
     throwIfCancelled(request.signal, Math.max(0, step), totalSteps);

@@ -1,6 +1,11 @@
 import { join } from 'node:path';
 import type { ClipTextConfig } from '../architectures/clip-text.js';
 import { TIME_IDS } from '../architectures/timestep-embedding.js';
+import {
+  type TinyAutoencoderConfig,
+  tinyAutoencoderConfig,
+  tinyDecoderScaleFactor,
+} from '../architectures/tiny-autoencoder.js';
 import { hasTextTimeEmbedding, type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
 import type { VaeConfig } from '../architectures/vae.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
@@ -90,4 +95,30 @@ function checkSdxlShapes(te1: ClipTextConfig, te2: ClipTextConfig, unet: UNetCon
     throw new ModelFolderError(
       `unet/config.json: projection_class_embeddings_input_dim ${unet.projection_class_embeddings_input_dim} is not text_encoder_2's projection_dim ${pooled} + 6 × addition_time_embed_dim`,
     );
+}
+
+/**
+ * The tiny autoencoder folder given beside a pipeline (`--vae-tiny`: diffusers' `AutoencoderTiny` layout, a
+ * `config.json` and `diffusion_pytorch_model.safetensors`), its config checked against the pipeline's VAE.
+ */
+export function readTinyAutoencoderFolder(
+  dir: string,
+  vae: Pick<VaeConfig, 'block_out_channels' | 'latent_channels'>,
+): TinyAutoencoderConfig {
+  let config: TinyAutoencoderConfig;
+  try {
+    config = tinyAutoencoderConfig(
+      readJson(join(dir, 'config.json'), 'tiny autoencoder config.json'),
+      'config.json',
+    );
+  } catch (e) {
+    if (e instanceof ModelFolderError) throw e;
+    throw new ModelFolderError(`tiny autoencoder ${(e as Error).message}`);
+  }
+  const scale = 2 ** (vae.block_out_channels.length - 1);
+  if (tinyDecoderScaleFactor(config) !== scale || config.latent_channels !== vae.latent_channels)
+    throw new ModelFolderError(
+      `tiny autoencoder config.json: it decodes ${config.latent_channels} latent channels ×${tinyDecoderScaleFactor(config)}, the pipeline's VAE ${vae.latent_channels} ×${scale}`,
+    );
+  return config;
 }

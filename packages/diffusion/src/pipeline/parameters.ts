@@ -100,6 +100,13 @@ export function commonParameters(
     num_images_per_prompt: z.int().min(1).max(limits.maxImages).default(1),
     guidance_rescale: z.number().min(0).max(1).default(0).describe('φ of diffusers guidance_rescale'),
     clip_skip: z.int().min(0).max(24).default(0).describe('Use the (k+1)-th last text encoder layer'),
+    decoder: z
+      .enum(['tiny', 'full'])
+      .nullable()
+      .default(null)
+      .describe(
+        "'tiny': the tiny autoencoder loaded at start (--vae-tiny), fast; 'full': the model's VAE. Default: tiny when loaded",
+      ),
     ...sdxlParameters(limits),
   };
 }
@@ -301,12 +308,10 @@ export function img2imgParameters(
 type CommonOutput = z.output<z.ZodObject<ReturnType<typeof commonParameters>>>;
 type SdxlField = (typeof SDXL_FIELDS)[number];
 
-/**
- * Validated common parameters, defaults filled in. The SDXL fields may be left out by a caller that builds them
- * by hand (absent is "not given", like null).
- */
 /** Fields a caller building parameters by hand may leave out (absent is "not given", like null). */
-type OptionalField = SdxlField | 'timestep_spacing' | 'use_karras_sigmas';
+type OptionalField = SdxlField | 'timestep_spacing' | 'use_karras_sigmas' | 'decoder';
+
+/** Validated common parameters, defaults filled in; the optional fields above may be absent. */
 export type GenerationParameters = Omit<CommonOutput, OptionalField> &
   Partial<Pick<CommonOutput, OptionalField>>;
 

@@ -23,13 +23,16 @@ import type {
   LoadComponentsOptions,
   SdxlComponents,
   TextEncoderModel,
+  TinyDecoderModel,
   UNetModel,
   VaeModel,
 } from './components.js';
+import { decodedPreview, isPreviewStep, type PreviewImage } from './decoded-preview.js';
 import { type Conditioning, denoise } from './denoise.js';
 import { type DenoiseStart, GenerationRun } from './generation-run.js';
 import { tensorToImages } from './image.js';
 import { type ModelDefaults, mergeDefaults, readModelDefaults } from './model-defaults.js';
+import { latentPreview } from './latent-preview.js';
 import { imageSeed, NoiseDraws } from './noise-draws.js';
 import {
   type GenerationParameters,
@@ -76,6 +79,8 @@ export class StableDiffusionPipeline {
   readonly sdxl: SdxlComponents | undefined;
   readonly unet: UNetModel;
   readonly vae: VaeModel;
+  /** The tiny autoencoder's decoder (`vaeTiny`): the default decoder and the previews' when present. */
+  readonly tinyDecoder: TinyDecoderModel | undefined;
   readonly schedulerConfig: SchedulerConfig;
   /** The folder's scheduler (`_class_name`), used when a request names none. */
   readonly defaultScheduler: SchedulerName;
@@ -97,6 +102,7 @@ export class StableDiffusionPipeline {
     this.textEncoder = components.textEncoder;
     this.unet = components.unet;
     this.vae = components.vae;
+    this.tinyDecoder = components.tinyDecoder;
     this.sdxl = components.sdxl;
     this.schedulerConfig = components.schedulerConfig;
     const name = schedulerNameForClass(components.schedulerConfig._class_name);
@@ -116,7 +122,12 @@ export class StableDiffusionPipeline {
     // The TF.js engine's models are loaded only when it is chosen: onnxruntime runs without TF.js.
     const components: EngineComponents =
       backend.name === 'onnxruntime'
-        ? await loadOnnxComponents(dir, { ...options.onnx, variant: options.variant, log: options.log })
+        ? await loadOnnxComponents(dir, {
+            ...options.onnx,
+            variant: options.variant,
+            vaeTiny: options.vaeTiny,
+            log: options.log,
+          })
         : (await import('./components.js')).loadComponents(dir, options);
     const unexpected = Object.entries(components.unexpectedWeights).filter(([, v]) => v.length > 0);
     for (const [component, names] of unexpected)
@@ -200,6 +211,7 @@ export class StableDiffusionPipeline {
     kind: PipelineKind,
     prepareLatents: (run: GenerationRun) => DenoiseStart | Promise<DenoiseStart>,
   ): Promise<GenerationResult> {
+    const decoder = this.decoderFor(params);
     const run = this.begin(request, params, {
       ...defaults.scheduler_config,
       ...request.scheduler_config,
@@ -210,7 +222,7 @@ export class StableDiffusionPipeline {
         : await this.encodeConditioning(run);
       const start = await prepareLatents(run);
       const latents = await denoise(this.unet, run, conditioning, start);
-      const images = await this.decode(run, latents);
+      const images = await this.decode(run, latents, decoder);
       const result: GenerationResult = {
         images,
         seed: run.seed,
@@ -352,9 +364,35 @@ export class StableDiffusionPipeline {
     };
   }
 
+  /**
+   * A preview of NHWC latents after `step` of `totalSteps`: with a tiny decoder, the first image decoded by it
+   * (at most 256 px a side) on every ⌈total/4⌉-th step and the last, none on the others; without one, the
+   * latent-size linear approximation on every step.
+   */
+  async preview(latents: HostTensor, step: number, totalSteps: number): Promise<PreviewImage | undefined> {
+    if (!this.tinyDecoder) return latentPreview(latents, this.family);
+    if (!isPreviewStep(step, totalSteps)) return undefined;
+    return decodedPreview(this.tinyDecoder, div(latents, this.tinyDecoder.config.scaling_factor));
+  }
+
+  /** The request's decoder (checked before any work): `tiny` needs one loaded; the default is tiny when loaded. */
+  private decoderFor(params: GenerationParameters): VaeModel | TinyDecoderModel {
+    const choice = params.decoder ?? (this.tinyDecoder ? 'tiny' : 'full');
+    if (choice === 'full') return this.vae;
+    if (!this.tinyDecoder)
+      throw new InvalidArgument(
+        'decoder "tiny" needs a tiny autoencoder loaded at start (--vae-tiny); this server has only the full VAE',
+      );
+    return this.tinyDecoder;
+  }
+
   /** The decode seam: latents → RGB images (and floats on request). */
-  private async decode(run: GenerationRun, latents: HostTensor): Promise<GeneratedImage[]> {
-    const decoded = await this.vae.decodeOnHost(div(latents, this.vae.config.scaling_factor));
+  private async decode(
+    run: GenerationRun,
+    latents: HostTensor,
+    decoder: VaeModel | TinyDecoderModel,
+  ): Promise<GeneratedImage[]> {
+    const decoded = await decoder.decodeOnHost(div(latents, decoder.config.scaling_factor));
     const pictures = tensorToImages(decoded);
     const { width, height } = run.params;
     return pictures.map((p) => ({
@@ -370,6 +408,7 @@ export class StableDiffusionPipeline {
     this.sdxl?.textEncoder2.dispose();
     this.unet.dispose();
     this.vae.dispose();
+    this.tinyDecoder?.dispose();
   }
 }
 

@@ -81,6 +81,8 @@ export interface CommonRequest {
   guidance_rescale?: number;
   /** clip_skip k ≥ 0: use the (k+1)-th last hidden state (final LayerNorm applied). */
   clip_skip?: number;
+  /** `tiny`: the tiny autoencoder loaded with `vaeTiny`; `full`: the model's VAE. Default: tiny when loaded. */
+  decoder?: 'tiny' | 'full' | null;
   /**
    * SDXL only (an SD 1.x/2.x model refuses them): the prompts of the second text encoder (default: `prompt`,
    * `negative_prompt`; `""` counts as not given) and the micro-conditioning, `[height, width]` and `[top, left]` in
@@ -112,7 +114,8 @@ export interface CommonRequest {
   return_float?: boolean;
   /** Also return the final latents (NCHW, before VAE scaling). */
   return_latents?: boolean;
-  onProgress?: (p: GenerationProgress) => void;
+  /** Called after each step; a returned promise is awaited before the next step (a preview decode). */
+  onProgress?: (p: GenerationProgress) => unknown;
   /** Aborting it stops the generation at the next step with `GenerationCancelled`. */
   signal?: AbortSignal;
 }

@@ -66,6 +66,11 @@ export interface DiffusionServiceOptions {
   pipeline?: DiffusionPipelineKind;
   /** LoRA merged into the model at start, for every request. Its folder becomes a LoRA root. */
   loraWeights?: string;
+  /**
+   * Tiny autoencoder folder (TAESD, diffusers `AutoencoderTiny` layout), loaded beside the model: requests decode
+   * with it unless they ask for `decoder: "full"`, and previews are images it decodes.
+   */
+  vaeTiny?: string;
   /** Folder of LoRA files requests may name (`lora_weights`); `$TIFFIN_LORA_DIR` is one too. */
   loraDir?: string;
   /** Service name (default `stable-diffusion`). */
@@ -180,6 +185,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       modelDir,
       backend: options.backend,
       onnx: options.onnx,
+      vaeTiny: options.vaeTiny ? resolve(options.vaeTiny) : undefined,
       baseLoraPath: baseLora,
       loraCacheSize: options.loraCacheSize ?? 4,
       loraCacheBytes: options.loraCacheBytes ?? 512 * 1024 ** 2,

@@ -3,7 +3,6 @@ import { isTiffinError } from '@tiffin/core';
 import { selectBackend } from '../backend.js';
 import { LoraCache } from '../lora/cache.js';
 import { mergeLora } from '../lora/merge.js';
-import { latentPreview } from '../pipeline/latent-preview.js';
 import { readLoraDefaults } from '../pipeline/model-defaults.js';
 import { StableDiffusionPipeline } from '../pipeline/pipeline.js';
 import type { GenerationProgress, GenerationResult, RequestLora } from '../pipeline/types.js';
@@ -50,6 +49,7 @@ async function start(): Promise<void> {
       onnx: init.onnx,
       // The start-up LoRA's own defaults (an LCM-LoRA's scheduler keys) join the folder's.
       defaults: init.baseLoraPath ? readLoraDefaults(init.baseLoraPath) : undefined,
+      vaeTiny: init.vaeTiny,
       log: (line) => startLog.push(line),
     });
     if (init.baseLoraPath) mergeLora(pipe.loraTarget, new LoraCache(1).get(init.baseLoraPath));
@@ -148,15 +148,11 @@ async function runJob(
       defaults: readLoraDefaults(l.path),
     }));
     const { input } = job;
-    const onProgress = ({ step, totalSteps, timestep, latents }: GenerationProgress) =>
-      send({
-        type: 'progress',
-        id: job.id,
-        step,
-        totalSteps,
-        timestep,
-        ...(job.preview && latents ? { preview: latentPreview(latents, pipe.family) } : {}),
-      });
+    // Awaited by the loop: a tiny-decoded preview is made between steps, not beside the next one.
+    const onProgress = async ({ step, totalSteps, timestep, latents }: GenerationProgress) => {
+      const preview = job.preview && latents ? await pipe.preview(latents, step, totalSteps) : undefined;
+      send({ type: 'progress', id: job.id, step, totalSteps, timestep, ...(preview ? { preview } : {}) });
+    };
     const common = { ...input.params, onProgress, signal, lora };
     const result: GenerationResult =
       input.kind === 'text2img'

@@ -10,7 +10,10 @@ export interface ProgressEvent {
   timestep?: number;
   seconds?: number;
   error?: string;
-  /** Low-resolution preview of the latents after this step (`data:image/bmp;base64,...`), when asked for. */
+  /**
+   * Preview after this step (`data:image/bmp;base64,...`), when asked for: decoded by the tiny autoencoder (at most
+   * 256 px a side, on some steps) when the server has one, else a latent-size approximation.
+   */
   preview?: string;
 }
 

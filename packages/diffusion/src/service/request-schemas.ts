@@ -163,6 +163,7 @@ export function generationParameters(
     use_karras_sigmas: body.use_karras_sigmas,
     guidance_rescale: body.guidance_rescale,
     clip_skip: body.clip_skip,
+    decoder: body.decoder,
     prompt_2: body.prompt_2,
     negative_prompt_2: body.negative_prompt_2,
     original_size: body.original_size,

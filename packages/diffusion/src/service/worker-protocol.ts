@@ -10,6 +10,8 @@ export interface WorkerInit {
   backend?: BackendName;
   /** onnxruntime threads, providers and weight storage (`--ort-threads`, `--ort-providers`, `--weights`). */
   onnx?: DiffusionOnnxOptions;
+  /** Tiny autoencoder folder (`--vae-tiny`): the default decoder and the previews' decoder. */
+  vaeTiny?: string;
   /** LoRA merged once at start and kept for every request (`--lora-weights`). */
   baseLoraPath?: string;
   /** How many parsed per-request LoRA files the worker keeps, and how many bytes of them at most. */
@@ -46,7 +48,10 @@ export interface JobMessage {
    * gave (for messages) and weights.
    */
   loras: JobLora[];
-  /** Send a low-resolution preview of the latents with each step. */
+  /**
+   * Send previews: with a tiny autoencoder, decoded images (≤ 256 px a side) on some steps and the last; else a
+   * latent-size approximation with each step.
+   */
   preview: boolean;
 }
 

@@ -2,7 +2,12 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { downloadPipeline, HubUnreachableError, selectPipelineFiles } from '../../src/hub/index.js';
+import {
+  downloadPipeline,
+  HubUnreachableError,
+  selectPipelineFiles,
+  selectTinyAutoencoderFiles,
+} from '../../src/hub/index.js';
 import { type MockHub, startMockHub } from './mock-hub.js';
 
 const REPO = 'acme/tiny-sd';
@@ -156,6 +161,35 @@ describe('downloadPipeline (against a loopback hub)', () => {
         listed.filter((f) => f.path !== 'text_encoder_2/model.safetensors' && !f.path.includes('fp16')),
       ),
     ).toThrow(/missing text_encoder_2/);
+  });
+
+  it("fetches a tiny autoencoder's config and full-precision weights only (--vae-tiny)", async () => {
+    hub = await startMockHub('madebyollin/taesd', {
+      'config.json': Buffer.from('{"_class_name":"AutoencoderTiny"}'),
+      'diffusion_pytorch_model.safetensors': Buffer.from('f32 weights'),
+      'diffusion_pytorch_model.fp16.safetensors': Buffer.from('fp16: skipped'),
+      'taesd_decoder.pth': Buffer.from('pickle: never downloaded'),
+      'images/sample.png': Buffer.from('not needed'),
+    });
+    dir = await mkdtemp(join(tmpdir(), 'hub-taesd-'));
+    const result = await downloadPipeline({
+      modelId: 'madebyollin/taesd',
+      destination: dir,
+      endpoint: hub.url,
+      select: selectTinyAutoencoderFiles,
+    });
+    expect(result.files.map((f) => f.path).sort()).toEqual([
+      'config.json',
+      'diffusion_pytorch_model.safetensors',
+    ]);
+    expect((await readdir(dir)).sort()).toEqual(['config.json', 'diffusion_pytorch_model.safetensors']);
+    expect(() => selectTinyAutoencoderFiles([{ path: 'config.json', size: 2 }])).toThrow(/AutoencoderTiny/);
+    expect(() =>
+      selectTinyAutoencoderFiles([
+        { path: '../config.json', size: 2 },
+        { path: 'sub/diffusion_pytorch_model.safetensors', size: 2 },
+      ]),
+    ).toThrow(/AutoencoderTiny/);
   });
 
   it('refuses a repository without safetensors weights', () => {

@@ -2,11 +2,12 @@ import { basename, join } from 'node:path';
 import { loadOrt, type OnnxRuntimeOptions, type ResolvedRuntime, resolveRuntime } from '@tiffin/onnx';
 import type { InferenceSession } from 'onnxruntime-node';
 import { clipTextWeightSpecs } from '../../architectures/clip-text.js';
+import { tinyDecoderWeightSpecs } from '../../architectures/tiny-autoencoder.js';
 import { unetWeightSpecs } from '../../architectures/unet.js';
 import { vaeWeightSpecs } from '../../architectures/vae.js';
 import type { AttentionKind } from '../../ops/onnx/onnx-ops.js';
 import type { SdxlComponents } from '../../pipeline/components.js';
-import { readPipelineFolderConfigs } from '../../pipeline/folder-configs.js';
+import { readPipelineFolderConfigs, readTinyAutoencoderFolder } from '../../pipeline/folder-configs.js';
 import type { SchedulerConfig } from '../../schedulers/types.js';
 import type { ClipTokenizer } from '../../tokenizer/clip-tokenizer.js';
 import {
@@ -20,9 +21,10 @@ import type { GraphPrecision, SourceTensor, WeightSource } from './graph-builder
 import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cache.js';
 import { LoraInputs } from './lora-inputs.js';
 import { OnnxLoraTarget } from './lora-target.js';
-import { OnnxTextEncoder, OnnxUNet, OnnxVae } from './models.js';
+import { OnnxTextEncoder, OnnxTinyDecoder, OnnxUNet, OnnxVae } from './models.js';
 import { type OpenedSession, openOptimizedSession } from './optimized-cache.js';
 import { buildSdxlTextEncoderGraph, buildTextEncoderGraph } from './text-encoder-graph.js';
+import { buildTinyDecoderGraph } from './tiny-decoder-graph.js';
 import { buildUNetGraph } from './unet-graph.js';
 import { buildVaeDecoderGraph, buildVaeEncoderGraph } from './vae-graph.js';
 import { type OnnxWeights, parseOnnxWeights } from './weight-format.js';
@@ -51,6 +53,8 @@ export interface OnnxLoadOptions extends OnnxRuntimeOptions {
    * (faster CPU steps, a quarter of their memory; the VAE stays f32). f16 graphs (GPU providers) ignore it.
    */
   weights?: OnnxWeights;
+  /** A tiny autoencoder folder (TAESD, diffusers `AutoencoderTiny` layout) whose decoder is loaded too. */
+  vaeTiny?: string;
   log?: (message: string) => void;
 }
 
@@ -60,6 +64,8 @@ export interface OnnxComponents {
   textEncoder: OnnxTextEncoder;
   unet: OnnxUNet;
   vae: OnnxVae;
+  /** The tiny autoencoder's decoder, when `vaeTiny` names one. */
+  tinyDecoder?: OnnxTinyDecoder;
   schedulerConfig: SchedulerConfig;
   loraTarget: OnnxLoraTarget;
   unexpectedWeights: Record<string, string[]>;
@@ -143,17 +149,20 @@ export async function loadOnnxComponents(
     config: unknown,
     lora: boolean,
     build: CachedGraphBuild,
+    folder = join(dir, component),
+    /** Weights in the files the graph does not read on purpose (the tiny autoencoder's encoder). */
+    unused = (_name: string) => false,
   ): CachedGraph => {
     const raw = new SafetensorsWeightSource(
       component,
-      componentWeightFiles(join(dir, component), stem, options.variant),
+      componentWeightFiles(folder, stem, folder === join(dir, component) ? options.variant : undefined),
     );
     try {
       const source = new CheckedSource(raw, specs);
       // Declared names and the older names of declared weights (legacy VAE attention) are both expected.
       const known = new Set(specs.flatMap((s) => [s.name, ...legacyAliases(s.name)]));
       unexpectedWeights[component] = [...(raw.files.length ? namesOf(raw) : [])].filter(
-        (n) => !known.has(n) && !n.endsWith('position_ids'),
+        (n) => !known.has(n) && !n.endsWith('position_ids') && !unused(n),
       );
       const started = Date.now();
       const g = ensureGraph(cacheDir, {
@@ -201,6 +210,22 @@ export async function loadOnnxComponents(
   const encGraph = graph('vae', 'diffusion_pytorch_model', 'vae_encoder', vaeSpecs, vaeConfig, false, (g) =>
     buildVaeEncoderGraph(g, vaeConfig, opts),
   );
+
+  const tinyConfig = options.vaeTiny ? readTinyAutoencoderFolder(options.vaeTiny, vaeConfig) : undefined;
+  const tinyGraph =
+    options.vaeTiny && tinyConfig
+      ? graph(
+          'vae_tiny',
+          'diffusion_pytorch_model',
+          'vae_tiny_decoder',
+          tinyDecoderWeightSpecs(tinyConfig),
+          tinyConfig,
+          false,
+          (g) => buildTinyDecoderGraph(g, tinyConfig, opts),
+          options.vaeTiny,
+          (n) => n.startsWith('encoder.'),
+        )
+      : undefined;
 
   const sessions: InferenceSession[] = [];
   const optimizedCache = options.optimizedCache ?? true;
@@ -253,6 +278,11 @@ export async function loadOnnxComponents(
     // 2.77 GB against 3.73 GB, decode time 1.03×). The UNet, run every step, keeps its arena (≈ 1.4× slower steps
     // without).
     const vae = new OnnxVae(vaeConfig, ort, await open(decGraph, false), await open(encGraph, false));
+    // Small weights, but full-size activations: like the VAE, no arena kept between decodes.
+    const tinyDecoder =
+      tinyGraph && tinyConfig
+        ? new OnnxTinyDecoder(tinyConfig, ort, await open(tinyGraph, false))
+        : undefined;
     const loraTarget = new OnnxLoraTarget();
     loraTarget.add('unet', unetLora, unetSpecs);
     loraTarget.add('text_encoder', teLora, teSpecs);
@@ -265,6 +295,7 @@ export async function loadOnnxComponents(
       textEncoder,
       unet,
       vae,
+      tinyDecoder,
       schedulerConfig,
       loraTarget,
       unexpectedWeights,

@@ -3,6 +3,7 @@ import type { OrtModule } from '@tiffin/onnx';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { type ClipTextConfig, eosPositions } from '../../architectures/clip-text.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
+import { type TinyAutoencoderConfig, tinyDecoderScaleFactor } from '../../architectures/tiny-autoencoder.js';
 import type { UNetConfig } from '../../architectures/unet-config.js';
 import type { VaeConfig } from '../../architectures/vae.js';
 import type { HostTensor } from '../../latents/host-tensor.js';
@@ -15,11 +16,13 @@ import type {
   ComponentLora,
   HostTextTime,
   TextEncoderEngine,
+  TinyDecoderEngine,
   UNetEngine,
   VaeEngine,
 } from '../engine-models.js';
 import type { LoraInputs, RequestBranches } from './lora-inputs.js';
 import { SDXL_TEXT_ENCODER_IO, TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
+import { TINY_DECODER_IO } from './tiny-decoder-graph.js';
 import { UNET_INPUTS, UNET_OUTPUT } from './unet-graph.js';
 import { VAE_DECODER_IO, VAE_ENCODER_IO } from './vae-graph.js';
 
@@ -229,5 +232,26 @@ export class OnnxVae implements VaeEngine {
   dispose(): void {
     void this.decoder.release();
     void this.encoder.release();
+  }
+}
+
+export class OnnxTinyDecoder implements TinyDecoderEngine {
+  constructor(
+    readonly config: TinyAutoencoderConfig,
+    private readonly ort: OrtModule,
+    private readonly session: InferenceSession,
+  ) {}
+
+  get scaleFactor(): number {
+    return tinyDecoderScaleFactor(this.config);
+  }
+
+  async decodeOnHost(z: AnyTensor): Promise<HostTensor> {
+    const out = await this.session.run({ [TINY_DECODER_IO.input]: toOrt(this.ort, z) });
+    return fromOrt(out[TINY_DECODER_IO.output]);
+  }
+
+  dispose(): void {
+    void this.session.release();
   }
 }

@@ -37,10 +37,11 @@ export class DeclareOps implements Ops<Shape> {
     kernel: number,
     stride = 1,
     pad: ConvPadding = 'symmetric',
+    bias = true,
   ): Shape {
     const [b, c, h, w] = x;
     this.weight(`${param}.weight`, [out, c, kernel, kernel], 'conv');
-    this.weight(`${param}.bias`, [out], 'plain');
+    if (bias) this.weight(`${param}.bias`, [out], 'plain');
     const padded = pad === 'symmetric' ? kernel - 1 : 1;
     const size = (d: number) => Math.floor((d + padded - kernel) / stride) + 1;
     return [b, out, size(h), size(w)];
@@ -87,7 +88,19 @@ export class DeclareOps implements Ops<Shape> {
     return x;
   }
 
+  offset(x: Shape): Shape {
+    return x;
+  }
+
   silu(x: Shape): Shape {
+    return x;
+  }
+
+  relu(x: Shape): Shape {
+    return x;
+  }
+
+  tanh(x: Shape): Shape {
     return x;
   }
 

@@ -54,13 +54,15 @@ export class OnnxOps implements Ops<string> {
     kernel: number,
     stride = 1,
     pad: ConvPadding = 'symmetric',
+    bias = true,
   ): string {
     const g = this.g;
     const p = (kernel - 1) / 2;
     // ONNX order [top, left, bottom, right].
     const pads = pad === 'symmetric' ? [p, p, p, p] : [0, 0, 1, 1];
     const attrs = { kernel_shape: ints([kernel, kernel]), strides: ints([stride, stride]), pads: ints(pads) };
-    const y = g.node('Conv', [x, g.weight(`${param}.weight`), g.weight(`${param}.bias`)], attrs);
+    const weights = [g.weight(`${param}.weight`), ...(bias ? [g.weight(`${param}.bias`)] : [])];
+    const y = g.node('Conv', [x, ...weights], attrs);
     const [out, inn] = g.weightShape(`${param}.weight`);
     const lora = g.loraInputs(`${param}.weight`, 'conv', inn, out, kernel);
     if (!lora) return y;
@@ -146,8 +148,20 @@ export class OnnxOps implements Ops<string> {
     return this.g.node('Mul', [x, this.g.scalar(s)]);
   }
 
+  offset(x: string, s: number): string {
+    return this.g.node('Add', [x, this.g.scalar(s)]);
+  }
+
   silu(x: string): string {
     return this.g.node('Mul', [x, this.g.node('Sigmoid', [x])]);
+  }
+
+  relu(x: string): string {
+    return this.g.node('Relu', [x]);
+  }
+
+  tanh(x: string): string {
+    return this.g.node('Tanh', [x]);
   }
 
   /** In the pattern ORT's optimiser fuses into one Gelu kernel. */

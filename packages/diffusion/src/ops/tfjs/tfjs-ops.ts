@@ -26,11 +26,12 @@ export class TfjsOps implements Ops<tf.Tensor> {
     _kernel: number,
     stride = 1,
     pad: ConvPadding = 'symmetric',
+    bias = true,
   ): tf.Tensor {
     return conv2d(
       x,
       this.w(`${param}.weight`),
-      this.w(`${param}.bias`),
+      bias ? this.w(`${param}.bias`) : undefined,
       stride,
       pad === 'symmetric' ? 'same-as-torch' : 'right-bottom',
     );
@@ -83,8 +84,20 @@ export class TfjsOps implements Ops<tf.Tensor> {
     return tf.mul(x, s);
   }
 
+  offset(x: tf.Tensor, s: number): tf.Tensor {
+    return tf.add(x, s);
+  }
+
   silu(x: tf.Tensor): tf.Tensor {
     return silu(x);
+  }
+
+  relu(x: tf.Tensor): tf.Tensor {
+    return tf.relu(x);
+  }
+
+  tanh(x: tf.Tensor): tf.Tensor {
+    return tf.tanh(x);
   }
 
   gelu(x: tf.Tensor): tf.Tensor {
