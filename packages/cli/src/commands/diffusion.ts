@@ -53,6 +53,8 @@ interface ServiceSettingFlags {
   jobTtl: number;
   timeout: number;
   progressAll?: boolean;
+  /** false with --no-ui */
+  ui?: boolean;
   ortThreads?: number;
   ortProviders?: string[];
   weights?: OnnxWeights;
@@ -181,6 +183,7 @@ const serviceSettingOptions = (command: Command): Command =>
       '--progress-all',
       'let POST /progress without a request_id stream every generation (ids and previews) to any client',
     )
+    .option('--no-ui', 'do not serve the generation page at /ui')
     .option(
       '--timeout <seconds>',
       'per-request timeout (504; the generation is cancelled)',
@@ -227,6 +230,7 @@ function serviceSettings(flags: ServiceSettingFlags, backend: BackendName | unde
     jobResultTtl: flags.jobTtl,
     timeout: flags.timeout,
     progressAll: flags.progressAll === true,
+    page: flags.ui !== false,
     backend,
     onnx: {
       intraOpThreads: flags.ortThreads,

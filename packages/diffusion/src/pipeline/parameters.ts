@@ -253,6 +253,27 @@ export function img2imgParameters(limits: GenerationLimits, family: PipelineFami
     .superRefine(sdxlRules(family, 'img2img'));
 }
 
+/**
+ * Inpainting parameters (the image and mask travel beside them): SD 1.x/2.x only, strength default 1 (the masked
+ * part starts from pure noise), as diffusers' `StableDiffusionInpaintPipeline`.
+ */
+export function inpaintParameters(limits: GenerationLimits, family: PipelineFamily = 'sd') {
+  return z
+    .looseObject({
+      ...commonParameters(limits, family),
+      strength: z.number().min(0).max(1).default(1).describe('How much of the masked part is re-drawn'),
+    })
+    .superRefine((value, ctx) => {
+      if (family !== 'sd')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['image'],
+          message: 'inpainting is available for Stable Diffusion 1.x/2.x models, not SDXL yet',
+        });
+      sdxlRules(family, 'img2img')(value, ctx);
+    });
+}
+
 type CommonOutput = z.output<z.ZodObject<ReturnType<typeof commonParameters>>>;
 type SdxlField = (typeof SDXL_FIELDS)[number];
 

@@ -22,6 +22,7 @@ import type { BackendName } from '../backend.js';
 import { assertBackendPackages } from '../backend-packages.js';
 import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
+import { generationPage } from './generation-page.js';
 import { GenerationQueue } from './generation-queue.js';
 import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
 import { resizeLanczos } from './lanczos-resize.js';
@@ -91,6 +92,8 @@ export interface DiffusionServiceOptions {
    * (default false: a client follows only a generation whose id it knows).
    */
   progressAll?: boolean;
+  /** Serve the generation page at `/ui` (default true). */
+  page?: boolean;
 }
 
 /** One generation as a request gives it: its input and the LoRA names it asks for. */
@@ -132,6 +135,9 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     // One task at a time: the model worker runs one generation at a time anyway.
     tasks: { maxTasks: options.maxJobs ?? 64, resultTtl: options.jobResultTtl ?? 600 },
   });
+
+  // Public: the page itself holds nothing; the API calls it makes need the token like any other client's.
+  if (options.page !== false) service.mount(generationPage(), { public: true });
 
   let host: ModelWorkerHost | undefined;
   let roots: LoraRoots | undefined;
