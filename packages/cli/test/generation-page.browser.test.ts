@@ -61,9 +61,9 @@ async function openPage(options: { width?: number } = {}): Promise<{ page: Page;
   expect(answer?.status()).toBe(200);
   expect(answer?.headers()['content-security-policy']).toContain("script-src 'self'");
   // The service needs a token: the page asks once.
-  await page.getByLabel('Token').fill(TOKEN);
+  await page.getByRole('textbox', { name: 'Token' }).fill(TOKEN);
   await page.getByRole('button', { name: 'Use token' }).click();
-  await expect.poll(() => page.locator('#status').innerText(), { timeout: 20_000 }).toBe('Ready.');
+  await expect.poll(() => statusOf(page), { timeout: 20_000 }).toBe('Ready.');
   return { page, foreign };
 }
 
@@ -95,42 +95,38 @@ describe('generation page at /ui in Chromium', () => {
 
     // A live preview arrives from the task's events, then the image with its parameters.
     await page.locator('#preview[src^="data:image/"]').waitFor({ state: 'attached', timeout: 60_000 });
-    await expect.poll(() => page.locator('#status').innerText(), { timeout: 60_000 }).toMatch(/^Done in/);
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
     const [first] = await resultImages(page);
     const meta = await sharp(first).metadata();
     expect([meta.width, meta.height]).toEqual([64, 64]);
-    const seed = await page
-      .locator('#results dd')
-      .nth(await seedIndex(page))
-      .innerText();
+    const seed =
+      (await page
+        .locator('#results dd')
+        .nth(await seedIndex(page))
+        .textContent()) ?? '';
     expect(seed).toMatch(/^\d+$/);
     await page.screenshot({ path: join(ARTEFACTS, 'result.png'), fullPage: true });
 
     // Reuse the seed: the same image, byte for byte.
     await page.getByRole('button', { name: 'Reuse last' }).click();
-    expect(await page.getByLabel('Seed').inputValue()).toBe(seed);
+    expect(await page.getByLabel('Seed', { exact: true }).inputValue()).toBe(seed);
     await page.getByRole('button', { name: 'Generate' }).click();
-    await expect.poll(() => page.locator('#status').innerText(), { timeout: 60_000 }).toMatch(/^Done in/);
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
     const [again] = await resultImages(page);
     expect(again.equals(first)).toBe(true);
 
     // The history keeps both results in this browser.
     await expect.poll(() => page.locator('#history li').count()).toBe(2);
 
-    // A long generation (the largest size, steps and image count the service allows) is cancelled.
-    for (const [label, id] of [
-      ['Width', 'width'],
-      ['Height', 'height'],
-      ['Steps', 'steps'],
-      ['Images', 'count'],
-    ] as const) {
-      const max = await page.locator(`#${id}`).getAttribute('max');
-      await page.getByLabel(label, { exact: true }).fill(String(max));
-    }
+    // A long generation (the most steps the service allows, a larger image) is cancelled while it runs.
+    const maxSteps = await page.locator('#steps').getAttribute('max');
+    await page.getByLabel('Steps').fill(String(maxSteps));
+    await page.getByLabel('Width').fill('192');
+    await page.getByLabel('Height').fill('192');
     await page.getByRole('button', { name: 'Generate' }).click();
-    await expect.poll(() => page.locator('#status').innerText(), { timeout: 60_000 }).toMatch(/^Step /);
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Step /);
     await page.getByRole('button', { name: 'Cancel' }).click();
-    await expect.poll(() => page.locator('#status').innerText(), { timeout: 30_000 }).toBe('Cancelled.');
+    await expect.poll(() => statusOf(page), { timeout: 30_000 }).toBe('Cancelled.');
     await expect.poll(() => page.locator('#history li').count()).toBe(2);
     expect(await page.getByRole('button', { name: 'Generate' }).isEnabled()).toBe(true);
 
@@ -151,7 +147,7 @@ describe('generation page at /ui in Chromium', () => {
     expect(await page.evaluate('document.activeElement?.id')).toBe('negative_prompt');
     await page.getByRole('button', { name: 'Generate' }).focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('#status').innerText(), { timeout: 60_000 }).toMatch(/^Done in/);
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
 
     // axe-core runs in the page (evaluated over the devtools protocol, so the page's CSP stays as it is).
     const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -169,6 +165,11 @@ describe('generation page at /ui in Chromium', () => {
 
 interface AxeResults {
   violations: Array<{ id: string; impact: string | null; nodes: unknown[] }>;
+}
+
+/** The page's status line. */
+async function statusOf(page: Page): Promise<string> {
+  return (await page.locator('#status').textContent()) ?? '';
 }
 
 /** Where `seed` is among the first result's listed parameters. */

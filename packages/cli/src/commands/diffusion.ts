@@ -63,7 +63,7 @@ interface ServiceSettingFlags {
 interface StartFlags extends ModelFlags, ServiceSettingFlags {
   loraWeights?: string;
   loraDir?: string;
-  pipeline: DiffusionPipelineKind;
+  pipeline?: DiffusionPipelineKind[];
   port: number;
   host: string;
   backend?: BackendName;
@@ -83,7 +83,7 @@ const DIFFUSION_KUBERNETES_DEFAULTS: KubernetesOptions = {
 interface BuildFlags extends ModelFlags, ContainerizeFlags, KubernetesFlags, ServiceSettingFlags {
   /** `--backend` names the container build tool here (containerize's option), so the engine is `--engine`. */
   engine?: BackendName;
-  pipeline: DiffusionPipelineKind;
+  pipeline?: DiffusionPipelineKind[];
   loraDir?: string;
   loraWeights?: string;
   name?: string;
@@ -98,10 +98,18 @@ function checkPipelineName(name: string): void {
   }
 }
 
-function parsePipelineKind(value: string): DiffusionPipelineKind {
-  if (value === 'text2image' || value === 'text2img') return 'text2image';
-  if (value === 'img2img') return 'img2img';
-  throw new InvalidArgumentError('expected text2image or img2img');
+/** `--pipeline text2img,img2img,inpaint` (any of them, comma-separated; `text2image` is `text2img`). */
+function parsePipelineKinds(value: string): DiffusionPipelineKind[] {
+  const kinds = value
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  if (kinds.length === 0) throw new InvalidArgumentError('expected text2img, img2img and/or inpaint');
+  return kinds.map((k) => {
+    if (k === 'text2image' || k === 'text2img') return 'text2img';
+    if (k === 'img2img' || k === 'inpaint') return k;
+    throw new InvalidArgumentError(`${JSON.stringify(k)} is not text2img, img2img or inpaint`);
+  });
 }
 
 /** commander's error for a bad value, from the diffusion package's own check (one validation step). */
@@ -264,7 +272,11 @@ export function registerDiffusion(program: Command): void {
       '--lora-dir <dir>',
       'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
     )
-    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
+    .option(
+      '--pipeline <kinds>',
+      'generation APIs to serve, comma-separated: text2img, img2img, inpaint (default: all three; inpaint alone for an inpainting model)',
+      parsePipelineKinds,
+    )
     // $PORT as for `tiffin serve` (containers and process managers set it).
     .addOption(
       new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
@@ -355,7 +367,11 @@ export function registerDiffusion(program: Command): void {
         `engine the package runs on (start's --backend; here --backend is the image build tool): ${ENGINE_HELP}; default: $TIFFIN_TF_BACKEND where it runs, else the first that loads`,
       ).choices([...BACKEND_NAMES]),
     )
-    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
+    .option(
+      '--pipeline <kinds>',
+      'generation APIs to serve, comma-separated: text2img, img2img, inpaint (default: all three; inpaint alone for an inpainting model)',
+      parsePipelineKinds,
+    )
     .option('--lora-dir <dir>', 'folder of LoRA files packaged for per-request use')
     .option('--lora-weights <file>', 'LoRA packaged and merged at start')
     .option('--name <name>', 'package name (default stable-diffusion)')
@@ -478,7 +494,7 @@ function serviceModuleSource(o: {
   modelTag: string;
   loraTag?: string;
   loraWeights?: string;
-  pipeline: DiffusionPipelineKind;
+  pipeline?: DiffusionPipelineKind[];
   settings: ReturnType<typeof serviceSettings>;
 }): string {
   const j = JSON.stringify;
@@ -495,7 +511,7 @@ const loraWeights = ${j(o.loraWeights ?? null)};
 export default createDiffusionService({
   name: ${j(o.name)},
   modelDir: model.filesPath,
-  pipeline: ${j(o.pipeline)},
+  pipeline: ${j(o.pipeline ?? null)} ?? undefined,
   loraDir: loras?.filesPath,
   loraWeights: loras && loraWeights ? join(loras.filesPath, loraWeights) : undefined,
   models: ${j([o.modelTag, ...(o.loraTag ? [o.loraTag] : [])])},

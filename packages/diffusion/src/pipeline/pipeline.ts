@@ -42,7 +42,7 @@ import {
 } from './parameters.js';
 import { sdxlTimeIds } from './sdxl-time-ids.js';
 import { img2imgLatents } from './stable-diffusion/img2img.js';
-import { inpaintLatents } from './stable-diffusion/inpaint.js';
+import { INPAINT_UNET_CHANNELS, inpaintLatents } from './stable-diffusion/inpaint.js';
 import { text2imgLatents } from './stable-diffusion/text2img.js';
 import type {
   CommonRequest,
@@ -143,6 +143,7 @@ export class StableDiffusionPipeline {
 
   /** text2img: the shared seams with noise as the starting latents. */
   async text2img(request: Text2ImgRequest): Promise<GenerationResult> {
+    this.refuseInpaintingUnet('text2img');
     const params = validateParameters(
       text2imgParameters(NO_LIMITS, this.defaultSize, this.family),
       withPromptDefault(request),
@@ -158,6 +159,7 @@ export class StableDiffusionPipeline {
 
   /** img2img: the shared seams starting from the noised latents of the request's image. */
   async img2img(request: Img2ImgRequest): Promise<GenerationResult> {
+    this.refuseInpaintingUnet('img2img');
     if (!request.image) throw new InvalidArgument('img2img needs an image');
     const params = validateParameters(img2imgParameters(NO_LIMITS, this.family), withPromptDefault(request));
     const { image } = request;
@@ -179,6 +181,14 @@ export class StableDiffusionPipeline {
     return this.generate(request, { ...params, height: image.height, width: image.width }, 'img2img', (run) =>
       inpaintLatents(run, this.vae, this.unet.config.in_channels, image, mask_image, params.strength),
     );
+  }
+
+  /** An inpainting UNet needs a mask and a masked image at every step: it runs `inpaint` only. */
+  private refuseInpaintingUnet(kind: string): void {
+    if (this.unet.config.in_channels === INPAINT_UNET_CHANNELS)
+      throw new InvalidArgument(
+        `this is an inpainting model (a 9-channel UNet): it runs inpaint, not ${kind}`,
+      );
   }
 
   /**

@@ -25,7 +25,7 @@ const CONTENT_SECURITY_POLICY = [
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data: blob:",
-  "connect-src 'self'",
+  "connect-src 'self' blob:",
   "form-action 'none'",
   "base-uri 'none'",
   "frame-ancestors 'none'",

@@ -3,6 +3,7 @@ import {
   type GenerationLimits,
   type GenerationParameters,
   img2imgParameters,
+  inpaintParameters,
   type PipelineFamily,
   text2imgParameters,
 } from '../pipeline/parameters.js';
@@ -57,8 +58,17 @@ export function img2imgSchema(
   return img2imgParameters(limits, family).extend({ lora_weights: loraField(limits.maxLoras) });
 }
 
+/** The `data` part of `POST /inpaint`. */
+export function inpaintSchema(
+  limits: GenerationLimits & { maxLoras: number },
+  family: PipelineFamily = 'sd',
+) {
+  return inpaintParameters(limits, family).extend({ lora_weights: loraField(limits.maxLoras) });
+}
+
 export type Text2ImgBody = z.infer<ReturnType<typeof text2imgSchema>>;
 export type Img2ImgBody = z.infer<ReturnType<typeof img2imgSchema>>;
+export type InpaintBody = z.infer<ReturnType<typeof inpaintSchema>>;
 
 /** A request's LoRAs as a list, whatever form `lora_weights` took. */
 export function requestLoras(value: Text2ImgBody['lora_weights']): Array<{ path: string; weight: number }> {
@@ -67,7 +77,7 @@ export function requestLoras(value: Text2ImgBody['lora_weights']): Array<{ path:
 }
 
 /** The generation parameters of a validated body (without the service's own fields). */
-export function generationParameters(body: Text2ImgBody | Img2ImgBody): GenerationParameters {
+export function generationParameters(body: Text2ImgBody | Img2ImgBody | InpaintBody): GenerationParameters {
   return {
     prompt: body.prompt,
     negative_prompt: body.negative_prompt,
