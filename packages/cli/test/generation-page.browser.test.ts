@@ -130,9 +130,50 @@ describe('generation page at /ui in Chromium', () => {
     await expect.poll(() => page.locator('#history li').count()).toBe(2);
     expect(await page.getByRole('button', { name: 'Generate' }).isEnabled()).toBe(true);
 
+    // Inpaint: upload the first result, paint its right half with the brush, repaint it.
+    await page.getByLabel('Inpaint').check();
+    await page.getByLabel('Image', { exact: true }).setInputFiles({
+      name: 'first.jpg',
+      mimeType: 'image/jpeg',
+      buffer: first,
+    });
+    await page.getByLabel('Steps').fill('20');
+    const canvas = page.locator('#mask-canvas');
+    await expect.poll(() => canvas.getAttribute('width')).toBe('64');
+    const box = await canvas.boundingBox();
+    if (!box) throw new Error('the mask canvas is not shown');
+    await page.getByLabel(/^Brush/).fill('24');
+    await page.mouse.move(box.x + box.width * 0.75, box.y + box.height * 0.1);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.75, box.y + box.height * 0.9, { steps: 8 });
+    await page.mouse.up();
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
+    const [inpainted] = await resultImages(page);
+    const pixels = async (jpeg: Buffer) => new Uint8Array(await sharp(jpeg).raw().toBuffer());
+    const [before, after] = [await pixels(first), await pixels(inpainted)];
+    // The painted right half changes; the kept left half stays close to the upload (VAE round trip and JPEG).
+    const meanDiff = (x0: number, x1: number) => {
+      let sum = 0;
+      let n = 0;
+      for (let y = 0; y < 64; y++)
+        for (let x = x0; x < x1; x++)
+          for (let c = 0; c < 3; c++) {
+            const k = (y * 64 + x) * 3 + c;
+            sum += Math.abs(before[k] - after[k]);
+            n++;
+          }
+      return sum / n;
+    };
+    const kept = meanDiff(0, 24);
+    const repainted = meanDiff(40, 64);
+    expect(repainted).toBeGreaterThan(kept);
+    console.log(`inpaint on the demo: mean |Δ| kept part ${kept.toFixed(1)}, repainted part ${repainted.toFixed(1)} levels`);
+    await page.screenshot({ path: join(ARTEFACTS, 'inpaint.png'), fullPage: true });
+
     expect(foreign).toEqual([]);
     await page.context().close();
-  }, 240_000);
+  }, 300_000);
 
   it('fits a phone’s width, can be used from the keyboard, and has no serious accessibility violation (axe-core)', async () => {
     const { page } = await openPage({ width: 390 });
