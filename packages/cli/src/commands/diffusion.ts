@@ -55,6 +55,8 @@ interface ServiceSettingFlags {
   jobTtl: number;
   timeout: number;
   progressAll?: boolean;
+  /** false with --no-ui */
+  ui?: boolean;
   ortThreads?: number;
   ortProviders?: string[];
   weights?: OnnxWeights;
@@ -64,7 +66,7 @@ interface StartFlags extends ModelFlags, ServiceSettingFlags {
   loraWeights?: string;
   vaeTiny?: string;
   loraDir?: string;
-  pipeline: DiffusionPipelineKind;
+  pipeline?: DiffusionPipelineKind[];
   port: number;
   host: string;
   backend?: BackendName;
@@ -84,7 +86,7 @@ const DIFFUSION_KUBERNETES_DEFAULTS: KubernetesOptions = {
 interface BuildFlags extends ModelFlags, ContainerizeFlags, KubernetesFlags, ServiceSettingFlags {
   /** `--backend` names the container build tool here (containerize's option), so the engine is `--engine`. */
   engine?: BackendName;
-  pipeline: DiffusionPipelineKind;
+  pipeline?: DiffusionPipelineKind[];
   loraDir?: string;
   loraWeights?: string;
   name?: string;
@@ -99,10 +101,18 @@ function checkPipelineName(name: string): void {
   }
 }
 
-function parsePipelineKind(value: string): DiffusionPipelineKind {
-  if (value === 'text2image' || value === 'text2img') return 'text2image';
-  if (value === 'img2img') return 'img2img';
-  throw new InvalidArgumentError('expected text2image or img2img');
+/** `--pipeline text2img,img2img,inpaint` (any of them, comma-separated; `text2image` is `text2img`). */
+function parsePipelineKinds(value: string): DiffusionPipelineKind[] {
+  const kinds = value
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  if (kinds.length === 0) throw new InvalidArgumentError('expected text2img, img2img and/or inpaint');
+  return kinds.map((k) => {
+    if (k === 'text2image' || k === 'text2img') return 'text2img';
+    if (k === 'img2img' || k === 'inpaint') return k;
+    throw new InvalidArgumentError(`${JSON.stringify(k)} is not text2img, img2img or inpaint`);
+  });
 }
 
 /** commander's error for a bad value, from the diffusion package's own check (one validation step). */
@@ -202,6 +212,7 @@ const serviceSettingOptions = (command: Command): Command =>
       '--progress-all',
       'let POST /progress without a request_id stream every generation (ids and previews) to any client',
     )
+    .option('--no-ui', 'do not serve the generation page at /ui')
     .option(
       '--timeout <seconds>',
       'per-request timeout (504; the generation is cancelled)',
@@ -248,6 +259,7 @@ function serviceSettings(flags: ServiceSettingFlags, backend: BackendName | unde
     jobResultTtl: flags.jobTtl,
     timeout: flags.timeout,
     progressAll: flags.progressAll === true,
+    page: flags.ui !== false,
     backend,
     onnx: {
       intraOpThreads: flags.ortThreads,
@@ -285,7 +297,11 @@ export function registerDiffusion(program: Command): void {
       '--vae-tiny <folder|id>',
       'tiny autoencoder (TAESD, e.g. madebyollin/taesd; a folder or a hub id, downloaded once): decodes images unless a request asks for decoder "full", and draws the previews',
     )
-    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
+    .option(
+      '--pipeline <kinds>',
+      'generation APIs to serve, comma-separated: text2img, img2img, inpaint (default: all three; inpaint alone for an inpainting model)',
+      parsePipelineKinds,
+    )
     // $PORT as for `tiffin serve` (containers and process managers set it).
     .addOption(
       new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
@@ -378,7 +394,11 @@ export function registerDiffusion(program: Command): void {
         `engine the package runs on (start's --backend; here --backend is the image build tool): ${ENGINE_HELP}; default: $TIFFIN_TF_BACKEND where it runs, else the first that loads`,
       ).choices([...BACKEND_NAMES]),
     )
-    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
+    .option(
+      '--pipeline <kinds>',
+      'generation APIs to serve, comma-separated: text2img, img2img, inpaint (default: all three; inpaint alone for an inpainting model)',
+      parsePipelineKinds,
+    )
     .option('--lora-dir <dir>', 'folder of LoRA files packaged for per-request use')
     .option('--lora-weights <file>', 'LoRA packaged and merged at start')
     .option('--name <name>', 'package name (default stable-diffusion)')
@@ -501,7 +521,7 @@ function serviceModuleSource(o: {
   modelTag: string;
   loraTag?: string;
   loraWeights?: string;
-  pipeline: DiffusionPipelineKind;
+  pipeline?: DiffusionPipelineKind[];
   settings: ReturnType<typeof serviceSettings>;
 }): string {
   const j = JSON.stringify;
@@ -518,7 +538,7 @@ const loraWeights = ${j(o.loraWeights ?? null)};
 export default createDiffusionService({
   name: ${j(o.name)},
   modelDir: model.filesPath,
-  pipeline: ${j(o.pipeline)},
+  pipeline: ${j(o.pipeline ?? null)} ?? undefined,
   loraDir: loras?.filesPath,
   loraWeights: loras && loraWeights ? join(loras.filesPath, loraWeights) : undefined,
   models: ${j([o.modelTag, ...(o.loraTag ? [o.loraTag] : [])])},

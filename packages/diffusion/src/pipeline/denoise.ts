@@ -41,10 +41,12 @@ export async function denoise(
   for (let i = 0; i < timesteps.length; i++) {
     const t = timesteps[i];
     const input = guided ? concat([latents, latents]) : latents;
-    const scaled = scheduler.scaleModelInput(input, t);
+    const scaledLatents = scheduler.scaleModelInput(input, t);
+    const scaled = start.unetExtra ? concat([scaledLatents, start.unetExtra], -1) : scaledLatents;
     const raw = await predictor.predictOnHost(scaled, t, context, unetLora, textTime);
     const modelOutput = guided ? guide(raw, params.guidance_scale, params.guidance_rescale) : raw;
     latents = scheduler.step(modelOutput, t, latents, { noise: source, eta: params.eta }).prevSample;
+    if (start.afterStep) latents = start.afterStep(latents, i);
     const step = i + 1 - extra;
     if (step > 0) await request.onProgress?.({ step, totalSteps, timestep: t, latents });
     // Let the event loop breathe between steps (health checks, progress streaming, a cancel).

@@ -14,6 +14,10 @@ export interface DenoiseStart {
   timesteps: number[];
   /** Steps reported in progress: num_inference_steps, or its strength share in img2img. */
   totalSteps: number;
+  /** NHWC channels put beside the scaled latents of every UNet call (an inpainting UNet's mask and image). */
+  unetExtra?: HostTensor;
+  /** Applied to the latents after step `i` (inpainting's blending of the kept part). */
+  afterStep?: (latents: HostTensor, i: number) => HostTensor;
 }
 
 /**

@@ -305,6 +305,44 @@ export function img2imgParameters(
   return z.looseObject(img2imgFields(limits, family, defaults)).superRefine(sdxlRules(family, 'img2img'));
 }
 
+/**
+ * Inpainting fields: img2img's with strength default 1 (the masked part starts from pure noise), as diffusers'
+ * `StableDiffusionInpaintPipeline`.
+ */
+export function inpaintFields(
+  limits: GenerationLimits,
+  family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
+) {
+  return {
+    ...img2imgFields(limits, family, defaults),
+    strength: z.number().min(0).max(1).default(1).describe('How much of the masked part is re-drawn'),
+  };
+}
+
+/** Inpainting is SD 1.x/2.x only (for now); otherwise img2img's SDXL rules. */
+export function inpaintRules(family: PipelineFamily) {
+  const img2img = sdxlRules(family, 'img2img');
+  return (value: Parameters<typeof img2img>[0], ctx: z.RefinementCtx) => {
+    if (family !== 'sd')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['image'],
+        message: 'inpainting is available for Stable Diffusion 1.x/2.x models, not SDXL yet',
+      });
+    img2img(value, ctx);
+  };
+}
+
+/** Inpainting parameters (the image and mask travel beside them). */
+export function inpaintParameters(
+  limits: GenerationLimits,
+  family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
+) {
+  return z.looseObject(inpaintFields(limits, family, defaults)).superRefine(inpaintRules(family));
+}
+
 type CommonOutput = z.output<z.ZodObject<ReturnType<typeof commonParameters>>>;
 type SdxlField = (typeof SDXL_FIELDS)[number];
 

@@ -37,6 +37,7 @@ import { imageSeed, NoiseDraws } from './noise-draws.js';
 import {
   type GenerationParameters,
   img2imgParameters,
+  inpaintParameters,
   NO_LIMITS,
   type PipelineFamily,
   type PipelineKind,
@@ -45,12 +46,14 @@ import {
 } from './parameters.js';
 import { sdxlTimeIds } from './sdxl-time-ids.js';
 import { img2imgLatents } from './stable-diffusion/img2img.js';
+import { INPAINT_UNET_CHANNELS, inpaintLatents } from './stable-diffusion/inpaint.js';
 import { text2imgLatents } from './stable-diffusion/text2img.js';
 import type {
   CommonRequest,
   GeneratedImage,
   GenerationResult,
   Img2ImgRequest,
+  InpaintRequest,
   RequestLora,
   Text2ImgRequest,
 } from './types.js';
@@ -162,6 +165,7 @@ export class StableDiffusionPipeline {
 
   /** text2img: the shared seams with noise as the starting latents. */
   async text2img(request: Text2ImgRequest): Promise<GenerationResult> {
+    this.refuseInpaintingUnet('text2img');
     const defaults = this.requestDefaults(request);
     const params = validateParameters(
       text2imgParameters(NO_LIMITS, this.defaultSize, this.family, defaults),
@@ -178,6 +182,7 @@ export class StableDiffusionPipeline {
 
   /** img2img: the shared seams starting from the noised latents of the request's image. */
   async img2img(request: Img2ImgRequest): Promise<GenerationResult> {
+    this.refuseInpaintingUnet('img2img');
     if (!request.image) throw new InvalidArgument('img2img needs an image');
     const defaults = this.requestDefaults(request);
     const params = validateParameters(
@@ -197,6 +202,38 @@ export class StableDiffusionPipeline {
   /** The defaults a request's left-out fields take: the model's, then its LoRAs' own, in order. */
   private requestDefaults(request: CommonRequest): ModelDefaults {
     return mergeDefaults(this.defaults, ...requestLoras(request.lora).map((l) => l.defaults));
+  }
+
+  /**
+   * Inpainting: repaint the white part of `mask_image` (diffusers' `StableDiffusionInpaintPipeline`), with an
+   * inpainting UNet (9 input channels) where the folder has one, else by blending the kept part's latents
+   * after every step. SD 1.x/2.x.
+   */
+  async inpaint(request: InpaintRequest): Promise<GenerationResult> {
+    if (!request.image) throw new InvalidArgument('inpainting needs an image');
+    if (!request.mask_image) throw new InvalidArgument('inpainting needs a mask_image');
+    const defaults = this.requestDefaults(request);
+    const params = validateParameters(
+      inpaintParameters(NO_LIMITS, this.family, defaults),
+      withPromptDefault(request),
+    );
+    const { image, mask_image } = request;
+    return this.generate(
+      request,
+      { ...params, height: image.height, width: image.width },
+      defaults,
+      'img2img',
+      (run) =>
+        inpaintLatents(run, this.vae, this.unet.config.in_channels, image, mask_image, params.strength),
+    );
+  }
+
+  /** An inpainting UNet needs a mask and a masked image at every step: it runs `inpaint` only. */
+  private refuseInpaintingUnet(kind: string): void {
+    if (this.unet.config.in_channels === INPAINT_UNET_CHANNELS)
+      throw new InvalidArgument(
+        `this is an inpainting model (a 9-channel UNet): it runs inpaint, not ${kind}`,
+      );
   }
 
   /**

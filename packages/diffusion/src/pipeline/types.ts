@@ -133,6 +133,21 @@ export interface Img2ImgRequest extends CommonRequest {
   strength?: number;
 }
 
+/** An inpainting mask: grey levels (1 value per pixel) or RGB (3), uint8 0–255; white is repainted. */
+export interface MaskImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+export interface InpaintRequest extends CommonRequest {
+  image: RgbImage;
+  /** Same size as `image`; white (≥ 50 % grey) is repainted, black kept (diffusers' semantics). */
+  mask_image: MaskImage;
+  /** 0–1, default 1 (start from pure noise in the masked part, as diffusers' inpainting pipeline). */
+  strength?: number;
+}
+
 export interface GeneratedImage {
   width: number;
   height: number;

@@ -1,12 +1,12 @@
-import { dirname, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import {
   BadInput,
-  type IODescriptor,
+  InvalidArgument,
   isTiffinError,
   JSONDescriptor,
   JsonLineLogger,
   type Logger,
-  Multipart,
   NDArray,
   Service,
   ServiceUnavailable,
@@ -14,14 +14,14 @@ import {
   type TaskStore,
   Text,
 } from '@tiffin/core';
-import type { InputOf } from '@tiffin/core/internal';
-import { encodeBmp, Image, type TiffinImage } from '@tiffin/io-image';
+import { encodeBmp } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
 import { z } from 'zod';
 import type { BackendName } from '../backend.js';
 import { assertBackendPackages } from '../backend-packages.js';
 import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
+import { INPAINT_UNET_CHANNELS } from '../pipeline/stable-diffusion/inpaint.js';
 import {
   type ModelDefaults,
   mergeDefaults,
@@ -30,31 +30,26 @@ import {
 } from '../pipeline/model-defaults.js';
 import { GenerationQueue } from './generation-queue.js';
 import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
-import { resizeLanczos } from './lanczos-resize.js';
+import { generationPage } from './generation-page.js';
+import {
+  GENERATION_KIND_NAMES,
+  GENERATION_KINDS,
+  type GenerationKindName,
+  type GenerationRequest,
+  type KindContext,
+} from './kinds/index.js';
 import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize, pipelineFamily } from './model-config.js';
 import { negotiateOutputFormat, type OutputFormat } from './output-format.js';
 import { ProgressHub, type ProgressKey } from './progress.js';
 import { QueryInput } from './query-input.js';
-import {
-  DEFAULT_LIMITS,
-  defaultedValues,
-  type GenerationLimits,
-  generationParameters,
-  type Img2ImgBody,
-  img2imgSchema,
-  LORA_DEFAULTED_FIELDS,
-  type LoraDefaultedField,
-  progressSchema,
-  requestLoras,
-  type Text2ImgBody,
-  text2imgSchema,
-} from './request-schemas.js';
+import { DEFAULT_LIMITS, defaultedValues, progressSchema } from './request-schemas.js';
 import type { JobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
 import type { JobImage, JobInput, JobLora } from './worker-protocol.js';
 
-export type DiffusionPipelineKind = 'text2image' | 'img2img';
+/** A generation API a service may serve: `POST /text2img`, `/img2img`, `/inpaint` (`text2image` is `text2img`). */
+export type DiffusionPipelineKind = 'text2image' | GenerationKindName;
 
 /** img2img uploads are resized to multiples of this (the SD VAE's scale factor). */
 const VAE_GRID = 8;
@@ -62,8 +57,11 @@ const VAE_GRID = 8;
 export interface DiffusionServiceOptions {
   /** Diffusers folder of the Stable Diffusion 1.x / 2.x pipeline. */
   modelDir: string;
-  /** Which API to serve: `POST /text2img` (default) or `POST /img2img`. */
-  pipeline?: DiffusionPipelineKind;
+  /**
+   * Which generation APIs to serve (`POST /text2img`, `/img2img`, `/inpaint`; `text2image` is `text2img`). Default:
+   * all three, or `inpaint` alone for an inpainting model (a UNet with 9 input channels).
+   */
+  pipeline?: DiffusionPipelineKind | readonly DiffusionPipelineKind[];
   /** LoRA merged into the model at start, for every request. Its folder becomes a LoRA root. */
   loraWeights?: string;
   /**
@@ -106,16 +104,8 @@ export interface DiffusionServiceOptions {
    * (default false: a client follows only a generation whose id it knows).
    */
   progressAll?: boolean;
-}
-
-/** One generation as a request gives it: its input and the LoRA names it asks for. */
-interface GenerationRequest {
-  input: JobInput;
-  loras: Array<{ path: string; weight: number }>;
-  /** Fields the request left out, which its LoRAs' own defaults may set. */
-  leftOut: LoraDefaultedField[];
-  /** The answer's format and quality as the body asks (`output_format`, `output_quality`). */
-  output: { format: OutputFormat | null; quality: number | null };
+  /** Serve the generation page at `/ui` (default true). */
+  page?: boolean;
 }
 
 /** The largest side a request may ask for unless configured: the model's own size times this. */
@@ -143,7 +133,7 @@ export interface DiffusionService {
  */
 export function createDiffusionService(options: DiffusionServiceOptions): DiffusionService {
   const modelDir = resolve(options.modelDir);
-  const kind = options.pipeline ?? 'text2image';
+  const kinds = servedKinds(modelDir, options.pipeline);
   const baseLora = options.loraWeights ? resolve(options.loraWeights) : undefined;
   // The model's own defaults, then those of the LoRA merged at start (an LCM-LoRA: lcm, 4 steps, no guidance).
   const defaults: ModelDefaults = mergeDefaults(
@@ -164,11 +154,14 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const progress = new ProgressHub();
   const queue = new GenerationQueue(options.maxQueue ?? 4, 1);
   const service = new Service(options.name ?? 'stable-diffusion', {
-    doc: `Stable Diffusion (${kind === 'img2img' ? 'image to image' : 'text to image'}) from ${modelDir}.`,
+    doc: `Stable Diffusion (${kinds.map((k) => GENERATION_KINDS[k].title).join(', ')}) from ${basename(modelDir)}.`,
     models: options.models,
     // One task at a time: the model worker runs one generation at a time anyway.
     tasks: { maxTasks: options.maxJobs ?? 64, resultTtl: options.jobResultTtl ?? 600 },
   });
+
+  // Public: the page itself holds nothing; the API calls it makes need the token like any other client's.
+  if (options.page !== false) service.mount(generationPage(), { public: true });
 
   let host: ModelWorkerHost | undefined;
   let roots: LoraRoots | undefined;
@@ -240,11 +233,6 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       else params.scheduler = value as ModelDefaults['scheduler'] & {};
     }
     return { ...request.input, params };
-  }
-
-  /** The LoRA-defaulted fields a body left out (a null scheduler counts as left out). */
-  function leftOut(body: Record<string, unknown>): LoraDefaultedField[] {
-    return LORA_DEFAULTED_FIELDS.filter((f) => body[f] === undefined || body[f] === null);
   }
 
   /**
@@ -321,82 +309,43 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   }
 
   /**
-   * The synchronous API (`/<name>`: the images in the response), also served as a task by core
+   * Each served kind's synchronous API (`/<name>`: the images in the response), also served as a task by core
    * (`task: true`): `/<name>/submit` → `{id}`, `/<name>/status?id=`, `/<name>/get?id=`, `/<name>/cancel?id=`
    * and `/<name>/events?id=` (server-sent progress, with previews when submitted with `?preview=true`).
    */
-  function generationApis<I extends IODescriptor>(
-    name: string,
-    input: I,
-    doc: string,
-    toRequest: (value: InputOf<I>) => GenerationRequest,
-  ): void {
-    const output = new GeneratedImagesOutput();
-    const timeout = options.timeout ?? 600;
-    service.api({ name, input, output, timeout, doc, task: true }, async (value, ctx) => {
-      // A task's progress is filed under its id (`job:`), a request's under its request id.
-      const key: ProgressKey = ctx.taskId ? `job:${ctx.taskId}` : `request:${ctx.requestId}`;
-      const preview =
-        ctx.taskId !== undefined && ['1', 'true'].includes(ctx.request.query.get('preview') ?? '');
-      const request = toRequest(value as InputOf<I>);
-      const { format, quality } = request.output;
-      if (quality !== null && format === 'png')
-        throw new BadInput('output_quality applies to jpeg and webp, not png (lossless)');
-      // A format the client cannot take is a 406 now, before the generation's minutes.
-      if (ctx.taskId === undefined) negotiateOutputFormat(ctx.request.headers.get('accept'), format);
-      const images = await start(
-        await prepare(request),
-        ctx.requestId,
-        key,
-        ctx.request.signal,
-        (step, total, detail) => ctx.progress(step, total, detail),
-        preview,
-      );
-      return { ...images, format, quality };
-    });
-  }
-
-  if (kind === 'text2image') {
-    generationApis(
-      'text2img',
-      jsonModel(text2imgSchema(limits, defaultImageSize(modelDir), family, defaults)),
-      'Generate an image from a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
-      (body: Text2ImgBody) => ({
-        input: {
-          kind: 'text2img',
-          params: generationParameters(body, defaulted),
-          height: body.height,
-          width: body.width,
-        },
-        loras: requestLoras(body.lora_weights),
-        leftOut: leftOut(body),
-        output: { format: body.output_format, quality: body.output_quality },
-      }),
-    );
-  } else {
-    generationApis(
-      'img2img',
-      new Multipart({
-        // The side bound as a pixel bound, read from the image's header: a larger picture is refused (413)
-        // before a pixel of it is decoded, not after a full decode.
-        img: new Image({ max_pixels: limits.maxSize * limits.maxSize }),
-        data: jsonModel(img2imgSchema(limits, family, defaults)),
-      }),
-      'Re-draw an image guided by a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
-      (parts) => {
-        const body = parts.data as Img2ImgBody;
-        const image = rgbInput(parts.img as TiffinImage, limits);
-        return {
-          input: {
-            kind: 'img2img',
-            params: generationParameters(body, defaulted),
-            strength: body.strength,
-            image,
-          },
-          loras: requestLoras(body.lora_weights),
-          leftOut: leftOut(body),
-          output: { format: body.output_format, quality: body.output_quality },
-        };
+  const context: KindContext = {
+    limits,
+    defaultSize: defaultImageSize(modelDir),
+    family,
+    defaults,
+    defaulted,
+  };
+  const output = new GeneratedImagesOutput();
+  const timeout = options.timeout ?? 600;
+  for (const name of kinds) {
+    const kind = GENERATION_KINDS[name];
+    service.api(
+      { name, input: kind.input(context), output, timeout, doc: kind.doc, task: true },
+      async (value, ctx) => {
+        // A task's progress is filed under its id (`job:`), a request's under its request id.
+        const key: ProgressKey = ctx.taskId ? `job:${ctx.taskId}` : `request:${ctx.requestId}`;
+        const preview =
+          ctx.taskId !== undefined && ['1', 'true'].includes(ctx.request.query.get('preview') ?? '');
+        const request = kind.toRequest(value, context);
+        const { format, quality } = request.output;
+        if (quality !== null && format === 'png')
+          throw new BadInput('output_quality applies to jpeg and webp, not png (lossless)');
+        // A format the client cannot take is a 406 now, before the generation's minutes.
+        if (ctx.taskId === undefined) negotiateOutputFormat(ctx.request.headers.get('accept'), format);
+        const images = await start(
+          await prepare(request),
+          ctx.requestId,
+          key,
+          ctx.request.signal,
+          (step, total, detail) => ctx.progress(step, total, detail),
+          preview,
+        );
+        return { ...images, format, quality };
       },
     );
   }
@@ -413,7 +362,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       scheduler: defaulted.scheduler ?? host?.defaultScheduler ?? null,
       scheduler_config: defaults.scheduler_config ?? {},
       negative_prompt: defaults.negative_prompt ?? null,
-      ...(kind === 'text2image'
+      ...(kinds.includes('text2img')
         ? {
             height: defaults.height ?? defaultImageSize(modelDir),
             width: defaults.width ?? defaultImageSize(modelDir),
@@ -480,37 +429,47 @@ async function* progressStream(
 
 /** The job's UNet work for queue estimates: latent pixels × batch (×2 with guidance) per step. */
 function jobCost(input: JobInput): JobCost {
-  const { params } = input;
-  const [height, width] =
-    input.kind === 'text2img' ? [input.height, input.width] : [input.image.height, input.image.width];
+  const { params, height, width, strength } = input;
   const latentPixels = (height / VAE_GRID) * (width / VAE_GRID);
   const steps =
-    input.kind === 'text2img'
+    strength === undefined
       ? params.num_inference_steps
-      : Math.min(Math.floor(params.num_inference_steps * input.strength), params.num_inference_steps);
+      : Math.min(Math.floor(params.num_inference_steps * strength), params.num_inference_steps);
   const batch = params.num_images_per_prompt * (params.guidance_scale > 1 ? 2 : 1);
   return { steps, unitsPerStep: latentPixels * batch };
 }
 
 /**
- * The uploaded image as RGB uint8 within the size bound, with sides rounded down to multiples of 8
- * (SD's VAE scale factor) by a Lanczos resize of the whole picture, as diffusers' `VaeImageProcessor`
- * does (it resizes with PIL's LANCZOS; `resizeLanczos` matches it byte for byte), not by cropping.
+ * The kinds to serve: the option's (`text2image` is `text2img`, duplicates dropped), else every kind, or inpainting
+ * alone for an inpainting UNet.
  */
-function rgbInput(
-  img: TiffinImage,
-  limits: GenerationLimits,
-): { width: number; height: number; data: Uint8Array } {
-  if (img.width > limits.maxSize || img.height > limits.maxSize) {
-    throw new BadInput(
-      `img is ${img.width}×${img.height}; the largest accepted side is ${limits.maxSize} pixels`,
+function servedKinds(
+  modelDir: string,
+  option: DiffusionPipelineKind | readonly DiffusionPipelineKind[] | undefined,
+): GenerationKindName[] {
+  if (option !== undefined) {
+    const list = (typeof option === 'string' ? [option] : option).map((k) =>
+      k === 'text2image' ? 'text2img' : k,
     );
+    for (const k of list)
+      if (!GENERATION_KIND_NAMES.includes(k))
+        throw new InvalidArgument(
+          `pipeline ${JSON.stringify(k)} is not one of ${GENERATION_KIND_NAMES.join(', ')}`,
+        );
+    if (list.length === 0) throw new InvalidArgument('pipeline lists no generation API to serve');
+    return GENERATION_KIND_NAMES.filter((k) => list.includes(k));
   }
-  const width = img.width - (img.width % VAE_GRID);
-  const height = img.height - (img.height % VAE_GRID);
-  if (width === 0 || height === 0)
-    throw new BadInput(`img is ${img.width}×${img.height}; both sides must be at least ${VAE_GRID} pixels`);
-  if (!(img.data instanceof Uint8Array) || img.channels !== 3)
-    throw new BadInput('img must decode to 8-bit RGB');
-  return resizeLanczos({ width: img.width, height: img.height, data: img.data }, width, height);
+  return unetInChannels(modelDir) === INPAINT_UNET_CHANNELS ? ['inpaint'] : [...GENERATION_KIND_NAMES];
+}
+
+/** The UNet's input channels from its config (4 when it does not say). */
+function unetInChannels(modelDir: string): number {
+  const path = join(modelDir, 'unet', 'config.json');
+  if (!existsSync(path)) return 4;
+  try {
+    const config = JSON.parse(readFileSync(path, 'utf8')) as { in_channels?: unknown };
+    return typeof config.in_channels === 'number' ? config.in_channels : 4;
+  } catch {
+    return 4;
+  }
 }

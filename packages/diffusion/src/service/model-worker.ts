@@ -5,7 +5,9 @@ import { LoraCache } from '../lora/cache.js';
 import { mergeLora } from '../lora/merge.js';
 import { readLoraDefaults } from '../pipeline/model-defaults.js';
 import { StableDiffusionPipeline } from '../pipeline/pipeline.js';
+import { INPAINT_UNET_CHANNELS } from '../pipeline/stable-diffusion/inpaint.js';
 import type { GenerationProgress, GenerationResult, RequestLora } from '../pipeline/types.js';
+import { GENERATION_KINDS } from './kinds/index.js';
 import { assertModelFits } from './model-fit.js';
 import type {
   HostMessage,
@@ -100,10 +102,8 @@ async function runWarmUp(pipe: StableDiffusionPipeline): Promise<WarmUp> {
   const started = performance.now();
   let last = started;
   let stepSeconds = 0;
-  await pipe.text2img({
+  const request = {
     prompt: '',
-    height: size,
-    width: size,
     num_inference_steps: steps,
     guidance_scale: 7.5,
     seed: 0,
@@ -112,7 +112,13 @@ async function runWarmUp(pipe: StableDiffusionPipeline): Promise<WarmUp> {
       stepSeconds = (now - last) / 1000;
       last = now;
     },
-  });
+  };
+  if (pipe.unet.config.in_channels === INPAINT_UNET_CHANNELS) {
+    // An inpainting UNet runs inpainting only: warm up on a grey picture with everything repainted.
+    const grey = { width: size, height: size, data: new Uint8Array(size * size * 3).fill(128) };
+    const white = { width: size, height: size, data: new Uint8Array(size * size).fill(255) };
+    await pipe.inpaint({ ...request, image: grey, mask_image: white });
+  } else await pipe.text2img({ ...request, height: size, width: size });
   const latent = size / pipe.vae.scaleFactor;
   return {
     size,
@@ -154,10 +160,7 @@ async function runJob(
       send({ type: 'progress', id: job.id, step, totalSteps, timestep, ...(preview ? { preview } : {}) });
     };
     const common = { ...input.params, onProgress, signal, lora };
-    const result: GenerationResult =
-      input.kind === 'text2img'
-        ? await pipe.text2img({ ...common, height: input.height, width: input.width })
-        : await pipe.img2img({ ...common, strength: input.strength, image: input.image });
+    const result: GenerationResult = await GENERATION_KINDS[input.kind].run(pipe, input, common);
     const images = result.images.map((image) => ({
       width: image.width,
       height: image.height,

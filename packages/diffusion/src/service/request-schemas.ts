@@ -5,11 +5,13 @@ import {
   type GenerationLimits,
   type GenerationParameters,
   img2imgFields,
+  inpaintFields,
+  inpaintRules,
   type PipelineFamily,
   sdxlRules,
   text2imgFields,
 } from '../pipeline/parameters.js';
-import { OUTPUT_FORMATS } from './output-format.js';
+import { OUTPUT_FORMATS, type OutputFormat } from './output-format.js';
 
 export type { GenerationLimits } from '../pipeline/parameters.js';
 
@@ -123,8 +125,25 @@ export function img2imgSchema(
     .superRefine(sdxlRules(family, 'img2img'));
 }
 
+/** The `data` part of `POST /inpaint`. */
+export function inpaintSchema(
+  limits: GenerationLimits & { maxLoras: number },
+  family: PipelineFamily = 'sd',
+  defaults: ModelDefaults = {},
+) {
+  return z
+    .looseObject({
+      ...inpaintFields(limits, family, defaults),
+      ...loraDefaultedFields(limits, family, defaults),
+      ...outputFields(),
+      lora_weights: loraField(limits.maxLoras),
+    })
+    .superRefine(inpaintRules(family));
+}
+
 export type Text2ImgBody = z.infer<ReturnType<typeof text2imgSchema>>;
 export type Img2ImgBody = z.infer<ReturnType<typeof img2imgSchema>>;
+export type InpaintBody = z.infer<ReturnType<typeof inpaintSchema>>;
 
 /** A request's LoRAs as a list, whatever form `lora_weights` took. */
 export function requestLoras(value: Text2ImgBody['lora_weights']): Array<{ path: string; weight: number }> {
@@ -147,7 +166,7 @@ export function defaultedValues(
  * {@link LORA_DEFAULTED_FIELDS} it left out take `defaults` (the model's, then its LoRAs').
  */
 export function generationParameters(
-  body: Text2ImgBody | Img2ImgBody,
+  body: Text2ImgBody | Img2ImgBody | InpaintBody,
   defaults: Pick<GenerationParameters, LoraDefaultedField>,
 ): GenerationParameters {
   return {
@@ -173,6 +192,22 @@ export function generationParameters(
     negative_crops_coords_top_left: body.negative_crops_coords_top_left,
     negative_target_size: body.negative_target_size,
   };
+}
+
+/** The LoRA-defaulted fields a body left out (a null scheduler counts as left out). */
+export function leftOutFields(body: Record<string, unknown>): LoraDefaultedField[] {
+  return LORA_DEFAULTED_FIELDS.filter((f) => body[f] === undefined || body[f] === null);
+}
+
+/** The answer's format and quality as a body asks them (`output_format`, `output_quality`). */
+export function requestedOutput(body: Text2ImgBody | Img2ImgBody | InpaintBody): RequestedOutput {
+  return { format: body.output_format, quality: body.output_quality };
+}
+
+/** The answer's format and quality as the body asks (null: negotiated from `Accept`, default quality). */
+export interface RequestedOutput {
+  format: OutputFormat | null;
+  quality: number | null;
 }
 
 /** Body of `POST /progress`: follow one request, or every generation when absent. */

@@ -2,6 +2,7 @@ import type { BackendName } from '../backend.js';
 import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import type { GenerationParameters } from '../pipeline/parameters.js';
 import type { SchedulerName } from '../schedulers/registry.js';
+import type { GenerationKindName } from './kinds/kind.js';
 
 /** What the host hands the model worker at start (structured-clone safe). */
 export interface WorkerInit {
@@ -22,14 +23,20 @@ export interface WorkerInit {
 /** Generation parameters shared by both pipelines, already validated by the request schema. */
 export type JobParameters = GenerationParameters;
 
-export type JobInput =
-  | { kind: 'text2img'; params: JobParameters; height: number; width: number }
-  | {
-      kind: 'img2img';
-      params: JobParameters;
-      strength: number;
-      image: { width: number; height: number; data: Uint8Array };
-    };
+/** One generation for the worker: its kind's parameters and, for the image kinds, the images (RGB uint8). */
+export interface JobInput {
+  kind: GenerationKindName;
+  params: JobParameters;
+  /** The output size (the uploaded image's, resized to multiples of 8, for the image kinds). */
+  height: number;
+  width: number;
+  /** img2img and inpaint: how much is re-drawn. */
+  strength?: number;
+  /** img2img and inpaint: the picture to start from. */
+  image?: JobImage;
+  /** inpaint: white repaints, black keeps (RGB grey levels, same size as `image`). */
+  mask?: JobImage;
+}
 
 /** One LoRA of a job. */
 export interface JobLora {

@@ -15,6 +15,8 @@ export interface WriteTinyPipelineOptions {
   flavour?: TinyFlavour;
   /** Store weights as F16 or BF16 instead of F32 (to exercise widening on load). */
   dtype?: 'F32' | 'F16' | 'BF16';
+  /** The UNet's input channels: 9 writes an inpainting UNet (default: the flavour's 4). */
+  unetInChannels?: number;
 }
 
 function weightsFor(
@@ -74,7 +76,12 @@ export function writePipelineConfigs(dir: string, c: PipelineFolderJson): void {
 export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions = {}): string {
   const flavour = options.flavour ?? 'sd1';
   const dtype = options.dtype ?? 'F32';
-  const c = flavour === 'sdxl' ? sdxlTinyFolderConfigs() : tinyConfigs(flavour);
+  const base = flavour === 'sdxl' ? sdxlTinyFolderConfigs() : tinyConfigs(flavour);
+  // An inpainting UNet takes the mask and the masked image's latents beside the latents (9 channels).
+  const c =
+    options.unetInChannels === undefined
+      ? base
+      : { ...base, unet: { ...(base.unet as object), in_channels: options.unetInChannels } };
   writePipelineConfigs(dir, c);
   writeSafetensors(
     join(dir, 'text_encoder/model.safetensors'),

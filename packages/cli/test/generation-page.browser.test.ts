@@ -1,0 +1,224 @@
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../core/test/server/chromium.js';
+import { type CollectedProcess, spawnTiffin } from './cli-process.js';
+
+/**
+ * The generation page of `tiffin diffusion start demo` in a real Chromium (Debian's package, driven by
+ * playwright-core): a person types a prompt, watches previews, gets the image, reuses its seed, cancels a
+ * generation. With an API token set, so the page must ask for it once and send it.
+ */
+const TOKEN = 'page-test-token';
+/** Screenshots of each stage, kept as test artefacts (gitignored). */
+const ARTEFACTS = join(import.meta.dirname, '.tmp-generation-page');
+mkdirSync(ARTEFACTS, { recursive: true });
+
+let proc: CollectedProcess;
+let url: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  proc = spawnTiffin(['diffusion', 'start', 'demo', '--port', '0'], {
+    TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-page-home-')),
+    TIFFIN_API_TOKEN: TOKEN,
+  });
+  url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    proc.child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /"msg":"ready","url":"([^"]+)"/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    proc.done.then((r) => reject(new Error(`exited: ${r.stderr}`)));
+  });
+  browser = await launchChromium();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  proc?.child.kill('SIGTERM');
+  await proc?.done;
+});
+
+/** Opens the page, answers its token prompt, and waits until it has read the service. */
+async function openPage(options: { width?: number } = {}): Promise<{ page: Page; foreign: string[] }> {
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1200, height: 900 },
+  });
+  const page = await context.newPage();
+  const foreign: string[] = [];
+  page.on('request', (req) => {
+    const target = req.url();
+    if (!target.startsWith(url) && !target.startsWith('data:') && !target.startsWith('blob:'))
+      foreign.push(target);
+  });
+  const answer = await page.goto(`${url}/ui`);
+  expect(answer?.status()).toBe(200);
+  expect(answer?.headers()['content-security-policy']).toContain("script-src 'self'");
+  // The service needs a token: the page asks once.
+  await page.getByRole('textbox', { name: 'Token' }).fill(TOKEN);
+  await page.getByRole('button', { name: 'Use token' }).click();
+  await expect.poll(() => statusOf(page), { timeout: 20_000 }).toBe('Ready.');
+  return { page, foreign };
+}
+
+/** The bytes of the result images the page shows (read back through their blob: URLs). */
+async function resultImages(page: Page): Promise<Buffer[]> {
+  const encoded = await page.$$eval('#results img', async (imgs) =>
+    Promise.all(
+      imgs.map(async (img) => {
+        const bytes = new Uint8Array(
+          await (await fetch((img as unknown as { src: string }).src)).arrayBuffer(),
+        );
+        let text = '';
+        for (const b of bytes) text += String.fromCharCode(b);
+        return btoa(text);
+      }),
+    ),
+  );
+  return encoded.map((b) => Buffer.from(b, 'base64'));
+}
+
+describe('generation page at /ui in Chromium', () => {
+  it('generates with previews, reuses a seed for the same image, cancels a long one, loads nothing from elsewhere', async () => {
+    const { page, foreign } = await openPage();
+    await page
+      .getByLabel('Prompt', { exact: true })
+      .fill('a large red circle in the centre on a white background');
+    await page.getByLabel('Steps').fill('30');
+    await page.getByRole('button', { name: 'Generate' }).click();
+
+    // A live preview arrives from the task's events, then the image with its parameters.
+    await page.locator('#preview[src^="data:image/"]').waitFor({ state: 'attached', timeout: 60_000 });
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
+    const [first] = await resultImages(page);
+    const meta = await sharp(first).metadata();
+    expect([meta.width, meta.height]).toEqual([64, 64]);
+    const seed =
+      (await page
+        .locator('#results dd')
+        .nth(await seedIndex(page))
+        .textContent()) ?? '';
+    expect(seed).toMatch(/^\d+$/);
+    await page.screenshot({ path: join(ARTEFACTS, 'result.png'), fullPage: true });
+
+    // Reuse the seed: the same image, byte for byte.
+    await page.getByRole('button', { name: 'Reuse last' }).click();
+    expect(await page.getByLabel('Seed', { exact: true }).inputValue()).toBe(seed);
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
+    const [again] = await resultImages(page);
+    expect(again.equals(first)).toBe(true);
+
+    // The history keeps both results in this browser.
+    await expect.poll(() => page.locator('#history li').count()).toBe(2);
+
+    // A long generation (the most steps the service allows, a larger image) is cancelled while it runs.
+    const maxSteps = await page.locator('#steps').getAttribute('max');
+    await page.getByLabel('Steps').fill(String(maxSteps));
+    await page.getByLabel('Width').fill('192');
+    await page.getByLabel('Height').fill('192');
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Step /);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => statusOf(page), { timeout: 30_000 }).toBe('Cancelled.');
+    await expect.poll(() => page.locator('#history li').count()).toBe(2);
+    expect(await page.getByRole('button', { name: 'Generate' }).isEnabled()).toBe(true);
+
+    // Inpaint: upload the first result, paint its right half with the brush, repaint it.
+    await page.getByLabel('Inpaint').check();
+    await page.getByLabel('Image', { exact: true }).setInputFiles({
+      name: 'first.jpg',
+      mimeType: 'image/jpeg',
+      buffer: first,
+    });
+    await page.getByLabel('Steps').fill('20');
+    const canvas = page.locator('#mask-canvas');
+    await expect.poll(() => canvas.getAttribute('width')).toBe('64');
+    const box = await canvas.boundingBox();
+    if (!box) throw new Error('the mask canvas is not shown');
+    await page.getByLabel(/^Brush/).fill('24');
+    await page.mouse.move(box.x + box.width * 0.75, box.y + box.height * 0.1);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.75, box.y + box.height * 0.9, { steps: 8 });
+    await page.mouse.up();
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
+    const [inpainted] = await resultImages(page);
+    const pixels = async (jpeg: Buffer) => new Uint8Array(await sharp(jpeg).raw().toBuffer());
+    const [before, after] = [await pixels(first), await pixels(inpainted)];
+    // The painted right half changes; the kept left half stays close to the upload (VAE round trip and JPEG).
+    const meanDiff = (x0: number, x1: number) => {
+      let sum = 0;
+      let n = 0;
+      for (let y = 0; y < 64; y++)
+        for (let x = x0; x < x1; x++)
+          for (let c = 0; c < 3; c++) {
+            const k = (y * 64 + x) * 3 + c;
+            sum += Math.abs(before[k] - after[k]);
+            n++;
+          }
+      return sum / n;
+    };
+    const kept = meanDiff(0, 24);
+    const repainted = meanDiff(40, 64);
+    expect(repainted).toBeGreaterThan(kept);
+    console.log(
+      `inpaint on the demo: mean |Δ| kept part ${kept.toFixed(1)}, repainted part ${repainted.toFixed(1)} levels`,
+    );
+    await page.screenshot({ path: join(ARTEFACTS, 'inpaint.png'), fullPage: true });
+
+    expect(foreign).toEqual([]);
+    await page.context().close();
+  }, 300_000);
+
+  it('fits a phone’s width, can be used from the keyboard, and has no serious accessibility violation (axe-core)', async () => {
+    const { page } = await openPage({ width: 390 });
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow as number).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(ARTEFACTS, 'phone.png'), fullPage: true });
+
+    // Keyboard: from the prompt, Tab reaches the negative prompt next, and Enter on Generate submits.
+    await page.getByLabel('Prompt', { exact: true }).focus();
+    await page.keyboard.type('a small blue square at the top left on a black background');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('negative_prompt');
+    await page.getByRole('button', { name: 'Generate' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
+
+    // axe-core runs in the page (evaluated over the devtools protocol, so the page's CSP stays as it is).
+    const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    await page.evaluate(axeSource);
+    const violations = await page.evaluate(async () => {
+      const axe = (globalThis as unknown as { axe: { run: () => Promise<AxeResults> } }).axe;
+      const result = await axe.run();
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+    });
+    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(serious).toEqual([]);
+    await page.context().close();
+  }, 120_000);
+});
+
+interface AxeResults {
+  violations: Array<{ id: string; impact: string | null; nodes: unknown[] }>;
+}
+
+/** The page's status line. */
+async function statusOf(page: Page): Promise<string> {
+  return (await page.locator('#status').textContent()) ?? '';
+}
+
+/** Where `seed` is among the first result's listed parameters. */
+async function seedIndex(page: Page): Promise<number> {
+  const keys = await page.locator('#results figure').first().locator('dt').allInnerTexts();
+  const k = keys.indexOf('seed');
+  if (k < 0) throw new Error(`the result lists no seed: ${keys.join(', ')}`);
+  return k;
+}

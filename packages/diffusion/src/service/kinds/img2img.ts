@@ -1,0 +1,46 @@
+import { Multipart } from '@tiffin/core';
+import { Image, type TiffinImage } from '@tiffin/io-image';
+import { jsonModel } from '@tiffin/io-json';
+import {
+  generationParameters,
+  type Img2ImgBody,
+  img2imgSchema,
+  leftOutFields,
+  requestedOutput,
+  requestLoras,
+} from '../request-schemas.js';
+import { jobImage, rgbInput } from './images.js';
+import type { GenerationKind } from './kind.js';
+
+/** `POST /img2img`: re-draw an uploaded image (multipart: `img` and the JSON `data` part). */
+export const img2img: GenerationKind = {
+  name: 'img2img',
+  title: 'image to image',
+  doc: 'Re-draw an image guided by a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
+  input: ({ limits, family, defaults }) =>
+    new Multipart({
+      // The side bound as a pixel bound, read from the image's header: a larger picture is refused (413)
+      // before a pixel of it is decoded, not after a full decode.
+      img: new Image({ max_pixels: limits.maxSize * limits.maxSize }),
+      data: jsonModel(img2imgSchema(limits, family, defaults)),
+    }),
+  toRequest(value, { limits, defaulted }) {
+    const parts = value as { img: TiffinImage; data: Img2ImgBody };
+    const image = rgbInput('img', parts.img, limits);
+    return {
+      input: {
+        kind: 'img2img',
+        params: generationParameters(parts.data, defaulted),
+        strength: parts.data.strength,
+        height: image.height,
+        width: image.width,
+        image,
+      },
+      loras: requestLoras(parts.data.lora_weights),
+      leftOut: leftOutFields(parts.data),
+      output: requestedOutput(parts.data),
+    };
+  },
+  run: (pipe, input, common) =>
+    pipe.img2img({ ...common, strength: input.strength, image: jobImage(input, 'image') }),
+};

@@ -1,0 +1,51 @@
+import type { IODescriptor } from '@tiffin/core';
+import type { ModelDefaults } from '../../pipeline/model-defaults.js';
+import type { GenerationParameters, PipelineFamily } from '../../pipeline/parameters.js';
+import type { StableDiffusionPipeline } from '../../pipeline/pipeline.js';
+import type { CommonRequest, GenerationResult } from '../../pipeline/types.js';
+import type { DEFAULT_LIMITS, LoraDefaultedField, RequestedOutput } from '../request-schemas.js';
+import type { JobInput } from '../worker-protocol.js';
+
+/** The generation kinds a diffusion service can serve, by API name. */
+export type GenerationKindName = 'text2img' | 'img2img' | 'inpaint';
+
+/** What a kind needs to know of the service to describe its API. */
+export interface KindContext {
+  limits: typeof DEFAULT_LIMITS;
+  /** The model's own output side (unet sample_size × VAE factor). */
+  defaultSize: number;
+  family: PipelineFamily;
+  /** The model's own defaults (its `tiffin_defaults.json`, then the LoRA merged at start). */
+  defaults: ModelDefaults;
+  /** The values a request's left-out LoRA-defaulted fields take unless its LoRAs say otherwise. */
+  defaulted: Pick<GenerationParameters, LoraDefaultedField>;
+}
+
+/** One generation as a request gives it: its input for the model worker and the LoRA names it asks for. */
+export interface GenerationRequest {
+  input: JobInput;
+  loras: Array<{ path: string; weight: number }>;
+  /** Fields the request left out, which its LoRAs' own defaults may set. */
+  leftOut: LoraDefaultedField[];
+  /** The answer's format and quality as the body asks. */
+  output: RequestedOutput;
+}
+
+/**
+ * A kind of generation (text to image, image to image, inpainting): its HTTP API (served synchronously and as a
+ * task), how a request becomes a job for the model worker, and the pipeline call the worker makes. The service
+ * and the worker know kinds only through this contract and `GENERATION_KINDS`.
+ */
+export interface GenerationKind {
+  readonly name: GenerationKindName;
+  /** "text to image": the service description's words. */
+  readonly title: string;
+  /** The API's description (`/docs.json`). */
+  readonly doc: string;
+  /** The request descriptor (JSON, or multipart with images). */
+  input(context: KindContext): IODescriptor;
+  /** A validated request value as a job for the worker (400 for what the schema could not check). */
+  toRequest(value: unknown, context: KindContext): GenerationRequest;
+  /** In the model worker: the pipeline call for a job of this kind. */
+  run(pipe: StableDiffusionPipeline, input: JobInput, common: CommonRequest): Promise<GenerationResult>;
+}

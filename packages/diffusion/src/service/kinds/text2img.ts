@@ -1,0 +1,34 @@
+import { jsonModel } from '@tiffin/io-json';
+import {
+  generationParameters,
+  leftOutFields,
+  requestedOutput,
+  requestLoras,
+  type Text2ImgBody,
+  text2imgSchema,
+} from '../request-schemas.js';
+import type { GenerationKind } from './kind.js';
+
+/** `POST /text2img`: an image from a prompt (JSON body). */
+export const text2img: GenerationKind = {
+  name: 'text2img',
+  title: 'text to image',
+  doc: 'Generate an image from a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
+  input: ({ limits, defaultSize, family, defaults }) =>
+    jsonModel(text2imgSchema(limits, defaultSize, family, defaults)),
+  toRequest(value, { defaulted }) {
+    const body = value as Text2ImgBody;
+    return {
+      input: {
+        kind: 'text2img',
+        params: generationParameters(body, defaulted),
+        height: body.height,
+        width: body.width,
+      },
+      loras: requestLoras(body.lora_weights),
+      leftOut: leftOutFields(body),
+      output: requestedOutput(body),
+    };
+  },
+  run: (pipe, input, common) => pipe.text2img({ ...common, height: input.height, width: input.width }),
+};
