@@ -31,8 +31,8 @@ import { decodedPreview, isPreviewStep, type PreviewImage } from './decoded-prev
 import { type Conditioning, denoise } from './denoise.js';
 import { type DenoiseStart, GenerationRun } from './generation-run.js';
 import { tensorToImages } from './image.js';
-import { type ModelDefaults, mergeDefaults, readModelDefaults } from './model-defaults.js';
 import { latentPreview } from './latent-preview.js';
+import { type ModelDefaults, mergeDefaults, readModelDefaults } from './model-defaults.js';
 import { imageSeed, NoiseDraws } from './noise-draws.js';
 import {
   type GenerationParameters,

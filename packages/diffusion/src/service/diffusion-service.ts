@@ -21,16 +21,16 @@ import type { BackendName } from '../backend.js';
 import { assertBackendPackages } from '../backend-packages.js';
 import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
-import { INPAINT_UNET_CHANNELS } from '../pipeline/stable-diffusion/inpaint.js';
 import {
   type ModelDefaults,
   mergeDefaults,
   readLoraDefaults,
   readModelDefaults,
 } from '../pipeline/model-defaults.js';
+import { INPAINT_UNET_CHANNELS } from '../pipeline/stable-diffusion/inpaint.js';
+import { generationPage } from './generation-page.js';
 import { GenerationQueue } from './generation-queue.js';
 import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
-import { generationPage } from './generation-page.js';
 import {
   GENERATION_KIND_NAMES,
   GENERATION_KINDS,
