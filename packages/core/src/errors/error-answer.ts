@@ -4,6 +4,9 @@ import {
   BadInput,
   clientMessage,
   type ErrorBody,
+  GrpcStatus,
+  type GrpcStatusCode,
+  grpcStatusForHttp,
   internalErrorBody,
   isTiffinError,
   MethodNotAllowed,
@@ -104,4 +107,24 @@ export function errorAnswer(err: unknown, requestId: string, logger?: Logger): E
 /** The D4 body as bytes with its content type. */
 export function encodeErrorBody(body: ErrorBody): Buffer {
   return Buffer.from(JSON.stringify(body), 'utf8');
+}
+
+/** The error answer of a gRPC call: the status and its details (the client-facing message). */
+export interface GrpcErrorAnswer {
+  code: GrpcStatusCode;
+  details: string;
+}
+
+/**
+ * `errorAnswer` for gRPC: the same catalog, message and logging, with the gRPC status the error's class
+ * gives (`TiffinError.grpcStatus`) or, for an error of another kind, the one its HTTP status maps to.
+ */
+export function grpcErrorAnswer(err: unknown, requestId: string, logger?: Logger): GrpcErrorAnswer {
+  const { status, body } = errorAnswer(err, requestId, logger);
+  const code = isTiffinError(err)
+    ? err.grpcStatus
+    : status === 500
+      ? GrpcStatus.INTERNAL
+      : grpcStatusForHttp(status);
+  return { code, details: body.error };
 }

@@ -6,6 +6,7 @@ import {
   type GrpcServerHandle,
   inferenceClientConstructor,
   JSON as JSONDescriptor,
+  MemoryLogger,
   Multipart,
   NDArray,
   NotFound,
@@ -101,11 +102,12 @@ type Client = grpc.Client & {
 
 let grpcServer: GrpcServerHandle;
 let httpServer: ServerHandle;
+const grpcLog = new MemoryLogger();
 let client: Client;
 
 beforeAll(async () => {
   const svc = buildService();
-  grpcServer = await serveGrpc(svc, { port: 0, log: () => undefined });
+  grpcServer = await serveGrpc(svc, { port: 0, logger: grpcLog });
   httpServer = await serve(svc, { port: 0, host: '127.0.0.1' });
   const Ctor = inferenceClientConstructor();
   client = new Ctor(grpcServer.address, grpc.credentials.createInsecure()) as unknown as Client;
@@ -294,6 +296,11 @@ describe('gRPC error mapping', () => {
     const err = await callError({ api_name: 'raise_error', text: { value: 'boom' } });
     expect(err.code).toBe(GrpcStatus.INTERNAL);
     expect(err.details).not.toMatch(/secret/);
+    // The same answer and log record as over HTTP: the details name the request id the log holds the stack under.
+    const requestId = /request id ([0-9a-f]+)/.exec(err.details)?.[1];
+    const record = grpcLog.records.find((r) => r.requestId === requestId);
+    expect(record).toMatchObject({ level: 'error', msg: 'unhandled error', error: 'secret internal detail' });
+    expect(String(record?.stack)).toContain('secret internal detail');
   });
 });
 
