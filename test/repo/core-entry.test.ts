@@ -10,7 +10,7 @@ import { exportedNames } from './public-names.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CORE = join(ROOT, 'packages/core');
-/** The most names core's public entry may export (values and types): issue "One house". */
+/** The most names core's public entry may export (values and types). */
 const MAX_PUBLIC_NAMES = 80;
 
 // A user's project outside the workspace holding core as npm unpacks it (the published exports map).

@@ -45,7 +45,7 @@ describe('conformance cases 23-32', () => {
     expect(await bodyJson(res)).toEqual([{ col1: 202 }]);
   });
 
-  it('25: parquet under its content types; application/octet-stream is the default format (issue 32)', async () => {
+  it('25: parquet under its content types; application/octet-stream is the default format', async () => {
     const file = new PandasDataFrame({ default_format: 'parquet' });
     const parquet = await readBody(await file.toHttpResponse(new dfd.DataFrame({ col1: [101] }), null));
     for (const ct of ['application/x-parquet', 'application/vnd.apache.parquet']) {
@@ -62,7 +62,7 @@ describe('conformance cases 23-32', () => {
     expect(table.shape).toEqual([1, 1]);
   });
 
-  it('26 (D2): text/csv; charset=utf-8 is CSV', async () => {
+  it('26 (docs/spec/io-descriptors.md D2): text/csv; charset=utf-8 is CSV', async () => {
     const res = await predictDataframe(jsonRequest(',col1\n0,101\n', 'text/csv; charset=utf-8'));
     expect(res.status).toBe(200);
     expect(await bodyJson(res)).toEqual([{ col1: 202 }]);
@@ -80,7 +80,7 @@ describe('conformance cases 23-32', () => {
     expect(await bodyJson(await predictDataframe(jsonRequest('[{"col1":"7"}]')))).toEqual([{ col1: 14 }]);
   });
 
-  it('29 (D3): floats written as JavaScript writes them', async () => {
+  it('29 (docs/spec/io-descriptors.md D3): floats written as JavaScript writes them', async () => {
     const res = await predictDataframe(jsonRequest('[{"col1":1.5}]'));
     expect(await bodyText(res)).toBe('[{"col1":3}]');
   });
@@ -114,7 +114,7 @@ describe('conformance cases 23-32', () => {
   });
 });
 
-describe('D1: bad input is 400 BadInput with a precise message', () => {
+describe('docs/spec/io-descriptors.md D1: bad input is 400 BadInput with a precise message', () => {
   const cases: Array<[string, string, string | null, RegExp]> = [
     ['invalid JSON', '[{"col1":', 'application/json', /not valid JSON/],
     [

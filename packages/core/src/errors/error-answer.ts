@@ -68,7 +68,7 @@ const CLIENT_ERRORS: ReadonlyMap<number, { type: string; code: string }> = new M
 );
 
 /**
- * The one error answer of the server (spec 10.3 as changed by D1/D4), for the request pipeline and for the
+ * The one error answer of the server (docs/spec/io-descriptors.md §10.3 as changed by D1/D4), for the request pipeline and for the
  * answers given outside it: a TiffinError answers with its own status and `toBody()`; any other error is a 500
  * whose body says only that something failed, while the stack goes to the log with the request id.
  * 5xx TiffinErrors other than 503 are logged as errors with their stack; without a `logger` the caller has
@@ -104,7 +104,7 @@ export function errorAnswer(err: unknown, requestId: string, logger?: Logger): E
   return { status: 500, body: internalErrorBody(requestId) };
 }
 
-/** The D4 body as bytes with its content type. */
+/** The docs/spec/io-descriptors.md D4 body as bytes with its content type. */
 export function encodeErrorBody(body: ErrorBody): Buffer {
   return Buffer.from(JSON.stringify(body), 'utf8');
 }

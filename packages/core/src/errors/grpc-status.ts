@@ -22,7 +22,7 @@ export const GrpcStatus = {
 export type GrpcStatusName = keyof typeof GrpcStatus;
 export type GrpcStatusCode = (typeof GrpcStatus)[keyof typeof GrpcStatus];
 
-/** HTTP status → gRPC status, as the spec's table (section 1.2) gives it. */
+/** HTTP status → gRPC status, as the table of docs/spec/io-descriptors.md §1.2 gives it. */
 export function grpcStatusForHttp(status: number): GrpcStatusCode {
   switch (status) {
     case 200:

@@ -28,7 +28,7 @@ export interface TiffinErrorOptions {
   cause?: unknown;
 }
 
-/** The JSON body of every error response (spec D4). */
+/** The JSON body of every error response (docs/spec/io-descriptors.md D4). */
 export interface ErrorBody {
   /** Human-readable message, safe to show to the caller (no server paths, no stack). */
   error: string;
@@ -190,7 +190,7 @@ export function isTiffinError(err: unknown): err is TiffinError {
   );
 }
 
-/** The body sent for an unexpected exception: no details leave the server (D4). */
+/** The body sent for an unexpected exception: no details leave the server (docs/spec/io-descriptors.md D4). */
 export function internalErrorBody(requestId?: string): ErrorBody {
   return {
     error: requestId

@@ -206,7 +206,7 @@ describe('gRPC Call dispatches by api_name', () => {
     expect((await http('/yo', 'Bob', 'text/plain')).text).toBe('yo Bob');
   });
 
-  it('File: bytes round trip with the default kind application/octet-stream (D14)', async () => {
+  it('File: bytes round trip with the default kind application/octet-stream (docs/spec/io-descriptors.md D14)', async () => {
     const res = await call({
       api_name: 'file_echo',
       file: { content: Buffer.from([0x81, 0x30, 0x89, 0x39]) },
@@ -237,7 +237,7 @@ describe('gRPC Call dispatches by api_name', () => {
 });
 
 describe('gRPC error mapping', () => {
-  it('unknown api_name → NOT_FOUND (D14)', async () => {
+  it('unknown api_name → NOT_FOUND (docs/spec/io-descriptors.md D14)', async () => {
     const err = await callError({ api_name: 'nope', text: { value: 'x' } });
     expect(err.code).toBe(GrpcStatus.NOT_FOUND);
     expect(err.details).toMatch(/not defined in grpc_test/);

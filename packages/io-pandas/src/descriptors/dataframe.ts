@@ -168,7 +168,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     return tableToDanfoInSlices(dfd, table, OWNER);
   }
 
-  /** Spec 3.5: column renaming and shape (dtype is not checked here). */
+  /** docs/spec/io-descriptors.md §3.5: column renaming and shape (dtype is not checked here). */
   private validateTable(
     columns: readonly string[],
     shape: [number, number],
@@ -267,7 +267,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     return frameSchema(this.orient, this.dtypeMap());
   }
 
-  /** The sample in the configured orient, as a JSON value (D13: not a string). */
+  /** The sample in the configured orient, as a JSON value (docs/spec/io-descriptors.md D13: not a string). */
   override openapiExample(): unknown {
     return this.sampleView ? JSON.parse(frameToJson(this.sampleView, this.orient)) : null;
   }

@@ -129,7 +129,7 @@ export class PandasSeries extends IODescriptor<Series, Series> {
     return seriesFromValues(dfd, values, index, dtype, name, OWNER);
   }
 
-  /** Spec 4 validateSeries on a returned value: shape, then same-kind dtype cast or (enforced) error. */
+  /** docs/spec/io-descriptors.md §4 validateSeries on a returned value: shape, then same-kind dtype cast or (enforced) error. */
   outputView(value: unknown, errorClass: typeof BadInput | typeof InvalidArgument = BadInput): SeriesView {
     if (!isSeries(value)) {
       throw new InvalidArgument(

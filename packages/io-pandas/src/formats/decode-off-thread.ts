@@ -12,7 +12,7 @@ function tableThreads(): TaskPool {
 }
 
 /**
- * Decode a table in a worker thread (issue 32): parsing 4 M cells of Parquet, CSV or JSON held the event loop
+ * Decode a table in a worker thread: parsing 4 M cells of Parquet, CSV or JSON held the event loop
  * for over a second. The body is copied there; numeric columns come back moved and are unpacked in slices.
  */
 export async function decodeTableOffThread(body: Buffer, how: TableDecoding): Promise<Table> {

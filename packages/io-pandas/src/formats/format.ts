@@ -17,7 +17,7 @@ export function checkFormat(value: unknown, owner: string): Format {
 }
 
 /**
- * Request format from the parsed Content-Type (D2: essence compared, parameters ignored, so
+ * Request format from the parsed Content-Type (docs/spec/io-descriptors.md D2: essence compared, parameters ignored, so
  * `text/csv; charset=utf-8` is CSV); anything else or no header → the descriptor's default format.
  * `application/octet-stream` says only "bytes": it is the default format too (the reference reads it as
  * Parquet whatever the descriptor says, which let any client pick the Parquet decoder); name Parquet with

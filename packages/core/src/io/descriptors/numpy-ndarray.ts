@@ -104,9 +104,9 @@ const FIELD_DTYPE: Record<ValueField, DType> = {
 };
 
 /**
- * An n-dimensional array as JSON nested lists (spec section 2). Input: the body is always parsed as JSON
+ * An n-dimensional array as JSON nested lists (docs/spec/io-descriptors.md §2). Input: the body is always parsed as JSON
  * (the Content-Type is ignored), converted to `dtype` when given, then validated. Output: the same
- * validation, then compact JSON (D3). Plain nested arrays returned by a handler are accepted (2.5).
+ * validation, then compact JSON (docs/spec/io-descriptors.md D3). Plain nested arrays returned by a handler are accepted (2.5).
  */
 export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   static override readonly descriptorId = 'tiffin.io.NumpyNdarray';
@@ -151,7 +151,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     return 'application/json';
   }
 
-  /** Spec 2.6: dtype and shape come from the sample unless given; enforcement flags stay as passed. */
+  /** docs/spec/io-descriptors.md §2.6: dtype and shape come from the sample unless given; enforcement flags stay as passed. */
   static fromSample(sample: unknown, options: NumpyNdarrayOptions = {}): NumpyNdarray {
     if (!(sample instanceof NDArray) && !Array.isArray(sample) && !ArrayBuffer.isView(sample)) {
       throw new BadInput(
@@ -215,7 +215,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     }
   }
 
-  /** Spec 2.3 step 2: convert to `dtype`; a failed conversion falls back to inference. */
+  /** docs/spec/io-descriptors.md §2.3 step 2: convert to `dtype`; a failed conversion falls back to inference. */
   private toArray(parsed: unknown, what: string): NDArray {
     try {
       if (this.dtype) {
@@ -232,7 +232,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     }
   }
 
-  /** Spec 2.4: same-kind dtype cast or enforcement error, then shape check or reshape. */
+  /** docs/spec/io-descriptors.md §2.4: same-kind dtype cast or enforcement error, then shape check or reshape. */
   validate(arr: NDArray): NDArray {
     let out = arr;
     if (this.dtype && out.dtype !== this.dtype) {
@@ -252,7 +252,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
       try {
         out = out.reshape(resolveShape(this.shape, out.size));
       } catch {
-        // Spec 2.4: an impossible reshape keeps the array as it is.
+        // docs/spec/io-descriptors.md §2.4: an impossible reshape keeps the array as it is.
       }
     }
     return out;

@@ -22,7 +22,7 @@ export type TextChunk = string | Uint8Array;
 export type TextOutput = string | Uint8Array | Iterable<TextChunk> | AsyncIterable<TextChunk>;
 
 /**
- * Plain text (spec section 6). Input: the body as strict UTF-8 (invalid bytes → 400, D1), whatever the
+ * Plain text (docs/spec/io-descriptors.md §6). Input: the body as strict UTF-8 (invalid bytes → 400, D1), whatever the
  * Content-Type. Output: always streamed — a string is one chunk, an (async) iterable of strings/bytes is
  * sent chunk by chunk as it yields (server-sent events with `content_type: 'text/event-stream'` and
  * `sseEvent`).
@@ -50,7 +50,7 @@ export class Text<C extends string = 'text/plain'> extends IODescriptor<string, 
     return this.content_type;
   }
 
-  /** Spec 6: bytes are decoded as UTF-8, strings kept. */
+  /** docs/spec/io-descriptors.md §6: bytes are decoded as UTF-8, strings kept. */
   static fromSample(sample: string | Uint8Array, options: TextOptions = {}): Text {
     const descriptor = new Text(options);
     descriptor.sample = typeof sample === 'string' ? sample : decodeUtf8(sample, 'Text sample');
@@ -87,7 +87,7 @@ export class Text<C extends string = 'text/plain'> extends IODescriptor<string, 
     return this.openapiExample() ?? 'Hello, world';
   }
 
-  /** Spec 6: no args; the content type is not recorded. */
+  /** docs/spec/io-descriptors.md §6: no args; the content type is not recorded. */
   override toSpec(): DescriptorSpec {
     return { id: Text.descriptorId };
   }

@@ -1,5 +1,5 @@
 /**
- * The protobuf messages of the `bentoml.grpc.v1` wire protocol (spec section 11) as plain objects, in the
+ * The protobuf messages of the `bentoml.grpc.v1` wire protocol (docs/spec/io-descriptors.md §11) as plain objects, in the
  * shape @grpc/proto-loader produces with `{keepCase: true, longs: String, enums: String, bytes: Buffer,
  * defaults: false, oneofs: true}`: snake_case field names, int64/uint64 as decimal strings, enums by name,
  * and the oneof member name in the oneof's own key (`content`, `representation`).
