@@ -24,7 +24,7 @@ import {
   type FileMessage,
   parseMediaType,
   type RequestBodyObject,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/descriptor';
 import sharp, { type Sharp } from 'sharp';
 import { type FileTypeImporter, sniffMimeType } from './codec/mime-detection.js';
 import { decodeImage, ImageDecodeError } from './decode/decode-image.js';

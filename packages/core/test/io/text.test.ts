@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { Context } from '../../src/context/context.js';
 import { InvalidArgument } from '../../src/errors/index.js';
 import { descriptorFromSpec } from '../../src/io/descriptor.js';
-import { sseEvent, Text } from '../../src/io/descriptors/text.js';
+import { Text } from '../../src/io/descriptors/text.js';
 import { applyResponseContext } from '../../src/runtime/response-context.js';
+import { sseEvent } from '../../src/wire/sse/event.js';
 import { expectClientError, header, request, text } from './helpers.js';
 
 async function chunks(body: unknown): Promise<string[]> {

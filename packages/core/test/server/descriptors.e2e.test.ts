@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerSchemaModelAdapter, type SchemaModelAdapter } from '../../src/descriptor.js';
 import {
   File,
   JSON as JSONDescriptor,
@@ -8,7 +9,6 @@ import {
   Service,
   Text,
 } from '../../src/index.js';
-import { registerSchemaModelAdapter, type SchemaModelAdapter } from '../../src/internal.js';
 import { start } from './helpers.js';
 
 /** The structure model of case 20/21, validated by a test-local schema adapter (io-json provides real ones). */

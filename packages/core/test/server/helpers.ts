@@ -1,3 +1,4 @@
+import type { RequestBodyObject } from '../../src/descriptor.js';
 import {
   BadInput,
   buildResponse,
@@ -12,7 +13,6 @@ import {
   type Service,
   serve,
 } from '../../src/index.js';
-import type { RequestBodyObject } from '../../src/internal.js';
 import type { ResponseObject } from '../../src/io/openapi.js';
 
 /**

@@ -1,4 +1,4 @@
-import { siblingModule, TaskPool } from '@tiffin/core/internal';
+import { siblingModule, TaskPool } from '@tiffin/core/descriptor';
 import sharp from 'sharp';
 import type { DecodedBmp } from './bmp.js';
 import type { BmpPixels } from './bmp-thread.js';

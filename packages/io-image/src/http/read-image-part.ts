@@ -1,5 +1,5 @@
 import { BadInput, type HttpRequest } from '@tiffin/core';
-import { mediaTypeMatches } from '@tiffin/core/internal';
+import { mediaTypeMatches } from '@tiffin/core/descriptor';
 
 /** True when `contentType` is one of `allowed` (parsed media types, docs/spec/io-descriptors.md D2; `image/*` patterns work). */
 export function isAllowedMediaType(

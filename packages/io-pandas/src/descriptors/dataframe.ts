@@ -19,16 +19,13 @@ import {
 } from '@tiffin/core';
 import {
   bodyRequest,
-  columnsFromTable,
-  columnTensorMetadata,
   type DataFrameMessage,
   type DescriptorSpec,
   type Limits,
   type RequestBodyObject,
   type ResponseObject,
   type TableRow,
-  tableFromColumns,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/descriptor';
 import { frameView, isDataFrame, tableToDanfo, tableToDanfoInSlices } from '../danfo/convert.js';
 import { type DataFrame, loadDanfo } from '../danfo/load.js';
 import { frameToCsv } from '../formats/csv.js';
@@ -40,6 +37,7 @@ import { frameToParquet } from '../formats/parquet.js';
 import { dataFrameFromMessage, dataFrameToMessage } from '../grpc/dataframe.js';
 import { exampleFrame } from '../openapi/example.js';
 import { frameSchema } from '../openapi/schema.js';
+import { columnsFromTable, columnTensorMetadata, tableFromColumns } from '../table/column-tensors.js';
 import type { Dtype } from '../table/dtype.js';
 import {
   type DtypeOption,

@@ -13,7 +13,7 @@ import {
   type WireForm,
   type WireTypes,
 } from '@tiffin/core';
-import type { DescriptorSpec, SeriesMessage } from '@tiffin/core/internal';
+import type { DescriptorSpec, SeriesMessage } from '@tiffin/core/descriptor';
 import { isSeries, seriesFromValues, seriesView } from '../danfo/convert.js';
 import { loadDanfo, type Series } from '../danfo/load.js';
 import { decodeSeriesOffThread } from '../formats/decode-off-thread.js';

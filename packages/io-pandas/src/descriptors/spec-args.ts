@@ -1,5 +1,5 @@
 import { InvalidArgument } from '@tiffin/core';
-import type { DescriptorSpec } from '@tiffin/core/internal';
+import type { DescriptorSpec } from '@tiffin/core/descriptor';
 
 /** docs/spec/io-descriptors.md §1.1: a pandas descriptor's `fromSpec` needs an `args` object, read as its options. */
 export function specArgs<Options>(spec: DescriptorSpec, className: string): Options {

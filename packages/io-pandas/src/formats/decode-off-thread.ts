@@ -1,4 +1,4 @@
-import { siblingModule, TaskPool } from '@tiffin/core/internal';
+import { siblingModule, TaskPool } from '@tiffin/core/descriptor';
 import type { Table } from '../table/table.js';
 import type { DecodedSeries, SeriesDecoding } from './decode-series.js';
 import type { TableDecoding } from './decode-table.js';

@@ -1,5 +1,5 @@
 import { InvalidArgument } from '@tiffin/core';
-import type { MediaType } from '@tiffin/core/internal';
+import type { MediaType } from '@tiffin/core/descriptor';
 
 /** Wire formats of a DataFrame. */
 export const FORMATS = {

@@ -1,5 +1,5 @@
 import { BadInput, DEFAULT_LIMITS } from '@tiffin/core';
-import { checkJsonDepth } from '@tiffin/core/internal';
+import { checkJsonDepth } from '@tiffin/core/descriptor';
 import { checkTableCells } from '../table/cell-limit.js';
 import type { Orient } from '../table/orient.js';
 import { axisLabel, type Label, type RawTable, typeName } from '../table/table.js';

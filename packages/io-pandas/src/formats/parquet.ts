@@ -1,5 +1,5 @@
 import { BadInput, DEFAULT_LIMITS, isTiffinError } from '@tiffin/core';
-import { truncateForMessage } from '@tiffin/core/internal';
+import { truncateForMessage } from '@tiffin/core/descriptor';
 import { type ColumnData, parquetMetadata, parquetRead, type SchemaElement } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { type ColumnSource, parquetWriteBuffer } from 'hyparquet-writer';

@@ -26,7 +26,14 @@ import {
 } from '../../ndarray/dtype.js';
 import { ndarrayToJson } from '../../ndarray/json.js';
 import { NDArray, type NestedArray, resolveShape } from '../../ndarray/ndarray.js';
-import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../wire/proto/messages.js';
+import {
+  type NDArrayDType,
+  type NDArrayMessage,
+  type ProtoField,
+  type ProtoPayload,
+  VALUE_FIELDS,
+  type NDArrayValueField as ValueField,
+} from '../../wire/proto/messages.js';
 import { datatypeOf } from '../../wire/v2/datatype.js';
 import type { Tensor, TensorMetadata } from '../../wire/v2/tensor.js';
 import { type Batching, rowsAlong } from '../batching.js';
@@ -78,19 +85,6 @@ const PROTO_ENUM: readonly NDArrayDType[] = [
   'DTYPE_UINT64',
   'DTYPE_STRING',
 ];
-
-/** The NDArray message's value fields (one per element type). */
-export const VALUE_FIELDS = [
-  'float_values',
-  'double_values',
-  'bool_values',
-  'int32_values',
-  'int64_values',
-  'uint32_values',
-  'uint64_values',
-  'string_values',
-] as const;
-type ValueField = (typeof VALUE_FIELDS)[number];
 
 const FIELD_DTYPE: Record<ValueField, DType> = {
   float_values: 'float32',

@@ -1,6 +1,6 @@
 import type { Context } from '../../context/context.js';
 import { decodeUtf8 } from '../../encoding/utf8.js';
-import { InternalServerError, InvalidArgument } from '../../errors/index.js';
+import { InternalServerError } from '../../errors/index.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { ProtoField, ProtoPayload, StringValueMessage } from '../../wire/proto/messages.js';
@@ -127,43 +127,6 @@ function textChunks(value: TextOutput): AsyncIterable<Uint8Array> {
       }
     }
   })();
-}
-
-export interface SseEventInit {
-  /** Payload; an object is written as JSON. Each line becomes its own `data:` line. */
-  data: string | object;
-  /** Event type (`event:` line). */
-  event?: string;
-  /** Event id (`id:` line). */
-  id?: string | number;
-  /** Reconnection time in milliseconds (`retry:` line). */
-  retry?: number;
-}
-
-/**
- * Frame one server-sent event: optional `event:`, `id:`, `retry:` lines, one `data:` line per payload line,
- * then a blank line. Yield the result from a Text(`text/event-stream`) handler.
- */
-export function sseEvent(init: SseEventInit): string {
-  let out = '';
-  if (init.event !== undefined) {
-    if (/[\r\n]/.test(init.event)) throw new InvalidArgument('SSE event name must not contain a newline');
-    out += `event: ${init.event}\n`;
-  }
-  if (init.id !== undefined) {
-    const id = String(init.id);
-    if (/[\r\n\0]/.test(id)) throw new InvalidArgument('SSE event id must not contain a newline or NUL');
-    out += `id: ${id}\n`;
-  }
-  if (init.retry !== undefined) {
-    if (!Number.isInteger(init.retry) || init.retry < 0) {
-      throw new InvalidArgument('SSE retry must be a non-negative integer (milliseconds)');
-    }
-    out += `retry: ${init.retry}\n`;
-  }
-  const data = typeof init.data === 'string' ? init.data : JSON.stringify(init.data);
-  for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
-  return `${out}\n`;
 }
 
 registerDescriptor(Text);

@@ -16,6 +16,19 @@ export type NDArrayDType =
   | 'DTYPE_UINT64'
   | 'DTYPE_STRING';
 
+/** The NDArray message's value fields (one per element type). */
+export const VALUE_FIELDS = [
+  'float_values',
+  'double_values',
+  'bool_values',
+  'int32_values',
+  'int64_values',
+  'uint32_values',
+  'uint64_values',
+  'string_values',
+] as const;
+export type NDArrayValueField = (typeof VALUE_FIELDS)[number];
+
 export interface NDArrayMessage {
   dtype?: NDArrayDType | number;
   shape?: number[];
