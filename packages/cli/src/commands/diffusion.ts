@@ -17,12 +17,11 @@ import {
   type DiffusionPipelineKind,
   type OnnxWeights,
   parseOnnxWeights,
-  parseOrtProviders,
-  parseOrtThreads,
   pipelineFamily,
   type ResolvedModel,
   resolveDiffusionModel,
 } from '@tiffin/diffusion';
+import { parseOrtProviders, parseOrtThreads } from '@tiffin/onnx';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { downloadProgressBar } from '../download-progress.js';
 import { reportError } from '../errors.js';
@@ -97,9 +96,10 @@ function checkPipelineName(name: string): void {
 }
 
 function parsePipelineKind(value: string): DiffusionPipelineKind {
-  if (value === 'text2image' || value === 'text2img') return 'text2image';
+  // `text2image` is the older spelling of the same pipeline, still accepted.
+  if (value === 'text2img' || value === 'text2image') return 'text2img';
   if (value === 'img2img') return 'img2img';
-  throw new InvalidArgumentError('expected text2image or img2img');
+  throw new InvalidArgumentError('expected text2img or img2img');
 }
 
 /** commander's error for a bad value, from the diffusion package's own check (one validation step). */
@@ -260,7 +260,7 @@ export function registerDiffusion(program: Command): void {
       '--lora-dir <dir>',
       'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
     )
-    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
+    .option('--pipeline <kind>', 'text2img or img2img', parsePipelineKind, 'text2img')
     // $PORT as for `tiffin serve` (containers and process managers set it).
     .addOption(
       new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
@@ -351,7 +351,7 @@ export function registerDiffusion(program: Command): void {
         `engine the package runs on (start's --backend; here --backend is the image build tool): ${ENGINE_HELP}; default: $TIFFIN_TF_BACKEND where it runs, else the first that loads`,
       ).choices([...BACKEND_NAMES]),
     )
-    .option('--pipeline <kind>', 'text2image or img2img', parsePipelineKind, 'text2image')
+    .option('--pipeline <kind>', 'text2img or img2img', parsePipelineKind, 'text2img')
     .option('--lora-dir <dir>', 'folder of LoRA files packaged for per-request use')
     .option('--lora-weights <file>', 'LoRA packaged and merged at start')
     .option('--name <name>', 'package name (default stable-diffusion)')

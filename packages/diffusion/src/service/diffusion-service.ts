@@ -30,7 +30,7 @@ import { defaultImageSize, pipelineFamily } from './model-config.js';
 import { ProgressHub, type ProgressKey } from './progress.js';
 import { QueryInput } from './query-input.js';
 import {
-  DEFAULT_LIMITS,
+  DEFAULT_GENERATION_LIMITS,
   type GenerationLimits,
   generationParameters,
   type Img2ImgBody,
@@ -44,7 +44,7 @@ import type { JobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
 import type { JobImage, JobInput, JobLora } from './worker-protocol.js';
 
-export type DiffusionPipelineKind = 'text2image' | 'img2img';
+export type DiffusionPipelineKind = 'text2img' | 'img2img';
 
 /** img2img uploads are resized to multiples of this (the SD VAE's scale factor). */
 const VAE_GRID = 8;
@@ -61,7 +61,7 @@ export interface DiffusionServiceOptions {
   /** Service name (default `stable-diffusion`). */
   name?: string;
   /** Size, step, image and LoRA-count bounds (default 1024 px, 150 steps, 4 images, 4 LoRAs). */
-  limits?: Partial<typeof DEFAULT_LIMITS>;
+  limits?: Partial<typeof DEFAULT_GENERATION_LIMITS>;
   /** Requests that may wait behind the running one before 503 + Retry-After (default 4). */
   maxQueue?: number;
   /** Parsed per-request LoRA files kept in memory (default 4). */
@@ -121,8 +121,8 @@ export interface DiffusionService {
  */
 export function createDiffusionService(options: DiffusionServiceOptions): DiffusionService {
   const modelDir = resolve(options.modelDir);
-  const kind = options.pipeline ?? 'text2image';
-  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const kind = options.pipeline ?? 'text2img';
+  const limits = { ...DEFAULT_GENERATION_LIMITS, ...options.limits };
   const logger = options.logger ?? new JsonLineLogger((line) => process.stderr.write(line));
   const progress = new ProgressHub();
   const queue = new GenerationQueue(options.maxQueue ?? 4, 1);
@@ -286,7 +286,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     });
   }
 
-  if (kind === 'text2image') {
+  if (kind === 'text2img') {
     generationApis(
       'text2img',
       jsonModel(text2imgSchema(limits, defaultImageSize(modelDir), pipelineFamily(modelDir))),

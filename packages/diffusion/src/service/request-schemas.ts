@@ -13,7 +13,7 @@ export type { GenerationLimits } from '../pipeline/parameters.js';
  * The service's bounds unless configured: 1024 px, 150 steps, 4 images, prompts of 10,000 characters, 4 LoRAs per
  * request.
  */
-export const DEFAULT_LIMITS: GenerationLimits & { maxLoras: number } = {
+export const DEFAULT_GENERATION_LIMITS: GenerationLimits & { maxLoras: number } = {
   maxSize: 1024,
   maxSteps: 150,
   maxImages: 4,
