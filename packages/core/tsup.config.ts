@@ -2,7 +2,12 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig({
   // Large JSON bodies and answers are read and written in worker threads started on dist/json-thread.js.
-  entry: { index: 'src/index.ts', internal: 'src/internal.ts', 'json-thread': 'src/io/json-thread.ts' },
+  entry: {
+    index: 'src/index.ts',
+    descriptor: 'src/descriptor.ts',
+    internal: 'src/internal.ts',
+    'json-thread': 'src/io/json-thread.ts',
+  },
   format: ['esm'],
   // Consumers resolve through dist; the 'source' condition is for tests and tsc only.
   dts: {

@@ -10,14 +10,19 @@ import { exportedNames } from './public-names.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CORE = join(ROOT, 'packages/core');
-/** The most names core's public entry may export (values and types): issue "One house". */
+/** The most names core's public entry may export (values and types). */
 const MAX_PUBLIC_NAMES = 80;
+/** The most names `@tiffin/core/descriptor` (the rest of the descriptor contract) may export. */
+const MAX_DESCRIPTOR_NAMES = 44;
 
 // A user's project outside the workspace holding core as npm unpacks it (the published exports map).
 const WORK = mkdtempSync(join(tmpdir(), 'tiffin-core-entry-'));
 const PROJECT = join(WORK, 'app');
 let manifest: { exports: Record<string, unknown>; dependencies: Record<string, string> };
-const [publicNames] = exportedNames(join(CORE, 'src/index.ts')) as [string[]];
+const [publicNames, descriptorNames] = exportedNames(
+  join(CORE, 'src/index.ts'),
+  join(CORE, 'src/descriptor.ts'),
+) as [string[], string[]];
 
 beforeAll(async () => {
   const core = publishedPackages(ROOT).find((p) => p.name === '@tiffin/core');
@@ -56,6 +61,18 @@ describe("@tiffin/core's public entry", () => {
     }
   });
 
+  it(`leaves the rest of the descriptor contract to @tiffin/core/descriptor, at most ${MAX_DESCRIPTOR_NAMES} names`, async () => {
+    expect(descriptorNames.length).toBeLessThanOrEqual(MAX_DESCRIPTOR_NAMES);
+    expect(descriptorNames).toEqual(
+      expect.arrayContaining(['DescriptorSpec', 'RequestBodyObject', 'ResponseObject', 'FileMessage']),
+    );
+    // A complement of the public entry, not a second copy of it.
+    expect(descriptorNames.filter((name) => publicNames.includes(name))).toEqual([]);
+    expect(await resolveFromProject('@tiffin/core/descriptor')).toMatch(
+      /\/node_modules\/@tiffin\/core\/dist\/descriptor\.js$/,
+    );
+  });
+
   it('a user project cannot reach the internals by a deep import', async () => {
     expect(await resolveFromProject('@tiffin/core')).toMatch(
       /\/node_modules\/@tiffin\/core\/dist\/index\.js$/,
@@ -69,9 +86,14 @@ describe("@tiffin/core's public entry", () => {
     ]) {
       expect([deep, await resolveFromProject(deep)]).toEqual([deep, 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
     }
-    // The one other entry: the internals the workspace packages (io-*, onnx, tfjs, diffusion, client, fuzz,
-    // build, cli) share, with no stability promise. A new subpath must be added here on purpose.
-    expect(Object.keys(manifest.exports).sort()).toEqual(['.', './internal', './package.json']);
+    // The other entries: the rest of the descriptor contract, and the internals the workspace packages (onnx,
+    // tfjs, diffusion, fuzz, build, cli) share, with no stability promise. A new subpath is added here on purpose.
+    expect(Object.keys(manifest.exports).sort()).toEqual([
+      '.',
+      './descriptor',
+      './internal',
+      './package.json',
+    ]);
   });
 
   it('installs no packaging tools: bundler, archiver and @tiffin/build stay out of its dependencies', () => {

@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const all = [...results.values()].flat();
   const count = (fate: string) => all.filter((r) => r.fate === fate).length;
-  // The figures the issue asks for, in the test output.
+  // The figures, in the test output.
   console.log(
     `docs blocks: ${all.length} in ${results.size} documents; run ${count('run')}, checked only ${count('check')}, ` +
       `run by another test ${count('run-elsewhere')}, output listings ${count('listing')}; ${Math.round((Date.now() - started) / 1000)} s`,

@@ -6,6 +6,7 @@ import {
   coreFolderImports,
   coreFolderViolations,
   coreSources,
+  descriptorImports,
   layerViolations,
   PACKAGE_LAYERS,
   tiffinImports,
@@ -103,6 +104,18 @@ describe('folder layers inside @tiffin/core (CORE_FOLDER_LAYERS)', () => {
         file: 'brand-new/a.ts',
         imports: '(folder brand-new/ has no layer in CORE_FOLDER_LAYERS)',
       },
+    ]);
+  });
+
+  it('keeps the transports and the runtime off the descriptor classes (io/descriptors/*)', () => {
+    expect(descriptorImports(core)).toEqual([]);
+    const planted = [
+      { file: 'server/routes/a.ts', source: "import { Text } from '../../io/descriptors/text.js';" },
+      { file: 'grpc/b.ts', source: "import { IODescriptor } from '../io/descriptor.js';" },
+      { file: 'models/c.ts', source: "import { Tensors } from '../io/descriptors/tensors.js';" },
+    ];
+    expect(descriptorImports(planted)).toEqual([
+      { pkg: '@tiffin/core', file: 'server/routes/a.ts', imports: 'io/descriptors/text.js' },
     ]);
   });
 });

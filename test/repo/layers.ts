@@ -83,6 +83,7 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
     'runtime',
     'service',
     'tasks',
+    'wire',
   ],
   grpc: [
     'errors',
@@ -97,6 +98,31 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
     'wire',
   ],
 };
+
+/**
+ * The transports and the runtime under them call descriptors through the `IODescriptor` contract
+ * (`io/descriptor.ts`), never a descriptor class: no transport switches on which descriptor an API has.
+ */
+export const DESCRIPTOR_BLIND_FOLDERS: readonly string[] = [
+  'grpc',
+  'inference-protocol',
+  'runtime',
+  'server',
+];
+
+/** Files of `DESCRIPTOR_BLIND_FOLDERS` that import a file of `io/descriptors/`. */
+export function descriptorImports(files: ReadonlyArray<{ file: string; source: string }>): LayerViolation[] {
+  const out: LayerViolation[] = [];
+  for (const { file, source } of files) {
+    if (!DESCRIPTOR_BLIND_FOLDERS.includes(file.split('/')[0] as string)) continue;
+    const code = source.replace(COMMENT, '$1');
+    for (const m of code.matchAll(RELATIVE)) {
+      const target = posix.normalize(posix.join(posix.dirname(file), (m[1] ?? m[2]) as string));
+      if (target.startsWith('io/descriptors/')) out.push({ pkg: '@tiffin/core', file, imports: target });
+    }
+  }
+  return out;
+}
 
 const RELATIVE =
   /^\s*(?:import|export)\b[^;'"]*?(?:from\s*)?['"](\.{1,2}\/[^'"]+)['"]|\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]/gm;

@@ -10,7 +10,7 @@ const CORE_DIR = join(CLI_DIR, '..', 'core');
 /**
  * A service file in a temp folder outside the workspace, with no package.json (so tsx loads it as CommonJS),
  * importing its own copy of the built @tiffin/core: two module instances of core in one process, the case
- * where `instanceof` failed and every client error became a 500 (issue 13 part 2).
+ * where `instanceof` failed and every client error became a 500.
  */
 const SERVICE = `import { JSON as JSONDescriptor, NumpyNdarray, Service } from '@tiffin/core';
 

@@ -259,7 +259,7 @@ describe('tiffin build / list / serve <tag>', () => {
   });
 });
 
-describe('tiffin serve <tag> of a package whose manifest names an entry module outside it (issue 32)', () => {
+describe('tiffin serve <tag> of a package whose manifest names an entry module outside it', () => {
   /** Export a stored package as the archive a user would be sent; `tamper` may rewrite its files first. */
   async function shared(tag: string, tamper?: (dir: string) => Promise<void>): Promise<string> {
     const archive = join(clean, `${tag.replace(':', '-')}.tar.gz`);

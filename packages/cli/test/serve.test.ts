@@ -50,7 +50,7 @@ describe('tiffin serve', () => {
     expect(JSON.stringify(p.records())).not.toContain('cli-token');
   });
 
-  it('answers 408 to a body that stalls past --body-timeout, and keeps serving (issue 32)', async () => {
+  it('answers 408 to a body that stalls past --body-timeout, and keeps serving', async () => {
     const p = cli(['serve', FIXTURE, '--port', '0', '--body-timeout', '1', '--max-concurrency', '1']);
     const url = await p.readyUrl();
     const { port } = new URL(url);

@@ -1,7 +1,7 @@
 // The value types a client sends and receives are declared by the descriptors (type-only imports: no
 // server code is loaded).
+export type { ApiTypes } from '@tiffin/core';
 export type {
-  ApiTypes,
   BinarySource,
   NDArrayLike,
   NDArraySource,
@@ -10,4 +10,4 @@ export type {
   TableRow,
   WireReceive,
   WireSend,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/descriptor';

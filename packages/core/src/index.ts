@@ -33,7 +33,7 @@ export { JSON, JSONDescriptor } from './io/descriptors/json.js';
 export { Multipart } from './io/descriptors/multipart.js';
 export { NumpyNdarray } from './io/descriptors/numpy-ndarray.js';
 export { Tensors } from './io/descriptors/tensors.js';
-export { sseEvent, Text } from './io/descriptors/text.js';
+export { Text } from './io/descriptors/text.js';
 export type { ExampleFile, ExampleFiles } from './io/example-file.js';
 export type { SchemaObject } from './io/openapi.js';
 export type { WireForm } from './io/wire-form.js';
@@ -59,4 +59,5 @@ export type {
   ResponseMessage,
   StringValueMessage,
 } from './wire/proto/messages.js';
+export { sseEvent } from './wire/sse/event.js';
 export type { Tensor, TensorMetadata } from './wire/v2/tensor.js';

@@ -20,37 +20,15 @@ export {
 export { truncateForMessage } from './errors/truncate.js';
 export { inferenceServiceDefinition, inferenceV2ServiceDefinition } from './grpc/proto.js';
 export { GRPC_INPUT_NOT_READABLE } from './grpc/server.js';
-export { type MediaType, mediaTypeMatches, parseMediaType } from './http/media-type.js';
 export { BufferedHttpRequest } from './http/request.js';
 export { getHeader, readResponseBody } from './http/response.js';
 export type { ModelInferRequestMessage } from './inference-protocol/grpc-messages.js';
-export { columnsFromTable, columnTensorMetadata, tableFromColumns } from './inference-protocol/table.js';
-export { bodyRequest } from './io/body-tensor.js';
 export { descriptorFromSpec, type InputOf, IODescriptor, type OutputOf } from './io/descriptor.js';
 export type { FileInput } from './io/descriptors/file.js';
-export type { JSONOptions } from './io/descriptors/json.js';
-export type { DescriptorSpec, RequestBodyObject, ResponseObject } from './io/openapi.js';
-export {
-  registerSchemaModelAdapter,
-  type SchemaDirection,
-  type SchemaIssue,
-  type SchemaModelAdapter,
-  type SchemaValidation,
-  schemaModelAdapterFor,
-} from './io/schema-model.js';
-export type {
-  BinarySource,
-  NDArrayLike,
-  NDArraySource,
-  NestedList,
-  SseMessage,
-  TableRow,
-  WireReceive,
-  WireSend,
-  WireTypes,
-} from './io/wire-types.js';
-export { checkJsonDepth } from './limits/depth.js';
-export { type Limits, resolveLimits } from './limits/limits.js';
+export type { DescriptorSpec, ResponseObject } from './io/openapi.js';
+export { schemaModelAdapterFor } from './io/schema-model.js';
+export type { NDArraySource, NestedList, SseMessage, TableRow } from './io/wire-types.js';
+export { resolveLimits } from './limits/limits.js';
 export type {
   FrameworkModule,
   LoadFrameworkModelOptions,
@@ -67,20 +45,11 @@ export {
   siblingModule,
   startModel,
 } from './models/start-model.js';
-export {
-  canCastSameKind,
-  DTYPES,
-  type DType,
-  type DTypeKind,
-  dtypeKind,
-  integerRange,
-  isIntegerDType,
-  roundToFloat16,
-} from './ndarray/dtype.js';
+export { type DType, roundToFloat16 } from './ndarray/dtype.js';
 export { NDArray } from './ndarray/ndarray.js';
 export { buildOpenApiDocument } from './openapi/document.js';
 export { applyResponseContext } from './runtime/response-context.js';
-export { type ApiTypes, Service } from './service/service.js';
+export { Service } from './service/service.js';
 export type { NamedTensors } from './signature/named-tensors.js';
 export {
   applySignatureOverrides,
@@ -110,7 +79,5 @@ export { ModelStore } from './store/model-store.js';
 export { MemoryTaskStore } from './tasks/memory-task-store.js';
 export { pushedEvents } from './tasks/pushed-events.js';
 export type { TaskView } from './tasks/task-store.js';
-export { TaskPool } from './threads/task-pool.js';
-export { serveTasksInThread, Transferring } from './threads/task-thread.js';
-export type { DataFrameMessage, FileMessage, SeriesMessage } from './wire/proto/messages.js';
+export type { FileMessage } from './wire/proto/messages.js';
 export { floatBitsToHalf, fromHalfBits, toHalfBits } from './wire/v2/half-float.js';

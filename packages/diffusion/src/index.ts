@@ -2,13 +2,6 @@
 // Loading this entry never loads TF.js (an optional peer): its model classes are in `@tiffin/diffusion/tfjs`, and
 // the pipeline imports them only when a TF.js backend is chosen.
 
-export {
-  GPU_INSTALL_COMMAND,
-  type OnnxRuntimeOptions,
-  ORT_PROVIDER_NAMES,
-  parseOrtProviders,
-  parseOrtThreads,
-} from '@tiffin/onnx';
 export { type ClipTextConfig, clipTextWeightSpecs } from './architectures/clip-text.js';
 export { unetWeightSpecs } from './architectures/unet.js';
 export { type UNetConfig, validateUNetConfig } from './architectures/unet-config.js';

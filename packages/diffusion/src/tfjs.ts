@@ -1,7 +1,8 @@
 // @tiffin/diffusion/tfjs — the TensorFlow.js engine's public names. Loading this entry loads TF.js, an optional
 // peer dependency: `npm install @tensorflow/tfjs@4.22.0 @tensorflow/tfjs-backend-wasm@4.22.0` first.
 
-export { selectBackend, WEBGPU_PACKAGES } from './backend.js';
+// Named for its package: `@tiffin/build` has a `selectBackend` of its own (the container tool).
+export { selectBackend as selectTfjsBackend, WEBGPU_PACKAGES } from './backend.js';
 export { ClipTextEncoder } from './models/clip-text-encoder.js';
 export { UNet2DConditionModel } from './models/unet.js';
 export { type UNetActivations, type UNetStage, unetStages } from './models/unet-stages.js';

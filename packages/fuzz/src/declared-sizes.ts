@@ -1,5 +1,5 @@
 /*
- * Small bodies that declare huge sizes: the shapes issue 32 found, as builders (the tests send them as they
+ * Small bodies that declare huge sizes: shapes that once held the server, as builders (the tests send them as they
  * are) and as arbitraries (the fuzzer varies the declared sizes). Every one is a few hundred bytes.
  */
 
@@ -74,7 +74,7 @@ export interface ParquetBombShape {
 
 /**
  * A Parquet file of one required INT32 column, RLE-dictionary encoded: a one-entry dictionary and one RLE run
- * of `pageValues` copies of it, so it stays under 200 bytes for any count (issue 32: 184 bytes for 60 M rows).
+ * of `pageValues` copies of it, so it stays under 200 bytes for any count (184 bytes for 60 M rows).
  * Footer and page header may disagree, as a hostile file's may.
  */
 export function parquetRleBomb({ footerRows, pageValues, padding = 0 }: ParquetBombShape): Buffer {
@@ -174,7 +174,7 @@ export interface BmpShape {
 
 /**
  * A BMP whose header declares `width` × `height` pixels and whose pixel data is empty or one RLE8 end-of-bitmap
- * marker: 1,080 bytes for RLE8 whatever the size (issue 32: 9456×9456 decoded to 780 MB).
+ * marker: 1,080 bytes for RLE8 whatever the size (9456×9456 decoded to 780 MB).
  */
 export function bmpBomb({ width, height, compression }: BmpShape): Buffer {
   const palette = compression === 1 ? 256 * 4 : 0;

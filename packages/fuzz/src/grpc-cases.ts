@@ -48,7 +48,7 @@ const wellFormed: fc.Arbitrary<RequestMessage> = fc.oneof(
       int32_values: fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 8 }),
     }),
   }) as fc.Arbitrary<RequestMessage>,
-  // Declared sizes (issue 32): a shape of up to 2^31 per dimension and no values, or few values.
+  // Declared sizes: a shape of up to 2^31 per dimension and no values, or few values.
   fc.record({
     api_name: fc.constantFrom('nd', 'frame', 'series'),
     ndarray: fc.record(

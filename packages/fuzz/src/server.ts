@@ -25,6 +25,6 @@ const rpc = await serveGrpc(svc, {
   port: 0,
   reflection: false,
   runStartupHooks: false,
-  log: ({ level, msg, ...fields }) => errors.log(String(level), String(msg), fields),
+  logger: errors,
 });
 process.stdout.write(`${JSON.stringify({ http: http.url, grpc: rpc.address, pid: process.pid })}\n`);

@@ -5,7 +5,7 @@ import { encodeRequest, type RawGrpcClient, rawGrpcClient } from '../src/grpc-ra
 import { startTarget, type Target } from '../src/target.js';
 
 /*
- * Issue 32's reproductions against a real server in its own process (the fuzz target: HTTP and gRPC), each
+ * Small bodies that declare huge sizes, against a real server in its own process (the fuzz target: HTTP and gRPC), each
  * sent while /livez is probed: the answer is a 4xx, the process lives, its memory stays near its idle size,
  * and /livez keeps answering. The figures (latency, RSS) are printed; the tests check outcomes, not timings.
  */
@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   grpc?.close();
   await target?.stop();
-  console.info(`[issue 32 figures]\n  ${figures.join('\n  ')}`);
+  console.info(`[declared-size figures]\n  ${figures.join('\n  ')}`);
 });
 
 const url = (path: string) => `http://127.0.0.1:${target.httpPort}${path}`;
@@ -69,7 +69,7 @@ async function underAttack<T>(
     `${name}: answered in ${ms.toFixed(0)} ms; /livez max ${livezMaxMs.toFixed(1)} ms over ${probes} probes; RSS +${rssGrowthMb.toFixed(0)} MB (idle ${(idleRss / 2 ** 20).toFixed(0)} MB)`,
   );
   expect(target.exit).toBeNull();
-  // Memory is not timing: the issue's bound, "within a few hundred MB of its idle size".
+  // Memory is not timing: the bound, "within a few hundred MB of its idle size".
   expect(rssGrowthMb).toBeLessThan(300);
   return { result, livezMaxMs, rssGrowthMb };
 }
@@ -79,7 +79,7 @@ async function errorOf(res: Response): Promise<{ status: number; code: string; e
   return { status: res.status, ...body };
 }
 
-describe('issue 32: small requests that declare huge sizes, against a live server', () => {
+describe('small requests that declare huge sizes, against a live server', () => {
   it('1. Parquet: a 184-byte RLE file declaring 60 M rows is a 413, and so is a page that lies about the footer', async () => {
     const bombs = [
       parquetRleBomb({ footerRows: 60_000_000, pageValues: 60_000_000 }),

@@ -54,7 +54,7 @@ function prng(seed: number): () => number {
   };
 }
 
-describe('gRPC: undecodable or invalid Call messages (issue 13 part 6)', () => {
+describe('gRPC: undecodable or invalid Call messages', () => {
   it('answers garbage, truncated and mutated messages with INVALID_ARGUMENT-class codes, never INTERNAL', async () => {
     const rand = prng(13);
     const valid = [

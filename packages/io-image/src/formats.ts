@@ -1,6 +1,6 @@
 /**
  * The image formats this package reads and writes (docs/spec/io-descriptors.md §7.1, with the decision that BMP is a real BMP
- * file, D10). sharp handles every format but BMP, which goes through the BMP codec in `codec/bmp.ts`.
+ * file, docs/spec/io-descriptors.md D10). sharp handles every format but BMP, which goes through the BMP codec in `codec/bmp.ts`.
  */
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'tiff' | 'gif' | 'bmp';
 

@@ -24,7 +24,7 @@ import {
   type FileMessage,
   parseMediaType,
   type RequestBodyObject,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/descriptor';
 import sharp, { type Sharp } from 'sharp';
 import { type FileTypeImporter, sniffMimeType } from './codec/mime-detection.js';
 import { decodeImage, ImageDecodeError } from './decode/decode-image.js';
@@ -44,7 +44,12 @@ export interface ImageOptions {
   mime_type?: string;
   /** Accepted upload types (client Content-Type and sniffed content); null = every supported type. `image/*` works. */
   allowed_mime_types?: readonly string[] | null;
-  /** Largest image (width × height) decoded; larger ones are refused from their header with 413. */
+  /**
+   * Largest image (width × height) decoded; larger ones are refused from their header with 413. Tiffin's own
+   * option, so camelCase beside the reference framework's snake_case ones.
+   */
+  maxPixels?: number;
+  /** @deprecated Spelled `maxPixels`; still read (and written so in the descriptor's spec args). */
   max_pixels?: number;
 }
 
@@ -96,11 +101,9 @@ export class Image extends IODescriptor<TiffinImage, ImageOutput> {
       throw new InvalidArgument('Image allowed_mime_types must be a list of MIME type strings or null');
     }
     this.allowedMimeTypes = allowed === null ? SUPPORTED_MIME_TYPES : allowed.map((m) => m.toLowerCase());
-    const maxPixels = options.max_pixels ?? DEFAULT_MAX_PIXELS;
+    const maxPixels = options.maxPixels ?? options.max_pixels ?? DEFAULT_MAX_PIXELS;
     if (!Number.isSafeInteger(maxPixels) || maxPixels <= 0) {
-      throw new InvalidArgument(
-        `Image max_pixels must be a positive integer, got ${String(options.max_pixels)}`,
-      );
+      throw new InvalidArgument(`Image maxPixels must be a positive integer, got ${String(maxPixels)}`);
     }
     this.maxPixels = maxPixels;
   }

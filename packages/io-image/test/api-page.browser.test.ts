@@ -11,7 +11,7 @@ const { launchChromium } = (await import(
 };
 
 /*
- * Issue 33: APIs with an Image input get an example image. /docs.json links it (the body's `externalValue`, a
+ * APIs with an Image input get an example image. /docs.json links it (the body's `externalValue`, a
  * form part's `x-tiffin-example-files`), the server serves it, and the API page pre-fills the file choosers with
  * it, so that "Try it out" → "Execute" works as it does for JSON inputs. Real Chromium, real sharp decoding.
  */
@@ -51,7 +51,7 @@ interface Media {
   'x-tiffin-example-files'?: Record<string, string>;
 }
 
-describe('Image inputs have an example image (issue 33)', () => {
+describe('Image inputs have an example image', () => {
   it('/docs.json links an example the server serves: a real PNG the API decodes', async () => {
     const doc = (await (await fetch(`${server.url}/docs.json`)).json()) as {
       paths: Record<string, { post: { requestBody: { content: Record<string, Media> } } }>;

@@ -11,7 +11,7 @@ function bmp32(width: number, height: number, alpha: (i: number) => number): Buf
   return encodeBmpFile({ width, height, data: abgr, bitPP: 32 }).data;
 }
 
-// Issue 32: BMP decoding moved off the event loop (bmp-ts in a worker, the pixel work in sharp); it must
+// BMP decoding moved off the event loop (bmp-ts in a worker, the pixel work in sharp); it must
 // give exactly what the in-thread decoder gives.
 describe('BMP decoded off the event loop', () => {
   it('matches the in-thread decoder: 24-bit RGB, 32-bit with alpha, 32-bit with a constant alpha', async () => {

@@ -12,7 +12,7 @@ import {
   request,
 } from './helpers.js';
 
-/** Spec section 12, cases 39–45 (with D1, D2, D4, D10), at descriptor level. */
+/** docs/spec/io-descriptors.md §12, cases 39–45 (with D1, D2, D4, D10), at descriptor level. */
 describe('Image conformance cases', () => {
   const input = new Image();
 
@@ -80,16 +80,16 @@ describe('Image conformance cases', () => {
   });
 });
 
-describe('Image input (D1, D2, D10 and content sniffing)', () => {
+describe('Image input (docs/spec/io-descriptors.md D1, D2, D10 and content sniffing)', () => {
   const input = new Image();
 
-  it('a missing Content-Type is a 400, not a 500 (D1)', async () => {
+  it('a missing Content-Type is a 400, not a 500 (docs/spec/io-descriptors.md D1)', async () => {
     const err = await errorOf(input.fromHttpRequest(request(null, BMP_10)));
     expect(err.status).toBe(400);
     expect(err.message).toContain('Missing Content-Type header');
   });
 
-  it('media types are parsed: IMAGE/BMP with parameters is image/bmp (D2)', async () => {
+  it('media types are parsed: IMAGE/BMP with parameters is image/bmp (docs/spec/io-descriptors.md D2)', async () => {
     const img = await input.fromHttpRequest(request('IMAGE/BMP; foo=bar', BMP_10));
     expect([img.width, img.height, img.mode]).toEqual([10, 10, 'RGB']);
   });
@@ -101,7 +101,7 @@ describe('Image input (D1, D2, D10 and content sniffing)', () => {
     expect(Buffer.from(img.data as Uint8Array)).toEqual(Buffer.from(gradientRgb(6, 4)));
   });
 
-  it('plain form fields before the image part are skipped (D10); the first allowed file part wins', async () => {
+  it('plain form fields before the image part are skipped (docs/spec/io-descriptors.md D10); the first allowed file part wins', async () => {
     const png = await pngOf(gradientRgb(3, 2), 3, 2);
     const req = multipartRequest([
       { name: 'note', data: 'a plain field' },

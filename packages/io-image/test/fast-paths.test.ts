@@ -80,21 +80,21 @@ describe('decoding to an 8-bit mode without reading the header first', () => {
     expect(Buffer.from(fast.data as Uint8Array).equals(data)).toBe(true);
   });
 
-  it('refuses an image over max_pixels with the same 413 as the header-first path', async () => {
+  it('refuses an image over maxPixels with the same 413 as the header-first path', async () => {
     for (const [type, bytes] of [
       ['image/jpeg', await jpegOf(W, H)],
       ['image/png', await pngOf(gradientRgb(W, H), W, H)],
     ] as const) {
       const fast = await errorOf(
-        new Image({ pilmode: 'RGBA', max_pixels: W * H - 1 }).fromHttpRequest(request(type, bytes)),
+        new Image({ pilmode: 'RGBA', maxPixels: W * H - 1 }).fromHttpRequest(request(type, bytes)),
       );
       const headerFirst = await errorOf(
-        new Image({ pilmode: null, max_pixels: W * H - 1 }).fromHttpRequest(request(type, bytes)),
+        new Image({ pilmode: null, maxPixels: W * H - 1 }).fromHttpRequest(request(type, bytes)),
       );
       expect(fast).toEqual(headerFirst);
       expect(fast.status).toBe(413);
       expect(fast.message).toBe(
-        `Image is ${W}x${H} (${W * H} pixels), over the limit of ${W * H - 1} pixels (option max_pixels)`,
+        `Image is ${W}x${H} (${W * H} pixels), over the limit of ${W * H - 1} pixels (option maxPixels)`,
       );
     }
   });

@@ -18,7 +18,7 @@ export function gradientRgb(width: number, height: number): Uint8Array {
 
 /**
  * A standard 24-bit bottom-up BMP file (14-byte file header + 40-byte BITMAPINFOHEADER, rows padded to 4
- * bytes), written here independently of the package's encoder: 10×10 gives the spec's 374-byte file.
+ * bytes), written here independently of the package's encoder: 10×10 gives the 374-byte file of docs/spec/io-descriptors.md §7.
  */
 export function standardBmp(width: number, height: number, rgb: Uint8Array): Buffer {
   const rowSize = Math.ceil((width * 3) / 4) * 4;

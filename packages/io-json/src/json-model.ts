@@ -1,5 +1,6 @@
+import type { WireTypes } from '@tiffin/core';
 import { type IODescriptor, JSON as JSONDescriptor } from '@tiffin/core';
-import type { JSONOptions, WireTypes } from '@tiffin/core/internal';
+import type { JSONOptions } from '@tiffin/core/descriptor';
 import './register.js';
 import type { InferStandardInput, InferStandardOutput, StandardSchemaV1 } from './standard-schema.js';
 

@@ -1,4 +1,4 @@
-import { registerSchemaModelAdapter } from '@tiffin/core/internal';
+import { registerSchemaModelAdapter } from '@tiffin/core/descriptor';
 import { standardSchemaModelAdapter } from './adapters/standard-schema-adapter.js';
 import { zodSchemaModelAdapter } from './adapters/zod-adapter.js';
 

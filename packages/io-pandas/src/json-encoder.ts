@@ -7,9 +7,9 @@ function cell(v: unknown): unknown {
 }
 
 /**
- * Spec 5.3: the JSON descriptor writes a DataFrame as `{column: {indexLabel: value}}` and a Series as
+ * docs/spec/io-descriptors.md §5.3: the JSON descriptor writes a DataFrame as `{column: {indexLabel: value}}` and a Series as
  * `{indexLabel: value}`. Registered when this package is imported; the caller encodes nested values
- * (non-finite numbers → null, D3).
+ * (non-finite numbers → null, docs/spec/io-descriptors.md D3).
  */
 export function registerPandasJsonEncoders(): void {
   registerJsonEncoder({

@@ -67,7 +67,7 @@ describe('conformance cases 23-32', () => {
     expect(asCsv.status).not.toBe(200);
   });
 
-  it('26 (D2): text/csv; charset=utf-8 is CSV', async () => {
+  it('26 (docs/spec/io-descriptors.md D2): text/csv; charset=utf-8 is CSV', async () => {
     const res = await predictDataframe(jsonRequest(',col1\n0,101\n', 'text/csv; charset=utf-8'));
     expect(res.status).toBe(200);
     expect(await bodyJson(res)).toEqual([{ col1: 202 }]);
@@ -85,7 +85,7 @@ describe('conformance cases 23-32', () => {
     expect(await bodyJson(await predictDataframe(jsonRequest('[{"col1":"7"}]')))).toEqual([{ col1: 14 }]);
   });
 
-  it('29 (D3): floats written as JavaScript writes them', async () => {
+  it('29 (docs/spec/io-descriptors.md D3): floats written as JavaScript writes them', async () => {
     const res = await predictDataframe(jsonRequest('[{"col1":1.5}]'));
     expect(await bodyText(res)).toBe('[{"col1":3}]');
   });
@@ -119,7 +119,7 @@ describe('conformance cases 23-32', () => {
   });
 });
 
-describe('D1: bad input is 400 BadInput with a precise message', () => {
+describe('docs/spec/io-descriptors.md D1: bad input is 400 BadInput with a precise message', () => {
   const cases: Array<[string, string, string | null, RegExp]> = [
     ['invalid JSON', '[{"col1":', 'application/json', /not valid JSON/],
     [

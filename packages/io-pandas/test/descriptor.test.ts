@@ -65,7 +65,7 @@ describe('orients both ways', () => {
     expect(i.index).toEqual([10, 'k']);
   });
 
-  it('non-finite floats are written as null (D3)', async () => {
+  it('non-finite floats are written as null (docs/spec/io-descriptors.md D3)', async () => {
     const df = new dfd.DataFrame({ f: [Number.POSITIVE_INFINITY, 1.25] });
     expect(await bodyText(await new PandasDataFrame({ orient: 'values' }).toHttpResponse(df, null))).toBe(
       '[[null],[1.25]]',
@@ -114,7 +114,7 @@ describe('dtype', () => {
   });
 });
 
-describe('construction rules (D8) and options', () => {
+describe('construction rules (docs/spec/io-descriptors.md D8) and options', () => {
   it('enforce flags without their value throw InvalidArgument', () => {
     expect(() => new PandasDataFrame({ enforce_dtype: true })).toThrow(InvalidArgument);
     expect(() => new PandasDataFrame({ enforce_shape: true })).toThrow(InvalidArgument);

@@ -19,7 +19,7 @@ async function rejection(p: Promise<unknown>): Promise<BadInput> {
   return err as BadInput;
 }
 
-describe('deep JSON (issue 13 part 3)', () => {
+describe('deep JSON', () => {
   it('answers 400 naming the depth limit, never a stack overflow', async () => {
     for (const body of [deep(10_000), `[1, ${deep(10_000)}]`, `[{"a": ${deep(20_000)}}]`]) {
       for (const d of [new PandasSeries(), new PandasDataFrame()]) {
@@ -83,7 +83,7 @@ describe('a column that `dtype` names but the body lacks (enforce_dtype)', () =>
   });
 });
 
-describe('tables that declare more cells than they carry (issue 32)', () => {
+describe('tables that declare more cells than they carry', () => {
   const tooLarge = async (p: Promise<unknown>) => {
     const err = await p.then(
       () => {

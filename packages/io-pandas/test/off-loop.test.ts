@@ -7,7 +7,7 @@ import { PandasDataFrame, PandasSeries } from '../src/index.js';
 import type { FrameView } from '../src/table/view.js';
 
 /*
- * Issue 32: a large table body is decoded in a worker thread (Parquet always, JSON and CSV from 16 KiB) and
+ * A large table body is decoded in a worker thread (Parquet always, JSON and CSV from 16 KiB) and
  * its DataFrame built in slices. What the API gets must be what the on-loop decoder gives.
  */
 
@@ -31,7 +31,7 @@ function mixedView(n: number): FrameView {
   };
 }
 
-describe('large table bodies are decoded off the event loop (issue 32)', () => {
+describe('large table bodies are decoded off the event loop', () => {
   it('Parquet, CSV and JSON give the same DataFrame off the loop as the on-loop decoder', async () => {
     const d = new PandasDataFrame({ orient: 'records' });
     const view = mixedView(3000);

@@ -267,9 +267,9 @@ const { loadService, parseServiceTarget } = require('@tiffin/cli');
 });
 
 /**
- * Work the installed io-pandas and io-image do in worker threads (issue 32): each starts threads on its own
+ * Work the installed io-pandas and io-image do in worker threads: each starts threads on its own
  * dist/*-thread.js, which must find @tiffin/core in the reader's node_modules. A CSV table over 16 KiB, and a
- * BMP file made from the example image io-image serves on the API page (issue 33).
+ * BMP file made from the example image io-image serves on the API page.
  */
 const OFF_THREAD = `import { BufferedHttpRequest } from '@tiffin/core';
 import { readResponseBody } from '@tiffin/core/internal';

@@ -17,13 +17,12 @@ import {
   type DiffusionPipelineKind,
   type OnnxWeights,
   parseOnnxWeights,
-  parseOrtProviders,
-  parseOrtThreads,
   pipelineFamily,
   type ResolvedModel,
   resolveDiffusionModel,
   resolveTinyAutoencoder,
 } from '@tiffin/diffusion';
+import { parseOrtProviders, parseOrtThreads } from '@tiffin/onnx';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { downloadProgressBar } from '../download-progress.js';
 import { reportError } from '../errors.js';

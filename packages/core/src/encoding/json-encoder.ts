@@ -54,7 +54,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  * `toJSON`), Map → object, Set → array, Date → ISO string, BigInt → number when exact else a decimal
  * string, typed arrays → arrays, registered rules (DataFrame, ...), objects with `toJSON` → its result,
  * other objects (class instances too) → their own enumerable fields. Non-finite numbers stay numbers: the
- * writer turns them into null (D3). Functions and undefined members are dropped as JSON.stringify does.
+ * writer turns them into null (docs/spec/io-descriptors.md D3). Functions and undefined members are dropped as JSON.stringify does.
  */
 export function defaultJsonEncoder(value: unknown, options: JsonEncoderOptions = {}): unknown {
   const maxDepth = options.maxDepth ?? DEFAULT_LIMITS.maxDepth;

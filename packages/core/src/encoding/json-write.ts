@@ -1,7 +1,7 @@
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
- * The standard compact JSON writer (D3): no whitespace, raw UTF-8, non-finite numbers as null, BigInt as
+ * The standard compact JSON writer (docs/spec/io-descriptors.md D3): no whitespace, raw UTF-8, non-finite numbers as null, BigInt as
  * a number when exact and a decimal string otherwise. Input should be plain data (run an encoder first).
  */
 export function writeJson(value: unknown): string {

@@ -3,7 +3,7 @@ import { BadInput } from '../errors/index.js';
 
 /**
  * Decode a request body as strict UTF-8 (a leading BOM is dropped). Invalid bytes are the client's fault
- * (D1): BadInput naming `what` and the offset of the first bad byte.
+ * (docs/spec/io-descriptors.md D1): BadInput naming `what` and the offset of the first bad byte.
  */
 export function decodeUtf8(bytes: Uint8Array, what: string): string {
   // isUtf8 (simdutf) + a plain decode is about twice as fast as a fatal TextDecoder on large bodies.

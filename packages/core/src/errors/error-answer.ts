@@ -4,6 +4,9 @@ import {
   BadInput,
   clientMessage,
   type ErrorBody,
+  GrpcStatus,
+  type GrpcStatusCode,
+  grpcStatusForHttp,
   internalErrorBody,
   isTiffinError,
   MethodNotAllowed,
@@ -65,7 +68,7 @@ const CLIENT_ERRORS: ReadonlyMap<number, { type: string; code: string }> = new M
 );
 
 /**
- * The one error answer of the server (spec 10.3 as changed by D1/D4), for the request pipeline and for the
+ * The one error answer of the server (docs/spec/io-descriptors.md §10.3 as changed by D1/D4), for the request pipeline and for the
  * answers given outside it: a TiffinError answers with its own status and `toBody()`; any other error is a 500
  * whose body says only that something failed, while the stack goes to the log with the request id.
  * 5xx TiffinErrors other than 503 are logged as errors with their stack; without a `logger` the caller has
@@ -101,7 +104,27 @@ export function errorAnswer(err: unknown, requestId: string, logger?: Logger): E
   return { status: 500, body: internalErrorBody(requestId) };
 }
 
-/** The D4 body as bytes with its content type. */
+/** The docs/spec/io-descriptors.md D4 body as bytes with its content type. */
 export function encodeErrorBody(body: ErrorBody): Buffer {
   return Buffer.from(JSON.stringify(body), 'utf8');
+}
+
+/** The error answer of a gRPC call: the status and its details (the client-facing message). */
+export interface GrpcErrorAnswer {
+  code: GrpcStatusCode;
+  details: string;
+}
+
+/**
+ * `errorAnswer` for gRPC: the same catalog, message and logging, with the gRPC status the error's class
+ * gives (`TiffinError.grpcStatus`) or, for an error of another kind, the one its HTTP status maps to.
+ */
+export function grpcErrorAnswer(err: unknown, requestId: string, logger?: Logger): GrpcErrorAnswer {
+  const { status, body } = errorAnswer(err, requestId, logger);
+  const code = isTiffinError(err)
+    ? err.grpcStatus
+    : status === 500
+      ? GrpcStatus.INTERNAL
+      : grpcStatusForHttp(status);
+  return { code, details: body.error };
 }

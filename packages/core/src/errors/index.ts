@@ -1,3 +1,5 @@
+import { GrpcStatus, type GrpcStatusCode, grpcStatusForHttp } from './grpc-status.js';
+
 /**
  * The one error catalog. Every error Tiffin raises on purpose is a `TiffinError`; its class decides the
  * HTTP status, the gRPC status and the stable machine-readable `code` a client sees. Anything else thrown by
@@ -11,64 +13,11 @@
 /** The cross-copy brand. Versioned so that a future incompatible shape can be told apart. */
 const TIFFIN_ERROR_BRAND = Symbol.for('tiffin.error.v1');
 
-/** gRPC status codes (numeric values of grpc's `status` enum). */
-export const GrpcStatus = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  DATA_LOSS: 15,
-  UNAUTHENTICATED: 16,
-} as const;
-export type GrpcStatusCode = (typeof GrpcStatus)[keyof typeof GrpcStatus];
-
-/** HTTP status → gRPC status, as the spec's table (section 1.2) gives it. */
-export function grpcStatusForHttp(status: number): GrpcStatusCode {
-  switch (status) {
-    case 200:
-      return GrpcStatus.OK;
-    case 400:
-      return GrpcStatus.INVALID_ARGUMENT;
-    case 401:
-      return GrpcStatus.UNAUTHENTICATED;
-    case 403:
-      return GrpcStatus.PERMISSION_DENIED;
-    case 404:
-      return GrpcStatus.NOT_FOUND;
-    case 408:
-      return GrpcStatus.DEADLINE_EXCEEDED;
-    case 413:
-      return GrpcStatus.RESOURCE_EXHAUSTED;
-    case 422:
-      return GrpcStatus.FAILED_PRECONDITION;
-    case 429:
-    case 502:
-    case 503:
-      return GrpcStatus.UNAVAILABLE;
-    case 500:
-      return GrpcStatus.INTERNAL;
-    case 501:
-      return GrpcStatus.UNIMPLEMENTED;
-    case 504:
-      return GrpcStatus.DEADLINE_EXCEEDED;
-    default:
-      return GrpcStatus.UNKNOWN;
-  }
-}
+export { ERROR_CODES, type ErrorCode, type ErrorCodeEntry, grpcStatusOfCode } from './codes.js';
+export { GrpcStatus, type GrpcStatusCode, type GrpcStatusName, grpcStatusForHttp } from './grpc-status.js';
 
 export interface TiffinErrorOptions {
-  /** A finer stable code than the class's own (e.g. `LORA_NOT_FOUND`); SCREAMING_SNAKE_CASE. */
+  /** A finer stable code than the class's own (e.g. `TENSOR_SHAPE_MISMATCH`); SCREAMING_SNAKE_CASE, listed in `ERROR_CODES` (codes.ts). */
   code?: string;
   /** Override the class's HTTP status (a number in 400..599). */
   errorCode?: number;
@@ -79,7 +28,7 @@ export interface TiffinErrorOptions {
   cause?: unknown;
 }
 
-/** The JSON body of every error response (spec D4). */
+/** The JSON body of every error response (docs/spec/io-descriptors.md D4). */
 export interface ErrorBody {
   /** Human-readable message, safe to show to the caller (no server paths, no stack). */
   error: string;
@@ -241,7 +190,7 @@ export function isTiffinError(err: unknown): err is TiffinError {
   );
 }
 
-/** The body sent for an unexpected exception: no details leave the server (D4). */
+/** The body sent for an unexpected exception: no details leave the server (docs/spec/io-descriptors.md D4). */
 export function internalErrorBody(requestId?: string): ErrorBody {
   return {
     error: requestId

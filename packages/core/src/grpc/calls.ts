@@ -1,25 +1,15 @@
 import type * as grpc from '@grpc/grpc-js';
 import { Metadata } from '@grpc/grpc-js';
-import {
-  clientMessage,
-  GrpcStatus,
-  type GrpcStatusCode,
-  isTiffinError,
-  truncateForMessage,
-} from '../errors/index.js';
+import { grpcErrorAnswer } from '../errors/error-answer.js';
+import { GrpcStatus, isTiffinError, truncateForMessage } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { Limits } from '../limits/limits.js';
+import type { Logger } from '../logging/logger.js';
 import type { Invocation } from '../runtime/invocation.js';
 import { LazyAbort } from '../runtime/lazy-abort.js';
 import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { callMetrics, type GrpcMetrics } from './metrics.js';
-
-/** Where a gRPC service logs what a client must not see. */
-export type GrpcLog = (entry: Record<string, unknown>) => void;
-
-export const RUNTIME_ERROR_MESSAGE =
-  'An internal error occurred while handling the call; see the server logs.';
 
 /** Marks a request whose bytes did not decode (see `tolerantDefinition`). */
 const UNDECODABLE = Symbol('tiffin.grpc.undecodable');
@@ -68,13 +58,13 @@ export function rejectUndecodable<Req>(
 export interface ApiCallDeps {
   svc: Service;
   metrics: GrpcMetrics;
-  log: GrpcLog;
+  logger: Logger;
 }
 
 /**
  * One API call made over gRPC, whatever the service and method: the `Invocation` (cancel → abort), the
- * call metrics, the error → status mapping (a Tiffin error keeps its status and message; anything else is
- * INTERNAL with its stack in the log only), and the call's close hooks.
+ * call metrics, the error answer (`grpcErrorAnswer`: a Tiffin error keeps its status and message; anything
+ * else is INTERNAL with its stack in the log only, under the call's request id), and the call's close hooks.
  */
 export function runApiCall<Req, Res>(
   deps: ApiCallDeps,
@@ -83,7 +73,7 @@ export function runApiCall<Req, Res>(
   callback: grpc.sendUnaryData<Res>,
   work: (invocation: Invocation) => Promise<Res>,
 ): void {
-  const { svc, metrics, log } = deps;
+  const { svc, metrics, logger } = deps;
   const started = process.hrtime.bigint();
   // A name the service does not have is one label, not one per string a client sends.
   const known = svc.apis.has(apiName) ? apiName : '<unknown>';
@@ -106,9 +96,9 @@ export function runApiCall<Req, Res>(
         callback(null, response);
       },
       (err: unknown) => {
-        const { code, message } = toStatus(err, apiName, call, log);
+        const { code, details } = grpcErrorAnswer(err, invocation.requestId, logger);
         finish(code);
-        callback({ code, details: message, metadata: errorMetadata(err) });
+        callback({ code, details, metadata: errorMetadata(err) });
       },
     )
     .catch(() => undefined)
@@ -146,18 +136,6 @@ function errorMetadata(err: unknown): grpc.Metadata {
   const metadata = new Metadata();
   if (isTiffinError(err)) for (const [name, value] of Object.entries(err.headers)) metadata.set(name, value);
   return metadata;
-}
-
-/** The status a client sees for an error; anything not raised on purpose is INTERNAL, logged. */
-export function toStatus(
-  err: unknown,
-  apiName: string,
-  call: grpc.ServerUnaryCall<unknown, unknown>,
-  log: GrpcLog,
-): { code: GrpcStatusCode; message: string } {
-  if (isTiffinError(err)) return { code: err.grpcStatus, message: clientMessage(err.message) };
-  log({ level: 'error', msg: 'gRPC call failed', api: apiName, peer: call.getPeer(), error: stackOf(err) });
-  return { code: GrpcStatus.INTERNAL, message: RUNTIME_ERROR_MESSAGE };
 }
 
 export function stackOf(err: unknown): string {

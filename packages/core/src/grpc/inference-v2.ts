@@ -1,4 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
+import { grpcErrorAnswer } from '../errors/error-answer.js';
 import { NotFound, truncateForMessage } from '../errors/index.js';
 import type {
   ModelInferRequestMessage,
@@ -12,15 +13,10 @@ import {
   protocolModels,
   serverMetadata,
 } from '../inference-protocol/models.js';
+import type { Logger } from '../logging/logger.js';
 import type { Runtime } from '../runtime/runtime.js';
-import {
-  type ApiCallDeps,
-  type GrpcLog,
-  grpcRequest,
-  rejectUndecodable,
-  runApiCall,
-  toStatus,
-} from './calls.js';
+import { newRequestId } from '../server/request-id.js';
+import { type ApiCallDeps, grpcRequest, rejectUndecodable, runApiCall } from './calls.js';
 import { INFERENCE_V2_SERVICE_NAME } from './proto.js';
 
 /** Methods that stay open with a token set, like `/v2/health/*` over HTTP (orchestrator probes). */
@@ -38,14 +34,13 @@ export interface InferenceV2Deps extends ApiCallDeps {
 type Handler<Req, Res> = (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => void;
 
 /** A metadata method: the request checked for decodability, the answer computed at once. */
-function unary<Req, Res>(log: GrpcLog, message: string, answer: (request: Req) => Res): Handler<Req, Res> {
+function unary<Req, Res>(logger: Logger, message: string, answer: (request: Req) => Res): Handler<Req, Res> {
   return (call, callback) => {
     if (rejectUndecodable(call, callback, `inference.${message}`)) return;
     try {
       callback(null, answer(call.request));
     } catch (err) {
-      const { code, message: details } = toStatus(err, '', call, log);
-      callback({ code, details });
+      callback(grpcErrorAnswer(err, newRequestId(), logger));
     }
   };
 }
@@ -56,7 +51,7 @@ function unary<Req, Res>(log: GrpcLog, message: string, answer: (request: Req) =
  * runtime (gate, deadline, batching), like Tiffin's own `Call`.
  */
 export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedServiceImplementation {
-  const { svc, runtime, log } = deps;
+  const { svc, runtime, logger } = deps;
   // As `/v2/health/ready`: started, not draining, and every readiness check of the service passing.
   const isReady = () => deps.isReady() && svc.notReadyReason() === null;
   const models = protocolModels(svc);
@@ -87,16 +82,16 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
   };
 
   return {
-    ServerLive: unary(log, 'ServerLiveRequest', () => ({ live: true })),
-    ServerReady: unary(log, 'ServerReadyRequest', () => ({ ready: isReady() })),
-    ModelReady: unary<ModelRequestMessage, { ready: boolean }>(log, 'ModelReadyRequest', (req) => {
+    ServerLive: unary(logger, 'ServerLiveRequest', () => ({ live: true })),
+    ServerReady: unary(logger, 'ServerReadyRequest', () => ({ ready: isReady() })),
+    ModelReady: unary<ModelRequestMessage, { ready: boolean }>(logger, 'ModelReadyRequest', (req) => {
       modelNamed(req.name, req.version);
       return { ready: isReady() };
     }),
     // gRPC carries tensors as raw bytes natively; the HTTP-only binary_tensor_data extension is not announced.
-    ServerMetadata: unary(log, 'ServerMetadataRequest', () => serverMetadata(svc, [])),
+    ServerMetadata: unary(logger, 'ServerMetadataRequest', () => serverMetadata(svc, [])),
     ModelMetadata: unary<ModelRequestMessage, ReturnType<typeof modelMetadata>>(
-      log,
+      logger,
       'ModelMetadataRequest',
       (req) => modelMetadata(modelNamed(req.name, req.version)),
     ),

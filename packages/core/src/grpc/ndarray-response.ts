@@ -1,5 +1,5 @@
 import type { PackageDefinition } from '@grpc/proto-loader';
-import { VALUE_FIELDS } from '../io/descriptors/numpy-ndarray.js';
+import { VALUE_FIELDS } from '../wire/proto/messages.js';
 import { enumValues, fieldNumber } from './proto-reflection.js';
 
 /** The packed floating-point fields written as raw little-endian bytes, by element size. */

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import type { Registry } from 'prom-client';
+import { grpcErrorAnswer } from '../errors/error-answer.js';
 import {
   ConfigError,
   GrpcStatus,
@@ -11,21 +12,15 @@ import {
 } from '../errors/index.js';
 import { hasGrpcOutput, type IODescriptor, noGrpcSide } from '../io/descriptor.js';
 import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
-import type { Logger } from '../logging/logger.js';
+import { defaultLogger, type Logger, silentLogger } from '../logging/logger.js';
 import type { Invocation } from '../runtime/invocation.js';
 import { Runtime, type TransportCodec } from '../runtime/runtime.js';
 import { type AuthCheck, bearerAuth, resolveApiToken } from '../server/auth.js';
 import { DEFAULT_SERVER_OPTIONS } from '../server/options.js';
+import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from '../wire/proto/messages.js';
-import {
-  grpcRequest,
-  RUNTIME_ERROR_MESSAGE,
-  rejectUndecodable,
-  runApiCall,
-  stackOf,
-  tolerantDefinition,
-} from './calls.js';
+import { grpcRequest, rejectUndecodable, runApiCall, stackOf, tolerantDefinition } from './calls.js';
 import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
 import { grpcMetrics } from './metrics.js';
@@ -57,7 +52,15 @@ export interface GrpcServerOptions {
   inferenceProtocol?: boolean;
   /** Serve grpc.reflection.v1(alpha) (default true). */
   reflection?: boolean;
-  /** Log function for unexpected errors (default console.error as a JSON line). */
+  /**
+   * Where unexpected errors are logged, as `serve({ logger })` (default: the same JSON lines on stdout; `false`
+   * silences them).
+   */
+  logger?: Logger | false;
+  /**
+   * @deprecated Pass `logger`. A function given one object per record (`level`, `msg` and the fields);
+   * kept so that code written for it still runs.
+   */
   log?: (entry: Record<string, unknown>) => void;
   /**
    * Bearer token every call must carry in its `authorization` metadata (`Bearer <token>`); missing or wrong →
@@ -107,9 +110,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
     interceptors: token ? [authInterceptor(bearerAuth({ token }))] : [],
   });
-  const log =
-    options.log ??
-    ((entry: Record<string, unknown>) => console.error(JSON.stringify({ time: new Date(), ...entry })));
+  const logger = grpcLogger(options);
   const metrics = grpcMetrics(options.metricsRegistry);
   let serving = false;
   const runtime =
@@ -118,15 +119,15 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       timeout: DEFAULT_SERVER_OPTIONS.timeout,
       maxConcurrency: DEFAULT_SERVER_OPTIONS.maxConcurrency,
       retryAfter: DEFAULT_SERVER_OPTIONS.retryAfter,
-      logger: logAdapter(log),
+      logger,
       isReady: () => serving,
       registry: options.metricsRegistry,
       limits: resolveLimits(options.limits),
     });
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
-  for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, log));
+  for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, logger));
 
-  const deps = { svc, metrics, log };
+  const deps = { svc, metrics, logger };
   // Float/double NDArrays are read and written as blocks of bytes; everything else through protobufjs.
   const protocol = loadProtocol();
   const base = inferenceServiceDefinition();
@@ -164,8 +165,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       try {
         callback(null, serviceMetadata(svc));
       } catch (err) {
-        log({ level: 'error', msg: 'ServiceMetadata failed', error: String((err as Error)?.stack ?? err) });
-        callback({ code: GrpcStatus.INTERNAL, details: RUNTIME_ERROR_MESSAGE });
+        callback(grpcErrorAnswer(err, newRequestId(), logger));
       }
     },
   });
@@ -255,16 +255,13 @@ async function handleCall(
 }
 
 /** An API's proto side: the accepted oneof member in, `protoFields[0]` out. */
-function protoCodec(
-  api: InferenceApi,
-  log: (entry: Record<string, unknown>) => void,
-): TransportCodec<RequestMessage, ResponseMessage> {
+function protoCodec(api: InferenceApi, logger: Logger): TransportCodec<RequestMessage, ResponseMessage> {
   // An output with no gRPC side is refused before the function runs, not after its work is done.
   const answerable = hasGrpcOutput(api.output);
   return {
     decode: (message, ctx) =>
       answerable
-        ? readInput(api, message, ctx.request.limits, log)
+        ? readInput(api, message, ctx.request.limits, logger)
         : Promise.reject(noGrpcSide(api.output, 'output')),
     async encode(output, ctx) {
       const payload = await api.output.toProto(output as never, ctx.request.limits);
@@ -275,8 +272,13 @@ function protoCodec(
   };
 }
 
-function logAdapter(log: (entry: Record<string, unknown>) => void): Logger {
-  return { log: (level, msg, fields) => log({ level, msg, ...fields }) };
+/** The logger of `serveGrpc`'s options: `logger`, else the deprecated `log` function, else the default. */
+function grpcLogger(options: GrpcServerOptions): Logger {
+  if (options.logger === false) return silentLogger;
+  if (options.logger) return options.logger;
+  const log = options.log;
+  if (log) return { log: (level, msg, fields) => log({ level, msg, ...fields }) };
+  return defaultLogger();
 }
 
 /**
@@ -293,13 +295,13 @@ async function readInput(
   api: InferenceApi,
   message: RequestMessage,
   limits: Readonly<Limits>,
-  log: (entry: Record<string, unknown>) => void,
+  logger: Logger,
 ): Promise<unknown> {
   try {
     return await api.input.fromProto(selectPayload(api, message), limits);
   } catch (err) {
     if (isTiffinError(err)) throw err;
-    log({ level: 'warn', msg: GRPC_INPUT_NOT_READABLE, api: api.name, error: stackOf(err) });
+    logger.log('warn', GRPC_INPUT_NOT_READABLE, { api: api.name, error: stackOf(err) });
     throw new InvalidArgument(
       `The request's ${message.content ?? 'payload'} cannot be read as ${api.input.displayName}`,
     );

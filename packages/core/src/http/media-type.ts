@@ -1,4 +1,4 @@
-/** A parsed media type (spec D2): type/subtype compared case-insensitively, parameters kept apart. */
+/** A parsed media type (docs/spec/io-descriptors.md D2): type/subtype compared case-insensitively, parameters kept apart. */
 export interface MediaType {
   /** `type/subtype`, lower-cased, e.g. `text/csv`. */
   readonly essence: string;
@@ -63,7 +63,7 @@ export function mediaTypeMatches(mediaType: MediaType | string | null, pattern: 
   return mt.essence === (parseMediaType(p)?.essence ?? p);
 }
 
-/** Spec 1.3 rule 3: `text/*` without a charset gets `; charset=utf-8`. */
+/** docs/spec/io-descriptors.md §1.3 rule 3: `text/*` without a charset gets `; charset=utf-8`. */
 export function withDefaultCharset(mediaType: string): string {
   if (mediaType.toLowerCase().startsWith('text/') && !/charset=/i.test(mediaType)) {
     return `${mediaType}; charset=utf-8`;

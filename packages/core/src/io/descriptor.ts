@@ -275,10 +275,6 @@ export function registerDescriptor(cls: DescriptorClass): void {
   registry.set(id, cls);
 }
 
-export function registeredDescriptors(): ReadonlyMap<string, DescriptorClass> {
-  return registry;
-}
-
 /** Rebuild a descriptor from its spec (docs/spec/io-descriptors.md §1.1 dispatcher rules). */
 export function descriptorFromSpec(spec: DescriptorSpec): IODescriptor {
   if (!spec || typeof spec !== 'object' || !('id' in spec)) {

@@ -177,7 +177,7 @@ function buildModelService(
       batch_dim: signature.batch_dim,
       max_batch_size: batching.max_batch_size,
       max_latency_ms: batching.max_latency_ms,
-      max_concurrent_batches: model.instances,
+      maxConcurrentBatches: model.instances,
     });
   }
   svc.api(api as ApiOptions<IODescriptor, IODescriptor> & { batchable?: false }, call as never);

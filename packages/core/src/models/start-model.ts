@@ -96,7 +96,7 @@ export async function startModel({
   };
   if (instances === 0) {
     const runner = await openRunner(init(threads));
-    // One runner, one call at a time: what batching's max_concurrent_batches should be.
+    // One runner, one call at a time: what batching's maxConcurrentBatches should be.
     return {
       ...described,
       instances: 1,

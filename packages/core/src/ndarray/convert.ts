@@ -112,7 +112,7 @@ function raggedError(shape: number[], path: number[], what: string): RaggedArray
   );
 }
 
-/** Spec 2.2: the dtype JSON leaves infer to. */
+/** docs/spec/io-descriptors.md §2.2: the dtype JSON leaves infer to. */
 export function inferDType(leaves: readonly unknown[]): DType {
   let bool = false;
   let int = false;
@@ -219,7 +219,7 @@ export function unwrap(leaf: unknown): unknown {
   return leaf instanceof JsonFloat ? leaf.value : leaf;
 }
 
-/** Spec 2.3 "to bool": truthiness, where strings are true when non-empty. */
+/** docs/spec/io-descriptors.md §2.3 "to bool": truthiness, where strings are true when non-empty. */
 export function truthy(leaf: unknown): boolean {
   if (leaf instanceof JsonFloat) return leaf.value !== 0;
   if (leaf === null || leaf === undefined) return false;
@@ -230,7 +230,7 @@ export function truthy(leaf: unknown): boolean {
 const FLOAT_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const SPECIAL_FLOAT = /^([+-]?)(nan|inf|infinity)$/i;
 
-/** Spec 2.3 "to float"; undefined = conversion failure. */
+/** docs/spec/io-descriptors.md §2.3 "to float"; undefined = conversion failure. */
 export function toFloat(leaf: unknown): number | undefined {
   switch (typeof leaf) {
     case 'number':
@@ -256,7 +256,7 @@ export function toFloat(leaf: unknown): number | undefined {
 
 const INT_TEXT = /^[+-]?\d+$/;
 
-/** Spec 2.3 "to int": an integer (number when safe, else bigint) or a failure reason. */
+/** docs/spec/io-descriptors.md §2.3 "to int": an integer (number when safe, else bigint) or a failure reason. */
 export function toInteger(leaf: unknown): number | bigint | string {
   switch (typeof leaf) {
     case 'boolean':

@@ -95,7 +95,7 @@ const KIND: Record<DType, DTypeKind> = {
   object: 'O',
 };
 
-/** Spec 2.2 aliases (numpy spellings) → canonical names. */
+/** docs/spec/io-descriptors.md §2.2 aliases (numpy spellings) → canonical names. */
 const ALIASES: Record<string, DType> = {
   bool: 'bool',
   bool_: 'bool',
@@ -293,7 +293,7 @@ export function storageMatches(dtype: DType, data: unknown): boolean {
 }
 
 /**
- * Spec 2.4 same-kind casting: may an array of `from` be cast to `to` without changing the kind of value
+ * docs/spec/io-descriptors.md §2.4 same-kind casting: may an array of `from` be cast to `to` without changing the kind of value
  * (bool → anything numeric; uint → int; int/uint → float; anything but object → str; anything → object).
  * Narrowing within a kind is allowed (int64 → int8 wraps).
  */

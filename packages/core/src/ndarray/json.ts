@@ -4,7 +4,7 @@ import { plainArray } from '../encoding/plain-array.js';
 import type { NDArray } from './ndarray.js';
 
 /**
- * Compact JSON of an array's nested-list form (D3). Written directly from the storage: int64/uint64 values
+ * Compact JSON of an array's nested-list form (docs/spec/io-descriptors.md D3). Written directly from the storage: int64/uint64 values
  * keep all their digits (JSON numbers have no size limit), non-finite floats become null, floats are
  * written as JavaScript writes them (float32 values widened to double: 0.1 → 0.10000000149011612).
  */

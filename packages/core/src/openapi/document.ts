@@ -19,7 +19,7 @@ export const SERVICE_APIS_TAG = 'Service APIs';
 export const INFRASTRUCTURE_TAG = 'Infrastructure';
 export const MOUNTED_TAG = 'Mounted routes';
 
-/** Error responses every API may give, each with the D4 body schema. */
+/** Error responses every API may give, each with the docs/spec/io-descriptors.md D4 body schema. */
 const API_ERRORS: ReadonlyArray<{ status: string; schema: string; description: string }> = [
   { status: '400', schema: 'InvalidArgument', description: 'Bad Request' },
   { status: '404', schema: 'NotFound', description: 'Not Found' },
@@ -36,7 +36,7 @@ const INFRA_PATHS: ReadonlyArray<[string, string]> = [
   ['/metrics', 'Prometheus metrics of the API server.'],
 ];
 
-/** The JSON schema of the one error body (D4). */
+/** The JSON schema of the one error body (docs/spec/io-descriptors.md D4). */
 export function errorBodySchema(title: string, description: string): SchemaObject {
   return {
     type: 'object',

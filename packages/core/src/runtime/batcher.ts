@@ -23,7 +23,7 @@ interface Pending {
 const ARRIVAL_DECAY = 0.8;
 
 /**
- * The adaptive batcher of one batchable API: requests queue here; up to `max_concurrent_batches` batches run
+ * The adaptive batcher of one batchable API: requests queue here; up to `maxConcurrentBatches` batches run
  * at a time (default one), each made of the oldest requests up to `max_batch_size` rows (a request of k rows
  * counts as k, and is never split; one of more than `max_batch_size` rows runs as a batch of its own).
  *
@@ -39,7 +39,7 @@ const ARRIVAL_DECAY = 0.8;
 export class Batcher {
   private readonly queue: Pending[] = [];
   private queuedRows = 0;
-  /** Batches running now, each with its start time and rows (several when `max_concurrent_batches` > 1). */
+  /** Batches running now, each with its start time and rows (several when `maxConcurrentBatches` > 1). */
   private readonly running = new Set<{ since: number; rows: number }>();
   private waiting = false;
   private arrivals = 0;
@@ -90,7 +90,7 @@ export class Batcher {
   }
 
   private get slots(): number {
-    return this.options.max_concurrent_batches ?? 1;
+    return this.options.maxConcurrentBatches ?? 1;
   }
 
   private hasSlot(): boolean {
@@ -216,7 +216,7 @@ export class Batcher {
       this.cost.observe(rows, performance.now() - started);
       // A function on other threads (the option is set) takes the next batch while these answers are written;
       // one on this thread would run it before them, so its slot opens only once they are out.
-      if (this.options.max_concurrent_batches !== undefined) release();
+      if (this.options.maxConcurrentBatches !== undefined) release();
       const parts = this.splitOutput(output, batch, rows);
       let start = 0;
       for (let i = 0; i < batch.length; i++) {

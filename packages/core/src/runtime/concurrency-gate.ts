@@ -1,6 +1,6 @@
 import { ServiceUnavailable } from '../errors/index.js';
 
-/** Paths that must answer even when the server is saturated (D5). */
+/** Paths that must answer even when the server is saturated (docs/spec/io-descriptors.md D5). */
 export const UNLIMITED_PATHS: ReadonlySet<string> = new Set([
   '/livez',
   '/healthz',
@@ -12,7 +12,7 @@ export const UNLIMITED_PATHS: ReadonlySet<string> = new Set([
 
 /**
  * At most `max` requests at once (health paths excluded); one more is refused at once with 503 and
- * `Retry-After` (D5), never queued. A permit is held until the response is fully sent.
+ * `Retry-After` (docs/spec/io-descriptors.md D5), never queued. A permit is held until the response is fully sent.
  */
 export class ConcurrencyGate {
   private inFlight = 0;

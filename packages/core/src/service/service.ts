@@ -34,7 +34,7 @@ export interface BatchOptions {
    * on other threads (a model's worker-thread instances): every idle runner gets a batch. When set (even to 1)
    * the next batch is also dispatched as soon as the function returns, while the answers are being written.
    */
-  max_concurrent_batches?: number;
+  maxConcurrentBatches?: number;
 }
 
 export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
@@ -67,11 +67,17 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
    * `GET /<route>/events?id=` (server-sent progress, see `Context.progress`) follow it.
    */
   task?: boolean;
-  /** Run calls in adaptive batches (both descriptors must implement `batching`); the function then gets a batch. */
+  /**
+   * Run calls in adaptive batches (both descriptors must implement `batching`); the function then gets a batch.
+   * `batch_dim`, `max_batch_size` and `max_latency_ms` keep the reference framework's names (docs/batching.md).
+   */
   batchable?: boolean;
   batch_dim?: number;
   max_batch_size?: number;
   max_latency_ms?: number;
+  /** Batches that may run at once (default 1); see `BatchOptions.maxConcurrentBatches`. */
+  maxConcurrentBatches?: number;
+  /** @deprecated Spelled `maxConcurrentBatches`: an option of Tiffin's own, so camelCase. */
   max_concurrent_batches?: number;
 }
 
@@ -376,8 +382,8 @@ function batchOptions(api: string, options: ApiOptions<IODescriptor, IODescripto
     max_latency_ms: options.max_latency_ms ?? 100,
   };
   // Only when given: one batch at a time is the default and stays out of the API's description.
-  if (options.max_concurrent_batches !== undefined)
-    resolved.max_concurrent_batches = options.max_concurrent_batches;
+  const concurrent = options.maxConcurrentBatches ?? options.max_concurrent_batches;
+  if (concurrent !== undefined) resolved.maxConcurrentBatches = concurrent;
   const check = (name: keyof BatchOptions, ok: boolean, rule: string) => {
     if (!ok)
       throw new InvalidArgument(`API '${api}': ${name} must be ${rule}, got ${String(resolved[name])}`);
@@ -389,9 +395,9 @@ function batchOptions(api: string, options: ApiOptions<IODescriptor, IODescripto
     'an integer >= 1',
   );
   check(
-    'max_concurrent_batches',
-    resolved.max_concurrent_batches === undefined ||
-      (Number.isInteger(resolved.max_concurrent_batches) && resolved.max_concurrent_batches >= 1),
+    'maxConcurrentBatches',
+    resolved.maxConcurrentBatches === undefined ||
+      (Number.isInteger(resolved.maxConcurrentBatches) && resolved.maxConcurrentBatches >= 1),
     'an integer >= 1',
   );
   check(

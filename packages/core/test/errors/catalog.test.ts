@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 
 import * as errors from '../../src/errors/index.js';
-import { BadInput, isTiffinError, type TiffinError } from '../../src/errors/index.js';
+import {
+  BadInput,
+  ERROR_CODES,
+  type ErrorCodeEntry,
+  grpcStatusOfCode,
+  isTiffinError,
+  type TiffinError,
+} from '../../src/errors/index.js';
+import * as modelErrors from '../../src/models/model-errors.js';
+import * as taskErrors from '../../src/tasks/task-errors.js';
 
 type ErrorClass = typeof TiffinError;
 
@@ -9,8 +18,8 @@ function errorClasses(mod: Record<string, unknown>): Array<[string, ErrorClass]>
   return Object.entries(mod).filter(
     (entry): entry is [string, ErrorClass] =>
       typeof entry[1] === 'function' &&
-      (entry[1] === mod.TiffinError ||
-        (entry[1] as { prototype: unknown }).prototype instanceof (mod.TiffinError as ErrorClass)),
+      (entry[1] === errors.TiffinError ||
+        (entry[1] as { prototype: unknown }).prototype instanceof errors.TiffinError),
   );
 }
 
@@ -29,6 +38,18 @@ describe('error catalog', () => {
     for (const [code, names] of byCode) {
       if (code === 'INTERNAL_ERROR') expect(names.sort()).toEqual(['InternalServerError', 'TiffinError']);
       else expect(names, code).toHaveLength(1);
+    }
+  });
+
+  it("finds each class's code in ERROR_CODES with the class's HTTP status, type and gRPC status", () => {
+    const classes = [...errorClasses(errors), ...errorClasses(modelErrors), ...errorClasses(taskErrors)];
+    for (const [name, cls] of classes) {
+      if (name === 'TiffinError') continue;
+      const err = new cls('m');
+      const entry = (ERROR_CODES as Record<string, ErrorCodeEntry>)[err.code];
+      expect(entry, name).toBeDefined();
+      expect([entry?.status, entry?.type], name).toEqual([err.httpStatus, name]);
+      expect(grpcStatusOfCode(err.code as keyof typeof ERROR_CODES), name).toBe(err.grpcStatus);
     }
   });
 

@@ -6,6 +6,7 @@ import {
   type GrpcServerHandle,
   inferenceClientConstructor,
   JSON as JSONDescriptor,
+  MemoryLogger,
   Multipart,
   NDArray,
   NotFound,
@@ -101,11 +102,12 @@ type Client = grpc.Client & {
 
 let grpcServer: GrpcServerHandle;
 let httpServer: ServerHandle;
+const grpcLog = new MemoryLogger();
 let client: Client;
 
 beforeAll(async () => {
   const svc = buildService();
-  grpcServer = await serveGrpc(svc, { port: 0, log: () => undefined });
+  grpcServer = await serveGrpc(svc, { port: 0, logger: grpcLog });
   httpServer = await serve(svc, { port: 0, host: '127.0.0.1' });
   const Ctor = inferenceClientConstructor();
   client = new Ctor(grpcServer.address, grpc.credentials.createInsecure()) as unknown as Client;
@@ -204,7 +206,7 @@ describe('gRPC Call dispatches by api_name', () => {
     expect((await http('/yo', 'Bob', 'text/plain')).text).toBe('yo Bob');
   });
 
-  it('File: bytes round trip with the default kind application/octet-stream (D14)', async () => {
+  it('File: bytes round trip with the default kind application/octet-stream (docs/spec/io-descriptors.md D14)', async () => {
     const res = await call({
       api_name: 'file_echo',
       file: { content: Buffer.from([0x81, 0x30, 0x89, 0x39]) },
@@ -235,7 +237,7 @@ describe('gRPC Call dispatches by api_name', () => {
 });
 
 describe('gRPC error mapping', () => {
-  it('unknown api_name → NOT_FOUND (D14)', async () => {
+  it('unknown api_name → NOT_FOUND (docs/spec/io-descriptors.md D14)', async () => {
     const err = await callError({ api_name: 'nope', text: { value: 'x' } });
     expect(err.code).toBe(GrpcStatus.NOT_FOUND);
     expect(err.details).toMatch(/not defined in grpc_test/);
@@ -294,6 +296,11 @@ describe('gRPC error mapping', () => {
     const err = await callError({ api_name: 'raise_error', text: { value: 'boom' } });
     expect(err.code).toBe(GrpcStatus.INTERNAL);
     expect(err.details).not.toMatch(/secret/);
+    // The same answer and log record as over HTTP: the details name the request id the log holds the stack under.
+    const requestId = /request id ([0-9a-f]+)/.exec(err.details)?.[1];
+    const record = grpcLog.records.find((r) => r.requestId === requestId);
+    expect(record).toMatchObject({ level: 'error', msg: 'unhandled error', error: 'secret internal detail' });
+    expect(String(record?.stack)).toContain('secret internal detail');
   });
 });
 

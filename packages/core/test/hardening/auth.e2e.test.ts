@@ -37,7 +37,7 @@ const call = (auth?: string) =>
     headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
   });
 
-describe('bearer-token auth over HTTP (issue 13 part 7)', () => {
+describe('bearer-token auth over HTTP', () => {
   it('refuses API calls, the page and docs.json without the token, with a 401 challenge', async () => {
     handle = await start(svc, { apiToken: TOKEN });
     for (const res of [await call(), await get('/'), await get('/docs.json')]) {

@@ -53,7 +53,7 @@ afterAll(async () => {
 const post = (path: string, body: string, type = 'application/json') =>
   fetch(`${handle.url}${path}`, { method: 'POST', body, headers: { 'content-type': type } });
 
-describe('nesting depth (issue 13 part 3)', () => {
+describe('nesting depth', () => {
   it('answers 400 for JSON-ish input deeper than the limit on every descriptor', async () => {
     for (const path of ['/echo_json', '/echo_nd', '/echo_f32']) {
       for (const body of [nested(10_000), nested(65), nestedObject(10_000), `[${nested(100_000)}]`]) {

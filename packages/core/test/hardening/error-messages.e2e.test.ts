@@ -22,7 +22,7 @@ afterAll(async () => {
 const post = (body: string) =>
   fetch(`${handle.url}/leaky`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
 
-describe('error bodies name no server paths and quote bounded user values (issue 13 part 4)', () => {
+describe('error bodies name no server paths and quote bounded user values', () => {
   it('shortens absolute paths under the server folders', async () => {
     const res = await post('"path"');
     expect(res.status).toBe(400);

@@ -32,7 +32,7 @@ const statusOf = (answer: string) => Number(answer.slice(9, 12));
 const bodyOf = (answer: string) =>
   JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
 
-describe('answers before any route (issue 13 part 4)', () => {
+describe('answers before any route', () => {
   it('answers CONNECT with 405 and a JSON body', async () => {
     const answer = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expect(statusOf(answer)).toBe(405);

@@ -71,7 +71,7 @@ const form = (boundary: string, head: string, content = 'a,b\n1,2\n') =>
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
 
-describe('multipart reproductions of issue 13 part 1', () => {
+describe('multipart bodies that once crashed the server', () => {
   it('keeps an RFC 5987 file name outside Latin-1 as a UTF-8 string', async () => {
     const body = form('xx', `Content-Disposition: form-data; name="f"; filename*=UTF-8''%E2%82%AC.csv`);
     const res = await rawPost(

@@ -48,11 +48,11 @@ describe('File (docs/spec/io-descriptors.md §8)', () => {
     expect(header(await d.toHttpResponse(input, null), 'content-type')).toBe('application/octet-stream');
   });
 
-  it('case 36 (D1): no Content-Type → 400', async () => {
+  it('case 36 (docs/spec/io-descriptors.md D1): no Content-Type → 400', async () => {
     await expectClientError(new File().fromHttpRequest(request(BIN)), 400, /requires a Content-Type header/);
   });
 
-  it('case 37 (D1): a wrong Content-Type → 400', async () => {
+  it('case 37 (docs/spec/io-descriptors.md D1): a wrong Content-Type → 400', async () => {
     await expectClientError(
       new File({ mime_type: 'application/pdf' }).fromHttpRequest(request(BIN, 'application/octet-stream')),
       400,
@@ -60,7 +60,7 @@ describe('File (docs/spec/io-descriptors.md §8)', () => {
     );
   });
 
-  it('case 38: the matching type, compared as a media type (D2)', async () => {
+  it('case 38: the matching type, compared as a media type (docs/spec/io-descriptors.md D2)', async () => {
     const d = new File({ mime_type: 'application/pdf' });
     const input = await d.fromHttpRequest(request(BIN, 'Application/PDF; x=1'));
     const res = await d.toHttpResponse(input.bytes, null);
@@ -88,7 +88,7 @@ describe('File (docs/spec/io-descriptors.md §8)', () => {
     );
   });
 
-  it('D11: with ctx the content type is kept, after ctx headers', async () => {
+  it('docs/spec/io-descriptors.md D11: with ctx the content type is kept, after ctx headers', async () => {
     const ctx = new Context(request(''), {});
     ctx.response.headers.set('x-c', '3');
     const res = applyResponseContext(await new File({ mime_type: 'text/csv' }).toHttpResponse(BIN, ctx), ctx);
@@ -126,7 +126,7 @@ describe('File (docs/spec/io-descriptors.md §8)', () => {
     expect(() => File.fromSample(join(dir, 'missing.bin'))).toThrow(/ENOENT/);
   });
 
-  it('OpenAPI (D13) and spec', () => {
+  it('OpenAPI (docs/spec/io-descriptors.md D13) and spec', () => {
     const any = new File();
     expect(any.openapiSchema()).toEqual({ type: 'string', format: 'binary' });
     expect(Object.keys(any.openapiRequestBody().content)).toEqual(['*/*']);
@@ -141,10 +141,10 @@ describe('File (docs/spec/io-descriptors.md §8)', () => {
     expect(() => File.fromSpec({ id: 'tiffin.io.File' })).toThrow(/^Missing args key in File spec/);
   });
 
-  it('gRPC (11.3, D14)', async () => {
+  it('gRPC (11.3, docs/spec/io-descriptors.md D14)', async () => {
     const pdf = new File({ mime_type: 'application/pdf' });
     expect((await pdf.fromProto({ kind: 'application/pdf', content: BIN })).bytes.equals(BIN)).toBe(true);
-    // D14: an unset kind is accepted.
+    // docs/spec/io-descriptors.md D14: an unset kind is accepted.
     expect((await pdf.fromProto({ content: BIN })).bytes.equals(BIN)).toBe(true);
     await expectClientError(
       pdf.fromProto({ kind: 'image/png', content: BIN }),
@@ -153,7 +153,7 @@ describe('File (docs/spec/io-descriptors.md §8)', () => {
     );
     await expectClientError(pdf.fromProto({ kind: 'application/pdf' }), 400, 'Content is empty!');
     expect((await new File().fromProto(BIN)).bytes.equals(BIN)).toBe(true);
-    // D14: the default kind is spelt correctly.
+    // docs/spec/io-descriptors.md D14: the default kind is spelt correctly.
     expect(await new File().toProto(BIN)).toEqual({ kind: 'application/octet-stream', content: BIN });
     expect((await pdf.toProto(BIN)).kind).toBe('application/pdf');
   });

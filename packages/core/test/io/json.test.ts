@@ -79,7 +79,7 @@ describe('JSON fromHttpRequest / toHttpResponse (docs/spec/io-descriptors.md §5
     },
   );
 
-  it('case 17 (D3): 2.0 and big integers echo as equal parsed values', async () => {
+  it('case 17 (docs/spec/io-descriptors.md D3): 2.0 and big integers echo as equal parsed values', async () => {
     expect(JSON.parse(await text(await echo('2.0')))).toBe(2);
     expect(JSON.parse(await text(await echo('12345678901234567890123')))).toBe(
       Number('12345678901234567890123'),
@@ -97,7 +97,7 @@ describe('JSON fromHttpRequest / toHttpResponse (docs/spec/io-descriptors.md §5
     await expectClientError(d.fromHttpRequest(request(Buffer.from([0x22, 0xe9, 0x22]))), 400, /UTF-8/);
   });
 
-  it('case 19 (D3): NaN is read and written as null', async () => {
+  it('case 19 (docs/spec/io-descriptors.md D3): NaN is read and written as null', async () => {
     expect(await text(await echo('{"a": NaN}'))).toBe('{"a":null}');
   });
 
@@ -248,7 +248,7 @@ describe('JSON.fromSample (5.4)', () => {
   });
 });
 
-describe('JSON OpenAPI and spec (5.5, D13)', () => {
+describe('JSON OpenAPI and spec (5.5, docs/spec/io-descriptors.md D13)', () => {
   it('without a model: any JSON value (the empty schema)', () => {
     const d = new JSONDescriptor();
     expect(d.openapiSchema()).toEqual({});

@@ -89,7 +89,7 @@ describe('Multipart fromHttpRequest (9.2)', () => {
     expect(v.compared!.bytes.toString()).toBe('BBB');
   });
 
-  it('case 47 (D12): wrong part names → 400 listing expected and received', async () => {
+  it('case 47 (docs/spec/io-descriptors.md D12): wrong part names → 400 listing expected and received', async () => {
     const d = new Multipart({ original: new FakeImage(), compared: new FakeImage() });
     const body = multipart('b', [
       { name: 'x1', value: 'A', filename: 'a.bmp', type: 'image/bmp' },
@@ -107,7 +107,7 @@ describe('Multipart fromHttpRequest (9.2)', () => {
     });
   });
 
-  it('case 49 (D1): not multipart/form-data → 400; missing Content-Type → 400', async () => {
+  it('case 49 (docs/spec/io-descriptors.md D1): not multipart/form-data → 400; missing Content-Type → 400', async () => {
     await expectClientError(
       mixedIn().fromHttpRequest(request('{}', 'application/json')),
       400,
@@ -117,7 +117,7 @@ describe('Multipart fromHttpRequest (9.2)', () => {
     await expectClientError(mixedIn().fromHttpRequest(request('x')), 400, /requires a Content-Type/);
   });
 
-  it('case 50 (D1): a garbage body → 400', async () => {
+  it('case 50 (docs/spec/io-descriptors.md D1): a garbage body → 400', async () => {
     await expectClientError(
       mixedIn().fromHttpRequest(request('garbage', 'multipart/form-data; boundary=XyZ')),
       400,

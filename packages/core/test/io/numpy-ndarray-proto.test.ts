@@ -26,7 +26,7 @@ describe('NumpyNdarray gRPC mapping (11.3)', () => {
 
   it('UNSPECIFIED: infers from the one non-empty field; a shape without values only when it has no elements', async () => {
     expect((await d.fromProto({ int32_values: [1, 2] })).dtype).toBe('int32');
-    // The reference answers np.empty(shape): a shape alone would allocate what it declares (issue 32: a
+    // The reference answers np.empty(shape): a shape alone would allocate what it declares (a
     // 20-byte message asking for 16 GiB). Only an empty shape is taken; any other is a 400, nothing allocated.
     await expectClientError(d.fromProto({ shape: [2, 3] }), 400, /shape \(2, 3\) but no values/);
     await expectClientError(d.fromProto({ shape: [2_147_483_647] }), 400, /but no values/);

@@ -9,14 +9,14 @@ import { expectClientError, header, request, text } from './helpers.js';
 
 const double = (a: NDArray) => NDArray.from((a.toArray() as number[][]).map((r) => r.map((v) => v * 2)));
 
-describe('NumpyNdarray construction (2.1, D8)', () => {
+describe('NumpyNdarray construction (2.1, docs/spec/io-descriptors.md D8)', () => {
   it('normalises dtype aliases', () => {
     expect(new NumpyNdarray({ dtype: 'f4' }).dtype).toBe('float32');
   });
   it('unknown dtype → UnprocessableEntity', () => {
     expect(() => new NumpyNdarray({ dtype: 'nope' })).toThrow(UnprocessableEntity);
   });
-  it('D8: enforce_dtype without dtype and enforce_shape without shape throw InvalidArgument', () => {
+  it('docs/spec/io-descriptors.md D8: enforce_dtype without dtype and enforce_shape without shape throw InvalidArgument', () => {
     expect(() => new NumpyNdarray({ enforce_dtype: true })).toThrow(InvalidArgument);
     expect(() => new NumpyNdarray({ enforce_shape: true })).toThrow(InvalidArgument);
   });
@@ -114,24 +114,24 @@ describe('NumpyNdarray fromHttpRequest / toHttpResponse', () => {
     expect(await text(res)).toBe('[[1,2],[3,4]]');
   });
 
-  it('case 7 (D1): invalid JSON and an empty body are 400', async () => {
+  it('case 7 (docs/spec/io-descriptors.md D1): invalid JSON and an empty body are 400', async () => {
     const d = new NumpyNdarray();
     await expectClientError(d.fromHttpRequest(request('not json')), 400, /not valid JSON: Expecting value/);
     await expectClientError(d.fromHttpRequest(request('')), 400, /not valid JSON/);
     await expectClientError(d.fromHttpRequest(request(Buffer.from([0x5b, 0xe9, 0x5d]))), 400, /UTF-8/);
   });
 
-  it('case 8 (D1): a ragged array is 400', async () => {
+  it('case 8 (docs/spec/io-descriptors.md D1): a ragged array is 400', async () => {
     await expectClientError(new NumpyNdarray().fromHttpRequest(request('[[1,2],[3]]')), 400, /Ragged/);
   });
 
-  it('case 9: strings, raw UTF-8 out (D3)', async () => {
+  it('case 9: strings, raw UTF-8 out (docs/spec/io-descriptors.md D3)', async () => {
     const d = new NumpyNdarray();
     const arr = await d.fromHttpRequest(request('["é", 1.5]'));
     expect(JSON.parse(await text(await d.toHttpResponse(arr, null)))).toEqual(['é', '1.5']);
   });
 
-  it('case 10 (D3): NaN/Infinity literals are read; written as null', async () => {
+  it('case 10 (docs/spec/io-descriptors.md D3): NaN/Infinity literals are read; written as null', async () => {
     const d = new NumpyNdarray();
     const arr = await d.fromHttpRequest(request('[1.5, NaN, Infinity]'));
     expect(arr.dtype).toBe('float64');
@@ -231,7 +231,7 @@ describe('NumpyNdarray.fromSample (2.6)', () => {
   });
 });
 
-describe('NumpyNdarray OpenAPI and spec (2.7, 2.8, D13)', () => {
+describe('NumpyNdarray OpenAPI and spec (2.7, 2.8, docs/spec/io-descriptors.md D13)', () => {
   it('schema item types', () => {
     expect(new NumpyNdarray({ shape: [2, 2] }).openapiSchema()).toEqual({
       type: 'array',

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { Context } from '../../src/context/context.js';
 import { InvalidArgument } from '../../src/errors/index.js';
 import { descriptorFromSpec } from '../../src/io/descriptor.js';
-import { sseEvent, Text } from '../../src/io/descriptors/text.js';
+import { Text } from '../../src/io/descriptors/text.js';
 import { applyResponseContext } from '../../src/runtime/response-context.js';
+import { sseEvent } from '../../src/wire/sse/event.js';
 import { expectClientError, header, request, text } from './helpers.js';
 
 async function chunks(body: unknown): Promise<string[]> {
@@ -26,7 +27,7 @@ describe('Text (docs/spec/io-descriptors.md §6)', () => {
     expect(await new Text().fromHttpRequest(request(''))).toBe('');
   });
 
-  it('case 55 (D1): invalid UTF-8 → 400 naming the offset', async () => {
+  it('case 55 (docs/spec/io-descriptors.md D1): invalid UTF-8 → 400 naming the offset', async () => {
     await expectClientError(
       new Text().fromHttpRequest(request(Buffer.from([0x61, 0xe9]))),
       400,
@@ -94,7 +95,7 @@ describe('Text (docs/spec/io-descriptors.md §6)', () => {
     expect(sseEvent({ data: { a: 1 } })).toBe('data: {"a":1}\n\n');
   });
 
-  it('fromSample, OpenAPI (D13: no "None") and spec', () => {
+  it('fromSample, OpenAPI (docs/spec/io-descriptors.md D13: no "None") and spec', () => {
     expect(Text.fromSample(Buffer.from('héllo')).sample).toBe('héllo');
     const d = Text.fromSample('hi');
     expect(d.openapiSchema()).toEqual({ type: 'string' });

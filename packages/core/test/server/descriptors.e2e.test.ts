@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerSchemaModelAdapter, type SchemaModelAdapter } from '../../src/descriptor.js';
 import {
   File,
   JSON as JSONDescriptor,
@@ -8,7 +9,6 @@ import {
   Service,
   Text,
 } from '../../src/index.js';
-import { registerSchemaModelAdapter, type SchemaModelAdapter } from '../../src/internal.js';
 import { start } from './helpers.js';
 
 /** The structure model of case 20/21, validated by a test-local schema adapter (io-json provides real ones). */
@@ -118,7 +118,7 @@ function post(
   return fetch(server.url + path, { method: 'POST', body, headers });
 }
 
-/** A 4xx with the D4 JSON body; returns it. */
+/** A 4xx with the docs/spec/io-descriptors.md D4 JSON body; returns it. */
 async function expectClientError(res: Response, status = 400): Promise<{ error: string; type: string }> {
   expect(res.status).toBe(status);
   expect(res.headers.get('content-type')).toBe('application/json');
@@ -171,7 +171,7 @@ describe('NumpyNdarray over HTTP (cases 1-12)', () => {
     ]);
   });
 
-  it('7, 8: unparseable JSON and ragged arrays are 400 (D1)', async () => {
+  it('7, 8: unparseable JSON and ragged arrays are 400 (docs/spec/io-descriptors.md D1)', async () => {
     await expectClientError(await post('/nd_echo', 'not json'));
     await expectClientError(await post('/nd_echo', '[[1,2],[3]]'));
   });
@@ -180,7 +180,7 @@ describe('NumpyNdarray over HTTP (cases 1-12)', () => {
     expect(await (await post('/nd_echo', '["é", 1.5]')).json()).toEqual(['é', '1.5']);
   });
 
-  it('10: non-finite floats are read or refused, and written as null (D3)', async () => {
+  it('10: non-finite floats are read or refused, and written as null (docs/spec/io-descriptors.md D3)', async () => {
     const res = await post('/nd_echo', '[1.5, NaN, Infinity]');
     if (res.status === 200) expect(await res.json()).toEqual([1.5, null, null]);
     else await expectClientError(res);
@@ -217,7 +217,7 @@ describe('JSON over HTTP (cases 14-22)', () => {
     }
   });
 
-  it('17: numbers keep their values (D3)', async () => {
+  it('17: numbers keep their values (docs/spec/io-descriptors.md D3)', async () => {
     expect(Number(await (await post('/echo_json', '2.0')).text())).toBe(2);
     const big = await (await post('/echo_json', '12345678901234567890123')).text();
     expect(Number(big)).toBe(Number('12345678901234567890123'));
@@ -228,7 +228,7 @@ describe('JSON over HTTP (cases 14-22)', () => {
     expect(body.error).toMatch(/JSON/);
   });
 
-  it('19: NaN is refused or written as null, never a 5xx (D3)', async () => {
+  it('19: NaN is refused or written as null, never a 5xx (docs/spec/io-descriptors.md D3)', async () => {
     const res = await post('/echo_json', '{"a": NaN}');
     if (res.status === 200) expect(await res.json()).toEqual({ a: null });
     else await expectClientError(res);
@@ -277,7 +277,7 @@ describe('File over HTTP (cases 33-38)', () => {
     expect(new Uint8Array(await res.arrayBuffer())).toEqual(BIN);
   });
 
-  it('36, 37: a missing or mismatched content type is a 400 (D1)', async () => {
+  it('36, 37: a missing or mismatched content type is a 400 (docs/spec/io-descriptors.md D1)', async () => {
     await expectClientError(await post('/predict_file', BIN, null));
     await expectClientError(await post('/file_pdf', BIN, 'application/octet-stream'));
   });
@@ -313,12 +313,12 @@ describe('Multipart over HTTP (cases 48-50)', () => {
     ]);
   });
 
-  it('49, 50: a non-multipart or garbage body is a 400 (D1)', async () => {
+  it('49, 50: a non-multipart or garbage body is a 400 (docs/spec/io-descriptors.md D1)', async () => {
     await expectClientError(await post('/mp_mixed', '{}'));
     await expectClientError(await post('/mp_mixed', 'garbage', 'multipart/form-data; boundary=XyZ'));
   });
 
-  it('a missing part is a 400 naming the expected parts (D12)', async () => {
+  it('a missing part is a 400 naming the expected parts (docs/spec/io-descriptors.md D12)', async () => {
     const form = new FormData();
     form.append('a', '{}');
     const body = await expectClientError(
@@ -328,7 +328,7 @@ describe('Multipart over HTTP (cases 48-50)', () => {
   });
 });
 
-describe('malformed requests are always 4xx with a JSON error, never 5xx (D1)', () => {
+describe('malformed requests are always 4xx with a JSON error, never 5xx (docs/spec/io-descriptors.md D1)', () => {
   const malformed: Array<[string, string | Uint8Array, string | null]> = [
     ['/nd_echo', '', 'application/json'],
     ['/nd_echo', '{"a":', 'application/json'],

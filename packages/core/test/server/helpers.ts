@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import type { RequestBodyObject } from '../../src/descriptor.js';
 import {
   BadInput,
   buildResponse,
@@ -13,7 +14,6 @@ import {
   type Service,
   serve,
 } from '../../src/index.js';
-import type { RequestBodyObject } from '../../src/internal.js';
 import type { ResponseObject } from '../../src/io/openapi.js';
 
 /**

@@ -36,7 +36,7 @@ describe('lifecycle', () => {
     await expect(fetch(`${server.url}/livez`)).rejects.toThrow();
   });
 
-  it('fails /readyz with 503 (D4 body) before startup and while draining, /livez stays 200', async () => {
+  it('fails /readyz with 503 (docs/spec/io-descriptors.md D4 body) before startup and while draining, /livez stays 200', async () => {
     const svc = new Service('readiness');
     svc.api({ input: new PlainText(), output: new PlainText() }, function echo(input) {
       return input;

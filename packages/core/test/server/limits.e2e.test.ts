@@ -36,7 +36,7 @@ const post = (path: string, body: string, headers: Record<string, string> = {}) 
   fetch(handle!.url + path, { method: 'POST', body, headers: { 'content-type': 'text/plain', ...headers } });
 
 describe('body size limit', () => {
-  it('answers 413 with the D4 body over the limit and serves bodies at the limit', async () => {
+  it('answers 413 with the docs/spec/io-descriptors.md D4 body over the limit and serves bodies at the limit', async () => {
     handle = await start(slowService('limit').svc, { maxBodySize: 1024 });
     const ok = await post('/size', 'a'.repeat(1024));
     expect(await ok.text()).toBe('1024');
@@ -64,7 +64,7 @@ describe('body size limit', () => {
   });
 });
 
-describe('max concurrency (D5)', () => {
+describe('max concurrency (docs/spec/io-descriptors.md D5)', () => {
   it('refuses the request over the limit with 503 + Retry-After while /livez still answers (case 65)', async () => {
     handle = await start(slowService('busy').svc, { maxConcurrency: 2, retryAfter: 3 });
     const first = post('/echo_delay', '800');
@@ -87,7 +87,7 @@ describe('max concurrency (D5)', () => {
 });
 
 describe('timeout', () => {
-  it('answers 504 with the D4 body and aborts the handler (case 64)', async () => {
+  it('answers 504 with the docs/spec/io-descriptors.md D4 body and aborts the handler (case 64)', async () => {
     const { svc, seen } = slowService('slow');
     handle = await start(svc, { timeout: 0.3 });
     const res = await post('/echo_delay', '3000');

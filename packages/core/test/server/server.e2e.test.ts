@@ -151,7 +151,7 @@ describe('API pipeline', () => {
     expect(await res.text()).toBe('yo 0yo 1yo 2yo 3yo 4yo 5yo 6yo 7yo 8yo 9');
   });
 
-  it('maps TiffinErrors to their status with the D4 body (case 56, 57)', async () => {
+  it('maps TiffinErrors to their status with the docs/spec/io-descriptors.md D4 body (case 56, 57)', async () => {
     const cases: Array<[string, number, string, string, string]> = [
       ['bad', 400, 'b', 'BadInput', 'BAD_INPUT'],
       ['nf', 404, 'n', 'NotFound', 'NOT_FOUND'],
@@ -267,7 +267,7 @@ describe('health, docs and the API page', () => {
     expect(head.status).toBe(200);
   });
 
-  it('publishes an OpenAPI 3 document with our names and D4 error schemas (case 62)', async () => {
+  it('publishes an OpenAPI 3 document with our names and docs/spec/io-descriptors.md D4 error schemas (case 62)', async () => {
     const res = await fetch(`${server.url}/docs.json`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/json');

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Service, Text } from '../../src/index.js';
 import { PlainText, sleep, start } from './helpers.js';
 
-// Issue 32 finding 3: sockets that send headers declaring a body and never send it held every API permit.
+// Sockets that send headers declaring a body and never send it held every API permit.
 
 let handle: Awaited<ReturnType<typeof start>> | undefined;
 const sockets: Socket[] = [];
@@ -45,7 +45,7 @@ function stalled(port: number, path: string, head: string, body = ''): { reply: 
 const post = (path: string, body: string) =>
   fetch(handle!.url + path, { method: 'POST', body, headers: { 'content-type': 'text/plain' } });
 
-describe('clients that stall (issue 32)', () => {
+describe('clients that stall', () => {
   it('takes no API permit before the body is in: stalled bodies never lock the APIs out, and end with 408', async () => {
     handle = await start(service(), { maxConcurrency: 4, bodyTimeout: 1 });
     const { port } = handle;

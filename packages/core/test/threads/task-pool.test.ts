@@ -4,7 +4,7 @@ import { TaskPool } from '../../src/threads/index.js';
 
 const pool = new TaskPool({ name: 'Test tasks', module: new URL('./tasks.ts', import.meta.url), threads: 2 });
 
-describe('TaskPool: CPU-heavy work in reused worker threads (issue 32)', () => {
+describe('TaskPool: CPU-heavy work in reused worker threads', () => {
   it('runs tasks there: arguments copied in, results moved back when the task says so', async () => {
     expect(await pool.run<number>('sum', [Float64Array.from([1, 2, 3.5])])).toBe(6.5);
     const squares = await pool.run<Float64Array>('squares', [5]);

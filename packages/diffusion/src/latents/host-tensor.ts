@@ -93,9 +93,3 @@ export function repeatBatch(x: HostTensor, times: number): HostTensor {
   for (let k = 0; k < times; k++) out.set(x.data, k * x.data.length);
   return { data: out, shape: [x.shape[0] * times, ...x.shape.slice(1)] };
 }
-
-/** The first `count` entries along the first axis. */
-export function firstRows(x: HostTensor, count: number): HostTensor {
-  const per = x.data.length / x.shape[0];
-  return { data: x.data.slice(0, count * per), shape: [count, ...x.shape.slice(1)] };
-}

@@ -43,13 +43,13 @@ import { defaultImageSize, pipelineFamily } from './model-config.js';
 import { negotiateOutputFormat, type OutputFormat } from './output-format.js';
 import { ProgressHub, type ProgressKey } from './progress.js';
 import { QueryInput } from './query-input.js';
-import { DEFAULT_LIMITS, defaultedValues, progressSchema } from './request-schemas.js';
+import { DEFAULT_GENERATION_LIMITS, defaultedValues, progressSchema } from './request-schemas.js';
 import type { JobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
 import type { JobImage, JobInput, JobLora } from './worker-protocol.js';
 
-/** A generation API a service may serve: `POST /text2img`, `/img2img`, `/inpaint` (`text2image` is `text2img`). */
-export type DiffusionPipelineKind = 'text2image' | GenerationKindName;
+/** A generation API a service may serve: `POST /text2img`, `/img2img`, `/inpaint`. */
+export type DiffusionPipelineKind = GenerationKindName;
 
 /** img2img uploads are resized to multiples of this (the SD VAE's scale factor). */
 const VAE_GRID = 8;
@@ -58,7 +58,7 @@ export interface DiffusionServiceOptions {
   /** Diffusers folder of the Stable Diffusion 1.x / 2.x pipeline. */
   modelDir: string;
   /**
-   * Which generation APIs to serve (`POST /text2img`, `/img2img`, `/inpaint`; `text2image` is `text2img`). Default:
+   * Which generation APIs to serve (`POST /text2img`, `/img2img`, `/inpaint`). Default:
    * all three, or `inpaint` alone for an inpainting model (a UNet with 9 input channels).
    */
   pipeline?: DiffusionPipelineKind | readonly DiffusionPipelineKind[];
@@ -74,7 +74,7 @@ export interface DiffusionServiceOptions {
   /** Service name (default `stable-diffusion`). */
   name?: string;
   /** Size, step, image and LoRA-count bounds (default twice the model's size, 150 steps, 4 images, 4 LoRAs). */
-  limits?: Partial<typeof DEFAULT_LIMITS>;
+  limits?: Partial<typeof DEFAULT_GENERATION_LIMITS>;
   /** Requests that may wait behind the running one before 503 + Retry-After (default 4). */
   maxQueue?: number;
   /** Parsed per-request LoRA files kept in memory (default 4). */
@@ -143,7 +143,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const family = pipelineFamily(modelDir);
   const modelSize = Math.max(defaultImageSize(modelDir), defaults.height ?? 0, defaults.width ?? 0);
   const limits = {
-    ...DEFAULT_LIMITS,
+    ...DEFAULT_GENERATION_LIMITS,
     // Sizes far beyond what the model was trained for cost quadratic time and memory for no picture.
     maxSize: modelSize * MODEL_SIZE_FACTOR,
     // A bound given as undefined (a CLI flag left out) keeps the default.
@@ -440,7 +440,7 @@ function jobCost(input: JobInput): JobCost {
 }
 
 /**
- * The kinds to serve: the option's (`text2image` is `text2img`, duplicates dropped), else every kind, or inpainting
+ * The kinds to serve: the option's (duplicates dropped), else every kind, or inpainting
  * alone for an inpainting UNet.
  */
 function servedKinds(
@@ -448,11 +448,9 @@ function servedKinds(
   option: DiffusionPipelineKind | readonly DiffusionPipelineKind[] | undefined,
 ): GenerationKindName[] {
   if (option !== undefined) {
-    const list = (typeof option === 'string' ? [option] : option).map((k) =>
-      k === 'text2image' ? 'text2img' : k,
-    );
+    const list: readonly string[] = typeof option === 'string' ? [option] : option;
     for (const k of list)
-      if (!GENERATION_KIND_NAMES.includes(k))
+      if (!(GENERATION_KIND_NAMES as readonly string[]).includes(k))
         throw new InvalidArgument(
           `pipeline ${JSON.stringify(k)} is not one of ${GENERATION_KIND_NAMES.join(', ')}`,
         );

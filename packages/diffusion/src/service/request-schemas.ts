@@ -19,7 +19,7 @@ export type { GenerationLimits } from '../pipeline/parameters.js';
  * The service's bounds unless configured: 150 steps, 4 images, prompts of 10,000 characters, 4 LoRAs per request;
  * `maxSize` here (1024 px) is the library's fallback: the service takes twice the model's own size.
  */
-export const DEFAULT_LIMITS: GenerationLimits & { maxLoras: number } = {
+export const DEFAULT_GENERATION_LIMITS: GenerationLimits & { maxLoras: number } = {
   maxSize: 1024,
   maxSteps: 150,
   maxImages: 4,

@@ -24,7 +24,7 @@ export const BYTE_TO_SYMBOL: readonly string[] = table.byteToSymbol;
 export const BYTE_ORDER: readonly number[] = table.order;
 
 /**
- * The CLIP vocabulary a merges list implies (spec section 3): the 256 byte symbols, the same with `</w>`,
+ * The CLIP vocabulary a merges list implies (docs/spec/diffusion.md §3): the 256 byte symbols, the same with `</w>`,
  * one entry per merge in merge order, then `<|startoftext|>` and `<|endoftext|>`.
  */
 export function clipVocabFromMerges(merges: readonly string[]): Record<string, number> {

@@ -202,7 +202,7 @@ describe('downloadPipeline (against a loopback hub)', () => {
   });
 });
 
-describe('hub file names that leave the destination (issue 32)', () => {
+describe('hub file names that leave the destination', () => {
   it('never writes a listed file outside the destination, whatever its name', async () => {
     const files = repoFiles();
     // The hub (or a mirror) lists weights whose names climb out of the store, and no other UNet weights.

@@ -19,7 +19,7 @@ import { loraFixture, loraPairs, writeReferenceKohya } from './reference-lora.js
  * The image summaries of lora.json come from the tiny sd1 pipeline run with the request of
  * pipeline_sd1.json's `txt2img.default` (docs/spec/diffusion.md §13: its prompt and negative prompt, 32×32, 4 steps,
  * guidance 7.5, the folder's PNDM scheduler, latents det_input("pipe/latents"), injected noise):
- * `image_base` is that fixture's image. Tolerance (issue #8): first/probe values within 1e-3,
+ * `image_base` is that fixture's image. Tolerance: first/probe values within 1e-3,
  * mean/std/abs_sum within 1e-4 relative.
  */
 const sd1 = fixture('pipeline_sd1.json');

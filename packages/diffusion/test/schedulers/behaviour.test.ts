@@ -52,7 +52,7 @@ describe('noise schedule (docs/spec/diffusion.md §7)', () => {
     for (const [i, v] of Object.entries(fixture.alphas_cumprod_probe)) {
       expect(Math.abs(alphasCumprod[Number(i)] - v) / v).toBeLessThanOrEqual(5e-7);
     }
-    // Spec 7 figures: ᾱ_0 = 0.99915, ᾱ_500 = 0.27633, ᾱ_999 = 0.0046601.
+    // docs/spec/diffusion.md §7 figures: ᾱ_0 = 0.99915, ᾱ_500 = 0.27633, ᾱ_999 = 0.0046601.
     expect(alphasCumprod[0]).toBeCloseTo(0.99915, 5);
     expect(alphasCumprod[500]).toBeCloseTo(0.27633, 5);
     expect(alphasCumprod[999]).toBeCloseTo(0.0046601, 7);
@@ -89,7 +89,7 @@ describe('noise schedule (docs/spec/diffusion.md §7)', () => {
     expect(worst).toBeLessThanOrEqual(1e-6);
     const euler = new EulerDiscreteScheduler({ ...SD, timestep_spacing: 'linspace' });
     euler.setTimesteps(10);
-    // Spec 7: σ_999 = 14.6146 (the first linspace sigma), last sigma appended as 0.
+    // docs/spec/diffusion.md §7: σ_999 = 14.6146 (the first linspace sigma), last sigma appended as 0.
     expect(euler.sigmaSchedule[0]).toBeCloseTo(14.6146, 4);
     expect(euler.sigmaSchedule[10]).toBe(0);
   });

@@ -276,7 +276,7 @@ describe('the model worker keeps the server responsive', () => {
     expect(text).toContain('"request_id":"follow-me"');
   });
 
-  it('streams every generation only when the server allows it (issue 32)', async () => {
+  it('streams every generation only when the server allows it', async () => {
     // On main `{}` streamed every client's generations: their ids (enough to fetch their images) and previews.
     const res = await post('/progress', {});
     expect(res.status).toBe(400);
@@ -286,7 +286,7 @@ describe('the model worker keeps the server responsive', () => {
     });
   });
 
-  it("keeps a client's request id out of the job ids' namespace (issue 32)", async () => {
+  it("keeps a client's request id out of the job ids' namespace", async () => {
     const submitted = await post('/text2img/submit', { ...small, num_inference_steps: 6 });
     const { id } = (await submitted.json()) as { id: string };
     expect(id).toMatch(/^[0-9a-f-]{36}$/);

@@ -8,7 +8,7 @@ import type { ProgressEvent } from '../../src/service/progress.js';
 import { tinyDir } from '../helpers/tiny.js';
 
 /**
- * Diffusion under faults (issue 13 part 5) on the tiny pipeline: a client that leaves or a request that
+ * Diffusion under faults on the tiny pipeline: a client that leaves or a request that
  * times out cancels its running generation at the next step and frees the worker; Retry-After follows
  * measured step times; readiness needs a warm-up generation that ran; a model too large for the backend
  * fails at start.

@@ -8,9 +8,9 @@ import { tinyDir } from '../helpers/tiny.js';
 /** The diffusion service's OpenAPI document (its GET job routes, multi-image answers) is valid OpenAPI 3. */
 describe('diffusion OpenAPI document', () => {
   it.each([
-    ['text2image', 'sd1'],
+    ['text2img', 'sd1'],
     ['img2img', 'sd1'],
-    ['text2image', 'sdxl'],
+    ['text2img', 'sdxl'],
     ['img2img', 'sdxl'],
   ] as const)('is valid for the %s service of a %s folder', async (pipeline, flavour) => {
     // Building the document needs no model worker: the service is only declared, not started.

@@ -1,11 +1,11 @@
-import { siblingModule, TaskPool } from '@tiffin/core/internal';
+import { siblingModule, TaskPool } from '@tiffin/core/descriptor';
 import sharp from 'sharp';
 import type { DecodedBmp } from './bmp.js';
 import type { BmpPixels } from './bmp-thread.js';
 
 /*
  * BMP decoding off the event loop. libvips cannot read BMP, so bmp-ts (plain JavaScript) decodes it: run on the
- * main thread, one 9456×9456 RLE file held the loop for 0.6 s (issue 32). Here bmp-ts runs in core's task
+ * main thread, one 9456×9456 RLE file held the loop for 0.6 s. Here bmp-ts runs in core's task
  * threads (a few, reused: bmp-thread.ts), and the per-pixel work after it (the alpha test, RGBA → RGB) is
  * sharp's, on libuv's pool.
  */

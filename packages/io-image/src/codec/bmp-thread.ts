@@ -1,5 +1,5 @@
 // The task module of the BMP-decoding threads (see bmp-off-thread.ts): started as a worker, never imported.
-import { serveTasksInThread, Transferring } from '@tiffin/core/internal';
+import { serveTasksInThread, Transferring } from '@tiffin/core/descriptor';
 import { decode } from 'bmp-ts';
 
 export interface BmpPixels {

@@ -1,4 +1,4 @@
-import { MissingDependencyException } from '@tiffin/core/internal';
+import { MissingDependencyException } from '@tiffin/core/descriptor';
 
 /** What content sniffing found: the MIME type and usual extension, from the file's magic bytes. */
 export interface SniffedType {

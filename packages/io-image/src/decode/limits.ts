@@ -11,7 +11,7 @@ export function assertWithinPixelLimit(width: number, height: number, maxPixels:
   const pixels = width * height;
   if (pixels > maxPixels) {
     throw new PayloadTooLarge(
-      `Image is ${width}x${height} (${pixels} pixels), over the limit of ${maxPixels} pixels (option max_pixels)`,
+      `Image is ${width}x${height} (${pixels} pixels), over the limit of ${maxPixels} pixels (option maxPixels)`,
     );
   }
 }

@@ -1,7 +1,7 @@
 import { BadInput, type HttpRequest } from '@tiffin/core';
-import { mediaTypeMatches } from '@tiffin/core/internal';
+import { mediaTypeMatches } from '@tiffin/core/descriptor';
 
-/** True when `contentType` is one of `allowed` (parsed media types, D2; `image/*` patterns work). */
+/** True when `contentType` is one of `allowed` (parsed media types, docs/spec/io-descriptors.md D2; `image/*` patterns work). */
 export function isAllowedMediaType(
   contentType: string | null | undefined,
   allowed: readonly string[],
@@ -30,7 +30,7 @@ export async function readImagePart(request: HttpRequest, allowed: readonly stri
     const parts = await request.formData();
     const seen: string[] = [];
     for (const part of parts) {
-      if (!part.isFile) continue; // D10: plain fields before the image part are skipped.
+      if (!part.isFile) continue; // docs/spec/io-descriptors.md D10: plain fields before the image part are skipped.
       const partType = part.headers.get('content-type');
       if (isAllowedMediaType(partType, allowed)) return part.data;
       seen.push(partType ?? '(none)');

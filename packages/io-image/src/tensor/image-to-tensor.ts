@@ -1,5 +1,5 @@
 import { NDArray } from '@tiffin/core';
-import { roundToFloat16 } from '@tiffin/core/internal';
+import { roundToFloat16 } from '@tiffin/core/descriptor';
 import { TiffinImage } from '../tiffin-image.js';
 
 /** Axis order of an image tensor: channels first (PyTorch, ONNX exports) or last (TensorFlow). */

@@ -1,4 +1,4 @@
-import type { SchemaIssue } from '@tiffin/core/internal';
+import type { SchemaIssue } from '@tiffin/core/descriptor';
 import type { StandardIssue, StandardPathSegment } from '../standard-schema.js';
 
 /** A path segment as JSON can carry it: numbers stay numbers (array indexes), symbols become their text. */

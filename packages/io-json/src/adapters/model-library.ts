@@ -1,5 +1,5 @@
 import type { SchemaObject } from '@tiffin/core';
-import type { SchemaDirection, SchemaModelAdapter, SchemaValidation } from '@tiffin/core/internal';
+import type { SchemaDirection, SchemaModelAdapter, SchemaValidation } from '@tiffin/core/descriptor';
 import { exampleFromJsonSchema } from '../json-schema/example.js';
 import { type OpenApiModelSchema, toOpenApiModelSchema } from '../json-schema/openapi-components.js';
 import { anonymousModelName, sanitizeComponentName } from './model-name.js';

@@ -1,4 +1,4 @@
-import type { SchemaDirection, SchemaModelAdapter } from '@tiffin/core/internal';
+import type { SchemaDirection, SchemaModelAdapter } from '@tiffin/core/descriptor';
 import {
   isStandardSchema,
   type StandardJsonSchemaTarget,

@@ -1,4 +1,4 @@
-import type { SchemaModelAdapter } from '@tiffin/core/internal';
+import type { SchemaModelAdapter } from '@tiffin/core/descriptor';
 import { z } from 'zod';
 import type * as zc from 'zod/v4/core';
 import { toSchemaIssues } from './issues.js';

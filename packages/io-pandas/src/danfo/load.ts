@@ -1,4 +1,4 @@
-import { MissingDependencyException } from '@tiffin/core/internal';
+import { MissingDependencyException } from '@tiffin/core/descriptor';
 
 /** The part of danfojs-node this package uses (typed by the package itself). */
 export type Danfo = typeof import('danfojs-node');

@@ -19,16 +19,13 @@ import {
 } from '@tiffin/core';
 import {
   bodyRequest,
-  columnsFromTable,
-  columnTensorMetadata,
   type DataFrameMessage,
   type DescriptorSpec,
   type Limits,
   type RequestBodyObject,
   type ResponseObject,
   type TableRow,
-  tableFromColumns,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/descriptor';
 import { frameView, isDataFrame, tableToDanfo, tableToDanfoInSlices } from '../danfo/convert.js';
 import { type DataFrame, loadDanfo } from '../danfo/load.js';
 import { frameToCsv } from '../formats/csv.js';
@@ -40,6 +37,7 @@ import { frameToParquet } from '../formats/parquet.js';
 import { dataFrameFromMessage, dataFrameToMessage } from '../grpc/dataframe.js';
 import { exampleFrame } from '../openapi/example.js';
 import { frameSchema } from '../openapi/schema.js';
+import { columnsFromTable, columnTensorMetadata, tableFromColumns } from '../table/column-tensors.js';
 import type { Dtype } from '../table/dtype.js';
 import {
   type DtypeOption,
@@ -173,7 +171,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     return tableToDanfoInSlices(dfd, table, OWNER);
   }
 
-  /** Spec 3.5: column renaming and shape (dtype is not checked here). */
+  /** docs/spec/io-descriptors.md §3.5: column renaming and shape (dtype is not checked here). */
   private validateTable(
     columns: readonly string[],
     shape: [number, number],
@@ -272,7 +270,7 @@ export class PandasDataFrame<F extends Format = 'json'> extends IODescriptor<Dat
     return frameSchema(this.orient, this.dtypeMap());
   }
 
-  /** The sample in the configured orient, as a JSON value (D13: not a string). */
+  /** The sample in the configured orient, as a JSON value (docs/spec/io-descriptors.md D13: not a string). */
   override openapiExample(): unknown {
     return this.sampleView ? JSON.parse(frameToJson(this.sampleView, this.orient)) : null;
   }

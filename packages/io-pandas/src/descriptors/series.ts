@@ -13,7 +13,7 @@ import {
   type WireForm,
   type WireTypes,
 } from '@tiffin/core';
-import type { DescriptorSpec, SeriesMessage } from '@tiffin/core/internal';
+import type { DescriptorSpec, SeriesMessage } from '@tiffin/core/descriptor';
 import { isSeries, seriesFromValues, seriesView } from '../danfo/convert.js';
 import { loadDanfo, type Series } from '../danfo/load.js';
 import { decodeSeriesOffThread, prepareTables } from '../formats/decode-off-thread.js';
@@ -134,7 +134,7 @@ export class PandasSeries extends IODescriptor<Series, Series> {
     return seriesFromValues(dfd, values, index, dtype, name, OWNER);
   }
 
-  /** Spec 4 validateSeries on a returned value: shape, then same-kind dtype cast or (enforced) error. */
+  /** docs/spec/io-descriptors.md §4 validateSeries on a returned value: shape, then same-kind dtype cast or (enforced) error. */
   outputView(value: unknown, errorClass: typeof BadInput | typeof InvalidArgument = BadInput): SeriesView {
     if (!isSeries(value)) {
       throw new InvalidArgument(

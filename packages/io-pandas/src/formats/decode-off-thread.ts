@@ -1,4 +1,4 @@
-import { siblingModule, TaskPool } from '@tiffin/core/internal';
+import { siblingModule, TaskPool } from '@tiffin/core/descriptor';
 import { loadDanfo } from '../danfo/load.js';
 import type { Table } from '../table/table.js';
 import type { DecodedSeries, SeriesDecoding } from './decode-series.js';
@@ -22,7 +22,7 @@ export async function prepareTables(): Promise<void> {
 }
 
 /**
- * Decode a table in a worker thread (issue 32): parsing 4 M cells of Parquet, CSV or JSON held the event loop
+ * Decode a table in a worker thread: parsing 4 M cells of Parquet, CSV or JSON held the event loop
  * for over a second. The body is copied there; numeric columns come back moved and are unpacked in slices.
  */
 export async function decodeTableOffThread(body: Buffer, how: TableDecoding): Promise<Table> {

@@ -1,5 +1,5 @@
 import { InvalidArgument } from '@tiffin/core';
-import type { MediaType } from '@tiffin/core/internal';
+import type { MediaType } from '@tiffin/core/descriptor';
 
 /** Wire formats of a DataFrame. */
 export const FORMATS = {
@@ -29,7 +29,7 @@ export function looksLikeParquet(body: Uint8Array): boolean {
 }
 
 /**
- * Request format from the parsed Content-Type (D2: essence compared, parameters ignored, so
+ * Request format from the parsed Content-Type (docs/spec/io-descriptors.md D2: essence compared, parameters ignored, so
  * `text/csv; charset=utf-8` is CSV); anything else or no header → the descriptor's default format.
  * A body framed as Parquet (`PAR1` at both ends) is Parquet unless the header names JSON or CSV: the
  * reference's clients send Parquet as `application/octet-stream`. Bytes that are not framed so stay the default

@@ -1,11 +1,11 @@
 import { BadInput, DEFAULT_LIMITS } from '@tiffin/core';
-import { checkJsonDepth } from '@tiffin/core/internal';
+import { checkJsonDepth } from '@tiffin/core/descriptor';
 import { checkTableCells } from '../table/cell-limit.js';
 import type { Orient } from '../table/orient.js';
 import { axisLabel, type Label, type RawTable, typeName } from '../table/table.js';
 
 /**
- * Parse a request body as JSON; a syntax error is the client's (D1), with the parser's position. Nesting past
+ * Parse a request body as JSON; a syntax error is the client's (docs/spec/io-descriptors.md D1), with the parser's position. Nesting past
  * `maxDepth` (the server's limit) is a 400 too: the table builders walk values recursively.
  */
 export function parseJsonBody(body: Buffer, owner: string, maxDepth: number): unknown {

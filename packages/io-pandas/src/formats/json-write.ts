@@ -3,14 +3,14 @@ import type { Orient } from '../table/orient.js';
 import type { Label } from '../table/table.js';
 import type { FrameView, SeriesView } from '../table/view.js';
 
-/** `JSON.stringify` replacer for nested object cells: BigInt as a number, non-finite → null (D3). */
+/** `JSON.stringify` replacer for nested object cells: BigInt as a number, non-finite → null (docs/spec/io-descriptors.md D3). */
 function replacer(_key: string, v: unknown): unknown {
   if (typeof v === 'bigint') return Number(v);
   return v;
 }
 
 /**
- * One cell as JSON text (D3: standard JSON; non-finite floats → null). Timestamps are epoch
+ * One cell as JSON text (docs/spec/io-descriptors.md D3: standard JSON; non-finite floats → null). Timestamps are epoch
  * milliseconds, as pandas writes them, except in the `table` orient (ISO 8601).
  */
 export function cellJson(v: unknown, isoDates = false): string {

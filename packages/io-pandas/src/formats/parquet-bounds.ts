@@ -15,7 +15,7 @@ const BYTES_PER_VALUE = 8;
 /**
  * Beyond a first 65,536 values, at most `Limits.maxValuesPerByte` (16) values per byte of file: a
  * decompression-bomb ratio. Real tables stay far below it (numbers take bytes each, even dictionary-coded
- * categories a few bits); one RLE run of a repeated value does not (issue 32: 1 M rows in 178 bytes, 1.1 s and
+ * categories a few bits); one RLE run of a repeated value does not (1 M rows in 178 bytes, 1.1 s and
  * 280 MB to decode and answer). A table costs about 115 bytes a cell once it is a DataFrame, so this keeps a
  * Parquet body's cost near a JSON one's.
  */

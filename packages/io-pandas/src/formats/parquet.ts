@@ -1,5 +1,5 @@
 import { BadInput, DEFAULT_LIMITS, isTiffinError } from '@tiffin/core';
-import { truncateForMessage } from '@tiffin/core/internal';
+import { truncateForMessage } from '@tiffin/core/descriptor';
 import { type ColumnData, parquetMetadata, parquetRead, type SchemaElement } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { type ColumnSource, parquetWriteBuffer } from 'hyparquet-writer';
@@ -34,7 +34,7 @@ function dtypeOfElement(el: SchemaElement): Dtype {
   }
 }
 
-/** Numbers for exact integers; BigInt only when a value is beyond 2^53 (D3). */
+/** Numbers for exact integers; BigInt only when a value is beyond 2^53 (docs/spec/io-descriptors.md D3). */
 function fromBigint(v: unknown): unknown {
   if (typeof v !== 'bigint') return v;
   return v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v;

@@ -1,5 +1,5 @@
 // The task module of the table-decoding threads (see decode-off-thread.ts): started as a worker, never imported.
-import { serveTasksInThread, Transferring } from '@tiffin/core/internal';
+import { serveTasksInThread, Transferring } from '@tiffin/core/descriptor';
 import { type Dtype, dtypeKind } from '../table/dtype.js';
 import type { Table } from '../table/table.js';
 import { type DecodedSeries, decodeSeries, type SeriesDecoding } from './decode-series.js';

@@ -1,5 +1,5 @@
 import { BadInput } from '@tiffin/core';
-import type { DataFrameMessage } from '@tiffin/core/internal';
+import type { DataFrameMessage } from '@tiffin/core/descriptor';
 import type { Table } from '../table/table.js';
 import { type FrameView, viewColumn } from '../table/view.js';
 import { fieldForValues, fieldValues, filledField, SERIES_FIELDS, toMessage } from './series-message.js';

@@ -1,5 +1,5 @@
 import { BadInput, UnprocessableEntity } from '@tiffin/core';
-import type { SeriesMessage } from '@tiffin/core/internal';
+import type { SeriesMessage } from '@tiffin/core/descriptor';
 import { type Dtype, dtypeKind } from '../table/dtype.js';
 
 /** Series message value fields and the dtype each one carries (docs/spec/io-descriptors.md §11.1). */

@@ -6,7 +6,7 @@ import {
   DTYPES,
   type DTypeKind,
   isIntegerDType,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/descriptor';
 
 /** pandas datetimes (nanosecond resolution); the one column dtype numpy arrays here lack. */
 export const DATETIME = 'datetime64[ns]';

@@ -42,7 +42,7 @@ export function resolveShape(
   return tuple;
 }
 
-/** Spec 3.5 step 4: pairwise over the shorter tuple, -1 matches anything. */
+/** docs/spec/io-descriptors.md §3.5 step 4: pairwise over the shorter tuple, -1 matches anything. */
 export function shapeMatches(want: readonly number[], got: readonly number[]): boolean {
   const len = Math.min(want.length, got.length);
   for (let i = 0; i < len; i++) {
@@ -51,7 +51,7 @@ export function shapeMatches(want: readonly number[], got: readonly number[]): b
   return true;
 }
 
-/** D8: an enforce flag without what it enforces is a programming error (dtype checked before shape). */
+/** docs/spec/io-descriptors.md D8: an enforce flag without what it enforces is a programming error (dtype checked before shape). */
 export function requireEnforceTargets(flags: {
   enforceDtype: boolean;
   hasDtype: boolean;

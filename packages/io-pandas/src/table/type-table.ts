@@ -1,4 +1,5 @@
-import { BadInput, truncateForMessage } from '@tiffin/core/internal';
+import { BadInput } from '@tiffin/core';
+import { truncateForMessage } from '@tiffin/core/descriptor';
 import { inferCsvColumn } from '../formats/csv.js';
 import type { Dtype } from './dtype.js';
 import type { ResolvedDtype } from './options.js';

@@ -104,7 +104,7 @@ function castError(site: CastSite, row: number, value: unknown, dtype: Dtype, wh
 
 /**
  * Cast raw values (JSON values or CSV cells) to `dtype`. A value that does not convert is a client
- * error naming the column and row (D1): no silent fallback when the descriptor enforces a dtype.
+ * error naming the column and row (docs/spec/io-descriptors.md D1): no silent fallback when the descriptor enforces a dtype.
  */
 export function castColumn(values: unknown[], dtype: Dtype, site: CastSite): unknown[] {
   const kind = dtypeKind(dtype);

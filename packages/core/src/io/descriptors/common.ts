@@ -1,7 +1,7 @@
 import { InvalidArgument } from '../../errors/index.js';
 import type { DescriptorSpec } from '../openapi.js';
 
-/** Spec 1.1: every built-in `fromSpec` but Text's needs an `args` object. */
+/** docs/spec/io-descriptors.md §1.1: every built-in `fromSpec` but Text's needs an `args` object. */
 export function requireArgs(spec: DescriptorSpec, className: string): Record<string, unknown> {
   if (!spec || typeof spec !== 'object' || !spec.args || typeof spec.args !== 'object') {
     throw new InvalidArgument(`Missing args key in ${className} spec: ${JSON.stringify(spec)}`);

@@ -41,9 +41,9 @@ export type FileOutput =
 const DEFAULT_KIND = 'application/octet-stream';
 
 /**
- * Raw bytes (spec section 8): the request body, or the first file part of a multipart form whose type
- * matches `mime_type`. A missing or mismatched Content-Type is a 400 (D1). Output is sent with
- * `mime_type` (or application/octet-stream), also when the handler uses ctx (D11).
+ * Raw bytes (docs/spec/io-descriptors.md §8): the request body, or the first file part of a multipart form whose type
+ * matches `mime_type`. A missing or mismatched Content-Type is a 400 (docs/spec/io-descriptors.md D1). Output is sent with
+ * `mime_type` (or application/octet-stream), also when the handler uses ctx (docs/spec/io-descriptors.md D11).
  */
 export class File extends IODescriptor<FileInput, FileOutput> {
   static override readonly descriptorId = 'tiffin.io.File';
@@ -66,7 +66,7 @@ export class File extends IODescriptor<FileInput, FileOutput> {
   }
 
   /**
-   * Spec 8.4: a path string → its contents, with `mime_type` guessed from the extension when not given
+   * docs/spec/io-descriptors.md §8.4: a path string → its contents, with `mime_type` guessed from the extension when not given
    * (a missing file throws ENOENT); bytes, Blobs and streams are kept as the sample.
    */
   static fromSample(sample: string | Uint8Array | Blob | Readable, options: FileOptions = {}): File {
@@ -113,7 +113,7 @@ export class File extends IODescriptor<FileInput, FileOutput> {
     return { bytes: await request.body(), filename: '<request body>', contentType: header };
   }
 
-  /** D2: media types compare by essence, case-insensitively. */
+  /** docs/spec/io-descriptors.md D2: media types compare by essence, case-insensitively. */
   private accepts(contentType: string | null): boolean {
     if (this.mime_type === null) return true;
     const mt = parseMediaType(contentType);
@@ -138,7 +138,7 @@ export class File extends IODescriptor<FileInput, FileOutput> {
       return { bytes: Buffer.from(message), filename: undefined, contentType: this.mime_type };
     }
     const msg = message as FileMessage;
-    // D14: an unset kind is accepted; a set kind must match mime_type.
+    // docs/spec/io-descriptors.md D14: an unset kind is accepted; a set kind must match mime_type.
     if (this.mime_type !== null && msg.kind && !this.accepts(msg.kind)) {
       throw new BadInput(
         `MIME type from 'kind' is '${msg.kind}', while 'File' is expecting '${this.mime_type}'`,

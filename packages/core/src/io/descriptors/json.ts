@@ -42,8 +42,8 @@ export interface JSONOptions {
 let warnedValidateJson = false;
 
 /**
- * Any JSON value (spec section 5). Input: the body is parsed as JSON whatever the Content-Type says;
- * with `pydantic_model` it is validated. Output: compact JSON (D3); null/undefined → an empty body.
+ * Any JSON value (docs/spec/io-descriptors.md §5). Input: the body is parsed as JSON whatever the Content-Type says;
+ * with `pydantic_model` it is validated. Output: compact JSON (docs/spec/io-descriptors.md D3); null/undefined → an empty body.
  * Exported from the package as `JSON`.
  */
 export class JSONDescriptor extends IODescriptor<unknown, unknown> {
@@ -81,7 +81,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     return 'JSON';
   }
 
-  /** Spec 5.4: a JSON string or bytes is parsed; objects and arrays are kept; anything else is an error. */
+  /** docs/spec/io-descriptors.md §5.4: a JSON string or bytes is parsed; objects and arrays are kept; anything else is an error. */
   static fromSample(sample: unknown, options: JSONOptions = {}): JSONDescriptor {
     let value: unknown;
     if (typeof sample === 'string') {
@@ -229,7 +229,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     };
   }
 
-  /** Spec 5.5: a spec cannot carry the model or encoder, so the result is a plain JSON(). */
+  /** docs/spec/io-descriptors.md §5.5: a spec cannot carry the model or encoder, so the result is a plain JSON(). */
   static override fromSpec(spec: DescriptorSpec): JSONDescriptor {
     const args = requireArgs(spec, 'JSON');
     if (args.has_pydantic_model || args.has_json_encoder) {

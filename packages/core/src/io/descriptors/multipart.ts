@@ -38,8 +38,8 @@ export type MultipartInput<F extends MultipartFields> = { [K in keyof F]: InputO
 export type MultipartOutput<F extends MultipartFields> = { [K in keyof F]: OutputOf<F[K]> };
 
 /**
- * A multipart/form-data body whose named parts are read by child descriptors (spec section 9). The API
- * function gets one object keyed by part name; every declared part must be present (D12). Output is a
+ * A multipart/form-data body whose named parts are read by child descriptors (docs/spec/io-descriptors.md §9). The API
+ * function gets one object keyed by part name; every declared part must be present (docs/spec/io-descriptors.md D12). Output is a
  * multipart/form-data body with one part per declared field, in declaration order.
  */
 export class Multipart<F extends MultipartFields = MultipartFields> extends IODescriptor<

@@ -26,7 +26,14 @@ import {
   shapesMatch,
 } from '../../ndarray/dtype.js';
 import { NDArray, type NestedArray, resolveShape } from '../../ndarray/ndarray.js';
-import type { NDArrayDType, NDArrayMessage, ProtoField, ProtoPayload } from '../../wire/proto/messages.js';
+import {
+  type NDArrayDType,
+  type NDArrayMessage,
+  type ProtoField,
+  type ProtoPayload,
+  VALUE_FIELDS,
+  type NDArrayValueField as ValueField,
+} from '../../wire/proto/messages.js';
 import { datatypeOf } from '../../wire/v2/datatype.js';
 import type { Tensor, TensorMetadata } from '../../wire/v2/tensor.js';
 import { answerJson } from '../answer-json.js';
@@ -82,19 +89,6 @@ const PROTO_ENUM: readonly NDArrayDType[] = [
   'DTYPE_STRING',
 ];
 
-/** The NDArray message's value fields (one per element type). */
-export const VALUE_FIELDS = [
-  'float_values',
-  'double_values',
-  'bool_values',
-  'int32_values',
-  'int64_values',
-  'uint32_values',
-  'uint64_values',
-  'string_values',
-] as const;
-type ValueField = (typeof VALUE_FIELDS)[number];
-
 const FIELD_DTYPE: Record<ValueField, DType> = {
   float_values: 'float32',
   double_values: 'float64',
@@ -107,9 +101,9 @@ const FIELD_DTYPE: Record<ValueField, DType> = {
 };
 
 /**
- * An n-dimensional array as JSON nested lists (spec section 2). Input: the body is always parsed as JSON
+ * An n-dimensional array as JSON nested lists (docs/spec/io-descriptors.md §2). Input: the body is always parsed as JSON
  * (the Content-Type is ignored), converted to `dtype` when given, then validated. Output: the same
- * validation, then compact JSON (D3). Plain nested arrays returned by a handler are accepted (2.5).
+ * validation, then compact JSON (docs/spec/io-descriptors.md D3). Plain nested arrays returned by a handler are accepted (2.5).
  */
 export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
   static override readonly descriptorId = 'tiffin.io.NumpyNdarray';
@@ -154,7 +148,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     return 'application/json';
   }
 
-  /** Spec 2.6: dtype and shape come from the sample unless given; enforcement flags stay as passed. */
+  /** docs/spec/io-descriptors.md §2.6: dtype and shape come from the sample unless given; enforcement flags stay as passed. */
   static fromSample(sample: unknown, options: NumpyNdarrayOptions = {}): NumpyNdarray {
     if (!(sample instanceof NDArray) && !Array.isArray(sample) && !ArrayBuffer.isView(sample)) {
       throw new BadInput(
@@ -230,7 +224,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     }
   }
 
-  /** Spec 2.3 step 2: convert to `dtype`; a failed conversion falls back to inference. */
+  /** docs/spec/io-descriptors.md §2.3 step 2: convert to `dtype`; a failed conversion falls back to inference. */
   protected arrayFromJson(parsed: unknown, what: string): NDArray {
     try {
       if (this.dtype) {
@@ -247,7 +241,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
     }
   }
 
-  /** Spec 2.4: same-kind dtype cast or enforcement error, then shape check or reshape. */
+  /** docs/spec/io-descriptors.md §2.4: same-kind dtype cast or enforcement error, then shape check or reshape. */
   validate(arr: NDArray): NDArray {
     let out = arr;
     if (this.dtype && out.dtype !== this.dtype) {
@@ -267,7 +261,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
       try {
         out = out.reshape(resolveShape(this.shape, out.size));
       } catch {
-        // Spec 2.4: an impossible reshape keeps the array as it is.
+        // docs/spec/io-descriptors.md §2.4: an impossible reshape keeps the array as it is.
       }
     }
     return out;

@@ -1,6 +1,6 @@
 import type { Context } from '../../context/context.js';
 import { decodeUtf8 } from '../../encoding/utf8.js';
-import { InternalServerError, InvalidArgument } from '../../errors/index.js';
+import { InternalServerError } from '../../errors/index.js';
 import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { ProtoField, ProtoPayload, StringValueMessage } from '../../wire/proto/messages.js';
@@ -22,7 +22,7 @@ export type TextChunk = string | Uint8Array;
 export type TextOutput = string | Uint8Array | Iterable<TextChunk> | AsyncIterable<TextChunk>;
 
 /**
- * Plain text (spec section 6). Input: the body as strict UTF-8 (invalid bytes → 400, D1), whatever the
+ * Plain text (docs/spec/io-descriptors.md §6). Input: the body as strict UTF-8 (invalid bytes → 400, D1), whatever the
  * Content-Type. Output: always streamed — a string is one chunk, an (async) iterable of strings/bytes is
  * sent chunk by chunk as it yields (server-sent events with `content_type: 'text/event-stream'` and
  * `sseEvent`).
@@ -50,7 +50,7 @@ export class Text<C extends string = 'text/plain'> extends IODescriptor<string, 
     return this.content_type;
   }
 
-  /** Spec 6: bytes are decoded as UTF-8, strings kept. */
+  /** docs/spec/io-descriptors.md §6: bytes are decoded as UTF-8, strings kept. */
   static fromSample(sample: string | Uint8Array, options: TextOptions = {}): Text {
     const descriptor = new Text(options);
     descriptor.sample = typeof sample === 'string' ? sample : decodeUtf8(sample, 'Text sample');
@@ -87,7 +87,7 @@ export class Text<C extends string = 'text/plain'> extends IODescriptor<string, 
     return this.openapiExample() ?? 'Hello, world';
   }
 
-  /** Spec 6: no args; the content type is not recorded. */
+  /** docs/spec/io-descriptors.md §6: no args; the content type is not recorded. */
   override toSpec(): DescriptorSpec {
     return { id: Text.descriptorId };
   }
@@ -127,43 +127,6 @@ function textChunks(value: TextOutput): AsyncIterable<Uint8Array> {
       }
     }
   })();
-}
-
-export interface SseEventInit {
-  /** Payload; an object is written as JSON. Each line becomes its own `data:` line. */
-  data: string | object;
-  /** Event type (`event:` line). */
-  event?: string;
-  /** Event id (`id:` line). */
-  id?: string | number;
-  /** Reconnection time in milliseconds (`retry:` line). */
-  retry?: number;
-}
-
-/**
- * Frame one server-sent event: optional `event:`, `id:`, `retry:` lines, one `data:` line per payload line,
- * then a blank line. Yield the result from a Text(`text/event-stream`) handler.
- */
-export function sseEvent(init: SseEventInit): string {
-  let out = '';
-  if (init.event !== undefined) {
-    if (/[\r\n]/.test(init.event)) throw new InvalidArgument('SSE event name must not contain a newline');
-    out += `event: ${init.event}\n`;
-  }
-  if (init.id !== undefined) {
-    const id = String(init.id);
-    if (/[\r\n\0]/.test(id)) throw new InvalidArgument('SSE event id must not contain a newline or NUL');
-    out += `id: ${id}\n`;
-  }
-  if (init.retry !== undefined) {
-    if (!Number.isInteger(init.retry) || init.retry < 0) {
-      throw new InvalidArgument('SSE retry must be a non-negative integer (milliseconds)');
-    }
-    out += `retry: ${init.retry}\n`;
-  }
-  const data = typeof init.data === 'string' ? init.data : JSON.stringify(init.data);
-  for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
-  return `${out}\n`;
 }
 
 registerDescriptor(Text);

@@ -52,7 +52,7 @@ export function corsStage(options: CorsOptions): PipelineStage {
         const requested = list(ctx.get('access-control-request-headers').split(','));
         if (requested.some((h) => !allowHeadersLower.has(h.toLowerCase()))) failures.push('headers');
       }
-      // D4: a refused preflight is a 4xx with the one JSON error body.
+      // docs/spec/io-descriptors.md D4: a refused preflight is a 4xx with the one JSON error body.
       if (failures.length) throw new BadInput(`Disallowed CORS ${failures.join(', ')}`);
       ctx.status = 200;
       ctx.set('content-type', 'text/plain; charset=utf-8');

@@ -48,7 +48,7 @@ const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/ready
 
 /**
  * The whole per-request path of the HTTP server as one function, in this order: request id and route, abort on
- * client disconnect, in-flight tracking, metrics, the error answer (D4), CORS, the runtime's concurrency gate
+ * client disconnect, in-flight tracking, metrics, the error answer (docs/spec/io-descriptors.md D4), CORS, the runtime's concurrency gate
  * (503) and deadline (504), the routed handler; then `x-request-id` and one access-log line. One function
  * instead of a middleware per concern: each layer costs an async frame, a closure and header work per request.
  */

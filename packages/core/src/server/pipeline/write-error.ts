@@ -3,7 +3,7 @@ import { isTiffinError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Exchange } from '../exchange.js';
 
-/** Answer a thrown error with the one error body (D4): TiffinError → its status, anything else → 500. */
+/** Answer a thrown error with the one error body (docs/spec/io-descriptors.md D4): TiffinError → its status, anything else → 500. */
 export function writeError(ctx: Exchange, err: unknown, logger: Logger): void {
   const answer = errorAnswer(err, ctx.state.requestId, logger);
   ctx.status = answer.status;

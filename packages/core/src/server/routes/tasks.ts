@@ -1,11 +1,11 @@
 import { BadInput } from '../../errors/index.js';
 import { buildResponse } from '../../http/response.js';
-import { sseEvent } from '../../io/descriptors/text.js';
 import type { Limits } from '../../limits/limits.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { TaskRunner } from '../../runtime/task-runner.js';
 import type { InferenceApi, TaskOperation } from '../../service/service.js';
 import type { TaskEvent, TaskStore } from '../../tasks/task-store.js';
+import { sseEvent } from '../../wire/sse/event.js';
 import type { EventStreams } from '../event-streams.js';
 import type { Exchange } from '../exchange.js';
 import { adaptRequest } from '../request-adapter.js';

@@ -1,5 +1,5 @@
 /**
- * The protobuf messages of the `bentoml.grpc.v1` wire protocol (spec section 11) as plain objects, in the
+ * The protobuf messages of the `bentoml.grpc.v1` wire protocol (docs/spec/io-descriptors.md §11) as plain objects, in the
  * shape @grpc/proto-loader produces with `{keepCase: true, longs: String, enums: String, bytes: Buffer,
  * defaults: false, oneofs: true}`: snake_case field names, int64/uint64 as decimal strings, enums by name,
  * and the oneof member name in the oneof's own key (`content`, `representation`).
@@ -15,6 +15,19 @@ export type NDArrayDType =
   | 'DTYPE_UINT32'
   | 'DTYPE_UINT64'
   | 'DTYPE_STRING';
+
+/** The NDArray message's value fields (one per element type). */
+export const VALUE_FIELDS = [
+  'float_values',
+  'double_values',
+  'bool_values',
+  'int32_values',
+  'int64_values',
+  'uint32_values',
+  'uint64_values',
+  'string_values',
+] as const;
+export type NDArrayValueField = (typeof VALUE_FIELDS)[number];
 
 export interface NDArrayMessage {
   dtype?: NDArrayDType | number;

@@ -21,7 +21,7 @@ export const img2img: GenerationKind = {
     new Multipart({
       // The side bound as a pixel bound, read from the image's header: a larger picture is refused (413)
       // before a pixel of it is decoded, not after a full decode.
-      img: new Image({ max_pixels: limits.maxSize * limits.maxSize }),
+      img: new Image({ maxPixels: limits.maxSize * limits.maxSize }),
       data: jsonModel(img2imgSchema(limits, family, defaults)),
     }),
   toRequest(value, { limits, defaulted }) {

@@ -23,8 +23,8 @@ export const inpaint: GenerationKind = {
   input: ({ limits, family, defaults }) =>
     new Multipart({
       // Both bounded from their headers before decoding, as img2img's upload.
-      image: new Image({ max_pixels: limits.maxSize * limits.maxSize }),
-      mask_image: new Image({ max_pixels: limits.maxSize * limits.maxSize }),
+      image: new Image({ maxPixels: limits.maxSize * limits.maxSize }),
+      mask_image: new Image({ maxPixels: limits.maxSize * limits.maxSize }),
       data: jsonModel(inpaintSchema(limits, family, defaults)),
     }),
   toRequest(value, { limits, defaulted }) {

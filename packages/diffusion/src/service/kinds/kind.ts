@@ -3,7 +3,7 @@ import type { ModelDefaults } from '../../pipeline/model-defaults.js';
 import type { GenerationParameters, PipelineFamily } from '../../pipeline/parameters.js';
 import type { StableDiffusionPipeline } from '../../pipeline/pipeline.js';
 import type { CommonRequest, GenerationResult } from '../../pipeline/types.js';
-import type { DEFAULT_LIMITS, LoraDefaultedField, RequestedOutput } from '../request-schemas.js';
+import type { DEFAULT_GENERATION_LIMITS, LoraDefaultedField, RequestedOutput } from '../request-schemas.js';
 import type { JobInput } from '../worker-protocol.js';
 
 /** The generation kinds a diffusion service can serve, by API name. */
@@ -11,7 +11,7 @@ export type GenerationKindName = 'text2img' | 'img2img' | 'inpaint';
 
 /** What a kind needs to know of the service to describe its API. */
 export interface KindContext {
-  limits: typeof DEFAULT_LIMITS;
+  limits: typeof DEFAULT_GENERATION_LIMITS;
   /** The model's own output side (unet sample_size × VAE factor). */
   defaultSize: number;
   family: PipelineFamily;

@@ -1,8 +1,6 @@
-import { writeJson } from '../encoding/json-write.js';
-import { BadInput, InternalServerError } from '../errors/index.js';
-import { NDArray } from '../ndarray/ndarray.js';
-import { type Datatype, datatypeOf } from '../wire/v2/datatype.js';
-import type { Tensor, TensorMetadata } from '../wire/v2/tensor.js';
+// A DataFrame over the Open Inference Protocol: one tensor per column, in and out.
+import { BadInput, InternalServerError, NDArray, type Tensor, type TensorMetadata } from '@tiffin/core';
+import { type Datatype, datatypeOf, writeJson } from '@tiffin/core/descriptor';
 
 type Row = Record<string, unknown>;
 
