@@ -185,12 +185,6 @@ export const ERROR_CODES = {
     package: core,
     meaning: 'a tensor is given twice',
   },
-  BATCH_TOO_LARGE: {
-    status: 400,
-    type: 'BadInput',
-    package: core,
-    meaning: "one request holds more rows than the API's largest batch",
-  },
   BATCH_QUEUE_FULL: {
     status: 503,
     type: 'ServiceUnavailable',
@@ -227,6 +221,24 @@ export const ERROR_CODES = {
     package: core,
     grpc: 'FAILED_PRECONDITION',
     meaning: 'the task has no result yet, or failed',
+  },
+  ANSWER_TOO_LARGE: {
+    status: 422,
+    type: 'AnswerTooLarge',
+    package: core,
+    meaning: 'the answer would hold more values than maxAnswerElements (counted before encoding)',
+  },
+  RUNNER_QUEUE_FULL: {
+    status: 503,
+    type: 'ServiceUnavailable',
+    package: core,
+    meaning: "as many calls wait for the model's runner threads as may; retry after Retry-After",
+  },
+  TENSOR_SHAPE_TOO_LARGE: {
+    status: 400,
+    type: 'BadInput',
+    package: core,
+    meaning: 'a tensor shape declares more elements than any tensor may hold',
   },
   JOBS_FULL: {
     status: 503,
@@ -276,6 +288,12 @@ export const ERROR_CODES = {
   },
 
   // @tiffin/diffusion
+  NOT_ACCEPTABLE: {
+    status: 406,
+    type: 'NotAcceptable',
+    package: '@tiffin/diffusion',
+    meaning: 'Accept names no image format the API makes (jpeg, png, webp)',
+  },
   BAD_CHECKPOINT: {
     status: 400,
     type: 'SingleFileError',

@@ -2,7 +2,6 @@ import type { BackendName } from '../backend.js';
 import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import type { GenerationParameters } from '../pipeline/parameters.js';
 import type { SchedulerName } from '../schedulers/registry.js';
-import type { GenerationKindName } from './kinds/kind.js';
 
 /** What the host hands the model worker at start (structured-clone safe). */
 export interface WorkerInit {
@@ -22,6 +21,9 @@ export interface WorkerInit {
 
 /** Generation parameters shared by both pipelines, already validated by the request schema. */
 export type JobParameters = GenerationParameters;
+
+/** The generation kinds a diffusion service can serve, by API name (`service/kinds/`). */
+export type GenerationKindName = 'text2img' | 'img2img' | 'inpaint';
 
 /** One generation for the worker: its kind's parameters and, for the image kinds, the images (RGB uint8). */
 export interface JobInput {

@@ -4,10 +4,9 @@ import type { GenerationParameters, PipelineFamily } from '../../pipeline/parame
 import type { StableDiffusionPipeline } from '../../pipeline/pipeline.js';
 import type { CommonRequest, GenerationResult } from '../../pipeline/types.js';
 import type { DEFAULT_GENERATION_LIMITS, LoraDefaultedField, RequestedOutput } from '../request-schemas.js';
-import type { JobInput } from '../worker-protocol.js';
+import type { GenerationKindName, JobInput } from '../worker-protocol.js';
 
-/** The generation kinds a diffusion service can serve, by API name. */
-export type GenerationKindName = 'text2img' | 'img2img' | 'inpaint';
+export type { GenerationKindName } from '../worker-protocol.js';
 
 /** What a kind needs to know of the service to describe its API. */
 export interface KindContext {
