@@ -1,6 +1,5 @@
-import { Service } from '@tiffin/core';
+import { type ServerHandle, Service, serve } from '@tiffin/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { start } from '../../core/test/server/helpers.js';
 import { loadedDanfo } from '../src/danfo/load.js';
 import { frameToParquet } from '../src/formats/parquet.js';
 import { type DataFrame, PandasDataFrame } from '../src/index.js';
@@ -11,7 +10,7 @@ import { type DataFrame, PandasDataFrame } from '../src/index.js';
  * `/livez` while they load.
  */
 
-let running: Awaited<ReturnType<typeof start>> | undefined;
+let running: ServerHandle | undefined;
 afterAll(() => running?.close());
 
 describe('table descriptors load danfo and their threads at startup', () => {
@@ -24,7 +23,7 @@ describe('table descriptors load danfo and their threads at startup', () => {
       },
     );
     expect(loadedDanfo()).toBeUndefined();
-    running = await start(svc);
+    running = await serve(svc, { port: 0, host: '127.0.0.1', logger: false, handleSignals: false });
     expect(loadedDanfo()).toBeDefined();
     const parquet = frameToParquet({ columns: ['a'], index: [0, 1], dtypes: ['int64'], rows: [[1], [2]] });
     const res = await fetch(`${running.url}/echo`, {
