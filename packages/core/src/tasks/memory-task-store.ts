@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Cancelled, type ErrorBody, truncateForMessage } from '../errors/index.js';
 import { pushedEvents } from './pushed-events.js';
-import { TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksFull } from './task-errors.js';
+import { TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksClientFull, TasksFull } from './task-errors.js';
 import type {
   ClaimedTask,
+  SubmitOptions,
   TaskEvent,
   TaskProgress,
   TaskRequest,
@@ -12,17 +13,24 @@ import type {
   TaskStore,
   TaskView,
 } from './task-store.js';
+import { FINAL_STATUSES as FINAL, isFinalEvent } from './task-store.js';
 
 export interface MemoryTaskStoreOptions {
-  /** Tasks held at once, finished ones included (default 64); full of unfinished ones → 503. */
+  /** Unfinished (queued and running) tasks held at once (default 64); past it a submit is a 503 `JOBS_FULL`. */
   maxTasks: number;
+  /**
+   * Unfinished tasks one client (`SubmitOptions.client`) may hold (default a quarter of `maxTasks`); past it
+   * its submit is a 429 `JOBS_CLIENT_FULL`, so one client's slow tasks leave room for the others.
+   */
+  maxClientTasks?: number;
   /** Seconds a finished task's status and result are kept (default 600). */
   resultTtl: number;
   /** Most bytes of one task's encoded answer (default 64 MiB); a larger one fails the task with 507. */
   maxResultBytes: number;
   /**
-   * Most bytes held in all (queued requests' bodies and finished answers; default 512 MiB): past it the oldest
-   * finished tasks are forgotten first, then a submit is a 503 and an answer fails its task with 507.
+   * Most bytes held in all (queued requests' bodies, finished answers, and a small overhead per task; default
+   * 512 MiB). A finished answer is kept for its whole `resultTtl`, never dropped to make room: past the bound
+   * a submit is a 503 and an answer that does not fit fails its task with 507.
    */
   maxHeldBytes: number;
 }
@@ -35,12 +43,21 @@ export const DEFAULT_TASK_STORE_OPTIONS: Readonly<MemoryTaskStoreOptions> = {
 };
 
 /** Most bytes of one progress event's detail (JSON); a larger detail is dropped, the step kept. */
-const MAX_DETAIL_BYTES = 256 * 1024;
+export const MAX_DETAIL_BYTES = 256 * 1024;
+
+/** Bytes counted for a task beyond its request and answer (its view, its entry), so that empty ones count too. */
+export const TASK_OVERHEAD_BYTES = 1024;
+
+/** Unfinished tasks one client may hold when `maxClientTasks` is not set: a quarter of the limit. */
+export function clientShare(maxTasks: number, maxClientTasks?: number): number {
+  return maxClientTasks ?? Math.max(1, Math.ceil(maxTasks / 4));
+}
 
 type Listener = (event: TaskEvent) => void;
 
 interface Entry {
   view: TaskView;
+  client: string | undefined;
   /** Dropped once the task runs to the end: its body is not needed any more. */
   request: TaskRequest | null;
   result: TaskResult | null;
@@ -51,8 +68,6 @@ interface Entry {
   listeners: Set<Listener>;
   cancelListeners: Set<() => void>;
 }
-
-const FINAL: ReadonlySet<TaskStatus> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /**
  * Tasks in this process's memory: bounded in count, each result bounded in size, finished ones forgotten
@@ -84,20 +99,30 @@ export class MemoryTaskStore implements TaskStore {
     return this.tasks.size;
   }
 
-  async submit(api: string, request: TaskRequest): Promise<TaskView> {
+  async submit(api: string, request: TaskRequest, options: SubmitOptions = {}): Promise<TaskView> {
     this.sweep();
     const { maxTasks, maxHeldBytes } = this.options;
-    while (this.tasks.size >= maxTasks || this.heldBytes() + request.body.byteLength > maxHeldBytes) {
-      if (!this.forgetOldestFinished())
-        throw new TasksFull(
-          this.tasks.size >= maxTasks
-            ? `${maxTasks} tasks are unfinished; retry when one finishes`
-            : `The unfinished tasks hold the ${maxHeldBytes} bytes this server keeps; retry when one finishes`,
-          { headers: { 'retry-after': '1' } },
-        );
+    let unfinished = 0;
+    let clients = 0;
+    for (const entry of this.tasks.values()) {
+      if (FINAL.has(entry.view.status)) continue;
+      unfinished++;
+      if (options.client !== undefined && entry.client === options.client) clients++;
     }
+    const retry = { headers: { 'retry-after': '1' } };
+    if (unfinished >= maxTasks)
+      throw new TasksFull(`${maxTasks} tasks are unfinished; retry when one finishes`, retry);
+    const share = clientShare(maxTasks, this.options.maxClientTasks);
+    if (clients >= share)
+      throw new TasksClientFull(`You have ${share} unfinished tasks; retry when one finishes`, retry);
+    if (this.heldBytes() + request.body.byteLength + TASK_OVERHEAD_BYTES > maxHeldBytes)
+      throw new TasksFull(
+        `The tasks hold the ${maxHeldBytes} bytes this server keeps; retry when one finishes or expires`,
+        retry,
+      );
     const id = randomUUID();
     const entry: Entry = {
+      client: options.client,
       view: {
         id,
         api,
@@ -127,7 +152,7 @@ export class MemoryTaskStore implements TaskStore {
       entry.view.status = 'running';
       entry.startedMs = performance.now();
       this.emit(entry, { event: 'started', data: { request_id: entry.view.id, status: 'started' } });
-      return { id: entry.view.id, api: entry.view.api, request: entry.request };
+      return { id: entry.view.id, api: entry.view.api, request: entry.request, attempt: 1 };
     }
     return null;
   }
@@ -157,13 +182,11 @@ export class MemoryTaskStore implements TaskStore {
     }
     // The request's body is let go as the answer comes in.
     const own = entry.request?.body.byteLength ?? 0;
-    while (this.heldBytes() - own + size > maxHeldBytes) {
-      if (!this.forgetOldestFinished()) {
-        const full = new TaskResultTooLarge(
-          `The task's answer (${size} bytes) does not fit in the ${maxHeldBytes} bytes the unfinished tasks leave`,
-        );
-        return this.fail(id, full.toBody());
-      }
+    if (this.heldBytes() - own + size > maxHeldBytes) {
+      const full = new TaskResultTooLarge(
+        `The task's answer (${size} bytes) does not fit in the ${maxHeldBytes} bytes the other tasks leave`,
+      );
+      return this.fail(id, full.toBody());
     }
     entry.result = result;
     this.finish(entry, 'succeeded', null);
@@ -238,23 +261,13 @@ export class MemoryTaskStore implements TaskStore {
     return entry;
   }
 
-  /** Bytes held: queued and running tasks' request bodies, finished tasks' answers. */
+  /** Bytes held: queued and running tasks' request bodies, finished tasks' answers, the overhead of each. */
   private heldBytes(): number {
     let bytes = 0;
     for (const entry of this.tasks.values())
-      bytes += (entry.request?.body.byteLength ?? 0) + (entry.result?.body.byteLength ?? 0);
+      bytes +=
+        (entry.request?.body.byteLength ?? 0) + (entry.result?.body.byteLength ?? 0) + TASK_OVERHEAD_BYTES;
     return bytes;
-  }
-
-  /** Forget the oldest finished task to make room; false when every task is unfinished. */
-  private forgetOldestFinished(): boolean {
-    for (const [id, entry] of this.tasks) {
-      if (FINAL.has(entry.view.status)) {
-        this.tasks.delete(id);
-        return true;
-      }
-    }
-    return false;
   }
 
   private finish(entry: Entry, status: TaskStatus, error: ErrorBody | null): void {
@@ -304,8 +317,4 @@ export class MemoryTaskStore implements TaskStore {
     );
     this.expiryTimer.unref();
   }
-}
-
-function isFinalEvent(event: TaskEvent): boolean {
-  return event.event === 'done' || event.event === 'failed' || event.event === 'cancelled';
 }
