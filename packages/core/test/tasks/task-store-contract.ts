@@ -194,7 +194,7 @@ function describeDurable(
       const done = await s.submit('api', request('"done"'));
       const once = await s.submit('api', request('"once"'), { attempts: 1 });
       const twice = await s.submit('api', request('"twice"'), { attempts: 2 });
-      const queued = await s.submit('api', request('"queued"'));
+      await s.submit('api', request('"queued"'));
       expect((await s.claim())?.id).toBe(done.id);
       await s.complete(done.id, answer('{"kept":true}'));
       expect((await s.claim())?.id).toBe(once.id);
