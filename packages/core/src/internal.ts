@@ -107,6 +107,7 @@ export {
   writeManifest,
 } from './store/manifest.js';
 export { ModelStore } from './store/model-store.js';
+export { LmdbTaskStore } from './tasks/lmdb-task-store.js';
 export { MemoryTaskStore } from './tasks/memory-task-store.js';
 export { pushedEvents } from './tasks/pushed-events.js';
 export type { TaskView } from './tasks/task-store.js';

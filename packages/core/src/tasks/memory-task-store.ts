@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Cancelled, type ErrorBody, truncateForMessage } from '../errors/index.js';
 import { pushedEvents } from './pushed-events.js';
-import { TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksClientFull, TasksFull } from './task-errors.js';
+import {
+  TaskInterrupted,
+  TaskNotDone,
+  TaskNotFound,
+  TaskResultTooLarge,
+  TasksClientFull,
+  TasksFull,
+} from './task-errors.js';
 import type {
   ClaimedTask,
   SubmitOptions,
@@ -55,14 +62,21 @@ export function clientShare(maxTasks: number, maxClientTasks?: number): number {
 
 type Listener = (event: TaskEvent) => void;
 
-interface Entry {
+/** What a durable store built on this one writes down for a task (see `MemoryTaskStore.persist`). */
+export interface StoredTask {
   view: TaskView;
   client: string | undefined;
   /** Dropped once the task runs to the end: its body is not needed any more. */
   request: TaskRequest | null;
   result: TaskResult | null;
-  startedMs: number | null;
   expiresMs: number | null;
+  /** Times it may start, and times it started. */
+  attempts: number;
+  attempt: number;
+}
+
+interface Entry extends StoredTask {
+  startedMs: number | null;
   /** The latest event of an unfinished task, for a late subscriber. */
   latest: TaskEvent;
   listeners: Set<Listener>;
@@ -71,12 +85,13 @@ interface Entry {
 
 /**
  * Tasks in this process's memory: bounded in count, each result bounded in size, finished ones forgotten
- * after `resultTtl` seconds. They are lost when the process stops and not shared between replicas; a durable
- * store implements `TaskStore` for that.
+ * after `resultTtl` seconds. They are lost when the process stops and not shared between replicas. A store
+ * for one process that keeps its tasks on disk extends it: it writes each change down (`persist`, awaited
+ * before the change is acknowledged) and reads them back when it opens (`restore`).
  */
 export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, Entry>();
-  private readonly options: MemoryTaskStoreOptions;
+  protected readonly options: MemoryTaskStoreOptions;
   private expiryTimer: NodeJS.Timeout | undefined;
 
   constructor(options: Partial<MemoryTaskStoreOptions> = {}) {
@@ -123,6 +138,8 @@ export class MemoryTaskStore implements TaskStore {
     const id = randomUUID();
     const entry: Entry = {
       client: options.client,
+      attempts: Math.max(1, options.attempts ?? 1),
+      attempt: 0,
       view: {
         id,
         api,
@@ -143,6 +160,12 @@ export class MemoryTaskStore implements TaskStore {
       cancelListeners: new Set(),
     };
     this.tasks.set(id, entry);
+    try {
+      await this.persist(entry);
+    } catch (err) {
+      this.tasks.delete(id);
+      throw err;
+    }
     return { ...entry.view };
   }
 
@@ -150,9 +173,11 @@ export class MemoryTaskStore implements TaskStore {
     for (const entry of this.tasks.values()) {
       if (entry.view.status !== 'queued' || !entry.request) continue;
       entry.view.status = 'running';
+      entry.attempt++;
       entry.startedMs = performance.now();
+      await this.persist(entry);
       this.emit(entry, { event: 'started', data: { request_id: entry.view.id, status: 'started' } });
-      return { id: entry.view.id, api: entry.view.api, request: entry.request, attempt: 1 };
+      return { id: entry.view.id, api: entry.view.api, request: entry.request, attempt: entry.attempt };
     }
     return null;
   }
@@ -163,6 +188,8 @@ export class MemoryTaskStore implements TaskStore {
     entry.view.step = step;
     entry.view.total_steps = totalSteps ?? entry.view.total_steps;
     const small = detail && JSON.stringify(detail).length <= MAX_DETAIL_BYTES ? detail : {};
+    // Not awaited: a step lost in a crash is reported again when the task runs again.
+    void this.persist(entry).catch(() => {});
     this.emit(entry, {
       event: 'step',
       data: { request_id: id, status: 'step', step, total_steps: entry.view.total_steps, ...small },
@@ -190,6 +217,7 @@ export class MemoryTaskStore implements TaskStore {
     }
     entry.result = result;
     this.finish(entry, 'succeeded', null);
+    await this.persist(entry);
     const seconds = entry.startedMs === null ? 0 : (performance.now() - entry.startedMs) / 1000;
     this.emit(entry, { event: 'done', data: { request_id: id, status: 'done', seconds } });
   }
@@ -198,6 +226,7 @@ export class MemoryTaskStore implements TaskStore {
     const entry = this.tasks.get(id);
     if (!entry || FINAL.has(entry.view.status)) return;
     this.finish(entry, status, error);
+    await this.persist(entry);
     this.emit(entry, {
       event: status,
       data: { request_id: id, status, error: error.error, code: error.code },
@@ -254,6 +283,61 @@ export class MemoryTaskStore implements TaskStore {
     return this.sweep();
   }
 
+  /**
+   * Write the task down as it stands now (a durable store); a submit is acknowledged, a claim answered and an
+   * end reported only once it resolves. The default keeps nothing.
+   */
+  protected persist(_task: StoredTask): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** The task was forgotten (its time to live passed): a durable store deletes it. */
+  protected unpersist(_id: string): void {}
+
+  /**
+   * Take back the tasks a stopped process wrote down, oldest first: queued ones stay queued, running ones are
+   * queued again while they have attempts left, else fail with `TASK_INTERRUPTED`; finished ones are kept
+   * until they expire. Returns the tasks whose state changed, for the caller to write down.
+   */
+  protected restore(stored: Iterable<StoredTask>): StoredTask[] {
+    const changed: StoredTask[] = [];
+    const now = Date.now();
+    for (const task of stored) {
+      if (task.expiresMs !== null && task.expiresMs <= now) {
+        this.unpersist(task.view.id);
+        continue;
+      }
+      const entry: Entry = {
+        ...task,
+        startedMs: null,
+        latest: { event: 'queued', data: { request_id: task.view.id, status: 'queued' } },
+        listeners: new Set(),
+        cancelListeners: new Set(),
+      };
+      this.tasks.set(task.view.id, entry);
+      if (task.view.status !== 'running') continue;
+      if (task.attempt < task.attempts && task.request) {
+        entry.view.status = 'queued';
+        entry.view.step = 0;
+      } else {
+        const interrupted = new TaskInterrupted(
+          `task ${task.view.id} was running when its server stopped, ${task.attempt} time(s) of the ${task.attempts} it may start`,
+        );
+        this.finish(entry, 'failed', interrupted.toBody());
+      }
+      changed.push(entry);
+    }
+    this.scheduleExpiry();
+    return changed;
+  }
+
+  /** Unfinished tasks now (queued and running). */
+  protected get unfinished(): number {
+    let count = 0;
+    for (const entry of this.tasks.values()) if (!FINAL.has(entry.view.status)) count++;
+    return count;
+  }
+
   private entry(id: string): Entry {
     this.sweep();
     const entry = this.tasks.get(id);
@@ -294,6 +378,7 @@ export class MemoryTaskStore implements TaskStore {
     for (const [id, entry] of this.tasks) {
       if (entry.expiresMs !== null && entry.expiresMs <= now) {
         this.tasks.delete(id);
+        this.unpersist(id);
         forgotten++;
       }
     }

@@ -215,6 +215,7 @@ function describeDurable(
       expect(Buffer.from((await after.result(done.id)).body).toString()).toBe('{"kept":true}');
       await after.complete(twice.id, answer('{"second":true}'));
       expect((await after.status(twice.id)).status).toBe('succeeded');
+      await after.close?.();
     });
   });
 }
