@@ -108,9 +108,28 @@ export {
 } from './store/manifest.js';
 export { ModelStore } from './store/model-store.js';
 export { LmdbTaskStore } from './tasks/lmdb-task-store.js';
-export { MemoryTaskStore } from './tasks/memory-task-store.js';
+export { clientShare, MAX_DETAIL_BYTES, MemoryTaskStore } from './tasks/memory-task-store.js';
 export { pushedEvents } from './tasks/pushed-events.js';
-export type { TaskView } from './tasks/task-store.js';
+export {
+  TaskInterrupted,
+  TaskNotDone,
+  TaskNotFound,
+  TaskResultTooLarge,
+  TasksClientFull,
+  TasksFull,
+  TaskStoreUnavailable,
+} from './tasks/task-errors.js';
+export {
+  type ClaimedTask,
+  FINAL_STATUSES,
+  isFinalEvent,
+  type SubmitOptions,
+  type TaskEvent,
+  type TaskProgress,
+  type TaskRequest,
+  type TaskResult,
+  type TaskView,
+} from './tasks/task-store.js';
 export { TaskPool } from './threads/task-pool.js';
 export { serveTasksInThread, Transferring } from './threads/task-thread.js';
 export type { DataFrameMessage, FileMessage, SeriesMessage } from './wire/proto/messages.js';
