@@ -115,9 +115,9 @@ export {
   TaskNotDone,
   TaskNotFound,
   TaskResultTooLarge,
+  TaskStoreUnavailable,
   TasksClientFull,
   TasksFull,
-  TaskStoreUnavailable,
 } from './tasks/task-errors.js';
 export {
   type ClaimedTask,
