@@ -34,9 +34,7 @@ export async function useTaskStore(service: Service, flags: TaskStoreFlags): Pro
     const { RedisTaskStore } = await import('@tiffin/tasks-redis');
     store = await RedisTaskStore.open({ url: choice, queue: service.name });
   } else if (choice === 'disk') {
-    const dir = resolve(flags.tasksDir ?? join(tiffinHome(), 'tasks', service.name));
-    claimFolder(dir);
-    store = await LmdbTaskStore.open({ dir });
+    store = await LmdbTaskStore.open({ dir: diskFolder(service.name, flags.tasksDir) });
   } else {
     throw new CLIException(
       `--tasks ${choice}: use disk (the default), memory, or a redis://host:port/db URL`,
@@ -45,18 +43,34 @@ export async function useTaskStore(service: Service, flags: TaskStoreFlags): Pro
   if (!service.useTaskStore(store)) await store.close?.();
 }
 
-/** Mark `dir` as this process's (a pid file), refusing it while another live process has it. */
-function claimFolder(dir: string): void {
-  mkdirSync(dir, { recursive: true });
+/**
+ * The disk store's folder, marked as this process's (a pid file). A folder named with `--tasks-dir` that
+ * another live process holds is refused; the default one then gives way to a folder of this process's own
+ * (a second server of the same service on one machine), so two servers never take each other's tasks.
+ */
+function diskFolder(serviceName: string, given: string | undefined): string {
+  const dir = resolve(given ?? join(tiffinHome(), 'tasks', serviceName));
+  const holder = folderHolder(dir);
+  if (holder === null) return claim(dir);
+  if (given !== undefined)
+    throw new CLIException(
+      `The tasks in ${dir} are served by process ${holder}; give this server its own --tasks-dir, or share tasks through --tasks redis://…`,
+    );
+  return claim(`${dir}-${process.pid}`);
+}
+
+/** The live process (other than this one) that holds `dir`, or null. */
+function folderHolder(dir: string): number | null {
   const pidFile = join(dir, 'server.pid');
-  if (existsSync(pidFile)) {
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
-      throw new CLIException(
-        `The tasks in ${dir} are served by process ${pid}; give this server its own --tasks-dir, or share tasks through --tasks redis://…`,
-      );
-  }
-  writeFileSync(pidFile, String(process.pid));
+  if (!existsSync(pidFile)) return null;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : null;
+}
+
+function claim(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'server.pid'), String(process.pid));
+  return dir;
 }
 
 function alive(pid: number): boolean {
