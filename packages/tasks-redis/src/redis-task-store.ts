@@ -72,6 +72,9 @@ interface Message {
   event?: TaskEvent;
 }
 
+/** Longest a call on Redis may take before it answers 503 (a Redis that hangs rather than refuses). */
+const CALL_TIMEOUT_MS = 5000;
+
 /** BullMQ keeps failed jobs' reasons as text: an ending is written as JSON behind this mark. */
 const ENDING = 'tiffin-ending:';
 
@@ -105,6 +108,7 @@ export class RedisTaskStore implements TaskStore {
     private readonly worker: Worker,
     private readonly commands: Redis,
     private readonly subscriber: Redis,
+    private readonly queueConnection: Redis,
     name: string,
     options: RedisTaskStoreOptions,
   ) {
@@ -123,7 +127,13 @@ export class RedisTaskStore implements TaskStore {
     const leaseMs = options.leaseMs ?? 30_000;
     // Calls from requests fail at once while Redis is away (a 503, not a request that hangs); the worker's
     // and the subscriber's connections wait and reconnect.
-    const failFast: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true };
+    const failFast: RedisOptions = {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      lazyConnect: true,
+      // A Redis that hangs (not refusing) answers a 503 too, not a request that waits forever.
+      commandTimeout: 5000,
+    };
     const waiting: RedisOptions = { maxRetriesPerRequest: null, lazyConnect: true };
     const commands = new Redis(options.url, failFast);
     const subscriber = new Redis(options.url, waiting);
@@ -143,7 +153,7 @@ export class RedisTaskStore implements TaskStore {
     });
     worker.on('error', () => {});
     queue.on('error', () => {});
-    const store = new RedisTaskStore(queue, worker, commands, subscriber, name, options);
+    const store = new RedisTaskStore(queue, worker, commands, subscriber, queueConnection, name, options);
     subscriber.on('message', (_channel, text: string) => store.received(text));
     await subscriber.subscribe(store.channel);
     // BullMQ's stalled-job check: jobs whose process died go back to the queue.
@@ -153,7 +163,9 @@ export class RedisTaskStore implements TaskStore {
 
   notReadyReason(): string | null {
     if (this.closed) return 'the task store is closed';
-    return this.commands.status === 'ready' ? null : 'Redis (the task store) is unreachable';
+    return this.commands.status === 'ready' && this.queueConnection.status === 'ready'
+      ? null
+      : 'Redis (the task store) is unreachable';
   }
 
   onQueued(listener: () => void): () => void {
@@ -559,13 +571,25 @@ export class RedisTaskStore implements TaskStore {
   private async reach<T>(call: () => Promise<T>): Promise<T> {
     if (this.closed)
       throw new TaskStoreUnavailable('The task store is closed', { headers: { 'retry-after': '1' } });
-    try {
-      return await call();
-    } catch (err) {
-      if (err instanceof TiffinError) throw err;
-      throw new TaskStoreUnavailable('The task store (Redis) cannot be reached; retry shortly', {
+    const unavailable = () =>
+      new TaskStoreUnavailable('The task store (Redis) cannot be reached; retry shortly', {
         headers: { 'retry-after': '2' },
       });
+    // BullMQ waits for a connection to come back: a call made while it is away answers now instead.
+    if (this.commands.status !== 'ready' || this.queueConnection.status !== 'ready') throw unavailable();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        call(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(unavailable()), CALL_TIMEOUT_MS);
+        }),
+      ]);
+    } catch (err) {
+      if (err instanceof TiffinError) throw err;
+      throw unavailable();
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

@@ -14,10 +14,13 @@ export function hasRedisServer(): boolean {
   }
 }
 
-/** A real `redis-server` on a free loopback port, with no persistence, that a test can stop and start again. */
+/**
+ * A real `redis-server` on a free loopback port, its data in an append-only file written on every change, so a
+ * test can stop it (an outage) and start it again with the data there.
+ */
 export class RedisServer {
   private child: ChildProcess | undefined;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'tiffin-redis-'));
+  readonly dir = mkdtempSync(join(tmpdir(), 'tiffin-redis-'));
 
   private constructor(readonly port: number) {}
 
@@ -43,7 +46,9 @@ export class RedisServer {
         '--save',
         '',
         '--appendonly',
-        'no',
+        'yes',
+        '--appendfsync',
+        'always',
         '--dir',
         this.dir,
       ],
@@ -60,22 +65,18 @@ export class RedisServer {
     });
   }
 
-  /**
-   * Stop it as an outage does: SIGSTOP freezes the process, so connections hang (a network partition), and the
-   * data is there when it returns; `resume` is then `unpause`.
-   */
-  pause(): void {
-    this.child?.kill('SIGSTOP');
-  }
-
-  unpause(): void {
-    this.child?.kill('SIGCONT');
+  /** Stop it as an outage does (connections refused); `resume` starts it again with its data. */
+  async pause(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
   }
 
   async stop(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null) return;
-    child.kill('SIGCONT');
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;

@@ -32,9 +32,16 @@ export async function useTaskStore(service: Service, flags: TaskStoreFlags): Pro
   let store: TaskStore;
   if (isSharedTaskStore(choice)) {
     const { RedisTaskStore } = await import('@tiffin/tasks-redis');
-    store = await RedisTaskStore.open({ url: choice, queue: service.name });
+    // $TIFFIN_TASKS_LEASE_MS: how soon a dead replica's tasks are taken up again (default 30 s).
+    const lease = Number(process.env.TIFFIN_TASKS_LEASE_MS);
+    store = await RedisTaskStore.open({
+      url: choice,
+      queue: service.name,
+      leaseMs: Number.isInteger(lease) && lease >= 200 ? lease : undefined,
+      ...service.taskLimits,
+    });
   } else if (choice === 'disk') {
-    store = await LmdbTaskStore.open({ dir: diskFolder(service.name, flags.tasksDir) });
+    store = await LmdbTaskStore.open({ dir: diskFolder(service.name, flags.tasksDir), ...service.taskLimits });
   } else {
     throw new CLIException(
       `--tasks ${choice}: use disk (the default), memory, or a redis://host:port/db URL`,

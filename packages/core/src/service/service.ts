@@ -187,6 +187,8 @@ export class Service<Apis extends ApiTypesMap = {}> {
   private readonly readinessChecks: ReadinessCheck[] = [];
   private readonly mounted: MountedMiddleware[] = [];
   private taskStore: TaskStore;
+  /** The bounds given for the default store (`ServiceOptions.tasks`), which a store from `tiffin serve` keeps too. */
+  readonly taskLimits: Readonly<Partial<MemoryTaskStoreOptions>>;
   /** Whether the task store is the default one, which `useTaskStore` may replace. */
   private taskStoreIsDefault: boolean;
   /** Tasks run at once in this process. */
@@ -206,6 +208,7 @@ export class Service<Apis extends ApiTypesMap = {}> {
     const { store, concurrency = 1, ...memory } = options.tasks ?? {};
     if (!Number.isInteger(concurrency) || concurrency < 1)
       throw new InvalidArgument(`tasks.concurrency must be an integer >= 1, got ${String(concurrency)}`);
+    this.taskLimits = memory;
     this.taskStore = store ?? new MemoryTaskStore(memory);
     this.taskStoreIsDefault = store === undefined;
     this.taskConcurrency = concurrency;
