@@ -41,7 +41,10 @@ export async function useTaskStore(service: Service, flags: TaskStoreFlags): Pro
       ...service.taskLimits,
     });
   } else if (choice === 'disk') {
-    store = await LmdbTaskStore.open({ dir: diskFolder(service.name, flags.tasksDir), ...service.taskLimits });
+    store = await LmdbTaskStore.open({
+      dir: diskFolder(service.name, flags.tasksDir),
+      ...service.taskLimits,
+    });
   } else {
     throw new CLIException(
       `--tasks ${choice}: use disk (the default), memory, or a redis://host:port/db URL`,
