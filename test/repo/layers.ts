@@ -17,6 +17,8 @@ export const PACKAGE_LAYERS: Readonly<Record<string, readonly string[]>> = {
   '@tiffin/io-image': ['@tiffin/core'],
   '@tiffin/onnx': ['@tiffin/core'],
   '@tiffin/tfjs': ['@tiffin/core'],
+  // Task APIs on Redis through BullMQ: only the CLI composes it (`--tasks redis://…`), so core stays free of it.
+  '@tiffin/tasks-redis': ['@tiffin/core'],
   '@tiffin/diffusion': [
     '@tiffin/core',
     '@tiffin/io-image',
@@ -33,6 +35,7 @@ export const PACKAGE_LAYERS: Readonly<Record<string, readonly string[]>> = {
     '@tiffin/diffusion',
     '@tiffin/demo-model',
     '@tiffin/onnx',
+    '@tiffin/tasks-redis',
     '@tiffin/tfjs',
   ],
 };

@@ -76,8 +76,28 @@ export {
   writeManifest,
 } from './store/manifest.js';
 export { ModelStore } from './store/model-store.js';
-export { MemoryTaskStore } from './tasks/memory-task-store.js';
+export { LmdbTaskStore } from './tasks/lmdb-task-store.js';
+export { clientShare, MAX_DETAIL_BYTES, MemoryTaskStore } from './tasks/memory-task-store.js';
 export { pushedEvents } from './tasks/pushed-events.js';
-export type { TaskView } from './tasks/task-store.js';
+export {
+  TaskInterrupted,
+  TaskNotDone,
+  TaskNotFound,
+  TaskResultTooLarge,
+  TaskStoreUnavailable,
+  TasksClientFull,
+  TasksFull,
+} from './tasks/task-errors.js';
+export {
+  type ClaimedTask,
+  FINAL_STATUSES,
+  isFinalEvent,
+  type SubmitOptions,
+  type TaskEvent,
+  type TaskProgress,
+  type TaskRequest,
+  type TaskResult,
+  type TaskView,
+} from './tasks/task-store.js';
 export type { FileMessage } from './wire/proto/messages.js';
 export { floatBitsToHalf, fromHalfBits, toHalfBits } from './wire/v2/half-float.js';

@@ -32,6 +32,8 @@ interface ServeFlags extends ModelFlags {
   http: boolean;
   apiToken?: string;
   metricsAuth?: boolean;
+  tasks?: string;
+  tasksDir?: string;
 }
 
 /** `tiffin serve <service.ts[:export]>` */
@@ -95,7 +97,14 @@ export function registerServe(program: Command): void {
       '--api-token <token>',
       'require `Authorization: Bearer <token>` on API calls, / and /docs.json (and gRPC calls); default $TIFFIN_API_TOKEN',
     )
-    .option('--metrics-auth', 'with a token: require it for /metrics too');
+    .option('--metrics-auth', 'with a token: require it for /metrics too')
+    .addOption(
+      new Option(
+        '--tasks <store>',
+        "where task APIs' tasks live: disk (default, kept across restarts), memory, or redis://host:port/db (shared by replicas and --workers)",
+      ).env('TIFFIN_TASKS_URL'),
+    )
+    .option('--tasks-dir <dir>', "the disk store's folder (default $TIFFIN_HOME/tasks/<service>)");
   modelOptions(command).action(async (spec: string, flags: ServeFlags) => {
     try {
       if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
@@ -126,6 +135,7 @@ export function registerServe(program: Command): void {
           : undefined,
       };
       const grpc = { enabled: flags.grpc === true, port: flags.grpcPort, http: flags.http };
+      const tasks = { tasks: flags.tasks, tasksDir: flags.tasksDir };
       if (model) {
         if (flags.reload || flags.workers > 1)
           throw new Error('--reload and --workers serve service files; a model scales with --instances');
@@ -149,9 +159,9 @@ export function registerServe(program: Command): void {
         const childArgs = process.argv.slice(1).filter((arg) => arg !== '--reload');
         serveWithReload(target.file, childArgs);
       } else if (flags.workers > 1) {
-        await serveWithWorkers(target, options, flags.workers);
+        await serveWithWorkers(target, options, flags.workers, tasks);
       } else {
-        await serveInProcess(target, options, grpc);
+        await serveInProcess(target, options, grpc, tasks);
       }
     } catch (err) {
       reportError(err);

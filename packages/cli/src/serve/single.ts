@@ -7,6 +7,7 @@ import {
   serveGrpc,
 } from '@tiffin/core';
 import { loadService, type ServiceTarget } from '../service-loader.js';
+import { type TaskStoreFlags, useTaskStore } from './task-store.js';
 
 export interface GrpcServeOptions {
   /** Also (or only) serve the APIs over gRPC. */
@@ -24,9 +25,11 @@ export async function serveInProcess(
   target: ServiceTarget | (() => Promise<Service>),
   options: ServeOptions,
   grpc: GrpcServeOptions = { enabled: false, port: 3001, http: true },
+  tasks: TaskStoreFlags = {},
 ): Promise<void> {
   // A service module, or a service made here (a model served with zero code).
   const service = typeof target === 'function' ? await target() : await loadService(target);
+  await useTaskStore(service, tasks);
   if (!grpc.enabled) {
     await serve(service, { ...options, handleSignals: true });
     return;

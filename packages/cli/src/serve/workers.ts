@@ -3,6 +3,7 @@ import { JsonLineLogger, type ServeOptions, type Service } from '@tiffin/core';
 import { CLIException, MemoryTaskStore } from '@tiffin/core/internal';
 import { loadService, type ServiceTarget } from '../service-loader.js';
 import { serveInProcess } from './single.js';
+import { isSharedTaskStore, type TaskStoreFlags, taskStoreChoice } from './task-store.js';
 
 /**
  * `--workers N`: the primary forks N processes that all listen on one port (node:cluster shares the socket).
@@ -12,13 +13,14 @@ export async function serveWithWorkers(
   target: ServiceTarget,
   options: ServeOptions,
   workers: number,
+  tasks: TaskStoreFlags = {},
 ): Promise<void> {
   if (!cluster.isPrimary) {
-    await serveInProcess(target, options);
+    await serveInProcess(target, options, undefined, tasks);
     return;
   }
   // Fail fast, in one line, on a bad file or export before forking anything.
-  refuseProcessLocalTasks(await loadService(target), workers);
+  refuseProcessLocalTasks(await loadService(target), workers, taskStoreChoice(tasks));
   const logger = new JsonLineLogger();
   let stopping = false;
   const live = new Set<Worker>();
@@ -49,13 +51,14 @@ export async function serveWithWorkers(
 }
 
 /**
- * Tasks in each process's memory cannot be served by several processes: node:cluster hands each connection to
- * any worker, so a status or result call would reach a process that never saw the task and get a 404.
+ * Tasks of one process (in its memory, or in the disk store one process holds) cannot be served by several
+ * processes: node:cluster hands each connection to any worker, so a status or result call would reach a
+ * process that never saw the task and get a 404.
  */
-function refuseProcessLocalTasks(svc: Service, workers: number): void {
+function refuseProcessLocalTasks(svc: Service, workers: number, choice: string): void {
   const taskApis = [...svc.apis.values()].filter((api) => api.task).map((api) => api.name);
-  if (taskApis.length === 0 || !(svc.tasks instanceof MemoryTaskStore)) return;
+  if (taskApis.length === 0 || !(svc.tasks instanceof MemoryTaskStore) || isSharedTaskStore(choice)) return;
   throw new CLIException(
-    `--workers ${workers} cannot serve the task APIs of '${svc.name}' (${taskApis.join(', ')}): their tasks live in each process's memory, so a status or result call could reach a process without the task. Use --workers 1, or give the service a store shared by the processes (tasks: { store }, docs/tasks.md)`,
+    `--workers ${workers} cannot serve the task APIs of '${svc.name}' (${taskApis.join(', ')}): their tasks live in one process (in memory or in its disk store), so a status or result call could reach a process without the task. Use --workers 1, or share the tasks through Redis (--tasks redis://host:port/db, docs/tasks.md)`,
   );
 }

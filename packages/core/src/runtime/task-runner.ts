@@ -32,25 +32,49 @@ export class TaskRunner {
     private readonly logger: Logger,
   ) {}
 
+  private stopWatching: (() => void) | undefined;
+  /** Claims start once the app is ready (`start`): a task does not run before the startup hooks did. */
+  private stopped = true;
+
+  /** Start claiming: tasks queued before (by a stopped process, another replica) run now. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    // Tasks this process did not submit: another replica's, or those a stopped process left queued or running.
+    this.stopWatching = this.store.onQueued?.(() => this.pump());
+    this.pump();
+  }
+
+  /** Claim no more tasks (a shutdown): running ones finish; queued ones stay for another process. */
+  stop(): void {
+    this.stopped = true;
+    this.stopWatching?.();
+    this.stopWatching = undefined;
+  }
+
   private get store(): TaskStore {
     return this.service.tasks;
   }
 
-  /** Store a task for `api` from its submitted request and start it when a slot is free. */
-  async submit(api: InferenceApi, request: BufferedHttpRequest): Promise<{ id: string }> {
+  /**
+   * Store a task for `api` from its submitted request and start it when a slot is free. `client` (the
+   * caller's address) is held to its share of the unfinished tasks.
+   */
+  async submit(api: InferenceApi, request: BufferedHttpRequest, client?: string): Promise<{ id: string }> {
     const stored: TaskRequest = {
       method: request.method,
       url: request.url,
       headers: [...request.headers.entries()].filter(([name]) => !NOT_KEPT.has(name)),
       body: await request.body(),
     };
-    const view = await this.store.submit(api.name, stored);
+    const view = await this.store.submit(api.name, stored, { attempts: api.taskAttempts, client });
     this.pump();
     return { id: view.id };
   }
 
   /** Start queued tasks while slots are free. */
   private pump(): void {
+    if (this.stopped) return;
     if (this.pumping) {
       this.pumpAgain = true;
       return;
@@ -60,7 +84,7 @@ export class TaskRunner {
       try {
         do {
           this.pumpAgain = false;
-          while (this.running < this.service.taskConcurrency) {
+          while (!this.stopped && this.running < this.service.taskConcurrency) {
             const task = await this.store.claim();
             if (!task) break;
             this.running++;
@@ -74,6 +98,8 @@ export class TaskRunner {
         this.logger.log('error', 'task store failed', {
           error: err instanceof Error ? err.message : String(err),
         });
+        // A store that failed (a lost connection) is asked again shortly, not only on the next submit.
+        setTimeout(() => this.pump(), 1000).unref();
       } finally {
         this.pumping = false;
       }
@@ -119,6 +145,7 @@ export class TaskRunner {
         taskId: id,
         api: task.api,
         status: outcome,
+        attempt: task.attempt,
         ms: Math.round(performance.now() - call.startedAt),
       });
     }

@@ -87,7 +87,14 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
     if (!api.task) continue;
-    taskRunner ??= new TaskRunner(service, runtime, logger);
+    if (!taskRunner) {
+      const runner = new TaskRunner(service, runtime, logger);
+      lifecycle.watch(
+        () => runner.start(),
+        () => runner.stop(),
+      );
+      taskRunner = runner;
+    }
     const operations = taskRoutes(api, {
       runtime,
       runner: taskRunner,

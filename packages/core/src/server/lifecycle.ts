@@ -7,8 +7,18 @@ export class AppLifecycle {
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
   private shutdownPromise: Promise<void> | undefined;
+  /** Called once the app is ready, and once it begins to drain (the task runner starts and stops by them). */
+  private readonly readyListeners: Array<() => void> = [];
+  private readonly drainListeners: Array<() => void> = [];
 
   constructor(private readonly service: Service) {}
+
+  /** Call `onReady` when the app becomes ready (startup hooks ran) and `onDrain` when it begins to drain. */
+  watch(onReady: () => void, onDrain: () => void): void {
+    this.readyListeners.push(onReady);
+    this.drainListeners.push(onDrain);
+    if (this.ready) onReady();
+  }
 
   get isReady(): boolean {
     return this.ready && !this.draining;
@@ -38,11 +48,14 @@ export class AppLifecycle {
   async startup(): Promise<void> {
     await this.service.startup();
     this.ready = true;
+    for (const listener of this.readyListeners) listener();
   }
 
   /** Stop being ready (readyz → 503); in-flight requests continue. */
   beginDrain(): void {
+    if (this.draining) return;
     this.draining = true;
+    for (const listener of this.drainListeners) listener();
   }
 
   /** Count a request until the returned function is called (once its response is fully sent). */

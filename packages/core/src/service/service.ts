@@ -64,9 +64,11 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
    * Serve the API as a task too (docs/tasks.md): besides `POST /<route>`, `POST /<route>/submit` answers 202
    * `{ id }` at once and the call runs in the background through the same path; `GET /<route>/status?id=`,
    * `GET /<route>/get?id=` (the answer `POST /<route>` would have given), `POST /<route>/cancel?id=` and
-   * `GET /<route>/events?id=` (server-sent progress, see `Context.progress`) follow it.
+   * `GET /<route>/events?id=` (server-sent progress, see `Context.progress`) follow it. `{ attempts }`: how
+   * many times a task may start when its process stops while it runs (default 2; then it fails with
+   * `TASK_INTERRUPTED`): tasks are delivered at least once, so an API with side effects keys them on `ctx.taskId`.
    */
-  task?: boolean;
+  task?: boolean | TaskApiOptions;
   /**
    * Run calls in adaptive batches (both descriptors must implement `batching`); the function then gets a batch.
    * `batch_dim`, `max_batch_size` and `max_latency_ms` keep the reference framework's names (docs/batching.md).
@@ -103,8 +105,19 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
   readonly batching: BatchOptions | undefined;
   /** Whether the API is also served as a task (`/<route>/submit` and friends). */
   readonly task: boolean;
+  /** Times one of its tasks may start (`ApiOptions.task.attempts`). */
+  readonly taskAttempts: number;
   readonly fn: ApiFunction<I, O>;
 }
+
+/** The task settings of one API (`ApiOptions.task`). */
+export interface TaskApiOptions {
+  /** Times a task may start when its process stops while it runs (default 2). */
+  attempts?: number;
+}
+
+/** Times a task may start by default: once, and once more if its process stopped under it. */
+export const DEFAULT_TASK_ATTEMPTS = 2;
 
 /** Type-only record of one API's descriptors, kept in `Service`'s type for typed clients. */
 export interface ApiTypes<I extends IODescriptor = IODescriptor, O extends IODescriptor = IODescriptor> {
@@ -187,8 +200,11 @@ export class Service<Apis extends ApiTypesMap = {}> {
   private readonly shutdownHooks: LifecycleHook[] = [];
   private readonly readinessChecks: ReadinessCheck[] = [];
   private readonly mounted: MountedMiddleware[] = [];
-  /** Where this service's tasks live (see `ServiceOptions.tasks`). */
-  readonly tasks: TaskStore;
+  private taskStore: TaskStore;
+  /** The bounds given for the default store (`ServiceOptions.tasks`), which a store from `tiffin serve` keeps too. */
+  readonly taskLimits: Readonly<Partial<MemoryTaskStoreOptions>>;
+  /** Whether the task store is the default one, which `useTaskStore` may replace. */
+  private taskStoreIsDefault: boolean;
   /** Tasks run at once in this process. */
   readonly taskConcurrency: number;
 
@@ -206,8 +222,30 @@ export class Service<Apis extends ApiTypesMap = {}> {
     const { store, concurrency = 1, ...memory } = options.tasks ?? {};
     if (!Number.isInteger(concurrency) || concurrency < 1)
       throw new InvalidArgument(`tasks.concurrency must be an integer >= 1, got ${String(concurrency)}`);
-    this.tasks = store ?? new MemoryTaskStore(memory);
+    this.taskLimits = memory;
+    this.taskStore = store ?? new MemoryTaskStore(memory);
+    this.taskStoreIsDefault = store === undefined;
     this.taskConcurrency = concurrency;
+    this.readinessChecks.push(() => this.taskStore.notReadyReason?.() ?? true);
+  }
+
+  /** Where this service's tasks live (see `ServiceOptions.tasks`). */
+  get tasks(): TaskStore {
+    return this.taskStore;
+  }
+
+  /**
+   * Put the service's tasks in `store` (`tiffin serve` does, with its `--tasks` store) unless the service was
+   * given a store of its own; the service closes it on shutdown. Returns whether it was used.
+   */
+  useTaskStore(store: TaskStore): boolean {
+    if (!this.taskStoreIsDefault) return false;
+    this.taskStore = store;
+    this.taskStoreIsDefault = false;
+    this.onShutdown(async () => {
+      await store.close?.();
+    });
+    return true;
   }
 
   /**
@@ -249,7 +287,12 @@ export class Service<Apis extends ApiTypesMap = {}> {
     if (RESERVED.has(route.slice(1)) || route === '/') {
       throw new InvalidArgument(`Reserved API route: '${rawRoute}' is reserved for infra endpoints`);
     }
-    const routes = servedRoutes(route, options.task === true);
+    const task = options.task === true || typeof options.task === 'object';
+    const attempts =
+      (typeof options.task === 'object' ? options.task.attempts : undefined) ?? DEFAULT_TASK_ATTEMPTS;
+    if (!Number.isInteger(attempts) || attempts < 1)
+      throw new InvalidArgument(`task.attempts must be an integer >= 1, got ${String(attempts)}`);
+    const routes = servedRoutes(route, task);
     const protocolName = options.protocolName ?? name;
     if (typeof protocolName !== 'string' || protocolName === '' || protocolName.length > 256) {
       throw new InvalidArgument(`Invalid protocolName for API ${name}: use 1-256 characters`);
@@ -273,7 +316,8 @@ export class Service<Apis extends ApiTypesMap = {}> {
       example: options.example,
       timeout: options.timeout,
       batching: options.batchable ? batchOptions(name, options) : undefined,
-      task: options.task === true,
+      task,
+      taskAttempts: attempts,
       fn: fn as unknown as ApiFunction<IODescriptor, IODescriptor>,
     });
     return this as unknown as Service<WithApi<Apis, N, I, O>>;

@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Cancelled, type ErrorBody, truncateForMessage } from '../errors/index.js';
 import { pushedEvents } from './pushed-events.js';
-import { TaskNotDone, TaskNotFound, TaskResultTooLarge, TasksFull } from './task-errors.js';
+import {
+  TaskInterrupted,
+  TaskNotDone,
+  TaskNotFound,
+  TaskResultTooLarge,
+  TasksClientFull,
+  TasksFull,
+} from './task-errors.js';
 import type {
   ClaimedTask,
+  SubmitOptions,
   TaskEvent,
   TaskProgress,
   TaskRequest,
@@ -12,17 +20,24 @@ import type {
   TaskStore,
   TaskView,
 } from './task-store.js';
+import { FINAL_STATUSES as FINAL, isFinalEvent } from './task-store.js';
 
 export interface MemoryTaskStoreOptions {
-  /** Tasks held at once, finished ones included (default 64); full of unfinished ones → 503. */
+  /** Unfinished (queued and running) tasks held at once (default 64); past it a submit is a 503 `JOBS_FULL`. */
   maxTasks: number;
+  /**
+   * Unfinished tasks one client (`SubmitOptions.client`) may hold (default a quarter of `maxTasks`); past it
+   * its submit is a 429 `JOBS_CLIENT_FULL`, so one client's slow tasks leave room for the others.
+   */
+  maxClientTasks?: number;
   /** Seconds a finished task's status and result are kept (default 600). */
   resultTtl: number;
   /** Most bytes of one task's encoded answer (default 64 MiB); a larger one fails the task with 507. */
   maxResultBytes: number;
   /**
-   * Most bytes held in all (queued requests' bodies and finished answers; default 512 MiB): past it the oldest
-   * finished tasks are forgotten first, then a submit is a 503 and an answer fails its task with 507.
+   * Most bytes held in all (queued requests' bodies, finished answers, and a small overhead per task; default
+   * 512 MiB). A finished answer is kept for its whole `resultTtl`, never dropped to make room: past the bound
+   * a submit is a 503 and an answer that does not fit fails its task with 507.
    */
   maxHeldBytes: number;
 }
@@ -35,33 +50,48 @@ export const DEFAULT_TASK_STORE_OPTIONS: Readonly<MemoryTaskStoreOptions> = {
 };
 
 /** Most bytes of one progress event's detail (JSON); a larger detail is dropped, the step kept. */
-const MAX_DETAIL_BYTES = 256 * 1024;
+export const MAX_DETAIL_BYTES = 256 * 1024;
+
+/** Bytes counted for a task beyond its request and answer (its view, its entry), so that empty ones count too. */
+export const TASK_OVERHEAD_BYTES = 1024;
+
+/** Unfinished tasks one client may hold when `maxClientTasks` is not set: a quarter of the limit. */
+export function clientShare(maxTasks: number, maxClientTasks?: number): number {
+  return maxClientTasks ?? Math.max(1, Math.ceil(maxTasks / 4));
+}
 
 type Listener = (event: TaskEvent) => void;
 
-interface Entry {
+/** What a durable store built on this one writes down for a task (see `MemoryTaskStore.persist`). */
+export interface StoredTask {
   view: TaskView;
+  client: string | undefined;
   /** Dropped once the task runs to the end: its body is not needed any more. */
   request: TaskRequest | null;
   result: TaskResult | null;
-  startedMs: number | null;
   expiresMs: number | null;
+  /** Times it may start, and times it started. */
+  attempts: number;
+  attempt: number;
+}
+
+interface Entry extends StoredTask {
+  startedMs: number | null;
   /** The latest event of an unfinished task, for a late subscriber. */
   latest: TaskEvent;
   listeners: Set<Listener>;
   cancelListeners: Set<() => void>;
 }
 
-const FINAL: ReadonlySet<TaskStatus> = new Set(['succeeded', 'failed', 'cancelled']);
-
 /**
  * Tasks in this process's memory: bounded in count, each result bounded in size, finished ones forgotten
- * after `resultTtl` seconds. They are lost when the process stops and not shared between replicas; a durable
- * store implements `TaskStore` for that.
+ * after `resultTtl` seconds. They are lost when the process stops and not shared between replicas. A store
+ * for one process that keeps its tasks on disk extends it: it writes each change down (`persist`, awaited
+ * before the change is acknowledged) and reads them back when it opens (`restore`).
  */
 export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, Entry>();
-  private readonly options: MemoryTaskStoreOptions;
+  protected readonly options: MemoryTaskStoreOptions;
   private expiryTimer: NodeJS.Timeout | undefined;
 
   constructor(options: Partial<MemoryTaskStoreOptions> = {}) {
@@ -84,20 +114,32 @@ export class MemoryTaskStore implements TaskStore {
     return this.tasks.size;
   }
 
-  async submit(api: string, request: TaskRequest): Promise<TaskView> {
+  async submit(api: string, request: TaskRequest, options: SubmitOptions = {}): Promise<TaskView> {
     this.sweep();
     const { maxTasks, maxHeldBytes } = this.options;
-    while (this.tasks.size >= maxTasks || this.heldBytes() + request.body.byteLength > maxHeldBytes) {
-      if (!this.forgetOldestFinished())
-        throw new TasksFull(
-          this.tasks.size >= maxTasks
-            ? `${maxTasks} tasks are unfinished; retry when one finishes`
-            : `The unfinished tasks hold the ${maxHeldBytes} bytes this server keeps; retry when one finishes`,
-          { headers: { 'retry-after': '1' } },
-        );
+    let unfinished = 0;
+    let clients = 0;
+    for (const entry of this.tasks.values()) {
+      if (FINAL.has(entry.view.status)) continue;
+      unfinished++;
+      if (options.client !== undefined && entry.client === options.client) clients++;
     }
+    const retry = { headers: { 'retry-after': '1' } };
+    if (unfinished >= maxTasks)
+      throw new TasksFull(`${maxTasks} tasks are unfinished; retry when one finishes`, retry);
+    const share = clientShare(maxTasks, this.options.maxClientTasks);
+    if (clients >= share)
+      throw new TasksClientFull(`You have ${share} unfinished tasks; retry when one finishes`, retry);
+    if (this.heldBytes() + request.body.byteLength + TASK_OVERHEAD_BYTES > maxHeldBytes)
+      throw new TasksFull(
+        `The tasks hold the ${maxHeldBytes} bytes this server keeps; retry when one finishes or expires`,
+        retry,
+      );
     const id = randomUUID();
     const entry: Entry = {
+      client: options.client,
+      attempts: Math.max(1, options.attempts ?? 1),
+      attempt: 0,
       view: {
         id,
         api,
@@ -118,6 +160,12 @@ export class MemoryTaskStore implements TaskStore {
       cancelListeners: new Set(),
     };
     this.tasks.set(id, entry);
+    try {
+      await this.persist(entry);
+    } catch (err) {
+      this.tasks.delete(id);
+      throw err;
+    }
     return { ...entry.view };
   }
 
@@ -125,9 +173,11 @@ export class MemoryTaskStore implements TaskStore {
     for (const entry of this.tasks.values()) {
       if (entry.view.status !== 'queued' || !entry.request) continue;
       entry.view.status = 'running';
+      entry.attempt++;
       entry.startedMs = performance.now();
+      await this.persist(entry);
       this.emit(entry, { event: 'started', data: { request_id: entry.view.id, status: 'started' } });
-      return { id: entry.view.id, api: entry.view.api, request: entry.request };
+      return { id: entry.view.id, api: entry.view.api, request: entry.request, attempt: entry.attempt };
     }
     return null;
   }
@@ -138,6 +188,8 @@ export class MemoryTaskStore implements TaskStore {
     entry.view.step = step;
     entry.view.total_steps = totalSteps ?? entry.view.total_steps;
     const small = detail && JSON.stringify(detail).length <= MAX_DETAIL_BYTES ? detail : {};
+    // Not awaited: a step lost in a crash is reported again when the task runs again.
+    void this.persist(entry).catch(() => {});
     this.emit(entry, {
       event: 'step',
       data: { request_id: id, status: 'step', step, total_steps: entry.view.total_steps, ...small },
@@ -157,16 +209,15 @@ export class MemoryTaskStore implements TaskStore {
     }
     // The request's body is let go as the answer comes in.
     const own = entry.request?.body.byteLength ?? 0;
-    while (this.heldBytes() - own + size > maxHeldBytes) {
-      if (!this.forgetOldestFinished()) {
-        const full = new TaskResultTooLarge(
-          `The task's answer (${size} bytes) does not fit in the ${maxHeldBytes} bytes the unfinished tasks leave`,
-        );
-        return this.fail(id, full.toBody());
-      }
+    if (this.heldBytes() - own + size > maxHeldBytes) {
+      const full = new TaskResultTooLarge(
+        `The task's answer (${size} bytes) does not fit in the ${maxHeldBytes} bytes the other tasks leave`,
+      );
+      return this.fail(id, full.toBody());
     }
     entry.result = result;
     this.finish(entry, 'succeeded', null);
+    await this.persist(entry);
     const seconds = entry.startedMs === null ? 0 : (performance.now() - entry.startedMs) / 1000;
     this.emit(entry, { event: 'done', data: { request_id: id, status: 'done', seconds } });
   }
@@ -175,6 +226,7 @@ export class MemoryTaskStore implements TaskStore {
     const entry = this.tasks.get(id);
     if (!entry || FINAL.has(entry.view.status)) return;
     this.finish(entry, status, error);
+    await this.persist(entry);
     this.emit(entry, {
       event: status,
       data: { request_id: id, status, error: error.error, code: error.code },
@@ -231,6 +283,61 @@ export class MemoryTaskStore implements TaskStore {
     return this.sweep();
   }
 
+  /**
+   * Write the task down as it stands now (a durable store); a submit is acknowledged, a claim answered and an
+   * end reported only once it resolves. The default keeps nothing.
+   */
+  protected persist(_task: StoredTask): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** The task was forgotten (its time to live passed): a durable store deletes it. */
+  protected unpersist(_id: string): void {}
+
+  /**
+   * Take back the tasks a stopped process wrote down, oldest first: queued ones stay queued, running ones are
+   * queued again while they have attempts left, else fail with `TASK_INTERRUPTED`; finished ones are kept
+   * until they expire. Returns the tasks whose state changed, for the caller to write down.
+   */
+  protected restore(stored: Iterable<StoredTask>): StoredTask[] {
+    const changed: StoredTask[] = [];
+    const now = Date.now();
+    for (const task of stored) {
+      if (task.expiresMs !== null && task.expiresMs <= now) {
+        this.unpersist(task.view.id);
+        continue;
+      }
+      const entry: Entry = {
+        ...task,
+        startedMs: null,
+        latest: { event: 'queued', data: { request_id: task.view.id, status: 'queued' } },
+        listeners: new Set(),
+        cancelListeners: new Set(),
+      };
+      this.tasks.set(task.view.id, entry);
+      if (task.view.status !== 'running') continue;
+      if (task.attempt < task.attempts && task.request) {
+        entry.view.status = 'queued';
+        entry.view.step = 0;
+      } else {
+        const interrupted = new TaskInterrupted(
+          `task ${task.view.id} was running when its server stopped, ${task.attempt} time(s) of the ${task.attempts} it may start`,
+        );
+        this.finish(entry, 'failed', interrupted.toBody());
+      }
+      changed.push(entry);
+    }
+    this.scheduleExpiry();
+    return changed;
+  }
+
+  /** Unfinished tasks now (queued and running). */
+  protected get unfinished(): number {
+    let count = 0;
+    for (const entry of this.tasks.values()) if (!FINAL.has(entry.view.status)) count++;
+    return count;
+  }
+
   private entry(id: string): Entry {
     this.sweep();
     const entry = this.tasks.get(id);
@@ -238,23 +345,13 @@ export class MemoryTaskStore implements TaskStore {
     return entry;
   }
 
-  /** Bytes held: queued and running tasks' request bodies, finished tasks' answers. */
+  /** Bytes held: queued and running tasks' request bodies, finished tasks' answers, the overhead of each. */
   private heldBytes(): number {
     let bytes = 0;
     for (const entry of this.tasks.values())
-      bytes += (entry.request?.body.byteLength ?? 0) + (entry.result?.body.byteLength ?? 0);
+      bytes +=
+        (entry.request?.body.byteLength ?? 0) + (entry.result?.body.byteLength ?? 0) + TASK_OVERHEAD_BYTES;
     return bytes;
-  }
-
-  /** Forget the oldest finished task to make room; false when every task is unfinished. */
-  private forgetOldestFinished(): boolean {
-    for (const [id, entry] of this.tasks) {
-      if (FINAL.has(entry.view.status)) {
-        this.tasks.delete(id);
-        return true;
-      }
-    }
-    return false;
   }
 
   private finish(entry: Entry, status: TaskStatus, error: ErrorBody | null): void {
@@ -281,6 +378,7 @@ export class MemoryTaskStore implements TaskStore {
     for (const [id, entry] of this.tasks) {
       if (entry.expiresMs !== null && entry.expiresMs <= now) {
         this.tasks.delete(id);
+        this.unpersist(id);
         forgotten++;
       }
     }
@@ -304,8 +402,4 @@ export class MemoryTaskStore implements TaskStore {
     );
     this.expiryTimer.unref();
   }
-}
-
-function isFinalEvent(event: TaskEvent): boolean {
-  return event.event === 'done' || event.event === 'failed' || event.event === 'cancelled';
 }

@@ -4,6 +4,7 @@ import {
   NotFound,
   ServiceUnavailable,
   TiffinError,
+  TooManyRequests,
 } from '../errors/index.js';
 
 /**
@@ -26,6 +27,21 @@ export class TaskNotDone extends TiffinError {
 /** Every task slot holds an unfinished task: 503 `JOBS_FULL` with `Retry-After`. */
 export class TasksFull extends ServiceUnavailable {
   static override readonly code: string = 'JOBS_FULL';
+}
+
+/** The client holds its share of the unfinished tasks: 429 `JOBS_CLIENT_FULL` with `Retry-After`. */
+export class TasksClientFull extends TooManyRequests {
+  static override readonly code: string = 'JOBS_CLIENT_FULL';
+}
+
+/** The task store cannot be reached (a lost connection): 503 `TASK_STORE_UNAVAILABLE`, nothing recorded. */
+export class TaskStoreUnavailable extends ServiceUnavailable {
+  static override readonly code: string = 'TASK_STORE_UNAVAILABLE';
+}
+
+/** The task's process stopped while it ran, as many times as its `attempts` allow: it failed. */
+export class TaskInterrupted extends ServiceUnavailable {
+  static override readonly code: string = 'TASK_INTERRUPTED';
 }
 
 /** The task's encoded answer is larger than the store keeps (`maxResultBytes`): the task fails with 507. */

@@ -3,6 +3,14 @@ import type { ErrorBody } from '../errors/index.js';
 /** Where a task stands: `queued` → `running` → one of the three final states. */
 export type TaskStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
+/** The statuses a task ends in. */
+export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** Whether an event is a task's last one (`done`, `failed`, `cancelled`). */
+export function isFinalEvent(event: TaskEvent): boolean {
+  return event.event === 'done' || event.event === 'failed' || event.event === 'cancelled';
+}
+
 /** What `GET /<api>/status?id=` answers. */
 export interface TaskView {
   id: string;
@@ -61,20 +69,46 @@ export interface ClaimedTask {
   id: string;
   api: string;
   request: TaskRequest;
+  /** This run's number, from 1: above 1 the task was running in a process that stopped, and runs again. */
+  attempt: number;
+}
+
+/** What `TaskStore.submit` is told besides the request. */
+export interface SubmitOptions {
+  /**
+   * Times the task may start (default 1). A task whose process stops while it runs (a crash, a kill, a lost
+   * lease) is started again until it has started this many times, then ends `failed` with `TASK_INTERRUPTED`.
+   * A task that fails by itself is not retried: the API answered, and would answer the same again.
+   */
+  attempts?: number;
+  /**
+   * Who submitted it (the client's address): a store keeps each client's unfinished tasks within a share of
+   * the limit, so that one client's slow tasks cannot hold every slot (429 `JOBS_CLIENT_FULL`).
+   */
+  client?: string;
 }
 
 /**
- * Where tasks live between submit and expiry. The in-memory store (`MemoryTaskStore`) is the default; a
- * durable one (Redis, a database) implements the same methods so that any replica may claim a task and
- * answer for it. Methods are async for that reason. Errors a client sees: `TaskNotFound` (404),
- * `TaskNotDone` (409), `TasksFull` (503).
+ * Where tasks live between submit and expiry. The in-memory store (`MemoryTaskStore`) keeps them in one
+ * process; a durable one (a file on disk, Redis) implements the same methods so that a restarted process, or
+ * any replica, may claim a task and answer for it. Methods are async for that reason. Errors a client sees:
+ * `TaskNotFound` (404), `TaskNotDone` (409), `TasksFull` (503), `TasksClientFull` (429), `TaskStoreUnavailable`
+ * (503: the store cannot be reached; nothing was recorded).
+ *
+ * Delivery is at least once: a task whose process stops mid-run is claimed again (`ClaimedTask.attempt`), so
+ * an API with side effects uses `ctx.taskId` to make them idempotent. A claim is a lease the store keeps alive
+ * while this process lives (a heartbeat of its own); when the process is gone, the lease lapses and the task
+ * is queued again or, past its `attempts`, fails with `TASK_INTERRUPTED`.
  */
 export interface TaskStore {
   /** Most bytes of one task's encoded answer the store keeps; a runner stops reading past it. */
   readonly maxResultBytes: number;
-  /** Record a queued task; 503 `JOBS_FULL` when the store holds its limit of unfinished tasks. */
-  submit(api: string, request: TaskRequest): Promise<TaskView>;
-  /** Take the oldest queued task (it becomes `running`), or null when none is queued. */
+  /**
+   * Record a queued task (once this resolves it is kept: on disk for a durable store); 503 `JOBS_FULL` when
+   * the store holds its limit of unfinished tasks or bytes, 429 `JOBS_CLIENT_FULL` past the client's share.
+   */
+  submit(api: string, request: TaskRequest, options?: SubmitOptions): Promise<TaskView>;
+  /** Take the oldest queued task (it becomes `running`, leased to this process), or null when none is queued. */
   claim(): Promise<ClaimedTask | null>;
   /** The running task finished a step. */
   progress(id: string, progress: TaskProgress): Promise<void>;
@@ -95,8 +129,21 @@ export interface TaskStore {
    * where it stands) or until `signal` aborts. A finished task yields its final state once.
    */
   events(id: string, signal: AbortSignal): AsyncIterable<TaskEvent>;
-  /** Call `listener` when the running task `id` is cancelled; returns the unsubscribe. */
+  /**
+   * Call `listener` when the running task `id` is cancelled, by a cancel in any process that shares the store
+   * (the store-wide cancel signal); returns the unsubscribe.
+   */
   onCancel(id: string, listener: () => void): () => void;
+  /**
+   * Call `listener` when a task may be waiting to be claimed that this process did not submit (another
+   * replica's, or one queued again after its process stopped); returns the unsubscribe. Optional: a store used
+   * by one process only needs none.
+   */
+  onQueued?(listener: () => void): () => void;
   /** Forget finished tasks whose time to live has passed; returns how many were forgotten. */
   expire(): Promise<number>;
+  /** Why the store cannot take tasks now (a lost connection), or null when it can; `/readyz` reports it. */
+  notReadyReason?(): string | null;
+  /** Let go of what the store holds open (files, connections); running tasks' leases lapse. */
+  close?(): Promise<void>;
 }

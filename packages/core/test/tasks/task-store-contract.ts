@@ -1,15 +1,26 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { TaskEvent, TaskRequest, TaskStore } from '../../src/tasks/task-store.js';
 
 /**
- * What any `TaskStore` must do, written against the interface only, so a durable store (Redis, a database)
- * runs the same suite: `describeTaskStore('RedisTaskStore', (limits) => new RedisTaskStore(...))`.
+ * What any `TaskStore` must do, written against the interface only, so every store (in memory, on disk,
+ * Redis) runs the same suite: `describeTaskStore('RedisTaskStore', (limits) => new RedisTaskStore(...))`.
+ * A durable store also passes `durable`, and the suite checks what survives its process.
  */
 export interface ContractLimits {
   maxTasks: number;
+  /** Unfinished tasks one client may hold. */
+  maxClientTasks: number;
   /** Seconds. */
   resultTtl: number;
   maxResultBytes: number;
+}
+
+export interface DurableContract {
+  /**
+   * A second store on the same data, as a process started after `store`'s process stopped would open it
+   * (the first one is left as a killed process leaves it: its running tasks unsettled, its leases lapsing).
+   */
+  reopen(store: TaskStore): Promise<TaskStore>;
 }
 
 const request = (body = '{}'): TaskRequest => ({
@@ -31,18 +42,29 @@ async function collect(events: AsyncIterable<TaskEvent>): Promise<string[]> {
   return names;
 }
 
-export function describeTaskStore(name: string, make: (limits: ContractLimits) => TaskStore): void {
-  const store = (limits: Partial<ContractLimits> = {}) =>
-    make({ maxTasks: 8, resultTtl: 600, maxResultBytes: 1024, ...limits });
+export function describeTaskStore(
+  name: string,
+  make: (limits: ContractLimits) => TaskStore | Promise<TaskStore>,
+  durable?: DurableContract,
+): void {
+  const opened: TaskStore[] = [];
+  afterEach(async () => {
+    for (const s of opened.splice(0)) await s.close?.();
+  });
+  const store = async (limits: Partial<ContractLimits> = {}) => {
+    const s = await make({ maxTasks: 8, maxClientTasks: 8, resultTtl: 600, maxResultBytes: 1024, ...limits });
+    opened.push(s);
+    return s;
+  };
 
   describe(`${name} (the TaskStore contract)`, () => {
     it('takes tasks in submit order, once each, and keeps the request for the runner', async () => {
-      const s = store();
+      const s = await store();
       const a = await s.submit('api', request('"a"'));
       const b = await s.submit('api', request('"b"'));
       expect(a).toMatchObject({ api: 'api', status: 'queued', step: 0, total_steps: null, error: null });
       const first = await s.claim();
-      expect(first?.id).toBe(a.id);
+      expect(first).toMatchObject({ id: a.id, api: 'api', attempt: 1 });
       expect(Buffer.from(first?.request.body ?? []).toString()).toBe('"a"');
       expect((await s.claim())?.id).toBe(b.id);
       expect(await s.claim()).toBeNull();
@@ -50,7 +72,7 @@ export function describeTaskStore(name: string, make: (limits: ContractLimits) =
     });
 
     it('records progress, the result, and a failure with its error body', async () => {
-      const s = store();
+      const s = await store();
       const ok = await s.submit('api', request());
       const bad = await s.submit('api', request());
       await s.claim();
@@ -72,7 +94,7 @@ export function describeTaskStore(name: string, make: (limits: ContractLimits) =
     });
 
     it('refuses an answer over its size bound: the task fails with TASK_RESULT_TOO_LARGE', async () => {
-      const s = store({ maxResultBytes: 8 });
+      const s = await store({ maxResultBytes: 8 });
       const t = await s.submit('api', request());
       await s.claim();
       await s.complete(t.id, answer('x'.repeat(9)));
@@ -80,7 +102,7 @@ export function describeTaskStore(name: string, make: (limits: ContractLimits) =
     });
 
     it('cancels: a queued task at once, a running one through onCancel; twice is harmless', async () => {
-      const s = store();
+      const s = await store();
       const running = await s.submit('api', request());
       const queued = await s.submit('api', request());
       await s.claim();
@@ -98,7 +120,7 @@ export function describeTaskStore(name: string, make: (limits: ContractLimits) =
     });
 
     it('streams events to the final one; a finished task answers its state once; an abort ends a stream', async () => {
-      const s = store();
+      const s = await store();
       const t = await s.submit('api', request());
       const stream = collect(s.events(t.id, new AbortController().signal));
       await s.claim();
@@ -114,20 +136,36 @@ export function describeTaskStore(name: string, make: (limits: ContractLimits) =
       expect(await cut).toEqual(['queued']);
     });
 
-    it('is bounded: the oldest finished task makes room; with every task unfinished, 503 JOBS_FULL', async () => {
-      const s = store({ maxTasks: 2 });
+    it('bounds unfinished tasks (503 JOBS_FULL) and keeps finished answers for their whole time to live', async () => {
+      const s = await store({ maxTasks: 2 });
       const a = await s.submit('api', request());
       await s.claim();
-      await s.complete(a.id, answer('{}'));
+      await s.complete(a.id, answer('{"a":1}'));
       const b = await s.submit('api', request());
-      await s.submit('api', request()); // a (finished) is forgotten for it
-      await expect(s.status(a.id)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND', httpStatus: 404 });
+      await s.submit('api', request());
       await expect(s.submit('api', request())).rejects.toMatchObject({ code: 'JOBS_FULL', httpStatus: 503 });
+      // Another client's finished answer is not given up to make room.
+      expect(Buffer.from((await s.result(a.id)).body).toString()).toBe('{"a":1}');
       expect((await s.status(b.id)).status).toBe('queued');
     });
 
+    it('keeps each client within its share of unfinished tasks (429 JOBS_CLIENT_FULL); others still submit', async () => {
+      const s = await store({ maxTasks: 4, maxClientTasks: 2 });
+      const first = await s.submit('api', request(), { client: 'greedy' });
+      await s.submit('api', request(), { client: 'greedy' });
+      await expect(s.submit('api', request(), { client: 'greedy' })).rejects.toMatchObject({
+        code: 'JOBS_CLIENT_FULL',
+        httpStatus: 429,
+      });
+      await s.submit('api', request(), { client: 'polite' });
+      // A finished task gives its client's slot back.
+      await s.claim();
+      await s.complete(first.id, answer('{}'));
+      await s.submit('api', request(), { client: 'greedy' });
+    });
+
     it('forgets finished tasks after their time to live, and unknown ids are 404', async () => {
-      const s = store({ resultTtl: 0.05 });
+      const s = await store({ resultTtl: 0.05 });
       const t = await s.submit('api', request());
       await s.claim();
       await s.fail(t.id, { error: 'x', type: 'InternalServerError', code: 'INTERNAL_ERROR' });
@@ -139,6 +177,47 @@ export function describeTaskStore(name: string, make: (limits: ContractLimits) =
         await expect(s.cancel(id)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' });
         await expect(s.result(id)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' });
       }
+    });
+  });
+
+  if (durable) describeDurable(name, store, durable);
+}
+
+function describeDurable(
+  name: string,
+  store: (limits?: Partial<ContractLimits>) => Promise<TaskStore>,
+  { reopen }: DurableContract,
+): void {
+  describe(`${name} (what survives its process)`, () => {
+    it('after a stop: queued tasks run, running ones run again per attempts, finished answers are kept', async () => {
+      const s = await store();
+      const done = await s.submit('api', request('"done"'));
+      const once = await s.submit('api', request('"once"'), { attempts: 1 });
+      const twice = await s.submit('api', request('"twice"'), { attempts: 2 });
+      await s.submit('api', request('"queued"'));
+      expect((await s.claim())?.id).toBe(done.id);
+      await s.complete(done.id, answer('{"kept":true}'));
+      expect((await s.claim())?.id).toBe(once.id);
+      expect((await s.claim())?.id).toBe(twice.id);
+      // The process stops here, with two tasks running and one queued.
+      const after = await reopen(s);
+      const claimed = new Map<string, number>();
+      // A store may find the stopped process's tasks at once, or once their leases lapse (Redis).
+      for (let k = 0; k < 100; k++) {
+        const task = await after.claim();
+        if (task) claimed.set(Buffer.from(task.request.body).toString(), task.attempt);
+        else if (claimed.size === 2 && (await after.status(once.id)).status === 'failed') break;
+        else await sleep(100);
+      }
+      expect(Object.fromEntries(claimed)).toEqual({ '"twice"': 2, '"queued"': 1 });
+      expect(await after.status(once.id)).toMatchObject({
+        status: 'failed',
+        error: { code: 'TASK_INTERRUPTED' },
+      });
+      expect(Buffer.from((await after.result(done.id)).body).toString()).toBe('{"kept":true}');
+      await after.complete(twice.id, answer('{"second":true}'));
+      expect((await after.status(twice.id)).status).toBe('succeeded');
+      await after.close?.();
     });
   });
 }

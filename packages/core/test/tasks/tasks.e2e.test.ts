@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BadInput,
@@ -352,7 +353,7 @@ describe('a full task store', () => {
   let small: Service;
   let smallHandle: Handle;
   beforeAll(async () => {
-    small = userService({ tasks: { maxTasks: 3, resultTtl: 0.2 } });
+    small = userService({ tasks: { maxTasks: 3, maxClientTasks: 3, resultTtl: 0.2 } });
     smallHandle = await start(small);
   });
   afterAll(async () => {
@@ -396,7 +397,7 @@ describe('many submits at once', () => {
   it('runs every task, at most `concurrency` at a time, none left queued', async () => {
     let running = 0;
     let most = 0;
-    const busy = new Service('busy', { tasks: { maxTasks: 40, concurrency: 2 } }).api(
+    const busy = new Service('busy', { tasks: { maxTasks: 40, maxClientTasks: 40, concurrency: 2 } }).api(
       { name: 'echo_later', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
       async (input) => {
         running++;
@@ -430,6 +431,65 @@ describe('many submits at once', () => {
       expect(most).toBe(2);
     } finally {
       await busyHandle.close();
+    }
+  });
+});
+
+/** A JSON POST from a chosen loopback address (127.0.0.x), so the server sees distinct clients. */
+function postFrom(
+  localAddress: string,
+  target: string,
+  body: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      target,
+      { method: 'POST', localAddress, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString()) }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('many submits from one client', () => {
+  it("neither forgets another client's finished answer nor takes every slot", async () => {
+    const shared = userService({ tasks: { maxTasks: 8, resultTtl: 600 } });
+    const h = await start(shared);
+    try {
+      const first = await postFrom('127.0.0.2', `${h.url}/count/submit`, { steps: 1, ms: 1 });
+      expect(first.status).toBe(202);
+      const id = first.json.id as string;
+      for (;;) {
+        const view = (await (await fetch(`${h.url}/count/status?id=${id}`)).json()) as TaskView;
+        if (view.status === 'succeeded') break;
+        await sleep(10);
+      }
+      // 64 slow submits from another client: two (a quarter of 8) are taken, the rest answer 429.
+      const flood = await Promise.all(
+        Array.from({ length: 64 }, () =>
+          postFrom('127.0.0.3', `${h.url}/count/submit`, { steps: 50, ms: 20 }),
+        ),
+      );
+      const codes = flood.map((r) => (r.status === 202 ? 202 : r.json.code));
+      expect(codes.filter((c) => c === 202)).toHaveLength(2);
+      expect(codes.filter((c) => c === 'JOBS_CLIENT_FULL')).toHaveLength(62);
+      // A third client still gets in, and the first one's answer is still there.
+      expect((await postFrom('127.0.0.4', `${h.url}/count/submit`, { steps: 1 })).status).toBe(202);
+      const kept = await fetch(`${h.url}/count/get?id=${id}`);
+      expect(kept.status).toBe(201);
+      expect(await kept.json()).toEqual({ counted: 1, task: id });
+      for (const r of flood)
+        if (r.status === 202)
+          await fetch(`${h.url}/count/cancel?id=${r.json.id as string}`, { method: 'POST' });
+    } finally {
+      await h.close();
     }
   });
 });

@@ -405,7 +405,15 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     },
   );
 
-  return { service, progress, queue, jobs: service.tasks };
+  return {
+    service,
+    progress,
+    queue,
+    // Read when asked: `tiffin serve` may give the service its --tasks store after it was made.
+    get jobs(): TaskStore {
+      return service.tasks;
+    },
+  };
 }
 
 /** A small RGB image as a data URL (BMP: encoded synchronously, between steps, with no extra work). */

@@ -48,7 +48,7 @@ export function taskRoutes(
     // Checked as the synchronous call checks it; the task decodes the stored request again when it runs
     // (what a durable store keeps is the request, not a decoded value).
     await api.input.fromHttpRequest(request);
-    writeJson(ctx, 202, await runner.submit(api, request));
+    writeJson(ctx, 202, await runner.submit(api, request, ctx.req.socket.remoteAddress));
   };
   const status = async (ctx: Exchange): Promise<void> => {
     runtime.admit(ctx.state);

@@ -1,0 +1,30 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { LmdbTaskStore } from '../../src/tasks/lmdb-task-store.js';
+import type { TaskStore } from '../../src/tasks/task-store.js';
+import { describeTaskStore } from './task-store-contract.js';
+
+const root = mkdtempSync(join(tmpdir(), 'tiffin-lmdb-tasks-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+const dirs = new WeakMap<TaskStore, { dir: string; limits: object }>();
+
+describeTaskStore(
+  'LmdbTaskStore',
+  async (limits) => {
+    const dir = join(root, String(n++));
+    const store = await LmdbTaskStore.open({ dir, ...limits });
+    dirs.set(store, { dir, limits });
+    return store;
+  },
+  {
+    async reopen(store) {
+      const { dir, limits } = dirs.get(store) as { dir: string; limits: object };
+      // A killed process writes nothing more: close the file under it, its running tasks unsettled.
+      await store.close?.();
+      return LmdbTaskStore.open({ dir, ...limits });
+    },
+  },
+);

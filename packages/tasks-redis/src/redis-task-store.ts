@@ -1,0 +1,656 @@
+import { randomUUID } from 'node:crypto';
+import { type ErrorBody, type TaskStore, TiffinError } from '@tiffin/core';
+import {
+  Cancelled,
+  type ClaimedTask,
+  clientShare,
+  FINAL_STATUSES,
+  isFinalEvent,
+  MAX_DETAIL_BYTES,
+  pushedEvents,
+  type SubmitOptions,
+  type TaskEvent,
+  TaskInterrupted,
+  TaskNotDone,
+  TaskNotFound,
+  type TaskProgress,
+  type TaskRequest,
+  type TaskResult,
+  TaskResultTooLarge,
+  TaskStoreUnavailable,
+  TasksClientFull,
+  TasksFull,
+  type TaskView,
+  truncateForMessage,
+} from '@tiffin/core/internal';
+import { Job, Queue, Worker } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+
+export interface RedisTaskStoreOptions {
+  /** `redis://[user:password@]host:port/db` (or `rediss://`). */
+  url: string;
+  /** The BullMQ queue's name: replicas of one service share it (default `tiffin`). */
+  queue?: string;
+  /** Unfinished (queued and running) tasks over every replica (default 64); past it a submit is 503. */
+  maxTasks?: number;
+  /** Unfinished tasks one client may hold (default a quarter of `maxTasks`): past it 429. */
+  maxClientTasks?: number;
+  /** Seconds a finished task's status and answer are kept (default 600). */
+  resultTtl?: number;
+  /** Most bytes of one task's encoded answer (default 64 MiB); a larger one fails the task with 507. */
+  maxResultBytes?: number;
+  /**
+   * Milliseconds a claim's lease lasts without a heartbeat (default 30 000; renewed at half of it while this
+   * process lives). A task whose lease lapsed is found by BullMQ's stalled-job check and queued again.
+   */
+  leaseMs?: number;
+}
+
+/** What a task's BullMQ job carries: the stored request (its body in base64) and its settings. */
+interface JobData {
+  api: string;
+  method: string;
+  url: string;
+  headers: Array<[string, string]>;
+  body: string;
+  attempts: number;
+  client: string | null;
+}
+
+/** How a failed job records its end: `failed` or `cancelled`, with the error body. */
+interface Ending {
+  status: 'failed' | 'cancelled';
+  error: ErrorBody;
+}
+
+/** One message on the store's channel: a task event, a cancel, or a task queued. */
+interface Message {
+  id: string;
+  /** The store that sent it. */
+  from: string;
+  kind: 'event' | 'cancel' | 'queued';
+  event?: TaskEvent;
+}
+
+/** Longest a call on Redis may take before it answers 503 (a Redis that hangs rather than refuses). */
+const CALL_TIMEOUT_MS = 5000;
+
+/** BullMQ keeps failed jobs' reasons as text: an ending is written as JSON behind this mark. */
+const ENDING = 'tiffin-ending:';
+
+/**
+ * Tasks in Redis, through BullMQ: every replica (and every `--workers` process) submits to one queue and
+ * claims from it, so status, events, results and cancel answer the same from any of them. A claim is a
+ * BullMQ job taken by hand (`Worker.getNextJob`) under a lock this process renews; when the process dies the
+ * lock lapses and BullMQ's stalled-job check puts the job back in the queue, where the next claim starts it
+ * again or, past its `attempts`, fails it with `TASK_INTERRUPTED`. Events and cancels travel on one Redis
+ * channel per queue. While Redis is unreachable every call answers 503 `TASK_STORE_UNAVAILABLE` (nothing is
+ * acknowledged that was not written) and `notReadyReason` says so; work resumes when it returns.
+ */
+export class RedisTaskStore implements TaskStore {
+  readonly maxResultBytes: number;
+  private readonly maxTasks: number;
+  private readonly share: number;
+  private readonly ttlMs: number;
+  private readonly leaseMs: number;
+  private readonly channel: string;
+  private readonly clientsKey: string;
+  /** This store's claims: the lock token and heartbeat of each job it runs. */
+  private readonly leases = new Map<string, { token: string; job: Job; timer: NodeJS.Timeout }>();
+  private readonly listeners = new Map<string, Set<(event: TaskEvent) => void>>();
+  private readonly cancelListeners = new Map<string, Set<() => void>>();
+  private readonly queuedListeners = new Set<() => void>();
+  private closed = false;
+  private readonly self = randomUUID();
+
+  private constructor(
+    private readonly queue: Queue,
+    private readonly worker: Worker,
+    private readonly commands: Redis,
+    private readonly subscriber: Redis,
+    private readonly queueConnection: Redis,
+    name: string,
+    options: RedisTaskStoreOptions,
+  ) {
+    this.maxTasks = options.maxTasks ?? 64;
+    this.share = clientShare(this.maxTasks, options.maxClientTasks);
+    this.ttlMs = (options.resultTtl ?? 600) * 1000;
+    this.maxResultBytes = options.maxResultBytes ?? 64 * 1024 * 1024;
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.channel = `tiffin:${name}:events`;
+    this.clientsKey = `tiffin:${name}:clients`;
+  }
+
+  /** Connect to Redis and the queue; rejects when Redis cannot be reached now. */
+  static async open(options: RedisTaskStoreOptions): Promise<RedisTaskStore> {
+    const name = options.queue ?? 'tiffin';
+    const leaseMs = options.leaseMs ?? 30_000;
+    // Calls from requests fail at once while Redis is away (a 503, not a request that hangs); the worker's
+    // and the subscriber's connections wait and reconnect.
+    const failFast: RedisOptions = {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      lazyConnect: true,
+      // A Redis that hangs (not refusing) answers a 503 too, not a request that waits forever.
+      commandTimeout: 5000,
+    };
+    const waiting: RedisOptions = { maxRetriesPerRequest: null, lazyConnect: true };
+    const commands = new Redis(options.url, failFast);
+    const subscriber = new Redis(options.url, waiting);
+    const queueConnection = new Redis(options.url, failFast);
+    const workerConnection = new Redis(options.url, waiting);
+    for (const c of [commands, subscriber, queueConnection, workerConnection]) c.on('error', () => {});
+    await Promise.all([commands.connect(), subscriber.connect(), queueConnection.connect()]);
+    const queue = new Queue(name, { connection: queueConnection, prefix: 'tiffin' });
+    const worker = new Worker(name, null, {
+      connection: workerConnection,
+      prefix: 'tiffin',
+      autorun: false,
+      lockDuration: leaseMs,
+      stalledInterval: Math.max(500, Math.floor(leaseMs / 2)),
+      // Attempts are counted by the claim (the job's attemptsStarted), so a stalled job always goes back.
+      maxStalledCount: 1_000_000,
+    });
+    worker.on('error', () => {});
+    queue.on('error', () => {});
+    const store = new RedisTaskStore(queue, worker, commands, subscriber, queueConnection, name, options);
+    subscriber.on('message', (_channel, text: string) => store.received(text));
+    await subscriber.subscribe(store.channel);
+    // BullMQ's stalled-job check: jobs whose process died go back to the queue.
+    void worker.startStalledCheckTimer().catch(() => {});
+    return store;
+  }
+
+  notReadyReason(): string | null {
+    if (this.closed) return 'the task store is closed';
+    return this.commands.status === 'ready' && this.queueConnection.status === 'ready'
+      ? null
+      : 'Redis (the task store) is unreachable';
+  }
+
+  onQueued(listener: () => void): () => void {
+    this.queuedListeners.add(listener);
+    // A stalled job goes back to the queue without a message: look again now and then.
+    const timer = setInterval(listener, Math.max(500, Math.floor(this.leaseMs / 2)));
+    timer.unref();
+    return () => {
+      this.queuedListeners.delete(listener);
+      clearInterval(timer);
+    };
+  }
+
+  async submit(api: string, request: TaskRequest, options: SubmitOptions = {}): Promise<TaskView> {
+    return this.reach(async () => {
+      const retry = { headers: { 'retry-after': '1' } };
+      const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused');
+      const unfinished = Object.values(counts).reduce((a, b) => a + b, 0);
+      if (unfinished >= this.maxTasks)
+        throw new TasksFull(`${this.maxTasks} tasks are unfinished; retry when one finishes`, retry);
+      const client = options.client ?? null;
+      if (client !== null) {
+        const held = await this.commands.hincrby(this.clientsKey, client, 1);
+        if (held > this.share) {
+          await this.commands.hincrby(this.clientsKey, client, -1);
+          throw new TasksClientFull(
+            `You have ${this.share} unfinished tasks; retry when one finishes`,
+            retry,
+          );
+        }
+      }
+      const id = randomUUID();
+      const data: JobData = {
+        api,
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength).toString(
+          'base64',
+        ),
+        attempts: Math.max(1, options.attempts ?? 1),
+        client,
+      };
+      try {
+        const ttl = Math.ceil(this.ttlMs / 1000);
+        await this.queue.add(api, data, {
+          jobId: id,
+          attempts: 1,
+          removeOnComplete: { age: ttl },
+          removeOnFail: { age: ttl },
+        });
+      } catch (err) {
+        if (client !== null) await this.commands.hincrby(this.clientsKey, client, -1).catch(() => {});
+        throw err;
+      }
+      await this.publish({ id, kind: 'queued' });
+      return queuedView(id, api, Date.now());
+    });
+  }
+
+  async claim(): Promise<ClaimedTask | null> {
+    return this.reach(async () => {
+      for (;;) {
+        if (this.closed) return null;
+        const token = randomUUID();
+        const job = (await this.worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
+        if (!job?.id) return null;
+        const id = job.id;
+        const data = job.data;
+        if (await this.commands.sismember(this.cancelledKey, id)) {
+          await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
+          continue;
+        }
+        if (job.attemptsStarted > data.attempts) {
+          const error = new TaskInterrupted(
+            `task ${id} was running when its server stopped, ${data.attempts} time(s) of the ${data.attempts} it may start`,
+          ).toBody();
+          await this.end(job, token, { status: 'failed', error });
+          continue;
+        }
+        const timer = setInterval(
+          () => void job.extendLock(token, this.leaseMs).catch(() => {}),
+          Math.floor(this.leaseMs / 2),
+        );
+        timer.unref();
+        this.leases.set(id, { token, job, timer });
+        await this.publish({
+          id,
+          kind: 'event',
+          event: { event: 'started', data: { request_id: id, status: 'started' } },
+        });
+        return {
+          id,
+          api: data.api,
+          attempt: job.attemptsStarted,
+          request: {
+            method: data.method,
+            url: data.url,
+            headers: data.headers,
+            body: Buffer.from(data.body, 'base64'),
+          },
+        };
+      }
+    });
+  }
+
+  async progress(id: string, { step, totalSteps, detail }: TaskProgress): Promise<void> {
+    const lease = this.leases.get(id);
+    if (!lease) return;
+    const small = detail && JSON.stringify(detail).length <= MAX_DETAIL_BYTES ? detail : {};
+    await lease.job.updateProgress({ step, total_steps: totalSteps });
+    await this.publish({
+      id,
+      kind: 'event',
+      event: {
+        event: 'step',
+        data: { request_id: id, status: 'step', step, total_steps: totalSteps, ...small },
+      },
+    });
+  }
+
+  async complete(id: string, result: TaskResult): Promise<void> {
+    const lease = this.leases.get(id);
+    if (!lease) return;
+    const size = result.body.byteLength;
+    if (size > this.maxResultBytes) {
+      const tooLarge = new TaskResultTooLarge(
+        `The task's answer is ${size} bytes; this server keeps at most ${this.maxResultBytes}`,
+      );
+      return this.fail(id, tooLarge.toBody());
+    }
+    const encoded = {
+      status: result.status,
+      headers: result.headers,
+      body: Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength).toString(
+        'base64',
+      ),
+    };
+    const started = lease.job.processedOn ?? Date.now();
+    await this.settle(id, () => lease.job.moveToCompleted(encoded, lease.token, false));
+    await this.publish({
+      id,
+      kind: 'event',
+      event: {
+        event: 'done',
+        data: { request_id: id, status: 'done', seconds: (Date.now() - started) / 1000 },
+      },
+    });
+  }
+
+  async fail(id: string, error: ErrorBody, status: 'failed' | 'cancelled' = 'failed'): Promise<void> {
+    const lease = this.leases.get(id);
+    if (!lease) return;
+    await this.settle(id, () => this.end(lease.job, lease.token, { status, error }));
+  }
+
+  async cancel(id: string): Promise<TaskView> {
+    return this.reach(async () => {
+      const view = await this.status(id);
+      if (FINAL_STATUSES.has(view.status)) return view;
+      // The mark is read by the next claim (a queued task) and by the runner's process (a running one).
+      await this.commands.sadd(this.cancelledKey, id);
+      for (const listener of this.cancelListeners.get(id) ?? []) listener();
+      await this.publish({ id, kind: 'cancel' });
+      if (view.status === 'queued') {
+        const job = (await Job.fromId(this.queue, id)) as Job<JobData> | undefined;
+        // Removed while waiting (not claimed): it ends cancelled now, as in the other stores.
+        if (job && (await job.getState()) === 'waiting' && (await removed(job))) {
+          const ending = { ...cancelledEnding(id), at: Date.now(), api: view.api };
+          await this.commands.hset(this.endedKey(id), 'ending', JSON.stringify(ending));
+          await this.commands.pexpire(this.endedKey(id), this.ttlMs);
+          await this.release(job.data.client);
+          const ended = { ...view, ...finalTimes(Date.now(), this.ttlMs), status: 'cancelled' as const };
+          ended.error = cancelledBody(id);
+          await this.publish({ id, kind: 'event', event: finalEvent(ended) });
+          return ended;
+        }
+      }
+      return this.status(id);
+    });
+  }
+
+  async status(id: string): Promise<TaskView> {
+    return this.reach(async () => (await this.read(id)).view);
+  }
+
+  async result(id: string): Promise<TaskResult> {
+    return this.reach(async () => {
+      const { view, result } = await this.read(id);
+      if (view.status === 'succeeded' && result) return result;
+      throw new TaskNotDone(`task ${id} is ${view.status}; its result is available once it has succeeded`, {
+        detail: { ...view },
+      });
+    });
+  }
+
+  async *events(id: string, signal: AbortSignal): AsyncGenerator<TaskEvent> {
+    let listeners = this.listeners.get(id);
+    if (!listeners) {
+      listeners = new Set();
+      this.listeners.set(id, listeners);
+    }
+    const own = listeners;
+    // Listen before reading the state, so no event falls between the two; the events heard meanwhile
+    // follow the first one.
+    const early: TaskEvent[] = [];
+    const keep = (event: TaskEvent) => early.push(event);
+    own.add(keep);
+    const unsubscribe = (listener: (event: TaskEvent) => void) => {
+      own.delete(listener);
+      if (own.size === 0) this.listeners.delete(id);
+    };
+    try {
+      const view = await this.status(id);
+      if (FINAL_STATUSES.has(view.status)) {
+        yield { event: view.status, data: { ...view } };
+        return;
+      }
+      // A task that started while its state was read was queued when the stream opened.
+      const first: TaskEvent =
+        view.status === 'queued' || early[0]?.event === 'started'
+          ? { event: 'queued', data: { request_id: id, status: 'queued' } }
+          : view.step > 0
+            ? {
+                event: 'step',
+                data: { request_id: id, status: 'step', step: view.step, total_steps: view.total_steps },
+              }
+            : { event: 'started', data: { request_id: id, status: 'started' } };
+      yield first;
+      if (signal.aborted) return;
+      yield* pushedEvents<TaskEvent>(
+        (push) => {
+          own.delete(keep);
+          own.add(push);
+          return () => unsubscribe(push);
+        },
+        signal,
+        { first: early.filter((e) => e.event !== first.event || e.event === 'step'), isLast: isFinalEvent },
+      );
+    } finally {
+      unsubscribe(keep);
+    }
+  }
+
+  onCancel(id: string, listener: () => void): () => void {
+    let set = this.cancelListeners.get(id);
+    if (!set) {
+      set = new Set();
+      this.cancelListeners.set(id, set);
+    }
+    const own = set;
+    own.add(listener);
+    return () => {
+      own.delete(listener);
+      if (own.size === 0) this.cancelListeners.delete(id);
+    };
+  }
+
+  async expire(): Promise<number> {
+    return this.reach(async () => {
+      const grace = this.ttlMs;
+      const done = await this.queue.clean(grace, 1000, 'completed');
+      const failed = await this.queue.clean(grace, 1000, 'failed');
+      return done.length + failed.length;
+    });
+  }
+
+  /**
+   * Stop claiming; the tasks this process runs go back to the queue at once (`handBack`, the default), or are
+   * left to lapse as a killed process leaves them.
+   */
+  async close(handBack = true): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const [id, lease] of this.leases) {
+      clearInterval(lease.timer);
+      if (handBack) await lease.job.moveToWait(lease.token).catch(() => {});
+      this.leases.delete(id);
+    }
+    await Promise.allSettled([this.worker.close(true), this.queue.close()]);
+    this.subscriber.disconnect();
+    this.commands.disconnect();
+  }
+
+  private get cancelledKey(): string {
+    return `${this.channel}:cancelled`;
+  }
+
+  private endedKey(id: string): string {
+    return `${this.channel}:ended:${id}`;
+  }
+
+  /** The task's view and answer from its job (or its ending, for a cancel that removed a waiting job). */
+  private async read(id: string): Promise<{ view: TaskView; result: TaskResult | null }> {
+    const job =
+      id.length <= 128 ? ((await Job.fromId(this.queue, id)) as Job<JobData> | undefined) : undefined;
+    if (!job) {
+      const ending = id.length <= 128 ? await this.commands.hget(this.endedKey(id), 'ending') : null;
+      if (ending) {
+        const parsed = JSON.parse(ending) as Ending & { at: number; api: string };
+        return { view: endedView(id, parsed, this.ttlMs), result: null };
+      }
+      throw new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
+    }
+    const progress = (typeof job.progress === 'object' ? job.progress : {}) as {
+      step?: number;
+      total_steps?: number | null;
+    };
+    const view = queuedView(id, job.data.api, job.timestamp);
+    view.step = progress.step ?? 0;
+    view.total_steps = progress.total_steps ?? null;
+    if (job.finishedOn) {
+      if (job.finishedOn + this.ttlMs <= Date.now())
+        throw new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
+      Object.assign(view, finalTimes(job.finishedOn, this.ttlMs));
+      const ending = parseEnding(job.failedReason);
+      if (ending) {
+        view.status = ending.status;
+        view.error = ending.error;
+        return { view, result: null };
+      }
+      if (job.returnvalue) {
+        view.status = 'succeeded';
+        const r = job.returnvalue as { status: number; headers: Array<[string, string]>; body: string };
+        return {
+          view,
+          result: { status: r.status, headers: r.headers, body: Buffer.from(r.body, 'base64') },
+        };
+      }
+      view.status = 'failed';
+      view.error = new TaskInterrupted(`task ${id} ended without an answer`).toBody();
+      return { view, result: null };
+    }
+    const state = await job.getState();
+    view.status = state === 'active' ? 'running' : 'queued';
+    if (view.status === 'queued') view.step = 0;
+    return { view, result: null };
+  }
+
+  /** End a claimed job as failed or cancelled, give its client's slot back, tell the listeners. */
+  private async end(job: Job<JobData>, token: string, ending: Ending): Promise<void> {
+    const id = job.id as string;
+    await job.moveToFailed(new Error(ENDING + JSON.stringify(ending)), token, false);
+    await this.release(job.data.client);
+    await this.commands.srem(this.cancelledKey, id);
+    const at = Date.now();
+    const view = { ...queuedView(id, job.data.api, job.timestamp), ...finalTimes(at, this.ttlMs) };
+    view.status = ending.status;
+    view.error = ending.error;
+    await this.publish({ id, kind: 'event', event: finalEvent(view) });
+  }
+
+  /**
+   * Settle a claimed task, retrying while Redis is away (up to a lease's time): an answer is not dropped for
+   * a short outage. Past that the lease has lapsed and the task will run again elsewhere.
+   */
+  private async settle(id: string, write: () => Promise<unknown>): Promise<void> {
+    const lease = this.leases.get(id);
+    if (!lease) return;
+    clearInterval(lease.timer);
+    this.leases.delete(id);
+    const deadline = Date.now() + this.leaseMs;
+    for (;;) {
+      try {
+        await write();
+        break;
+      } catch (err) {
+        if (err instanceof TiffinError || Date.now() > deadline || this.closed) return;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+    if (lease.job.data.client !== null) await this.release(lease.job.data.client).catch(() => {});
+    await this.commands.srem(this.cancelledKey, id).catch(() => {});
+  }
+
+  private async release(client: string | null): Promise<void> {
+    if (client !== null) await this.commands.hincrby(this.clientsKey, client, -1);
+  }
+
+  private async publish(message: Omit<Message, 'from'>): Promise<void> {
+    const sent: Message = { ...message, from: this.self };
+    await this.commands.publish(this.channel, JSON.stringify(sent)).catch(() => {});
+  }
+
+  private received(text: string): void {
+    let message: Message;
+    try {
+      message = JSON.parse(text) as Message;
+    } catch {
+      return;
+    }
+    if (message.kind === 'queued') for (const listener of this.queuedListeners) listener();
+    else if (message.kind === 'cancel') {
+      // Only the process that runs the task acts on it (the one that cancelled already told its own).
+      if (message.from !== this.self && this.leases.has(message.id))
+        for (const listener of this.cancelListeners.get(message.id) ?? []) listener();
+    } else if (message.event) {
+      for (const listener of this.listeners.get(message.id) ?? []) listener(message.event);
+    }
+  }
+
+  /** Run a call on Redis; a lost connection is a 503 `TASK_STORE_UNAVAILABLE` with `Retry-After`. */
+  private async reach<T>(call: () => Promise<T>): Promise<T> {
+    if (this.closed)
+      throw new TaskStoreUnavailable('The task store is closed', { headers: { 'retry-after': '1' } });
+    const unavailable = () =>
+      new TaskStoreUnavailable('The task store (Redis) cannot be reached; retry shortly', {
+        headers: { 'retry-after': '2' },
+      });
+    // BullMQ waits for a connection to come back: a call made while it is away answers now instead.
+    if (this.commands.status !== 'ready' || this.queueConnection.status !== 'ready') throw unavailable();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        call(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(unavailable()), CALL_TIMEOUT_MS);
+        }),
+      ]);
+    } catch (err) {
+      if (err instanceof TiffinError) throw err;
+      throw unavailable();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function queuedView(id: string, api: string, createdMs: number): TaskView {
+  return {
+    id,
+    api,
+    status: 'queued',
+    step: 0,
+    total_steps: null,
+    error: null,
+    created_at: new Date(createdMs).toISOString(),
+    finished_at: null,
+    expires_at: null,
+  };
+}
+
+function finalTimes(at: number, ttlMs: number): Pick<TaskView, 'finished_at' | 'expires_at'> {
+  return { finished_at: new Date(at).toISOString(), expires_at: new Date(at + ttlMs).toISOString() };
+}
+
+function endedView(id: string, ending: Ending & { at: number; api: string }, ttlMs: number): TaskView {
+  return {
+    ...queuedView(id, ending.api, ending.at),
+    ...finalTimes(ending.at, ttlMs),
+    status: ending.status,
+    error: ending.error,
+  };
+}
+
+function finalEvent(view: TaskView): TaskEvent {
+  return {
+    event: view.status,
+    data: { request_id: view.id, status: view.status, error: view.error?.error, code: view.error?.code },
+  };
+}
+
+function parseEnding(reason: string | undefined): Ending | null {
+  if (!reason?.startsWith(ENDING)) return null;
+  try {
+    return JSON.parse(reason.slice(ENDING.length)) as Ending;
+  } catch {
+    return null;
+  }
+}
+
+function cancelledBody(id: string): ErrorBody {
+  return new Cancelled(`task ${id} was cancelled before it started`).toBody();
+}
+
+function cancelledEnding(id: string): Ending {
+  return { status: 'cancelled', error: cancelledBody(id) };
+}
+
+/** Remove a waiting job; false when it was claimed meanwhile (it is locked then). */
+async function removed(job: Job): Promise<boolean> {
+  try {
+    await job.remove();
+    return true;
+  } catch {
+    return false;
+  }
+}

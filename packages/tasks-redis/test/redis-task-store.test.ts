@@ -1,0 +1,41 @@
+import type { TaskStore } from '@tiffin/core';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describeTaskStore } from '../../core/test/tasks/task-store-contract.js';
+import { RedisTaskStore } from '../src/index.js';
+import { hasRedisServer, RedisServer } from './redis-server.js';
+
+const available = hasRedisServer();
+if (!available)
+  console.log(
+    'redis-server is not installed: the Redis task store tests are skipped (apt-get install redis-server)',
+  );
+
+describe.runIf(available)('on a real redis-server', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  let n = 0;
+  const queues = new WeakMap<TaskStore, { queue: string; limits: object }>();
+  describeTaskStore(
+    'RedisTaskStore',
+    async (limits) => {
+      const queue = `contract-${n++}`;
+      const store = await RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000, ...limits });
+      queues.set(store, { queue, limits });
+      return store;
+    },
+    {
+      async reopen(store) {
+        const { queue, limits } = queues.get(store) as { queue: string; limits: object };
+        // As a killed process: its connections gone, its running tasks not handed back.
+        await (store as RedisTaskStore).close(false);
+        return RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000, ...limits });
+      },
+    },
+  );
+});
+it.skipIf(available)('needs redis-server', () => {});
