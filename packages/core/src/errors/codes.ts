@@ -240,6 +240,24 @@ export const ERROR_CODES = {
     package: core,
     meaning: 'a tensor shape declares more elements than any tensor may hold',
   },
+  JOBS_CLIENT_FULL: {
+    status: 429,
+    type: 'TasksClientFull',
+    package: core,
+    meaning: "one client holds its share of the task store's unfinished tasks; retry after Retry-After",
+  },
+  TASK_STORE_UNAVAILABLE: {
+    status: 503,
+    type: 'TaskStoreUnavailable',
+    package: core,
+    meaning: 'the task store (Redis) cannot be reached; nothing was accepted, retry after Retry-After',
+  },
+  TASK_INTERRUPTED: {
+    status: 503,
+    type: 'TaskInterrupted',
+    package: core,
+    meaning: "a task's process stopped while it ran and it has no attempt left",
+  },
   JOBS_FULL: {
     status: 503,
     type: 'TasksFull',

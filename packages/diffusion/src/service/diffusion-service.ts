@@ -40,7 +40,7 @@ import {
 } from './kinds/index.js';
 import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize, pipelineFamily } from './model-config.js';
-import { negotiateOutputFormat, type OutputFormat } from './output-format.js';
+import { negotiateOutputFormat } from './output-format.js';
 import { ProgressHub, type ProgressKey } from './progress.js';
 import { QueryInput } from './query-input.js';
 import { DEFAULT_GENERATION_LIMITS, defaultedValues, progressSchema } from './request-schemas.js';
