@@ -11,7 +11,7 @@ export default defineConfig({
   format: ['esm'],
   // Consumers resolve through dist; the 'source' condition is for tests and tsc only.
   dts: {
-    entry: { index: 'src/index.ts', internal: 'src/internal.ts' },
+    entry: { index: 'src/index.ts', descriptor: 'src/descriptor.ts', internal: 'src/internal.ts' },
     compilerOptions: { customConditions: [] },
   },
   clean: true,
