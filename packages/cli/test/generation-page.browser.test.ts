@@ -121,8 +121,15 @@ describe('generation page at /ui in Chromium', () => {
     // A long generation (the most steps the service allows, a larger image) is cancelled while it runs.
     const maxSteps = await page.locator('#steps').getAttribute('max');
     await page.getByLabel('Steps').fill(String(maxSteps));
-    await page.getByLabel('Width').fill('192');
-    await page.getByLabel('Height').fill('192');
+    // The largest size and image count the demo allows (twice its own 64 px).
+    for (const [label, id] of [
+      ['Width', 'width'],
+      ['Height', 'height'],
+      ['Images', 'count'],
+    ] as const) {
+      const max = await page.locator(`#${id}`).getAttribute('max');
+      await page.getByLabel(label, { exact: true }).fill(String(max));
+    }
     await page.getByRole('button', { name: 'Generate' }).click();
     await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Step /);
     await page.getByRole('button', { name: 'Cancel' }).click();

@@ -42,7 +42,7 @@ describe('a stored model file is always one of the entry’s own files', () => {
     const tag = await saveModel('victim', writeLinear(dir), { store });
     const entry = await store.get(tag);
     for (const file of [
-      '../../../../elsewhere/planted.onnx',
+      '../../../../elsewhere/planted.onnx', // outside-reads: ignore (a hostile manifest path the store must refuse)
       join(elsewhere, 'planted.onnx'),
       'a/../../x.onnx',
     ]) {
