@@ -107,8 +107,12 @@ describe("every API's own example in /docs.json is accepted (what the API page p
     ['the quickstart', ['serve', 'examples/quickstart/service.ts'], []],
     // Image inputs (grayscale, describe's photo) are example images the server serves.
     ['the clients example', ['serve', 'examples/clients/service.ts'], []],
-    // text2img/cancel (a task route) reads the task id from the query string (`?id=`): no body, no example.
-    ['the diffusion service (demo model)', ['diffusion', 'start', 'demo'], ['text2img/cancel']],
+    // <kind>/cancel (a task route) reads the task id from the query string (`?id=`): no body, no example.
+    [
+      'the diffusion service (demo model)',
+      ['diffusion', 'start', 'demo'],
+      ['text2img/cancel', 'img2img/cancel', 'inpaint/cancel'],
+    ],
   ] as const)(
     '%s',
     async (_name, args, withoutExample) => {

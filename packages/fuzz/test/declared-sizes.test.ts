@@ -98,9 +98,9 @@ describe('small requests that declare huge sizes, against a live server', () => 
       expect(answer).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
       expect(answer.error).toMatch(/Parquet file declares/);
     }
-    // application/octet-stream is the descriptor's default format (JSON here), not the Parquet decoder.
+    // Under application/octet-stream the PAR1 framing makes it Parquet too (what Parquet clients send): the same 413.
     const asBytes = await errorOf(await post('/frame', 'application/octet-stream', bombs[0]!));
-    expect(asBytes).toMatchObject({ status: 400, code: 'BAD_INPUT' });
+    expect(asBytes).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
   });
 
   it('2. gRPC: an NDArray message with only a shape allocates nothing and is INVALID_ARGUMENT', async () => {
