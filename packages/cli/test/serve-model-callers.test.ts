@@ -68,12 +68,13 @@ describe('a batched model: one caller’s bad value fails that caller only', () 
     expect((await fetch(`${url}/livez`)).status).toBe(200);
   });
 
-  it('reads a large JSON body in a worker thread while /livez answers, and refuses it with a 4xx', async () => {
+  it('reads a large JSON body in a worker thread while /livez answers, and runs it alone past the batch cap', async () => {
     // 2.4 MB (a JSON thread takes bodies from 1 MiB); the 32 MiB the server accepts reads the same way, slower.
     const body = `[${new Array(300_000).fill('[1,2,3]').join(',')}]`;
     const big = postJson(`${url}/predict`, body);
     const probes = await probeWhile(url, big);
-    expect([400, 422]).toContain((await big).status);
+    // 300,000 rows are more than one batch holds: the request runs as a batch of its own (3.6 M values answered).
+    expect((await big).status).toBe(200);
     expect(probes.ok).toBe(probes.sent);
     expect((await postJson(`${url}/predict`, [[1, 2, 3]])).status).toBe(200);
   }, 60_000);
