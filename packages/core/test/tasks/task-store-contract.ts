@@ -123,6 +123,8 @@ export function describeTaskStore(
       const s = await store();
       const t = await s.submit('api', request());
       const stream = collect(s.events(t.id, new AbortController().signal));
+      // A remote store (Redis) subscribes asynchronously: let the stream open before the task moves on.
+      await sleep(50);
       await s.claim();
       await s.progress(t.id, { step: 1, totalSteps: 2, detail: { note: 'hi' } });
       await s.complete(t.id, answer('{}'));
