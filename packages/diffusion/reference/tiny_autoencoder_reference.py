@@ -16,35 +16,8 @@ import diffusers
 from diffusers import AutoencoderTiny
 from safetensors.torch import load_file
 
-
-# Deterministic inputs, bit-identical to src/weights/deterministic.ts (as in sdxl_reference.py).
-def fnv1a32(name):
-    h = 0x811C9DC5
-    for b in name.encode("utf-8"):
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def det_uniform(name, n):
-    i = np.arange(n, dtype=np.uint64)
-    x = (np.uint64(fnv1a32(name)) + i * np.uint64(0x9E3779B9)) & np.uint64(0xFFFFFFFF)
-    m = np.uint64(0xFFFFFFFF)
-    x ^= x >> np.uint64(16)
-    x = (x * np.uint64(0x7FEB352D)) & m
-    x ^= x >> np.uint64(15)
-    x = (x * np.uint64(0x846CA68B)) & m
-    x ^= x >> np.uint64(16)
-    return x.astype(np.float64) / 2.0**32 * 2 - 1
-
-
-def det_input(name, shape, scale=1.0):
-    u = det_uniform(name, int(np.prod(shape)))
-    return torch.from_numpy((u * np.sqrt(3) * scale).astype(np.float32).reshape(shape))
-
-
-def full(t):
-    a = np.asarray(t.detach().numpy(), dtype=np.float32)
-    return {"shape": list(a.shape), "data": [round(float(v), 7) for v in a.reshape(-1)]}
+# Deterministic inputs and the fixture encoding, shared by the reference scripts.
+from det_harness import det_input, full
 
 
 def main():
