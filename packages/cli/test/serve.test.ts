@@ -32,6 +32,9 @@ describe('tiffin serve', () => {
     expect(doc.info.title).toBe('cli_fixture');
     const access = await p.waitFor((r) => r.msg === 'request' && r.path === '/echo');
     expect(access[0]!.requestId).toBe(res.headers.get('x-request-id'));
+    // The ready line names each API by the route a client calls.
+    const [ready] = await p.waitFor((r) => r.msg === 'ready');
+    expect(ready!.apis).toMatchObject({ echo: 'POST /echo', pid: 'POST /pid' });
   });
 
   it('requires the bearer token given with --api-token on API calls, not on probes', async () => {

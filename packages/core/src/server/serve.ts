@@ -111,7 +111,8 @@ export async function serve(service: Service, options: ServeOptions = {}): Promi
   logger.log('info', 'ready', {
     url,
     service: service.name,
-    apis: [...service.apis.keys()],
+    // Each API by the route a client calls, not only its name (an API named `iris` may answer at `/predict`).
+    apis: Object.fromEntries([...service.apis.values()].map((a) => [a.name, `POST ${a.route}`])),
     pid: process.pid,
     auth: tiffin.options.apiToken ? 'bearer token' : 'none',
   });
