@@ -200,8 +200,9 @@ export abstract class IODescriptor<In = unknown, Out = In> {
   /**
    * Files standing for this input's example where no JSON value can (an image): `''` for the body, a part's
    * name for a multipart part. The server serves them and the API page pre-fills them; none by default.
+   * `example` is the API's own example (`ApiOptions.example`), when it gave one.
    */
-  exampleFiles(): ExampleFiles {
+  exampleFiles(_example?: unknown): ExampleFiles {
     return {};
   }
 

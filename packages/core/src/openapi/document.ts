@@ -84,7 +84,7 @@ function withExample(body: RequestBodyObject, example: unknown): RequestBodyObje
  */
 function withExampleFiles(body: RequestBodyObject, api: InferenceApi): RequestBodyObject {
   const files = safely<ExampleFiles>(
-    () => api.input.exampleFiles(),
+    () => api.input.exampleFiles(api.example),
     () => ({}),
   );
   const entries = Object.entries(files);
@@ -92,7 +92,10 @@ function withExampleFiles(body: RequestBodyObject, api: InferenceApi): RequestBo
   let content = { ...body.content };
   const whole = files[''];
   if (whole) {
-    const media = content[whole.mediaType] ?? { schema: { type: 'string', format: 'binary' } };
+    // The file replaces an inline example of the same value (OpenAPI allows `example` or `examples`, not both).
+    const { example: _inline, ...media } = content[whole.mediaType] ?? {
+      schema: { type: 'string', format: 'binary' },
+    };
     const link = exampleFilePath(api.name, '');
     // First, so that the page selects the media type the example is in.
     const { [whole.mediaType]: _, ...others } = content;

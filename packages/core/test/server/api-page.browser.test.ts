@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BadInput, JSONDescriptor, NumpyNdarray, Service } from '../../src/index.js';
+import { BadInput, File, JSONDescriptor, NumpyNdarray, Service, sseEvent, Text } from '../../src/index.js';
 import { launchChromium } from './chromium.js';
 import { PlainText, start } from './helpers.js';
 
@@ -34,6 +34,28 @@ svc.api(
     const { name, cups } = (input ?? {}) as { name?: unknown; cups?: unknown };
     if (typeof name !== 'string' || typeof cups !== 'number') throw new BadInput('name and cups, please');
     return { ordered: `${cups} x ${name}` };
+  },
+);
+
+// An event stream whose second event waits for the test: the page must show the first while the stream is open.
+let release: () => void = () => {};
+const released = new Promise<void>((resolve) => {
+  release = resolve;
+});
+svc.api(
+  { input: new Text(), output: new Text({ content_type: 'text/event-stream' }) },
+  async function* ticks(input: string) {
+    yield sseEvent({ event: 'tick', id: 0, data: `first ${input}` });
+    await released;
+    yield sseEvent({ event: 'done', data: { count: 2 } });
+  },
+);
+// A file input whose example is text: the page's file chooser is pre-filled with it.
+const CSV = 'a,b\n1,2\n';
+svc.api(
+  { input: new File({ mime_type: 'text/csv' }), output: new Text(), example: CSV },
+  function csv_lines(file: { bytes: Buffer }) {
+    return String(file.bytes.toString('utf8').trim().split('\n').length);
   },
 );
 
@@ -109,6 +131,42 @@ describe('API page in a real browser', () => {
       const responseBody = op.locator('.live-responses-table .response-col_description pre').first();
       expect(await responseBody.textContent()).toContain(answer);
     }
+    await page.close();
+  });
+
+  it("shows an event stream's events as they arrive, and pre-fills a text file input with its example", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/`);
+    await page.locator('.opblock-summary-path').first().waitFor({ timeout: 20_000 });
+    const ticks = page.locator('#operations-Service_APIs-browser_page__ticks');
+    await ticks.locator('.opblock-summary').click();
+    await ticks.getByRole('button', { name: 'Try it out' }).click();
+    await ticks.locator('textarea.body-param__text').fill('event');
+    await ticks.getByRole('button', { name: 'Execute' }).click();
+    const live = ticks.locator('.tiffin-live-events pre');
+    // The stream is still open (its second event waits): the first is on the page already.
+    await expect.poll(() => live.textContent(), { timeout: 20_000 }).toContain('data: first event');
+    release();
+    await expect.poll(() => live.textContent(), { timeout: 20_000 }).toContain('event: done');
+    const status = ticks.locator('.live-responses-table .response .response-col_status').first();
+    await status.waitFor({ timeout: 20_000 });
+    expect((await status.textContent())?.trim()).toBe('200');
+
+    const csv = page.locator('#operations-Service_APIs-browser_page__csv_lines');
+    await csv.locator('.opblock-summary').click();
+    await csv.getByRole('button', { name: 'Try it out' }).click();
+    const chooser = csv.locator('input[type=file]');
+    await expect
+      .poll(() =>
+        chooser.evaluate(
+          (input) => (input as unknown as { files: Array<{ name: string }> }).files[0]?.name ?? null,
+        ),
+      )
+      .toBe('example.csv');
+    await csv.getByRole('button', { name: 'Execute' }).click();
+    const body = csv.locator('.live-responses-table .response-col_description pre').first();
+    await body.waitFor({ timeout: 20_000 });
+    expect((await body.textContent())?.trim()).toBe('2');
     await page.close();
   });
 });

@@ -8,6 +8,7 @@ import type { HttpRequest } from '../../http/request.js';
 import { buildResponse, type HttpResponse } from '../../http/response.js';
 import type { FileMessage, ProtoField, ProtoPayload } from '../../wire/proto/messages.js';
 import { IODescriptor, registerDescriptor } from '../descriptor.js';
+import type { ExampleFiles } from '../example-file.js';
 import type { DescriptorSpec, SchemaObject } from '../openapi.js';
 import type { WireForm } from '../wire-form.js';
 import type { BinarySource, WireTypes } from '../wire-types.js';
@@ -153,6 +154,21 @@ export class File extends IODescriptor<FileInput, FileOutput> {
   }
 
   // --- OpenAPI (docs/spec/io-descriptors.md §8.4, D13) ---
+
+  /**
+   * The API's example (or the `fromSample` sample) as a file, when it is text or bytes: a file input shows a
+   * file chooser, which no JSON example can fill, so the API page pre-fills it with this file.
+   */
+  override exampleFiles(example?: unknown): ExampleFiles {
+    const value = example ?? this.sample;
+    let bytes: Uint8Array;
+    if (typeof value === 'string') bytes = Buffer.from(value, 'utf8');
+    else if (value instanceof Uint8Array) bytes = value;
+    else return {};
+    const mediaType = this.mime_type ?? DEFAULT_KIND;
+    const extension = Object.entries(EXTENSION_TYPES).find(([, type]) => type === mediaType)?.[0] ?? '';
+    return { '': { mediaType, fileName: `example${extension}`, bytes: async () => bytes } };
+  }
 
   override openapiSchema(): SchemaObject {
     return { type: 'string', format: 'binary' };

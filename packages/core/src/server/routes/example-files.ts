@@ -9,7 +9,7 @@ export function addExampleFileRoutes(routes: RouteTable, service: Service): void
   for (const api of service.apis.values()) {
     let files: Readonly<Record<string, ExampleFile>>;
     try {
-      files = api.input.exampleFiles();
+      files = api.input.exampleFiles(api.example);
     } catch {
       continue; // the document leaves them out too
     }
