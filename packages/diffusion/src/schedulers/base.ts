@@ -121,6 +121,16 @@ export abstract class BaseScheduler<C extends SharedSchedulerConfig = SharedSche
     return hits.length > 1 ? hits[1] : hits[0];
   }
 
+  /**
+   * The sigma index `addNoise` noises to, diffusers' `add_noise` rule for the sigma schedulers: the timestep's own
+   * index when no begin index is set; else, once stepping has begun, the current step index (inpainting's blend
+   * noises the kept latents to the timestep about to run); before the first step, the begin index (img2img's start).
+   */
+  protected noiseIndex(timestep: number): number {
+    if (this.beginIndex === null) return this.indexForTimestep(timestep);
+    return this.stepIndex ?? this.beginIndex;
+  }
+
   /** Step index for the k-diffusion style schedulers (Euler, Euler A, DPM++). */
   protected currentStepIndex(timestep: number): number {
     if (this.stepIndex === null) this.stepIndex = this.beginIndex ?? this.indexForTimestep(timestep);

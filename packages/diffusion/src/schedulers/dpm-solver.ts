@@ -192,7 +192,7 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
 
   protected noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor {
     this.requireTimesteps();
-    const index = this.beginIndex ?? this.indexForTimestep(timestep);
+    const index = this.noiseIndex(timestep);
     const level = noiseLevel(this.sigmas[index]);
     return add(mul(original, level.alpha), mul(noise, level.sigma));
   }

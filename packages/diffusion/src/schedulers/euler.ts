@@ -105,7 +105,7 @@ export abstract class EulerFamilyScheduler<C extends SharedSchedulerConfig> exte
 
   protected noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor {
     this.requireTimesteps();
-    const index = this.beginIndex ?? this.indexForTimestep(timestep);
+    const index = this.noiseIndex(timestep);
     const sigma = this.sigmas[index];
     return add(original, mul(noise, sigma));
   }

@@ -89,7 +89,7 @@ export interface Scheduler {
     sample: T,
     options?: StepOptions,
   ): StepResult<T>;
-  /** Forward-noises `original` to `timestep` (img2img start, docs/spec/diffusion.md §7.9). */
+  /** Forward-noises `original` to `timestep` (img2img start, inpainting's blend; docs/spec/diffusion.md §7.9). */
   addNoise<T extends AnyTensor>(original: T, noise: T, timestep: number): T;
   /** Forgets what was kept between steps. The instance can be reused after `setTimesteps`. */
   dispose(): void;

@@ -179,6 +179,32 @@ describe('img2img and add_noise (docs/spec/diffusion.md §7.9, 8.2)', () => {
     expect(out.dataSync()[0]).toBeCloseTo(Math.sqrt(a) * 2 + Math.sqrt(1 - a) * 3, 5);
     out.dispose();
   });
+  for (const name of ['euler', 'euler_a', 'dpmpp_2m'] as const) {
+    it(`${name}: once stepping has begun, add_noise noises to the timestep about to run (inpainting's blend)`, () => {
+      const noised = (s: ReturnType<typeof createScheduler>, t: number) => {
+        const out = s.addNoise(tf.scalar(0.5), tf.scalar(1), t);
+        const v = out.dataSync()[0];
+        out.dispose();
+        return v;
+      };
+      // The timestep's own noise level: a scheduler without a begin index looks the timestep up.
+      const own = createScheduler(name, SD);
+      own.setTimesteps(5);
+      const s = createScheduler(name, SD);
+      s.setTimesteps(5);
+      const { timesteps } = img2imgTimesteps(s, 5, 0.8);
+      // Before the first step: the begin index (img2img's start).
+      expect(noised(s, timesteps[0])).toBe(noised(own, timesteps[0]));
+      const x = tf.ones([1, 4, 2, 2]);
+      const zeros = (shape: number[]) => new Float32Array(shape.reduce((a, b) => a * b, 1));
+      const step = s.step(tf.zerosLike(x), timesteps[0], x, { noise: zeros });
+      step.prevSample.dispose();
+      x.dispose();
+      // After it: the next timestep's level, as diffusers' `add_noise` takes its step index.
+      expect(noised(s, timesteps[1])).toBe(noised(own, timesteps[1]));
+      expect(noised(s, timesteps[1])).not.toBe(noised(own, timesteps[0]));
+    });
+  }
   it('rejects a strength that leaves no steps', () => {
     const s = createScheduler('euler', SD);
     s.setTimesteps(3);
