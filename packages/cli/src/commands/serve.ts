@@ -29,6 +29,9 @@ interface ServeFlags extends ModelFlags {
   metrics: boolean;
   grpc?: boolean;
   grpcPort: number;
+  grpcMessageTimeout?: number;
+  grpcConnectionIdle?: number;
+  grpcConnectionAge?: number;
   http: boolean;
   apiToken?: string;
   metricsAuth?: boolean;
@@ -92,6 +95,21 @@ export function registerServe(program: Command): void {
     .option('--no-metrics', 'disable /metrics')
     .option('--grpc', 'also serve the APIs over gRPC (bentoml.grpc.v1 protocol)')
     .option('--grpc-port <port>', 'gRPC port (with --grpc)', parsePort, 3001)
+    .option(
+      '--grpc-message-timeout <seconds>',
+      "seconds a gRPC call's request message may take to arrive before DEADLINE_EXCEEDED (default 60)",
+      parseSeconds,
+    )
+    .option(
+      '--grpc-connection-idle <seconds>',
+      'seconds a gRPC connection may stay without a call before it is closed (default 300)',
+      parseSeconds,
+    )
+    .option(
+      '--grpc-connection-age <seconds>',
+      'seconds a gRPC connection may stay open in all; its calls then get 30 s to finish (default 3600)',
+      parseSeconds,
+    )
     .option('--no-http', 'with --grpc: serve gRPC only')
     .option(
       '--api-token <token>',
@@ -134,7 +152,14 @@ export function registerServe(program: Command): void {
             }
           : undefined,
       };
-      const grpc = { enabled: flags.grpc === true, port: flags.grpcPort, http: flags.http };
+      const grpc = {
+        enabled: flags.grpc === true,
+        port: flags.grpcPort,
+        http: flags.http,
+        messageTimeout: flags.grpcMessageTimeout,
+        connectionIdle: flags.grpcConnectionIdle,
+        connectionAge: flags.grpcConnectionAge,
+      };
       const tasks = { tasks: flags.tasks, tasksDir: flags.tasksDir };
       if (model) {
         if (flags.reload || flags.workers > 1)

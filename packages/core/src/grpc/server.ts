@@ -1,3 +1,4 @@
+import { constants as http2Constants, type ServerHttp2Stream } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import type { Registry } from 'prom-client';
@@ -67,6 +68,23 @@ export interface GrpcServerOptions {
    * UNAUTHENTICATED. Default `$TIFFIN_API_TOKEN`; unset or empty → no auth. The health service stays open.
    */
   apiToken?: string;
+  /**
+   * Seconds a call's request message may take to arrive once the call started (default 60); then the call
+   * ends with DEADLINE_EXCEEDED and what arrived of the message is dropped: a client that sends all but the
+   * last byte of a large message holds its memory no longer.
+   */
+  messageTimeout?: number;
+  /**
+   * Connection limits: seconds between the server's keepalive pings (default 60) and how long a ping may go
+   * unanswered before the connection closes (default 20); seconds a connection may stay without a call
+   * (default 300) and open in all (default 3600, then `connectionAgeGrace` seconds, default 30, for the
+   * calls on it to finish).
+   */
+  keepaliveTime?: number;
+  keepaliveTimeout?: number;
+  connectionIdle?: number;
+  connectionAge?: number;
+  connectionAgeGrace?: number;
   /** Run the service's startup hooks before serving (default true; false when the HTTP server already did). */
   runStartupHooks?: boolean;
   /**
@@ -93,6 +111,67 @@ export interface GrpcServerHandle {
 
 const DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024;
 
+/** The defaults of the time limits of `GrpcServerOptions`, in seconds. */
+const DEFAULT_CONNECTION_LIMITS = {
+  messageTimeout: 60,
+  keepaliveTime: 60,
+  keepaliveTimeout: 20,
+  connectionIdle: 300,
+  connectionAge: 3600,
+  connectionAgeGrace: 30,
+};
+
+/** The time limits `options` sets (an explicit `undefined` leaves the default). */
+function definedOnly(options: GrpcServerOptions): Partial<typeof DEFAULT_CONNECTION_LIMITS> {
+  const out: Partial<Record<keyof typeof DEFAULT_CONNECTION_LIMITS, number>> = {};
+  for (const key of Object.keys(DEFAULT_CONNECTION_LIMITS) as Array<keyof typeof DEFAULT_CONNECTION_LIMITS>) {
+    const value = options[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * The per-message time limit: a call whose request message has not arrived `ms` after the call started ends
+ * with DEADLINE_EXCEEDED, which closes its stream and drops the bytes buffered for it. One timer per call
+ * until its message (or its half-close) arrives.
+ */
+function messageTimeoutInterceptor(ms: number): grpc.ServerInterceptor {
+  return (_method, call) => {
+    let timer: NodeJS.Timeout | undefined;
+    const stop = () => clearTimeout(timer);
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) => {
+        timer = setTimeout(() => {
+          call.sendStatus({
+            code: GrpcStatus.DEADLINE_EXCEEDED,
+            details: `The request message did not arrive within ${ms / 1000} seconds`,
+          });
+          // The status ends only the server's side: the stream stays open for the client's bytes (and
+          // grpc-js keeps what arrived) until it is closed. First in the chain, `call` is grpc-js's own,
+          // which holds the HTTP/2 stream (no public name).
+          (call as { stream?: ServerHttp2Stream }).stream?.close(http2Constants.NGHTTP2_NO_ERROR);
+        }, ms);
+        next({
+          onReceiveMessage: (message, proceed) => {
+            stop();
+            proceed(message);
+          },
+          onReceiveHalfClose: (proceed) => {
+            stop();
+            proceed();
+          },
+          onCancel: stop,
+        });
+      },
+      sendStatus: (status, next) => {
+        stop();
+        next(status);
+      },
+    });
+  };
+}
+
 /**
  * Serve every API of `svc` over gRPC: Tiffin's `bentoml.grpc.v1.BentoService` and, for the APIs with a tensor
  * form, the Open Inference Protocol's `inference.GRPCInferenceService`, on one port.
@@ -105,10 +184,21 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   if (runHooks) await svc.startup();
   const maxReceive = options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE;
   const token = resolveApiToken(options.apiToken);
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...definedOnly(options) };
+  const ms = (seconds: number) => Math.round(seconds * 1000);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': maxReceive,
     'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
-    interceptors: token ? [authInterceptor(bearerAuth({ token }))] : [],
+    'grpc.keepalive_time_ms': ms(limits.keepaliveTime),
+    'grpc.keepalive_timeout_ms': ms(limits.keepaliveTimeout),
+    'grpc.max_connection_idle_ms': ms(limits.connectionIdle),
+    'grpc.max_connection_age_ms': ms(limits.connectionAge),
+    'grpc.max_connection_age_grace_ms': ms(limits.connectionAgeGrace),
+    // The message time limit first: it is handed grpc-js's own call.
+    interceptors: [
+      messageTimeoutInterceptor(ms(limits.messageTimeout)),
+      ...(token ? [authInterceptor(bearerAuth({ token }))] : []),
+    ],
   });
   const logger = grpcLogger(options);
   const metrics = grpcMetrics(options.metricsRegistry);
