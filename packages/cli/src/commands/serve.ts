@@ -18,6 +18,7 @@ interface ServeFlags extends ModelFlags {
   timeout?: number;
   maxConcurrency?: number;
   maxBodySize?: number;
+  maxBufferedBytes?: number;
   headersTimeout?: number;
   bodyTimeout?: number;
   sendTimeout?: number;
@@ -60,6 +61,11 @@ export function registerServe(program: Command): void {
     .option('--timeout <seconds>', 'per-request timeout before 504 (default 60)', parseSeconds)
     .option('--max-concurrency <n>', 'requests handled at once before 503 (default 128)', parsePositiveInt)
     .option('--max-body-size <bytes>', 'largest request body before 413 (default 32 MiB)', parsePositiveInt)
+    .option(
+      '--max-buffered-bytes <bytes>',
+      'request-body bytes held across all requests (gRPC messages too) before 503 BODY_BUDGET_FULL (default 256 MiB)',
+      parsePositiveInt,
+    )
     .option(
       '--headers-timeout <seconds>',
       'seconds to send the request headers before 408 (default 10)',
@@ -134,6 +140,7 @@ export function registerServe(program: Command): void {
         timeout: flags.timeout,
         maxConcurrency: flags.maxConcurrency,
         maxBodySize: flags.maxBodySize,
+        maxBufferedBytes: flags.maxBufferedBytes,
         headersTimeout: flags.headersTimeout,
         bodyTimeout: flags.bodyTimeout,
         sendTimeout: flags.sendTimeout,

@@ -55,6 +55,7 @@ export async function serveInProcess(
     runtime: http?.app.runtime,
     // Without an HTTP server the gRPC runtime is its own, so the limits go to it.
     limits: http ? undefined : options.limits,
+    maxBufferedBytes: http ? undefined : options.maxBufferedBytes,
   });
   process.stdout.write(
     `${JSON.stringify({ time: new Date(), level: 'info', msg: 'gRPC ready', address: rpc.address })}\n`,

@@ -1,4 +1,3 @@
-import { constants as http2Constants, type ServerHttp2Stream } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import type { Registry } from 'prom-client';
@@ -24,6 +23,7 @@ import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from '
 import { grpcRequest, rejectUndecodable, runApiCall, stackOf, tolerantDefinition } from './calls.js';
 import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
+import { messageArrivalInterceptor } from './message-arrival.js';
 import { grpcMetrics } from './metrics.js';
 import { ndarrayRequestDeserializer } from './ndarray-request.js';
 import { ndarrayResponseSerializer } from './ndarray-response.js';
@@ -68,6 +68,12 @@ export interface GrpcServerOptions {
    * UNAUTHENTICATED. Default `$TIFFIN_API_TOKEN`; unset or empty → no auth. The health service stays open.
    */
   apiToken?: string;
+  /**
+   * Bytes of request messages held across calls in flight (default 256 MiB), for a server with a runtime of
+   * its own; with `runtime` given, that runtime's budget (`serve({ maxBufferedBytes })`) is shared. A message
+   * that would pass it ends with UNAVAILABLE.
+   */
+  maxBufferedBytes?: number;
   /**
    * Seconds a call's request message may take to arrive once the call started (default 60); then the call
    * ends with DEADLINE_EXCEEDED and what arrived of the message is dropped: a client that sends all but the
@@ -132,47 +138,6 @@ function definedOnly(options: GrpcServerOptions): Partial<typeof DEFAULT_CONNECT
 }
 
 /**
- * The per-message time limit: a call whose request message has not arrived `ms` after the call started ends
- * with DEADLINE_EXCEEDED, which closes its stream and drops the bytes buffered for it. One timer per call
- * until its message (or its half-close) arrives.
- */
-function messageTimeoutInterceptor(ms: number): grpc.ServerInterceptor {
-  return (_method, call) => {
-    let timer: NodeJS.Timeout | undefined;
-    const stop = () => clearTimeout(timer);
-    return new grpc.ServerInterceptingCall(call, {
-      start: (next) => {
-        timer = setTimeout(() => {
-          call.sendStatus({
-            code: GrpcStatus.DEADLINE_EXCEEDED,
-            details: `The request message did not arrive within ${ms / 1000} seconds`,
-          });
-          // The status ends only the server's side: the stream stays open for the client's bytes (and
-          // grpc-js keeps what arrived) until it is closed. First in the chain, `call` is grpc-js's own,
-          // which holds the HTTP/2 stream (no public name).
-          (call as { stream?: ServerHttp2Stream }).stream?.close(http2Constants.NGHTTP2_NO_ERROR);
-        }, ms);
-        next({
-          onReceiveMessage: (message, proceed) => {
-            stop();
-            proceed(message);
-          },
-          onReceiveHalfClose: (proceed) => {
-            stop();
-            proceed();
-          },
-          onCancel: stop,
-        });
-      },
-      sendStatus: (status, next) => {
-        stop();
-        next(status);
-      },
-    });
-  };
-}
-
-/**
  * Serve every API of `svc` over gRPC: Tiffin's `bentoml.grpc.v1.BentoService` and, for the APIs with a tensor
  * form, the Open Inference Protocol's `inference.GRPCInferenceService`, on one port.
  */
@@ -184,24 +149,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   if (runHooks) await svc.startup();
   const maxReceive = options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE;
   const token = resolveApiToken(options.apiToken);
-  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...definedOnly(options) };
-  const ms = (seconds: number) => Math.round(seconds * 1000);
-  const server = new grpc.Server({
-    'grpc.max_receive_message_length': maxReceive,
-    'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
-    'grpc.keepalive_time_ms': ms(limits.keepaliveTime),
-    'grpc.keepalive_timeout_ms': ms(limits.keepaliveTimeout),
-    'grpc.max_connection_idle_ms': ms(limits.connectionIdle),
-    'grpc.max_connection_age_ms': ms(limits.connectionAge),
-    'grpc.max_connection_age_grace_ms': ms(limits.connectionAgeGrace),
-    // The message time limit first: it is handed grpc-js's own call.
-    interceptors: [
-      messageTimeoutInterceptor(ms(limits.messageTimeout)),
-      ...(token ? [authInterceptor(bearerAuth({ token }))] : []),
-    ],
-  });
   const logger = grpcLogger(options);
-  const metrics = grpcMetrics(options.metricsRegistry);
   let serving = false;
   const runtime =
     options.runtime ??
@@ -213,7 +161,25 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       isReady: () => serving,
       registry: options.metricsRegistry,
       limits: resolveLimits(options.limits),
+      maxBufferedBytes: options.maxBufferedBytes,
     });
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...definedOnly(options) };
+  const ms = (seconds: number) => Math.round(seconds * 1000);
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': maxReceive,
+    'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
+    'grpc.keepalive_time_ms': ms(limits.keepaliveTime),
+    'grpc.keepalive_timeout_ms': ms(limits.keepaliveTimeout),
+    'grpc.max_connection_idle_ms': ms(limits.connectionIdle),
+    'grpc.max_connection_age_ms': ms(limits.connectionAge),
+    'grpc.max_connection_age_grace_ms': ms(limits.connectionAgeGrace),
+    // First: it is handed grpc-js's own call.
+    interceptors: [
+      messageArrivalInterceptor({ timeoutMs: ms(limits.messageTimeout), budget: runtime.bodyBudget }),
+      ...(token ? [authInterceptor(bearerAuth({ token }))] : []),
+    ],
+  });
+  const metrics = grpcMetrics(options.metricsRegistry);
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, logger));
 

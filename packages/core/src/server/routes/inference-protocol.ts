@@ -42,6 +42,7 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
       abort: ctx.state.abort,
       limits: deps.limits,
       bodyTimeoutMs: deps.bodyTimeoutMs,
+      bodyBytes: deps.runtime.bodyBudget.reservationFor(ctx.state),
     });
     const infer = parseInferRequest(
       await request.body(),
