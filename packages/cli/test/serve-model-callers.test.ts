@@ -78,6 +78,20 @@ describe('a batched model: one caller’s bad value fails that caller only', () 
     expect(probes.ok).toBe(probes.sent);
     expect((await postJson(`${url}/predict`, [[1, 2, 3]])).status).toBe(200);
   }, 60_000);
+
+  it('reads a large Open Inference Protocol JSON body in a worker thread while /livez answers', async () => {
+    // 2.4 MB of JSON whose data does not fit its shape: refused with 400 after the parse, in a JSON thread.
+    const data = new Array(900_000).fill(1);
+    const body = JSON.stringify({ inputs: [{ name: 'ids', datatype: 'INT64', shape: [1, 3], data }] });
+    const big = postJson(`${url}/v2/models/embedding/infer`, body);
+    const probes = await probeWhile(url, big);
+    expect((await big).status).toBe(400);
+    expect(probes.ok).toBe(probes.sent);
+    const small = await postJson(`${url}/v2/models/embedding/infer`, {
+      inputs: [{ name: 'ids', datatype: 'INT64', shape: [1, 3], data: [1, 2, 3] }],
+    });
+    expect(small.status).toBe(200);
+  }, 60_000);
 });
 
 describe('answers whose size a request decides are bounded before they are encoded', () => {

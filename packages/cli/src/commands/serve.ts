@@ -18,6 +18,7 @@ interface ServeFlags extends ModelFlags {
   timeout?: number;
   maxConcurrency?: number;
   maxBodySize?: number;
+  maxBufferedBytes?: number;
   headersTimeout?: number;
   bodyTimeout?: number;
   sendTimeout?: number;
@@ -29,6 +30,9 @@ interface ServeFlags extends ModelFlags {
   metrics: boolean;
   grpc?: boolean;
   grpcPort: number;
+  grpcMessageTimeout?: number;
+  grpcConnectionIdle?: number;
+  grpcConnectionAge?: number;
   http: boolean;
   apiToken?: string;
   metricsAuth?: boolean;
@@ -57,6 +61,11 @@ export function registerServe(program: Command): void {
     .option('--timeout <seconds>', 'per-request timeout before 504 (default 60)', parseSeconds)
     .option('--max-concurrency <n>', 'requests handled at once before 503 (default 128)', parsePositiveInt)
     .option('--max-body-size <bytes>', 'largest request body before 413 (default 32 MiB)', parsePositiveInt)
+    .option(
+      '--max-buffered-bytes <bytes>',
+      'request-body bytes held across all requests (gRPC messages too) before 503 BODY_BUDGET_FULL (default 256 MiB)',
+      parsePositiveInt,
+    )
     .option(
       '--headers-timeout <seconds>',
       'seconds to send the request headers before 408 (default 10)',
@@ -92,6 +101,21 @@ export function registerServe(program: Command): void {
     .option('--no-metrics', 'disable /metrics')
     .option('--grpc', 'also serve the APIs over gRPC (bentoml.grpc.v1 protocol)')
     .option('--grpc-port <port>', 'gRPC port (with --grpc)', parsePort, 3001)
+    .option(
+      '--grpc-message-timeout <seconds>',
+      "seconds a gRPC call's request message may take to arrive before DEADLINE_EXCEEDED (default 60)",
+      parseSeconds,
+    )
+    .option(
+      '--grpc-connection-idle <seconds>',
+      'seconds a gRPC connection may stay without a call before it is closed (default 300)',
+      parseSeconds,
+    )
+    .option(
+      '--grpc-connection-age <seconds>',
+      'seconds a gRPC connection may stay open in all; its calls then get 30 s to finish (default 3600)',
+      parseSeconds,
+    )
     .option('--no-http', 'with --grpc: serve gRPC only')
     .option(
       '--api-token <token>',
@@ -116,6 +140,7 @@ export function registerServe(program: Command): void {
         timeout: flags.timeout,
         maxConcurrency: flags.maxConcurrency,
         maxBodySize: flags.maxBodySize,
+        maxBufferedBytes: flags.maxBufferedBytes,
         headersTimeout: flags.headersTimeout,
         bodyTimeout: flags.bodyTimeout,
         sendTimeout: flags.sendTimeout,
@@ -134,7 +159,14 @@ export function registerServe(program: Command): void {
             }
           : undefined,
       };
-      const grpc = { enabled: flags.grpc === true, port: flags.grpcPort, http: flags.http };
+      const grpc = {
+        enabled: flags.grpc === true,
+        port: flags.grpcPort,
+        http: flags.http,
+        messageTimeout: flags.grpcMessageTimeout,
+        connectionIdle: flags.grpcConnectionIdle,
+        connectionAge: flags.grpcConnectionAge,
+      };
       const tasks = { tasks: flags.tasks, tasksDir: flags.tasksDir };
       if (model) {
         if (flags.reload || flags.workers > 1)

@@ -15,6 +15,10 @@ export interface GrpcServeOptions {
   port: number;
   /** Serve HTTP too (default true); false serves gRPC only. */
   http: boolean;
+  /** The gRPC server's time limits, in seconds (its defaults when left out). */
+  messageTimeout?: number;
+  connectionIdle?: number;
+  connectionAge?: number;
 }
 
 /**
@@ -41,6 +45,9 @@ export async function serveInProcess(
     port: grpc.port,
     apiToken: options.apiToken,
     inferenceProtocol: options.inferenceProtocol,
+    messageTimeout: grpc.messageTimeout,
+    connectionIdle: grpc.connectionIdle,
+    connectionAge: grpc.connectionAge,
     // The HTTP server already ran the startup hooks; gRPC metrics join its /metrics registry, and calls go
     // through its runtime (one concurrency gate and one batcher per API for both transports).
     runStartupHooks: !http,
@@ -48,6 +55,7 @@ export async function serveInProcess(
     runtime: http?.app.runtime,
     // Without an HTTP server the gRPC runtime is its own, so the limits go to it.
     limits: http ? undefined : options.limits,
+    maxBufferedBytes: http ? undefined : options.maxBufferedBytes,
   });
   process.stdout.write(
     `${JSON.stringify({ time: new Date(), level: 'info', msg: 'gRPC ready', address: rpc.address })}\n`,

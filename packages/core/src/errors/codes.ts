@@ -234,6 +234,13 @@ export const ERROR_CODES = {
     package: core,
     meaning: "as many calls wait for the model's runner threads as may; retry after Retry-After",
   },
+  BODY_BUDGET_FULL: {
+    status: 503,
+    type: 'ServiceUnavailable',
+    package: core,
+    meaning:
+      "the request bodies held across calls are at the server's maxBufferedBytes; retry after Retry-After",
+  },
   TENSOR_SHAPE_TOO_LARGE: {
     status: 400,
     type: 'BadInput',

@@ -23,6 +23,7 @@ import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from '
 import { grpcRequest, rejectUndecodable, runApiCall, stackOf, tolerantDefinition } from './calls.js';
 import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
+import { messageArrivalInterceptor } from './message-arrival.js';
 import { grpcMetrics } from './metrics.js';
 import { ndarrayRequestDeserializer } from './ndarray-request.js';
 import { ndarrayResponseSerializer } from './ndarray-response.js';
@@ -67,6 +68,29 @@ export interface GrpcServerOptions {
    * UNAUTHENTICATED. Default `$TIFFIN_API_TOKEN`; unset or empty → no auth. The health service stays open.
    */
   apiToken?: string;
+  /**
+   * Bytes of request messages held across calls in flight (default 256 MiB), for a server with a runtime of
+   * its own; with `runtime` given, that runtime's budget (`serve({ maxBufferedBytes })`) is shared. A message
+   * that would pass it ends with UNAVAILABLE.
+   */
+  maxBufferedBytes?: number;
+  /**
+   * Seconds a call's request message may take to arrive once the call started (default 60); then the call
+   * ends with DEADLINE_EXCEEDED and what arrived of the message is dropped: a client that sends all but the
+   * last byte of a large message holds its memory no longer.
+   */
+  messageTimeout?: number;
+  /**
+   * Connection limits: seconds between the server's keepalive pings (default 60) and how long a ping may go
+   * unanswered before the connection closes (default 20); seconds a connection may stay without a call
+   * (default 300) and open in all (default 3600, then `connectionAgeGrace` seconds, default 30, for the
+   * calls on it to finish).
+   */
+  keepaliveTime?: number;
+  keepaliveTimeout?: number;
+  connectionIdle?: number;
+  connectionAge?: number;
+  connectionAgeGrace?: number;
   /** Run the service's startup hooks before serving (default true; false when the HTTP server already did). */
   runStartupHooks?: boolean;
   /**
@@ -93,6 +117,26 @@ export interface GrpcServerHandle {
 
 const DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024;
 
+/** The defaults of the time limits of `GrpcServerOptions`, in seconds. */
+const DEFAULT_CONNECTION_LIMITS = {
+  messageTimeout: 60,
+  keepaliveTime: 60,
+  keepaliveTimeout: 20,
+  connectionIdle: 300,
+  connectionAge: 3600,
+  connectionAgeGrace: 30,
+};
+
+/** The time limits `options` sets (an explicit `undefined` leaves the default). */
+function definedOnly(options: GrpcServerOptions): Partial<typeof DEFAULT_CONNECTION_LIMITS> {
+  const out: Partial<Record<keyof typeof DEFAULT_CONNECTION_LIMITS, number>> = {};
+  for (const key of Object.keys(DEFAULT_CONNECTION_LIMITS) as Array<keyof typeof DEFAULT_CONNECTION_LIMITS>) {
+    const value = options[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
 /**
  * Serve every API of `svc` over gRPC: Tiffin's `bentoml.grpc.v1.BentoService` and, for the APIs with a tensor
  * form, the Open Inference Protocol's `inference.GRPCInferenceService`, on one port.
@@ -105,13 +149,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   if (runHooks) await svc.startup();
   const maxReceive = options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE;
   const token = resolveApiToken(options.apiToken);
-  const server = new grpc.Server({
-    'grpc.max_receive_message_length': maxReceive,
-    'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
-    interceptors: token ? [authInterceptor(bearerAuth({ token }))] : [],
-  });
   const logger = grpcLogger(options);
-  const metrics = grpcMetrics(options.metricsRegistry);
   let serving = false;
   const runtime =
     options.runtime ??
@@ -123,7 +161,25 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       isReady: () => serving,
       registry: options.metricsRegistry,
       limits: resolveLimits(options.limits),
+      maxBufferedBytes: options.maxBufferedBytes,
     });
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...definedOnly(options) };
+  const ms = (seconds: number) => Math.round(seconds * 1000);
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': maxReceive,
+    'grpc.max_send_message_length': options.maxSendMessageLength ?? DEFAULT_MAX_MESSAGE,
+    'grpc.keepalive_time_ms': ms(limits.keepaliveTime),
+    'grpc.keepalive_timeout_ms': ms(limits.keepaliveTimeout),
+    'grpc.max_connection_idle_ms': ms(limits.connectionIdle),
+    'grpc.max_connection_age_ms': ms(limits.connectionAge),
+    'grpc.max_connection_age_grace_ms': ms(limits.connectionAgeGrace),
+    // First: it is handed grpc-js's own call.
+    interceptors: [
+      messageArrivalInterceptor({ timeoutMs: ms(limits.messageTimeout), budget: runtime.bodyBudget }),
+      ...(token ? [authInterceptor(bearerAuth({ token }))] : []),
+    ],
+  });
+  const metrics = grpcMetrics(options.metricsRegistry);
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, logger));
 

@@ -3,6 +3,7 @@ import { BadInput } from '../errors/index.js';
 import { allocate } from '../ndarray/dtype.js';
 import { NDArray } from '../ndarray/ndarray.js';
 import { type Datatype, datatypeOf, dtypeOf } from '../wire/v2/datatype.js';
+import { checkUniqueNames, type InferRequest } from '../wire/v2/infer-request.js';
 import {
   elementCount,
   type Parameters,
@@ -19,7 +20,7 @@ import type {
   ParameterMapMessage,
   TensorContentsMessage,
 } from './grpc-messages.js';
-import { checkUniqueNames, type InferRequest, selectOutputs } from './infer-body.js';
+import { selectOutputs } from './infer-body.js';
 
 /** The gRPC form of an inference request: the shared `InferRequest`, and whether its inputs came raw. */
 export interface GrpcInferRequest {

@@ -1,7 +1,7 @@
 import type { TransportCodec } from '../runtime/runtime.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import type { InferRequest } from '../wire/v2/infer-request.js';
 import type { Tensor, TensorMetadata } from '../wire/v2/tensor.js';
-import type { InferRequest } from './infer-body.js';
 
 /**
  * An API seen as a protocol model: tensors ↔ the values its descriptors read and write. Only the

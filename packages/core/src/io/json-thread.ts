@@ -4,12 +4,17 @@ import { NDArray } from '../ndarray/ndarray.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
 import type { TensorSpec } from '../signature/signature.js';
 import { serveTasksInThread, Transferring } from '../threads/task-thread.js';
+import { parseInferRequest } from '../wire/v2/infer-request.js';
 import { NumpyNdarray } from './descriptors/numpy-ndarray.js';
 import { Tensors } from './descriptors/tensors.js';
 import type { MovedArray } from './json-threads.js';
 
 function moved(arrays: NDArray[]): ArrayBuffer[] {
-  return arrays.flatMap((a) => (ArrayBuffer.isView(a.data) ? [a.data.buffer as ArrayBuffer] : []));
+  // Once each: arrays of binary tensor data are views over one body.
+  const buffers = new Set(
+    arrays.flatMap((a) => (ArrayBuffer.isView(a.data) ? [a.data.buffer as ArrayBuffer] : [])),
+  );
+  return [...buffers];
 }
 
 const plain = (a: NDArray): MovedArray => ({ data: a.data, shape: [...a.shape], dtype: a.dtype });
@@ -29,6 +34,11 @@ serveTasksInThread({
     const out: Record<string, MovedArray> = {};
     for (const [name, a] of Object.entries(arrays)) out[name] = plain(a);
     return new Transferring(out, moved(Object.values(arrays)));
+  },
+  inferRequestFromJson(body: Uint8Array, headerLength: string | undefined, maxDepth: number) {
+    const request = parseInferRequest(asBuffer(body), headerLength, maxDepth);
+    const inputs = request.inputs.map((t) => ({ name: t.name, array: plain(t.array) }));
+    return new Transferring({ ...request, inputs }, moved(request.inputs.map((t) => t.array)));
   },
   ndarrayJson(data: NDArray['data'], shape: number[], dtype: DType) {
     const bytes = Buffer.from(ndarrayToJson(new NDArray(data as never, shape, dtype as never)), 'utf8');

@@ -8,6 +8,7 @@ import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { BatchMetrics } from './batch-metrics.js';
 import { Batcher, type BatchFunction } from './batcher.js';
+import { BodyBudget, bodyBudgetMetrics, DEFAULT_MAX_BUFFERED_BYTES } from './body-budget.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 import { Deadlines, EXPIRED } from './deadlines.js';
 import type { Invocation } from './invocation.js';
@@ -26,6 +27,8 @@ export interface RuntimeOptions {
   registry?: Registry;
   /** Input bounds every transport applies (default `DEFAULT_LIMITS`). */
   limits?: Readonly<Limits>;
+  /** Bytes of request bodies held across all calls in flight (default 256 MiB); see `BodyBudget`. */
+  maxBufferedBytes?: number;
 }
 
 /**
@@ -45,6 +48,8 @@ export interface TransportCodec<Message, Answer> {
  */
 export class Runtime {
   readonly gate: ConcurrencyGate;
+  /** The bound on request-body bytes held across calls, shared by every transport of this runtime. */
+  readonly bodyBudget: BodyBudget;
   private readonly deadlines = new Deadlines();
   private readonly batchers = new Map<string, Batcher>();
 
@@ -53,6 +58,12 @@ export class Runtime {
     private readonly options: RuntimeOptions,
   ) {
     this.gate = new ConcurrencyGate(options.maxConcurrency, options.retryAfter);
+    const registry = options.registry;
+    this.bodyBudget = new BodyBudget(
+      options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+      options.retryAfter,
+      registry ? bodyBudgetMetrics(registry, service.name, () => this.bodyBudget.held) : undefined,
+    );
     const metrics = options.registry ? new BatchMetrics(options.registry, service.name) : undefined;
     for (const api of service.apis.values()) {
       if (!api.batching) continue;

@@ -65,6 +65,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     isReady: () => lifecycle.isReady,
     registry: metrics.registry,
     limits: resolved.limits,
+    maxBufferedBytes: resolved.maxBufferedBytes,
   });
   const routes = new RouteTable();
   const bodyTimeoutMs = resolved.bodyTimeout * 1000;

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { PayloadTooLarge, RequestTimeout, type TiffinError } from '../errors/index.js';
+import type { BodyReservation } from '../runtime/body-budget.js';
 
 export interface BodyGuardOptions {
   /** Bytes the body may have; more → 413. */
@@ -26,14 +27,22 @@ export interface BodyGuard {
  * being read); after `idleMs` without a byte, the body has stalled. Either failure rejects `arrived` and is
  * emitted on the request for a reader waiting on it, which then fails with it (the parsers above reject with
  * the request's error, and formidable removes its partial files). What the server reads itself goes through
- * `readBody`, with the same limit and stall timeout.
+ * `readBody`, with the same limit and stall timeout. With a `reservation`, the bytes are counted against the
+ * server's body budget as they arrive; once it is full, the body is dropped as it comes and refused with 503
+ * `BODY_BUDGET_FULL` when it is in.
  */
-export function guardBody(req: IncomingMessage, { limit, idleMs }: BodyGuardOptions): BodyGuard {
+export function guardBody(
+  req: IncomingMessage,
+  { limit, idleMs }: BodyGuardOptions,
+  reservation?: BodyReservation,
+): BodyGuard {
   // The whole body came before the guard (with the head, or while middleware in front awaited something).
   if (req.complete) return { arrived: Promise.resolve(), stop: () => {} };
   let received = 0;
   let done = false;
   let refused = false;
+  /** The budget's refusal, once the body did not fit: the body is read to its end and dropped. */
+  let overBudget: TiffinError | undefined;
   const push = req.push;
   let settle: { resolve: () => void; reject: (err: Error) => void } | undefined;
   const arrived = new Promise<void>((resolve, reject) => {
@@ -65,15 +74,26 @@ export function guardBody(req: IncomingMessage, { limit, idleMs }: BodyGuardOpti
   req.push = function guardedPush(chunk: unknown, encoding?: BufferEncoding): boolean {
     if (refused) return false;
     if (chunk === null) {
-      finish();
-      return push.call(this, chunk, encoding);
+      // A refused body never ends for its reader, which fails with the 503 emitted on the request instead.
+      finish(overBudget);
+      return overBudget ? true : push.call(this, chunk, encoding);
     }
     idle.refresh();
     received += (chunk as Buffer).length;
-    if (received <= limit) return push.call(this, chunk, encoding);
-    refused = true;
-    finish(new PayloadTooLarge(`Request body exceeds the limit of ${limit} bytes`));
-    return false;
+    if (received > limit) {
+      refused = true;
+      finish(new PayloadTooLarge(`Request body exceeds the limit of ${limit} bytes`));
+      return false;
+    }
+    if (overBudget) return true;
+    try {
+      reservation?.reach(received);
+    } catch (err) {
+      // Dropped, as the rest will be, until the body is in: then the 503 (see `readBody` for why not now).
+      overBudget = err as TiffinError;
+      return true;
+    }
+    return push.call(this, chunk, encoding);
   };
   return {
     arrived,

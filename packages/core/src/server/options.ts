@@ -1,5 +1,6 @@
 import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import type { Logger } from '../logging/logger.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../runtime/body-budget.js';
 import { resolveApiToken } from './auth.js';
 
 /** CORS settings (docs/spec/io-descriptors.md §10.6). Disabled unless `enabled` is true. */
@@ -25,6 +26,12 @@ export interface ServerOptions {
   port?: number;
   /** Largest request body in bytes (default 32 MiB); more → 413. */
   maxBodySize?: number;
+  /**
+   * Bytes of request bodies held across every request in flight, gRPC messages of a server sharing this
+   * server's runtime included (default 256 MiB): a body that would take the total past it is refused with 503
+   * `BODY_BUDGET_FULL` and `Retry-After`, counted as its bytes arrive. Keep it at least `maxBodySize`.
+   */
+  maxBufferedBytes?: number;
   /** Most requests handled at once, health paths excluded (default 128); more → 503 + Retry-After. */
   maxConcurrency?: number;
   /** Seconds a request may take before its response starts (default 60); per-API `timeout` overrides. */
@@ -82,6 +89,7 @@ export interface ResolvedServerOptions {
   host: string;
   port: number;
   maxBodySize: number;
+  maxBufferedBytes: number;
   maxConcurrency: number;
   timeout: number;
   retryAfter: number;
@@ -108,6 +116,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger' | 'lim
   host: '127.0.0.1',
   port: 3000,
   maxBodySize: 32 * 1024 * 1024,
+  maxBufferedBytes: DEFAULT_MAX_BUFFERED_BYTES,
   maxConcurrency: 128,
   timeout: 60,
   retryAfter: 1,

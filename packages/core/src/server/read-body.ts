@@ -6,6 +6,7 @@ import {
   RequestTimeout,
   truncateForMessage,
 } from '../errors/index.js';
+import type { BodyReservation } from '../runtime/body-budget.js';
 
 /**
  * The one check of a declared body size: a `Content-Length` over `limit` is refused with 413 before a byte is
@@ -21,9 +22,18 @@ export function refuseDeclaredOverLimit(declared: string | undefined, limit: num
  * Read a request body whole, bounded by `limit` bytes: over it → 413 (PayloadTooLarge) as soon as the bytes
  * received pass the limit; a client that goes away mid-body, a stream error or a body shorter than its
  * Content-Length → 400 (BadInput); no byte for `idleMs` (a client that declared a body and stalls) → 408 with
- * `connection: close`. Small and specific (four listeners, one timer), since every API call goes through it.
+ * `connection: close`. With a `reservation`, each chunk is counted against the server's body budget before it
+ * is kept; once the budget is full the body is refused: what arrived is dropped, the rest is read and dropped
+ * (within `limit` and the stall timeout), and the 503 `BODY_BUDGET_FULL` comes when the body is in, so the
+ * client, still sending, reads it (an answer while it sends would reach it as a reset connection). Small and specific (four listeners, one timer), since every
+ * API call goes through it.
  */
-export function readBody(req: IncomingMessage, limit: number, idleMs = 0): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+  idleMs = 0,
+  reservation?: BodyReservation,
+): Promise<Buffer> {
   const declared = req.headers['content-length'];
   try {
     refuseDeclaredOverLimit(declared, limit);
@@ -33,8 +43,9 @@ export function readBody(req: IncomingMessage, limit: number, idleMs = 0): Promi
   const expected = declared === undefined ? null : Number(declared);
   if (req.readableEnded) return Promise.reject(new BadInput('The request body was already read'));
   return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let received = 0;
+    let refused: Error | undefined;
     let idle: NodeJS.Timeout | undefined;
     const stalled = () =>
       fail(
@@ -59,14 +70,26 @@ export function readBody(req: IncomingMessage, limit: number, idleMs = 0): Promi
     const onData = (chunk: Buffer) => {
       idle?.refresh();
       received += chunk.length;
-      if (received > limit) fail(new PayloadTooLarge(`Request body exceeds the limit of ${limit} bytes`));
-      else chunks.push(chunk);
+      if (received > limit)
+        return fail(new PayloadTooLarge(`Request body exceeds the limit of ${limit} bytes`));
+      if (refused) return;
+      if (reservation) {
+        try {
+          reservation.reach(received);
+        } catch (err) {
+          refused = err as Error;
+          chunks = [];
+          return;
+        }
+      }
+      chunks.push(chunk);
     };
     // No cleanup on success: after 'end' the request emits nothing that matters (its 'close' finds it
     // complete), and removing four listeners is a visible share of a small request.
     const onEnd = () => {
       if (idle) clearTimeout(idle);
-      if (expected !== null && received !== expected) {
+      if (refused) reject(refused);
+      else if (expected !== null && received !== expected) {
         reject(
           new BadInput(
             `Request body length does not match Content-Length (${truncateForMessage(String(declared))})`,

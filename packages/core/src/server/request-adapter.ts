@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { BufferedHttpRequest } from '../http/request.js';
 import type { Limits } from '../limits/limits.js';
+import type { BodyReservation } from '../runtime/body-budget.js';
 import type { LazyAbort } from '../runtime/lazy-abort.js';
 import { readBody } from './read-body.js';
 
@@ -22,13 +23,20 @@ export function headersFromNode(req: IncomingMessage): Headers {
 export function adaptRequest(
   req: IncomingMessage,
   url: string,
-  options: { maxBodySize: number; abort: LazyAbort; limits: Readonly<Limits>; bodyTimeoutMs: number },
+  options: {
+    maxBodySize: number;
+    abort: LazyAbort;
+    limits: Readonly<Limits>;
+    bodyTimeoutMs: number;
+    /** The call's share of the server's body budget. */
+    bodyBytes: BodyReservation;
+  },
 ): BufferedHttpRequest {
   return new BufferedHttpRequest({
     method: req.method ?? 'POST',
     url,
     headers: () => headersFromNode(req),
-    body: () => readBody(req, options.maxBodySize, options.bodyTimeoutMs),
+    body: () => readBody(req, options.maxBodySize, options.bodyTimeoutMs, options.bodyBytes),
     // Created only when something asks for it (saves an AbortSignal per request).
     signal: () => options.abort.signal,
     limits: options.limits,

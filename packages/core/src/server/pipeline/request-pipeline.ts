@@ -79,7 +79,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
    */
   const admittedAfterBody = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
     const state = ctx.state;
-    const guard = guardBody(ctx.req, body);
+    const guard = guardBody(ctx.req, body, runtime.bodyBudget.reservationFor(state));
     const work = dispatch();
     const admitted = guard.arrived.then(() => {
       runtime.admit(state);

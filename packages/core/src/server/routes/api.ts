@@ -31,6 +31,7 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
       abort: ctx.state.abort,
       limits,
       bodyTimeoutMs,
+      bodyBytes: runtime.bodyBudget.reservationFor(ctx.state),
     });
     // The permit is taken once the body is in (descriptors read the same, buffered body): a client that
     // declares a body and stalls holds a socket until the body timeout, never one of the API permits.

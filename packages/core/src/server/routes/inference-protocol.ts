@@ -1,4 +1,4 @@
-import { HEADER_LENGTH, parseInferRequest, writeInferResponse } from '../../inference-protocol/infer-body.js';
+import { HEADER_LENGTH, writeInferResponse } from '../../inference-protocol/infer-body.js';
 import {
   type ModelAdapter,
   modelList,
@@ -7,6 +7,7 @@ import {
   repositoryIndex,
   serverMetadata,
 } from '../../inference-protocol/models.js';
+import { readInferRequest } from '../../io/infer-request-body.js';
 import type { Limits } from '../../limits/limits.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { Service } from '../../service/service.js';
@@ -42,8 +43,9 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
       abort: ctx.state.abort,
       limits: deps.limits,
       bodyTimeoutMs: deps.bodyTimeoutMs,
+      bodyBytes: deps.runtime.bodyBudget.reservationFor(ctx.state),
     });
-    const infer = parseInferRequest(
+    const infer = await readInferRequest(
       await request.body(),
       ctx.get(HEADER_LENGTH) || undefined,
       deps.limits.maxDepth,

@@ -42,6 +42,7 @@ export function taskRoutes(
       abort: ctx.state.abort,
       limits: deps.limits,
       bodyTimeoutMs: deps.bodyTimeoutMs,
+      bodyBytes: deps.runtime.bodyBudget.reservationFor(ctx.state),
     });
     await request.body();
     runtime.admit(ctx.state);

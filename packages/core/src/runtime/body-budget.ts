@@ -1,0 +1,118 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { ServiceUnavailable } from '../errors/index.js';
+import type { Invocation } from './invocation.js';
+
+/** The default bound of a `BodyBudget`: eight bodies of the default 32 MiB `maxBodySize`. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
+
+/** The share of the budget one call's body holds: grown as its bytes arrive, given back when the call closes. */
+export interface BodyReservation {
+  /**
+   * Hold `total` bytes for the call's body in all (what has arrived so far; readers that watch the same body
+   * report the same bytes, so the largest total counts, never the sum). Throws the 503 `BODY_BUDGET_FULL`
+   * when the budget cannot hold them, or when the call is over: the caller then keeps none of the new bytes.
+   */
+  reach(total: number): void;
+}
+
+/**
+ * A bound on the request-body bytes held across every call in flight, on every transport that reads a body
+ * (HTTP APIs, mounted routes, the Open Inference Protocol, gRPC messages): each body is counted as its bytes
+ * arrive, before they are kept, and a body that would take the total past `maxBytes` is refused with 503
+ * `BODY_BUDGET_FULL` and `Retry-After`. The per-request `maxBodySize` bounds one body; this bounds them all
+ * together, so many slow or stalled uploads cannot grow the process without limit. Bytes are given back when
+ * their call closes (answer sent or caller gone), since the body is held until then.
+ */
+export class BodyBudget {
+  private heldBytes = 0;
+  private readonly reservations = new WeakMap<object, BodyReservation>();
+
+  constructor(
+    readonly maxBytes: number,
+    private readonly retryAfterSeconds: number,
+    /** Told of every body refused (a metric). */
+    private readonly onShed: () => void = () => {},
+  ) {}
+
+  /** Bytes of bodies held now. */
+  get held(): number {
+    return this.heldBytes;
+  }
+
+  /**
+   * The reservation of `call`'s body (one per call, whoever reads the body); it holds nothing until it grows,
+   * and gives its bytes back when the call closes.
+   */
+  reservationFor(call: Pick<Invocation, 'onClose'>): BodyReservation {
+    let reservation = this.reservations.get(call);
+    if (!reservation) {
+      reservation = this.open((release) => call.onClose.push(release));
+      this.reservations.set(call, reservation);
+    }
+    return reservation;
+  }
+
+  /**
+   * A reservation of its own, for a transport without an `Invocation` yet (a gRPC message arriving):
+   * `onFirstBytes` is handed its release when it first holds bytes.
+   */
+  open(onFirstBytes: (release: () => void) => void): BodyReservation {
+    let bytes = 0;
+    let registered = false;
+    let closed = false;
+    const release = () => {
+      closed = true;
+      this.heldBytes -= bytes;
+      bytes = 0;
+    };
+    return {
+      reach: (total) => {
+        if (closed) throw this.refusal('The request is over');
+        if (total <= bytes) return;
+        if (this.heldBytes + total - bytes > this.maxBytes) {
+          this.onShed();
+          throw this.refusal(
+            `The server holds its limit of ${this.maxBytes} bytes of request bodies; try again shortly`,
+          );
+        }
+        this.heldBytes += total - bytes;
+        bytes = total;
+        if (!registered) {
+          registered = true;
+          onFirstBytes(release);
+        }
+      },
+    };
+  }
+
+  private refusal(message: string): ServiceUnavailable {
+    return new ServiceUnavailable(message, {
+      code: 'BODY_BUDGET_FULL',
+      headers: { 'retry-after': String(this.retryAfterSeconds) },
+    });
+  }
+}
+
+/**
+ * The budget's metrics in `registry`: `tiffin_api_server_bodies_shed_total` (bodies refused) and
+ * `tiffin_api_server_body_bytes_held` (bytes held now, at scrape time). Returns the shed counter's `inc`.
+ */
+export function bodyBudgetMetrics(registry: Registry, serviceName: string, held: () => number): () => void {
+  const shed = new Counter({
+    name: 'tiffin_api_server_bodies_shed_total',
+    help: 'Request bodies refused with 503 BODY_BUDGET_FULL: the bytes of bodies held across calls were at their limit',
+    labelNames: ['service_name'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'tiffin_api_server_body_bytes_held',
+    help: 'Bytes of request bodies held by the calls in flight (bounded by maxBufferedBytes)',
+    labelNames: ['service_name'],
+    registers: [registry],
+    collect() {
+      this.set({ service_name: serviceName }, held());
+    },
+  });
+  const labels = { service_name: serviceName };
+  return () => shed.inc(labels);
+}

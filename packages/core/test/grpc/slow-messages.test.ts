@@ -1,0 +1,102 @@
+import { connect } from 'node:http2';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type GrpcServerHandle,
+  inferenceClientConstructor,
+  type RequestMessage,
+  type ResponseMessage,
+  Service,
+  serveGrpc,
+  Text,
+} from '../../src/index.js';
+import { GrpcStatus } from '../../src/internal.js';
+
+// Calls whose request message never finishes arriving: the per-message time limit ends them, so what they
+// buffered is dropped, while other calls keep being answered.
+
+let server: GrpcServerHandle | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+type Client = grpc.Client & {
+  Call(req: RequestMessage, cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void): void;
+};
+
+const MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** Bytes held in Buffers (where grpc-js keeps a message's chunks) once garbage is collected. */
+function buffersAfterGc(): number {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return process.memoryUsage().arrayBuffers;
+}
+
+/**
+ * One HTTP/2 stream to `BentoService/Call` that sends a gRPC frame declaring `MESSAGE_BYTES` and all but its
+ * last byte, then waits (a connection each: one connection's HTTP/2 memory cap refuses more than a few);
+ * resolves with the grpc-status the server ends it with.
+ */
+function partialMessage(address: string): Promise<string> {
+  const session = connect(`http://${address}`);
+  session.on('error', () => {});
+  const stream = session.request({
+    ':method': 'POST',
+    ':path': '/bentoml.grpc.v1.BentoService/Call',
+    'content-type': 'application/grpc',
+    te: 'trailers',
+  });
+  stream.on('error', () => {});
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(MESSAGE_BYTES, 1);
+  stream.write(prefix);
+  stream.write(Buffer.alloc(MESSAGE_BYTES - 1, 0x0a));
+  let status = '';
+  stream.on('response', (headers) => {
+    status = String(headers['grpc-status'] ?? status);
+  });
+  stream.on('trailers', (trailers) => {
+    status = String(trailers['grpc-status'] ?? status);
+  });
+  stream.resume();
+  return new Promise((resolve) =>
+    stream.on('close', () => {
+      session.close();
+      resolve(status);
+    }),
+  );
+}
+
+describe('gRPC messages that never finish', () => {
+  it('ends a call whose message does not arrive in messageTimeout, answering the others', async () => {
+    const svc = new Service('slow_messages');
+    svc.api({ input: new Text(), output: new Text() }, function yo(s: string) {
+      return `yo ${s}`;
+    });
+    server = await serveGrpc(svc, { port: 0, log: () => undefined, messageTimeout: 1 });
+    const buffersBefore = buffersAfterGc();
+    const held = Array.from({ length: 16 }, () => partialMessage(server!.address));
+    const Ctor = inferenceClientConstructor();
+    const client = new Ctor(server.address, grpc.credentials.createInsecure()) as unknown as Client;
+    try {
+      const answer = await new Promise<ResponseMessage>((resolve, reject) =>
+        client.Call({ api_name: 'yo', text: { value: 'x' } }, (err, res) =>
+          err ? reject(err) : resolve(res),
+        ),
+      );
+      expect(answer.text?.value).toBe('yo x');
+      // On main: these calls stayed open for good, each holding its 4 MiB.
+      expect(await Promise.all(held)).toEqual(Array(16).fill(String(GrpcStatus.DEADLINE_EXCEEDED)));
+      // What they had buffered (16 × 4 MiB, on the server and in this test's clients) is gone with them, once
+      // the server has seen their streams close (the test's timeout bounds the wait).
+      while (buffersAfterGc() - buffersBefore >= 2 * MESSAGE_BYTES) await sleep(100);
+    } finally {
+      client.close();
+    }
+  });
+});
