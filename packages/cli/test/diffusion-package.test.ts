@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { writeTinyPipeline } from '@tiffin/diffusion';
+import { writeTinyPipeline } from '@tiffin/diffusion/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_DIR, collectOutput, type Exited, spawnTiffin } from './cli-process.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { caption, readScene, type SceneSpec } from '@tiffin/demo-model';
-import { writeTinyPipeline } from '@tiffin/diffusion';
+import { writeTinyPipeline } from '@tiffin/diffusion/testing';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnTiffin } from './cli-process.js';

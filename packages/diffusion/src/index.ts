@@ -1,21 +1,37 @@
 // @tiffin/diffusion — Stable Diffusion 1.x / 2.x and SDXL on ONNX Runtime or TensorFlow.js.
 // Loading this entry never loads TF.js (an optional peer): its model classes are in `@tiffin/diffusion/tfjs`, and
-// the pipeline imports them only when a TF.js backend is chosen.
+// the pipeline imports them only when a TF.js backend is chosen. What tests build models with (deterministic
+// weights, the tiny pipeline writer, the weight specs, the scheduler classes) is `@tiffin/diffusion/testing`.
+// The entry is capped (`test/repo/diffusion-entry.test.ts`): a new public name is a decision.
 
-export { type ClipTextConfig, clipTextWeightSpecs } from './architectures/clip-text.js';
-export { unetWeightSpecs } from './architectures/unet.js';
-export { type UNetConfig, validateUNetConfig } from './architectures/unet-config.js';
-export { type VaeConfig, vaeWeightSpecs } from './architectures/vae.js';
 export { BACKEND_NAMES, BACKEND_PREFERENCE, type BackendChoice, type BackendName } from './backend.js';
-export { loadOnnxComponents, type OnnxComponents, type OnnxLoadOptions } from './engines/onnx/load.js';
+export { assertBackendPackages, backendPackageNames, missingBackendPackages } from './backend-packages.js';
 export {
   type DiffusionOnnxOptions,
   ONNX_WEIGHT_FORMATS,
   type OnnxWeights,
   parseOnnxWeights,
 } from './engines/onnx/weight-format.js';
-export * from './hub/index.js';
-export * from './lora/index.js';
+export {
+  DEFAULT_HUB_ENDPOINT,
+  type DownloadProgress,
+  downloadPipeline,
+  type HubDownloadOptions,
+  type HubDownloadResult,
+  HubUnreachableError,
+} from './hub/download.js';
+export {
+  DEFAULT_MODEL_ID,
+  DEFAULT_SDXL_MODEL_ID,
+  type ResolvedModel,
+  type ResolveModelOptions,
+  resolveDiffusionModel,
+  resolveTinyAutoencoder,
+} from './hub/model-source.js';
+export { LoraCache } from './lora/cache.js';
+export { mergeLora } from './lora/merge.js';
+export { prepareRuntimeLora, type RuntimeLora } from './lora/runtime.js';
+export type { AppliedLora, ApplyLoraOptions, LoraFile } from './lora/types.js';
 export { GenerationCancelled } from './pipeline/cancel.js';
 export type { LoadComponentsOptions, PipelineComponents, SdxlComponents } from './pipeline/components.js';
 export { LCM_LORA_DEFAULTS, type ModelDefaults } from './pipeline/model-defaults.js';
@@ -32,26 +48,29 @@ export type {
   RgbImage,
   Text2ImgRequest,
 } from './pipeline/types.js';
-export * from './schedulers/index.js';
-export * from './service/index.js';
-export type { TinyFlavour } from './tiny/tiny-configs.js';
-export { type WriteTinyPipelineOptions, writeTinyPipeline } from './tiny/write-tiny-pipeline.js';
+export { createScheduler, createSchedulerFromFolderConfig, isSchedulerName } from './schedulers/factory.js';
+export { SCHEDULER_NAMES, type SchedulerName } from './schedulers/registry.js';
+export type { Scheduler, SchedulerConfig } from './schedulers/types.js';
+export {
+  createDiffusionService,
+  type DiffusionPipelineKind,
+  type DiffusionService,
+  type DiffusionServiceOptions,
+} from './service/diffusion-service.js';
+export { QueueFullError } from './service/generation-queue.js';
+export { LoraPathError } from './service/lora-roots.js';
+export { pipelineFamily } from './service/model-config.js';
+export { ModelTooLargeError } from './service/model-fit.js';
+export {
+  DEFAULT_GENERATION_LIMITS,
+  type GenerationLimits,
+  type Img2ImgBody,
+  type InpaintBody,
+  type Text2ImgBody,
+} from './service/request-schemas.js';
 export { clipVocabFromMerges } from './tokenizer/byte-symbols.js';
 export { ClipTokenizer, type ClipTokenizerOptions } from './tokenizer/clip-tokenizer.js';
-export { detInput, detUniform, detWeight, fnv1a32 } from './weights/deterministic.js';
-export { componentWeightFiles, ModelFolderError, type ModelIndex, readModelIndex } from './weights/folder.js';
-export {
-  encodeSafetensors,
-  type SafetensorsEntry,
-  SafetensorsError,
-  SafetensorsFile,
-  type TensorToWrite,
-  writeSafetensors,
-} from './weights/safetensors.js';
-export {
-  assertNotPickle,
-  SingleFileError,
-  type SingleFileOptions,
-  singleFileToDiffusers,
-} from './weights/single-file.js';
-export { type WeightKind, WeightShapeError, type WeightSpec } from './weights/weight-spec.js';
+export { ModelFolderError } from './weights/folder.js';
+export { SafetensorsError } from './weights/safetensors.js';
+export { SingleFileError, type SingleFileOptions, singleFileToDiffusers } from './weights/single-file.js';
+export { WeightShapeError } from './weights/weight-spec.js';

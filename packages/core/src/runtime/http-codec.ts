@@ -1,4 +1,4 @@
-import type { BufferedHttpRequest } from '../http/request.js';
+import type { HttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
 import type { InferenceApi } from '../service/service.js';
 import { applyResponseContext } from './response-context.js';
@@ -9,7 +9,7 @@ import type { TransportCodec } from './runtime.js';
  * handler's status, headers and cookies applied once. The API route and a task's run share it, so a task's
  * answer is exactly the one `POST /<api>` gives.
  */
-export function httpCodec(api: InferenceApi): TransportCodec<BufferedHttpRequest, HttpResponse> {
+export function httpCodec(api: InferenceApi): TransportCodec<HttpRequest, HttpResponse> {
   return {
     decode: (request) => api.input.fromHttpRequest(request),
     encode: async (output, context) =>

@@ -1,6 +1,6 @@
 import { errorAnswer } from '../errors/error-answer.js';
 import { Cancelled } from '../errors/index.js';
-import { BufferedHttpRequest } from '../http/request.js';
+import { BufferedHttpRequest, type HttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
 import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
@@ -60,7 +60,7 @@ export class TaskRunner {
    * Store a task for `api` from its submitted request and start it when a slot is free. `client` (the
    * caller's address) is held to its share of the unfinished tasks.
    */
-  async submit(api: InferenceApi, request: BufferedHttpRequest, client?: string): Promise<{ id: string }> {
+  async submit(api: InferenceApi, request: HttpRequest, client?: string): Promise<{ id: string }> {
     const stored: TaskRequest = {
       method: request.method,
       url: request.url,

@@ -7,7 +7,7 @@ import { TaskRunner } from '../runtime/task-runner.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
 import { EventStreams } from './event-streams.js';
-import { Exchange } from './exchange.js';
+import { type BodyReading, Exchange } from './exchange.js';
 import { AppLifecycle } from './lifecycle.js';
 import { ServerMetrics } from './metrics.js';
 import { type MountState, mountedHandler } from './mount/mounted-handler.js';
@@ -78,13 +78,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
   let taskRunner: TaskRunner | undefined;
   for (const api of service.apis.values()) {
-    const handler = apiHandler(api, {
-      runtime,
-      maxBodySize: resolved.maxBodySize,
-      limits: resolved.limits,
-      bodyTimeoutMs,
-      eventStreams,
-    });
+    const handler = apiHandler(api, { runtime, eventStreams });
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
     if (!api.task) continue;
@@ -100,9 +94,6 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       runtime,
       runner: taskRunner,
       store: service.tasks,
-      maxBodySize: resolved.maxBodySize,
-      limits: resolved.limits,
-      bodyTimeoutMs,
       eventStreams,
     });
     for (const [operation, methods] of Object.entries(operations))
@@ -114,7 +105,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       docsJson ??= JSON.stringify(buildOpenApiDocument(service));
       ctx.status = 200;
       ctx.set('content-type', 'application/json; charset=utf-8');
-      ctx.body = docsJson;
+      ctx.responseBody = docsJson;
     },
   });
   addExampleFileRoutes(routes, service);
@@ -127,9 +118,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     registerInferenceProtocol(routes, {
       service,
       runtime,
-      maxBodySize: resolved.maxBodySize,
       limits: resolved.limits,
-      bodyTimeoutMs,
       isReady: () => lifecycle.notReadyReason() === null,
     });
   }
@@ -156,10 +145,17 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const responseFailed = (err: Error, requestId: string | undefined) =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });
 
+  // How every route reads a request body (the API, task and v2 routes; descriptors through `HttpRequest`).
+  const reading: BodyReading = {
+    maxBodySize: resolved.maxBodySize,
+    bodyTimeoutMs,
+    limits: resolved.limits,
+    budget: runtime.bodyBudget,
+  };
   const exchangeFor = (req: IncomingMessage, res: ServerResponse, viaKoa = false): Exchange => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, viaKoa ? VIA_KOA : undefined);
+    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, viaKoa ? VIA_KOA : NO_KOA, reading);
   };
   // The routed handler: the route table, or the mounts in front of it. Without mounts, exactly as before.
   const koaContexts = new WeakMap<Exchange, Koa.ParameterizedContext<MountState>>();
@@ -189,14 +185,13 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     cutOff,
   );
   const respond = (exchange: Exchange): void => {
-    const state = exchange.state;
-    exchange.respond((err) => responseFailed(err, state.requestId));
+    exchange.respond((err) => responseFailed(err, exchange.requestId));
     // The pipeline's state is there unless a user's middleware answered before it ran.
-    if (state.onClose) sendDeadlines.watch(exchange.res, state.onClose, state.sendUntil);
+    if (exchange.onClose) sendDeadlines.watch(exchange.res, exchange.onClose, exchange.sendUntil);
   };
   const failed = (exchange: Exchange, err: unknown): void => {
     // The pipeline answers every error itself; getting here is a bug in it.
-    responseFailed(err instanceof Error ? err : new Error(String(err)), exchange.state.requestId);
+    responseFailed(err instanceof Error ? err : new Error(String(err)), exchange.requestId);
     if (!exchange.res.headersSent) exchange.res.statusCode = 500;
     exchange.res.end();
   };
@@ -222,9 +217,9 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     (exchange, err) => {
       // A user's middleware threw: answer with the one error body.
       if (exchange.res.headersSent) return failed(exchange, err);
-      exchange.state.requestId ||= requestIdFor(exchange.get('x-request-id') || undefined);
+      exchange.requestId ||= requestIdFor(exchange.get('x-request-id') || undefined);
       writeError(exchange, err, logger);
-      exchange.set('x-request-id', exchange.state.requestId);
+      exchange.set('x-request-id', exchange.requestId);
       respond(exchange);
     },
     respond,
@@ -243,6 +238,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
 /** Requests through the Koa app keep their headers on `res`, where the user's middleware sees them. */
 const VIA_KOA = { headersOnResponse: true };
+const NO_KOA = { headersOnResponse: false };
 
 /** Koa's `ctx.state` in the app: the exchange the pipeline answers on. */
 export interface KoaState {

@@ -1,27 +1,70 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { InternalServerError } from '../errors/index.js';
+import { type MediaType, parseMediaType } from '../http/media-type.js';
+import { type FormPart, type HttpRequest, parseMultipart } from '../http/request.js';
+import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
+import type { BodyBudget } from '../runtime/body-budget.js';
+import type { Invocation } from '../runtime/invocation.js';
+import type { LazyAbort } from '../runtime/lazy-abort.js';
+import type { InferenceApi } from '../service/service.js';
+import { DEFAULT_SERVER_OPTIONS } from './options.js';
 import { errorBytes } from './raw-answers.js';
+import { readBody } from './read-body.js';
 import type { RequestState } from './state.js';
 
 /** Statuses whose responses carry no body. */
 const EMPTY_STATUSES: ReadonlySet<number> = new Set([204, 205, 304]);
 
+/** How the server reads a request's body: its size limit, its stall timeout, the bounds descriptors check. */
+export interface BodyReading {
+  readonly maxBodySize: number;
+  /** Milliseconds the body may stall between chunks (408 after; 0: no timeout). */
+  readonly bodyTimeoutMs: number;
+  readonly limits: Readonly<Limits>;
+  /** The server's budget of body bytes held across calls (none: unbounded but for `maxBodySize`). */
+  readonly budget?: BodyBudget;
+}
+
+const DEFAULT_READING: BodyReading = {
+  maxBodySize: DEFAULT_SERVER_OPTIONS.maxBodySize,
+  bodyTimeoutMs: DEFAULT_SERVER_OPTIONS.bodyTimeout * 1000,
+  limits: DEFAULT_LIMITS,
+};
+
 /**
- * One HTTP request/response pair as the request pipeline and the routes see it: the request's method, path and
- * headers, and the response being built (status, headers, body), sent by `respond()`. Every response of the
+ * One HTTP request as the whole server path sees it, one object per request: the request pipeline and the
+ * routes (method, path, headers), the runtime's call (`RequestState`: request id, route, abort, deadline
+ * bookkeeping), the request descriptors read (`HttpRequest`: headers, query, the body read once within its
+ * limit and stall timeout), and the response being built (status, headers, body), sent by `respond()`. Every response of the
  * server goes out through `respond()`, whether the request came straight from Node or through the Koa app
  * (Koa's own response handling is switched off there), so there is one response path. Its rules are Koa's for
  * the bodies the server produces: a default content type and content-length for bytes, chunked streams, no
  * body for 204/205/304 and HEAD.
  */
-export class Exchange {
+export class Exchange implements RequestState, HttpRequest {
   readonly method: string;
   readonly url: string;
   readonly path: string;
-  readonly state = {} as RequestState;
+  // The call's state, set by the request pipeline before anything reads it ('' and undefined until then: a
+  // request a user's Koa middleware answered before the pipeline ran has none).
+  requestId = '';
+  endpoint = 'unmatched';
+  api: InferenceApi | undefined = undefined;
+  abort!: LazyAbort;
+  onClose!: Array<() => void>;
+  startedAt = 0;
+  timedOut = false;
+  task: Invocation['task'] = undefined;
+  sendUntil: number | undefined = undefined;
   status = 404;
+  readonly limits: Readonly<Limits>;
   private content: Buffer | Readable | null = null;
+  private headerList: Headers | undefined = undefined;
+  private queryParams: URLSearchParams | undefined = undefined;
+  private mediaType: MediaType | null | undefined = undefined;
+  private bodyRead: Promise<Buffer> | undefined = undefined;
+  private formRead: Promise<FormPart[]> | undefined = undefined;
   /**
    * The response headers in the order first set, until `respond()` hands them to `writeHead` with the status
    * line; null when the request came through the Koa app, where headers go straight to `res` so that the user's
@@ -34,11 +77,55 @@ export class Exchange {
     readonly res: ServerResponse,
     path: string,
     options: { headersOnResponse?: boolean } = NO_OPTIONS,
+    private readonly reading: BodyReading = DEFAULT_READING,
   ) {
     this.method = req.method ?? 'POST';
     this.url = req.url ?? '/';
     this.path = path;
     this.pending = options.headersOnResponse ? null : [];
+    this.limits = reading.limits;
+  }
+
+  /** The request headers as a fetch `Headers` (descriptors read them so), copied from Node's on first use. */
+  get headers(): Headers {
+    this.headerList ??= headersFromNode(this.req);
+    return this.headerList;
+  }
+
+  get query(): URLSearchParams {
+    this.queryParams ??= new URLSearchParams(this.search.slice(1));
+    return this.queryParams;
+  }
+
+  get contentType(): MediaType | null {
+    // From the fetch Headers (repeated content-types joined), as every other HttpRequest reads it.
+    if (this.mediaType === undefined) this.mediaType = parseMediaType(this.headers.get('content-type'));
+    return this.mediaType;
+  }
+
+  /** Aborted when the client goes away or the deadline passes (made on first use). */
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /** The whole body, read once within the body limit and stall timeout (`read-body.ts`). */
+  body(): Promise<Buffer> {
+    this.bodyRead ??= readBody(
+      this.req,
+      this.reading.maxBodySize,
+      this.reading.bodyTimeoutMs,
+      this.reading.budget?.reservationFor(this),
+    );
+    return this.bodyRead;
+  }
+
+  /** The body as multipart/form-data parts; a part is bounded by the body limit. */
+  formData(): Promise<FormPart[]> {
+    const size = this.reading.maxBodySize;
+    this.formRead ??= this.body().then((body) =>
+      parseMultipart(body, this.headers, { maxFileSize: size, maxFieldSize: size }, this.limits),
+    );
+    return this.formRead;
   }
 
   /** The query string with its `?` ('' when none). */
@@ -135,7 +222,8 @@ export class Exchange {
     this.set('vary', [...list, field].filter(Boolean).join(', '));
   }
 
-  get body(): unknown {
+  /** The response body set so far (null: none). */
+  get responseBody(): unknown {
     return this.content;
   }
 
@@ -143,7 +231,7 @@ export class Exchange {
    * Bytes, a string or a stream. Content headers are set now, as Koa does, so headers keep Koa's order on the
    * wire: a default content-type, then content-length (bytes) or none (streams, sent chunked).
    */
-  set body(value: unknown) {
+  set responseBody(value: unknown) {
     if (value instanceof Readable) {
       this.content = value;
       this.remove('content-length');
@@ -262,6 +350,20 @@ function checkHeader(name: string, value: string): void {
 }
 
 const NO_OPTIONS: { headersOnResponse?: boolean } = {};
+
+/** Copy Node's raw header list (in order, repeats kept) into a fetch `Headers`. */
+export function headersFromNode(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    try {
+      headers.append(raw[i]!, raw[i + 1]!);
+    } catch {
+      // A header value Node accepted but fetch's Headers rejects (odd bytes): descriptors cannot use it anyway.
+    }
+  }
+  return headers;
+}
 
 /** One response header as the exchange holds it: the name as last given, one value or several (one line each). */
 interface HeaderField {

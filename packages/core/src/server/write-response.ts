@@ -17,11 +17,13 @@ export function writeResponse(ctx: Exchange, response: HttpResponse): void {
     else ctx.set(name, value);
   }
   if (body === null) {
-    ctx.body = Buffer.alloc(0);
+    ctx.responseBody = Buffer.alloc(0);
   } else if (body instanceof Uint8Array) {
-    ctx.body = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    ctx.responseBody = Buffer.isBuffer(body)
+      ? body
+      : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   } else {
-    ctx.body = Readable.from(body, { objectMode: false });
+    ctx.responseBody = Readable.from(body, { objectMode: false });
   }
 }
 

@@ -87,7 +87,7 @@ beforeAll(async () => {
       }
     }
     exchange.status = s.status;
-    exchange.body = s.body;
+    exchange.responseBody = s.body;
     exchange.respond((err) => s.refused.push(`respond: ${err.message}`));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -14,7 +14,7 @@ import {
   resolveSchedulerConfig,
   SCHEDULER_NAMES,
   type SchedulerConfig,
-} from '../../src/index.js';
+} from '../../src/schedulers/index.js';
 import { roundHalfEven } from '../../src/schedulers/numeric.js';
 
 /** The SD scheduler config (docs/spec/diffusion.md §11.1) minus the class name. */

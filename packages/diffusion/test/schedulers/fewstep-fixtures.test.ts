@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createScheduler, type SchedulerName } from '../../src/index.js';
 import type { HostTensor } from '../../src/latents/host-tensor.js';
+import { createScheduler, type SchedulerName } from '../../src/schedulers/index.js';
 import { detInput } from '../../src/weights/deterministic.js';
 import { type Full, fixture, maxAbsDiff } from '../helpers/fixtures.js';
 

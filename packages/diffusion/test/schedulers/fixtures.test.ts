@@ -6,7 +6,7 @@ import {
   img2imgTimesteps,
   type SchedulerConfig,
   schedulerNameForClass,
-} from '../../src/index.js';
+} from '../../src/schedulers/index.js';
 import { detInput } from '../../src/weights/deterministic.js';
 
 /**

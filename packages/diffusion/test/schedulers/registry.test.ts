@@ -8,7 +8,7 @@ import {
   SCHEDULER_CLASS_NAMES,
   SCHEDULER_NAMES,
   schedulerNameForClass,
-} from '../../src/index.js';
+} from '../../src/schedulers/index.js';
 import { SCHEDULERS } from '../../src/schedulers/registry.js';
 
 const dir = new URL('../../src/schedulers/', import.meta.url);

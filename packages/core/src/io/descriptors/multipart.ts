@@ -289,7 +289,13 @@ function subRequest(outer: HttpRequest, part: FormPart): HttpRequest {
   if (part.isFile) for (const [name, value] of part.headers) headers.set(name, value);
   const init = { headers, body: part.data, form: [part] };
   if (outer instanceof BufferedHttpRequest) return outer.derive(init);
-  return new BufferedHttpRequest({ method: outer.method, url: outer.url, signal: outer.signal, ...init });
+  return new BufferedHttpRequest({
+    method: outer.method,
+    url: outer.url,
+    signal: () => outer.signal,
+    limits: outer.limits,
+    ...init,
+  });
 }
 
 /** Gather settled child results; the first failure in declaration order is thrown as the child threw it. */

@@ -20,7 +20,7 @@ export function koaAnswered(ctx: ParameterizedContext, passedStatus: number): bo
  */
 export function takeKoaAnswer(ctx: ParameterizedContext, exchange: Exchange): void {
   // A middleware that replaced a route's answer after `await next()`: the route's stream is not sent.
-  const replaced = exchange.body;
+  const replaced = exchange.responseBody;
   if (replaced instanceof Readable && replaced !== ctx.body) replaced.destroy();
   exchange.status = ctx.status;
   exchange.adoptResponseHeaders();
@@ -29,20 +29,20 @@ export function takeKoaAnswer(ctx: ParameterizedContext, exchange: Exchange): vo
     // An explicit `ctx.body = null` made the status 204, which the exchange sends without a body.
     if (exchange.responseHeader('content-type') === '')
       exchange.set('content-type', 'text/plain; charset=utf-8');
-    exchange.body = ctx.message || String(ctx.status);
+    exchange.responseBody = ctx.message || String(ctx.status);
   } else if (typeof body === 'string' || Buffer.isBuffer(body) || body instanceof Readable) {
-    exchange.body = body;
+    exchange.responseBody = body;
   } else if (body instanceof Uint8Array) {
-    exchange.body = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    exchange.responseBody = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   } else if (body instanceof ReadableStream) {
-    exchange.body = Readable.fromWeb(body as import('node:stream/web').ReadableStream);
+    exchange.responseBody = Readable.fromWeb(body as import('node:stream/web').ReadableStream);
   } else if (body instanceof Blob) {
-    exchange.body = Readable.fromWeb(body.stream() as import('node:stream/web').ReadableStream);
+    exchange.responseBody = Readable.fromWeb(body.stream() as import('node:stream/web').ReadableStream);
   } else if (body instanceof Response) {
-    exchange.body = body.body
+    exchange.responseBody = body.body
       ? Readable.fromWeb(body.body as import('node:stream/web').ReadableStream)
       : null;
   } else {
-    exchange.body = JSON.stringify(body);
+    exchange.responseBody = JSON.stringify(body);
   }
 }

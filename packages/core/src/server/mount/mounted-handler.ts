@@ -48,13 +48,12 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
   const run = compose(chain);
 
   return async (exchange) => {
-    const state = exchange.state;
     const declared = exchange.get('content-length');
     refuseDeclaredOverLimit(declared, maxBodySize);
     const denied = auth ? auth(exchange.path, exchange.get('authorization')) : null;
     const ctx = koaContext(exchange);
-    ctx.state.requestId = state.requestId;
-    state.onClose.push(() => removeUploadedFiles(ctx.request));
+    ctx.state.requestId = exchange.requestId;
+    exchange.onClose.push(() => removeUploadedFiles(ctx.request));
     if (denied) DENIED.add(ctx);
     // The status the context shows once the mounts passed the request on: Koa's 404, or the routes' answer.
     let passedStatus = 404;
@@ -72,17 +71,17 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
         });
       });
     } catch (err) {
-      state.endpoint = matchedRoute(ctx) ?? state.endpoint;
+      exchange.endpoint = matchedRoute(ctx) ?? exchange.endpoint;
       throw err;
     }
-    if (state.timedOut) {
+    if (exchange.timedOut) {
       // The 504 went out already; a late stream answer is not sent.
       const late = ctx.body as { destroy?: () => void } | null;
       if (late && typeof late.destroy === 'function') late.destroy();
       return;
     }
     if (koaAnswered(ctx, passedStatus)) {
-      state.endpoint = matchedRoute(ctx) ?? MOUNTED_ENDPOINT;
+      exchange.endpoint = matchedRoute(ctx) ?? MOUNTED_ENDPOINT;
       takeKoaAnswer(ctx, exchange);
     } else if (!routed) {
       await routes.dispatch(exchange);

@@ -56,7 +56,7 @@ export function corsStage(options: CorsOptions): PipelineStage {
       if (failures.length) throw new BadInput(`Disallowed CORS ${failures.join(', ')}`);
       ctx.status = 200;
       ctx.set('content-type', 'text/plain; charset=utf-8');
-      ctx.body = 'OK';
+      ctx.responseBody = 'OK';
       return;
     }
     ctx.vary('Origin');

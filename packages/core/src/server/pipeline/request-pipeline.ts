@@ -65,11 +65,11 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     // Health paths skip the concurrency gate (D5), not the deadline (docs/spec/io-descriptors.md §10.6: it applies to every path).
     // API routes take their permit themselves once the body is in, so a client that stalls mid-body holds none;
     // other routes with a body (mounted ones) take it once the body arrived, whoever reads it.
-    if (!ctx.state.api && !UNLIMITED_PATHS.has(ctx.path)) {
-      if (hasBody(ctx)) return runtime.withDeadline(ctx.state, admittedAfterBody(ctx, dispatch));
-      runtime.admit(ctx.state);
+    if (!ctx.api && !UNLIMITED_PATHS.has(ctx.path)) {
+      if (hasBody(ctx)) return runtime.withDeadline(ctx, admittedAfterBody(ctx, dispatch));
+      runtime.admit(ctx);
     }
-    return runtime.withDeadline(ctx.state, dispatch());
+    return runtime.withDeadline(ctx, dispatch());
   };
 
   /**
@@ -78,20 +78,19 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
    * answer is dropped, as after a timeout.
    */
   const admittedAfterBody = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
-    const state = ctx.state;
-    const guard = guardBody(ctx.req, body, runtime.bodyBudget.reservationFor(state));
+    const guard = guardBody(ctx.req, body, runtime.bodyBudget.reservationFor(ctx));
     const work = dispatch();
     const admitted = guard.arrived.then(() => {
-      runtime.admit(state);
+      runtime.admit(ctx);
       return NEVER;
     });
     try {
       await Promise.race([work, admitted]);
     } catch (err) {
-      if (!state.timedOut) {
-        state.timedOut = true;
+      if (!ctx.timedOut) {
+        ctx.timedOut = true;
         work.catch(() => {});
-        state.abort.abort(err);
+        ctx.abort.abort(err);
       }
       throw err;
     } finally {
@@ -110,14 +109,13 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     const match = routes.match(path);
     const abort = new LazyAbort();
     const onClose: Array<() => void> = [lifecycle.requestStarted()];
-    const state = ctx.state;
-    state.requestId = requestId;
-    state.endpoint = match?.path ?? 'unmatched';
-    state.api = match?.api;
-    state.abort = abort;
-    state.timedOut = false;
-    state.onClose = onClose;
-    state.startedAt = start;
+    ctx.requestId = requestId;
+    ctx.endpoint = match?.path ?? 'unmatched';
+    ctx.api = match?.api;
+    ctx.abort = abort;
+    ctx.timedOut = false;
+    ctx.onClose = onClose;
+    ctx.startedAt = start;
     // One listener per request; the others register callbacks in `onClose`.
     const res = ctx.res;
     ctx.set(NOSNIFF[0], NOSNIFF[1]);
@@ -127,16 +125,14 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       for (const fn of onClose) fn();
     });
     const recordMetrics =
-      metrics && path !== '/metrics'
-        ? metrics.start(state.endpoint, HEALTH_PATHS.has(path), start)
-        : undefined;
+      metrics && path !== '/metrics' ? metrics.start(ctx.endpoint, HEALTH_PATHS.has(path), start) : undefined;
     try {
       await inner(ctx, dispatch);
     } catch (err) {
       writeError(ctx, err, logger);
     }
     // The endpoint as routed: a mounted route's pattern is known only once it answered.
-    recordMetrics?.(ctx.status, state.endpoint);
+    recordMetrics?.(ctx.status, ctx.endpoint);
     ctx.set('x-request-id', requestId);
     if (lifecycle.isDraining) ctx.set('connection', 'close');
     if (logging) {

@@ -5,12 +5,12 @@ import type { Exchange } from '../exchange.js';
 
 /** Answer a thrown error with the one error body (docs/spec/io-descriptors.md D4): TiffinError → its status, anything else → 500. */
 export function writeError(ctx: Exchange, err: unknown, logger: Logger): void {
-  const answer = errorAnswer(err, ctx.state.requestId, logger);
+  const answer = errorAnswer(err, ctx.requestId, logger);
   ctx.status = answer.status;
   // e.g. Retry-After on a 503 from a full queue.
   if (isTiffinError(err)) for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
   ctx.set('content-type', 'application/json');
   // The rest of an oversized body is not read: close the connection rather than have Node drain it.
   if (answer.status === 413) ctx.set('connection', 'close');
-  ctx.body = encodeErrorBody(answer.body);
+  ctx.responseBody = encodeErrorBody(answer.body);
 }

@@ -80,7 +80,7 @@ export class ApiPage {
     ctx.status = 200;
     ctx.set('content-type', 'text/html; charset=utf-8');
     for (const [name, value] of PAGE_HEADERS) ctx.set(name, value);
-    ctx.body = this.html;
+    ctx.responseBody = this.html;
   };
 
   /** Paths this page serves, for the route table. */
@@ -94,7 +94,7 @@ export class ApiPage {
     ctx.set('cache-control', 'public, max-age=3600');
     if (name === 'swagger-initializer.js') {
       ctx.set('content-type', 'text/javascript; charset=utf-8');
-      ctx.body = INITIALIZER;
+      ctx.responseBody = INITIALIZER;
       return;
     }
     const type = ASSETS[name];
@@ -106,6 +106,6 @@ export class ApiPage {
       this.cache.set(name, bytes);
     }
     ctx.set('content-type', type);
-    ctx.body = bytes;
+    ctx.responseBody = bytes;
   };
 }

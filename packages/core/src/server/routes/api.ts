@@ -1,18 +1,12 @@
-import type { Limits } from '../../limits/limits.js';
 import { httpCodec } from '../../runtime/http-codec.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
 import { EventStreams } from '../event-streams.js';
 import type { Exchange } from '../exchange.js';
-import { adaptRequest } from '../request-adapter.js';
 import { writeResponse } from '../write-response.js';
 
 export interface ApiRouteDeps {
   runtime: Runtime;
-  maxBodySize: number;
-  limits: Readonly<Limits>;
-  /** Milliseconds a body may stall between chunks (408 after). */
-  bodyTimeoutMs: number;
   /** The gate and bounds of event-stream answers. */
   eventStreams: EventStreams;
 }
@@ -22,26 +16,20 @@ export interface ApiRouteDeps {
  * side as its codec (`fromHttpRequest`, `toHttpResponse`); the answer is copied onto the exchange.
  */
 export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchange) => Promise<void> {
-  const { runtime, maxBodySize, limits, bodyTimeoutMs, eventStreams } = deps;
+  const { runtime, eventStreams } = deps;
   // The handler's status, headers and cookies apply in the codec, once, whatever the descriptor.
   const codec = httpCodec(api);
   return async (ctx: Exchange): Promise<void> => {
-    const request = adaptRequest(ctx.req, ctx.url, {
-      maxBodySize,
-      abort: ctx.state.abort,
-      limits,
-      bodyTimeoutMs,
-      bodyBytes: runtime.bodyBudget.reservationFor(ctx.state),
-    });
     // The permit is taken once the body is in (descriptors read the same, buffered body): a client that
     // declares a body and stalls holds a socket until the body timeout, never one of the API permits.
-    await request.body();
-    const release = runtime.admit(ctx.state);
-    const response = await runtime.invoke(api, ctx.state, request, request, codec);
-    if (ctx.state.timedOut) return;
+    await ctx.body();
+    const release = runtime.admit(ctx);
+    // The exchange is the call, the request the descriptors read, and the message.
+    const response = await runtime.invoke(api, ctx, ctx, ctx, codec);
+    if (ctx.timedOut) return;
     writeResponse(
       ctx,
-      EventStreams.isEventStream(response) ? eventStreams.adopt(response, ctx.state, release) : response,
+      EventStreams.isEventStream(response) ? eventStreams.adopt(response, ctx, release) : response,
     );
   };
 }

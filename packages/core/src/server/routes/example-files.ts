@@ -23,7 +23,7 @@ export function addExampleFileRoutes(routes: RouteTable, service: Service): void
           ctx.set('content-type', file.mediaType);
           ctx.set('content-disposition', `inline; filename="${file.fileName.replace(/["\\\r\n]/g, '_')}"`);
           ctx.set('cache-control', 'public, max-age=3600');
-          ctx.body = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+          ctx.responseBody = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
         },
       });
     }

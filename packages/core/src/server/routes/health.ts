@@ -5,7 +5,7 @@ import type { Exchange } from '../exchange.js';
 export function liveHandler(ctx: Exchange): void {
   ctx.status = 200;
   ctx.set('content-type', 'text/plain; charset=utf-8');
-  ctx.body = '\n';
+  ctx.responseBody = '\n';
 }
 
 /**

@@ -12,7 +12,6 @@ import type { Limits } from '../../limits/limits.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { Service } from '../../service/service.js';
 import type { Exchange } from '../exchange.js';
-import { adaptRequest } from '../request-adapter.js';
 import type { RouteTable } from './route-table.js';
 
 /** The extensions `GET /v2` announces. */
@@ -22,42 +21,32 @@ export interface InferenceProtocolDeps {
   service: Service;
   /** The invocation core: the infer route calls APIs through it (gate, deadline, batching) like the native route. */
   runtime: Runtime;
-  maxBodySize: number;
   limits: Readonly<Limits>;
-  /** Milliseconds a body may stall between chunks (408 after). */
-  bodyTimeoutMs: number;
   isReady: () => boolean;
 }
 
 function json(ctx: Exchange, status: number, body: unknown): void {
   ctx.status = status;
   ctx.set('content-type', 'application/json; charset=utf-8');
-  ctx.body = JSON.stringify(body);
+  ctx.responseBody = JSON.stringify(body);
 }
 
 /** `POST /v2/models/{api}/infer`: tensors in, the API called through the runtime as on its own route, tensors out. */
 function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: Exchange) => Promise<void> {
   return async (ctx) => {
-    const request = adaptRequest(ctx.req, ctx.url, {
-      maxBodySize: deps.maxBodySize,
-      abort: ctx.state.abort,
-      limits: deps.limits,
-      bodyTimeoutMs: deps.bodyTimeoutMs,
-      bodyBytes: deps.runtime.bodyBudget.reservationFor(ctx.state),
-    });
     const infer = await readInferRequest(
-      await request.body(),
+      await ctx.body(),
       ctx.get(HEADER_LENGTH) || undefined,
       deps.limits.maxDepth,
     );
     // As on the API's own route: the permit once the body is in.
-    deps.runtime.admit(ctx.state);
-    const outputs = await deps.runtime.invoke(model.api, ctx.state, request, infer, model.codec);
+    deps.runtime.admit(ctx);
+    const outputs = await deps.runtime.invoke(model.api, ctx, ctx, infer, model.codec);
     const { body, headers } = writeInferResponse(model.name, infer, outputs);
-    if (ctx.state.timedOut) return;
+    if (ctx.timedOut) return;
     ctx.status = 200;
     for (const [name, value] of headers) ctx.set(name, value);
-    ctx.body = body;
+    ctx.responseBody = body;
   };
 }
 

@@ -7,6 +7,6 @@ export function metricsHandler(metrics: ServerMetrics) {
     const text = await metrics.registry.metrics();
     ctx.status = 200;
     ctx.set('content-type', metrics.registry.contentType);
-    ctx.body = text;
+    ctx.responseBody = text;
   };
 }

@@ -54,7 +54,7 @@ export class RouteTable {
       // Relative (RFC 9110 §10.2.2 allows it): a location built from the Host header would send a client
       // wherever a hostile Host (or a proxy passing one on) names.
       ctx.set('location', `${trimmed}${ctx.search}`);
-      ctx.body = '';
+      ctx.responseBody = '';
       return;
     }
     throw new NotFound(`Not Found: no route for ${ctx.method} ${truncateForMessage(ctx.path)}`);

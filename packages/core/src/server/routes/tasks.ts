@@ -1,6 +1,5 @@
 import { BadInput } from '../../errors/index.js';
 import { buildResponse } from '../../http/response.js';
-import type { Limits } from '../../limits/limits.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { TaskRunner } from '../../runtime/task-runner.js';
 import type { InferenceApi, TaskOperation } from '../../service/service.js';
@@ -8,7 +7,6 @@ import type { TaskEvent, TaskStore } from '../../tasks/task-store.js';
 import { sseEvent } from '../../wire/sse/event.js';
 import type { EventStreams } from '../event-streams.js';
 import type { Exchange } from '../exchange.js';
-import { adaptRequest } from '../request-adapter.js';
 import { writeResponse } from '../write-response.js';
 import type { RouteHandler } from './route-table.js';
 
@@ -16,9 +14,6 @@ export interface TaskRouteDeps {
   runtime: Runtime;
   runner: TaskRunner;
   store: TaskStore;
-  maxBodySize: number;
-  limits: Readonly<Limits>;
-  bodyTimeoutMs: number;
   eventStreams: EventStreams;
 }
 
@@ -37,43 +32,36 @@ export function taskRoutes(
   const { runtime, runner, store, eventStreams } = deps;
   const submit = async (ctx: Exchange): Promise<void> => {
     runtime.assertReady();
-    const request = adaptRequest(ctx.req, ctx.url, {
-      maxBodySize: deps.maxBodySize,
-      abort: ctx.state.abort,
-      limits: deps.limits,
-      bodyTimeoutMs: deps.bodyTimeoutMs,
-      bodyBytes: deps.runtime.bodyBudget.reservationFor(ctx.state),
-    });
-    await request.body();
-    runtime.admit(ctx.state);
+    await ctx.body();
+    runtime.admit(ctx);
     // Checked as the synchronous call checks it; the task decodes the stored request again when it runs
     // (what a durable store keeps is the request, not a decoded value).
-    await api.input.fromHttpRequest(request);
-    writeJson(ctx, 202, await runner.submit(api, request, ctx.req.socket.remoteAddress));
+    await api.input.fromHttpRequest(ctx);
+    writeJson(ctx, 202, await runner.submit(api, ctx, ctx.req.socket.remoteAddress));
   };
   const status = async (ctx: Exchange): Promise<void> => {
-    runtime.admit(ctx.state);
+    runtime.admit(ctx);
     writeJson(ctx, 200, await store.status(taskId(ctx)));
   };
   const get = async (ctx: Exchange): Promise<void> => {
-    runtime.admit(ctx.state);
+    runtime.admit(ctx);
     writeResponse(ctx, await store.result(taskId(ctx)));
   };
   const cancel = async (ctx: Exchange): Promise<void> => {
-    runtime.admit(ctx.state);
+    runtime.admit(ctx);
     writeJson(ctx, 200, await store.cancel(taskId(ctx)));
   };
   const events = async (ctx: Exchange): Promise<void> => {
-    const release = runtime.admit(ctx.state);
+    const release = runtime.admit(ctx);
     const id = taskId(ctx);
     // Before the 200: an unknown id answers 404 with the error body, not a stream cut off after its headers.
     await store.status(id);
     const response = buildResponse({
-      body: eventLines(store.events(id, ctx.state.abort.signal)),
+      body: eventLines(store.events(id, ctx.abort.signal)),
       mediaType: 'text/event-stream',
       headers: [['cache-control', 'no-cache']],
     });
-    writeResponse(ctx, eventStreams.adopt(response, ctx.state, release));
+    writeResponse(ctx, eventStreams.adopt(response, ctx, release));
   };
   const methods = api.input.httpMethods;
   return {
