@@ -97,6 +97,7 @@ export {
   type TaskProgress,
   type TaskRequest,
   type TaskResult,
+  type TaskStoreStats,
   type TaskView,
 } from './tasks/task-store.js';
 export type { FileMessage } from './wire/proto/messages.js';

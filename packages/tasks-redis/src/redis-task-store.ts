@@ -17,6 +17,7 @@ import {
   type TaskRequest,
   type TaskResult,
   TaskResultTooLarge,
+  type TaskStoreStats,
   TaskStoreUnavailable,
   TasksClientFull,
   TasksFull,
@@ -75,6 +76,33 @@ interface Message {
 /** Longest a call on Redis may take before it answers 503 (a Redis that hangs rather than refuses). */
 const CALL_TIMEOUT_MS = 5000;
 
+/** Jobs read per list when `stats` breaks the queue down by API (bounded however long the queue grows). */
+const STATS_LIMIT = 10_000;
+
+/**
+ * One round trip for `stats`: the waiting and active lists of BullMQ's queue (KEYS), each job's name (the
+ * API) read from its hash (ARGV[1] is the job key prefix), counted by name; `[name, waiting, active, ...]`.
+ */
+const STATS_SCRIPT = `
+local counts = {}
+local names = {}
+for k = 1, 2 do
+  local ids = redis.call('LRANGE', KEYS[k], 0, tonumber(ARGV[2]) - 1)
+  for _, id in ipairs(ids) do
+    local name = redis.call('HGET', ARGV[1] .. id, 'name')
+    if name then
+      if not counts[name] then counts[name] = {0, 0}; names[#names + 1] = name end
+      counts[name][k] = counts[name][k] + 1
+    end
+  end
+end
+local out = {}
+for _, name in ipairs(names) do
+  out[#out + 1] = name; out[#out + 1] = counts[name][1]; out[#out + 1] = counts[name][2]
+end
+return out
+`;
+
 /** BullMQ keeps failed jobs' reasons as text: an ending is written as JSON behind this mark. */
 const ENDING = 'tiffin-ending:';
 
@@ -102,6 +130,8 @@ export class RedisTaskStore implements TaskStore {
   private readonly queuedListeners = new Set<() => void>();
   private closed = false;
   private readonly self = randomUUID();
+  /** Tasks this store ended `TASK_INTERRUPTED` (out of attempts) on a claim, by API (`stats`). */
+  private readonly interrupted: Record<string, number> = {};
 
   private constructor(
     private readonly queue: Queue,
@@ -244,6 +274,7 @@ export class RedisTaskStore implements TaskStore {
             `task ${id} was running when its server stopped, ${data.attempts} time(s) of the ${data.attempts} it may start`,
           ).toBody();
           await this.end(job, token, { status: 'failed', error });
+          this.interrupted[data.api] = (this.interrupted[data.api] ?? 0) + 1;
           continue;
         }
         const timer = setInterval(
@@ -408,6 +439,25 @@ export class RedisTaskStore implements TaskStore {
     } finally {
       unsubscribe(keep);
     }
+  }
+
+  /** Waiting and running tasks by API, from BullMQ's lists in one bounded script (what `/metrics` shows). */
+  async stats(): Promise<TaskStoreStats> {
+    return this.reach(async () => {
+      const { wait, active } = this.queue.keys;
+      const flat = (await this.commands.eval(
+        STATS_SCRIPT,
+        2,
+        wait as string,
+        active as string,
+        this.queue.toKey(''),
+        STATS_LIMIT,
+      )) as Array<string | number>;
+      const unfinished: TaskStoreStats['unfinished'] = {};
+      for (let k = 0; k + 2 < flat.length; k += 3)
+        unfinished[String(flat[k])] = { queued: Number(flat[k + 1]), running: Number(flat[k + 2]) };
+      return { unfinished, interrupted: { ...this.interrupted } };
+    });
   }
 
   onCancel(id: string, listener: () => void): () => void {

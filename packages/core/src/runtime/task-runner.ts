@@ -10,6 +10,7 @@ import { httpCodec } from './http-codec.js';
 import type { Invocation } from './invocation.js';
 import { LazyAbort } from './lazy-abort.js';
 import type { Runtime } from './runtime.js';
+import type { TaskMetrics } from './task-metrics.js';
 
 /** Request headers a stored task does not keep: credentials stay with the request that carried them. */
 const NOT_KEPT: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
@@ -30,6 +31,7 @@ export class TaskRunner {
     private readonly service: Service,
     private readonly runtime: Runtime,
     private readonly logger: Logger,
+    private readonly metrics?: TaskMetrics,
   ) {}
 
   private stopWatching: (() => void) | undefined;
@@ -53,7 +55,7 @@ export class TaskRunner {
   }
 
   private get store(): TaskStore {
-    return this.service.tasks;
+    return this.metrics?.store ?? this.service.tasks;
   }
 
   /**
@@ -68,6 +70,7 @@ export class TaskRunner {
       body: await request.body(),
     };
     const view = await this.store.submit(api.name, stored, { attempts: api.taskAttempts, client });
+    this.metrics?.submitted(api.name);
     this.pump();
     return { id: view.id };
   }
@@ -108,6 +111,8 @@ export class TaskRunner {
 
   private async run(task: ClaimedTask): Promise<void> {
     const { id } = task;
+    const claimedAt = performance.now();
+    this.metrics?.started(task.api, task.attempt);
     const abort = new LazyAbort();
     const stopCancel = this.store.onCancel(id, () => abort.abort(new Cancelled(`task ${id} was cancelled`)));
     const call: Invocation = {
@@ -120,6 +125,7 @@ export class TaskRunner {
       task: { id, report: (progress) => void this.store.progress(id, progress).catch(() => {}) },
     };
     let outcome: 'succeeded' | 'failed' | 'cancelled' = 'succeeded';
+    let code: string | undefined;
     try {
       const api = call.api;
       if (!api?.task)
@@ -136,10 +142,12 @@ export class TaskRunner {
       const cancelled = abort.isAborted && !call.timedOut && !(err instanceof TaskResultTooLarge);
       const { body } = errorAnswer(cancelled ? (abortReason(abort) ?? err) : err, id, this.logger);
       outcome = cancelled ? 'cancelled' : 'failed';
+      code = body.code;
       await this.store.fail(id, body, outcome).catch(() => {});
     } finally {
       stopCancel();
       for (const fn of call.onClose) fn();
+      this.metrics?.ended(task.api, outcome, (performance.now() - claimedAt) / 1000, code);
       // A task has no access-log line of its own (its submit has): one line when it ends.
       this.logger.log('info', 'task ended', {
         taskId: id,

@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { defaultLogger, type Logger, silentLogger } from '../logging/logger.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
+import { TaskMetrics } from '../runtime/task-metrics.js';
 import { TaskRunner } from '../runtime/task-runner.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
@@ -77,13 +78,15 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   });
 
   let taskRunner: TaskRunner | undefined;
+  let taskMetrics: TaskMetrics | undefined;
   for (const api of service.apis.values()) {
     const handler = apiHandler(api, { runtime, eventStreams });
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
     if (!api.task) continue;
     if (!taskRunner) {
-      const runner = new TaskRunner(service, runtime, logger);
+      taskMetrics = new TaskMetrics(metrics.registry, service.name, () => service.tasks);
+      const runner = new TaskRunner(service, runtime, logger, taskMetrics);
       lifecycle.watch(
         () => runner.start(),
         () => runner.stop(),
@@ -93,7 +96,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     const operations = taskRoutes(api, {
       runtime,
       runner: taskRunner,
-      store: service.tasks,
+      store: (taskMetrics as TaskMetrics).store,
       eventStreams,
     });
     for (const [operation, methods] of Object.entries(operations))

@@ -47,7 +47,8 @@ export class LmdbTaskStore extends MemoryTaskStore {
   }
 
   protected override async persist(task: StoredTask): Promise<void> {
-    if (this.closed) throw new TaskStoreUnavailable('The task store is closed');
+    if (this.closed)
+      throw new TaskStoreUnavailable('The task store is closed', { headers: { 'retry-after': '1' } });
     const { view, client, request, result, expiresMs, attempts, attempt } = task;
     try {
       await this.db.put(view.id, { view, client, request, result, expiresMs, attempts, attempt });

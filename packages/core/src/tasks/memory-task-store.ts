@@ -18,6 +18,7 @@ import type {
   TaskResult,
   TaskStatus,
   TaskStore,
+  TaskStoreStats,
   TaskView,
 } from './task-store.js';
 import { FINAL_STATUSES as FINAL, isFinalEvent } from './task-store.js';
@@ -93,6 +94,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, Entry>();
   protected readonly options: MemoryTaskStoreOptions;
   private expiryTimer: NodeJS.Timeout | undefined;
+  /** Tasks ended `TASK_INTERRUPTED` since the store opened, by API (`stats`). */
+  private readonly interrupted: Record<string, number> = {};
 
   constructor(options: Partial<MemoryTaskStoreOptions> = {}) {
     this.options = { ...DEFAULT_TASK_STORE_OPTIONS, ...options };
@@ -283,6 +286,18 @@ export class MemoryTaskStore implements TaskStore {
     return this.sweep();
   }
 
+  async stats(): Promise<TaskStoreStats> {
+    const unfinished: TaskStoreStats['unfinished'] = {};
+    for (const { view } of this.tasks.values()) {
+      if (FINAL.has(view.status)) continue;
+      unfinished[view.api] ??= { queued: 0, running: 0 };
+      const counts = unfinished[view.api] as { queued: number; running: number };
+      if (view.status === 'queued') counts.queued++;
+      else counts.running++;
+    }
+    return { unfinished, interrupted: { ...this.interrupted } };
+  }
+
   /**
    * Write the task down as it stands now (a durable store); a submit is acknowledged, a claim answered and an
    * end reported only once it resolves. The default keeps nothing.
@@ -324,6 +339,7 @@ export class MemoryTaskStore implements TaskStore {
           `task ${task.view.id} was running when its server stopped, ${task.attempt} time(s) of the ${task.attempts} it may start`,
         );
         this.finish(entry, 'failed', interrupted.toBody());
+        this.interrupted[task.view.api] = (this.interrupted[task.view.api] ?? 0) + 1;
       }
       changed.push(entry);
     }

@@ -88,6 +88,14 @@ export interface SubmitOptions {
   client?: string;
 }
 
+/** What a store tells `/metrics` (`TaskStore.stats`). */
+export interface TaskStoreStats {
+  /** Unfinished tasks by API, over every process that shares the store: waiting to start, and running. */
+  unfinished: Record<string, { queued: number; running: number }>;
+  /** Tasks this store ended `failed` with `TASK_INTERRUPTED` (out of attempts) since it opened, by API. */
+  interrupted: Record<string, number>;
+}
+
 /**
  * Where tasks live between submit and expiry. The in-memory store (`MemoryTaskStore`) keeps them in one
  * process; a durable one (a file on disk, Redis) implements the same methods so that a restarted process, or
@@ -144,6 +152,11 @@ export interface TaskStore {
   expire(): Promise<number>;
   /** Why the store cannot take tasks now (a lost connection), or null when it can; `/readyz` reports it. */
   notReadyReason?(): string | null;
+  /**
+   * Queue depth and the like for `/metrics`, read at scrape time (so it may cost one round trip to a remote
+   * store, bounded). Optional: a store without it reports no depth.
+   */
+  stats?(): Promise<TaskStoreStats>;
   /** Let go of what the store holds open (files, connections); running tasks' leases lapse. */
   close?(): Promise<void>;
 }

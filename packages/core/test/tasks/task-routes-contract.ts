@@ -1,0 +1,275 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BadInput, JSONDescriptor, Service } from '../../src/index.js';
+import type { TaskStore, TaskView } from '../../src/tasks/task-store.js';
+import { sleep, start } from '../server/helpers.js';
+
+/**
+ * The task routes over a listening server, on any store: every route given a bad id, cancel twice, get before
+ * done, an answer over the store's bound; then `/metrics` after that work. Run by the memory and disk stores
+ * (core) and the Redis store (`@tiffin/tasks-redis`), as `describeTaskStore` is.
+ */
+export interface RouteStoreLimits {
+  maxTasks: number;
+  maxClientTasks: number;
+  resultTtl: number;
+  maxResultBytes: number;
+}
+
+export interface RouteStoreHooks {
+  /**
+   * A second store on the same data, the first left as a killed process leaves it (a durable store only): the
+   * suite then checks that a task running at the time runs again and is counted as retried.
+   */
+  reopen?(store: TaskStore): Promise<TaskStore>;
+}
+
+type Handle = Awaited<ReturnType<typeof start>>;
+
+const MAX_RESULT_BYTES = 2048;
+
+function routesService(store: TaskStore): Service {
+  return new Service('task-routes', { tasks: { store } })
+    .api(
+      { name: 'count', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
+      async (input, ctx) => {
+        const { steps, ms = 5 } = input as { steps: number; ms?: number };
+        for (let k = 1; k <= steps; k++) {
+          if (ctx.request.signal.aborted) throw new BadInput('stopped');
+          await sleep(ms);
+          ctx.progress(k, steps);
+        }
+        return { counted: steps, task: ctx.taskId ?? null };
+      },
+    )
+    .api(
+      { name: 'big', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
+      async (input) => ({ text: 'x'.repeat((input as { bytes: number }).bytes) }),
+    )
+    .api(
+      { name: 'boom', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
+      async () => {
+        throw new BadInput('the input asked to fail');
+      },
+    );
+}
+
+/** The value of one sample in Prometheus text, or undefined: `name{a="x",b="y"} 3` with those labels. */
+export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const open = line.indexOf('{');
+    const close = line.lastIndexOf('}');
+    const have = open === name.length ? line.slice(open + 1, close) : '';
+    if (Object.entries(labels).every(([k, v]) => have.includes(`${k}="${v}"`)))
+      return Number(line.slice((close > 0 ? close : name.length) + 1).trim());
+  }
+  return undefined;
+}
+
+export function describeTaskRoutes(
+  name: string,
+  make: (limits: RouteStoreLimits) => Promise<TaskStore>,
+  hooks: RouteStoreHooks = {},
+): void {
+  describe(`the task routes over HTTP on ${name}`, () => {
+    let store: TaskStore;
+    let handle: Handle;
+    const url = (path: string) => `${handle.url}${path}`;
+    const post = (path: string, body?: unknown) =>
+      fetch(url(path), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const submit = async (api: string, body: unknown): Promise<string> => {
+      const res = await post(`/${api}/submit`, body);
+      expect(res.status).toBe(202);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const status = async (api: string, id: string) =>
+      (await (await fetch(url(`/${api}/status?id=${id}`))).json()) as TaskView;
+    const until = async (api: string, id: string, done: (v: TaskView) => boolean): Promise<TaskView> => {
+      for (;;) {
+        const view = await status(api, id);
+        if (done(view)) return view;
+        await sleep(10);
+      }
+    };
+    const finished = (v: TaskView) => ['succeeded', 'failed', 'cancelled'].includes(v.status);
+    const answer = async (res: Response) => ({
+      status: res.status,
+      code: ((await res.json()) as { code?: string }).code,
+    });
+    const metrics = async () => (await fetch(url('/metrics'))).text();
+
+    beforeAll(async () => {
+      store = await make({
+        maxTasks: 16,
+        maxClientTasks: 16,
+        resultTtl: 600,
+        maxResultBytes: MAX_RESULT_BYTES,
+      });
+      handle = await start(routesService(store));
+    });
+    afterAll(async () => {
+      await handle?.close();
+      await store?.close?.();
+    });
+
+    it('answers every route given a missing, repeated, huge, malformed or unknown id with a 4xx and a code', async () => {
+      const routes: Array<[string, string]> = [
+        ['GET', 'status'],
+        ['GET', 'get'],
+        ['GET', 'events'],
+        ['POST', 'cancel'],
+      ];
+      for (const [method, op] of routes) {
+        const at = (query: string) => fetch(url(`/count/${op}${query}`), { method });
+        for (const query of ['', '?id=', '?id=a&id=b'])
+          expect(await answer(await at(query))).toEqual({ status: 400, code: 'TASK_ID_REQUIRED' });
+        expect(await answer(await at(`?id=${'9'.repeat(10_000)}`))).toEqual({
+          status: 400,
+          code: 'TASK_ID_INVALID',
+        });
+        for (const id of [
+          '%E2%98%83%F0%9F%90%88',
+          '%ZZ%',
+          'nope',
+          '..%2F..%2Fetc',
+          '00000000-0000-4000-8000-000000000000',
+          '%00',
+          'a'.repeat(128),
+        ])
+          expect(await answer(await at(`?id=${id}`))).toEqual({ status: 404, code: 'JOB_NOT_FOUND' });
+      }
+      expect((await fetch(url('/count/cancel?id=nope'))).status).toBe(405);
+      expect((await post('/count/status?id=nope')).status).toBe(405);
+      // A bad input is refused at submit, not stored to fail later.
+      const bad = await fetch(url('/count/submit'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"steps": 3',
+      });
+      expect(bad.status).toBe(400);
+      expect((await answer(bad)).code).toMatch(/^[A-Z_]+$/);
+    });
+
+    it('get before done is 409; cancel twice is 200 both times and ends cancelled; get after it stays 409', async () => {
+      const running = await submit('count', { steps: 2000, ms: 5 });
+      const queued = await submit('count', { steps: 1 });
+      await until('count', running, (v) => v.status === 'running' && v.step >= 1);
+      expect((await status('count', queued)).status).toBe('queued');
+      // Queue depth and running, read from the store.
+      const text = await metrics();
+      expect(sample(text, 'tiffin_api_server_tasks_running', { api_name: 'count' })).toBe(1);
+      expect(sample(text, 'tiffin_api_server_tasks_queued', { api_name: 'count' })).toBe(1);
+      expect(await answer(await fetch(url(`/count/get?id=${running}`)))).toEqual({
+        status: 409,
+        code: 'JOB_NOT_DONE',
+      });
+      expect(await answer(await fetch(url(`/count/get?id=${queued}`)))).toEqual({
+        status: 409,
+        code: 'JOB_NOT_DONE',
+      });
+      for (const id of [queued, queued, running, running]) {
+        const res = await post(`/count/cancel?id=${id}`);
+        expect(res.status).toBe(200);
+        await res.body?.cancel();
+      }
+      expect((await until('count', queued, finished)).status).toBe('cancelled');
+      const view = await until('count', running, finished);
+      expect(view.status).toBe('cancelled');
+      expect(view.error?.code).toBe('CANCELLED');
+      expect((await post(`/count/cancel?id=${running}`)).status).toBe(200);
+      expect(await answer(await fetch(url(`/count/get?id=${running}`)))).toEqual({
+        status: 409,
+        code: 'JOB_NOT_DONE',
+      });
+    });
+
+    it('fails a task whose answer is over the bound with 507 TASK_RESULT_TOO_LARGE; get is 409', async () => {
+      const id = await submit('big', { bytes: MAX_RESULT_BYTES * 2 });
+      const view = await until('big', id, finished);
+      expect(view.status).toBe('failed');
+      expect(view.error?.code).toBe('TASK_RESULT_TOO_LARGE');
+      expect(await answer(await fetch(url(`/big/get?id=${id}`)))).toEqual({
+        status: 409,
+        code: 'JOB_NOT_DONE',
+      });
+      const small = await submit('big', { bytes: 10 });
+      expect((await until('big', small, finished)).status).toBe('succeeded');
+      expect(await (await fetch(url(`/big/get?id=${small}`))).json()).toEqual({ text: 'x'.repeat(10) });
+    });
+
+    it('reports the work on /metrics: submitted, run times by status, failures by code', async () => {
+      const failed = await submit('boom', {});
+      expect((await until('boom', failed, finished)).error?.code).toBe('BAD_INPUT');
+      // The runner counts a task once the store took its end, which a client may see a moment before.
+      let text = await metrics();
+      while (!text.includes('api_name="boom"')) {
+        await sleep(20);
+        text = await metrics();
+      }
+      expect(sample(text, 'tiffin_api_server_tasks_submitted_total', { api_name: 'big' })).toBe(2);
+      expect(sample(text, 'tiffin_api_server_tasks_submitted_total', { api_name: 'count' })).toBe(2);
+      const runs = (api: string, s: string) =>
+        sample(text, 'tiffin_api_server_task_duration_seconds_count', { api_name: api, status: s });
+      expect(runs('big', 'succeeded')).toBe(1);
+      expect(runs('big', 'failed')).toBe(1);
+      expect(runs('count', 'cancelled')).toBe(1);
+      expect(runs('boom', 'failed')).toBe(1);
+      expect(
+        sample(text, 'tiffin_api_server_tasks_failed_total', { api_name: 'boom', code: 'BAD_INPUT' }),
+      ).toBe(1);
+      expect(
+        sample(text, 'tiffin_api_server_tasks_failed_total', {
+          api_name: 'big',
+          code: 'TASK_RESULT_TOO_LARGE',
+        }),
+      ).toBe(1);
+      // Nothing unfinished now.
+      expect(sample(text, 'tiffin_api_server_tasks_queued', { api_name: 'count' }) ?? 0).toBe(0);
+      expect(sample(text, 'tiffin_api_server_tasks_running', { api_name: 'count' }) ?? 0).toBe(0);
+      expect(sample(text, 'tiffin_api_server_task_store_errors_total')).toBeUndefined();
+    });
+
+    it.runIf(hooks.reopen !== undefined)(
+      'runs again a task its stopped process was running, counted as retried',
+      async () => {
+        const id = await submit('count', { steps: 400, ms: 10 });
+        await until('count', id, (v) => v.status === 'running' && v.step >= 1);
+        // The process stops: its server goes, its store is left as a kill leaves it.
+        const reopened = await (hooks.reopen as NonNullable<RouteStoreHooks['reopen']>)(store);
+        const old = handle;
+        store = reopened;
+        handle = await start(routesService(reopened));
+        void old.close().catch(() => {});
+        // A shared store's lease lapses first (a second in this suite), then the task is claimed again.
+        let retried: number | undefined;
+        while (retried === undefined) {
+          await sleep(50);
+          retried = sample(await metrics(), 'tiffin_api_server_tasks_retried_total', { api_name: 'count' });
+        }
+        expect(retried).toBe(1);
+        expect((await status('count', id)).status).toBe('running');
+        const res = await post(`/count/cancel?id=${id}`);
+        expect(res.status).toBe(200);
+        await until('count', id, finished);
+      },
+    );
+
+    it.runIf(hooks.reopen !== undefined)(
+      'answers 503 TASK_STORE_UNAVAILABLE once the store is gone, and counts the store errors',
+      async () => {
+        await store.close?.();
+        const res = await post('/count/submit', { steps: 1 });
+        expect(await answer(res)).toEqual({ status: 503, code: 'TASK_STORE_UNAVAILABLE' });
+        expect(res.headers.get('retry-after')).not.toBeNull();
+        const text = await metrics();
+        expect(
+          sample(text, 'tiffin_api_server_task_store_errors_total', { operation: 'submit' }),
+        ).toBeGreaterThanOrEqual(1);
+      },
+    );
+  });
+}
