@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_DIR, collectOutput, type Exited, spawnTiffin } from './cli-process.js';
 
 /**
- * `tiffin diffusion build` end to end: build a package from the tiny pipeline and a LoRA folder, then run
+ * `tiffin diffusion build` end to end: build a package from the tiny pipeline, a LoRA folder and a tiny autoencoder, then run
  * it the two ways its README/Dockerfile give (`tiffin serve <tag>`, and `node server.mjs` in the package).
  */
 
@@ -37,6 +37,11 @@ const { writeTinyLora, jpegSize } = (await import(
   writeTinyLora: (dir: string, name: string, salt: string) => string;
   jpegSize: (bytes: Uint8Array) => { width: number; height: number };
 };
+
+/** The tiny autoencoder folder the diffusion package's tests build (a source file outside this tsc root). */
+const { writeTinyAutoencoder } = (await import(
+  new URL('../../diffusion/src/tiny/write-tiny-autoencoder.ts', import.meta.url).href
+)) as { writeTinyAutoencoder: (dir: string) => string };
 
 /** Stand-ins for docker/podman (shared with @tiffin/build's containerize tests; outside this tsc root). */
 const { standInTool, DAEMON_DOWN } = (await import(
@@ -130,6 +135,7 @@ beforeAll(async () => {
   const tiny = writeTinyPipeline(join(work, 'tiny'));
   const loras = join(work, 'loras');
   writeTinyLora(loras, 'style.safetensors', 'package-test');
+  const vaeTiny = writeTinyAutoencoder(join(work, 'taesd'));
   const built = await tiffin(
     [
       'diffusion',
@@ -139,6 +145,8 @@ beforeAll(async () => {
       tiny,
       '--lora-dir',
       loras,
+      '--vae-tiny',
+      vaeTiny,
       '--name',
       'tiny-sd',
       '--version',
@@ -156,6 +164,7 @@ beforeAll(async () => {
   const steps = built.stderr.split('\n').filter(Boolean);
   expect(steps.filter((line) => !line.endsWith('...'))).toEqual([]);
   expect(steps).toContain('Saving the LoRA files to the model store...');
+  expect(steps).toContain('Saving the tiny autoencoder taesd to the model store...');
   expect(steps).toContain('Bundling the service code (esbuild)...');
   expect(built.code).toBe(0);
   expect(built.stdout).toContain('Successfully built package tiny-sd:1');
@@ -164,13 +173,17 @@ beforeAll(async () => {
 }, 120_000);
 
 describe('a package built by tiffin diffusion build', () => {
-  it('carries the model, the LoRA folder and the vendored @tiffin packages, and records no build path', () => {
+  it('carries the model, the LoRA folder, the tiny autoencoder and the vendored @tiffin packages, and records no build path', () => {
     const manifest = readFileSync(join(packageDir, 'manifest.yaml'), 'utf8');
     expect(manifest).toMatch(/^source: service\.mjs$/m);
     const [lora] = readdirSync(join(packageDir, 'models', 'tiny-sd-lora'));
     expect(readdirSync(join(packageDir, 'models', 'tiny-sd-lora', lora as string, 'files'))).toEqual([
       'style.safetensors',
     ]);
+    const [tinyVersion] = readdirSync(join(packageDir, 'models', 'tiny-sd-vae-tiny'));
+    expect(
+      readdirSync(join(packageDir, 'models', 'tiny-sd-vae-tiny', tinyVersion as string, 'files')).sort(),
+    ).toEqual(['config.json', 'diffusion_pytorch_model.safetensors']);
     expect(readdirSync(join(packageDir, 'vendor')).sort()).toEqual([
       'tiffin-core',
       'tiffin-diffusion',
@@ -215,6 +228,11 @@ describe('a package built by tiffin diffusion build', () => {
       const url = await served.url;
       const plain = await jpeg(await text2img(url));
       expect(jpegSize(plain)).toEqual({ width: 32, height: 32 });
+      // It starts with the packaged tiny autoencoder: the default decoder, and another picture than the full VAE's.
+      const tiny = await jpeg(await text2img(url, { decoder: 'tiny' }));
+      expect(Buffer.from(tiny).equals(Buffer.from(plain))).toBe(true);
+      const full = await jpeg(await text2img(url, { decoder: 'full' }));
+      expect(Buffer.from(full).equals(Buffer.from(plain))).toBe(false);
       const styled = await jpeg(await text2img(url, { lora_weights: 'style.safetensors' }));
       expect(Buffer.from(styled).equals(Buffer.from(plain))).toBe(false);
       // The --max-steps recorded at build time holds in the package.
@@ -256,6 +274,9 @@ describe('a package built by tiffin diffusion build', () => {
     try {
       const url = await server.url;
       fromPackage = await jpeg(await text2img(url));
+      // Its default decoder is the packaged tiny autoencoder, not the model's VAE.
+      const full = await jpeg(await text2img(url, { decoder: 'full' }));
+      expect(Buffer.from(full).equals(Buffer.from(fromPackage))).toBe(false);
       const styled = await jpeg(await text2img(url, { lora_weights: 'style.safetensors' }));
       expect(Buffer.from(styled).equals(Buffer.from(fromPackage))).toBe(false);
     } finally {

@@ -88,6 +88,7 @@ interface BuildFlags extends ModelFlags, ContainerizeFlags, KubernetesFlags, Ser
   pipeline?: DiffusionPipelineKind[];
   loraDir?: string;
   loraWeights?: string;
+  vaeTiny?: string;
   name?: string;
   version?: string;
   containerize?: boolean;
@@ -159,18 +160,21 @@ async function resolveModel(flags: ModelFlags, pipelineName: string): Promise<Re
 }
 
 /** `--vae-tiny`: a local AutoencoderTiny folder, or a hub id from the model store (downloaded when absent). */
-async function resolveVaeTiny(id: string): Promise<string> {
+async function resolveVaeTiny(id: string): Promise<ResolvedModel> {
   const bar = downloadProgressBar();
   try {
     const vae = await resolveTinyAutoencoder({ modelId: id, onProgress: bar.update });
     bar.finish();
     if (vae.downloaded) process.stderr.write(`Saved tiny autoencoder ${vae.tag} to the model store\n`);
-    return vae.dir;
+    return vae;
   } catch (err) {
     bar.finish();
     throw err;
   }
 }
+
+const VAE_TINY_HELP =
+  'tiny autoencoder (TAESD, e.g. madebyollin/taesd; a folder or a hub id, downloaded once): decodes images unless a request asks for decoder "full", and draws the previews';
 
 const modelOptions = (command: Command): Command =>
   command
@@ -292,10 +296,7 @@ export function registerDiffusion(program: Command): void {
       '--lora-dir <dir>',
       'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
     )
-    .option(
-      '--vae-tiny <folder|id>',
-      'tiny autoencoder (TAESD, e.g. madebyollin/taesd; a folder or a hub id, downloaded once): decodes images unless a request asks for decoder "full", and draws the previews',
-    )
+    .option('--vae-tiny <folder|id>', VAE_TINY_HELP)
     .option(
       '--pipeline <kinds>',
       'generation APIs to serve, comma-separated: text2img, img2img, inpaint (default: all three; inpaint alone for an inpainting model)',
@@ -332,7 +333,7 @@ export function registerDiffusion(program: Command): void {
         const { service } = createDiffusionService({
           modelDir: model.dir,
           pipeline: flags.pipeline,
-          vaeTiny,
+          vaeTiny: vaeTiny?.dir,
           loraWeights: flags.loraWeights,
           loraDir: flags.loraDir,
           ...settings,
@@ -400,6 +401,7 @@ export function registerDiffusion(program: Command): void {
     )
     .option('--lora-dir <dir>', 'folder of LoRA files packaged for per-request use')
     .option('--lora-weights <file>', 'LoRA packaged and merged at start')
+    .option('--vae-tiny <folder|id>', `${VAE_TINY_HELP}; packaged, and the package starts with it`)
     .option('--name <name>', 'package name (default stable-diffusion)')
     .option('--version <version>', 'package version (default: a hash of its content)')
     .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)')
@@ -481,11 +483,28 @@ async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string, pr
     });
     loraTag = saved.tag;
   }
+  // A hub id is already a store entry; a local folder is saved as one, so the package carries it like the model.
+  let vaeTinyTag: string | undefined;
+  if (flags.vaeTiny) {
+    const vae = await resolveVaeTiny(flags.vaeTiny);
+    if (vae.tag) vaeTinyTag = vae.tag;
+    else {
+      progress.step(`Saving the tiny autoencoder ${basename(vae.dir)} to the model store`);
+      const saved = await store.save({
+        name: `${packageName}-vae-tiny`,
+        dir: vae.dir,
+        module: 'tiffin.diffusion.vae-tiny',
+        labels: { source: basename(vae.dir) },
+      });
+      vaeTinyTag = saved.tag;
+    }
+  }
   const source = serviceModuleSource({
     name: packageName,
     modelTag: model.tag as string,
     loraTag,
     loraWeights: flags.loraWeights ? basename(flags.loraWeights) : undefined,
+    vaeTinyTag,
     pipeline: flags.pipeline,
     settings,
   });
@@ -520,6 +539,7 @@ function serviceModuleSource(o: {
   modelTag: string;
   loraTag?: string;
   loraWeights?: string;
+  vaeTinyTag?: string;
   pipeline?: DiffusionPipelineKind[];
   settings: ReturnType<typeof serviceSettings>;
 }): string {
@@ -533,6 +553,7 @@ const store = new ModelStore();
 const model = await store.get(${j(o.modelTag)});
 const loras = ${o.loraTag ? `await store.get(${j(o.loraTag)})` : 'undefined'};
 const loraWeights = ${j(o.loraWeights ?? null)};
+const vaeTiny = ${o.vaeTinyTag ? `await store.get(${j(o.vaeTinyTag)})` : 'undefined'};
 
 export default createDiffusionService({
   name: ${j(o.name)},
@@ -540,7 +561,8 @@ export default createDiffusionService({
   pipeline: ${j(o.pipeline ?? null)} ?? undefined,
   loraDir: loras?.filesPath,
   loraWeights: loras && loraWeights ? join(loras.filesPath, loraWeights) : undefined,
-  models: ${j([o.modelTag, ...(o.loraTag ? [o.loraTag] : [])])},
+  vaeTiny: vaeTiny?.filesPath,
+  models: ${j([o.modelTag, ...(o.loraTag ? [o.loraTag] : []), ...(o.vaeTinyTag ? [o.vaeTinyTag] : [])])},
   // The settings given to \`tiffin diffusion build\`; an engine or ORT setting left out there is read from
   // $TIFFIN_TF_BACKEND / $TIFFIN_ORT_* where the package runs.
   ...${j(o.settings)},

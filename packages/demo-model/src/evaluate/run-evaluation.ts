@@ -1,11 +1,13 @@
-import type { StableDiffusionPipeline } from '@tiffin/diffusion';
+import type { ModelDefaults, StableDiffusionPipeline } from '@tiffin/diffusion';
 import { caption, type SceneSpec } from '../dataset/attributes.js';
-import { readScene } from './read-scene.js';
+import { readScene, type SceneReading } from './read-scene.js';
 import { type Accuracy, AccuracyTally } from './score.js';
 
 export interface EvaluationOptions {
-  steps: number;
-  guidance: number;
+  /** Steps, guidance and scheduler: the model folder's own defaults (`tiffin_defaults.json`) where left out. */
+  steps?: number;
+  guidance?: number;
+  scheduler?: ModelDefaults['scheduler'];
   /** guidance_rescale (0: plain classifier-free guidance). */
   guidanceRescale?: number;
   /** The prompt of scene `index` (default: its training-style caption). */
@@ -20,6 +22,8 @@ export interface EvaluationResult {
   seconds: number[];
   /** CPU seconds (all threads of this process) per picture: the figure a shared, busy machine distorts least. */
   cpuSeconds: number[];
+  /** What was read back from each picture, in order (for a breakdown by the words asked for). */
+  readings: SceneReading[];
   count: number;
 }
 
@@ -32,13 +36,15 @@ export async function evaluatePipeline(
   const tally = new AccuracyTally();
   const seconds: number[] = [];
   const cpuSeconds: number[] = [];
+  const readings: SceneReading[] = [];
   for (const [i, scene] of scenes.entries()) {
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     const out = await pipe.text2img({
       prompt: (options.prompt ?? caption)(scene, i),
-      num_inference_steps: options.steps,
-      guidance_scale: options.guidance,
+      ...(options.steps === undefined ? {} : { num_inference_steps: options.steps }),
+      ...(options.guidance === undefined ? {} : { guidance_scale: options.guidance }),
+      ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
       guidance_rescale: options.guidanceRescale ?? 0,
       seed: i,
     });
@@ -46,7 +52,9 @@ export async function evaluatePipeline(
     const cpu = process.cpuUsage(cpu0);
     cpuSeconds.push((cpu.user + cpu.system) / 1e6);
     options.onPicture?.(i, seconds[i]);
-    tally.add(scene, readScene(out.images[0]));
+    const reading = readScene(out.images[0]);
+    readings.push(reading);
+    tally.add(scene, reading);
   }
-  return { accuracy: tally.accuracy(), seconds, cpuSeconds, count: tally.count };
+  return { accuracy: tally.accuracy(), seconds, cpuSeconds, readings, count: tally.count };
 }
