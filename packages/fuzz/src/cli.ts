@@ -1,9 +1,10 @@
-// `pnpm fuzz [--requests N] [--duration S] [--seed K] [--concurrency C] [--grpc-share F] [--load N]`
+// `pnpm fuzz [--requests N] [--duration S] [--seed K] [--concurrency C] [--grpc-share F] [--slow N] [--load N]`
 // Long fuzz runs against a fresh target server; prints counts by status, findings, hangs and memory.
 // `--load N` sends N more requests afterwards and reports the server's RSS before and after them;
 // `--duration S` caps each phase at S seconds.
 import { parseArgs } from 'node:util';
 import { type FuzzReport, fuzz } from './run.js';
+import { slowClients } from './slow-clients.js';
 import { startTarget } from './target.js';
 
 const USAGE = `Usage: pnpm fuzz [options]
@@ -16,6 +17,8 @@ Options:
   --seed <K>             random seed (default: from the clock; printed, so a run can be repeated)
   --concurrency <C>      requests in flight (default 8)
   --grpc-share <F>       share of the requests sent over gRPC, 0 to 1 (default 0.1)
+  --slow <N>             also N slow clients during the run (slow reads and bodies, partial gRPC
+                         messages, unread event streams), 8 at a time (default 100)
   --load <N>             then N more requests, with the server's RSS before and after (default 0)
   -h, --help             this help
 `;
@@ -29,6 +32,7 @@ function parseFlags() {
         seed: { type: 'string', default: String(Date.now() % 1_000_000) },
         concurrency: { type: 'string', default: '8' },
         'grpc-share': { type: 'string', default: '0.1' },
+        slow: { type: 'string', default: '100' },
         load: { type: 'string', default: '0' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -63,13 +67,19 @@ const common = { seed, concurrency: Number(values.concurrency), grpcShare: Numbe
 console.log(`fuzz target pid ${target.pid}, seed ${seed}, RSS at start ${mb(target.rss())}`);
 let failed = false;
 try {
-  const report = await fuzz(target, {
-    ...common,
-    requests: Number(values.requests),
-    durationS: values.duration ? Number(values.duration) : undefined,
-  });
+  const [report, slow] = await Promise.all([
+    fuzz(target, {
+      ...common,
+      requests: Number(values.requests),
+      durationS: values.duration ? Number(values.duration) : undefined,
+    }),
+    slowClients(target, { cases: Number(values.slow), seed }),
+  ]);
   print('fuzz', report);
-  failed = report.findings.length > 0;
+  console.log(`\nslow clients: ${slow.sent}, outcomes ${JSON.stringify(slow.outcomes)}`);
+  console.log(`  findings (5xx, INTERNAL/UNKNOWN): ${slow.findings.length}`);
+  for (const f of slow.findings.slice(0, 20)) console.log(`    ${f.outcome}  ${f.what}`);
+  failed = report.findings.length > 0 || slow.findings.length > 0;
   console.log(`  kinds: ${JSON.stringify(report.kinds)}`);
   const load = Number(values.load);
   if (load > 0 && !target.exit) {

@@ -8,6 +8,8 @@ export interface MessageArrivalLimits {
   timeoutMs: number;
   /** The budget the message's bytes are counted against as they arrive (shared with HTTP bodies). */
   budget: BodyBudget;
+  /** Told of each call it ended, with the status (a metric). */
+  onEnded?: (code: number) => void;
 }
 
 /**
@@ -20,6 +22,7 @@ export interface MessageArrivalLimits {
 export function messageArrivalInterceptor({
   timeoutMs,
   budget,
+  onEnded,
 }: MessageArrivalLimits): grpc.ServerInterceptor {
   return (_method, call) => {
     // grpc-js's call keeps its HTTP/2 stream under this name (no public one).
@@ -28,6 +31,7 @@ export function messageArrivalInterceptor({
     let received = 0;
     const end = (status: Pick<grpc.StatusObject, 'code' | 'details'>) => {
       stop();
+      onEnded?.(status.code);
       call.sendStatus(status);
       // The status ends only the server's side: the stream stays open for the client's bytes (and grpc-js
       // keeps what arrived) until it is closed.

@@ -163,6 +163,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       limits: resolveLimits(options.limits),
       maxBufferedBytes: options.maxBufferedBytes,
     });
+  const metrics = grpcMetrics(options.metricsRegistry);
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...definedOnly(options) };
   const ms = (seconds: number) => Math.round(seconds * 1000);
   const server = new grpc.Server({
@@ -175,11 +176,16 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     'grpc.max_connection_age_grace_ms': ms(limits.connectionAgeGrace),
     // First: it is handed grpc-js's own call.
     interceptors: [
-      messageArrivalInterceptor({ timeoutMs: ms(limits.messageTimeout), budget: runtime.bodyBudget }),
+      messageArrivalInterceptor({
+        timeoutMs: ms(limits.messageTimeout),
+        budget: runtime.bodyBudget,
+        // Counted as calls whose API is not known yet, as undecodable messages are.
+        onEnded: (code) =>
+          metrics.total.inc({ api_name: '<unknown>', service_name: svc.name, grpc_code: String(code) }),
+      }),
       ...(token ? [authInterceptor(bearerAuth({ token }))] : []),
     ],
   });
-  const metrics = grpcMetrics(options.metricsRegistry);
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, logger));
 

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as grpc from '@grpc/grpc-js';
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type GrpcServerHandle,
@@ -78,7 +79,13 @@ describe('gRPC messages that never finish', () => {
     svc.api({ input: new Text(), output: new Text() }, function yo(s: string) {
       return `yo ${s}`;
     });
-    server = await serveGrpc(svc, { port: 0, log: () => undefined, messageTimeout: 1 });
+    const registry = new Registry();
+    server = await serveGrpc(svc, {
+      port: 0,
+      log: () => undefined,
+      messageTimeout: 1,
+      metricsRegistry: registry,
+    });
     const buffersBefore = buffersAfterGc();
     const held = Array.from({ length: 16 }, () => partialMessage(server!.address));
     const Ctor = inferenceClientConstructor();
@@ -92,6 +99,11 @@ describe('gRPC messages that never finish', () => {
       expect(answer.text?.value).toBe('yo x');
       // On main: these calls stayed open for good, each holding its 4 MiB.
       expect(await Promise.all(held)).toEqual(Array(16).fill(String(GrpcStatus.DEADLINE_EXCEEDED)));
+      // Counted, as calls whose API is not known yet.
+      const total = await registry.getSingleMetricAsString('tiffin_grpc_server_request_total');
+      expect(total).toContain(
+        `tiffin_grpc_server_request_total{api_name="<unknown>",service_name="slow_messages",grpc_code="${GrpcStatus.DEADLINE_EXCEEDED}"} 16`,
+      );
       // What they had buffered (16 × 4 MiB, on the server and in this test's clients) is gone with them, once
       // the server has seen their streams close (the test's timeout bounds the wait).
       while (buffersAfterGc() - buffersBefore >= 2 * MESSAGE_BYTES) await sleep(100);
