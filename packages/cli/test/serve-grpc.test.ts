@@ -1,7 +1,7 @@
-import { connect } from 'node:http2';
 import { join } from 'node:path';
 import type { ResponseMessage } from '@tiffin/core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { partialGrpcMessage } from '../../core/test/grpc/partial-message.js';
 import { CLI_DIR, CliProcess } from './cli-process.js';
 import { freePort, inferenceV2Client, nativeClient } from './grpc-clients.js';
 
@@ -72,28 +72,7 @@ describe('tiffin serve --grpc', () => {
     const url = await proc.readyUrl();
     await proc.waitFor((r) => r.msg === 'gRPC ready');
     // A gRPC message that stops short of its declared length holds 60 KiB of the budget until the limit ends it.
-    const session = connect(`http://127.0.0.1:${grpcPort}`);
-    session.on('error', () => {});
-    const stream = session.request({
-      ':method': 'POST',
-      ':path': '/bentoml.grpc.v1.BentoService/Call',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-    });
-    stream.on('error', () => {});
-    let status = '';
-    stream.on('response', (h) => {
-      status = String(h['grpc-status'] ?? status);
-    });
-    stream.on('trailers', (t) => {
-      status = String(t['grpc-status'] ?? status);
-    });
-    stream.resume();
-    const prefix = Buffer.alloc(5);
-    prefix.writeUInt32BE(1 << 20, 1);
-    stream.write(prefix);
-    stream.write(Buffer.alloc(60 * 1024, 0x0a));
-    const ended = new Promise<void>((resolve) => stream.on('close', () => resolve()));
+    const partial = partialGrpcMessage(`127.0.0.1:${grpcPort}`, 1 << 20, 60 * 1024);
     // While it holds: an HTTP body that does not fit the rest of the budget is refused, a small one is answered.
     let refused = await fetch(`${url}/yo`, { method: 'POST', body: 'x'.repeat(8 * 1024) });
     for (let i = 0; i < 50 && refused.status === 200; i++) {
@@ -103,9 +82,7 @@ describe('tiffin serve --grpc', () => {
     expect(refused.status).toBe(503);
     expect(((await refused.json()) as { code: string }).code).toBe('BODY_BUDGET_FULL');
     expect(await (await fetch(`${url}/yo`, { method: 'POST', body: 'Bob' })).text()).toBe('yo Bob');
-    await ended;
-    session.close();
-    expect(status).toBe('4'); // DEADLINE_EXCEEDED, after --grpc-message-timeout
+    expect(await partial.status).toBe('4'); // DEADLINE_EXCEEDED, after --grpc-message-timeout
     expect((await fetch(`${url}/yo`, { method: 'POST', body: 'x'.repeat(8 * 1024) })).status).toBe(200);
   });
 

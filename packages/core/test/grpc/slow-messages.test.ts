@@ -1,4 +1,3 @@
-import { connect } from 'node:http2';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -15,6 +14,7 @@ import {
   Text,
 } from '../../src/index.js';
 import { GrpcStatus } from '../../src/internal.js';
+import { partialGrpcMessage } from './partial-message.js';
 
 // Calls whose request message never finishes arriving: the per-message time limit ends them, so what they
 // buffered is dropped, while other calls keep being answered.
@@ -38,41 +38,6 @@ function buffersAfterGc(): number {
   return process.memoryUsage().arrayBuffers;
 }
 
-/**
- * One HTTP/2 stream to `BentoService/Call` that sends a gRPC frame declaring `MESSAGE_BYTES` and all but its
- * last byte, then waits (a connection each: one connection's HTTP/2 memory cap refuses more than a few);
- * resolves with the grpc-status the server ends it with.
- */
-function partialMessage(address: string): Promise<string> {
-  const session = connect(`http://${address}`);
-  session.on('error', () => {});
-  const stream = session.request({
-    ':method': 'POST',
-    ':path': '/bentoml.grpc.v1.BentoService/Call',
-    'content-type': 'application/grpc',
-    te: 'trailers',
-  });
-  stream.on('error', () => {});
-  const prefix = Buffer.alloc(5);
-  prefix.writeUInt32BE(MESSAGE_BYTES, 1);
-  stream.write(prefix);
-  stream.write(Buffer.alloc(MESSAGE_BYTES - 1, 0x0a));
-  let status = '';
-  stream.on('response', (headers) => {
-    status = String(headers['grpc-status'] ?? status);
-  });
-  stream.on('trailers', (trailers) => {
-    status = String(trailers['grpc-status'] ?? status);
-  });
-  stream.resume();
-  return new Promise((resolve) =>
-    stream.on('close', () => {
-      session.close();
-      resolve(status);
-    }),
-  );
-}
-
 describe('gRPC messages that never finish', () => {
   it('ends a call whose message does not arrive in messageTimeout, answering the others', async () => {
     const svc = new Service('slow_messages');
@@ -87,7 +52,10 @@ describe('gRPC messages that never finish', () => {
       metricsRegistry: registry,
     });
     const buffersBefore = buffersAfterGc();
-    const held = Array.from({ length: 16 }, () => partialMessage(server!.address));
+    const held = Array.from(
+      { length: 16 },
+      () => partialGrpcMessage(server!.address, MESSAGE_BYTES, MESSAGE_BYTES - 1).status,
+    );
     const Ctor = inferenceClientConstructor();
     const client = new Ctor(server.address, grpc.credentials.createInsecure()) as unknown as Client;
     try {
