@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Cancelled, type ErrorBody, truncateForMessage } from '../errors/index.js';
 import { pushedEvents } from './pushed-events.js';
-import { POSITION_EVENT_MS, queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './task-eta.js';
 import {
   TaskInterrupted,
   TaskNotDone,
@@ -10,6 +9,7 @@ import {
   TasksClientFull,
   TasksFull,
 } from './task-errors.js';
+import { POSITION_EVENT_MS, queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './task-eta.js';
 import type {
   ClaimedTask,
   SubmitOptions,
