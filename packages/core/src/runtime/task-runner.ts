@@ -10,6 +10,7 @@ import { httpCodec } from './http-codec.js';
 import type { Invocation } from './invocation.js';
 import { LazyAbort } from './lazy-abort.js';
 import type { Runtime } from './runtime.js';
+import { TaskWebhooks, WEBHOOK_URL_HEADER } from './task-webhook.js';
 
 /** Request headers a stored task does not keep: credentials stay with the request that carried them. */
 const NOT_KEPT: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
@@ -30,6 +31,8 @@ export class TaskRunner {
     private readonly service: Service,
     private readonly runtime: Runtime,
     private readonly logger: Logger,
+    /** Where a task's end is told when its submit named a webhook URL. */
+    readonly webhooks: TaskWebhooks = new TaskWebhooks(undefined, logger),
   ) {}
 
   private stopWatching: (() => void) | undefined;
@@ -61,6 +64,10 @@ export class TaskRunner {
    * caller's address) is held to its share of the unfinished tasks.
    */
   async submit(api: InferenceApi, request: BufferedHttpRequest, client?: string): Promise<{ id: string }> {
+    // A webhook URL is checked now (a 400), and kept with the request's headers, so whichever process ends
+    // the task (after a restart too) finds it.
+    const webhook = request.headers.get(WEBHOOK_URL_HEADER);
+    if (webhook !== undefined && webhook !== null) this.webhooks.check(webhook);
     const stored: TaskRequest = {
       method: request.method,
       url: request.url,
@@ -140,6 +147,7 @@ export class TaskRunner {
     } finally {
       stopCancel();
       for (const fn of call.onClose) fn();
+      await this.tellWebhook(task);
       // A task has no access-log line of its own (its submit has): one line when it ends.
       this.logger.log('info', 'task ended', {
         taskId: id,
@@ -147,6 +155,24 @@ export class TaskRunner {
         status: outcome,
         attempt: task.attempt,
         ms: Math.round(performance.now() - call.startedAt),
+      });
+    }
+  }
+
+  /** The task ended: POST its end to the webhook its submit named, if any (in the background). */
+  private async tellWebhook(task: ClaimedTask): Promise<void> {
+    const url = task.request.headers.find(([name]) => name === WEBHOOK_URL_HEADER)?.[1];
+    const api = this.service.apis.get(task.api);
+    if (url === undefined || !api) return;
+    try {
+      const view = await this.store.status(task.id);
+      // A task whose store did not record its end (a lost lease) is told by the process that ends it.
+      if (view.status === 'succeeded' || view.status === 'failed' || view.status === 'cancelled')
+        this.webhooks.deliver(url, view, api.route);
+    } catch (err) {
+      this.logger.log('warn', 'task webhook not sent', {
+        taskId: task.id,
+        error: err instanceof Error ? err.message : String(err),
       });
     }
   }

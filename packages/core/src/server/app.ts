@@ -4,6 +4,7 @@ import { defaultLogger, type Logger, silentLogger } from '../logging/logger.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
 import { TaskRunner } from '../runtime/task-runner.js';
+import { TaskWebhooks } from '../runtime/task-webhook.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
 import { EventStreams } from './event-streams.js';
@@ -88,7 +89,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
     if (!api.task) continue;
     if (!taskRunner) {
-      const runner = new TaskRunner(service, runtime, logger);
+      const runner = new TaskRunner(service, runtime, logger, new TaskWebhooks(resolved.webhooks, logger));
       lifecycle.watch(
         () => runner.start(),
         () => runner.stop(),
