@@ -5,7 +5,7 @@ import type { HttpResponse } from '../http/response.js';
 import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { TaskResultTooLarge } from '../tasks/task-errors.js';
-import type { ClaimedTask, TaskRequest, TaskResult, TaskStore } from '../tasks/task-store.js';
+import type { ClaimedTask, TaskRequest, TaskResult, TaskStore, TaskView } from '../tasks/task-store.js';
 import { httpCodec } from './http-codec.js';
 import type { Invocation } from './invocation.js';
 import { LazyAbort } from './lazy-abort.js';
@@ -14,6 +14,9 @@ import { TaskWebhooks, WEBHOOK_URL_HEADER } from './task-webhook.js';
 
 /** Request headers a stored task does not keep: credentials stay with the request that carried them. */
 const NOT_KEPT: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
+
+/** Queued tasks' webhook URLs remembered for a cancel (a bound: another replica may run and forget them). */
+const MAX_QUEUED_HOOKS = 10_000;
 
 /**
  * Runs a service's tasks: takes queued ones from its `TaskStore` (at most `concurrency` at once) and calls
@@ -36,6 +39,8 @@ export class TaskRunner {
   ) {}
 
   private stopWatching: (() => void) | undefined;
+  /** Webhook URLs of tasks this process submitted and has not started, for a cancel that ends one queued. */
+  private readonly queuedHooks = new Map<string, string>();
   /** Claims start once the app is ready (`start`): a task does not run before the startup hooks did. */
   private stopped = true;
 
@@ -75,6 +80,11 @@ export class TaskRunner {
       body: await request.body(),
     };
     const view = await this.store.submit(api.name, stored, { attempts: api.taskAttempts, client });
+    if (webhook !== undefined && webhook !== null) {
+      this.queuedHooks.set(view.id, webhook);
+      const oldest = this.queuedHooks.keys().next().value;
+      if (this.queuedHooks.size > MAX_QUEUED_HOOKS && oldest !== undefined) this.queuedHooks.delete(oldest);
+    }
     this.pump();
     return { id: view.id };
   }
@@ -113,8 +123,20 @@ export class TaskRunner {
     })();
   }
 
+  /**
+   * A cancel answered `view`: a task it ended while queued never runs here, so its webhook is told now (when
+   * this process submitted it; a running task's end is told by its runner).
+   */
+  cancelled(view: TaskView, route: string): void {
+    const url = this.queuedHooks.get(view.id);
+    if (url === undefined || view.status !== 'cancelled') return;
+    this.queuedHooks.delete(view.id);
+    this.webhooks.deliver(url, view, route);
+  }
+
   private async run(task: ClaimedTask): Promise<void> {
     const { id } = task;
+    this.queuedHooks.delete(id);
     const abort = new LazyAbort();
     const stopCancel = this.store.onCancel(id, () => abort.abort(new Cancelled(`task ${id} was cancelled`)));
     const call: Invocation = {

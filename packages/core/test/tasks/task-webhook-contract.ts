@@ -35,9 +35,14 @@ export function describeTaskWebhooks(name: string, make: () => Promise<TaskStore
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const port = (receiver.address() as AddressInfo).port;
       const secret = `whsec_${randomBytes(24).toString('base64')}`;
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       const service = new Service('hooks').api(
         { name: 'echo', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
         async (input) => {
+          if ((input as { wait?: boolean }).wait) await gate;
           if ((input as { fail?: boolean }).fail) throw new BadInput('asked to fail');
           return input;
         },
@@ -70,13 +75,19 @@ export function describeTaskWebhooks(name: string, make: () => Promise<TaskStore
           expect(answer.status, refused).toBe(400);
           expect(((await answer.json()) as { code: string }).code).toBe('WEBHOOK_URL_REFUSED');
         }
+        // One task at a time runs: the first holds the slot while the second, queued, is cancelled.
+        await submit(hook, { wait: true });
+        const dropped = (await (await submit(hook, { n: 0 })).json()) as { id: string };
+        const cancel = await fetch(`${handle.url}/echo/cancel?id=${dropped.id}`, { method: 'POST' });
+        expect(((await cancel.json()) as { status: string }).status).toBe('cancelled');
+        release();
         const ok = (await (await submit(hook, { n: 1 })).json()) as { id: string };
         const bad = (await (await submit(hook, { fail: true })).json()) as { id: string };
-        for (let k = 0; k < 200 && deliveries.length < 2; k++) await sleep(25);
+        for (let k = 0; k < 200 && deliveries.length < 4; k++) await sleep(25);
         // Time for a duplicate to arrive, were one sent.
         await sleep(200);
-        expect(deliveries).toHaveLength(2);
-        expect(calls).toBe(3);
+        expect(deliveries).toHaveLength(4);
+        expect(calls).toBe(5);
         const verifier = new Webhook(secret);
         const byTask = new Map<string, { type: string; data: Record<string, unknown> }>();
         for (const { headers, body } of deliveries) {
@@ -87,6 +98,11 @@ export function describeTaskWebhooks(name: string, make: () => Promise<TaskStore
           expect(headers['webhook-id']).toBe(`msg_${payload.data.id}`);
           byTask.set(payload.data.id as string, payload);
         }
+        expect(byTask.size).toBe(4);
+        expect(byTask.get(dropped.id)).toMatchObject({
+          type: 'task.cancelled',
+          data: { status: 'cancelled', error: { code: 'CANCELLED' } },
+        });
         expect(byTask.get(ok.id)).toMatchObject({ type: 'task.succeeded', data: { status: 'succeeded' } });
         expect(byTask.get(bad.id)).toMatchObject({
           type: 'task.failed',
