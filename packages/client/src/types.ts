@@ -23,6 +23,10 @@ export interface TaskView {
   created_at: string;
   finished_at: string | null;
   expires_at: string | null;
+  /** A queued task's place in the queue, from 1 (the next to start); absent once it runs. */
+  queue_position?: number;
+  /** Rough seconds until an unfinished task ends, or null with nothing to estimate from. */
+  eta_seconds?: number | null;
 }
 
 /** The task routes of one API served with `task: true`; `I` and `O` are what its synchronous call takes and gives. */

@@ -88,6 +88,7 @@ export {
   TasksClientFull,
   TasksFull,
 } from './tasks/task-errors.js';
+export { POSITION_EVENT_MS, queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './tasks/task-eta.js';
 export {
   type ClaimedTask,
   FINAL_STATUSES,

@@ -7,7 +7,12 @@ import {
   FINAL_STATUSES,
   isFinalEvent,
   MAX_DETAIL_BYTES,
+  POSITION_EVENT_MS,
   pushedEvents,
+  queuedEta,
+  queuedEvent,
+  RECENT_RUNS,
+  runningEta,
   type SubmitOptions,
   type TaskEvent,
   TaskInterrupted,
@@ -132,6 +137,10 @@ export class RedisTaskStore implements TaskStore {
   private readonly self = randomUUID();
   /** Tasks this store ended `TASK_INTERRUPTED` (out of attempts) on a claim, by API (`stats`). */
   private readonly interrupted: Record<string, number> = {};
+  /** The queue position last told to this process's subscribers of each queued task. */
+  private readonly positions = new Map<string, number>();
+  /** Set while a round of queue position events is due (at most one per `POSITION_EVENT_MS`). */
+  private positionsTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly queue: Queue,
@@ -337,6 +346,7 @@ export class RedisTaskStore implements TaskStore {
     };
     const started = lease.job.processedOn ?? Date.now();
     await this.settle(id, () => lease.job.moveToCompleted(encoded, lease.token, false));
+    await this.recordRun(lease.job.data.api, (Date.now() - started) / 1000).catch(() => {});
     await this.publish({
       id,
       kind: 'event',
@@ -407,7 +417,10 @@ export class RedisTaskStore implements TaskStore {
     own.add(keep);
     const unsubscribe = (listener: (event: TaskEvent) => void) => {
       own.delete(listener);
-      if (own.size === 0) this.listeners.delete(id);
+      if (own.size === 0) {
+        this.listeners.delete(id);
+        this.positions.delete(id);
+      }
     };
     try {
       const view = await this.status(id);
@@ -416,9 +429,10 @@ export class RedisTaskStore implements TaskStore {
         return;
       }
       // A task that started while its state was read was queued when the stream opened.
+      if (view.queue_position !== undefined) this.positions.set(id, view.queue_position);
       const first: TaskEvent =
         view.status === 'queued' || early[0]?.event === 'started'
-          ? { event: 'queued', data: { request_id: id, status: 'queued' } }
+          ? queuedEvent(id, view.queue_position, view.eta_seconds)
           : view.step > 0
             ? {
                 event: 'step',
@@ -551,8 +565,77 @@ export class RedisTaskStore implements TaskStore {
     }
     const state = await job.getState();
     view.status = state === 'active' ? 'running' : 'queued';
-    if (view.status === 'queued') view.step = 0;
+    if (view.status === 'queued') {
+      view.step = 0;
+      if (state === 'waiting') {
+        view.queue_position = await this.positionOf(id);
+        view.eta_seconds = queuedEta(view.queue_position, await this.recentRuns(job.data.api));
+      }
+    } else if (job.processedOn) {
+      view.eta_seconds = runningEta(view.step, view.total_steps, (Date.now() - job.processedOn) / 1000);
+    }
     return { view, result: null };
+  }
+
+  /**
+   * A waiting job's place, from 1: BullMQ pushes new jobs at the head of its wait list and claims from the
+   * tail, so it is the list's length less the job's index, found by LPOS from the tail (a scan bounded by
+   * the unfinished-task limit).
+   */
+  private async positionOf(id: string): Promise<number> {
+    const wait = this.queue.keys.wait as string;
+    const [length, index] = (await this.commands
+      .multi()
+      .llen(wait)
+      .lpos(wait, id, 'RANK', -1, 'MAXLEN', this.maxTasks + 1)
+      .exec()) as Array<[Error | null, number | null]>;
+    const len = length?.[1] ?? 0;
+    const at = index?.[1];
+    return typeof at === 'number' ? Math.max(1, len - at) : len + 1;
+  }
+
+  private runsKey(api: string): string {
+    return `${this.channel}:runs:${api}`;
+  }
+
+  private async recentRuns(api: string): Promise<number[]> {
+    return (await this.commands.lrange(this.runsKey(api), 0, RECENT_RUNS - 1)).map(Number);
+  }
+
+  /** Keep a run's time for its API's estimate (the most recent `RECENT_RUNS`, shared by every replica). */
+  private async recordRun(api: string, seconds: number): Promise<void> {
+    const key = this.runsKey(api);
+    await this.commands
+      .multi()
+      .lpush(key, seconds.toFixed(3))
+      .ltrim(key, 0, RECENT_RUNS - 1)
+      .pexpire(key, 24 * 3600 * 1000)
+      .exec();
+  }
+
+  /**
+   * A task left the queue (it started, or ended while queued): the queued tasks this process's clients follow
+   * hear their new place, in one round at most every `POSITION_EVENT_MS`, a status read each.
+   */
+  private announcePositions(): void {
+    if (this.positionsTimer || this.listeners.size === 0 || this.closed) return;
+    this.positionsTimer = setTimeout(() => {
+      this.positionsTimer = undefined;
+      void this.refreshPositions().catch(() => {});
+    }, POSITION_EVENT_MS);
+    this.positionsTimer.unref();
+  }
+
+  private async refreshPositions(): Promise<void> {
+    for (const id of [...this.listeners.keys()]) {
+      if (!this.positions.has(id)) continue;
+      const view = await this.status(id);
+      const position = view.queue_position;
+      if (position === undefined || this.positions.get(id) === position || !this.listeners.has(id)) continue;
+      this.positions.set(id, position);
+      for (const listener of this.listeners.get(id) ?? [])
+        listener(queuedEvent(id, position, view.eta_seconds));
+    }
   }
 
   /** End a claimed job as failed or cancelled, give its client's slot back, tell the listeners. */
@@ -613,7 +696,9 @@ export class RedisTaskStore implements TaskStore {
       if (message.from !== this.self && this.leases.has(message.id))
         for (const listener of this.cancelListeners.get(message.id) ?? []) listener();
     } else if (message.event) {
+      if (message.event.event !== 'queued') this.positions.delete(message.id);
       for (const listener of this.listeners.get(message.id) ?? []) listener(message.event);
+      if (message.event.event === 'started' || isFinalEvent(message.event)) this.announcePositions();
     }
   }
 

@@ -2,6 +2,7 @@ import type { TaskStore } from '@tiffin/core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { describeTaskRoutes } from '../../core/test/tasks/task-routes-contract.js';
 import { describeTaskStore } from '../../core/test/tasks/task-store-contract.js';
+import { describeTaskWebhooks } from '../../core/test/tasks/task-webhook-contract.js';
 import { RedisTaskStore } from '../src/index.js';
 import { hasRedisServer, RedisServer } from './redis-server.js';
 
@@ -37,6 +38,9 @@ describe.runIf(available)('on a real redis-server', () => {
         return RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000, ...limits });
       },
     },
+  );
+  describeTaskWebhooks('RedisTaskStore', () =>
+    RedisTaskStore.open({ url: redis.url, queue: `hooks-${n++}`, leaseMs: 1000 }),
   );
 });
 // A missing redis-server fails here rather than skipping the Redis tests quietly (.ci/run installs it).

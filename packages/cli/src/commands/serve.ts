@@ -38,6 +38,8 @@ interface ServeFlags extends ModelFlags {
   metricsAuth?: boolean;
   tasks?: string;
   tasksDir?: string;
+  webhookAllow: string[];
+  webhookSecret?: string;
 }
 
 /** `tiffin serve <service.ts[:export]>` */
@@ -128,7 +130,19 @@ export function registerServe(program: Command): void {
         "where task APIs' tasks live: disk (default, kept across restarts), memory, or redis://host:port/db (shared by replicas and --workers)",
       ).env('TIFFIN_TASKS_URL'),
     )
-    .option('--tasks-dir <dir>', "the disk store's folder (default $TIFFIN_HOME/tasks/<service>)");
+    .option('--tasks-dir <dir>', "the disk store's folder (default $TIFFIN_HOME/tasks/<service>)")
+    .option(
+      '--webhook-allow <host[:port]>',
+      "a host task webhooks may call (repeat for more; none by default: a submit's Tiffin-Webhook-Url is then refused)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .addOption(
+      new Option(
+        '--webhook-secret <secret>',
+        'the shared secret (whsec_<base64>) task webhooks are signed with, as Standard Webhooks sign',
+      ).env('TIFFIN_WEBHOOK_SECRET'),
+    );
   modelOptions(command).action(async (spec: string, flags: ServeFlags) => {
     try {
       if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
@@ -151,6 +165,7 @@ export function registerServe(program: Command): void {
         metrics: flags.metrics,
         apiToken: flags.apiToken,
         metricsAuth: flags.metricsAuth,
+        webhooks: { allow: flags.webhookAllow, secret: flags.webhookSecret },
         cors: flags.cors
           ? {
               enabled: true,

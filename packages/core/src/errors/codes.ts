@@ -209,6 +209,13 @@ export const ERROR_CODES = {
     package: core,
     meaning: 'the task id is longer than any id the server hands out',
   },
+  WEBHOOK_URL_REFUSED: {
+    status: 400,
+    type: 'BadInput',
+    package: core,
+    meaning:
+      "the task's webhook URL (`Tiffin-Webhook-Url`) is not an http(s) URL to a host `--webhook-allow` names, or carries credentials, or no webhook secret is set",
+  },
   JOB_NOT_FOUND: {
     status: 404,
     type: 'TaskNotFound',

@@ -5,15 +5,19 @@ import type { HttpResponse } from '../http/response.js';
 import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { TaskResultTooLarge } from '../tasks/task-errors.js';
-import type { ClaimedTask, TaskRequest, TaskResult, TaskStore } from '../tasks/task-store.js';
+import type { ClaimedTask, TaskRequest, TaskResult, TaskStore, TaskView } from '../tasks/task-store.js';
 import { httpCodec } from './http-codec.js';
 import type { Invocation } from './invocation.js';
 import { LazyAbort } from './lazy-abort.js';
 import type { Runtime } from './runtime.js';
 import type { TaskMetrics } from './task-metrics.js';
+import { TaskWebhooks, WEBHOOK_URL_HEADER } from './task-webhook.js';
 
 /** Request headers a stored task does not keep: credentials stay with the request that carried them. */
 const NOT_KEPT: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
+
+/** Queued tasks' webhook URLs remembered for a cancel (a bound: another replica may run and forget them). */
+const MAX_QUEUED_HOOKS = 10_000;
 
 /**
  * Runs a service's tasks: takes queued ones from its `TaskStore` (at most `concurrency` at once) and calls
@@ -32,9 +36,13 @@ export class TaskRunner {
     private readonly runtime: Runtime,
     private readonly logger: Logger,
     private readonly metrics?: TaskMetrics,
+    /** Where a task's end is told when its submit named a webhook URL. */
+    readonly webhooks: TaskWebhooks = new TaskWebhooks(undefined, logger),
   ) {}
 
   private stopWatching: (() => void) | undefined;
+  /** Webhook URLs of tasks this process submitted and has not started, for a cancel that ends one queued. */
+  private readonly queuedHooks = new Map<string, string>();
   /** Claims start once the app is ready (`start`): a task does not run before the startup hooks did. */
   private stopped = true;
 
@@ -63,6 +71,10 @@ export class TaskRunner {
    * caller's address) is held to its share of the unfinished tasks.
    */
   async submit(api: InferenceApi, request: HttpRequest, client?: string): Promise<{ id: string }> {
+    // A webhook URL is checked now (a 400), and kept with the request's headers, so whichever process ends
+    // the task (after a restart too) finds it.
+    const webhook = request.headers.get(WEBHOOK_URL_HEADER);
+    if (webhook !== undefined && webhook !== null) this.webhooks.check(webhook);
     const stored: TaskRequest = {
       method: request.method,
       url: request.url,
@@ -71,6 +83,11 @@ export class TaskRunner {
     };
     const view = await this.store.submit(api.name, stored, { attempts: api.taskAttempts, client });
     this.metrics?.submitted(api.name);
+    if (webhook !== undefined && webhook !== null) {
+      this.queuedHooks.set(view.id, webhook);
+      const oldest = this.queuedHooks.keys().next().value;
+      if (this.queuedHooks.size > MAX_QUEUED_HOOKS && oldest !== undefined) this.queuedHooks.delete(oldest);
+    }
     this.pump();
     return { id: view.id };
   }
@@ -109,10 +126,22 @@ export class TaskRunner {
     })();
   }
 
+  /**
+   * A cancel answered `view`: a task it ended while queued never runs here, so its webhook is told now (when
+   * this process submitted it; a running task's end is told by its runner).
+   */
+  cancelled(view: TaskView, route: string): void {
+    const url = this.queuedHooks.get(view.id);
+    if (url === undefined || view.status !== 'cancelled') return;
+    this.queuedHooks.delete(view.id);
+    this.webhooks.deliver(url, view, route);
+  }
+
   private async run(task: ClaimedTask): Promise<void> {
     const { id } = task;
     const claimedAt = performance.now();
     this.metrics?.started(task.api, task.attempt);
+    this.queuedHooks.delete(id);
     const abort = new LazyAbort();
     const stopCancel = this.store.onCancel(id, () => abort.abort(new Cancelled(`task ${id} was cancelled`)));
     const call: Invocation = {
@@ -148,6 +177,7 @@ export class TaskRunner {
       stopCancel();
       for (const fn of call.onClose) fn();
       this.metrics?.ended(task.api, outcome, (performance.now() - claimedAt) / 1000, code);
+      await this.tellWebhook(task);
       // A task has no access-log line of its own (its submit has): one line when it ends.
       this.logger.log('info', 'task ended', {
         taskId: id,
@@ -155,6 +185,24 @@ export class TaskRunner {
         status: outcome,
         attempt: task.attempt,
         ms: Math.round(performance.now() - call.startedAt),
+      });
+    }
+  }
+
+  /** The task ended: POST its end to the webhook its submit named, if any (in the background). */
+  private async tellWebhook(task: ClaimedTask): Promise<void> {
+    const url = task.request.headers.find(([name]) => name === WEBHOOK_URL_HEADER)?.[1];
+    const api = this.service.apis.get(task.api);
+    if (url === undefined || !api) return;
+    try {
+      const view = await this.store.status(task.id);
+      // A task whose store did not record its end (a lost lease) is told by the process that ends it.
+      if (view.status === 'succeeded' || view.status === 'failed' || view.status === 'cancelled')
+        this.webhooks.deliver(url, view, api.route);
+    } catch (err) {
+      this.logger.log('warn', 'task webhook not sent', {
+        taskId: task.id,
+        error: err instanceof Error ? err.message : String(err),
       });
     }
   }

@@ -5,6 +5,7 @@ import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
 import { TaskMetrics } from '../runtime/task-metrics.js';
 import { TaskRunner } from '../runtime/task-runner.js';
+import { TaskWebhooks } from '../runtime/task-webhook.js';
 import type { Service } from '../service/service.js';
 import { bearerAuth } from './auth.js';
 import { EventStreams } from './event-streams.js';
@@ -86,7 +87,13 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     if (!api.task) continue;
     if (!taskRunner) {
       taskMetrics = new TaskMetrics(metrics.registry, service.name, () => service.tasks);
-      const runner = new TaskRunner(service, runtime, logger, taskMetrics);
+      const runner = new TaskRunner(
+        service,
+        runtime,
+        logger,
+        taskMetrics,
+        new TaskWebhooks(resolved.webhooks, logger),
+      );
       lifecycle.watch(
         () => runner.start(),
         () => runner.stop(),

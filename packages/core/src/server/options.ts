@@ -1,6 +1,7 @@
 import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import type { Logger } from '../logging/logger.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../runtime/body-budget.js';
+import type { WebhookOptions } from '../runtime/task-webhook.js';
 import { resolveApiToken } from './auth.js';
 
 /** CORS settings (docs/spec/io-descriptors.md §10.6). Disabled unless `enabled` is true. */
@@ -56,6 +57,11 @@ export interface ServerOptions {
   apiToken?: string;
   /** With `apiToken`: require it for `/metrics` too (default false). */
   metricsAuth?: boolean;
+  /**
+   * Task webhooks (docs/tasks.md): the hosts a submit's `Tiffin-Webhook-Url` may name and the secret that
+   * signs each delivery. Default: none allowed, so every webhook URL is a 400.
+   */
+  webhooks?: WebhookOptions;
   /** Bounds on input (nesting depth, multipart parts and names); see `DEFAULT_LIMITS` and docs/security.md. */
   limits?: LimitOptions;
   /** Seconds a client has to send its request headers (default 10); then the connection is closed (408). */
@@ -110,6 +116,7 @@ export interface ResolvedServerOptions {
   /** The token in force (explicit or from the environment), or undefined for no auth. */
   apiToken: string | undefined;
   metricsAuth: boolean;
+  webhooks?: WebhookOptions;
 }
 
 export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger' | 'limits' | 'apiToken'> = {

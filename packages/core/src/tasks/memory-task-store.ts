@@ -9,6 +9,7 @@ import {
   TasksClientFull,
   TasksFull,
 } from './task-errors.js';
+import { POSITION_EVENT_MS, queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './task-eta.js';
 import type {
   ClaimedTask,
   SubmitOptions,
@@ -96,6 +97,10 @@ export class MemoryTaskStore implements TaskStore {
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Tasks ended `TASK_INTERRUPTED` since the store opened, by API (`stats`). */
   private readonly interrupted: Record<string, number> = {};
+  /** Each API's recent run times in seconds, for the estimates (`eta_seconds`). */
+  private readonly runSeconds = new Map<string, number[]>();
+  /** Set while a round of queue position events is due (at most one per `POSITION_EVENT_MS`). */
+  private positionsTimer: NodeJS.Timeout | undefined;
 
   constructor(options: Partial<MemoryTaskStoreOptions> = {}) {
     this.options = { ...DEFAULT_TASK_STORE_OPTIONS, ...options };
@@ -169,7 +174,7 @@ export class MemoryTaskStore implements TaskStore {
       this.tasks.delete(id);
       throw err;
     }
-    return { ...entry.view };
+    return this.viewOf(entry);
   }
 
   async claim(): Promise<ClaimedTask | null> {
@@ -180,6 +185,7 @@ export class MemoryTaskStore implements TaskStore {
       entry.startedMs = performance.now();
       await this.persist(entry);
       this.emit(entry, { event: 'started', data: { request_id: entry.view.id, status: 'started' } });
+      this.announcePositions();
       return { id: entry.view.id, api: entry.view.api, request: entry.request, attempt: entry.attempt };
     }
     return null;
@@ -222,14 +228,17 @@ export class MemoryTaskStore implements TaskStore {
     this.finish(entry, 'succeeded', null);
     await this.persist(entry);
     const seconds = entry.startedMs === null ? 0 : (performance.now() - entry.startedMs) / 1000;
+    if (entry.startedMs !== null) this.recordRun(entry.view.api, seconds);
     this.emit(entry, { event: 'done', data: { request_id: id, status: 'done', seconds } });
   }
 
   async fail(id: string, error: ErrorBody, status: 'failed' | 'cancelled' = 'failed'): Promise<void> {
     const entry = this.tasks.get(id);
     if (!entry || FINAL.has(entry.view.status)) return;
+    const wasQueued = entry.view.status === 'queued';
     this.finish(entry, status, error);
     await this.persist(entry);
+    if (wasQueued) this.announcePositions();
     this.emit(entry, {
       event: status,
       data: { request_id: id, status, error: error.error, code: error.code },
@@ -243,11 +252,11 @@ export class MemoryTaskStore implements TaskStore {
     } else if (entry.view.status === 'running') {
       for (const listener of entry.cancelListeners) listener();
     }
-    return { ...entry.view };
+    return this.viewOf(entry);
   }
 
   async status(id: string): Promise<TaskView> {
-    return { ...this.entry(id).view };
+    return this.viewOf(this.entry(id));
   }
 
   async result(id: string): Promise<TaskResult> {
@@ -265,6 +274,8 @@ export class MemoryTaskStore implements TaskStore {
       yield { event: entry.view.status, data: { ...entry.view } };
       return;
     }
+    // A queued task's first event carries its place now (kept as the latest, so it is announced once).
+    if (entry.view.status === 'queued') entry.latest = this.positionEvent(entry);
     yield* pushedEvents<TaskEvent>(
       (push) => {
         entry.listeners.add(push);
@@ -352,6 +363,63 @@ export class MemoryTaskStore implements TaskStore {
     let count = 0;
     for (const entry of this.tasks.values()) if (!FINAL.has(entry.view.status)) count++;
     return count;
+  }
+
+  /** The task's view with, while it is unfinished, its place in the queue and its estimate. */
+  private viewOf(entry: Entry): TaskView {
+    const view: TaskView = { ...entry.view };
+    if (view.status === 'queued') {
+      view.queue_position = this.positionOf(entry);
+      view.eta_seconds = queuedEta(view.queue_position, this.runSeconds.get(view.api) ?? []);
+    } else if (view.status === 'running') {
+      const elapsed = entry.startedMs === null ? 0 : (performance.now() - entry.startedMs) / 1000;
+      view.eta_seconds = runningEta(view.step, view.total_steps, elapsed);
+    }
+    return view;
+  }
+
+  /** 1 + the queued tasks submitted before it (a walk over at most the unfinished-task bound). */
+  private positionOf(target: Entry): number {
+    let position = 1;
+    for (const entry of this.tasks.values()) {
+      if (entry === target) break;
+      if (entry.view.status === 'queued' && entry.request) position++;
+    }
+    return position;
+  }
+
+  private positionEvent(entry: Entry): TaskEvent {
+    const view = this.viewOf(entry);
+    return queuedEvent(view.id, view.queue_position, view.eta_seconds);
+  }
+
+  private recordRun(api: string, seconds: number): void {
+    const runs = this.runSeconds.get(api) ?? [];
+    runs.push(seconds);
+    if (runs.length > RECENT_RUNS) runs.shift();
+    this.runSeconds.set(api, runs);
+  }
+
+  /**
+   * A task left the queue: the queued tasks someone listens to hear their new place, in one round at most
+   * every `POSITION_EVENT_MS` (one walk over the tasks, so the cost is bounded by the unfinished-task limit).
+   */
+  private announcePositions(): void {
+    if (this.positionsTimer) return;
+    this.positionsTimer = setTimeout(() => {
+      this.positionsTimer = undefined;
+      let position = 1;
+      for (const entry of this.tasks.values()) {
+        if (entry.view.status !== 'queued' || !entry.request) continue;
+        const current = entry.latest.data.queue_position;
+        if (entry.listeners.size > 0 && current !== position) {
+          const runs = this.runSeconds.get(entry.view.api) ?? [];
+          this.emit(entry, queuedEvent(entry.view.id, position, queuedEta(position, runs)));
+        }
+        position++;
+      }
+    }, POSITION_EVENT_MS);
+    this.positionsTimer.unref();
   }
 
   private entry(id: string): Entry {

@@ -26,6 +26,17 @@ export interface TaskView {
   finished_at: string | null;
   /** When a finished task and its result are forgotten. */
   expires_at: string | null;
+  /**
+   * A queued task's place in the queue, from 1 (the next to start); absent once it runs. Counts the tasks of
+   * every API of the service submitted before it and not started yet.
+   */
+  queue_position?: number;
+  /**
+   * Seconds until the task is expected to finish, or null while there is nothing to estimate from: a queued
+   * task's `queue_position` times the mean of its API's recent run times; a running task's remaining steps
+   * times its mean step time so far. Absent on a finished task. A rough guide: concurrency is not counted.
+   */
+  eta_seconds?: number | null;
 }
 
 /**

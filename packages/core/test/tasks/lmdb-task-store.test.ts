@@ -5,6 +5,7 @@ import { afterAll } from 'vitest';
 import { LmdbTaskStore } from '../../src/tasks/lmdb-task-store.js';
 import type { TaskStore } from '../../src/tasks/task-store.js';
 import { describeTaskStore } from './task-store-contract.js';
+import { describeTaskWebhooks } from './task-webhook-contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tiffin-lmdb-tasks-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -28,3 +29,5 @@ describeTaskStore(
     },
   },
 );
+
+describeTaskWebhooks('LmdbTaskStore', () => LmdbTaskStore.open({ dir: join(root, `hooks-${n++}`) }));

@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { MemoryTaskStore, TASK_OVERHEAD_BYTES } from '../../src/tasks/memory-task-store.js';
 import { describeTaskStore } from './task-store-contract.js';
+import { describeTaskWebhooks } from './task-webhook-contract.js';
 
 describeTaskStore('MemoryTaskStore', (limits) => new MemoryTaskStore(limits));
 
@@ -49,3 +50,5 @@ it('MemoryTaskStore bounds the bytes it holds without dropping an answer before 
   await expect(store.status(a.id)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' });
   await store.submit('api', submitted(20));
 });
+
+describeTaskWebhooks('MemoryTaskStore', async () => new MemoryTaskStore());

@@ -166,6 +166,43 @@ export function describeTaskStore(
       await s.submit('api', request(), { client: 'greedy' });
     });
 
+    it('tells a queued task its place (status and events), which falls as tasks ahead start; then an estimate', async () => {
+      const s = await store();
+      const ids: string[] = [];
+      for (let k = 0; k < 4; k++) ids.push((await s.submit('api', request(`${k}`))).id);
+      const last = ids[3] as string;
+      expect(await s.status(last)).toMatchObject({ status: 'queued', queue_position: 4, eta_seconds: null });
+      const positions: unknown[] = [];
+      const leaving = new AbortController();
+      const stream = (async () => {
+        for await (const { event, data } of s.events(last, leaving.signal)) {
+          if (event === 'queued') positions.push(data.queue_position);
+          if (event === 'started') return;
+        }
+      })();
+      await sleep(50);
+      const first = await s.claim();
+      await s.complete(first?.id as string, answer('{}'));
+      // A task that ends while queued leaves the queue as well.
+      await s.cancel(ids[1] as string);
+      const view = await s.status(last);
+      expect(view).toMatchObject({ status: 'queued', queue_position: 2 });
+      // One run finished: the estimate is the position times its time.
+      expect(view.eta_seconds).toEqual(expect.any(Number));
+      for (let k = 0; k < 100 && positions.at(-1) !== 2; k++) await sleep(20);
+      expect((await s.claim())?.id).toBe(ids[2]);
+      for (let k = 0; k < 100 && positions.at(-1) !== 1; k++) await sleep(20);
+      expect(await s.status(last)).toMatchObject({ queue_position: 1 });
+      expect((await s.claim())?.id).toBe(last);
+      await stream;
+      // Each event names a place no later than the one before, from 4 down to 1.
+      expect(positions[0]).toBe(4);
+      expect(positions.at(-1)).toBe(1);
+      expect([...positions].sort().reverse()).toEqual(positions);
+      const running = await s.status(last);
+      expect(running.queue_position).toBeUndefined();
+    });
+
     it('forgets finished tasks after their time to live, and unknown ids are 404', async () => {
       const s = await store({ resultTtl: 0.05 });
       const t = await s.submit('api', request());

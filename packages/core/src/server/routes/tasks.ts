@@ -49,7 +49,9 @@ export function taskRoutes(
   };
   const cancel = async (ctx: Exchange): Promise<void> => {
     runtime.admit(ctx);
-    writeJson(ctx, 200, await store.cancel(taskId(ctx)));
+    const view = await store.cancel(taskId(ctx));
+    runner.cancelled(view, api.route);
+    writeJson(ctx, 200, view);
   };
   const events = async (ctx: Exchange): Promise<void> => {
     const release = runtime.admit(ctx);

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI_DIR, CliProcess } from './cli-process.js';
+
+const FIXTURE = join(CLI_DIR, 'test', 'fixtures', 'slow-tasks.ts');
+
+describe('tiffin serve --webhook-allow', () => {
+  const bodies: Array<{ headers: Record<string, string>; body: string }> = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      bodies.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() });
+      res.writeHead(200).end();
+    });
+  });
+  let server: CliProcess | undefined;
+  afterAll(async () => {
+    server?.kill('SIGKILL');
+    await server?.exited;
+    receiver.close();
+  });
+
+  it('posts a signed webhook to an allowed host when a task ends, and refuses any other host', async () => {
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const port = (receiver.address() as AddressInfo).port;
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    server = new CliProcess([
+      'serve',
+      FIXTURE,
+      '--port',
+      '0',
+      '--tasks',
+      'memory',
+      '--webhook-allow',
+      `127.0.0.1:${port}`,
+      '--webhook-secret',
+      secret,
+    ]);
+    const url = await server.readyUrl();
+    const submit = (hook: string) =>
+      fetch(`${url}/work/submit`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'tiffin-webhook-url': hook },
+        body: JSON.stringify({ n: 7, ms: 10 }),
+      });
+    const refused = await submit(`http://127.0.0.1:${port + 1}/hook`);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { code: string }).code).toBe('WEBHOOK_URL_REFUSED');
+    const accepted = await submit(`http://127.0.0.1:${port}/hook`);
+    expect(accepted.status).toBe(202);
+    const { id } = (await accepted.json()) as { id: string };
+    for (let k = 0; k < 400 && bodies.length === 0; k++) await new Promise((r) => setTimeout(r, 25));
+    expect(bodies).toHaveLength(1);
+    const [delivery] = bodies as [{ headers: Record<string, string>; body: string }];
+    const payload = new Webhook(secret).verify(delivery.body, delivery.headers);
+    expect(payload).toMatchObject({
+      type: 'task.succeeded',
+      data: { id, status: 'succeeded', result_url: `/work/get?id=${id}` },
+    });
+  });
+});
