@@ -31,7 +31,26 @@ const TASK_VIEW_SCHEMA = {
     created_at: { type: 'string', format: 'date-time' },
     finished_at: { type: 'string', format: 'date-time', nullable: true },
     expires_at: { type: 'string', format: 'date-time', nullable: true },
+    queue_position: {
+      type: 'integer',
+      minimum: 1,
+      description: "A queued task's place, from 1 (the next to start); absent once it runs",
+    },
+    eta_seconds: {
+      type: 'number',
+      nullable: true,
+      description: 'Rough seconds until an unfinished task ends; null with nothing to estimate from',
+    },
   },
+};
+
+const WEBHOOK_PARAMETER = {
+  name: 'Tiffin-Webhook-Url',
+  in: 'header',
+  required: false,
+  description:
+    'A URL told when the task ends (a signed POST, Standard Webhooks); its host must be one the server allows, else 400 WEBHOOK_URL_REFUSED',
+  schema: { type: 'string', format: 'uri', maxLength: 2048 },
 };
 
 const jsonAnswer = (description: string, schema: unknown) => ({
@@ -78,6 +97,7 @@ export function taskPaths(
     ...common('submit'),
     operationId: `${service.name}__${api.name}__submit`,
     summary: `Submit ${api.name} as a task: answers 202 {id} at once`,
+    parameters: [...((synchronous.parameters as unknown[] | undefined) ?? []), WEBHOOK_PARAMETER],
     responses: {
       ...responses,
       '202': jsonAnswer('The task is queued', {
