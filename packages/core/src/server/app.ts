@@ -15,7 +15,7 @@ import { ServerMetrics } from './metrics.js';
 import { type MountState, mountedHandler } from './mount/mounted-handler.js';
 import { type ResolvedServerOptions, resolveServerOptions, type ServerOptions } from './options.js';
 import { corsStage } from './pipeline/cors.js';
-import { requestPipeline } from './pipeline/request-pipeline.js';
+import { type Dispatch, requestPipeline } from './pipeline/request-pipeline.js';
 import { writeError } from './pipeline/write-error.js';
 import { requestIdFor } from './request-id.js';
 import { apiHandler } from './routes/api.js';
@@ -162,16 +162,16 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     limits: resolved.limits,
     budget: runtime.bodyBudget,
   };
-  const exchangeFor = (req: IncomingMessage, res: ServerResponse, viaKoa = false): Exchange => {
+  const exchangeFor = (req: IncomingMessage, res: ServerResponse): Exchange => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, viaKoa ? VIA_KOA : NO_KOA, reading);
+    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, VIA_KOA, reading);
   };
   // The routed handler: the route table, or the mounts in front of it. Without mounts, exactly as before.
   const koaContexts = new WeakMap<Exchange, Koa.ParameterizedContext<MountState>>();
-  const routed: (exchange: Exchange) => Promise<void> =
+  const routed: Dispatch =
     service.mounts.length === 0
-      ? (exchange) => routes.dispatch(exchange)
+      ? routes.dispatch.bind(routes)
       : mountedHandler({
           mounts: service.mounts,
           routes,
@@ -206,23 +206,29 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     exchange.res.end();
   };
 
-  const handle = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const exchange = exchangeFor(req, res);
-    return pipeline(exchange, () => routed(exchange)).then(
-      () => respond(exchange),
-      (err: unknown) => failed(exchange, err),
-    );
+  // Node's request listener: one Exchange, the pipeline, the answer written once.
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const exchange = new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, NO_KOA, reading);
+    try {
+      await pipeline(exchange, routed);
+    } catch (err) {
+      failed(exchange, err);
+      return;
+    }
+    respond(exchange);
   };
 
   // Koa runs the user's middleware in front of the pipeline; the response is still written by `respond`.
   const app = new ServiceKoa(
-    (req, res) => exchangeFor(req, res, true),
+    exchangeFor,
     (exchange, ctx) => {
       // Mounts run on the context the request came with, so they see what the app's middleware put there.
       if (service.mounts.length > 0) {
         koaContexts.set(exchange, ctx as unknown as Koa.ParameterizedContext<MountState>);
       }
-      return pipeline(exchange, () => routed(exchange));
+      return pipeline(exchange, routed);
     },
     (exchange, err) => {
       // A user's middleware threw: answer with the one error body.
@@ -237,10 +243,8 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   app.silent = true;
 
   const requestListener = (): ((req: IncomingMessage, res: ServerResponse) => void) => {
-    if (app.middleware.length !== 1) return app.callback();
-    return (req, res) => {
-      handle(req, res);
-    };
+    // `handle` answers every error itself; its promise is not needed.
+    return app.middleware.length !== 1 ? app.callback() : handle;
   };
 
   return { app, lifecycle, options: resolved, logger, metrics, runtime, handle, requestListener };

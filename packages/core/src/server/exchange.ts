@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { InternalServerError } from '../errors/index.js';
 import { type MediaType, parseMediaType } from '../http/media-type.js';
 import { type FormPart, type HttpRequest, parseMultipart } from '../http/request.js';
+import type { HttpResponse } from '../http/response.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import type { BodyBudget } from '../runtime/body-budget.js';
 import type { Invocation } from '../runtime/invocation.js';
@@ -255,6 +256,28 @@ export class Exchange implements RequestState, HttpRequest {
   }
 
   /**
+   * Take a descriptor's answer (after the handler's `ctx.response` was applied) as the response, once: status,
+   * headers in their order (repeats kept, the first occurrence replacing anything set earlier), then the body as
+   * bytes or as a stream sent chunked.
+   */
+  answer(response: HttpResponse): void {
+    this.status = response.status;
+    const headers = response.headers;
+    for (let i = 0; i < headers.length; i++) {
+      const [name, value] = headers[i]!;
+      if (seenBefore(headers, i, name)) this.append(name, value);
+      else this.set(name, value);
+    }
+    const body = response.body;
+    if (body === null) this.responseBody = Buffer.alloc(0);
+    else if (body instanceof Uint8Array)
+      this.responseBody = Buffer.isBuffer(body)
+        ? body
+        : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    else this.responseBody = Readable.from(body, { objectMode: false });
+  }
+
+  /**
    * Send status, headers and body. `onError` hears what fails once the answer is settled: a head Node refuses
    * (the client then gets the one 500 body), or a streamed body failing after the headers went out.
    */
@@ -369,6 +392,12 @@ export function headersFromNode(req: IncomingMessage): Headers {
 interface HeaderField {
   readonly name: string;
   readonly value: string | string[];
+}
+
+/** Whether `name` occurs in `headers` before index `end` (lists are short: a scan beats a Set). */
+function seenBefore(headers: ReadonlyArray<readonly [string, string]>, end: number, name: string): boolean {
+  for (let i = 0; i < end; i++) if (headers[i]![0] === name) return true;
+  return false;
 }
 
 /** Index of `field` in `fields` (names compared case-insensitively; lists are short: a scan beats a Map). */

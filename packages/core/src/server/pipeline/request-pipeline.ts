@@ -15,8 +15,11 @@ import { writeError } from './write-error.js';
 /** A step around the routed handler (CORS): call `next` to go on. */
 export type PipelineStage = (ctx: Exchange, next: () => Promise<void>) => Promise<void>;
 
+/** Answers a request that passed the gate and the deadline (the route table, or the mounts in front of it). */
+export type Dispatch = (ctx: Exchange) => Promise<void>;
+
 /** Runs one request through the pipeline; `dispatch` answers it once it passed the gate and the deadline. */
-export type RequestPipeline = (ctx: Exchange, dispatch: () => Promise<void>) => Promise<void>;
+export type RequestPipeline = (ctx: Exchange, dispatch: Dispatch) => Promise<void>;
 
 export interface RequestPipelineDeps {
   /** Route lookup (the matched path labels metrics; the API sets the timeout). */
@@ -57,7 +60,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
   const logging = logger !== silentLogger;
 
   // Not async: a throw here reaches the caller's try/catch (or CORS's async frame) the same way, one promise less.
-  const routed = (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
+  const routed = (ctx: Exchange, dispatch: Dispatch): Promise<void> => {
     if (auth) {
       const denied = auth(ctx.path, ctx.get('authorization'));
       if (denied) throw denied;
@@ -69,7 +72,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       if (hasBody(ctx)) return runtime.withDeadline(ctx, admittedAfterBody(ctx, dispatch));
       runtime.admit(ctx);
     }
-    return runtime.withDeadline(ctx, dispatch());
+    return runtime.withDeadline(ctx, dispatch(ctx));
   };
 
   /**
@@ -77,9 +80,9 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
    * has arrived; a stalled, oversized or refused (503) body answers its error now, and the handler's late
    * answer is dropped, as after a timeout.
    */
-  const admittedAfterBody = async (ctx: Exchange, dispatch: () => Promise<void>): Promise<void> => {
+  const admittedAfterBody = async (ctx: Exchange, dispatch: Dispatch): Promise<void> => {
     const guard = guardBody(ctx.req, body, runtime.bodyBudget.reservationFor(ctx));
-    const work = dispatch();
+    const work = dispatch(ctx);
     const admitted = guard.arrived.then(() => {
       runtime.admit(ctx);
       return NEVER;
@@ -98,9 +101,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     }
   };
 
-  const inner = cors
-    ? (ctx: Exchange, dispatch: () => Promise<void>) => cors(ctx, () => routed(ctx, dispatch))
-    : routed;
+  const inner = cors ? (ctx: Exchange, dispatch: Dispatch) => cors(ctx, () => routed(ctx, dispatch)) : routed;
 
   return async (ctx, dispatch) => {
     const start = performance.now();

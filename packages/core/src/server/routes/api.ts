@@ -3,7 +3,6 @@ import type { Runtime } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
 import { EventStreams } from '../event-streams.js';
 import type { Exchange } from '../exchange.js';
-import { writeResponse } from '../write-response.js';
 
 export interface ApiRouteDeps {
   runtime: Runtime;
@@ -13,7 +12,7 @@ export interface ApiRouteDeps {
 
 /**
  * The HTTP adapter of an API (docs/spec/io-descriptors.md §10.3): the request becomes the runtime's call with the descriptors' HTTP
- * side as its codec (`fromHttpRequest`, `toHttpResponse`); the answer is copied onto the exchange.
+ * side as its codec (`fromHttpRequest`, `toHttpResponse`); the exchange takes the answer (`Exchange.answer`).
  */
 export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchange) => Promise<void> {
   const { runtime, eventStreams } = deps;
@@ -27,9 +26,6 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
     // The exchange is the call, the request the descriptors read, and the message.
     const response = await runtime.invoke(api, ctx, ctx, ctx, codec);
     if (ctx.timedOut) return;
-    writeResponse(
-      ctx,
-      EventStreams.isEventStream(response) ? eventStreams.adopt(response, ctx, release) : response,
-    );
+    ctx.answer(EventStreams.isEventStream(response) ? eventStreams.adopt(response, ctx, release) : response);
   };
 }

@@ -7,7 +7,6 @@ import type { TaskEvent, TaskStore } from '../../tasks/task-store.js';
 import { sseEvent } from '../../wire/sse/event.js';
 import type { EventStreams } from '../event-streams.js';
 import type { Exchange } from '../exchange.js';
-import { writeResponse } from '../write-response.js';
 import type { RouteHandler } from './route-table.js';
 
 export interface TaskRouteDeps {
@@ -45,7 +44,7 @@ export function taskRoutes(
   };
   const get = async (ctx: Exchange): Promise<void> => {
     runtime.admit(ctx);
-    writeResponse(ctx, await store.result(taskId(ctx)));
+    ctx.answer(await store.result(taskId(ctx)));
   };
   const cancel = async (ctx: Exchange): Promise<void> => {
     runtime.admit(ctx);
@@ -63,7 +62,7 @@ export function taskRoutes(
       mediaType: 'text/event-stream',
       headers: [['cache-control', 'no-cache']],
     });
-    writeResponse(ctx, eventStreams.adopt(response, ctx, release));
+    ctx.answer(eventStreams.adopt(response, ctx, release));
   };
   const methods = api.input.httpMethods;
   return {
@@ -95,5 +94,5 @@ async function* eventLines(events: AsyncIterable<TaskEvent>): AsyncGenerator<str
 }
 
 function writeJson(ctx: Exchange, status: number, value: unknown): void {
-  writeResponse(ctx, buildResponse({ status, body: JSON.stringify(value), mediaType: 'application/json' }));
+  ctx.answer(buildResponse({ status, body: JSON.stringify(value), mediaType: 'application/json' }));
 }
