@@ -139,6 +139,7 @@ export class RedisTaskStore implements TaskStore {
     private readonly commands: Redis,
     private readonly subscriber: Redis,
     private readonly queueConnection: Redis,
+    private readonly workerConnection: Redis,
     name: string,
     options: RedisTaskStoreOptions,
   ) {
@@ -183,7 +184,16 @@ export class RedisTaskStore implements TaskStore {
     });
     worker.on('error', () => {});
     queue.on('error', () => {});
-    const store = new RedisTaskStore(queue, worker, commands, subscriber, queueConnection, name, options);
+    const store = new RedisTaskStore(
+      queue,
+      worker,
+      commands,
+      subscriber,
+      queueConnection,
+      workerConnection,
+      name,
+      options,
+    );
     subscriber.on('message', (_channel, text: string) => store.received(text));
     await subscriber.subscribe(store.channel);
     // BullMQ's stalled-job check: jobs whose process died go back to the queue.
@@ -496,8 +506,9 @@ export class RedisTaskStore implements TaskStore {
       this.leases.delete(id);
     }
     await Promise.allSettled([this.worker.close(true), this.queue.close()]);
-    this.subscriber.disconnect();
-    this.commands.disconnect();
+    // BullMQ leaves connections it was given open: every one of this store's goes.
+    for (const connection of [this.subscriber, this.commands, this.queueConnection, this.workerConnection])
+      connection.disconnect();
   }
 
   private get cancelledKey(): string {
@@ -607,8 +618,10 @@ export class RedisTaskStore implements TaskStore {
     } catch {
       return;
     }
-    if (message.kind === 'queued') for (const listener of this.queuedListeners) listener();
-    else if (message.kind === 'cancel') {
+    if (message.kind === 'queued') {
+      // This process's own submits start its runner already: a second look would only find nothing.
+      if (message.from !== this.self) for (const listener of this.queuedListeners) listener();
+    } else if (message.kind === 'cancel') {
       // Only the process that runs the task acts on it (the one that cancelled already told its own).
       if (message.from !== this.self && this.leases.has(message.id))
         for (const listener of this.cancelListeners.get(message.id) ?? []) listener();
