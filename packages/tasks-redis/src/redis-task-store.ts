@@ -346,21 +346,21 @@ export class RedisTaskStore implements TaskStore {
       ),
     };
     const started = lease.job.processedOn ?? Date.now();
-    await this.settle(id, () => lease.job.moveToCompleted(encoded, lease.token, false));
-    await this.publish({
-      id,
-      kind: 'event',
-      event: {
-        event: 'done',
-        data: { request_id: id, status: 'done', seconds: (Date.now() - started) / 1000 },
-      },
-    });
+    if (await this.settle(id, () => lease.job.moveToCompleted(encoded, lease.token, false)))
+      await this.ended(lease.job, { status: 'succeeded', seconds: (Date.now() - started) / 1000 }).catch(
+        () => {},
+      );
   }
 
   async fail(id: string, error: ErrorBody, status: 'failed' | 'cancelled' = 'failed'): Promise<void> {
     const lease = this.leases.get(id);
     if (!lease) return;
-    await this.settle(id, () => this.end(lease.job, lease.token, { status, error }));
+    const ending: Ending = { status, error };
+    const written = await this.settle(id, () =>
+      lease.job.moveToFailed(new Error(ENDING + JSON.stringify(ending)), lease.token, false),
+    );
+    // Once only: a retried write must not give the client's slot back twice.
+    if (written) await this.ended(lease.job, ending).catch(() => {});
   }
 
   async cancel(id: string): Promise<TaskView> {
@@ -568,24 +568,43 @@ export class RedisTaskStore implements TaskStore {
 
   /** End a claimed job as failed or cancelled, give its client's slot back, tell the listeners. */
   private async end(job: Job<JobData>, token: string, ending: Ending): Promise<void> {
-    const id = job.id as string;
     await job.moveToFailed(new Error(ENDING + JSON.stringify(ending)), token, false);
-    await this.release(job.data.client);
-    await this.commands.srem(this.cancelledKey, id);
-    const at = Date.now();
-    const view = { ...queuedView(id, job.data.api, job.timestamp), ...finalTimes(at, this.ttlMs) };
-    view.status = ending.status;
-    view.error = ending.error;
-    await this.publish({ id, kind: 'event', event: finalEvent(view) });
+    await this.ended(job, ending);
+  }
+
+  /**
+   * After a task's end is written: its client's slot back, its cancel mark gone and its final event sent, in
+   * one round trip.
+   */
+  private async ended(
+    job: Job<JobData>,
+    ending: Ending | { status: 'succeeded'; seconds: number },
+  ): Promise<void> {
+    const id = job.id as string;
+    let event: TaskEvent;
+    if (ending.status === 'succeeded') {
+      event = { event: 'done', data: { request_id: id, status: 'done', seconds: ending.seconds } };
+    } else {
+      const view = { ...queuedView(id, job.data.api, job.timestamp), ...finalTimes(Date.now(), this.ttlMs) };
+      view.status = ending.status;
+      view.error = ending.error;
+      event = finalEvent(view);
+    }
+    const sent: Message = { id, kind: 'event', event, from: this.self };
+    const batch = this.commands.pipeline();
+    if (job.data.client !== null) batch.hincrby(this.clientsKey, job.data.client, -1);
+    batch.srem(this.cancelledKey, id).publish(this.channel, JSON.stringify(sent));
+    await batch.exec();
   }
 
   /**
    * Settle a claimed task, retrying while Redis is away (up to a lease's time): an answer is not dropped for
-   * a short outage. Past that the lease has lapsed and the task will run again elsewhere.
+   * a short outage. Past that the lease has lapsed and the task will run again elsewhere. Resolves whether
+   * it was written.
    */
-  private async settle(id: string, write: () => Promise<unknown>): Promise<void> {
+  private async settle(id: string, write: () => Promise<unknown>): Promise<boolean> {
     const lease = this.leases.get(id);
-    if (!lease) return;
+    if (!lease) return false;
     clearInterval(lease.timer);
     this.leases.delete(id);
     const deadline = Date.now() + this.leaseMs;
@@ -594,12 +613,11 @@ export class RedisTaskStore implements TaskStore {
         await write();
         break;
       } catch (err) {
-        if (err instanceof TiffinError || Date.now() > deadline || this.closed) return;
+        if (err instanceof TiffinError || Date.now() > deadline || this.closed) return false;
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
     }
-    if (lease.job.data.client !== null) await this.release(lease.job.data.client).catch(() => {});
-    await this.commands.srem(this.cancelledKey, id).catch(() => {});
+    return true;
   }
 
   private async release(client: string | null): Promise<void> {
