@@ -2,6 +2,7 @@ import { InvalidArgument } from '@tiffin/core/internal';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { stringify } from 'yaml';
@@ -24,6 +25,15 @@ export interface KubernetesOptions {
   memoryLimit?: string;
   /** Seconds the start-up probe waits for the first ready answer (slow model loads need more). */
   startupSeconds?: number;
+  /**
+   * Where the service's tasks (`task: true` APIs) live, as `TIFFIN_TASKS_URL` in the Deployment: `disk`
+   * (default: in the pod, its own), `memory`, `redis` (a Redis Deployment and Service written beside the
+   * service), `secret:NAME` or `secret:NAME/KEY` (a Redis URL kept in that Secret, under `url` by default:
+   * a managed Redis), or a `redis://` URL without a password (one with a password belongs in a Secret).
+   */
+  tasks?: string;
+  /** The service has task APIs: then more than one replica needs tasks on Redis (replicas share them). */
+  taskApis?: boolean;
 }
 
 export const DEFAULT_KUBERNETES_OPTIONS = {
@@ -35,6 +45,8 @@ export const DEFAULT_KUBERNETES_OPTIONS = {
   cpuLimit: '1',
   memoryLimit: '512Mi',
   startupSeconds: 300,
+  tasks: 'disk',
+  taskApis: false,
 } as const satisfies Required<Omit<KubernetesOptions, 'image'>>;
 
 /** One Kubernetes object as written to YAML. */
@@ -74,6 +86,15 @@ export function resolveKubernetesOptions(given: KubernetesOptions = {}): Resolve
   }
   if (options.image !== undefined && !/^[^\s]+$/.test(options.image))
     throw new InvalidArgument(`image '${options.image}' is not an image reference`);
+  tasksEnv(options.tasks, 'check');
+  if (options.taskApis && !isSharedTasks(options.tasks)) {
+    // Replicas of their own would each keep their own tasks: a status asked of another one answers 404.
+    if (options.replicas > 1 || (given.maxReplicas ?? 1) > 1)
+      throw new InvalidArgument(
+        `The service has task APIs, kept by each replica on its own with tasks '${options.tasks}': more than one replica needs them on Redis (--tasks redis, --tasks secret:NAME or --tasks redis://host:6379/0)`,
+      );
+    options.maxReplicas = 1;
+  }
   return options;
 }
 
@@ -136,6 +157,7 @@ export function kubernetesManifests(
               env: [
                 { name: 'HOST', value: '0.0.0.0' },
                 { name: 'PORT', value: String(CONTAINER_PORT) },
+                ...tasksEnv(settings.tasks, redisName(serviceName)),
               ],
               // Start-up (model loading) may take minutes; liveness and readiness only count after it.
               startupProbe: probe(
@@ -202,7 +224,133 @@ export function kubernetesManifests(
     spec: { maxUnavailable: 1, selector: { matchLabels: selector } },
   } satisfies IPodDisruptionBudget;
 
-  return [deployment, service, autoscaler, disruptionBudget];
+  const objects: KubernetesObject[] = [deployment, service, autoscaler, disruptionBudget];
+  if (settings.tasks === 'redis') objects.push(...redisManifests(serviceName, labels));
+  return objects;
+}
+
+/** The Redis objects' name beside the service's. */
+function redisName(serviceName: string): string {
+  return kubernetesName(`${serviceName}-redis`);
+}
+
+/** Port of the Redis written beside the service. */
+const REDIS_PORT = 6379;
+/** The Redis image's own user (redis:7-alpine). */
+const REDIS_UID = 999;
+
+/** Whether tasks so placed are shared by every replica. */
+function isSharedTasks(tasks: string): boolean {
+  return tasks === 'redis' || tasks.startsWith('secret:') || /^rediss?:\/\//.test(tasks);
+}
+
+/**
+ * `TIFFIN_TASKS_URL` for the Deployment (none for `disk`, the default), or with `redis` `'check'` only
+ * checks the value (an InvalidArgument naming what is accepted).
+ */
+function tasksEnv(tasks: string, redis: string): IEnvVar[] {
+  const env = (value: string): IEnvVar[] => [{ name: 'TIFFIN_TASKS_URL', value }];
+  if (tasks === 'disk') return [];
+  if (tasks === 'memory') return env('memory');
+  if (tasks === 'redis') return env(`redis://${redis}:${REDIS_PORT}/0`);
+  const secret = /^secret:([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)(?:\/([-._a-zA-Z0-9]{1,253}))?$/.exec(tasks);
+  if (secret)
+    return [
+      {
+        name: 'TIFFIN_TASKS_URL',
+        valueFrom: { secretKeyRef: { name: secret[1] as string, key: secret[3] ?? 'url' } },
+      },
+    ];
+  let url: URL | undefined;
+  try {
+    url = /^rediss?:\/\//.test(tasks) ? new URL(tasks) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (!url?.hostname)
+    throw new InvalidArgument(
+      `tasks '${tasks}': use disk, memory, redis (a Redis beside the service), secret:NAME[/KEY] or a redis://host:port/db URL`,
+    );
+  if (url.password)
+    throw new InvalidArgument(
+      'tasks: a Redis URL with a password would be written into the manifest; keep it in a Secret and give --tasks secret:NAME[/KEY]',
+    );
+  return env(tasks);
+}
+
+/**
+ * A Redis for the service's tasks, beside it: one replica (BullMQ needs one primary), append-only file on an
+ * emptyDir (kept across container restarts, not across the pod's replacement: a managed Redis, or a volume
+ * claim in its place, keeps tasks through that), `noeviction` as BullMQ requires.
+ */
+function redisManifests(serviceName: string, serviceLabels: Record<string, string>): KubernetesObject[] {
+  const name = redisName(serviceName);
+  const selector = { 'app.kubernetes.io/name': name };
+  const labels = {
+    ...serviceLabels,
+    ...selector,
+    'app.kubernetes.io/component': 'tasks',
+    'app.kubernetes.io/part-of': kubernetesName(serviceName),
+  };
+  const metadata = { name, labels, annotations: { [SERVICE_NAME_ANNOTATION]: serviceName } };
+  const ping: IProbe = { exec: { command: ['redis-cli', 'ping'] }, periodSeconds: 10, timeoutSeconds: 3 };
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata,
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: selector },
+      // Never two primaries at once on one queue.
+      strategy: { type: 'Recreate' },
+      template: {
+        metadata: { labels },
+        spec: {
+          automountServiceAccountToken: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: REDIS_UID,
+            runAsGroup: REDIS_UID,
+            fsGroup: REDIS_UID,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: 'redis',
+              image: 'redis:7-alpine',
+              imagePullPolicy: 'IfNotPresent',
+              args: ['--appendonly', 'yes', '--maxmemory-policy', 'noeviction', '--dir', '/data'],
+              ports: [{ name: 'redis', containerPort: REDIS_PORT, protocol: 'TCP' }],
+              readinessProbe: ping,
+              livenessProbe: ping,
+              resources: {
+                requests: { cpu: '100m', memory: '128Mi' },
+                limits: { cpu: '1', memory: '512Mi' },
+              },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+              volumeMounts: [{ name: 'data', mountPath: '/data' }],
+            },
+          ],
+          volumes: [{ name: 'data', emptyDir: {} }],
+        },
+      },
+    },
+  } satisfies IDeployment;
+  const service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata,
+    spec: {
+      type: 'ClusterIP',
+      selector,
+      ports: [{ name: 'redis', port: REDIS_PORT, targetPort: 'redis', protocol: 'TCP' }],
+    },
+  } satisfies IService;
+  return [deployment, service];
 }
 
 /**

@@ -257,3 +257,79 @@ describe('inferenceServiceManifest', () => {
     expect(container.readinessProbe?.httpGet?.path).toBe('/readyz');
   });
 });
+
+describe('kubernetesManifests: where tasks live', () => {
+  const containerOf = (object: KubernetesObject) =>
+    (object as { spec: { template: { spec: { containers: Array<{ env?: unknown[] }> } } } }).spec.template
+      .spec.containers[0];
+
+  it('writes a Redis Deployment and Service beside the service with --tasks redis, pointed at by TIFFIN_TASKS_URL', () => {
+    const objects = roundTrip(
+      kubernetesManifests('word_count', '1.0.0', { tasks: 'redis', taskApis: true, replicas: 3 }),
+    );
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'Deployment/word-count',
+      'Service/word-count',
+      'HorizontalPodAutoscaler/word-count',
+      'PodDisruptionBudget/word-count',
+      'Deployment/word-count-redis',
+      'Service/word-count-redis',
+    ]);
+    for (const object of objects) validate(object);
+    expect(containerOf(objects[0] as KubernetesObject)?.env).toContainEqual({
+      name: 'TIFFIN_TASKS_URL',
+      value: 'redis://word-count-redis:6379/0',
+    });
+    const redis = objects[4] as KubernetesObject & { spec: { replicas: number; strategy: { type: string } } };
+    expect(redis.spec).toMatchObject({ replicas: 1, strategy: { type: 'Recreate' } });
+    expect(JSON.stringify(redis)).toContain('noeviction');
+    // The Redis Service selects the Redis pods only, not the service's.
+    const redisService = objects[5] as KubernetesObject & { spec: { selector: Record<string, string> } };
+    expect(redisService.spec.selector).toEqual({ 'app.kubernetes.io/name': 'word-count-redis' });
+    expect((objects[2] as KubernetesObject & { spec: { maxReplicas: number } }).spec.maxReplicas).toBe(5);
+  });
+
+  it('reads a managed Redis URL from a Secret (secret:NAME[/KEY]), and takes a URL without a password as it is', () => {
+    const fromSecret = kubernetesManifests('svc', '1', {
+      tasks: 'secret:tasks-redis',
+      taskApis: true,
+      replicas: 2,
+    });
+    for (const object of roundTrip(fromSecret)) validate(object);
+    expect(containerOf(fromSecret[0] as KubernetesObject)?.env).toContainEqual({
+      name: 'TIFFIN_TASKS_URL',
+      valueFrom: { secretKeyRef: { name: 'tasks-redis', key: 'url' } },
+    });
+    const keyed = kubernetesManifests('svc', '1', { tasks: 'secret:shared/tasks_url' });
+    expect(containerOf(keyed[0] as KubernetesObject)?.env).toContainEqual({
+      name: 'TIFFIN_TASKS_URL',
+      valueFrom: { secretKeyRef: { name: 'shared', key: 'tasks_url' } },
+    });
+    const url = kubernetesManifests('svc', '1', { tasks: 'rediss://redis.example.internal:6380/2' });
+    for (const object of roundTrip(url)) validate(object);
+    expect(containerOf(url[0] as KubernetesObject)?.env).toContainEqual({
+      name: 'TIFFIN_TASKS_URL',
+      value: 'rediss://redis.example.internal:6380/2',
+    });
+    // The default (disk) sets nothing: the server's own default.
+    expect(JSON.stringify(kubernetesManifests('svc', '1'))).not.toContain('TIFFIN_TASKS_URL');
+  });
+
+  it('keeps a service with task APIs to one replica unless its tasks are on Redis', () => {
+    const single = kubernetesManifests('svc', '1', { taskApis: true });
+    expect((single[2] as KubernetesObject & { spec: { maxReplicas: number } }).spec.maxReplicas).toBe(1);
+    for (const object of single) validate(object);
+    for (const options of [{ replicas: 2 }, { maxReplicas: 3 }, { replicas: 2, tasks: 'memory' }])
+      expect(() => kubernetesManifests('svc', '1', { taskApis: true, ...options })).toThrow(/Redis/);
+    // Without task APIs, replicas are free as before.
+    expect(() => kubernetesManifests('svc', '1', { replicas: 2 })).not.toThrow();
+  });
+
+  it('refuses a tasks value it cannot place, and a Redis password written into the manifest', () => {
+    for (const tasks of ['postgres://db/0', 'secret:', 'secret:Bad_Name', 'redis://', 'disk2'])
+      expect(() => kubernetesManifests('svc', '1', { tasks }), tasks).toThrow(InvalidArgument);
+    expect(() => kubernetesManifests('svc', '1', { tasks: 'redis://:hunter2@redis:6379/0' })).toThrow(
+      /Secret/,
+    );
+  });
+});

@@ -12,6 +12,7 @@ export interface KubernetesFlags {
   cpuLimit?: string;
   memoryLimit?: string;
   kserve?: boolean;
+  tasks?: string;
 }
 
 /** Add the Kubernetes manifest options to a command; `defaults` overrides the shown defaults. */
@@ -29,7 +30,11 @@ export function kubernetesOptions(command: Command, defaults: KubernetesOptions 
     .option('--memory <quantity>', `memory request per replica (default ${d.memoryRequest})`)
     .option('--cpu-limit <quantity>', `CPU limit per replica (default ${d.cpuLimit})`)
     .option('--memory-limit <quantity>', `memory limit per replica (default ${d.memoryLimit})`)
-    .option('--kserve', 'also write a KServe InferenceService (inferenceservice.yaml)');
+    .option('--kserve', 'also write a KServe InferenceService (inferenceservice.yaml)')
+    .option(
+      '--tasks <store>',
+      "where task APIs' tasks live in the pods: disk (default), memory, redis (a Redis beside the service), secret:NAME[/KEY] (a Redis URL in a Secret) or redis://host:port/db; more than one replica needs Redis",
+    );
 }
 
 /** The core options for the given flags, over `defaults`. */
@@ -45,6 +50,7 @@ export function kubernetesOptionsFrom(
     memoryRequest: flags.memory,
     cpuLimit: flags.cpuLimit,
     memoryLimit: flags.memoryLimit,
+    tasks: flags.tasks,
   };
   return {
     ...defaults,

@@ -148,6 +148,7 @@ export class RedisTaskStore implements TaskStore {
     private readonly commands: Redis,
     private readonly subscriber: Redis,
     private readonly queueConnection: Redis,
+    private readonly workerConnection: Redis,
     name: string,
     options: RedisTaskStoreOptions,
   ) {
@@ -192,7 +193,16 @@ export class RedisTaskStore implements TaskStore {
     });
     worker.on('error', () => {});
     queue.on('error', () => {});
-    const store = new RedisTaskStore(queue, worker, commands, subscriber, queueConnection, name, options);
+    const store = new RedisTaskStore(
+      queue,
+      worker,
+      commands,
+      subscriber,
+      queueConnection,
+      workerConnection,
+      name,
+      options,
+    );
     subscriber.on('message', (_channel, text: string) => store.received(text));
     await subscriber.subscribe(store.channel);
     // BullMQ's stalled-job check: jobs whose process died go back to the queue.
@@ -345,22 +355,22 @@ export class RedisTaskStore implements TaskStore {
       ),
     };
     const started = lease.job.processedOn ?? Date.now();
-    await this.settle(id, () => lease.job.moveToCompleted(encoded, lease.token, false));
-    await this.recordRun(lease.job.data.api, (Date.now() - started) / 1000).catch(() => {});
-    await this.publish({
-      id,
-      kind: 'event',
-      event: {
-        event: 'done',
-        data: { request_id: id, status: 'done', seconds: (Date.now() - started) / 1000 },
-      },
-    });
+    if (await this.settle(id, () => lease.job.moveToCompleted(encoded, lease.token, false))) {
+      const seconds = (Date.now() - started) / 1000;
+      await this.recordRun(lease.job.data.api, seconds).catch(() => {});
+      await this.ended(lease.job, { status: 'succeeded', seconds }).catch(() => {});
+    }
   }
 
   async fail(id: string, error: ErrorBody, status: 'failed' | 'cancelled' = 'failed'): Promise<void> {
     const lease = this.leases.get(id);
     if (!lease) return;
-    await this.settle(id, () => this.end(lease.job, lease.token, { status, error }));
+    const ending: Ending = { status, error };
+    const written = await this.settle(id, () =>
+      lease.job.moveToFailed(new Error(ENDING + JSON.stringify(ending)), lease.token, false),
+    );
+    // Once only: a retried write must not give the client's slot back twice.
+    if (written) await this.ended(lease.job, ending).catch(() => {});
   }
 
   async cancel(id: string): Promise<TaskView> {
@@ -510,8 +520,9 @@ export class RedisTaskStore implements TaskStore {
       this.leases.delete(id);
     }
     await Promise.allSettled([this.worker.close(true), this.queue.close()]);
-    this.subscriber.disconnect();
-    this.commands.disconnect();
+    // BullMQ leaves connections it was given open: every one of this store's goes.
+    for (const connection of [this.subscriber, this.commands, this.queueConnection, this.workerConnection])
+      connection.disconnect();
   }
 
   private get cancelledKey(): string {
@@ -640,24 +651,43 @@ export class RedisTaskStore implements TaskStore {
 
   /** End a claimed job as failed or cancelled, give its client's slot back, tell the listeners. */
   private async end(job: Job<JobData>, token: string, ending: Ending): Promise<void> {
-    const id = job.id as string;
     await job.moveToFailed(new Error(ENDING + JSON.stringify(ending)), token, false);
-    await this.release(job.data.client);
-    await this.commands.srem(this.cancelledKey, id);
-    const at = Date.now();
-    const view = { ...queuedView(id, job.data.api, job.timestamp), ...finalTimes(at, this.ttlMs) };
-    view.status = ending.status;
-    view.error = ending.error;
-    await this.publish({ id, kind: 'event', event: finalEvent(view) });
+    await this.ended(job, ending);
+  }
+
+  /**
+   * After a task's end is written: its client's slot back, its cancel mark gone and its final event sent, in
+   * one round trip.
+   */
+  private async ended(
+    job: Job<JobData>,
+    ending: Ending | { status: 'succeeded'; seconds: number },
+  ): Promise<void> {
+    const id = job.id as string;
+    let event: TaskEvent;
+    if (ending.status === 'succeeded') {
+      event = { event: 'done', data: { request_id: id, status: 'done', seconds: ending.seconds } };
+    } else {
+      const view = { ...queuedView(id, job.data.api, job.timestamp), ...finalTimes(Date.now(), this.ttlMs) };
+      view.status = ending.status;
+      view.error = ending.error;
+      event = finalEvent(view);
+    }
+    const sent: Message = { id, kind: 'event', event, from: this.self };
+    const batch = this.commands.pipeline();
+    if (job.data.client !== null) batch.hincrby(this.clientsKey, job.data.client, -1);
+    batch.srem(this.cancelledKey, id).publish(this.channel, JSON.stringify(sent));
+    await batch.exec();
   }
 
   /**
    * Settle a claimed task, retrying while Redis is away (up to a lease's time): an answer is not dropped for
-   * a short outage. Past that the lease has lapsed and the task will run again elsewhere.
+   * a short outage. Past that the lease has lapsed and the task will run again elsewhere. Resolves whether
+   * it was written.
    */
-  private async settle(id: string, write: () => Promise<unknown>): Promise<void> {
+  private async settle(id: string, write: () => Promise<unknown>): Promise<boolean> {
     const lease = this.leases.get(id);
-    if (!lease) return;
+    if (!lease) return false;
     clearInterval(lease.timer);
     this.leases.delete(id);
     const deadline = Date.now() + this.leaseMs;
@@ -666,12 +696,11 @@ export class RedisTaskStore implements TaskStore {
         await write();
         break;
       } catch (err) {
-        if (err instanceof TiffinError || Date.now() > deadline || this.closed) return;
+        if (err instanceof TiffinError || Date.now() > deadline || this.closed) return false;
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
     }
-    if (lease.job.data.client !== null) await this.release(lease.job.data.client).catch(() => {});
-    await this.commands.srem(this.cancelledKey, id).catch(() => {});
+    return true;
   }
 
   private async release(client: string | null): Promise<void> {
@@ -690,8 +719,10 @@ export class RedisTaskStore implements TaskStore {
     } catch {
       return;
     }
-    if (message.kind === 'queued') for (const listener of this.queuedListeners) listener();
-    else if (message.kind === 'cancel') {
+    if (message.kind === 'queued') {
+      // This process's own submits start its runner already: a second look would only find nothing.
+      if (message.from !== this.self) for (const listener of this.queuedListeners) listener();
+    } else if (message.kind === 'cancel') {
       // Only the process that runs the task acts on it (the one that cancelled already told its own).
       if (message.from !== this.self && this.leases.has(message.id))
         for (const listener of this.cancelListeners.get(message.id) ?? []) listener();

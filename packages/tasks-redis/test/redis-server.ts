@@ -22,14 +22,18 @@ export class RedisServer {
   private child: ChildProcess | undefined;
   readonly dir = mkdtempSync(join(tmpdir(), 'tiffin-redis-'));
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    /** Redis's `appendfsync`: `always` (the tests: an outage loses nothing) or `everysec` (its own default). */
+    private readonly appendfsync: 'always' | 'everysec',
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}/0`;
   }
 
-  static async start(): Promise<RedisServer> {
-    const server = new RedisServer(await freePort());
+  static async start(appendfsync: 'always' | 'everysec' = 'always'): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), appendfsync);
     await server.resume();
     return server;
   }
@@ -48,7 +52,7 @@ export class RedisServer {
         '--appendonly',
         'yes',
         '--appendfsync',
-        'always',
+        this.appendfsync,
         '--dir',
         this.dir,
       ],

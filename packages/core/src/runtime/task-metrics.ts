@@ -144,25 +144,40 @@ function isStoreFailure(err: unknown): boolean {
  * every method forwarded as it is and each failed call counted under the method's name.
  */
 function countingFailures(storeOf: () => TaskStore, failed: (operation: string) => void): TaskStore {
+  // One wrapper per store and method, made on first use (a task calls the store several times).
+  const wrappers = new WeakMap<TaskStore, Map<PropertyKey, (...args: unknown[]) => unknown>>();
+  const wrap = (store: TaskStore, name: PropertyKey, fn: (...args: unknown[]) => unknown) => {
+    const operation = String(name);
+    const note = (err: unknown): never => {
+      if (isStoreFailure(err)) failed(operation);
+      throw err;
+    };
+    return (...args: unknown[]) => {
+      let out: unknown;
+      try {
+        out = fn.apply(store, args);
+      } catch (err) {
+        note(err);
+      }
+      return out instanceof Promise ? out.catch(note) : out;
+    };
+  };
   return new Proxy({} as TaskStore, {
     get(_target, name) {
       const store = storeOf();
       const value: unknown = Reflect.get(store, name, store);
       if (typeof value !== 'function') return value;
-      const operation = String(name);
-      const note = (err: unknown) => {
-        if (isStoreFailure(err)) failed(operation);
-        throw err;
-      };
-      return (...args: unknown[]) => {
-        let out: unknown;
-        try {
-          out = (value as (...a: unknown[]) => unknown).apply(store, args);
-        } catch (err) {
-          note(err);
-        }
-        return out instanceof Promise ? out.catch(note) : out;
-      };
+      let methods = wrappers.get(store);
+      if (!methods) {
+        methods = new Map();
+        wrappers.set(store, methods);
+      }
+      let wrapped = methods.get(name);
+      if (!wrapped) {
+        wrapped = wrap(store, name, value as (...args: unknown[]) => unknown);
+        methods.set(name, wrapped);
+      }
+      return wrapped;
     },
     has(_target, name) {
       return Reflect.has(storeOf(), name);

@@ -95,6 +95,16 @@ export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, Entry>();
   protected readonly options: MemoryTaskStoreOptions;
   private expiryTimer: NodeJS.Timeout | undefined;
+  // Kept as the tasks change, so that no call walks every task held (finished ones stay for their TTL).
+  /** Ids of queued tasks in the order they are claimed. */
+  private readonly waiting = new Set<string>();
+  private unfinishedCount = 0;
+  private readonly clientTasks = new Map<string, number>();
+  /** Bytes held (see `heldBytes`). */
+  private held = 0;
+  /** Finished tasks in the order they expire (one TTL for all: the order they finished); `expiryHead` is the next. */
+  private expiries: Array<{ id: string; at: number }> = [];
+  private expiryHead = 0;
   /** Tasks ended `TASK_INTERRUPTED` since the store opened, by API (`stats`). */
   private readonly interrupted: Record<string, number> = {};
   /** Each API's recent run times in seconds, for the estimates (`eta_seconds`). */
@@ -125,20 +135,15 @@ export class MemoryTaskStore implements TaskStore {
   async submit(api: string, request: TaskRequest, options: SubmitOptions = {}): Promise<TaskView> {
     this.sweep();
     const { maxTasks, maxHeldBytes } = this.options;
-    let unfinished = 0;
-    let clients = 0;
-    for (const entry of this.tasks.values()) {
-      if (FINAL.has(entry.view.status)) continue;
-      unfinished++;
-      if (options.client !== undefined && entry.client === options.client) clients++;
-    }
+    const unfinished = this.unfinishedCount;
+    const clients = options.client === undefined ? 0 : (this.clientTasks.get(options.client) ?? 0);
     const retry = { headers: { 'retry-after': '1' } };
     if (unfinished >= maxTasks)
       throw new TasksFull(`${maxTasks} tasks are unfinished; retry when one finishes`, retry);
     const share = clientShare(maxTasks, this.options.maxClientTasks);
     if (clients >= share)
       throw new TasksClientFull(`You have ${share} unfinished tasks; retry when one finishes`, retry);
-    if (this.heldBytes() + request.body.byteLength + TASK_OVERHEAD_BYTES > maxHeldBytes)
+    if (this.held + request.body.byteLength + TASK_OVERHEAD_BYTES > maxHeldBytes)
       throw new TasksFull(
         `The tasks hold the ${maxHeldBytes} bytes this server keeps; retry when one finishes or expires`,
         retry,
@@ -168,18 +173,22 @@ export class MemoryTaskStore implements TaskStore {
       cancelListeners: new Set(),
     };
     this.tasks.set(id, entry);
+    this.counted(entry, 1);
     try {
       await this.persist(entry);
     } catch (err) {
       this.tasks.delete(id);
+      this.counted(entry, -1);
       throw err;
     }
     return this.viewOf(entry);
   }
 
   async claim(): Promise<ClaimedTask | null> {
-    for (const entry of this.tasks.values()) {
-      if (entry.view.status !== 'queued' || !entry.request) continue;
+    for (const id of this.waiting) {
+      this.waiting.delete(id);
+      const entry = this.tasks.get(id);
+      if (entry?.view.status !== 'queued' || !entry.request) continue;
       entry.view.status = 'running';
       entry.attempt++;
       entry.startedMs = performance.now();
@@ -218,7 +227,7 @@ export class MemoryTaskStore implements TaskStore {
     }
     // The request's body is let go as the answer comes in.
     const own = entry.request?.body.byteLength ?? 0;
-    if (this.heldBytes() - own + size > maxHeldBytes) {
+    if (this.held - own + size > maxHeldBytes) {
       const full = new TaskResultTooLarge(
         `The task's answer (${size} bytes) does not fit in the ${maxHeldBytes} bytes the other tasks leave`,
       );
@@ -327,6 +336,7 @@ export class MemoryTaskStore implements TaskStore {
    */
   protected restore(stored: Iterable<StoredTask>): StoredTask[] {
     const changed: StoredTask[] = [];
+    const finished: Entry[] = [];
     const now = Date.now();
     for (const task of stored) {
       if (task.expiresMs !== null && task.expiresMs <= now) {
@@ -341,6 +351,12 @@ export class MemoryTaskStore implements TaskStore {
         cancelListeners: new Set(),
       };
       this.tasks.set(task.view.id, entry);
+      if (FINAL.has(task.view.status)) {
+        this.held += (task.result?.body.byteLength ?? 0) + TASK_OVERHEAD_BYTES;
+        finished.push(entry);
+        continue;
+      }
+      this.counted(entry, 1);
       if (task.view.status !== 'running') continue;
       if (task.attempt < task.attempts && task.request) {
         entry.view.status = 'queued';
@@ -354,15 +370,34 @@ export class MemoryTaskStore implements TaskStore {
       }
       changed.push(entry);
     }
+    // Ended before this process: they expire first, in their own order.
+    finished.sort((a, b) => (a.expiresMs ?? 0) - (b.expiresMs ?? 0));
+    this.expiries = [...finished.map((e) => ({ id: e.view.id, at: e.expiresMs ?? now })), ...this.expiries];
     this.scheduleExpiry();
     return changed;
   }
 
   /** Unfinished tasks now (queued and running). */
   protected get unfinished(): number {
-    let count = 0;
-    for (const entry of this.tasks.values()) if (!FINAL.has(entry.view.status)) count++;
-    return count;
+    return this.unfinishedCount;
+  }
+
+  /**
+   * Count an unfinished task in (`sign` 1: submitted, or taken back queued) or out (-1: its submit was not
+   * written): the unfinished and per-client counts, its bytes, the claim order.
+   */
+  private counted(entry: Entry, sign: 1 | -1): void {
+    this.unfinishedCount += sign;
+    if (entry.client !== undefined) this.addClient(entry.client, sign);
+    this.held += sign * ((entry.request?.body.byteLength ?? 0) + TASK_OVERHEAD_BYTES);
+    if (sign === 1) this.waiting.add(entry.view.id);
+    else this.waiting.delete(entry.view.id);
+  }
+
+  private addClient(client: string, delta: number): void {
+    const count = (this.clientTasks.get(client) ?? 0) + delta;
+    if (count > 0) this.clientTasks.set(client, count);
+    else this.clientTasks.delete(client);
   }
 
   /** The task's view with, while it is unfinished, its place in the queue and its estimate. */
@@ -429,22 +464,21 @@ export class MemoryTaskStore implements TaskStore {
     return entry;
   }
 
-  /** Bytes held: queued and running tasks' request bodies, finished tasks' answers, the overhead of each. */
-  private heldBytes(): number {
-    let bytes = 0;
-    for (const entry of this.tasks.values())
-      bytes +=
-        (entry.request?.body.byteLength ?? 0) + (entry.result?.body.byteLength ?? 0) + TASK_OVERHEAD_BYTES;
-    return bytes;
-  }
-
   private finish(entry: Entry, status: TaskStatus, error: ErrorBody | null): void {
     const now = Date.now();
+    if (!FINAL.has(entry.view.status)) {
+      this.unfinishedCount--;
+      if (entry.client !== undefined) this.addClient(entry.client, -1);
+      this.waiting.delete(entry.view.id);
+    }
+    // The request's body is let go, the answer (if any) kept.
+    this.held += (entry.result?.body.byteLength ?? 0) - (entry.request?.body.byteLength ?? 0);
     entry.view.status = status;
     entry.view.error = error;
     entry.view.finished_at = new Date(now).toISOString();
     entry.expiresMs = now + this.options.resultTtl * 1000;
     entry.view.expires_at = new Date(entry.expiresMs).toISOString();
+    this.expiries.push({ id: entry.view.id, at: entry.expiresMs });
     entry.request = null;
     entry.cancelListeners.clear();
     this.scheduleExpiry();
@@ -459,12 +493,21 @@ export class MemoryTaskStore implements TaskStore {
   private sweep(): number {
     const now = Date.now();
     let forgotten = 0;
-    for (const [id, entry] of this.tasks) {
-      if (entry.expiresMs !== null && entry.expiresMs <= now) {
-        this.tasks.delete(id);
-        this.unpersist(id);
-        forgotten++;
-      }
+    while (this.expiryHead < this.expiries.length) {
+      const next = this.expiries[this.expiryHead] as { id: string; at: number };
+      if (next.at > now) break;
+      this.expiryHead++;
+      const entry = this.tasks.get(next.id);
+      if (entry?.expiresMs !== next.at) continue;
+      this.tasks.delete(next.id);
+      this.held -= (entry.result?.body.byteLength ?? 0) + TASK_OVERHEAD_BYTES;
+      this.unpersist(next.id);
+      forgotten++;
+    }
+    // Drop the expired part of the list once it is most of it.
+    if (this.expiryHead > 1024 && this.expiryHead * 2 > this.expiries.length) {
+      this.expiries = this.expiries.slice(this.expiryHead);
+      this.expiryHead = 0;
     }
     return forgotten;
   }
@@ -472,10 +515,8 @@ export class MemoryTaskStore implements TaskStore {
   /** A timer for the next expiry, so memory is given back even when nobody asks (unref'd: it keeps no process alive). */
   private scheduleExpiry(): void {
     if (this.expiryTimer) return;
-    let next = Number.POSITIVE_INFINITY;
-    for (const entry of this.tasks.values())
-      if (entry.expiresMs !== null) next = Math.min(next, entry.expiresMs);
-    if (next === Number.POSITIVE_INFINITY) return;
+    const next = this.expiries[this.expiryHead]?.at;
+    if (next === undefined) return;
     this.expiryTimer = setTimeout(
       () => {
         this.expiryTimer = undefined;

@@ -206,7 +206,7 @@ export function describeTaskRoutes(
       expect((await until('boom', failed, finished)).error?.code).toBe('BAD_INPUT');
       // The runner counts a task once the store took its end, which a client may see a moment before.
       let text = await metrics();
-      while (!text.includes('api_name="boom"')) {
+      while (!text.includes('tiffin_api_server_tasks_failed_total{api_name="boom"')) {
         await sleep(20);
         text = await metrics();
       }

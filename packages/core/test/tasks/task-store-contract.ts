@@ -164,6 +164,21 @@ export function describeTaskStore(
       await s.claim();
       await s.complete(first.id, answer('{}'));
       await s.submit('api', request(), { client: 'greedy' });
+      await expect(s.submit('api', request(), { client: 'greedy' })).rejects.toMatchObject({
+        code: 'JOBS_CLIENT_FULL',
+      });
+      // A failed one gives it back once, not twice.
+      const second = (await s.claim()) as { id: string };
+      await s.fail(second.id, { error: 'no', type: 'BadInput', code: 'BAD_INPUT' });
+      const cancelled = await s.submit('api', request(), { client: 'greedy' });
+      await expect(s.submit('api', request(), { client: 'greedy' })).rejects.toMatchObject({
+        code: 'JOBS_CLIENT_FULL',
+      });
+      await s.cancel(cancelled.id);
+      await s.submit('api', request(), { client: 'greedy' });
+      await expect(s.submit('api', request(), { client: 'greedy' })).rejects.toMatchObject({
+        code: 'JOBS_CLIENT_FULL',
+      });
     });
 
     it('tells a queued task its place (status and events), which falls as tasks ahead start; then an estimate', async () => {

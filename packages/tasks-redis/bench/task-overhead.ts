@@ -1,0 +1,210 @@
+/**
+ * What a task costs beyond its work: a no-op task API served over HTTP, each task submitted (`/submit`) and
+ * followed to its end (`/events`), on the memory, disk (LMDB) and Redis stores, against BullMQ's own figure
+ * for a bare job on the same Redis (a Queue and a Worker that does nothing, awaited with QueueEvents).
+ * Same process for client and server in every case, the same number of tasks in flight and run at once.
+ * Rounds alternate the four so that a machine shared with others loads each alike; the ratio to bare
+ * BullMQ within a round is the figure to read. `pnpm --filter @tiffin/tasks-redis bench:tasks`
+ * (TASKS=600 ROUNDS=3 IN_FLIGHT=16 CONCURRENCY=8 to change).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { JSONDescriptor, Service, serve, type TaskStore } from '@tiffin/core';
+import { LmdbTaskStore, MemoryTaskStore } from '@tiffin/core/internal';
+import { Queue, QueueEvents, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { RedisTaskStore } from '../src/index.js';
+import { RedisServer } from '../test/redis-server.js';
+
+const TASKS = Number(process.env.TASKS ?? 600);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
+const WARMUP = 100;
+const LIMITS = { maxTasks: 4096, maxClientTasks: 4096, resultTtl: 600 };
+
+interface Figures {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  /** CPU time of this process per task, in µs (what the machine's load does not change much). */
+  cpuUs: number;
+}
+
+/** Run `count` tasks, `IN_FLIGHT` at a time; each one's time from submit to done. */
+async function drive(count: number, one: () => Promise<void>): Promise<Figures> {
+  const latencies: number[] = [];
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < count) {
+        next++;
+        const t0 = performance.now();
+        await one();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - began) / 1000;
+  const used = process.cpuUsage(cpu);
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return {
+    perSecond: count / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    cpuUs: (used.user + used.system) / count,
+  };
+}
+
+/** Keep-alive connections for the client (node:http: cheaper than fetch, so the server's cost shows). */
+const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT * 2 });
+
+function call(url: string, method: string, body?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method, agent, headers: body ? { 'content-type': 'application/json' } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A no-op task API on `store`, served on a loopback port, driven over HTTP. */
+async function tiffin(store: TaskStore): Promise<Figures> {
+  const svc = new Service('bench', { tasks: { store, concurrency: CONCURRENCY } }).api(
+    { name: 'noop', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
+    async () => ({}),
+  );
+  const handle = await serve(svc, { port: 0, host: '127.0.0.1', handleSignals: false, logger: false });
+  const one = async () => {
+    const res = await call(`${handle.url}/noop/submit`, 'POST', '{}');
+    if (res.status !== 202) throw new Error(`submit answered ${res.status}: ${res.text}`);
+    const { id } = JSON.parse(res.text) as { id: string };
+    // The stream ends after the task's last event: `done`, or `succeeded` when it had ended already.
+    const events = (await call(`${handle.url}/noop/events?id=${id}`, 'GET')).text;
+    if (!/^event: (done|succeeded)$/m.test(events)) throw new Error(`task ${id} did not succeed: ${events}`);
+  };
+  try {
+    await drive(WARMUP, one);
+    return await drive(TASKS, one);
+  } finally {
+    await handle.close();
+    await store.close?.();
+  }
+}
+
+/** BullMQ alone: a Queue, a Worker doing nothing, each job awaited through QueueEvents. */
+async function bareBullmq(url: string, name: string): Promise<Figures> {
+  const connection = new Redis(url, { maxRetriesPerRequest: null });
+  const queue = new Queue(name, { connection });
+  const events = new QueueEvents(name, { connection: { url } });
+  const worker = new Worker(name, async () => ({}), { connection, concurrency: CONCURRENCY });
+  await Promise.all([events.waitUntilReady(), worker.waitUntilReady()]);
+  const one = async () => {
+    const job = await queue.add('noop', {}, { removeOnComplete: { age: 600 }, removeOnFail: { age: 600 } });
+    await job.waitUntilFinished(events);
+  };
+  try {
+    await drive(WARMUP, one);
+    return await drive(TASKS, one);
+  } finally {
+    await worker.close();
+    await Promise.all([queue.close(), events.close()]);
+    connection.disconnect();
+  }
+}
+
+const ALL_CASES = ['memory', 'disk (LMDB)', 'Redis', 'bare BullMQ'] as const;
+type Case = (typeof ALL_CASES)[number];
+/** CASES=memory,Redis runs only those (a profile of one store); bare BullMQ is the ratios' reference. */
+const cases: readonly Case[] = process.env.CASES
+  ? ALL_CASES.filter((c) => process.env.CASES?.split(',').some((name) => c.startsWith(name)))
+  : ALL_CASES;
+
+async function main(): Promise<void> {
+  const redis = await RedisServer.start('everysec');
+  const dir = mkdtempSync(join(tmpdir(), 'tiffin-bench-tasks-'));
+  const results = new Map<Case, Figures[]>(cases.map((c) => [c, []]));
+  const loads: string[] = [
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
+  ];
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      // Each round starts with a different case, so none always runs first (or last).
+      const order = cases.map((_, k) => cases[(k + round) % cases.length] as Case);
+      for (const c of order) {
+        const queue = `bench-${round}`;
+        const figures =
+          c === 'memory'
+            ? await tiffin(new MemoryTaskStore(LIMITS))
+            : c === 'disk (LMDB)'
+              ? await tiffin(await LmdbTaskStore.open({ dir: join(dir, String(round)), ...LIMITS }))
+              : c === 'Redis'
+                ? await tiffin(await RedisTaskStore.open({ url: redis.url, queue, ...LIMITS }))
+                : await bareBullmq(redis.url, `${queue}-bare`);
+        results.get(c)?.push(figures);
+        console.log(
+          `round ${round + 1} ${c.padEnd(12)} ${figures.perSecond.toFixed(0).padStart(6)} tasks/s  p50 ${figures.p50.toFixed(2)} ms  p99 ${figures.p99.toFixed(2)} ms  CPU ${figures.cpuUs.toFixed(0)} µs/task`,
+        );
+      }
+      loads.push(
+        loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' '),
+      );
+    }
+  } finally {
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const spread = (values: number[], digits: number) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)] as number;
+    return `${(sorted[0] as number).toFixed(digits)} / ${median.toFixed(digits)} / ${(sorted.at(-1) as number).toFixed(digits)}`;
+  };
+  const bare = results.get('bare BullMQ') ?? [];
+  console.log(
+    `\n${TASKS} tasks per run, ${IN_FLIGHT} in flight, ${CONCURRENCY} run at once, ${ROUNDS} rounds; min / median / max`,
+  );
+  console.log(
+    '| store | tasks/s | p50 ms | p99 ms | tasks/s ÷ bare BullMQ (same round) | Node CPU µs per task |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const c of cases) {
+    const runs = results.get(c) as Figures[];
+    const ratios = runs.map((r, k) => r.perSecond / (bare[k]?.perSecond ?? Number.NaN));
+    console.log(
+      `| ${c} | ${spread(
+        runs.map((r) => r.perSecond),
+        0,
+      )} | ${spread(
+        runs.map((r) => r.p50),
+        2,
+      )} | ${spread(
+        runs.map((r) => r.p99),
+        2,
+      )} | ${spread(ratios, 2)} | ${spread(
+        runs.map((r) => r.cpuUs),
+        0,
+      )} |`,
+    );
+  }
+  console.log(`load average (1/5/15 min) before and after each round: ${loads.join(' → ')}`);
+}
+
+await main();
+agent.destroy();
