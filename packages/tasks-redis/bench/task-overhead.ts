@@ -111,6 +111,9 @@ async function bareBullmq(url: string, name: string): Promise<Figures> {
   const queue = new Queue(name, { connection });
   const events = new QueueEvents(name, { connection: { url } });
   const worker = new Worker(name, async () => ({}), { connection, concurrency: CONCURRENCY });
+  // Each job awaited listens for the queue closing: that many listeners are expected.
+  queue.setMaxListeners(IN_FLIGHT + 10);
+  events.setMaxListeners(IN_FLIGHT + 10);
   await Promise.all([events.waitUntilReady(), worker.waitUntilReady()]);
   const one = async () => {
     const job = await queue.add('noop', {}, { removeOnComplete: { age: 600 }, removeOnFail: { age: 600 } });
