@@ -1,14 +1,16 @@
 /**
- * One 512² image the way CPU users make them (LCM-style: 4 UNet calls, no guidance, the tiny autoencoder decoding),
- * end to end and per component, on an SD1.5-shaped folder (scripts/make-sd15-random.ts) with a TAESD-shaped tiny
- * autoencoder of random weights written beside the graphs. The scheduler is Euler with 4 steps (its own cost is
- * negligible next to a UNet call); guidance 0 (off: batch 1). Runs alternate; min/median/max, peak RSS and the load
- * average are printed. `--full` also times the full VAE decode (what the tiny decoder replaces); `--dpm` one standard
- * 20-step DPM++ 2M image with guidance 7.5 and the full VAE, for comparison.
+ * One 512² image the way CPU users make them (LCM: the LCM scheduler, 4 UNet calls, guidance 1 = off, the tiny
+ * autoencoder decoding), end to end and per component, on an SD1.5-shaped folder (scripts/make-sd15-random.ts) with a
+ * TAESD-shaped tiny autoencoder of random weights written beside the graphs; then the standard image beside it:
+ * 20-step DPM++ 2M, guidance 7.5 (40 UNet calls at batch 2), the full VAE. Runs alternate; min/median/max, the peak
+ * RSS (process high-water mark, after the LCM runs and again after the standard ones) and the load average are
+ * printed. `--full` also times the full VAE decode alone (what the tiny decoder replaces); `--dpm-runs=0` skips the
+ * standard image. `--size=128` (any multiple of 64) checks the script quickly; the figures are for 512.
+ * bench/README.md has the exact commands, with the torch side (bench/torch_lcm_image.py) for the ratio.
  *
  * Usage (from packages/diffusion):
- *   nice -n 10 tsx --conditions=source bench/lcm-image.ts <sd15 folder> [--threads=2] [--runs=3]
- *     [--weights=int8] [--graphs=<dir, kept between runs>] [--full] [--dpm]
+ *   nice -n 10 tsx --conditions=source bench/lcm-image.ts <sd15 folder> [--threads=2] [--runs=3] [--dpm-runs=1]
+ *     [--weights=int8] [--graphs=<dir, kept between runs>] [--full] [--size=512]
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -26,9 +28,11 @@ const threads = Number(opt('threads', '2'));
 const runs = Number(opt('runs', '3'));
 const weights = parseOnnxWeights(opt('weights', 'int8'), '--weights');
 const graphs = opt('graphs', join(tmpdir(), 'tiffin-bench-graphs'));
-if (!folder) {
+const dpmRuns = Number(opt('dpm-runs', '1'));
+const size = Number(opt('size', '512'));
+if (!folder || size % 64 !== 0) {
   console.error(
-    'usage: lcm-image <sd15 folder> [--threads=2] [--runs=3] [--weights=int8] [--graphs=dir] [--full] [--dpm]',
+    'usage: lcm-image <sd15 folder> [--threads=2] [--runs=3] [--dpm-runs=1] [--weights=int8] [--graphs=dir] [--full] [--size=512]',
   );
   process.exit(2);
 }
@@ -79,17 +83,26 @@ console.log(`pipeline loaded in ${loadSeconds.toFixed(1)} s`);
 
 const lcm = {
   prompt: 'a photo of a red cube on a wooden table',
-  height: 512,
-  width: 512,
+  height: size,
+  width: size,
   num_inference_steps: 4,
-  guidance_scale: 0,
-  scheduler: 'euler' as const,
+  guidance_scale: 1,
+  scheduler: 'lcm' as const,
   decoder: 'tiny' as const,
 };
+const standard = {
+  ...lcm,
+  num_inference_steps: 20,
+  guidance_scale: 7.5,
+  scheduler: 'dpmpp_2m' as const,
+  decoder: 'full' as const,
+};
+const peakRss = () => `${(process.resourceUsage().maxRSS / 1024 ** 2).toFixed(2)} GB`;
 const [warm] = await seconds(() => pipe.text2img({ ...lcm, seed: 0 }));
 console.log(`warm-up image: ${warm.toFixed(2)} s`);
 
-const sample = { data: detInput('bench/latents', [1, 64, 64, 4]), shape: [1, 64, 64, 4] };
+const side = size / 8;
+const sample = { data: detInput('bench/latents', [1, side, side, 4]), shape: [1, side, side, 4] };
 const parts = { text: [] as number[], unet: [] as number[], tiny: [] as number[], full: [] as number[] };
 const images: number[] = [];
 for (let r = 0; r < runs; r++) {
@@ -112,27 +125,26 @@ for (let r = 0; r < runs; r++) {
     `run ${r + 1}: image ${image.toFixed(2)} s; text encoder ${text.toFixed(2)} s, one UNet call ${unet.toFixed(2)} s, tiny decode ${tiny.toFixed(2)} s${parts.full.length ? `, full VAE decode ${parts.full.at(-1)?.toFixed(2)} s` : ''}; load ${load()}`,
   );
 }
-console.log(
-  `\n512² image, 4 steps, no guidance, tiny decoder (${weights} weights, ${threads} threads): ${fmt(images)}`,
-);
-console.log(`  text encoder ${fmt(parts.text)}`);
-console.log(`  UNet call (batch 1) ${fmt(parts.unet)} ×4 = ${(4 * stats(parts.unet).median).toFixed(2)} s`);
-console.log(`  tiny decode ${fmt(parts.tiny)}`);
-if (parts.full.length) console.log(`  full VAE decode (what the tiny one replaces) ${fmt(parts.full)}`);
-if (args.includes('--dpm')) {
-  const [dpm] = await seconds(() =>
-    pipe.text2img({
-      ...lcm,
-      num_inference_steps: 20,
-      guidance_scale: 7.5,
-      scheduler: 'dpmpp_2m',
-      decoder: 'full',
-      seed: 9,
-    }),
-  );
-  console.log(`standard: 20-step DPM++ 2M, guidance 7.5, full VAE: ${dpm.toFixed(2)} s (one run)`);
+const lcmPeak = peakRss();
+const dpm: number[] = [];
+for (let r = 0; r < dpmRuns; r++) {
+  const [image] = await seconds(() => pipe.text2img({ ...standard, seed: 100 + r }));
+  dpm.push(image);
+  console.log(`standard run ${r + 1}: ${image.toFixed(2)} s; load ${load()}`);
 }
+const lcmMedian = stats(images).median;
+console.log(`\n${size}² images (${weights} weights, ${threads} threads):`);
+console.log(`  LCM, 4 steps, guidance off, tiny decoder: ${fmt(images)}; peak RSS ${lcmPeak}`);
+console.log(`    text encoder ${fmt(parts.text)}`);
+console.log(`    UNet call (batch 1) ${fmt(parts.unet)} ×4 = ${(4 * stats(parts.unet).median).toFixed(2)} s`);
+console.log(`    tiny decode ${fmt(parts.tiny)}`);
 console.log(
-  `peak RSS ${(process.resourceUsage().maxRSS / 1024 ** 2).toFixed(2)} GB; load average at end: ${load()}`,
+  `    without the text encoder (what bench/torch_lcm_image.py times): ${(lcmMedian - stats(parts.text).median).toFixed(2)} s`,
 );
+if (parts.full.length) console.log(`    full VAE decode (what the tiny one replaces) ${fmt(parts.full)}`);
+if (dpm.length)
+  console.log(
+    `  standard, 20-step DPM++ 2M, guidance 7.5, full VAE: ${fmt(dpm)} (${(stats(dpm).median / lcmMedian).toFixed(1)}× the LCM image); peak RSS ${peakRss()}`,
+  );
+console.log(`load average at end: ${load()}`);
 pipe.dispose();
