@@ -4,7 +4,7 @@
  * the same run: the evaluator on the dataset's own rendered pictures (it should read them all back).
  *
  * `--phrasing=people`: the held-out scenes asked for in people's words instead of the caption template (big, tiny,
- * center, middle, upper left, "on the left side", gray: `src/evaluate/phrasings.ts`), words no training caption uses.
+ * center, middle, upper left, "on the left side", gray: `src/evaluate/phrasings.ts`), words no training caption uses (the model ties them to caption words and learnt "side" on training scenes: README).
  *
  * Steps, guidance and scheduler are the model folder's own defaults (`tiffin_defaults.json`) unless given.
  * `--by=<attribute>`: also print each attribute's accuracy per value of that one asked for (e.g. `--by=position`).
