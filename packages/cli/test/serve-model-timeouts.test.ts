@@ -66,4 +66,37 @@ describe('tiffin serve model.onnx --timeout with heavy unbatched calls', () => {
       .find((l) => l.startsWith('tiffin_api_server_shed_total{') && l.includes('code="DEADLINE_EXCEEDED"'));
     expect(Number(line?.slice(line.lastIndexOf(' ') + 1))).toBe(timedOut);
   }, 120_000);
+
+  it("calls past the runner queue's bound are refused 503 RUNNER_QUEUE_FULL and counted in shed_total", async () => {
+    // The gate lets more calls in than the runner queue holds (128), so the queue's own bound answers.
+    const url = await servers.serve([
+      writeDense(servers.dir, 1024),
+      '--no-batching',
+      '--threads',
+      '1',
+      '--max-concurrency',
+      '1000',
+    ]);
+    const body = JSON.stringify(
+      Array.from({ length: 32 }, () => Array.from({ length: 1024 }, (_, i) => (i % 5) / 5)),
+    );
+    const answers = await Promise.all(
+      Array.from({ length: 400 }, () =>
+        fetch(`${url}/predict`, { method: 'POST', body }).then(async (r) => ({
+          status: r.status,
+          code: r.status === 200 ? undefined : ((await r.json()) as { code: string }).code,
+        })),
+      ),
+    );
+    const refused = answers.filter((a) => a.status === 503);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(new Set(refused.map((a) => a.code))).toEqual(new Set(['RUNNER_QUEUE_FULL']));
+    expect(answers.every((a) => a.status === 200 || a.status === 503)).toBe(true);
+    expect((await fetch(`${url}/livez`)).status).toBe(200);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const line = metrics
+      .split('\n')
+      .find((l) => l.startsWith('tiffin_api_server_shed_total{') && l.includes('code="RUNNER_QUEUE_FULL"'));
+    expect(Number(line?.slice(line.lastIndexOf(' ') + 1))).toBe(refused.length);
+  }, 120_000);
 });
