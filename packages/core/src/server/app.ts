@@ -59,6 +59,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const logger = resolved.logger === false ? silentLogger : resolved.logger;
   const lifecycle = new AppLifecycle(service);
   const metrics = new ServerMetrics(service.name, service.version ?? '0.0.0');
+  for (const counter of service.counters) metrics.serviceCounter(counter);
   const runtime = new Runtime(service, {
     timeout: resolved.timeout,
     maxConcurrency: resolved.maxConcurrency,
@@ -234,7 +235,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       // A user's middleware threw: answer with the one error body.
       if (exchange.res.headersSent) return failed(exchange, err);
       exchange.requestId ||= requestIdFor(exchange.get('x-request-id') || undefined);
-      writeError(exchange, err, logger);
+      writeError(exchange, err, logger, resolved.metrics ? metrics : undefined);
       exchange.set('x-request-id', exchange.requestId);
       respond(exchange);
     },

@@ -1,4 +1,5 @@
 import { type Metric, Registry } from 'prom-client';
+import type { ServiceCounter } from '../service/service.js';
 
 /** Metric name prefix (docs/spec/io-descriptors.md §10.6, D6). */
 export const METRICS_PREFIX = 'tiffin_api_server_';
@@ -44,6 +45,7 @@ export class ServerMetrics {
   private readonly inProgress = new Map<string, { labels: Labels; value: number }>();
   private lastRequestSeconds: number | undefined;
   private readonly baseLabels: Labels;
+  private readonly shed: (values: readonly string[]) => void;
 
   constructor(serviceName: string, serviceVersion: string) {
     this.baseLabels = { service_name: serviceName, service_version: serviceVersion };
@@ -80,6 +82,11 @@ export class ServerMetrics {
           ? []
           : [{ value: this.lastRequestSeconds, labels: this.baseLabels }],
     });
+    this.shed = this.labelledCounter(
+      'shed_total',
+      'Calls refused for load (429, 503) or timed out (504), by API and error code',
+      ['api_name', 'code'],
+    );
   }
 
   /**
@@ -87,16 +94,68 @@ export class ServerMetrics {
    * counts one event under `value` (a small closed set of values: bounded series).
    */
   counter(name: string, help: string, label: string): (value: string) => void {
-    const counts = new Map<string, number>();
+    const count = this.labelledCounter(name, help, [label]);
+    return (value) => count([value]);
+  }
+
+  /**
+   * A counter with several labels, made once; the returned function counts one event under `values` (one per
+   * label, in order; each from a small closed set, so the series stay bounded).
+   */
+  labelledCounter(
+    name: string,
+    help: string,
+    labels: readonly string[],
+  ): (values: readonly string[]) => void {
+    const counts = new Map<string, { labels: Labels; value: number }>();
     this.register({
       name: `${METRICS_PREFIX}${name}`,
       help,
       type: 'counter',
       aggregator: 'sum',
-      values: () =>
-        [...counts].map(([value, n]) => ({ value: n, labels: { [label]: value, ...this.baseLabels } })),
+      values: () => [...counts.values()].map((c) => ({ value: c.value, labels: c.labels })),
     });
-    return (value) => counts.set(value, (counts.get(value) ?? 0) + 1);
+    return (values) => {
+      // A NUL cannot occur in a label value that matters here; it keeps the key unambiguous.
+      const key = values.join('\0');
+      let series = counts.get(key);
+      if (!series) {
+        const own: Labels = {};
+        labels.forEach((label, i) => {
+          own[label] = values[i] ?? '';
+        });
+        series = { labels: { ...own, ...this.baseLabels }, value: 0 };
+        counts.set(key, series);
+      }
+      series.value++;
+    };
+  }
+
+  /** Serves a counter the service keeps (`Service.counter`), read at scrape time. */
+  serviceCounter(counter: ServiceCounter): void {
+    this.register({
+      name: `${METRICS_PREFIX}${counter.name}`,
+      help: counter.help,
+      type: 'counter',
+      aggregator: 'sum',
+      values: () =>
+        [...counter.counts.values()].map((series) => ({
+          value: series.value,
+          labels: {
+            ...Object.fromEntries(counter.labels.map((label, i) => [label, series.values[i] ?? ''])),
+            ...this.baseLabels,
+          },
+        })),
+    });
+  }
+
+  /**
+   * Counts an error answer that sheds or times out work (a 429, 503 or 504: the concurrency gate, the stream
+   * cap, a full queue, the deadline), by API (or endpoint, outside the APIs) and the answer's `code` from the
+   * one error table; other answers are not counted here (`request_total` has them by status).
+   */
+  errorAnswered(apiName: string, status: number, code: string): void {
+    if (status === 429 || status === 503 || status === 504) this.shed([apiName, code]);
   }
 
   private register(def: Omit<CollectedMetric, 'values'> & { values: () => MetricValue[] }): void {

@@ -111,6 +111,15 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
 }
 
 /** The task settings of one API (`ApiOptions.task`). */
+/** A counter a service keeps (`Service.counter`), served on the server's `/metrics` under its name. */
+export interface ServiceCounter {
+  readonly name: string;
+  readonly help: string;
+  readonly labels: readonly string[];
+  /** The count per label values (joined by NUL). */
+  readonly counts: ReadonlyMap<string, { readonly values: readonly string[]; readonly value: number }>;
+}
+
 export interface TaskApiOptions {
   /** Times a task may start when its process stops while it runs (default 2). */
   attempts?: number;
@@ -199,6 +208,7 @@ export class Service<Apis extends ApiTypesMap = {}> {
   private readonly startupHooks: LifecycleHook[] = [];
   private readonly shutdownHooks: LifecycleHook[] = [];
   private readonly readinessChecks: ReadinessCheck[] = [];
+  private readonly counterList: ServiceCounter[] = [];
   private readonly mounted: MountedMiddleware[] = [];
   private taskStore: TaskStore;
   /** The bounds given for the default store (`ServiceOptions.tasks`), which a store from `tiffin serve` keeps too. */
@@ -359,6 +369,27 @@ export class Service<Apis extends ApiTypesMap = {}> {
   onShutdown(hook: LifecycleHook): this {
     this.shutdownHooks.push(hook);
     return this;
+  }
+
+  /**
+   * A counter of the service's own events (work it cancelled, shed, ...), served on `/metrics` as
+   * `tiffin_api_server_<name>` with `labels` and the service's name and version. The returned function counts
+   * one event under `values` (one per label, each from a small closed set: bounded series).
+   */
+  counter(name: string, help: string, labels: readonly string[]): (values: readonly string[]) => void {
+    const counts = new Map<string, { values: readonly string[]; value: number }>();
+    this.counterList.push({ name, help, labels, counts });
+    return (values) => {
+      const key = values.join('\0');
+      const series = counts.get(key);
+      if (series) series.value++;
+      else counts.set(key, { values: [...values], value: 1 });
+    };
+  }
+
+  /** The counters made with `counter()`. */
+  get counters(): readonly ServiceCounter[] {
+    return this.counterList;
   }
 
   /**

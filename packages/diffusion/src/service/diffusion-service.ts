@@ -160,6 +160,13 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     tasks: { maxTasks: options.maxJobs ?? 64, resultTtl: options.jobResultTtl ?? 600 },
   });
 
+  // Why generations stopped early: an operator tells a too-short `--timeout` from clients leaving.
+  const cancelled = service.counter(
+    'generations_cancelled_total',
+    'Generations cancelled before they finished, by reason (timeout, client_gone, cancelled)',
+    ['reason'],
+  );
+
   // Public: the page itself holds nothing; the API calls it makes need the token like any other client's.
   if (options.page !== false) service.mount(generationPage(), { public: true });
 
@@ -288,6 +295,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (err instanceof GenerationCancelled) {
+        cancelled([cancelReason(signal.reason)]);
         logger.log('info', 'generation cancelled', {
           requestId: id,
           reason: String(signal.reason ?? message),
@@ -478,4 +486,14 @@ function unetInChannels(modelDir: string): number {
   } catch {
     return 4;
   }
+}
+
+/**
+ * Why a generation's signal was aborted: its deadline passed (504), its task was cancelled, or else its client
+ * went away (the server aborts with a plain error when the connection closes).
+ */
+function cancelReason(reason: unknown): 'timeout' | 'cancelled' | 'client_gone' {
+  if (isTiffinError(reason) && reason.code === 'DEADLINE_EXCEEDED') return 'timeout';
+  if (isTiffinError(reason) && reason.code === 'CANCELLED') return 'cancelled';
+  return 'client_gone';
 }

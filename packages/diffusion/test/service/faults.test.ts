@@ -6,6 +6,7 @@ import { createDiffusionService, type DiffusionService } from '../../src/service
 import { ModelTooLargeError } from '../../src/service/model-fit.js';
 import type { ProgressEvent } from '../../src/service/progress.js';
 import { tinyDir } from '../helpers/tiny.js';
+import { cancelledCount } from './service-helpers.js';
 
 /**
  * Diffusion under faults on the tiny pipeline: a client that leaves or a request that
@@ -80,6 +81,7 @@ describe('cancellation', () => {
     await waitFor(() =>
       log.events.some((e) => e.status === 'step' && e.step === 2 && e.request_id === longId()),
     );
+    const goneBefore = await cancelledCount(handle.url, 'client_gone');
     const killedAt = performance.now();
     leaving.abort();
     expect(await long).toBeInstanceOf(Error);
@@ -91,6 +93,8 @@ describe('cancellation', () => {
     const stepsAfterKill = mine.filter((e) => e.status === 'step' && e.at > killedAt).length;
     const nextStarted = log.events.find((e) => e.status === 'started' && e.request_id !== id);
     expect(mine.at(-1)?.status).toBe('cancelled');
+    // Counted on /metrics by why it stopped.
+    expect((await cancelledCount(handle.url, 'client_gone')) - goneBefore).toBe(1);
     expect(mine.filter((e) => e.status === 'step').length).toBeLessThan(50);
     // Within one step: at most the step under way when the client left completes before the next job starts.
     expect(stepsAfterKill).toBeLessThanOrEqual(1);
@@ -129,6 +133,8 @@ describe('cancellation', () => {
       const cancelled = log.events.find((e) => e.status === 'cancelled');
       const steps = log.events.filter((e) => e.status === 'step' && e.request_id === cancelled?.request_id);
       expect(steps.length).toBeLessThan(150);
+      expect(await cancelledCount(server.url, 'timeout')).toBe(1);
+      expect(await cancelledCount(server.url, 'client_gone')).toBe(0);
       await waitFor(() => timed.queue.size.running === 0);
       const after = await post(`${server.url}/text2img`, {
         prompt: 'after',

@@ -7,7 +7,7 @@ import { decodeBmp } from '@tiffin/io-image';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiffusionService, type DiffusionService } from '../../src/service/diffusion-service.js';
 import { tinyDir } from '../helpers/tiny.js';
-import { jpegSize } from './service-helpers.js';
+import { cancelledCount, jpegSize } from './service-helpers.js';
 
 /**
  * The jobs API (`/text2img/submit`, status, get, cancel, events) on the tiny pipeline: core's tasks (the store's
@@ -125,6 +125,7 @@ export function describeJobs(storeName: string, makeStore?: () => Promise<TaskSt
         expect(view.status).toBe('cancelled');
         expect(view.step).toBeLessThan(100);
         expect(view.error?.code).toBe('CANCELLED');
+        expect(await cancelledCount(handle.url, 'cancelled')).toBe(1);
         const get = await fetch(url(`/text2img/get?id=${id}`));
         expect(get.status).toBe(409);
         expect(((await get.json()) as { code: string }).code).toBe('JOB_NOT_DONE');

@@ -46,3 +46,15 @@ export function writeTinyLora(
   writeSafetensors(path, tensors);
   return path;
 }
+
+/** `tiffin_api_server_generations_cancelled_total{reason}` as the server at `baseUrl` serves it (0 when absent). */
+export async function cancelledCount(baseUrl: string, reason: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('tiffin_api_server_generations_cancelled_total{') && l.includes(`reason="${reason}"`),
+    );
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}

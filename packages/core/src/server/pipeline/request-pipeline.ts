@@ -130,7 +130,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     try {
       await inner(ctx, dispatch);
     } catch (err) {
-      writeError(ctx, err, logger);
+      // A health check's 503 says the server is not ready: nothing was shed.
+      writeError(ctx, err, logger, HEALTH_PATHS.has(path) ? undefined : metrics);
     }
     // The endpoint as routed: a mounted route's pattern is known only once it answered.
     recordMetrics?.(ctx.status, ctx.endpoint);
