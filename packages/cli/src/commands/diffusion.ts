@@ -56,6 +56,8 @@ interface ServiceSettingFlags {
   progressAll?: boolean;
   /** False with --no-openai-api. */
   openaiApi?: boolean;
+  /** False with --no-a1111-api. */
+  a1111Api?: boolean;
   /** false with --no-ui */
   ui?: boolean;
   ortThreads?: number;
@@ -219,6 +221,7 @@ const serviceSettingOptions = (command: Command): Command =>
     )
     .option('--no-ui', 'do not serve the generation page at /ui')
     .option('--no-openai-api', 'do not serve the OpenAI Images API (/v1/images/*, /v1/models)')
+    .option('--no-a1111-api', "do not serve AUTOMATIC1111's API (/sdapi/v1/*)")
     .option(
       '--timeout <seconds>',
       'per-request timeout (504; the generation is cancelled)',
@@ -267,6 +270,7 @@ function serviceSettings(flags: ServiceSettingFlags, backend: BackendName | unde
     progressAll: flags.progressAll === true,
     page: flags.ui !== false,
     openaiApi: flags.openaiApi !== false,
+    a1111Api: flags.a1111Api !== false,
     backend,
     onnx: {
       intraOpThreads: flags.ortThreads,

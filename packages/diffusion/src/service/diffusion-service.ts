@@ -29,7 +29,8 @@ import {
   readModelDefaults,
 } from '../pipeline/model-defaults.js';
 import { INPAINT_UNET_CHANNELS } from '../pipeline/stable-diffusion/inpaint.js';
-import type { CompatGenerator } from './compat/generator.js';
+import { a1111Routes } from './compat/a1111/a1111-routes.js';
+import type { CompatGenerator, GenerationWatch } from './compat/generator.js';
 import { openAIRoutes } from './compat/openai/openai-routes.js';
 import { generationPage } from './generation-page.js';
 import { GenerationQueue } from './generation-queue.js';
@@ -118,6 +119,8 @@ export interface DiffusionServiceOptions {
   page?: boolean;
   /** Serve the OpenAI Images API (`/v1/images/*`, `/v1/models`; default true). */
   openaiApi?: boolean;
+  /** Serve AUTOMATIC1111's API (`/sdapi/v1/*`; default true). */
+  a1111Api?: boolean;
 }
 
 /** The largest side a request may ask for unless configured: the model's own size times this. */
@@ -257,7 +260,12 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     id: string,
     key: ProgressKey,
     signal: AbortSignal,
-    onStep: (step: number, totalSteps: number, detail: { timestep: number; preview?: string }) => void,
+    onStep: (
+      step: number,
+      totalSteps: number,
+      detail: { timestep: number; preview?: string },
+      previewImage?: JobImage,
+    ) => void,
     preview = false,
   ): Promise<GeneratedImages> {
     const worker = host as ModelWorkerHost;
@@ -278,7 +286,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
                 timestep: p.timestep,
                 ...(p.preview ? { preview: bmpDataUrl(p.preview) } : {}),
               };
-              onStep(p.step, p.totalSteps, detail);
+              onStep(p.step, p.totalSteps, detail, p.preview);
               logger.log('info', 'generation step', {
                 requestId: id,
                 step: p.step,
@@ -362,6 +370,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     );
   }
 
+  if (options.a1111Api !== false) service.mount(a1111Routes(compatGenerator()));
   if (options.openaiApi !== false) {
     const openai = openAIRoutes({ generator: compatGenerator(), modelId: service.name });
     // The marker runs only for requests with the token; the routes answer every request in OpenAI's shape.
@@ -371,11 +380,23 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
 
   /** The kinds as the compatible APIs call them: bodies in the kinds' field names, through `start`. */
   function compatGenerator(): CompatGenerator {
-    const run = async (name: GenerationKindName, value: unknown, signal: AbortSignal) => {
+    const run = async (
+      name: GenerationKindName,
+      value: unknown,
+      signal: AbortSignal,
+      watch: GenerationWatch | undefined,
+    ) => {
       if (!kinds.includes(name)) throw new BadInput(`this model does not serve ${name}`);
       const request = GENERATION_KINDS[name].toRequest(value, context);
       const id = randomUUID();
-      const images = await start(await prepare(request), id, `request:${id}`, signal, () => {});
+      const images = await start(
+        await prepare(request),
+        id,
+        `request:${id}`,
+        signal,
+        (step, total, _detail, preview) => watch?.onStep(step, total, preview),
+        watch?.preview ?? false,
+      );
       return { ...images, format: request.output.format, quality: request.output.quality };
     };
     const parse = <T>(schema: z.ZodType<T>, body: unknown): T => {
@@ -388,15 +409,29 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       maxSize: limits.maxSize,
       defaultSize: context.defaultSize,
       maxImages: limits.maxImages,
-      text2img: (body, signal) =>
-        run('text2img', parse(text2imgSchema(limits, context.defaultSize, family, defaults), body), signal),
-      img2img: (body, image, signal) =>
-        run('img2img', { img: image, data: parse(img2imgSchema(limits, family, defaults), body) }, signal),
-      inpaint: (body, image, mask, signal) =>
+      defaults: { ...defaulted, scheduler: defaulted.scheduler ?? host?.defaultScheduler ?? null },
+      modelName: basename(modelDir),
+      listLoras: async () => (roots ? roots.list() : []),
+      text2img: (body, signal, watch) =>
+        run(
+          'text2img',
+          parse(text2imgSchema(limits, context.defaultSize, family, defaults), body),
+          signal,
+          watch,
+        ),
+      img2img: (body, image, signal, watch) =>
+        run(
+          'img2img',
+          { img: image, data: parse(img2imgSchema(limits, family, defaults), body) },
+          signal,
+          watch,
+        ),
+      inpaint: (body, image, mask, signal, watch) =>
         run(
           'inpaint',
           { image, mask_image: mask, data: parse(inpaintSchema(limits, family, defaults), body) },
           signal,
+          watch,
         ),
     };
   }

@@ -1,4 +1,5 @@
 import type { GeneratedImages } from '../images-output.js';
+import type { JobImage } from '../worker-protocol.js';
 
 /** An uploaded image decoded to 8-bit pixels, as the kinds read it (RGB, or grey/RGBA for a mask). */
 export interface UploadedImage {
@@ -6,6 +7,18 @@ export interface UploadedImage {
   height: number;
   channels: number;
   data: Uint8Array;
+}
+
+/** Who follows a generation step by step (with a preview image per step when `preview`). */
+export interface GenerationWatch {
+  preview: boolean;
+  onStep(step: number, totalSteps: number, preview: JobImage | undefined): void;
+}
+
+/** A LoRA file requests may name, as the service lists it. */
+export interface LoraFile {
+  name: string;
+  bytes: number;
 }
 
 /**
@@ -21,12 +34,28 @@ export interface CompatGenerator {
   readonly defaultSize: number;
   /** Most images per request. */
   readonly maxImages: number;
-  text2img(body: Record<string, unknown>, signal: AbortSignal): Promise<GeneratedImages>;
-  img2img(body: Record<string, unknown>, image: UploadedImage, signal: AbortSignal): Promise<GeneratedImages>;
+  /** The model folder's name. */
+  readonly modelName: string;
+  /** The values left-out scheduler, steps and guidance take. */
+  readonly defaults: { scheduler: string | null; num_inference_steps: number; guidance_scale: number };
+  /** The LoRA files requests may name. */
+  listLoras(): Promise<LoraFile[]>;
+  text2img(
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+    watch?: GenerationWatch,
+  ): Promise<GeneratedImages>;
+  img2img(
+    body: Record<string, unknown>,
+    image: UploadedImage,
+    signal: AbortSignal,
+    watch?: GenerationWatch,
+  ): Promise<GeneratedImages>;
   inpaint(
     body: Record<string, unknown>,
     image: UploadedImage,
     mask: UploadedImage,
     signal: AbortSignal,
+    watch?: GenerationWatch,
   ): Promise<GeneratedImages>;
 }
