@@ -54,6 +54,10 @@ interface ServiceSettingFlags {
   jobTtl: number;
   timeout: number;
   progressAll?: boolean;
+  /** False with --no-openai-api. */
+  openaiApi?: boolean;
+  /** False with --no-a1111-api. */
+  a1111Api?: boolean;
   /** false with --no-ui */
   ui?: boolean;
   ortThreads?: number;
@@ -216,6 +220,8 @@ const serviceSettingOptions = (command: Command): Command =>
       'let POST /progress without a request_id stream every generation (ids and previews) to any client',
     )
     .option('--no-ui', 'do not serve the generation page at /ui')
+    .option('--no-openai-api', 'do not serve the OpenAI Images API (/v1/images/*, /v1/models)')
+    .option('--no-a1111-api', "do not serve AUTOMATIC1111's API (/sdapi/v1/*)")
     .option(
       '--timeout <seconds>',
       'per-request timeout (504; the generation is cancelled)',
@@ -263,6 +269,8 @@ function serviceSettings(flags: ServiceSettingFlags, backend: BackendName | unde
     timeout: flags.timeout,
     progressAll: flags.progressAll === true,
     page: flags.ui !== false,
+    openaiApi: flags.openaiApi !== false,
+    a1111Api: flags.a1111Api !== false,
     backend,
     onnx: {
       intraOpThreads: flags.ortThreads,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
@@ -28,6 +29,9 @@ import {
   readModelDefaults,
 } from '../pipeline/model-defaults.js';
 import { INPAINT_UNET_CHANNELS } from '../pipeline/stable-diffusion/inpaint.js';
+import { a1111Routes } from './compat/a1111/a1111-routes.js';
+import type { CompatGenerator, GenerationWatch } from './compat/generator.js';
+import { openAIRoutes } from './compat/openai/openai-routes.js';
 import { generationPage } from './generation-page.js';
 import { GenerationQueue } from './generation-queue.js';
 import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
@@ -43,7 +47,14 @@ import { defaultImageSize, pipelineFamily } from './model-config.js';
 import { negotiateOutputFormat } from './output-format.js';
 import { ProgressHub, type ProgressKey } from './progress.js';
 import { QueryInput } from './query-input.js';
-import { DEFAULT_GENERATION_LIMITS, defaultedValues, progressSchema } from './request-schemas.js';
+import {
+  DEFAULT_GENERATION_LIMITS,
+  defaultedValues,
+  img2imgSchema,
+  inpaintSchema,
+  progressSchema,
+  text2imgSchema,
+} from './request-schemas.js';
 import type { JobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
 import type { JobImage, JobInput, JobLora } from './worker-protocol.js';
@@ -106,6 +117,10 @@ export interface DiffusionServiceOptions {
   progressAll?: boolean;
   /** Serve the generation page at `/ui` (default true). */
   page?: boolean;
+  /** Serve the OpenAI Images API (`/v1/images/*`, `/v1/models`; default true). */
+  openaiApi?: boolean;
+  /** Serve AUTOMATIC1111's API (`/sdapi/v1/*`; default true). */
+  a1111Api?: boolean;
 }
 
 /** The largest side a request may ask for unless configured: the model's own size times this. */
@@ -252,7 +267,12 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     id: string,
     key: ProgressKey,
     signal: AbortSignal,
-    onStep: (step: number, totalSteps: number, detail: { timestep: number; preview?: string }) => void,
+    onStep: (
+      step: number,
+      totalSteps: number,
+      detail: { timestep: number; preview?: string },
+      previewImage?: JobImage,
+    ) => void,
     preview = false,
   ): Promise<GeneratedImages> {
     const worker = host as ModelWorkerHost;
@@ -273,7 +293,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
                 timestep: p.timestep,
                 ...(p.preview ? { preview: bmpDataUrl(p.preview) } : {}),
               };
-              onStep(p.step, p.totalSteps, detail);
+              onStep(p.step, p.totalSteps, detail, p.preview);
               logger.log('info', 'generation step', {
                 requestId: id,
                 step: p.step,
@@ -356,6 +376,72 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         return { ...images, format, quality };
       },
     );
+  }
+
+  if (options.a1111Api !== false) service.mount(a1111Routes(compatGenerator()));
+  if (options.openaiApi !== false) {
+    const openai = openAIRoutes({ generator: compatGenerator(), modelId: service.name });
+    // The marker runs only for requests with the token; the routes answer every request in OpenAI's shape.
+    service.mount(openai.marker);
+    service.mount(openai.routes, { public: true });
+  }
+
+  /** The kinds as the compatible APIs call them: bodies in the kinds' field names, through `start`. */
+  function compatGenerator(): CompatGenerator {
+    const run = async (
+      name: GenerationKindName,
+      value: unknown,
+      signal: AbortSignal,
+      watch: GenerationWatch | undefined,
+    ) => {
+      if (!kinds.includes(name)) throw new BadInput(`this model does not serve ${name}`);
+      const request = GENERATION_KINDS[name].toRequest(value, context);
+      const id = randomUUID();
+      const images = await start(
+        await prepare(request),
+        id,
+        `request:${id}`,
+        signal,
+        (step, total, _detail, preview) => watch?.onStep(step, total, preview),
+        watch?.preview ?? false,
+      );
+      return { ...images, format: request.output.format, quality: request.output.quality };
+    };
+    const parse = <T>(schema: z.ZodType<T>, body: unknown): T => {
+      const result = schema.safeParse(body);
+      if (!result.success) throw new BadInput(z.prettifyError(result.error));
+      return result.data;
+    };
+    return {
+      kinds,
+      maxSize: limits.maxSize,
+      defaultSize: context.defaultSize,
+      maxImages: limits.maxImages,
+      defaults: { ...defaulted, scheduler: defaulted.scheduler ?? host?.defaultScheduler ?? null },
+      modelName: basename(modelDir),
+      listLoras: async () => (roots ? roots.list() : []),
+      text2img: (body, signal, watch) =>
+        run(
+          'text2img',
+          parse(text2imgSchema(limits, context.defaultSize, family, defaults), body),
+          signal,
+          watch,
+        ),
+      img2img: (body, image, signal, watch) =>
+        run(
+          'img2img',
+          { img: image, data: parse(img2imgSchema(limits, family, defaults), body) },
+          signal,
+          watch,
+        ),
+      inpaint: (body, image, mask, signal, watch) =>
+        run(
+          'inpaint',
+          { image, mask_image: mask, data: parse(inpaintSchema(limits, family, defaults), body) },
+          signal,
+          watch,
+        ),
+    };
   }
 
   service.api(

@@ -1,0 +1,239 @@
+import type { Service } from '@tiffin/core';
+import { GenerationCancelled } from '../../../pipeline/cancel.js';
+import { encodeGenerated } from '../../output-format.js';
+import { decodeUpload, UnreadableImage } from '../decode-upload.js';
+import type { CompatGenerator, UploadedImage } from '../generator.js';
+import { BodyTooLarge, readBoundedBody } from '../read-body.js';
+import { A1111Error, a1111ErrorAnswer } from './a1111-error.js';
+import { A1111Progress } from './a1111-progress.js';
+import { type A1111Plan, a1111Plan } from './a1111-request.js';
+import { A1111_SAMPLERS } from './samplers.js';
+
+/** Koa middleware as `Service.mount` takes it. */
+type MountedMiddleware = Parameters<Service['mount']>[0];
+type Ctx = Parameters<MountedMiddleware>[0];
+
+/** A txt2img body is prompts and numbers; an img2img body carries base64 images of at most the model's size. */
+const MAX_JSON_BYTES = 1024 * 1024;
+const MAX_IMG2IMG_BYTES = 32 * 1024 * 1024;
+
+/**
+ * AUTOMATIC1111's `/sdapi/v1/*` on a diffusion service, on its own kinds and queue: txt2img, img2img (inpainting
+ * with a `mask`), progress (with the previews as `current_image`), interrupt, and the read-only listings
+ * (samplers, sd-models, loras, options). Mounted private: it needs the service's API token like the other routes.
+ */
+export function a1111Routes(generator: CompatGenerator): MountedMiddleware {
+  const progress = new A1111Progress();
+  return async (ctx, next) => {
+    if (!ctx.path.startsWith('/sdapi/v1/')) return next();
+    const route = ctx.path.slice('/sdapi/v1/'.length);
+    try {
+      const method = ROUTE_METHODS[route];
+      if (!method) throw new A1111Error(404, 'Not Found');
+      if (ctx.method !== method) throw new A1111Error(405, 'Method Not Allowed');
+      ctx.body = await answer(ctx, route);
+    } catch (err) {
+      const { status, body } = a1111ErrorAnswer(err);
+      ctx.status = status;
+      ctx.body = body;
+    }
+  };
+
+  async function answer(ctx: Ctx, route: string): Promise<unknown> {
+    switch (route) {
+      case 'txt2img':
+      case 'img2img':
+        return generate(ctx, route === 'img2img');
+      case 'progress':
+        return progressAnswer(ctx.query.skip_current_image === 'true');
+      case 'interrupt':
+        progress.interrupt();
+        return {};
+      case 'samplers':
+        return Object.entries(A1111_SAMPLERS).map(([name, s]) => ({
+          name,
+          aliases: [s.scheduler],
+          options: s.karras ? { scheduler: 'karras' } : {},
+        }));
+      case 'sd-models':
+        return [
+          {
+            title: generator.modelName,
+            model_name: generator.modelName,
+            hash: null,
+            sha256: null,
+            filename: generator.modelName,
+            config: null,
+          },
+        ];
+      case 'loras':
+        return (await generator.listLoras()).map((l) => {
+          const name = l.name.replace(/\.safetensors$/, '');
+          return { name, alias: name, path: l.name, metadata: {} };
+        });
+      default:
+        // options: read-only, what this service runs with.
+        return {
+          sd_model_checkpoint: generator.modelName,
+          sd_checkpoint_hash: null,
+          samples_format: 'png',
+          CLIP_stop_at_last_layers: 1,
+        };
+    }
+  }
+
+  async function progressAnswer(skipImage: boolean) {
+    const snap = progress.snapshot();
+    const currentImage =
+      !skipImage && snap?.preview
+        ? (await encodeGenerated(snap.preview.data, snap.preview.width, snap.preview.height, 'png')).toString(
+            'base64',
+          )
+        : null;
+    return {
+      progress: snap?.progress ?? 0,
+      eta_relative: snap?.etaRelative ?? 0,
+      state: {
+        skipped: false,
+        interrupted: snap?.job.interrupted ?? false,
+        job: snap ? `generation ${snap.job.no + 1} out of ${snap.job.count}` : '',
+        job_count: snap?.job.count ?? 0,
+        job_timestamp: snap?.job.timestamp ?? '0',
+        job_no: snap?.job.no ?? 0,
+        sampling_step: snap?.job.step ?? 0,
+        sampling_steps: snap?.job.steps ?? 0,
+      },
+      current_image: currentImage,
+      textinfo: null,
+    };
+  }
+
+  async function generate(ctx: Ctx, img2img: boolean) {
+    const body = await readJson(ctx, img2img ? MAX_IMG2IMG_BYTES : MAX_JSON_BYTES);
+    const plan = a1111Plan(body, generator, img2img);
+    const maxPixels = generator.maxSize * generator.maxSize;
+    let image: UploadedImage | undefined;
+    let mask: UploadedImage | undefined;
+    if (img2img) {
+      const inits = body.init_images;
+      if (!Array.isArray(inits) || inits.length === 0)
+        throw new A1111Error(422, 'init_images must be a list of one base64 image');
+      image = await base64Image(inits[0], 'init_images[0]', maxPixels);
+      if (body.mask !== undefined && body.mask !== null && body.mask !== '')
+        mask = await base64Image(body.mask, 'mask', maxPixels);
+    }
+    const client = new AbortController();
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished) client.abort(new Error('client closed the connection'));
+    });
+    const followed = progress.begin(plan.iterations, client.signal);
+    const images: string[] = [];
+    const seeds: number[] = [];
+    try {
+      for (let i = 0; i < plan.iterations; i++) {
+        progress.iteration(i);
+        const seeded = { ...plan.body, seed: plan.seed + i * plan.batchSize };
+        const watch = { preview: true, onStep: progress.step.bind(progress) };
+        let result: Awaited<ReturnType<CompatGenerator['text2img']>>;
+        try {
+          result = !image
+            ? await generator.text2img(seeded, followed.signal, watch)
+            : mask
+              ? await generator.inpaint(seeded, image, mask, followed.signal, watch)
+              : await generator.img2img(seeded, image, followed.signal, watch);
+        } catch (err) {
+          // Interrupted: A1111 answers with the images made so far.
+          if (err instanceof GenerationCancelled && progress.interrupted) break;
+          throw err;
+        }
+        for (let k = 0; k < result.images.length; k++) {
+          const [height, width] = result.images[k].shape;
+          const png = await encodeGenerated(result.images[k].data as Uint8Array, width, height, 'png');
+          images.push(png.toString('base64'));
+          seeds.push(result.seeds[k]);
+        }
+      }
+    } finally {
+      followed.end();
+    }
+    return { images, parameters: plan.parameters, info: JSON.stringify(info(plan, seeds)) };
+  }
+}
+
+const ROUTE_METHODS: Readonly<Record<string, string>> = {
+  txt2img: 'POST',
+  img2img: 'POST',
+  progress: 'GET',
+  interrupt: 'POST',
+  samplers: 'GET',
+  'sd-models': 'GET',
+  loras: 'GET',
+  options: 'GET',
+};
+
+/** `info` as A1111 writes it: the generation's settings and every image's seed. */
+function info(plan: A1111Plan, seeds: number[]): Record<string, unknown> {
+  const p = plan.parameters;
+  return {
+    prompt: p.prompt,
+    all_prompts: seeds.map(() => p.prompt),
+    negative_prompt: p.negative_prompt,
+    all_negative_prompts: seeds.map(() => p.negative_prompt),
+    seed: seeds[0] ?? plan.seed,
+    all_seeds: seeds,
+    subseed: -1,
+    all_subseeds: seeds.map(() => -1),
+    subseed_strength: 0,
+    width: p.width,
+    height: p.height,
+    sampler_name: plan.samplerName,
+    cfg_scale: p.cfg_scale,
+    steps: p.steps,
+    batch_size: plan.batchSize,
+    restore_faces: false,
+    sd_model_name: null,
+    denoising_strength: p.denoising_strength ?? null,
+    index_of_first_image: 0,
+    infotexts: seeds.map(
+      (seed) =>
+        `${p.prompt}\nNegative prompt: ${p.negative_prompt}\nSteps: ${p.steps}, Sampler: ${plan.samplerName}, CFG scale: ${p.cfg_scale}, Seed: ${seed}, Size: ${p.width}x${p.height}`,
+    ),
+    job_timestamp: new Date().toISOString().replace(/\D/g, '').slice(0, 14),
+    clip_skip: 1,
+    is_using_inpainting_conditioning: false,
+    version: 'tiffin',
+  };
+}
+
+async function readJson(ctx: Ctx, maxBytes: number): Promise<Record<string, unknown>> {
+  let bytes: Buffer;
+  try {
+    bytes = await readBoundedBody(ctx.req, maxBytes);
+  } catch (err) {
+    if (err instanceof BodyTooLarge)
+      throw new A1111Error(413, `The request body is larger than ${maxBytes} bytes`);
+    throw new A1111Error(400, 'The request body could not be read');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new A1111Error(422, 'The body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new A1111Error(422, 'The body must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/** A base64 image (with or without a `data:` prefix) decoded to pixels. */
+async function base64Image(value: unknown, field: string, maxPixels: number): Promise<UploadedImage> {
+  if (typeof value !== 'string') throw new A1111Error(422, `${field} must be a base64 string`);
+  const comma = value.startsWith('data:') ? value.indexOf(',') : -1;
+  const bytes = Buffer.from(value.slice(comma + 1), 'base64');
+  try {
+    return await decodeUpload(new Uint8Array(bytes), maxPixels);
+  } catch (err) {
+    if (err instanceof UnreadableImage) throw new A1111Error(422, `${field} ${err.message}`);
+    throw err;
+  }
+}

@@ -1,0 +1,40 @@
+import sharp, { type Metadata } from 'sharp';
+import type { UploadedImage } from './generator.js';
+
+/** Uploaded bytes that are no image sharp can read, or larger than allowed. */
+export class UnreadableImage extends Error {}
+
+/**
+ * Uploaded image bytes as 8-bit pixels (RGB, or RGBA when `keepAlpha` and it has alpha): the size is read from
+ * the header and refused over `maxPixels` before anything is decoded.
+ */
+export async function decodeUpload(
+  bytes: Uint8Array,
+  maxPixels: number,
+  keepAlpha = false,
+): Promise<UploadedImage> {
+  let meta: Metadata;
+  try {
+    meta = await sharp(bytes, { limitInputPixels: maxPixels }).metadata();
+  } catch {
+    throw new UnreadableImage('is not a PNG, JPEG or WebP image');
+  }
+  const { width, height } = meta;
+  if (!width || !height) throw new UnreadableImage('is not a PNG, JPEG or WebP image');
+  if (width * height > maxPixels)
+    throw new UnreadableImage(`is ${width}×${height}, larger than this model accepts`);
+  try {
+    let pipeline = sharp(bytes, { limitInputPixels: maxPixels });
+    pipeline =
+      keepAlpha && meta.hasAlpha ? pipeline.ensureAlpha() : pipeline.removeAlpha().toColourspace('srgb');
+    const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
+    return {
+      width: info.width,
+      height: info.height,
+      channels: info.channels,
+      data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    };
+  } catch {
+    throw new UnreadableImage('could not be decoded');
+  }
+}
