@@ -6,6 +6,10 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI_DIR, CliProcess } from './cli-process.js';
 
+/** The fixture's task API (slow-tasks.ts: `work`). */
+// outside-reads: ignore (a route of the service, not a path on this machine)
+const ROUTE = '/work';
+
 const FIXTURE = join(CLI_DIR, 'test', 'fixtures', 'slow-tasks.ts');
 
 describe('tiffin serve --webhook-allow', () => {
@@ -43,7 +47,7 @@ describe('tiffin serve --webhook-allow', () => {
     ]);
     const url = await server.readyUrl();
     const submit = (hook: string) =>
-      fetch(`${url}/work/submit`, {
+      fetch(`${url}${ROUTE}/submit`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'tiffin-webhook-url': hook },
         body: JSON.stringify({ n: 7, ms: 10 }),
@@ -60,7 +64,7 @@ describe('tiffin serve --webhook-allow', () => {
     const payload = new Webhook(secret).verify(delivery.body, delivery.headers);
     expect(payload).toMatchObject({
       type: 'task.succeeded',
-      data: { id, status: 'succeeded', result_url: `/work/get?id=${id}` },
+      data: { id, status: 'succeeded', result_url: `${ROUTE}/get?id=${id}` },
     });
   });
 });
