@@ -171,11 +171,7 @@ export function kubernetesManifests(
                 requests: { cpu: settings.cpuRequest, memory: settings.memoryRequest },
                 limits: { cpu: settings.cpuLimit, memory: settings.memoryLimit },
               },
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ['ALL'] },
-              },
+              securityContext: LOCKED_DOWN_CONTAINER,
               volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
             },
           ],
@@ -185,16 +181,7 @@ export function kubernetesManifests(
     },
   } satisfies IDeployment;
 
-  const service = {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata,
-    spec: {
-      type: 'ClusterIP',
-      selector,
-      ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }],
-    },
-  } satisfies IService;
+  const service = clusterIpService(metadata, selector, 'http', 80);
 
   const autoscaler = {
     apiVersion: 'autoscaling/v2',
@@ -230,6 +217,32 @@ export function kubernetesManifests(
 }
 
 /** The Redis objects' name beside the service's. */
+/** A container that cannot gain privileges, write its root filesystem or use any Linux capability. */
+const LOCKED_DOWN_CONTAINER = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+};
+
+/** A cluster-internal Service in front of the pods `selector` picks, one named TCP port. */
+function clusterIpService(
+  metadata: KubernetesObject['metadata'],
+  selector: Record<string, string>,
+  portName: string,
+  port: number,
+): IService & KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata,
+    spec: {
+      type: 'ClusterIP',
+      selector,
+      ports: [{ name: portName, port, targetPort: portName, protocol: 'TCP' }],
+    },
+  };
+}
+
 function redisName(serviceName: string): string {
   return kubernetesName(`${serviceName}-redis`);
 }
@@ -327,11 +340,7 @@ function redisManifests(serviceName: string, serviceLabels: Record<string, strin
                 requests: { cpu: '100m', memory: '128Mi' },
                 limits: { cpu: '1', memory: '512Mi' },
               },
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ['ALL'] },
-              },
+              securityContext: LOCKED_DOWN_CONTAINER,
               volumeMounts: [{ name: 'data', mountPath: '/data' }],
             },
           ],
@@ -340,16 +349,7 @@ function redisManifests(serviceName: string, serviceLabels: Record<string, strin
       },
     },
   } satisfies IDeployment;
-  const service = {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata,
-    spec: {
-      type: 'ClusterIP',
-      selector,
-      ports: [{ name: 'redis', port: REDIS_PORT, targetPort: 'redis', protocol: 'TCP' }],
-    },
-  } satisfies IService;
+  const service = clusterIpService(metadata, selector, 'redis', REDIS_PORT);
   return [deployment, service];
 }
 
