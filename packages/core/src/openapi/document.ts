@@ -92,18 +92,17 @@ function withExampleFiles(body: RequestBodyObject, api: InferenceApi): RequestBo
   let content = { ...body.content };
   const whole = files[''];
   if (whole) {
-    // The file replaces an inline example of the same value (OpenAPI allows `example` or `examples`, not both).
-    const { example: _inline, ...media } = content[whole.mediaType] ?? {
-      schema: { type: 'string', format: 'binary' },
-    };
+    const media = content[whole.mediaType] ?? { schema: { type: 'string', format: 'binary' } };
     const link = exampleFilePath(api.name, '');
-    // First, so that the page selects the media type the example is in.
+    // First, so that the page selects the media type the example is in. Where the example is also a JSON value
+    // (a CSV's text) it stays inline, the file linked beside it: OpenAPI allows `example` or `examples`, not
+    // both, and generators (openapi-typescript) resolve an `externalValue` as a file to read.
     const { [whole.mediaType]: _, ...others } = content;
     content = {
-      [whole.mediaType]: {
-        ...media,
-        examples: { example: { summary: whole.fileName, externalValue: link } },
-      },
+      [whole.mediaType]:
+        media.example !== undefined
+          ? { ...media, 'x-tiffin-example-files': { '': link } }
+          : { ...media, examples: { example: { summary: whole.fileName, externalValue: link } } },
       ...others,
     };
   } else if (content['multipart/form-data']) {

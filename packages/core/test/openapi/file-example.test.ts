@@ -31,6 +31,7 @@ afterAll(async () => server?.close());
 
 interface Media {
   example?: unknown;
+  'x-tiffin-example-files'?: Record<string, string>;
   examples?: { example?: { summary?: string; externalValue?: string } };
 }
 type Doc = { paths: Record<string, { post: { requestBody: { content: Record<string, Media> } } }> };
@@ -41,11 +42,10 @@ describe('a File input with an example', () => {
     await SwaggerParser.validate(structuredClone(doc) as unknown as OpenAPI.Document);
     const content = doc.paths['/csv_rows']!.post.requestBody.content;
     expect(Object.keys(content)[0]).toBe('text/csv');
-    expect(content['text/csv']!.examples?.example).toEqual({
-      summary: 'example.csv',
-      externalValue: 'docs/examples/csv_rows',
-    });
-    expect(content['text/csv']!.example).toBeUndefined();
+    // The text stays the inline example; the file that stands for it is linked beside it.
+    expect(content['text/csv']!.example).toBe(CSV);
+    expect(content['text/csv']!['x-tiffin-example-files']).toEqual({ '': 'docs/examples/csv_rows' });
+    expect(content['text/csv']!.examples).toBeUndefined();
     const file = await fetch(`${server.url}/docs/examples/csv_rows`);
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toBe('text/csv');

@@ -2,7 +2,8 @@
  * Replaces the stock initializer, which points at a public demo document and an online validator. It also
  * pre-fills file inputs with the API's example file (an image): Swagger UI shows a file chooser for binary
  * bodies and form parts, and no JSON example can fill one. The link comes from /docs.json (`externalValue` of
- * the body's example, `x-tiffin-example-files` of a form's parts); the file is set as a user's choice would be.
+ * the body's example, else `x-tiffin-example-files['']`; a form's parts by name); the file is set as a user's choice
+ * would be.
  * An event-stream answer (server-sent events) is shown as its events arrive, in a panel under the operation with
  * a Stop button: Swagger UI itself shows a response only once it has ended, a spinner until then.
  */
@@ -113,7 +114,7 @@ function prefillExampleFiles(ui) {
       if (link) return;
       link = row
         ? media.getIn(['x-tiffin-example-files', row.getAttribute('data-property-name')])
-        : media.getIn(['examples', 'example', 'externalValue']);
+        : media.getIn(['examples', 'example', 'externalValue']) || media.getIn(['x-tiffin-example-files', '']);
     });
     return link || null;
   }
