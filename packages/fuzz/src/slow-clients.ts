@@ -63,14 +63,21 @@ async function hold(ms: number, closed: Promise<void>): Promise<boolean> {
 }
 
 async function slowRead(port: number, c: SlowCase): Promise<SlowOutcome> {
-  const { socket, head, closed } = rawConnection(port);
   const body = 'r'.repeat(c.bytes);
   // The text API echoes its body: an answer as large as the request, which this client does not read.
-  socket.write(
+  return unreadAnswer(
+    port,
     `POST /text HTTP/1.1\r\nHost: fuzz\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    c.holdMs,
   );
+}
+
+/** Sends `request` on a connection of its own, then reads nothing of the answer for `holdMs` (or until cut). */
+async function unreadAnswer(port: number, request: string, holdMs: number): Promise<SlowOutcome> {
+  const { socket, head, closed } = rawConnection(port);
+  socket.write(request);
   socket.pause();
-  const cut = await hold(c.holdMs, closed);
+  const cut = await hold(holdMs, closed);
   socket.resume();
   await sleep(20);
   socket.destroy();
@@ -132,14 +139,11 @@ async function unreadStream(port: number, c: SlowCase): Promise<SlowOutcome> {
   });
   if (submitted.status !== 202) return String(submitted.status);
   const { id } = (await submitted.json()) as { id: string };
-  const { socket, head, closed } = rawConnection(port);
-  socket.write(`GET /json/events?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: fuzz\r\n\r\n`);
-  socket.pause();
-  const cut = await hold(c.holdMs, closed);
-  socket.resume();
-  await sleep(20);
-  socket.destroy();
-  return String(statusOf(head()) ?? (cut ? 'closed' : 'left'));
+  return unreadAnswer(
+    port,
+    `GET /json/events?id=${encodeURIComponent(id)} HTTP/1.1\r\nHost: fuzz\r\n\r\n`,
+    c.holdMs,
+  );
 }
 
 export function runSlowCase(target: Target, c: SlowCase): Promise<SlowOutcome> {
