@@ -1,14 +1,9 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hasRedisServer, RedisServer } from '../../tasks-redis/test/redis-server.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeOnRedis } from '../../tasks-redis/test/redis-server.js';
 import { CLI_DIR, CliProcess } from './cli-process.js';
 
 const FIXTURE = join(CLI_DIR, 'test', 'fixtures', 'slow-tasks.ts');
-const available = hasRedisServer();
-if (!available)
-  console.log(
-    'redis-server is not installed: the tiffin serve --tasks redis tests are skipped (apt-get install redis-server)',
-  );
 
 const running: CliProcess[] = [];
 afterEach(async () => {
@@ -25,15 +20,7 @@ interface View {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.runIf(available)('tiffin serve --tasks redis:// on a real redis-server', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
-
+describeOnRedis('tiffin serve --tasks redis:// on a real redis-server', (redis) => {
   const ready = async (p: CliProcess) =>
     String((await p.waitFor((r) => r.msg === 'ready', 1, 90_000))[0]?.url);
   const serve = (db: number, extra: string[] = []) => {
@@ -180,8 +167,4 @@ describe.runIf(available)('tiffin serve --tasks redis:// on a real redis-server'
     expect(figures.succeeded).toBe(accepted.length);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
   }, 120_000);
-});
-// A missing redis-server fails here rather than skipping the Redis tests quietly (.ci/run installs it).
-it.runIf(!available)('needs redis-server', () => {
-  throw new Error('redis-server is not installed: apt-get install -y redis-server');
 });

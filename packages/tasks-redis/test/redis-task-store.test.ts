@@ -1,25 +1,11 @@
 import type { TaskStore } from '@tiffin/core';
-import { afterAll, beforeAll, describe, it } from 'vitest';
 import { describeTaskRoutes } from '../../core/test/tasks/task-routes-contract.js';
 import { describeTaskStore } from '../../core/test/tasks/task-store-contract.js';
 import { describeTaskWebhooks } from '../../core/test/tasks/task-webhook-contract.js';
 import { RedisTaskStore } from '../src/index.js';
-import { hasRedisServer, RedisServer } from './redis-server.js';
+import { describeOnRedis } from './redis-server.js';
 
-const available = hasRedisServer();
-if (!available)
-  console.log(
-    'redis-server is not installed: the Redis task store tests are skipped (apt-get install redis-server)',
-  );
-
-describe.runIf(available)('on a real redis-server', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+describeOnRedis('on a real redis-server', (redis) => {
   let n = 0;
   const queues = new WeakMap<TaskStore, { queue: string; limits: object }>();
   describeTaskStore(
@@ -43,19 +29,7 @@ describe.runIf(available)('on a real redis-server', () => {
     RedisTaskStore.open({ url: redis.url, queue: `hooks-${n++}`, leaseMs: 1000 }),
   );
 });
-// A missing redis-server fails here rather than skipping the Redis tests quietly (.ci/run installs it).
-it.runIf(!available)('needs redis-server', () => {
-  throw new Error('redis-server is not installed: apt-get install -y redis-server');
-});
-
-describe.runIf(available)('the task routes on a real redis-server', () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+describeOnRedis('the task routes on a real redis-server', (redis) => {
   const queues = new WeakMap<TaskStore, { queue: string; limits: object }>();
   describeTaskRoutes(
     'RedisTaskStore',
