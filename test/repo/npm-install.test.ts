@@ -501,16 +501,14 @@ describe('an ONNX-only user (npm install @tiffin/cli @tiffin/diffusion)', () => 
     cpSync(join(home, 'packages', name!, version!), standalone, { recursive: true });
     const dockerfile = readFileSync(join(standalone, 'Dockerfile'), 'utf8');
     expect(dockerfile).toContain('npm ci --omit=dev --ignore-scripts --no-audit --no-fund');
-    await run(
-      'npm',
-      ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'],
-      {
-        cwd: standalone,
-        env: readerEnv({}),
-        timeout: 600_000,
-        maxBuffer: 64 * 1024 * 1024,
-      },
-    );
+    // --prefer-online: the build resolved its lockfile against the live registry; a packument cached earlier may not
+    // know a version published since (CI failed with ETARGET on a days-old @types/node).
+    await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-online'], {
+      cwd: standalone,
+      env: readerEnv({}),
+      timeout: 600_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     expect(existsSync(join(standalone, 'node_modules/@tensorflow'))).toBe(false);
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
