@@ -353,9 +353,6 @@ export function registerDiffusion(program: Command): void {
           handleSignals: true,
           apiToken: flags.apiToken,
           metricsAuth: flags.metricsAuth,
-          // Mounted routes (the OpenAI and A1111 APIs) generate too: they get the generation APIs' deadline, not
-          // the server's 60 s default.
-          timeout: flags.timeout,
         });
       } catch (err) {
         reportError(err);

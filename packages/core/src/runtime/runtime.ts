@@ -16,6 +16,12 @@ import type { Invocation } from './invocation.js';
 export interface RuntimeOptions {
   /** Seconds a call may take before its answer starts; an API's own `timeout` wins. */
   timeout: number;
+  /**
+   * Seconds for a request that is no API call (mounted routes, pages, probes), when longer than `timeout`: the
+   * largest `timeout` a mount declared (`Service.mount`). Mounts share one chain, so the deadline is known before
+   * the route that answers is.
+   */
+  mountTimeout?: number;
   /** Calls handled at once; one more is refused with 503 + Retry-After. */
   maxConcurrency: number;
   /** Seconds sent in `Retry-After` with that 503. */
@@ -100,11 +106,14 @@ export class Runtime {
   }
 
   /**
-   * Run `work` under the call's deadline (the API's `timeout`, else the server's). When it passes, the call's
+   * Run `work` under the call's deadline (the API's `timeout`, else the server's; for mounted routes, see
+   * `mountTimeout`). When it passes, the call's
    * abort signal fires and `GatewayTimeout` is thrown; the work's late result or error is only logged.
    */
   async withDeadline<T>(call: Invocation, work: Promise<T>): Promise<T> {
-    const seconds = call.api?.timeout ?? this.options.timeout;
+    const seconds = call.api
+      ? (call.api.timeout ?? this.options.timeout)
+      : Math.max(this.options.timeout, this.options.mountTimeout ?? 0);
     const outcome = await this.deadlines.race(work, seconds, call.startedAt);
     if (outcome !== EXPIRED) return outcome;
     call.timedOut = true;

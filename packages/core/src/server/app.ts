@@ -62,6 +62,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   for (const counter of service.counters) metrics.serviceCounter(counter);
   const runtime = new Runtime(service, {
     timeout: resolved.timeout,
+    mountTimeout: Math.max(0, ...service.mounts.map((m) => m.timeout ?? 0)),
     maxConcurrency: resolved.maxConcurrency,
     retryAfter: resolved.retryAfter,
     logger,

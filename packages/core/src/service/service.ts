@@ -179,12 +179,20 @@ export interface MountOptions {
    * with a token set, a mounted route needs it like the APIs do.
    */
   public?: boolean;
+  /**
+   * Seconds a request may take before its answer starts when this mount may answer it, if longer than the
+   * server's `timeout` (for routes that do slow work, like an API with its own `timeout`). Mounts run as one
+   * chain, so the largest value any mount gives applies to every request that is no API call.
+   */
+  timeout?: number;
 }
 
 /** Koa middleware mounted on a service's HTTP server, with its options (see `Service.mount`). */
 export interface MountedMiddleware {
   readonly middleware: Middleware;
   readonly public: boolean;
+  /** Seconds, see `MountOptions.timeout`. */
+  readonly timeout?: number;
 }
 
 /** A readiness condition of a service: `true` when ready, else `false` or the reason (see `addReadinessCheck`). */
@@ -352,7 +360,17 @@ export class Service<Apis extends ApiTypesMap = {}> {
       throw new InvalidArgument('Service.mount takes a Koa middleware: a function (ctx, next)');
     }
     // Typed as Koa's `app.use` takes it: routers extend the context with their own fields.
-    this.mounted.push({ middleware: middleware as unknown as Middleware, public: options.public === true });
+    const { timeout } = options;
+    if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) {
+      throw new InvalidArgument(
+        `Service.mount: timeout must be a positive number of seconds, got ${timeout}`,
+      );
+    }
+    this.mounted.push({
+      middleware: middleware as unknown as Middleware,
+      public: options.public === true,
+      ...(timeout === undefined ? {} : { timeout }),
+    });
     return this;
   }
 

@@ -20,7 +20,7 @@ import { PlainText, sleep, start } from './helpers.js';
  * A service with an API and a `@koa/router` mounted in front of it: a GET with a path parameter, a POST whose
  * body koa-body parses (JSON, urlencoded, multipart), a route that throws, a slow route, a redirect.
  */
-function mountedService(options: { public?: boolean } = {}) {
+function mountedService(options: { public?: boolean; timeout?: number } = {}) {
   const svc = new Service('mounted');
   svc.api({ input: new Text(), output: new Text() }, function echo(text) {
     return `echo:${text}`;
@@ -294,6 +294,29 @@ describe('svc.mount: routes beside the APIs', () => {
     });
     expect(trickle).toBe(504);
     expect((await get('/users/1')).status).toBe(200);
+  });
+
+  it("gives mounted routes the longest deadline a mount declares, never the API's shorter one", async () => {
+    const svc = mountedService({ timeout: 1.5 });
+    svc.api({ input: new Text(), output: new Text() }, async function nap(text) {
+      await sleep(Number(text));
+      return 'woke';
+    });
+    handle = await start(svc, { timeout: 0.2 });
+    // 0.5 s: past the server's 0.2 s, within the mount's 1.5 s.
+    const slow = await get('/slow?ms=500');
+    expect([slow.status, await slow.text()]).toEqual([200, 'slow done']);
+    const slower = await get('/slow?ms=2500');
+    expect([slower.status, ((await slower.json()) as { code: string }).code]).toEqual([
+      504,
+      'DEADLINE_EXCEEDED',
+    ]);
+    // An API without its own timeout keeps the server's.
+    const api = await fetch(`${handle.url}/nap`, { method: 'POST', body: '500' });
+    expect(api.status).toBe(504);
+    expect(() => new Service('bad').mount(async () => {}, { timeout: 0 })).toThrow(
+      /positive number of seconds/,
+    );
   });
 
   it('holds mounted routes to the concurrency limit', async () => {

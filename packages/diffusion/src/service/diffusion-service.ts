@@ -378,12 +378,14 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     );
   }
 
-  if (options.a1111Api !== false) service.mount(a1111Routes(compatGenerator()));
+  // The compatible APIs generate too: their routes get the generation APIs' deadline, wherever the service is
+  // served (`diffusion start`, or a built package's server), not the server's shorter default.
+  if (options.a1111Api !== false) service.mount(a1111Routes(compatGenerator()), { timeout });
   if (options.openaiApi !== false) {
     const openai = openAIRoutes({ generator: compatGenerator(), modelId: service.name });
     // The marker runs only for requests with the token; the routes answer every request in OpenAI's shape.
     service.mount(openai.marker);
-    service.mount(openai.routes, { public: true });
+    service.mount(openai.routes, { public: true, timeout });
   }
 
   /** The kinds as the compatible APIs call them: bodies in the kinds' field names, through `start`. */
