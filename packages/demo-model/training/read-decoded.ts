@@ -21,6 +21,8 @@ const decoded = readFileSync(decodedPath);
 const byCaption = new Map<string, SceneSpec>(allScenes().map((s) => [caption(s), s]));
 const px = IMAGE_SIZE * IMAGE_SIZE * 3;
 const tally = new AccuracyTally();
+// Per size too: small shapes (a few latent cells) are where outlines are hardest to draw.
+const bySize = new Map<string, AccuracyTally>();
 const misses: string[] = [];
 for (const [k, index] of indices.entries()) {
   const scene = byCaption.get(captions[index]);
@@ -31,10 +33,13 @@ for (const [k, index] of indices.entries()) {
     data: new Uint8Array(decoded.buffer, decoded.byteOffset + k * px, px),
   });
   tally.add(scene, reading);
+  if (!bySize.has(scene.size)) bySize.set(scene.size, new AccuracyTally());
+  bySize.get(scene.size)?.add(scene, reading);
   if (reading.colour !== scene.colour) misses.push(`${scene.colour}/${scene.background}→${reading.colour}`);
 }
 const a = tally.accuracy();
 process.stdout.write(
   `${tally.count} pictures: ${SCORED.map((s) => `${s} ${(100 * a[s]).toFixed(1)} %`).join(', ')}\n` +
+    [...bySize].map(([size, t]) => `  ${size} (${t.count}): shape ${(100 * t.accuracy().shape).toFixed(1)} %\n`).join('') +
     `colour misses: ${misses.slice(0, 24).join(' ')}\n`,
 );

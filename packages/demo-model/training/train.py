@@ -150,6 +150,15 @@ def train_vae(args, cfgs, images, coverage, latents, ids_used):
     opt = torch.optim.AdamW(vae.parameters(), lr=args.vae_lr, weight_decay=0.0)
     ema = Ema([vae], args.ema)
     ema_vae = AutoencoderKL(cfgs["vae"])
+    if args.init:
+        # Fine-tune a finished folder's VAE (its EMA weights) instead of starting from scratch.
+        vae.load_state_dict(read_safetensors(os.path.join(args.init, "vae", "diffusion_pytorch_model.safetensors")))
+        ema.shadow = [{k: v.detach().clone() for k, v in vae.state_dict().items()}]
+        print(f"initialised from {args.init}/vae", flush=True)
+    # Each picture's shape area, for --area-weight: a small shape's pixels are few, and without it they weigh
+    # little in the loss though the evaluator reads their outline like a large one's.
+    area = coverage.reshape(len(coverage), -1).sum(axis=1).astype(np.float64) / 255.0
+    area_ref = float(np.median(area))
     rng = np.random.default_rng(1)
     step = 0
     start = 0
@@ -199,6 +208,11 @@ def train_vae(args, cfgs, images, coverage, latents, ids_used):
             # The shape's pixels weigh 1 + --shape-weight (a small shape is 6 % of the picture, and its colour
             # and outline are what the evaluator reads).
             w = 1.0 + args.shape_weight * torch.from_numpy(coverage[idx]).float() / 255.0
+            if args.area_weight > 0:
+                # Up to --area-weight times more for the shape's pixels of pictures whose shape is smaller than
+                # the median one (in proportion to how much smaller).
+                boost = np.clip(area_ref / np.maximum(area[idx], 1.0), 1.0, args.area_weight)
+                w = 1.0 + (w - 1.0) * torch.from_numpy(boost).float().view(-1, 1, 1, 1)
             err = y - x
             dec = ((err**2 * w).mean() + 0.5 * (err.abs() * w).mean()) / w.mean()
             mean, logvar = vae.encode(x)
@@ -418,6 +432,8 @@ def main():
     p.add_argument("--vae-lr", type=float, default=2e-3)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--shape-weight", type=float, default=4.0, help="extra weight of the shape's pixels (vae)")
+    p.add_argument("--init", help="vae: start from this diffusers folder's VAE weights (fine-tuning)")
+    p.add_argument("--area-weight", type=float, default=0.0, help="vae: most extra weight of a small shape's pixels")
     p.add_argument("--latent-noise", type=float, default=0.0, help="vae: largest σ of the noise added to half the decoder's latents")
     p.add_argument("--coverage-weight", type=float, default=1.0, help="unet: weight of the coverage channel's error")
     p.add_argument("--high-noise", type=float, default=0.0, help="share of timesteps drawn from the noisier half (unet)")

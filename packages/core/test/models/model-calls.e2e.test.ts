@@ -135,6 +135,19 @@ describe('an integer input refuses floats instead of cutting them', () => {
   });
 });
 
+describe('an INT64 in v2 JSON beyond what a JSON number carries exactly is refused, not rounded', () => {
+  it('9007199254740993 is a 400 that points to the binary form; 9007199254740991 passes', async () => {
+    const { url } = scaledServer;
+    const body = (sr: string) =>
+      `{"inputs":[{"name":"x","datatype":"FP32","shape":[1],"data":[1]},{"name":"sr","datatype":"INT64","shape":[1],"data":[${sr}]}]}`;
+    const far = await post(`${url}/v2/models/scaled/infer`, body('9007199254740993'));
+    expect(far.status).toBe(400);
+    expect(far.json.error).toMatch(/INT64 value at index 0 is beyond ±9007199254740991.*binary form/);
+    const near = await post(`${url}/v2/models/scaled/infer`, body('-9007199254740991'));
+    expect(near.status).toBe(200);
+  });
+});
+
 describe("a v2 input name the model does not have is refused, naming the model's inputs", () => {
   it('over v2 JSON, v2 binary and gRPC', async () => {
     const { url, grpc } = idsServer;

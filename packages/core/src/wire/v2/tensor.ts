@@ -152,6 +152,15 @@ export function tensorFromJson(header: TensorHeader): Tensor {
         { code: 'TENSOR_DTYPE_MISMATCH' },
       );
     }
+    // A JSON number holds integers exactly up to 2^53 - 1; past it the parser has already rounded the value
+    // (9007199254740993 reads as …992), so it is refused rather than passed on changed.
+    const inexact =
+      (datatype === 'INT64' || datatype === 'UINT64') && flat.findIndex((v) => !Number.isSafeInteger(v));
+    if (inexact !== false && inexact !== -1) {
+      throw new BadInput(
+        `Tensor '${name}': ${datatype} value at index ${inexact} is beyond ±${Number.MAX_SAFE_INTEGER}, which a JSON number cannot carry exactly; send this tensor in binary form (binary_data_size)`,
+      );
+    }
   }
   try {
     return { name, array: NDArray.from(flat, dtypeOf(datatype, name)).reshape(shape) };
