@@ -5,7 +5,7 @@ import { type MediaType, parseMediaType } from '../http/media-type.js';
 import { type FormPart, type HttpRequest, parseMultipart } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
-import type { BodyBudget } from '../runtime/body-budget.js';
+import type { BodyBudget, BodyReservation } from '../runtime/body-budget.js';
 import type { Invocation } from '../runtime/invocation.js';
 import type { LazyAbort } from '../runtime/lazy-abort.js';
 import type { InferenceApi } from '../service/service.js';
@@ -57,6 +57,7 @@ export class Exchange implements RequestState, HttpRequest {
   startedAt = 0;
   timedOut = false;
   task: Invocation['task'] = undefined;
+  bodyReservation: BodyReservation | undefined = undefined;
   sendUntil: number | undefined = undefined;
   status = 404;
   readonly limits: Readonly<Limits>;
