@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import type { BodyBudget, BodyReservation } from '../runtime/body-budget.js';
 import type { Invocation } from '../runtime/invocation.js';
 import type { LazyAbort } from '../runtime/lazy-abort.js';
+import type { HookCall } from '../service/request-hooks.js';
 import type { InferenceApi } from '../service/service.js';
 import { DEFAULT_SERVER_OPTIONS } from './options.js';
 import { errorBytes } from './raw-answers.js';
@@ -43,7 +44,7 @@ const DEFAULT_READING: BodyReading = {
  * the bodies the server produces: a default content type and content-length for bytes, chunked streams, no
  * body for 204/205/304 and HEAD.
  */
-export class Exchange implements RequestState, HttpRequest {
+export class Exchange implements RequestState, HttpRequest, HookCall {
   readonly method: string;
   readonly url: string;
   readonly path: string;
