@@ -122,7 +122,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     ctx.startedAt = start;
     // One listener per request; the others register callbacks in `onClose`.
     const res = ctx.res;
-    ctx.set(NOSNIFF[0], NOSNIFF[1]);
+    ctx.setChecked(NOSNIFF[0], NOSNIFF[1]);
     // `on`, not `once`: the response is used once anyway, and once() wraps the listener per request.
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));
@@ -147,7 +147,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     }
     // The endpoint as routed: a mounted route's pattern is known only once it answered.
     recordMetrics?.(ctx.status, ctx.endpoint);
-    ctx.set('x-request-id', requestId);
+    ctx.setChecked('x-request-id', requestId);
     if (lifecycle.isDraining) ctx.set('connection', 'close');
     if (logging) {
       const entry: AccessLogEntry = {
