@@ -139,7 +139,10 @@ export class Runtime {
     const batcher = this.batchers.get(api.name);
     const result: unknown = batcher ? batcher.submit(input, call, ctx) : api.fn(input as never, ctx);
     // A function that answers at once (most) costs no microtask turn here.
-    const output = isThenable(result) ? await result : result;
+    const output =
+      result !== null && typeof (result as PromiseLike<unknown> | undefined)?.then === 'function'
+        ? await result
+        : result;
     // `return await`: returning the promise itself would cost an async function two more microtask turns.
     return await codec.encode(output, ctx);
   }
@@ -155,12 +158,4 @@ export class Runtime {
     this.admit(call);
     return this.withDeadline(call, this.invoke(api, call, request, message, codec));
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
 }
