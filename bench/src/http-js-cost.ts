@@ -5,7 +5,7 @@ import { cpuPinning } from './cpu-pinning.js';
 import { type Spread, spread } from './stats.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const KINDS = ['node', 'fastify', 'tiffin', 'tiffin-log'] as const;
+const KINDS = ['node', 'fastify', 'fastify-log', 'tiffin', 'tiffin-log'] as const;
 export type ServerKind = (typeof KINDS)[number];
 
 /**

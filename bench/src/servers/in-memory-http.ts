@@ -1,5 +1,5 @@
 /**
- * Child process of the JS-cost bench: one JSON echo server (`node`, `fastify`, `tiffin`, `tiffin-log`, and
+ * Child process of the JS-cost bench: one JSON echo server (`node`, `fastify`, `fastify-log` (one access line a request), `tiffin`, `tiffin-log`, and
  * `tiffin-router`: a `@koa/router` mounted in front of the API) driven over in-memory sockets (Duplex streams
  * given to the http.Server as connections), so the figure is the JavaScript work per request (HTTP parsing,
  * framework, JSON, response writing) without the kernel's TCP work or a load generator competing for the CPU.
@@ -11,6 +11,7 @@ import { Duplex } from 'node:stream';
 import Fastify from 'fastify';
 import { ECHO_PAYLOAD } from '../echo-payload.js';
 import { mountBenchRouter } from './bench-router.js';
+import { OneAccessLine } from './fastify-access-line.js';
 
 const REQUEST = Buffer.from(
   `POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(ECHO_PAYLOAD)}\r\n\r\n${ECHO_PAYLOAD}`,
@@ -96,9 +97,12 @@ async function echoServer(kind: string): Promise<Server> {
       });
     });
   }
-  if (kind === 'fastify') {
+  if (kind === 'fastify' || kind === 'fastify-log') {
     let server: Server | undefined;
+    // `fastify-log`: its pino logger on stdout writing one access line a request, the work of Tiffin's default log.
+    const logging = kind === 'fastify-log' ? { logger: true, logController: new OneAccessLine() } : {};
     const app = Fastify({
+      ...logging,
       serverFactory: (handler) => {
         server = createServer(handler);
         return server;

@@ -50,7 +50,18 @@ export interface TaskCall {
  * state. A fresh one per request; `state` is the service's, shared.
  */
 export class Context {
-  readonly response = new ResponseContext();
+  private responseSettings: ResponseContext | undefined;
+
+  /** The handler's response settings: status, headers, cookies (made on first use: most handlers set none). */
+  get response(): ResponseContext {
+    this.responseSettings ??= new ResponseContext();
+    return this.responseSettings;
+  }
+
+  /** The response settings if the handler (or a descriptor) looked at them, else undefined: nothing to apply. */
+  get responseIfUsed(): ResponseContext | undefined {
+    return this.responseSettings;
+  }
   private tempDirPromise: Promise<string> | undefined;
 
   constructor(

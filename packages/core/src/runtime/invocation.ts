@@ -1,5 +1,6 @@
 import type { TaskCall } from '../context/context.js';
 import type { InferenceApi } from '../service/service.js';
+import type { BodyReservation } from './body-budget.js';
 import type { LazyAbort } from './lazy-abort.js';
 
 /**
@@ -21,4 +22,6 @@ export interface Invocation {
   timedOut: boolean;
   /** Set when the call runs as a task: its id and where `ctx.progress` reports go. */
   task?: TaskCall;
+  /** The call's share of the body budget, made by `BodyBudget.reservationFor` when a body is first read. */
+  bodyReservation?: BodyReservation;
 }

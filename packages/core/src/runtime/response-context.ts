@@ -8,7 +8,8 @@ import { type HttpResponse, serializeCookie } from '../http/response.js';
  * A status the handler did not change leaves the descriptor's.
  */
 export function applyResponseContext(response: HttpResponse, ctx: Context): HttpResponse {
-  const settings = ctx.response;
+  const settings = ctx.responseIfUsed;
+  if (settings === undefined) return response;
   const own = settings.headerList();
   // The common case (nothing set) costs one check.
   if (settings.status === 200 && own.length === 0 && settings.cookies.length === 0) return response;

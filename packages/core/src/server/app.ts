@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
+import compose from 'koa-compose';
 import { defaultLogger, type Logger, silentLogger } from '../logging/logger.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -153,6 +154,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     cors: resolved.cors.enabled ? corsStage(resolved.cors) : undefined,
     auth: authInMounts ? undefined : authCheck,
     body: { limit: resolved.maxBodySize, idleMs: bodyTimeoutMs },
+    hooks: service.requestHooks,
   });
   const responseFailed = (err: Error, requestId: string | undefined) =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });
@@ -262,9 +264,11 @@ export interface KoaState {
 }
 
 /**
- * The Koa app: the user's middleware, then the pipeline as the last middleware; Koa's own response handling
- * is replaced so the exchange writes the response once every middleware returned (headers a middleware sets
- * after `await next()` are kept), through the same `respond` as requests served without Koa.
+ * The Koa app: the user's middleware, then the pipeline as the last middleware. Its `callback()` (Koa's
+ * documented way to get a request listener) composes that middleware itself and switches Koa's response
+ * handling off for the request (`ctx.respond = false`, Koa's documented switch): the exchange writes the
+ * response once every middleware returned (headers a middleware sets after `await next()` are kept), through
+ * the same `respond` as requests served without Koa, and a middleware's error gets the one error body.
  */
 class ServiceKoa extends Koa<KoaState> {
   constructor(
@@ -280,17 +284,20 @@ class ServiceKoa extends Koa<KoaState> {
     this.use((ctx) => this.runPipeline(ctx.state.exchange, ctx));
   }
 
-  /** Koa 3's per-request entry point (`callback()` calls it; Koa is pinned): run the middleware, then respond. */
-  handleRequest(
-    ctx: Koa.ParameterizedContext<KoaState>,
-    fnMiddleware: (ctx: Koa.ParameterizedContext<KoaState>) => Promise<void>,
-  ): Promise<void> {
-    ctx.respond = false;
-    const exchange = this.exchangeFor(ctx.req, ctx.res);
-    ctx.state.exchange = exchange;
-    return fnMiddleware(ctx).then(
-      () => this.respondTo(exchange),
-      (err: unknown) => this.middlewareFailed(exchange, err),
-    );
+  override callback(): ReturnType<Koa<KoaState>['callback']> {
+    const run = compose(this.middleware);
+    // Served over node:http (Koa's type also admits HTTP/2's compatibility objects, which the exchange does not).
+    return (request, response) => {
+      const req = request as IncomingMessage;
+      const res = response as ServerResponse;
+      const ctx = this.createContext<KoaState>(req, res);
+      ctx.respond = false;
+      const exchange = this.exchangeFor(req, res);
+      ctx.state.exchange = exchange;
+      return run(ctx).then(
+        () => this.respondTo(exchange),
+        (err: unknown) => this.middlewareFailed(exchange, err),
+      );
+    };
   }
 }

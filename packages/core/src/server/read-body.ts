@@ -53,8 +53,16 @@ export function readBody(
           headers: { connection: 'close' },
         }),
       );
-    if (idleMs > 0) idle = setTimeout(stalled, idleMs);
+    let settled = false;
+    // Armed after the current read: a body that came whole with its headers (most API calls) is complete by
+    // then and needs no timer, which would cost a timer-list insert and removal per request.
+    if (idleMs > 0) {
+      queueMicrotask(() => {
+        if (!settled && !req.complete) idle = setTimeout(stalled, idleMs);
+      });
+    }
     const cleanup = () => {
+      settled = true;
       if (idle) clearTimeout(idle);
       req.off('data', onData);
       req.off('end', onEnd);
@@ -87,6 +95,7 @@ export function readBody(
     // No cleanup on success: after 'end' the request emits nothing that matters (its 'close' finds it
     // complete), and removing four listeners is a visible share of a small request.
     const onEnd = () => {
+      settled = true;
       if (idle) clearTimeout(idle);
       if (refused) reject(refused);
       else if (expected !== null && received !== expected) {

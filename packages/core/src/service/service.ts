@@ -5,6 +5,7 @@ import type { BatchInputOf, BatchOutputOf } from '../io/batching.js';
 import type { InputOf, IODescriptor, OutputOf } from '../io/descriptor.js';
 import { MemoryTaskStore, type MemoryTaskStoreOptions } from '../tasks/memory-task-store.js';
 import type { TaskStore } from '../tasks/task-store.js';
+import type { ErrorHook, RequestHook, RequestHooks } from './request-hooks.js';
 
 const API_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const RESERVED = new Set(['index', 'swagger', 'docs', 'metrics', 'healthz', 'livez', 'readyz']);
@@ -215,6 +216,11 @@ export class Service<Apis extends ApiTypesMap = {}> {
   private readonly apiMap = new Map<string, InferenceApi>();
   private readonly startupHooks: LifecycleHook[] = [];
   private readonly shutdownHooks: LifecycleHook[] = [];
+  private readonly hooks = {
+    onRequest: [] as RequestHook[],
+    onResponse: [] as RequestHook[],
+    onError: [] as ErrorHook[],
+  };
   private readonly readinessChecks: ReadinessCheck[] = [];
   private readonly counterList: ServiceCounter[] = [];
   private readonly mounted: MountedMiddleware[] = [];
@@ -387,6 +393,40 @@ export class Service<Apis extends ApiTypesMap = {}> {
   onShutdown(hook: LifecycleHook): this {
     this.shutdownHooks.push(hook);
     return this;
+  }
+
+  /**
+   * Run `hook` at the start of every HTTP request, once its request id and route are known and before CORS,
+   * the API token, the concurrency gate and the route: it may read the request and set response headers, and
+   * an error it throws (a `TiffinError` such as `Unauthorized`) is answered as the request's error.
+   */
+  onRequest(hook: RequestHook): this {
+    this.hooks.onRequest.push(hook);
+    return this;
+  }
+
+  /**
+   * Run `hook` once every HTTP request's answer is settled (the route's answer or the error body), before it
+   * is written: it may read the status and set response headers. An error it throws is logged; the answer
+   * goes out as it was.
+   */
+  onResponse(hook: RequestHook): this {
+    this.hooks.onResponse.push(hook);
+    return this;
+  }
+
+  /**
+   * Run `hook` when an HTTP request fails with an error (a thrown error, a timeout, a refused call), before
+   * its error body is written: to report it. An error the hook throws is logged; the answer stays the error's.
+   */
+  onError(hook: ErrorHook): this {
+    this.hooks.onError.push(hook);
+    return this;
+  }
+
+  /** The hooks added with `onRequest`, `onResponse` and `onError`, in order. */
+  get requestHooks(): RequestHooks {
+    return this.hooks;
   }
 
   /**

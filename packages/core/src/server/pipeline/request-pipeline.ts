@@ -2,6 +2,7 @@ import { type AccessLogEntry, type Logger, silentLogger } from '../../logging/lo
 import { UNLIMITED_PATHS } from '../../runtime/concurrency-gate.js';
 import { LazyAbort } from '../../runtime/lazy-abort.js';
 import type { Runtime } from '../../runtime/runtime.js';
+import type { ErrorHook, RequestHook, RequestHooks } from '../../service/request-hooks.js';
 import type { AuthCheck } from '../auth.js';
 import { type BodyGuardOptions, guardBody } from '../body-guard.js';
 import type { Exchange } from '../exchange.js';
@@ -36,6 +37,8 @@ export interface RequestPipelineDeps {
   auth: AuthCheck | undefined;
   /** Size limit and stall timeout of a body the server does not read itself (a mounted route's). */
   body: BodyGuardOptions;
+  /** The service's `onRequest`, `onResponse` and `onError` hooks (read per request: empty lists cost nothing). */
+  hooks: RequestHooks;
 }
 
 /** A promise that never settles: the side of a race that must not win. */
@@ -56,7 +59,7 @@ const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/ready
  * instead of a middleware per concern: each layer costs an async frame, a closure and header work per request.
  */
 export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
-  const { routes, lifecycle, runtime, metrics, logger, cors, auth, body } = deps;
+  const { routes, lifecycle, runtime, metrics, logger, cors, auth, body, hooks } = deps;
   const logging = logger !== silentLogger;
 
   // Not async: a throw here reaches the caller's try/catch (or CORS's async frame) the same way, one promise less.
@@ -119,7 +122,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     ctx.startedAt = start;
     // One listener per request; the others register callbacks in `onClose`.
     const res = ctx.res;
-    ctx.set(NOSNIFF[0], NOSNIFF[1]);
+    ctx.setChecked(NOSNIFF[0], NOSNIFF[1]);
     // `on`, not `once`: the response is used once anyway, and once() wraps the listener per request.
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));
@@ -128,14 +131,23 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     const recordMetrics =
       metrics && path !== '/metrics' ? metrics.start(ctx.endpoint, HEALTH_PATHS.has(path), start) : undefined;
     try {
+      if (hooks.onRequest.length > 0) await runHooks(hooks.onRequest, ctx);
       await inner(ctx, dispatch);
     } catch (err) {
+      if (hooks.onError.length > 0) await runErrorHooks(hooks.onError, ctx, err, logger);
       // A health check's 503 says the server is not ready: nothing was shed.
       writeError(ctx, err, logger, HEALTH_PATHS.has(path) ? undefined : metrics);
     }
+    if (hooks.onResponse.length > 0) {
+      try {
+        await runHooks(hooks.onResponse, ctx);
+      } catch (err) {
+        hookFailed(logger, 'onResponse', ctx, err);
+      }
+    }
     // The endpoint as routed: a mounted route's pattern is known only once it answered.
     recordMetrics?.(ctx.status, ctx.endpoint);
-    ctx.set('x-request-id', requestId);
+    ctx.setChecked('x-request-id', requestId);
     if (lifecycle.isDraining) ctx.set('connection', 'close');
     if (logging) {
       const entry: AccessLogEntry = {
@@ -153,4 +165,33 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       else logger.log('info', 'request', { ...entry });
     }
   };
+}
+
+/** Run `onRequest` or `onResponse` hooks in order; the first error stops them and is thrown. */
+async function runHooks(list: readonly RequestHook[], call: Exchange): Promise<void> {
+  for (const hook of list) await hook(call);
+}
+
+/** Run `onError` hooks in order; an error of a hook is logged and the next one still runs. */
+async function runErrorHooks(
+  list: readonly ErrorHook[],
+  call: Exchange,
+  error: unknown,
+  logger: Logger,
+): Promise<void> {
+  for (const hook of list) {
+    try {
+      await hook(call, error);
+    } catch (err) {
+      hookFailed(logger, 'onError', call, err);
+    }
+  }
+}
+
+function hookFailed(logger: Logger, hook: string, call: Exchange, err: unknown): void {
+  logger.log('error', `${hook} hook failed`, {
+    requestId: call.requestId,
+    error: err instanceof Error ? err.message : String(err),
+    stack: err instanceof Error ? err.stack : undefined,
+  });
 }
