@@ -88,6 +88,9 @@ const CALL_TIMEOUT_MS = 5000;
  */
 const CLAIM_RECHECK_MS = 1000;
 
+/** How often a store counts the processes on its channel (whether a `queued` message has anyone to tell). */
+const PEERS_MS = 1000;
+
 /** Jobs read per list when `stats` breaks the queue down by API (bounded however long the queue grows). */
 const STATS_LIMIT = 10_000;
 
@@ -197,6 +200,11 @@ export class RedisTaskStore implements TaskStore {
   private readonly clientsKey: string;
   /** This store's claims: the lock token and heartbeat of each job it runs. */
   private readonly leases = new Map<string, { token: string; job: Job; timer: NodeJS.Timeout }>();
+  /**
+   * Jobs BullMQ moved to active for this process as it ended the one before (`fetchNext`: no round trip of
+   * their own), under that one's lock token; the next claims take them first.
+   */
+  private readonly prefetched: Array<{ job: Job<JobData>; token: string }> = [];
   private readonly listeners = new Map<string, Set<(event: TaskEvent) => void>>();
   private readonly cancelListeners = new Map<string, Set<() => void>>();
   private readonly queuedListeners = new Set<() => void>();
@@ -220,6 +228,12 @@ export class RedisTaskStore implements TaskStore {
   private queuedSignals = 0;
   /** Set while this tick's `queued` message is due (one for the submits of a tick). */
   private queuedDue = false;
+  /**
+   * Whether another process listens on the store's channel (counted every `PEERS_MS`): alone, a submit tells
+   * nobody it queued a task (this process's runner is started by the submit itself).
+   */
+  private peers = true;
+  private peersTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly queue: Queue,
@@ -238,6 +252,22 @@ export class RedisTaskStore implements TaskStore {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.channel = `tiffin:${name}:events`;
     this.clientsKey = `tiffin:${name}:clients`;
+  }
+
+  private watchPeers(): void {
+    const count = () =>
+      void this.commands
+        .pubsub('NUMSUB', this.channel)
+        .then((reply) => {
+          // Only this process's subscriber: nobody else to tell. Anything else (none: it reconnects) tells.
+          this.peers = Number((reply as unknown[])[1]) !== 1;
+        })
+        .catch(() => {
+          this.peers = true;
+        });
+    count();
+    this.peersTimer = setInterval(count, PEERS_MS);
+    this.peersTimer.unref();
   }
 
   /** Jobs went back to the queue here: this process and the others look for them now. */
@@ -269,12 +299,15 @@ export class RedisTaskStore implements TaskStore {
       lazyConnect: true,
       // A Redis that hangs (not refusing) answers a 503 too, not a request that waits forever.
       commandTimeout: 5000,
+      // The commands of one tick (many tasks' steps, under load) go to Redis in one write: a task's cost is
+      // mostly its writes to Redis, not its commands.
+      enableAutoPipelining: true,
     };
     const waiting: RedisOptions = { maxRetriesPerRequest: null, lazyConnect: true };
     const commands = new Redis(options.url, failFast);
     const subscriber = new Redis(options.url, waiting);
     const queueConnection = new Redis(options.url, failFast);
-    const workerConnection = new Redis(options.url, waiting);
+    const workerConnection = new Redis(options.url, { ...waiting, enableAutoPipelining: true });
     for (const c of [commands, subscriber, queueConnection, workerConnection]) c.on('error', () => {});
     commands.defineCommand('tiffinAdmit', { numberOfKeys: 6, lua: ADMIT_SCRIPT });
     commands.defineCommand('tiffinStart', { numberOfKeys: 3, lua: START_SCRIPT });
@@ -306,6 +339,7 @@ export class RedisTaskStore implements TaskStore {
     // A stalled job this process's check put back in the queue: every process hears it may claim it.
     worker.on('stalled', () => store.requeued());
     await subscriber.subscribe(store.channel);
+    store.watchPeers();
     // BullMQ's stalled-job check: jobs whose process died go back to the queue.
     void worker.startStalledCheckTimer().catch(() => {});
     return store;
@@ -390,21 +424,26 @@ export class RedisTaskStore implements TaskStore {
     return this.reach(async () => {
       for (;;) {
         if (this.closed) return null;
-        if (!this.maybeQueued && performance.now() - this.askedAt < CLAIM_RECHECK_MS) return null;
-        this.askedAt = performance.now();
-        const token = randomUUID();
-        // Cleared before the look: a submit that lands meanwhile sets it again, and its runner asks again.
-        this.maybeQueued = false;
-        let job: Job<JobData> | undefined;
-        try {
-          job = (await this.worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
-        } catch (err) {
+        let taken = this.prefetched.shift();
+        if (!taken) {
+          if (!this.maybeQueued && performance.now() - this.askedAt < CLAIM_RECHECK_MS) return null;
+          this.askedAt = performance.now();
+          const token = randomUUID();
+          // Cleared before the look: a submit that lands meanwhile sets it again, and its runner asks again.
+          this.maybeQueued = false;
+          let next: Job<JobData> | undefined;
+          try {
+            next = (await this.worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
+          } catch (err) {
+            this.mayBeQueued();
+            throw err;
+          }
+          if (!next?.id) return null;
           this.mayBeQueued();
-          throw err;
+          taken = { job: next, token };
         }
-        if (!job?.id) return null;
-        this.mayBeQueued();
-        const id = job.id;
+        const { job, token } = taken;
+        const id = job.id as string;
         const data = job.data;
         if (job.attemptsStarted > data.attempts) {
           if (await this.commands.sismember(this.cancelledKey, id)) {
@@ -496,7 +535,18 @@ export class RedisTaskStore implements TaskStore {
       ),
     };
     const started = lease.job.processedOn ?? Date.now();
-    if (await this.settle(id, () => lease.job.moveToCompleted(encoded, lease.token, false))) {
+    // The next queued job comes back with this one's end when this process's runner claims (it does so as
+    // soon as this returns), and a job may be queued.
+    const fetchNext = this.queuedListeners.size > 0 && this.maybeQueued;
+    const signals = this.queuedSignals;
+    const write = async () => {
+      const next = await lease.job.moveToCompleted(encoded, lease.token, fetchNext);
+      const [fields, nextId] = Array.isArray(next) ? next : [];
+      if (fields && typeof nextId === 'string')
+        this.prefetched.push({ job: Job.fromJSON(this.worker, fields, nextId), token: lease.token });
+      else if (fetchNext && signals === this.queuedSignals) this.maybeQueued = false;
+    };
+    if (await this.settle(id, write)) {
       const seconds = (Date.now() - started) / 1000;
       await this.ended(lease.job, { status: 'succeeded', seconds }).catch(() => {});
     }
@@ -654,7 +704,10 @@ export class RedisTaskStore implements TaskStore {
   async close(handBack = true): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const handedBack = handBack && this.leases.size > 0;
+    clearInterval(this.peersTimer);
+    const handedBack = handBack && this.leases.size + this.prefetched.length > 0;
+    for (const { job, token } of this.prefetched.splice(0))
+      if (handBack) await job.moveToWait(token).catch(() => {});
     for (const [id, lease] of this.leases) {
       clearInterval(lease.timer);
       if (handBack) await lease.job.moveToWait(lease.token).catch(() => {});
@@ -849,7 +902,7 @@ export class RedisTaskStore implements TaskStore {
    * its own now and then).
    */
   private announceQueued(): void {
-    if (this.queuedDue) return;
+    if (this.queuedDue || !this.peers) return;
     this.queuedDue = true;
     setImmediate(() => {
       this.queuedDue = false;
