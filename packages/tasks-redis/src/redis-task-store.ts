@@ -152,8 +152,9 @@ return redis.call('LLEN', KEYS[2]) + redis.call('ZCARD', KEYS[3])
  * A task's state in one round trip, read at one instant: its job's hash (KEYS[1]) and where the job is. Replies
  * {0, ending} when there is no job (ending: the cancelled-while-queued record in KEYS[4], or nil), {1, hash}
  * when it finished, {2, hash} when it is in the active list (KEYS[2]), else {3, hash, position, recent runs}:
- * its place in the wait list (KEYS[3], found from the tail within ARGV[2] entries, as `positionOf` counts) and
- * its API's recent run times (the list ARGV[3] .. its name, ARGV[4] of them).
+ * its place in the wait list (KEYS[3]: BullMQ pushes at the head and claims from the tail, so the place is the
+ * list's length less the job's index, looked for from the tail within ARGV[2] entries) and its API's recent run
+ * times (the list ARGV[3] .. its name, ARGV[4] of them).
  */
 const VIEW_SCRIPT = `
 local hash = redis.call('HGETALL', KEYS[1])
@@ -480,9 +481,8 @@ export class RedisTaskStore implements TaskStore {
           await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
           continue;
         }
-        const claimed = job;
         const timer = setInterval(
-          () => void claimed.extendLock(token, this.leaseMs).catch(() => {}),
+          () => void job.extendLock(token, this.leaseMs).catch(() => {}),
           Math.floor(this.leaseMs / 2),
         );
         timer.unref();
@@ -792,8 +792,7 @@ export class RedisTaskStore implements TaskStore {
         view.eta_seconds = runningEta(view.step, view.total_steps, (Date.now() - job.processedOn) / 1000);
       return { view, result: null };
     }
-    // Waiting: BullMQ pushes new jobs at the head of its wait list and claims from the tail, so the place
-    // (from 1) is the list's length less the job's index, found from the tail within the unfinished-task bound.
+    // Waiting, at its place from 1 (`VIEW_SCRIPT`).
     view.step = 0;
     const [, , position, runs] = reply;
     view.queue_position = position;
