@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { describeOnRedis } from '../../tasks-redis/test/redis-server.js';
+import { describeOnRedis } from '../../tasks-redis/test/describe-on-redis.js';
 import { CLI_DIR, CliProcess } from './cli-process.js';
 
 const FIXTURE = join(CLI_DIR, 'test', 'fixtures', 'slow-tasks.ts');

@@ -4,7 +4,9 @@
  * for a bare job on the same Redis (a Queue and a Worker that does nothing, awaited with QueueEvents).
  * Same process for client and server in every case, the same number of tasks in flight and run at once.
  * Rounds alternate the four so that a machine shared with others loads each alike; the ratio to bare
- * BullMQ within a round is the figure to read. `pnpm --filter @tiffin/tasks-redis bench:tasks`
+ * BullMQ within a round is the figure to read, with two that the machine's load does not change: the reads
+ * redis-server made per task (each one a write a client sent it: a round trip, or several commands sent
+ * together) and its CPU time per task. `pnpm --filter @tiffin/tasks-redis bench:tasks`
  * (TASKS=600 ROUNDS=3 IN_FLIGHT=16 CONCURRENCY=8 to change).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +33,24 @@ interface Figures {
   p99: number;
   /** CPU time of this process per task, in µs (what the machine's load does not change much). */
   cpuUs: number;
+  /** Per task on Redis: the reads redis-server made (writes sent to it) and its CPU time in µs. */
+  redis?: { reads: number; cpuUs: number };
+}
+
+/** redis-server's own counters: the reads it made (its INFO `total_reads_processed`) and its CPU seconds. */
+async function redisCounters(probe: Redis): Promise<{ reads: number; cpu: number }> {
+  const info = await probe.info();
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  return { reads: field('total_reads_processed'), cpu: field('used_cpu_user') + field('used_cpu_sys') };
+}
+
+/** `drive` with redis-server's counters read around it (the probe's own reads left out). */
+async function driveOnRedis(probe: Redis, count: number, one: () => Promise<void>): Promise<Figures> {
+  const before = await redisCounters(probe);
+  const figures = await drive(count, one);
+  const after = await redisCounters(probe);
+  const reads = (after.reads - before.reads - 1) / count;
+  return { ...figures, redis: { reads, cpuUs: ((after.cpu - before.cpu) * 1e6) / count } };
 }
 
 /** Run `count` tasks, `IN_FLIGHT` at a time; each one's time from submit to done. */
@@ -81,8 +101,8 @@ function call(url: string, method: string, body?: string): Promise<{ status: num
   });
 }
 
-/** A no-op task API on `store`, served on a loopback port, driven over HTTP. */
-async function tiffin(store: TaskStore): Promise<Figures> {
+/** A no-op task API on `store`, served on a loopback port, driven over HTTP (`probe`: the store's Redis). */
+async function tiffin(store: TaskStore, probe?: Redis): Promise<Figures> {
   const svc = new Service('bench', { tasks: { store, concurrency: CONCURRENCY } }).api(
     { name: 'noop', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
     async () => ({}),
@@ -98,7 +118,7 @@ async function tiffin(store: TaskStore): Promise<Figures> {
   };
   try {
     await drive(WARMUP, one);
-    return await drive(TASKS, one);
+    return probe ? await driveOnRedis(probe, TASKS, one) : await drive(TASKS, one);
   } finally {
     await handle.close();
     await store.close?.();
@@ -106,7 +126,7 @@ async function tiffin(store: TaskStore): Promise<Figures> {
 }
 
 /** BullMQ alone: a Queue, a Worker doing nothing, each job awaited through QueueEvents. */
-async function bareBullmq(url: string, name: string): Promise<Figures> {
+async function bareBullmq(url: string, name: string, probe: Redis): Promise<Figures> {
   const connection = new Redis(url, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
   const events = new QueueEvents(name, { connection: { url } });
@@ -121,7 +141,7 @@ async function bareBullmq(url: string, name: string): Promise<Figures> {
   };
   try {
     await drive(WARMUP, one);
-    return await drive(TASKS, one);
+    return await driveOnRedis(probe, TASKS, one);
   } finally {
     await worker.close();
     await Promise.all([queue.close(), events.close()]);
@@ -138,6 +158,7 @@ const cases: readonly Case[] = process.env.CASES
 
 async function main(): Promise<void> {
   const redis = await RedisServer.start('everysec');
+  const probe = new Redis(redis.url);
   const dir = mkdtempSync(join(tmpdir(), 'tiffin-bench-tasks-'));
   const results = new Map<Case, Figures[]>(cases.map((c) => [c, []]));
   const loads: string[] = [
@@ -157,11 +178,11 @@ async function main(): Promise<void> {
             : c === 'disk (LMDB)'
               ? await tiffin(await LmdbTaskStore.open({ dir: join(dir, String(round)), ...LIMITS }))
               : c === 'Redis'
-                ? await tiffin(await RedisTaskStore.open({ url: redis.url, queue, ...LIMITS }))
-                : await bareBullmq(redis.url, `${queue}-bare`);
+                ? await tiffin(await RedisTaskStore.open({ url: redis.url, queue, ...LIMITS }), probe)
+                : await bareBullmq(redis.url, `${queue}-bare`, probe);
         results.get(c)?.push(figures);
         console.log(
-          `round ${round + 1} ${c.padEnd(12)} ${figures.perSecond.toFixed(0).padStart(6)} tasks/s  p50 ${figures.p50.toFixed(2)} ms  p99 ${figures.p99.toFixed(2)} ms  CPU ${figures.cpuUs.toFixed(0)} µs/task`,
+          `round ${round + 1} ${c.padEnd(12)} ${figures.perSecond.toFixed(0).padStart(6)} tasks/s  p50 ${figures.p50.toFixed(2)} ms  p99 ${figures.p99.toFixed(2)} ms  CPU ${figures.cpuUs.toFixed(0)} µs/task${figures.redis ? `  redis-server: ${figures.redis.reads.toFixed(2)} reads, ${figures.redis.cpuUs.toFixed(0)} µs CPU per task` : ''}`,
         );
       }
       loads.push(
@@ -171,6 +192,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
+    probe.disconnect();
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -179,14 +201,21 @@ async function main(): Promise<void> {
     const median = sorted[Math.floor(sorted.length / 2)] as number;
     return `${(sorted[0] as number).toFixed(digits)} / ${median.toFixed(digits)} / ${(sorted.at(-1) as number).toFixed(digits)}`;
   };
+  const onRedis = (runs: Figures[], pick: (r: { reads: number; cpuUs: number }) => number, digits: number) =>
+    runs.every((r) => r.redis)
+      ? spread(
+          runs.map((r) => pick(r.redis as { reads: number; cpuUs: number })),
+          digits,
+        )
+      : '–';
   const bare = results.get('bare BullMQ') ?? [];
   console.log(
     `\n${TASKS} tasks per run, ${IN_FLIGHT} in flight, ${CONCURRENCY} run at once, ${ROUNDS} rounds; min / median / max`,
   );
   console.log(
-    '| store | tasks/s | p50 ms | p99 ms | tasks/s ÷ bare BullMQ (same round) | Node CPU µs per task |',
+    '| store | tasks/s | p50 ms | p99 ms | tasks/s ÷ bare BullMQ (same round) | Node CPU µs per task | redis-server reads per task | redis-server CPU µs per task |',
   );
-  console.log('|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const c of cases) {
     const runs = results.get(c) as Figures[];
     const ratios = runs.map((r, k) => r.perSecond / (bare[k]?.perSecond ?? Number.NaN));
@@ -203,7 +232,7 @@ async function main(): Promise<void> {
       )} | ${spread(ratios, 2)} | ${spread(
         runs.map((r) => r.cpuUs),
         0,
-      )} |`,
+      )} | ${onRedis(runs, (r) => r.reads, 2)} | ${onRedis(runs, (r) => r.cpuUs, 0)} |`,
     );
   }
   console.log(`load average (1/5/15 min) before and after each round: ${loads.join(' → ')}`);

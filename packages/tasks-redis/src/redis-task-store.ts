@@ -29,7 +29,7 @@ import {
   type TaskView,
   truncateForMessage,
 } from '@tiffin/core/internal';
-import { Job, Queue, Worker } from 'bullmq';
+import { Job, type JobJsonRaw, Queue, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 
 export interface RedisTaskStoreOptions {
@@ -69,8 +69,9 @@ interface Ending {
   error: ErrorBody;
 }
 
-/** One message on the store's channel: a task event, a cancel, or a task queued. */
+/** One message on the store's channel: a task event, a cancel, or tasks queued. */
 interface Message {
+  /** The task's id (empty for `queued`). */
   id: string;
   /** The store that sent it. */
   from: string;
@@ -80,6 +81,15 @@ interface Message {
 
 /** Longest a call on Redis may take before it answers 503 (a Redis that hangs rather than refuses). */
 const CALL_TIMEOUT_MS = 5000;
+
+/**
+ * Longest a claim answers null without asking Redis after one found the queue empty (a backstop: a job that
+ * went back to the queue without a `queued` message is still found).
+ */
+const CLAIM_RECHECK_MS = 1000;
+
+/** How often a store counts the processes on its channel (whether a `queued` message has anyone to tell). */
+const PEERS_MS = 1000;
 
 /** Jobs read per list when `stats` breaks the queue down by API (bounded however long the queue grows). */
 const STATS_LIMIT = 10_000;
@@ -108,6 +118,67 @@ end
 return out
 `;
 
+/**
+ * A submit's admission in one round trip: the unfinished jobs in BullMQ's lists (KEYS 1-5: wait, paused,
+ * active, delayed, prioritized, as `Queue.getJobCounts` counts them) under ARGV[1], then the client's count
+ * (KEYS[6], field ARGV[3] when ARGV[2] is `1`) taken under its share ARGV[4]. 0: admitted, 1: full, 2: the
+ * client's share is used.
+ */
+const ADMIT_SCRIPT = `
+local unfinished = redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2]) + redis.call('LLEN', KEYS[3])
+  + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[5])
+if unfinished >= tonumber(ARGV[1]) then return 1 end
+if ARGV[2] == '1' then
+  if redis.call('HINCRBY', KEYS[6], ARGV[3], 1) > tonumber(ARGV[4]) then
+    redis.call('HINCRBY', KEYS[6], ARGV[3], -1)
+    return 2
+  end
+end
+return 0
+`;
+
+/**
+ * A claimed job starts in one round trip: -1 when the task's cancel mark (KEYS[1], member ARGV[1]) is there,
+ * else its `started` message (ARGV[3]) goes out on the store's channel (ARGV[2]) and the reply is how many
+ * jobs are left to claim (BullMQ's wait list KEYS[2] and prioritized set KEYS[3]).
+ */
+const START_SCRIPT = `
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return -1 end
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return redis.call('LLEN', KEYS[2]) + redis.call('ZCARD', KEYS[3])
+`;
+
+/**
+ * A task's state in one round trip, read at one instant: its job's hash (KEYS[1]) and where the job is. Replies
+ * {0, ending} when there is no job (ending: the cancelled-while-queued record in KEYS[4], or nil), {1, hash}
+ * when it finished, {2, hash} when it is in the active list (KEYS[2]), else {3, hash, position, recent runs}:
+ * its place in the wait list (KEYS[3]: BullMQ pushes at the head and claims from the tail, so the place is the
+ * list's length less the job's index, looked for from the tail within ARGV[2] entries) and its API's recent run
+ * times (the list ARGV[3] .. its name, ARGV[4] of them).
+ */
+const VIEW_SCRIPT = `
+local hash = redis.call('HGETALL', KEYS[1])
+if #hash == 0 then return {0, redis.call('HGET', KEYS[4], 'ending')} end
+if redis.call('HEXISTS', KEYS[1], 'finishedOn') == 1 then return {1, hash} end
+if redis.call('LPOS', KEYS[2], ARGV[1]) then return {2, hash} end
+local len = redis.call('LLEN', KEYS[3])
+local at = redis.call('LPOS', KEYS[3], ARGV[1], 'RANK', -1, 'MAXLEN', tonumber(ARGV[2]))
+local position = len + 1
+if at then position = math.max(1, len - at) end
+local name = redis.call('HGET', KEYS[1], 'name')
+return {3, hash, position, redis.call('LRANGE', ARGV[3] .. name, 0, tonumber(ARGV[4]) - 1)}
+`;
+
+/** The store's scripts, defined on its commands connection (`EVALSHA`, loaded again when Redis lost them). */
+interface StoreScripts {
+  tiffinAdmit(...args: Array<string | number>): Promise<number>;
+  tiffinStart(...args: Array<string | number>): Promise<number>;
+  tiffinView(...args: Array<string | number>): Promise<ViewReply>;
+}
+
+/** What `VIEW_SCRIPT` replies. */
+type ViewReply = [0, string | null] | [1, string[]] | [2, string[]] | [3, string[], number, string[]];
+
 /** BullMQ keeps failed jobs' reasons as text: an ending is written as JSON behind this mark. */
 const ENDING = 'tiffin-ending:';
 
@@ -130,6 +201,11 @@ export class RedisTaskStore implements TaskStore {
   private readonly clientsKey: string;
   /** This store's claims: the lock token and heartbeat of each job it runs. */
   private readonly leases = new Map<string, { token: string; job: Job; timer: NodeJS.Timeout }>();
+  /**
+   * Jobs BullMQ moved to active for this process as it ended the one before (`fetchNext`: no round trip of
+   * their own), under that one's lock token; the next claims take them first.
+   */
+  private readonly prefetched: Array<{ job: Job<JobData>; token: string }> = [];
   private readonly listeners = new Map<string, Set<(event: TaskEvent) => void>>();
   private readonly cancelListeners = new Map<string, Set<() => void>>();
   private readonly queuedListeners = new Set<() => void>();
@@ -141,6 +217,24 @@ export class RedisTaskStore implements TaskStore {
   private readonly positions = new Map<string, number>();
   /** Set while a round of queue position events is due (at most one per `POSITION_EVENT_MS`). */
   private positionsTimer: NodeJS.Timeout | undefined;
+  /**
+   * Whether a claim may find a job: false after one found none, true again on a submit here, a `queued`
+   * message from another process, or the periodic look for stalled jobs. A claim while false answers null
+   * without asking Redis (the runner asks after every task it ends).
+   */
+  private maybeQueued = true;
+  /** When a claim last asked Redis: past `CLAIM_RECHECK_MS` a claim asks whatever `maybeQueued` says. */
+  private askedAt = 0;
+  /** Counts the times `maybeQueued` was set: a reply that says none is left clears it only when unchanged. */
+  private queuedSignals = 0;
+  /** Set while this tick's `queued` message is due (one for the submits of a tick). */
+  private queuedDue = false;
+  /**
+   * Whether another process listens on the store's channel (counted every `PEERS_MS`): alone, a submit tells
+   * nobody it queued a task (this process's runner is started by the submit itself).
+   */
+  private peers = true;
+  private peersTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly queue: Queue,
@@ -161,6 +255,39 @@ export class RedisTaskStore implements TaskStore {
     this.clientsKey = `tiffin:${name}:clients`;
   }
 
+  private watchPeers(): void {
+    const count = () =>
+      void this.commands
+        .pubsub('NUMSUB', this.channel)
+        .then((reply) => {
+          // Only this process's subscriber: nobody else to tell. Anything else (none: it reconnects) tells.
+          this.peers = Number((reply as unknown[])[1]) !== 1;
+        })
+        .catch(() => {
+          this.peers = true;
+        });
+    count();
+    this.peersTimer = setInterval(count, PEERS_MS);
+    this.peersTimer.unref();
+  }
+
+  /** Jobs went back to the queue here: this process and the others look for them now. */
+  private requeued(): void {
+    this.mayBeQueued();
+    this.announceQueued();
+    for (const listener of this.queuedListeners) listener();
+  }
+
+  /** A job may be waiting to be claimed (see `maybeQueued`). */
+  private mayBeQueued(): void {
+    this.maybeQueued = true;
+    this.queuedSignals++;
+  }
+
+  private get scripts(): StoreScripts {
+    return this.commands as unknown as StoreScripts;
+  }
+
   /** Connect to Redis and the queue; rejects when Redis cannot be reached now. */
   static async open(options: RedisTaskStoreOptions): Promise<RedisTaskStore> {
     const name = options.queue ?? 'tiffin';
@@ -173,13 +300,19 @@ export class RedisTaskStore implements TaskStore {
       lazyConnect: true,
       // A Redis that hangs (not refusing) answers a 503 too, not a request that waits forever.
       commandTimeout: 5000,
+      // The commands of one tick (many tasks' steps, under load) go to Redis in one write: a task's cost is
+      // mostly its writes to Redis, not its commands.
+      enableAutoPipelining: true,
     };
     const waiting: RedisOptions = { maxRetriesPerRequest: null, lazyConnect: true };
     const commands = new Redis(options.url, failFast);
     const subscriber = new Redis(options.url, waiting);
     const queueConnection = new Redis(options.url, failFast);
-    const workerConnection = new Redis(options.url, waiting);
+    const workerConnection = new Redis(options.url, { ...waiting, enableAutoPipelining: true });
     for (const c of [commands, subscriber, queueConnection, workerConnection]) c.on('error', () => {});
+    commands.defineCommand('tiffinAdmit', { numberOfKeys: 6, lua: ADMIT_SCRIPT });
+    commands.defineCommand('tiffinStart', { numberOfKeys: 3, lua: START_SCRIPT });
+    commands.defineCommand('tiffinView', { numberOfKeys: 4, lua: VIEW_SCRIPT });
     await Promise.all([commands.connect(), subscriber.connect(), queueConnection.connect()]);
     const queue = new Queue(name, { connection: queueConnection, prefix: 'tiffin' });
     const worker = new Worker(name, null, {
@@ -204,7 +337,10 @@ export class RedisTaskStore implements TaskStore {
       options,
     );
     subscriber.on('message', (_channel, text: string) => store.received(text));
+    // A stalled job this process's check put back in the queue: every process hears it may claim it.
+    worker.on('stalled', () => store.requeued());
     await subscriber.subscribe(store.channel);
+    store.watchPeers();
     // BullMQ's stalled-job check: jobs whose process died go back to the queue.
     void worker.startStalledCheckTimer().catch(() => {});
     return store;
@@ -220,7 +356,13 @@ export class RedisTaskStore implements TaskStore {
   onQueued(listener: () => void): () => void {
     this.queuedListeners.add(listener);
     // A stalled job goes back to the queue without a message: look again now and then.
-    const timer = setInterval(listener, Math.max(500, Math.floor(this.leaseMs / 2)));
+    const timer = setInterval(
+      () => {
+        this.mayBeQueued();
+        listener();
+      },
+      Math.max(500, Math.floor(this.leaseMs / 2)),
+    );
     timer.unref();
     return () => {
       this.queuedListeners.delete(listener);
@@ -231,21 +373,24 @@ export class RedisTaskStore implements TaskStore {
   async submit(api: string, request: TaskRequest, options: SubmitOptions = {}): Promise<TaskView> {
     return this.reach(async () => {
       const retry = { headers: { 'retry-after': '1' } };
-      const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused');
-      const unfinished = Object.values(counts).reduce((a, b) => a + b, 0);
-      if (unfinished >= this.maxTasks)
-        throw new TasksFull(`${this.maxTasks} tasks are unfinished; retry when one finishes`, retry);
       const client = options.client ?? null;
-      if (client !== null) {
-        const held = await this.commands.hincrby(this.clientsKey, client, 1);
-        if (held > this.share) {
-          await this.commands.hincrby(this.clientsKey, client, -1);
-          throw new TasksClientFull(
-            `You have ${this.share} unfinished tasks; retry when one finishes`,
-            retry,
-          );
-        }
-      }
+      const { wait, paused, active, delayed, prioritized } = this.queue.keys;
+      const verdict = await this.scripts.tiffinAdmit(
+        wait as string,
+        paused as string,
+        active as string,
+        delayed as string,
+        prioritized as string,
+        this.clientsKey,
+        this.maxTasks,
+        client === null ? '0' : '1',
+        client ?? '',
+        this.share,
+      );
+      if (verdict === 1)
+        throw new TasksFull(`${this.maxTasks} tasks are unfinished; retry when one finishes`, retry);
+      if (verdict === 2)
+        throw new TasksClientFull(`You have ${this.share} unfinished tasks; retry when one finishes`, retry);
       const id = randomUUID();
       const data: JobData = {
         api,
@@ -270,7 +415,8 @@ export class RedisTaskStore implements TaskStore {
         if (client !== null) await this.commands.hincrby(this.clientsKey, client, -1).catch(() => {});
         throw err;
       }
-      await this.publish({ id, kind: 'queued' });
+      this.mayBeQueued();
+      this.announceQueued();
       return queuedView(id, api, Date.now());
     });
   }
@@ -279,21 +425,60 @@ export class RedisTaskStore implements TaskStore {
     return this.reach(async () => {
       for (;;) {
         if (this.closed) return null;
-        const token = randomUUID();
-        const job = (await this.worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
-        if (!job?.id) return null;
-        const id = job.id;
-        const data = job.data;
-        if (await this.commands.sismember(this.cancelledKey, id)) {
-          await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
-          continue;
+        let taken = this.prefetched.shift();
+        if (!taken) {
+          if (!this.maybeQueued && performance.now() - this.askedAt < CLAIM_RECHECK_MS) return null;
+          this.askedAt = performance.now();
+          const token = randomUUID();
+          // Cleared before the look: a submit that lands meanwhile sets it again, and its runner asks again.
+          this.maybeQueued = false;
+          let next: Job<JobData> | undefined;
+          try {
+            next = (await this.worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
+          } catch (err) {
+            this.mayBeQueued();
+            throw err;
+          }
+          if (!next?.id) return null;
+          this.mayBeQueued();
+          taken = { job: next, token };
         }
+        const { job, token } = taken;
+        const id = job.id as string;
+        const data = job.data;
         if (job.attemptsStarted > data.attempts) {
+          if (await this.commands.sismember(this.cancelledKey, id)) {
+            await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
+            continue;
+          }
           const error = new TaskInterrupted(
             `task ${id} was running when its server stopped, ${data.attempts} time(s) of the ${data.attempts} it may start`,
           ).toBody();
           await this.end(job, token, { status: 'failed', error });
           this.interrupted[data.api] = (this.interrupted[data.api] ?? 0) + 1;
+          continue;
+        }
+        const started: Message = {
+          id,
+          kind: 'event',
+          event: { event: 'started', data: { request_id: id, status: 'started' } },
+          from: this.self,
+        };
+        // The cancel mark read, the `started` event sent and the jobs left counted in one round trip.
+        const signals = this.queuedSignals;
+        const { wait, prioritized } = this.queue.keys;
+        const left = await this.scripts.tiffinStart(
+          this.cancelledKey,
+          wait as string,
+          prioritized as string,
+          id,
+          this.channel,
+          JSON.stringify(started),
+        );
+        // None left, and no submit or message since the count: the next claim need not ask.
+        if (left === 0 && signals === this.queuedSignals) this.maybeQueued = false;
+        if (left === -1) {
+          await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
           continue;
         }
         const timer = setInterval(
@@ -302,11 +487,6 @@ export class RedisTaskStore implements TaskStore {
         );
         timer.unref();
         this.leases.set(id, { token, job, timer });
-        await this.publish({
-          id,
-          kind: 'event',
-          event: { event: 'started', data: { request_id: id, status: 'started' } },
-        });
         return {
           id,
           api: data.api,
@@ -355,9 +535,19 @@ export class RedisTaskStore implements TaskStore {
       ),
     };
     const started = lease.job.processedOn ?? Date.now();
-    if (await this.settle(id, () => lease.job.moveToCompleted(encoded, lease.token, false))) {
+    // The next queued job comes back with this one's end when this process's runner claims (it does so as
+    // soon as this returns), and a job may be queued.
+    const fetchNext = this.queuedListeners.size > 0 && this.maybeQueued;
+    const signals = this.queuedSignals;
+    const write = async () => {
+      const next = await lease.job.moveToCompleted(encoded, lease.token, fetchNext);
+      const [fields, nextId] = Array.isArray(next) ? next : [];
+      if (fields && typeof nextId === 'string')
+        this.prefetched.push({ job: Job.fromJSON(this.worker, fields, nextId), token: lease.token });
+      else if (fetchNext && signals === this.queuedSignals) this.maybeQueued = false;
+    };
+    if (await this.settle(id, write)) {
       const seconds = (Date.now() - started) / 1000;
-      await this.recordRun(lease.job.data.api, seconds).catch(() => {});
       await this.ended(lease.job, { status: 'succeeded', seconds }).catch(() => {});
     }
   }
@@ -514,11 +704,17 @@ export class RedisTaskStore implements TaskStore {
   async close(handBack = true): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.peersTimer);
+    const handedBack = handBack && this.leases.size + this.prefetched.length > 0;
+    for (const { job, token } of this.prefetched.splice(0))
+      if (handBack) await job.moveToWait(token).catch(() => {});
     for (const [id, lease] of this.leases) {
       clearInterval(lease.timer);
       if (handBack) await lease.job.moveToWait(lease.token).catch(() => {});
       this.leases.delete(id);
     }
+    // The other processes claim what went back now, not at their next periodic look.
+    if (handedBack) await this.publish({ id: '', kind: 'queued' });
     await Promise.allSettled([this.worker.close(true), this.queue.close()]);
     // BullMQ leaves connections it was given open: every one of this store's goes.
     for (const connection of [this.subscriber, this.commands, this.queueConnection, this.workerConnection])
@@ -533,18 +729,34 @@ export class RedisTaskStore implements TaskStore {
     return `${this.channel}:ended:${id}`;
   }
 
-  /** The task's view and answer from its job (or its ending, for a cancel that removed a waiting job). */
+  /**
+   * The task's view and answer from its job (or its ending, for a cancel that removed a waiting job), read in
+   * one round trip (`VIEW_SCRIPT`); the job's hash is parsed as BullMQ parses it (`Job.fromJSON`).
+   */
   private async read(id: string): Promise<{ view: TaskView; result: TaskResult | null }> {
-    const job =
-      id.length <= 128 ? ((await Job.fromId(this.queue, id)) as Job<JobData> | undefined) : undefined;
-    if (!job) {
-      const ending = id.length <= 128 ? await this.commands.hget(this.endedKey(id), 'ending') : null;
-      if (ending) {
-        const parsed = JSON.parse(ending) as Ending & { at: number; api: string };
-        return { view: endedView(id, parsed, this.ttlMs), result: null };
-      }
-      throw new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
+    const notFound = () =>
+      new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
+    if (id.length > 128) throw notFound();
+    const { active, wait } = this.queue.keys;
+    const reply = await this.scripts.tiffinView(
+      this.queue.toKey(id),
+      active as string,
+      wait as string,
+      this.endedKey(id),
+      id,
+      this.maxTasks + 1,
+      `${this.channel}:runs:`,
+      RECENT_RUNS,
+    );
+    if (reply[0] === 0) {
+      if (!reply[1]) throw notFound();
+      const parsed = JSON.parse(reply[1]) as Ending & { at: number; api: string };
+      return { view: endedView(id, parsed, this.ttlMs), result: null };
     }
+    const fields: Record<string, string> = {};
+    const flat = reply[1];
+    for (let k = 0; k + 1 < flat.length; k += 2) fields[flat[k] as string] = flat[k + 1] as string;
+    const job = Job.fromJSON(this.queue, fields as unknown as JobJsonRaw, id) as Job<JobData>;
     const progress = (typeof job.progress === 'object' ? job.progress : {}) as {
       step?: number;
       total_steps?: number | null;
@@ -552,10 +764,10 @@ export class RedisTaskStore implements TaskStore {
     const view = queuedView(id, job.data.api, job.timestamp);
     view.step = progress.step ?? 0;
     view.total_steps = progress.total_steps ?? null;
-    if (job.finishedOn) {
-      if (job.finishedOn + this.ttlMs <= Date.now())
-        throw new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
-      Object.assign(view, finalTimes(job.finishedOn, this.ttlMs));
+    if (reply[0] === 1) {
+      const finishedOn = job.finishedOn ?? 0;
+      if (finishedOn + this.ttlMs <= Date.now()) throw notFound();
+      Object.assign(view, finalTimes(finishedOn, this.ttlMs));
       const ending = parseEnding(job.failedReason);
       if (ending) {
         view.status = ending.status;
@@ -574,54 +786,22 @@ export class RedisTaskStore implements TaskStore {
       view.error = new TaskInterrupted(`task ${id} ended without an answer`).toBody();
       return { view, result: null };
     }
-    const state = await job.getState();
-    view.status = state === 'active' ? 'running' : 'queued';
-    if (view.status === 'queued') {
-      view.step = 0;
-      if (state === 'waiting') {
-        view.queue_position = await this.positionOf(id);
-        view.eta_seconds = queuedEta(view.queue_position, await this.recentRuns(job.data.api));
-      }
-    } else if (job.processedOn) {
-      view.eta_seconds = runningEta(view.step, view.total_steps, (Date.now() - job.processedOn) / 1000);
+    if (reply[0] === 2) {
+      view.status = 'running';
+      if (job.processedOn)
+        view.eta_seconds = runningEta(view.step, view.total_steps, (Date.now() - job.processedOn) / 1000);
+      return { view, result: null };
     }
+    // Waiting, at its place from 1 (`VIEW_SCRIPT`).
+    view.step = 0;
+    const [, , position, runs] = reply;
+    view.queue_position = position;
+    view.eta_seconds = queuedEta(position, runs.map(Number));
     return { view, result: null };
-  }
-
-  /**
-   * A waiting job's place, from 1: BullMQ pushes new jobs at the head of its wait list and claims from the
-   * tail, so it is the list's length less the job's index, found by LPOS from the tail (a scan bounded by
-   * the unfinished-task limit).
-   */
-  private async positionOf(id: string): Promise<number> {
-    const wait = this.queue.keys.wait as string;
-    const [length, index] = (await this.commands
-      .multi()
-      .llen(wait)
-      .lpos(wait, id, 'RANK', -1, 'MAXLEN', this.maxTasks + 1)
-      .exec()) as Array<[Error | null, number | null]>;
-    const len = length?.[1] ?? 0;
-    const at = index?.[1];
-    return typeof at === 'number' ? Math.max(1, len - at) : len + 1;
   }
 
   private runsKey(api: string): string {
     return `${this.channel}:runs:${api}`;
-  }
-
-  private async recentRuns(api: string): Promise<number[]> {
-    return (await this.commands.lrange(this.runsKey(api), 0, RECENT_RUNS - 1)).map(Number);
-  }
-
-  /** Keep a run's time for its API's estimate (the most recent `RECENT_RUNS`, shared by every replica). */
-  private async recordRun(api: string, seconds: number): Promise<void> {
-    const key = this.runsKey(api);
-    await this.commands
-      .multi()
-      .lpush(key, seconds.toFixed(3))
-      .ltrim(key, 0, RECENT_RUNS - 1)
-      .pexpire(key, 24 * 3600 * 1000)
-      .exec();
   }
 
   /**
@@ -656,8 +836,9 @@ export class RedisTaskStore implements TaskStore {
   }
 
   /**
-   * After a task's end is written: its client's slot back, its cancel mark gone and its final event sent, in
-   * one round trip.
+   * After a task's end is written: its client's slot back, its cancel mark gone, a success's run time kept for
+   * its API's estimate (the most recent `RECENT_RUNS`, shared by every replica) and its final event sent, in one
+   * round trip.
    */
   private async ended(
     job: Job<JobData>,
@@ -675,6 +856,13 @@ export class RedisTaskStore implements TaskStore {
     }
     const sent: Message = { id, kind: 'event', event, from: this.self };
     const batch = this.commands.pipeline();
+    if (ending.status === 'succeeded') {
+      const runs = this.runsKey(job.data.api);
+      batch
+        .lpush(runs, ending.seconds.toFixed(3))
+        .ltrim(runs, 0, RECENT_RUNS - 1)
+        .pexpire(runs, 24 * 3600 * 1000);
+    }
     if (job.data.client !== null) batch.hincrby(this.clientsKey, job.data.client, -1);
     batch.srem(this.cancelledKey, id).publish(this.channel, JSON.stringify(sent));
     await batch.exec();
@@ -707,6 +895,20 @@ export class RedisTaskStore implements TaskStore {
     if (client !== null) await this.commands.hincrby(this.clientsKey, client, -1);
   }
 
+  /**
+   * Tell the other processes that tasks are queued: one message for the submits of a tick, sent after their
+   * writes (not awaited: the submit is acknowledged by its write, and a process that misses it looks again on
+   * its own now and then).
+   */
+  private announceQueued(): void {
+    if (this.queuedDue || !this.peers) return;
+    this.queuedDue = true;
+    setImmediate(() => {
+      this.queuedDue = false;
+      void this.publish({ id: '', kind: 'queued' });
+    });
+  }
+
   private async publish(message: Omit<Message, 'from'>): Promise<void> {
     const sent: Message = { ...message, from: this.self };
     await this.commands.publish(this.channel, JSON.stringify(sent)).catch(() => {});
@@ -721,7 +923,10 @@ export class RedisTaskStore implements TaskStore {
     }
     if (message.kind === 'queued') {
       // This process's own submits start its runner already: a second look would only find nothing.
-      if (message.from !== this.self) for (const listener of this.queuedListeners) listener();
+      if (message.from !== this.self) {
+        this.mayBeQueued();
+        for (const listener of this.queuedListeners) listener();
+      }
     } else if (message.kind === 'cancel') {
       // Only the process that runs the task acts on it (the one that cancelled already told its own).
       if (message.from !== this.self && this.leases.has(message.id))

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
 
 /** Whether Debian's `redis-server` is installed (`.ci/run` installs it; a machine without it skips). */
 export function hasRedisServer(): boolean {
@@ -97,52 +96,6 @@ async function freePort(): Promise<number> {
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : 0;
       server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The server a `describeOnRedis` block runs on, there from its `beforeAll` on. */
-export interface RedisHandle {
-  readonly url: string;
-  readonly port: number;
-  /** Stop it (an outage), keeping its data and port. */
-  pause(): Promise<void>;
-  /** Start it again after `pause()`. */
-  resume(): Promise<void>;
-}
-
-/**
- * `describe(name, body)` on a real redis-server started for the block and stopped after it. Where redis-server is
- * not installed, one test fails and says so, instead of the block being skipped quietly (`.ci/run` installs it).
- */
-export function describeOnRedis(name: string, body: (redis: RedisHandle) => void): void {
-  if (!hasRedisServer()) {
-    it(`${name}: needs redis-server`, () => {
-      throw new Error('redis-server is not installed: apt-get install -y redis-server');
-    });
-    return;
-  }
-  describe(name, () => {
-    let server: RedisServer | undefined;
-    const started = (): RedisServer => {
-      if (!server) throw new Error('redis-server is started in beforeAll');
-      return server;
-    };
-    beforeAll(async () => {
-      server = await RedisServer.start();
-    });
-    afterAll(async () => {
-      await server?.stop();
-    });
-    body({
-      get url() {
-        return started().url;
-      },
-      get port() {
-        return started().port;
-      },
-      pause: () => started().pause(),
-      resume: () => started().resume(),
     });
   });
 }

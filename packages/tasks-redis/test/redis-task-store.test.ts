@@ -3,7 +3,7 @@ import { describeTaskRoutes } from '../../core/test/tasks/task-routes-contract.j
 import { describeTaskStore } from '../../core/test/tasks/task-store-contract.js';
 import { describeTaskWebhooks } from '../../core/test/tasks/task-webhook-contract.js';
 import { RedisTaskStore } from '../src/index.js';
-import { describeOnRedis } from './redis-server.js';
+import { describeOnRedis } from './describe-on-redis.js';
 
 describeOnRedis('on a real redis-server', (redis) => {
   let n = 0;

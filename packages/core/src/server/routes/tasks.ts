@@ -55,10 +55,14 @@ export function taskRoutes(
   const events = async (ctx: Exchange): Promise<void> => {
     const release = runtime.admit(ctx);
     const id = taskId(ctx);
-    // Before the 200: an unknown id answers 404 with the error body, not a stream cut off after its headers.
-    await store.status(id);
+    const stream = store.events(id, ctx.abort.signal)[Symbol.asyncIterator]();
+    // The first event is read before the 200: an unknown id answers 404 with the error body, not a stream cut
+    // off after its headers. (A store reads the task's state for it: no read of its own for the check.)
+    const first = await stream.next();
+    // Whichever way the exchange ends, the stream lets go of what it listens to (one never sent included).
+    ctx.onClose.push(() => void stream.return?.()?.catch(() => {}));
     const response = buildResponse({
-      body: eventLines(store.events(id, ctx.abort.signal)),
+      body: eventLines(first, stream),
       mediaType: 'text/event-stream',
       headers: [['cache-control', 'no-cache']],
     });
@@ -87,10 +91,20 @@ function taskId(ctx: Exchange): string {
   return id;
 }
 
-async function* eventLines(events: AsyncIterable<TaskEvent>): AsyncGenerator<string> {
+async function* eventLines(
+  first: IteratorResult<TaskEvent>,
+  rest: AsyncIterator<TaskEvent>,
+): AsyncGenerator<string> {
   // A comment line first, so a client sees the stream open before the next event.
   yield ': progress\n\n';
-  for await (const { event, data } of events) yield sseEvent({ event, data });
+  try {
+    for (let next = first; !next.done; next = await rest.next()) {
+      const { event, data } = next.value;
+      yield sseEvent({ event, data });
+    }
+  } finally {
+    await rest.return?.();
+  }
 }
 
 function writeJson(ctx: Exchange, status: number, value: unknown): void {
