@@ -40,6 +40,8 @@ for (const [k, index] of indices.entries()) {
 const a = tally.accuracy();
 process.stdout.write(
   `${tally.count} pictures: ${SCORED.map((s) => `${s} ${(100 * a[s]).toFixed(1)} %`).join(', ')}\n` +
-    [...bySize].map(([size, t]) => `  ${size} (${t.count}): shape ${(100 * t.accuracy().shape).toFixed(1)} %\n`).join('') +
+    [...bySize]
+      .map(([size, t]) => `  ${size} (${t.count}): shape ${(100 * t.accuracy().shape).toFixed(1)} %\n`)
+      .join('') +
     `colour misses: ${misses.slice(0, 24).join(' ')}\n`,
 );
