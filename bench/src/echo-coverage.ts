@@ -6,12 +6,10 @@
  * `packages/core/src`, so run it from source: `node --conditions=source --import tsx src/echo-coverage.ts`;
  * `--list` prints every function). A count, not a timing: the same on any machine.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Session } from 'node:inspector/promises';
 import { Duplex } from 'node:stream';
-import Fastify from 'fastify';
-import Koa from 'koa';
 import { ECHO_PAYLOAD } from './echo-payload.js';
+import { echoServer } from './servers/echo-servers.js';
 
 const REQUEST = Buffer.from(
   `POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(ECHO_PAYLOAD)}\r\n\r\n${ECHO_PAYLOAD}`,
@@ -54,38 +52,6 @@ class MemorySocket extends Duplex {
 }
 
 type Kind = 'tiffin' | 'fastify' | 'koa';
-
-async function echoServer(kind: Kind): Promise<Server> {
-  if (kind === 'fastify') {
-    let server: Server | undefined;
-    const app = Fastify({
-      serverFactory: (handler) => {
-        server = createServer(handler);
-        return server;
-      },
-    });
-    app.post('/echo', async (request) => request.body);
-    await app.ready();
-    return server!;
-  }
-  if (kind === 'koa') {
-    const app = new Koa();
-    app.use(async (ctx) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
-      ctx.body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    });
-    return createServer(app.callback() as (req: IncomingMessage, res: ServerResponse) => void);
-  }
-  const { createApp, JSON: JSONDescriptor, Service } = await import('@tiffin/core');
-  const svc = new Service('bench_echo');
-  svc.api({ input: new JSONDescriptor(), output: new JSONDescriptor() }, function echo(input) {
-    return input;
-  });
-  const app = createApp(svc, { logger: false, maxConcurrency: 1_000_000 });
-  await app.lifecycle.startup();
-  return createServer(app.requestListener());
-}
 
 /** Which scripts count as the framework's own: core's files for Tiffin, the package's for the others. */
 function ownFile(kind: Kind, url: string): boolean {

@@ -6,12 +6,10 @@
  * `BENCH_CORE` names another build of `@tiffin/core` (its dist/index.js) for the Tiffin kinds. Prints
  * `{"cpuUs": <CPU µs per request>}`.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { Duplex } from 'node:stream';
-import Fastify from 'fastify';
 import { ECHO_PAYLOAD } from '../echo-payload.js';
-import { mountBenchRouter } from './bench-router.js';
-import { OneAccessLine } from './fastify-access-line.js';
+import { type EchoKind, echoServer } from './echo-servers.js';
 
 const REQUEST = Buffer.from(
   `POST /echo HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(ECHO_PAYLOAD)}\r\n\r\n${ECHO_PAYLOAD}`,
@@ -85,50 +83,7 @@ async function drive(server: Server, requests: number): Promise<number> {
   return (used.user + used.system) / requests;
 }
 
-async function echoServer(kind: string): Promise<Server> {
-  if (kind === 'node') {
-    return createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.from(JSON.stringify(JSON.parse(Buffer.concat(chunks).toString('utf8'))), 'utf8');
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-        res.end(body);
-      });
-    });
-  }
-  if (kind === 'fastify' || kind === 'fastify-log') {
-    let server: Server | undefined;
-    // `fastify-log`: its pino logger on stdout writing one access line a request, the work of Tiffin's default log.
-    const logging = kind === 'fastify-log' ? { logger: true, logController: new OneAccessLine() } : {};
-    const app = Fastify({
-      ...logging,
-      serverFactory: (handler) => {
-        server = createServer(handler);
-        return server;
-      },
-    });
-    app.post('/echo', async (request) => request.body);
-    await app.ready();
-    return server!;
-  }
-  const core = (await import(process.env.BENCH_CORE ?? '@tiffin/core')) as typeof import('@tiffin/core');
-  const { createApp, JSON: JSONDescriptor, Service } = core;
-  const svc = new Service('bench_echo');
-  svc.api({ input: new JSONDescriptor(), output: new JSONDescriptor() }, function echo(input) {
-    return input;
-  });
-  if (kind === 'tiffin-router') mountBenchRouter(svc);
-  // `tiffin-log`: the default logger (access log on stdout, which the bench reads and drops).
-  const app = createApp(svc, {
-    logger: kind === 'tiffin-log' ? undefined : false,
-    maxConcurrency: 1_000_000,
-  });
-  await app.lifecycle.startup();
-  return createServer(app.requestListener());
-}
-
-const kind = process.argv[2] ?? 'node';
+const kind = (process.argv[2] ?? 'node') as EchoKind;
 const requests = Number(process.argv[3] ?? 20_000);
 const server = await echoServer(kind);
 await drive(server, requests); // warm-up: JIT, pools
