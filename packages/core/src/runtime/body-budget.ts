@@ -1,6 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { ServiceUnavailable } from '../errors/index.js';
-import type { Invocation } from './invocation.js';
 
 /** The default bound of a `BodyBudget`: eight bodies of the default 32 MiB `maxBodySize`. */
 export const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
@@ -42,7 +41,8 @@ export class BodyBudget {
    * The reservation of `call`'s body (one per call, whoever reads the body); it holds nothing until it grows,
    * and gives its bytes back when the call closes.
    */
-  reservationFor(call: Pick<Invocation, 'onClose' | 'bodyReservation'>): BodyReservation {
+  // The call's two fields by shape, not `Invocation` (which names `BodyReservation`): no import cycle.
+  reservationFor(call: { onClose: Array<() => void>; bodyReservation?: BodyReservation }): BodyReservation {
     // Kept on the call itself: a WeakMap keyed by short-lived calls costs every young-generation GC a pass
     // over its entries, which showed as most of a small request's CPU.
     call.bodyReservation ??= this.open((release) => call.onClose.push(release));
