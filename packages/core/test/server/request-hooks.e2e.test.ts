@@ -39,6 +39,30 @@ function hookedService(seen: string[]): Service {
   return svc;
 }
 
+describe('an onRequest hook that never settles', () => {
+  it("is answered 504 at the server's deadline, and the next request is served", async () => {
+    const svc = new Service('stuck');
+    svc.api({ input: new JSONDescriptor(), output: new JSONDescriptor() }, function echo(input) {
+      return input;
+    });
+    svc.onRequest((call) => (call.get('x-hang') === 'yes' ? new Promise<void>(() => {}) : undefined));
+    const stuck = await serve(svc, { port: 0, logger: false, timeout: 0.3 });
+    try {
+      const send = (hang: string) =>
+        fetch(`${stuck.url}/echo`, { method: 'POST', body: '{"a":1}', headers: { 'x-hang': hang } });
+      const hung = await send('yes');
+      expect([hung.status, ((await hung.json()) as { code: string }).code]).toEqual([
+        504,
+        'DEADLINE_EXCEEDED',
+      ]);
+      const next = await send('no');
+      expect([next.status, await next.json()]).toEqual([200, { a: 1 }]);
+    } finally {
+      await stuck.close();
+    }
+  });
+});
+
 describe('onRequest, onResponse and onError hooks', () => {
   const seen: string[] = [];
   const logger = new MemoryLogger();

@@ -131,7 +131,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     const recordMetrics =
       metrics && path !== '/metrics' ? metrics.start(ctx.endpoint, HEALTH_PATHS.has(path), start) : undefined;
     try {
-      if (hooks.onRequest.length > 0) await runHooks(hooks.onRequest, ctx);
+      // Under the request's deadline like the route: a hook that never settles is answered 504, not held.
+      if (hooks.onRequest.length > 0) await runtime.withDeadline(ctx, runHooks(hooks.onRequest, ctx));
       await inner(ctx, dispatch);
     } catch (err) {
       if (hooks.onError.length > 0) await runErrorHooks(hooks.onError, ctx, err, logger);
