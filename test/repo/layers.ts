@@ -76,6 +76,7 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
   // The transports on top: the v2 protocol's bodies and model metadata, HTTP (with the v2 routes), gRPC.
   'inference-protocol': ['encoding', 'errors', 'ndarray', 'runtime', 'service', 'wire'],
   server: [
+    'context',
     'errors',
     'http',
     'inference-protocol',

@@ -47,10 +47,30 @@ export interface TaskCall {
 
 /**
  * What an API function gets as its second argument: the request, the response settings and the service
- * state. A fresh one per request; `state` is the service's, shared.
+ * state. A fresh one per call; `state` is the service's, shared. Over HTTP the server's exchange of the
+ * request is itself the context (one object per request); gRPC and the task runner make one per call.
  */
 export class Context {
-  private responseSettings: ResponseContext | undefined;
+  readonly request: HttpRequest;
+  readonly state: ServiceState;
+  /** Set by the server: id of this request in logs and the `x-request-id` header. */
+  readonly requestId: string;
+  /** Where `progress` reports go when the call runs as a task. */
+  protected readonly task: TaskCall | undefined;
+  protected responseSettings: ResponseContext | undefined = undefined;
+  private tempDirPromise: Promise<string> | undefined = undefined;
+
+  constructor(
+    request: HttpRequest,
+    state: ServiceState,
+    requestId = '',
+    task: TaskCall | undefined = undefined,
+  ) {
+    this.request = request;
+    this.state = state;
+    this.requestId = requestId;
+    this.task = task;
+  }
 
   /** The handler's response settings: status, headers, cookies (made on first use: most handlers set none). */
   get response(): ResponseContext {
@@ -62,15 +82,6 @@ export class Context {
   get responseIfUsed(): ResponseContext | undefined {
     return this.responseSettings;
   }
-  private tempDirPromise: Promise<string> | undefined;
-
-  constructor(
-    readonly request: HttpRequest,
-    readonly state: ServiceState,
-    /** Set by the server: id of this request in logs and the `x-request-id` header. */
-    readonly requestId: string = '',
-    private readonly task: TaskCall | undefined = undefined,
-  ) {}
 
   /** The task's id when this call runs as a task (`/<api>/submit`); undefined for a synchronous call. */
   get taskId(): string | undefined {
@@ -88,7 +99,10 @@ export class Context {
 
   /** A per-request temporary directory, removed after the request. */
   tempDir(): Promise<string> {
-    this.tempDirPromise ??= mkdtemp(join(tmpdir(), 'tiffin-req-'));
+    if (this.tempDirPromise === undefined) {
+      this.tempDirPromise = mkdtemp(join(tmpdir(), 'tiffin-req-'));
+      this.removeTempDirWhenDone();
+    }
     return this.tempDirPromise;
   }
 
@@ -101,6 +115,13 @@ export class Context {
   async dispose(): Promise<void> {
     if (this.tempDirPromise) await rm(await this.tempDirPromise, { recursive: true, force: true });
   }
+
+  /**
+   * Arrange for `dispose()` once the call is over, when the first temp dir is made. Here nothing: whoever made
+   * the context disposes of it (the runtime, the batcher); the HTTP exchange, which lives as long as its
+   * request, does it when the request closes.
+   */
+  protected removeTempDirWhenDone(): void {}
 }
 
 /** What lifecycle hooks receive: the service state (no request). */

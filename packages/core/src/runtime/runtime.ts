@@ -140,10 +140,8 @@ export class Runtime {
     codec: TransportCodec<Message, Answer>,
   ): Promise<Answer> {
     this.assertReady();
-    const ctx = new Context(request, this.service.state, call.requestId, call.task);
-    call.onClose.push(() => {
-      if (ctx.usedTempDir) ctx.dispose().catch(() => {});
-    });
+    // Over HTTP the exchange is the request, the call and the context at once; other transports get one here.
+    const ctx = request instanceof Context ? request : this.contextFor(call, request);
     const input = await codec.decode(message, ctx);
     const batcher = this.batchers.get(api.name);
     const result: unknown = batcher ? batcher.submit(input, call, ctx) : api.fn(input as never, ctx);
@@ -154,6 +152,15 @@ export class Runtime {
         : result;
     // `return await`: returning the promise itself would cost an async function two more microtask turns.
     return await codec.encode(output, ctx);
+  }
+
+  /** A context for a call whose request is not one already (gRPC, a task), disposed of when the call closes. */
+  private contextFor(call: Invocation, request: HttpRequest): Context {
+    const ctx = new Context(request, this.service.state, call.requestId, call.task);
+    call.onClose.push(() => {
+      if (ctx.usedTempDir) ctx.dispose().catch(() => {});
+    });
+    return ctx;
   }
 
   /** The whole call for a transport without its own gate and deadline (gRPC): admit, deadline, invoke. */

@@ -169,7 +169,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const exchangeFor = (req: IncomingMessage, res: ServerResponse): Exchange => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, VIA_KOA, reading);
+    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, VIA_KOA, reading, service.state);
   };
   // The routed handler: the route table, or the mounts in front of it. Without mounts, exactly as before.
   const koaContexts = new WeakMap<Exchange, Koa.ParameterizedContext<MountState>>();
@@ -214,7 +214,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const exchange = new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, NO_KOA, reading);
+    const exchange = new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, NO_KOA, reading, service.state);
     try {
       await pipeline(exchange, routed);
     } catch (err) {

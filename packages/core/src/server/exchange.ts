@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { Context, type ServiceState } from '../context/context.js';
 import { InternalServerError } from '../errors/index.js';
 import { type MediaType, parseMediaType } from '../http/media-type.js';
 import { type FormPart, type HttpRequest, parseMultipart } from '../http/request.js';
@@ -8,6 +9,7 @@ import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import type { BodyBudget, BodyReservation } from '../runtime/body-budget.js';
 import type { Invocation } from '../runtime/invocation.js';
 import type { LazyAbort } from '../runtime/lazy-abort.js';
+import { applyResponseContext } from '../runtime/response-context.js';
 import type { HookCall } from '../service/request-hooks.js';
 import type { InferenceApi } from '../service/service.js';
 import { DEFAULT_SERVER_OPTIONS } from './options.js';
@@ -38,26 +40,29 @@ const DEFAULT_READING: BodyReading = {
  * One HTTP request as the whole server path sees it, one object per request: the request pipeline and the
  * routes (method, path, headers), the runtime's call (`RequestState`: request id, route, abort, deadline
  * bookkeeping), the request descriptors read (`HttpRequest`: headers, query, the body read once within its
- * limit and stall timeout), and the response being built (status, headers, body), sent by `respond()`. Every response of the
+ * limit and stall timeout), the `Context` the API function gets (it is its own `ctx.request`), and the response
+ * being built (status, headers, body), sent by `respond()`. Every response of the
  * server goes out through `respond()`, whether the request came straight from Node or through the Koa app
  * (Koa's own response handling is switched off there), so there is one response path. Its rules are Koa's for
  * the bodies the server produces: a default content type and content-length for bytes, chunked streams, no
  * body for 204/205/304 and HEAD.
  */
-export class Exchange implements RequestState, HttpRequest, HookCall {
+export class Exchange extends Context implements RequestState, HttpRequest, HookCall {
+  /** The request descriptors and the API function read: this exchange. */
+  override readonly request: HttpRequest = this;
   readonly method: string;
   readonly url: string;
   readonly path: string;
   // The call's state, set by the request pipeline before anything reads it ('' and undefined until then: a
   // request a user's Koa middleware answered before the pipeline ran has none).
-  requestId = '';
+  override requestId = '';
   endpoint = 'unmatched';
   api: InferenceApi | undefined = undefined;
   abort!: LazyAbort;
   onClose!: Array<() => void>;
   startedAt = 0;
   timedOut = false;
-  task: Invocation['task'] = undefined;
+  override task: Invocation['task'] = undefined;
   bodyReservation: BodyReservation | undefined = undefined;
   sendUntil: number | undefined = undefined;
   status = 404;
@@ -81,7 +86,10 @@ export class Exchange implements RequestState, HttpRequest, HookCall {
     path: string,
     options: { headersOnResponse?: boolean } = NO_OPTIONS,
     private readonly reading: BodyReading = DEFAULT_READING,
+    state: ServiceState = {},
   ) {
+    // The request is this exchange itself, set by the field above once `super` returned.
+    super(undefined as unknown as HttpRequest, state);
     this.method = req.method ?? 'POST';
     this.url = req.url ?? '/';
     this.path = path;
@@ -135,6 +143,13 @@ export class Exchange implements RequestState, HttpRequest, HookCall {
   get search(): string {
     const q = this.url.indexOf('?');
     return q >= 0 ? this.url.slice(q) : '';
+  }
+
+  /** The temp dir goes with the request: removed when it closes. */
+  protected override removeTempDirWhenDone(): void {
+    this.onClose.push(() => {
+      this.dispose().catch(() => {});
+    });
   }
 
   /** A response header set so far ('' when absent; repeated values joined with ', '). */
@@ -271,11 +286,13 @@ export class Exchange implements RequestState, HttpRequest, HookCall {
   }
 
   /**
-   * Take a descriptor's answer (after the handler's `ctx.response` was applied) as the response, once: status,
-   * headers in their order (repeats kept, the first occurrence replacing anything set earlier), then the body as
-   * bytes or as a stream sent chunked.
+   * Take a descriptor's answer as the response, once, with the handler's `ctx.response` (status, headers,
+   * cookies) applied to it when the handler set any: status, headers in their order (repeats kept, the first
+   * occurrence replacing anything set earlier), then the body as bytes or as a stream sent chunked.
    */
-  answer(response: HttpResponse): void {
+  answer(descriptorAnswer: HttpResponse): void {
+    const response =
+      this.responseSettings === undefined ? descriptorAnswer : applyResponseContext(descriptorAnswer, this);
     this.status = response.status;
     const headers = response.headers;
     for (let i = 0; i < headers.length; i++) {

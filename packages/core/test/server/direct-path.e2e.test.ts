@@ -1,5 +1,8 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, JSON as JSONDescriptor, type ServerOptions, Service, Text } from '../../src/index.js';
 import { PlainText, sleep } from './helpers.js';
@@ -58,6 +61,12 @@ function service(): Service {
   });
   svc.api({ input: new Text(), output: new Text() }, async function* stream(input) {
     for (const word of input.split(' ')) yield `${word};`;
+  });
+  svc.api({ input: new PlainText(), output: new PlainText() }, async function scratch(input, ctx) {
+    // The context is the request's: its id, its temp dir (removed once the request closed).
+    const dir = await ctx.tempDir();
+    await writeFile(join(dir, 'note.txt'), input);
+    return `${ctx.requestId} ${dir}`;
   });
   svc.api({ input: new PlainText(), output: new PlainText() }, function broken(): string {
     throw new Error('secret internals');
@@ -134,6 +143,18 @@ describe('API calls answered without Koa match the Koa path exactly', () => {
       expect(viaDirect.headers.some(([n]) => n === 'x-request-id')).toBe(true);
     });
   }
+
+  it("ctx.requestId is the request's id and ctx.tempDir() is removed once the request closed, on both paths", async () => {
+    for (const url of [direct.url, koa.url]) {
+      const res = await call(url, '/scratch', { body: 'kept', headers: { 'x-request-id': 'scratch-1' } });
+      expect(res.status).toBe(200);
+      const [requestId, dir] = res.body.split(' ');
+      expect(requestId).toBe('scratch-1');
+      // Removed after the answer went out (the removal is asynchronous): give it a moment.
+      for (let i = 0; i < 100 && existsSync(dir!); i++) await sleep(20);
+      expect(existsSync(dir!)).toBe(false);
+    }
+  });
 
   it('the failing handler is a plain 500 with the one error body', async () => {
     const res = await call(direct.url, '/broken', { body: 'x' });

@@ -1,4 +1,4 @@
-import { httpCodec } from '../../runtime/http-codec.js';
+import { descriptorHttpCodec } from '../../runtime/http-codec.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
 import { EventStreams } from '../event-streams.js';
@@ -16,8 +16,8 @@ export interface ApiRouteDeps {
  */
 export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchange) => Promise<void> {
   const { runtime, eventStreams } = deps;
-  // The handler's status, headers and cookies apply in the codec, once, whatever the descriptor.
-  const codec = httpCodec(api);
+  // The handler's status, headers and cookies are applied by the exchange as it takes the answer.
+  const codec = descriptorHttpCodec(api);
   return async (ctx: Exchange): Promise<void> => {
     // The permit is taken once the body is in (descriptors read the same, buffered body): a client that
     // declares a body and stalls holds a socket until the body timeout, never one of the API permits.
