@@ -5,7 +5,7 @@ import { GrpcStatus, isTiffinError, truncateForMessage } from '../errors/index.j
 import { BufferedHttpRequest } from '../http/request.js';
 import type { Limits } from '../limits/limits.js';
 import type { Logger } from '../logging/logger.js';
-import type { Invocation } from '../runtime/invocation.js';
+import { ApiCall } from '../runtime/api-call.js';
 import { LazyAbort } from '../runtime/lazy-abort.js';
 import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
@@ -59,56 +59,58 @@ export interface ApiCallDeps {
   svc: Service;
   metrics: GrpcMetrics;
   logger: Logger;
+  /** The bounds descriptors check, as over HTTP. */
+  limits: Readonly<Limits>;
 }
 
 /**
- * One API call made over gRPC, whatever the service and method: the `Invocation` (cancel → abort), the
- * call metrics, the error answer (`grpcErrorAnswer`: a Tiffin error keeps its status and message; anything
- * else is INTERNAL with its stack in the log only, under the call's request id), and the call's close hooks.
+ * One API call made over gRPC, whatever the service and method: its abort (cancel → abort), the call metrics,
+ * the error answer (`grpcErrorAnswer`: a Tiffin error keeps its status and message; anything else is INTERNAL
+ * with its stack in the log only, under the call's request id), and the call's close hooks. `work` calls
+ * `start(api)` once it knows the API: that makes the call object the runtime and the API function get.
  */
 export function runApiCall<Req, Res>(
   deps: ApiCallDeps,
   apiName: string,
   call: grpc.ServerUnaryCall<Req, Res>,
   callback: grpc.sendUnaryData<Res>,
-  work: (invocation: Invocation) => Promise<Res>,
+  work: (start: (api: InferenceApi) => ApiCall) => Promise<Res>,
 ): void {
-  const { svc, metrics, logger } = deps;
+  const { svc, metrics, logger, limits } = deps;
   const started = process.hrtime.bigint();
   // A name the service does not have is one label, not one per string a client sends.
   const known = svc.apis.has(apiName) ? apiName : '<unknown>';
   const bound = callMetrics(metrics, svc.name, known);
   bound.start();
-  const invocation: Invocation = {
-    requestId: newRequestId(),
-    api: svc.apis.get(apiName),
-    abort: new LazyAbort(),
-    onClose: [],
-    startedAt: performance.now(),
-    timedOut: false,
+  const requestId = newRequestId();
+  const abort = new LazyAbort();
+  let apiCall: ApiCall | undefined;
+  const start = (api: InferenceApi): ApiCall => {
+    apiCall = new ApiCall(grpcRequest(call, api, abort, limits), svc.state, { requestId, api, abort });
+    return apiCall;
   };
-  call.on('cancelled', () => invocation.abort.abort(new Error('call cancelled')));
+  call.on('cancelled', () => abort.abort(new Error('call cancelled')));
   const finish = (code: number) => bound.finish(code, Number(process.hrtime.bigint() - started) / 1e9);
-  work(invocation)
+  work(start)
     .then(
       (response) => {
         finish(GrpcStatus.OK);
         callback(null, response);
       },
       (err: unknown) => {
-        const { code, details } = grpcErrorAnswer(err, invocation.requestId, logger);
+        const { code, details } = grpcErrorAnswer(err, requestId, logger);
         finish(code);
         callback({ code, details, metadata: errorMetadata(err) });
       },
     )
     .catch(() => undefined)
     .finally(() => {
-      for (const fn of invocation.onClose) fn();
+      if (apiCall) for (const fn of apiCall.onClose) fn();
     });
 }
 
-/** A request object for Context: gRPC metadata as headers; the signal fires on cancel and on the deadline. */
-export function grpcRequest(
+/** A call's request as descriptors read it: gRPC metadata as headers; the signal fires on cancel and on the deadline. */
+function grpcRequest(
   call: grpc.ServerUnaryCall<unknown, unknown>,
   api: InferenceApi,
   abort: LazyAbort,

@@ -16,7 +16,7 @@ import {
 import type { Logger } from '../logging/logger.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { newRequestId } from '../server/request-id.js';
-import { type ApiCallDeps, grpcRequest, rejectUndecodable, runApiCall } from './calls.js';
+import { type ApiCallDeps, rejectUndecodable, runApiCall } from './calls.js';
 import { INFERENCE_V2_SERVICE_NAME } from './proto.js';
 
 /** Methods that stay open with a token set, like `/v2/health/*` over HTTP (orchestrator probes). */
@@ -72,11 +72,10 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
     if (rejectUndecodable(call, callback, 'inference.ModelInferRequest')) return;
     const message = call.request;
     const name = message.model_name ?? '';
-    runApiCall(deps, name, call, callback, async (invocation) => {
+    runApiCall(deps, name, call, callback, async (start) => {
       const model = modelNamed(name, message.model_version);
       const infer = inferRequestFromProto(message);
-      const request = grpcRequest(call, model.api, invocation.abort, runtime.limits);
-      const outputs = await runtime.call(model.api, invocation, request, infer.request, model.codec);
+      const outputs = await runtime.call(model.api, start(model.api), infer.request, model.codec);
       return inferResponseToProto(model.name, infer, outputs);
     });
   };

@@ -13,14 +13,14 @@ import {
 import { hasGrpcOutput, type IODescriptor, noGrpcSide } from '../io/descriptor.js';
 import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import { defaultLogger, type Logger, silentLogger } from '../logging/logger.js';
-import type { Invocation } from '../runtime/invocation.js';
+import type { ApiCall } from '../runtime/api-call.js';
 import { Runtime, type TransportCodec } from '../runtime/runtime.js';
 import { type AuthCheck, bearerAuth, resolveApiToken } from '../server/auth.js';
 import { DEFAULT_SERVER_OPTIONS } from '../server/options.js';
 import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from '../wire/proto/messages.js';
-import { grpcRequest, rejectUndecodable, runApiCall, stackOf, tolerantDefinition } from './calls.js';
+import { rejectUndecodable, runApiCall, stackOf, tolerantDefinition } from './calls.js';
 import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
 import { messageArrivalInterceptor } from './message-arrival.js';
@@ -189,7 +189,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, logger));
 
-  const deps = { svc, metrics, logger };
+  const deps = { svc, metrics, logger, limits: runtime.limits };
   // Float/double NDArrays are read and written as blocks of bytes; everything else through protobufjs.
   const protocol = loadProtocol();
   const base = inferenceServiceDefinition();
@@ -216,9 +216,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
         return;
       }
       const apiName = call.request.api_name ?? '';
-      runApiCall(deps, apiName, call, callback, (invocation) =>
-        handleCall(svc, runtime, codecs, call, invocation),
-      );
+      runApiCall(deps, apiName, call, callback, (start) => handleCall(svc, runtime, codecs, call, start));
     },
     ServiceMetadata: (
       _call: grpc.ServerUnaryCall<unknown, unknown>,
@@ -303,7 +301,7 @@ async function handleCall(
   runtime: Runtime,
   codecs: ReadonlyMap<string, TransportCodec<RequestMessage, ResponseMessage>>,
   call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
-  invocation: Invocation,
+  start: (api: InferenceApi) => ApiCall,
 ): Promise<ResponseMessage> {
   const message = call.request;
   const apiName = message.api_name ?? '';
@@ -312,8 +310,7 @@ async function handleCall(
   if (!api || !codec) {
     throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${truncateForMessage(apiName)}'`);
   }
-  const request = grpcRequest(call, api, invocation.abort, runtime.limits);
-  return runtime.call(api, invocation, request, message, codec);
+  return runtime.call(api, start(api), message, codec);
 }
 
 /** An API's proto side: the accepted oneof member in, `protoFields[0]` out. */

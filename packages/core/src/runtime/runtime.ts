@@ -1,11 +1,11 @@
 import type { Registry } from 'prom-client';
-import { Context } from '../context/context.js';
+import type { Context } from '../context/context.js';
 import { GatewayTimeout, ServiceUnavailable } from '../errors/index.js';
-import type { HttpRequest } from '../http/request.js';
 import type { AnyBatching } from '../io/batching.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import type { RuntimeCall } from './api-call.js';
 import { BatchMetrics } from './batch-metrics.js';
 import { Batcher, type BatchFunction } from './batcher.js';
 import { BodyBudget, bodyBudgetMetrics, DEFAULT_MAX_BUFFERED_BYTES } from './body-budget.js';
@@ -129,49 +129,37 @@ export class Runtime {
   }
 
   /**
-   * Decode, call the API function (alone, or in a batch), encode. The `Context` lives until the call closes
-   * (a streamed answer may still use its temp dir).
+   * Decode, call the API function (alone, or in a batch), encode. The call is the API function's `Context`
+   * (the HTTP exchange, or an `ApiCall` from gRPC or the task runner); it lives until the call closes (a
+   * streamed answer may still use its temp dir).
    */
   async invoke<Message, Answer>(
     api: InferenceApi,
-    call: Invocation,
-    request: HttpRequest,
+    call: RuntimeCall,
     message: Message,
     codec: TransportCodec<Message, Answer>,
   ): Promise<Answer> {
     this.assertReady();
-    // Over HTTP the exchange is the request, the call and the context at once; other transports get one here.
-    const ctx = request instanceof Context ? request : this.contextFor(call, request);
-    const input = await codec.decode(message, ctx);
+    const input = await codec.decode(message, call);
     const batcher = this.batchers.get(api.name);
-    const result: unknown = batcher ? batcher.submit(input, call, ctx) : api.fn(input as never, ctx);
+    const result: unknown = batcher ? batcher.submit(input, call, call) : api.fn(input as never, call);
     // A function that answers at once (most) costs no microtask turn here.
     const output =
       result !== null && typeof (result as PromiseLike<unknown> | undefined)?.then === 'function'
         ? await result
         : result;
     // `return await`: returning the promise itself would cost an async function two more microtask turns.
-    return await codec.encode(output, ctx);
-  }
-
-  /** A context for a call whose request is not one already (gRPC, a task), disposed of when the call closes. */
-  private contextFor(call: Invocation, request: HttpRequest): Context {
-    const ctx = new Context(request, this.service.state, call.requestId, call.task);
-    call.onClose.push(() => {
-      if (ctx.usedTempDir) ctx.dispose().catch(() => {});
-    });
-    return ctx;
+    return await codec.encode(output, call);
   }
 
   /** The whole call for a transport without its own gate and deadline (gRPC): admit, deadline, invoke. */
   call<Message, Answer>(
     api: InferenceApi,
-    call: Invocation,
-    request: HttpRequest,
+    call: RuntimeCall,
     message: Message,
     codec: TransportCodec<Message, Answer>,
   ): Promise<Answer> {
     this.admit(call);
-    return this.withDeadline(call, this.invoke(api, call, request, message, codec));
+    return this.withDeadline(call, this.invoke(api, call, message, codec));
   }
 }

@@ -6,6 +6,7 @@ import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { TaskResultTooLarge } from '../tasks/task-errors.js';
 import type { ClaimedTask, TaskRequest, TaskResult, TaskStore, TaskView } from '../tasks/task-store.js';
+import { ApiCall } from './api-call.js';
 import { httpCodec } from './http-codec.js';
 import type { Invocation } from './invocation.js';
 import { LazyAbort } from './lazy-abort.js';
@@ -144,15 +145,14 @@ export class TaskRunner {
     this.queuedHooks.delete(id);
     const abort = new LazyAbort();
     const stopCancel = this.store.onCancel(id, () => abort.abort(new Cancelled(`task ${id} was cancelled`)));
-    const call: Invocation = {
+    // The submitted request again, as the API's input descriptor reads it, with the task's abort signal.
+    const request = replay(task.request, abort, this.runtime);
+    const call = new ApiCall(request, this.service.state, {
       requestId: id,
       api: this.service.apis.get(task.api),
       abort,
-      onClose: [],
-      startedAt: performance.now(),
-      timedOut: false,
       task: { id, report: (progress) => void this.store.progress(id, progress).catch(() => {}) },
-    };
+    });
     let outcome: 'succeeded' | 'failed' | 'cancelled' = 'succeeded';
     let code: string | undefined;
     try {
@@ -161,10 +161,9 @@ export class TaskRunner {
         throw new Error(`task ${id} names API ${task.api}, which is not a task API of this service`);
       await this.permit(call);
       call.startedAt = performance.now();
-      const request = replay(task.request, abort, this.runtime);
       const response = await this.runtime.withDeadline(
         call,
-        this.runtime.invoke(api, call, request, request, httpCodec(api)),
+        this.runtime.invoke(api, call, request, httpCodec(api)),
       );
       await this.store.complete(id, await readBounded(response, this.store.maxResultBytes));
     } catch (err) {
@@ -222,7 +221,7 @@ export class TaskRunner {
   }
 }
 
-/** The submitted request again, as the API's input descriptor reads it, with the task's abort signal. */
+/** A stored request as an `HttpRequest` whose signal is the task's. */
 function replay(stored: TaskRequest, abort: LazyAbort, runtime: Runtime): BufferedHttpRequest {
   return new BufferedHttpRequest({
     method: stored.method,

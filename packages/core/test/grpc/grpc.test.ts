@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -61,6 +64,17 @@ function buildService(): Service {
   });
   svc.api({ input: new Text(), output: new Text() }, function yo(s: string) {
     return `yo ${s}`;
+  });
+  // The call's context: its id, the request as descriptors read it, a temp dir removed after the call.
+  svc.api({ input: new Text(), output: new Text() }, async function scratch(s: string, ctx) {
+    const dir = await ctx.tempDir();
+    await writeFile(join(dir, 'note.txt'), s);
+    return JSON.stringify({
+      requestId: ctx.requestId,
+      url: ctx.request.url,
+      dir,
+      aborted: ctx.request.signal.aborted,
+    });
   });
   svc.api({ input: new File(), output: new File() }, function file_echo(f: { bytes: Buffer }) {
     return f.bytes;
@@ -142,6 +156,21 @@ async function http(path: string, body: string, contentType = 'application/json'
 }
 
 describe('gRPC Call dispatches by api_name', () => {
+  it("the API function's context is the call's: request id, the API's route, a temp dir removed after the call", async () => {
+    const res = await call({ api_name: 'scratch', text: { value: 'kept' } });
+    const seen = globalThis.JSON.parse(res.text?.value ?? '') as {
+      requestId: string;
+      url: string;
+      dir: string;
+      same: boolean;
+    };
+    expect(seen.requestId).toMatch(/\S/);
+    expect(seen.url).toBe('/scratch');
+    expect(seen.aborted).toBe(false);
+    for (let i = 0; i < 100 && existsSync(seen.dir); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(existsSync(seen.dir)).toBe(false);
+  });
+
   it('NumpyNdarray: typed values in, typed values out, same as HTTP', async () => {
     const res = await call({
       api_name: 'nd_double',

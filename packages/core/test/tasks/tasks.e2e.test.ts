@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BadInput,
@@ -40,6 +43,15 @@ function userService(tasks: ConstructorParameters<typeof Service>[1] extends inf
         ctx.response.status = 201;
         ctx.response.headers.set('x-counted', String(steps));
         return { counted: steps, task: ctx.taskId ?? null };
+      },
+    )
+    .api(
+      { name: 'scratch', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
+      async (input, ctx) => {
+        // A task's run has its own temp dir, removed once the run is over.
+        const dir = await ctx.tempDir();
+        await writeFile(join(dir, 'note.json'), JSON.stringify(input));
+        return { dir, task: ctx.taskId ?? null };
       },
     )
     .api(
@@ -185,6 +197,15 @@ describe('a task API', () => {
     // Events of a finished task: its final state at once.
     const again = await (await fetch(url(`/count/events?id=${id}`))).text();
     expect(again).toMatch(/^event: succeeded$/m);
+  });
+
+  it("a task run's ctx.tempDir() is removed once the run is over", async () => {
+    const id = await submit('scratch', { a: 1 });
+    await until('scratch', id, finished);
+    const got = (await (await fetch(url(`/scratch/get?id=${id}`))).json()) as { dir: string; task: string };
+    expect(got.task).toBe(id);
+    for (let i = 0; i < 100 && existsSync(got.dir); i++) await sleep(20);
+    expect(existsSync(got.dir)).toBe(false);
   });
 
   it('keeps an NDArray answer byte for byte as the synchronous API encodes it', async () => {

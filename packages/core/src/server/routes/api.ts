@@ -23,8 +23,8 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
     // declares a body and stalls holds a socket until the body timeout, never one of the API permits.
     await ctx.body();
     const release = runtime.admit(ctx);
-    // The exchange is the call, the request the descriptors read, and the message.
-    const response = await runtime.invoke(api, ctx, ctx, ctx, codec);
+    // The exchange is the call (and the API function's context) and the message the descriptors read.
+    const response = await runtime.invoke(api, ctx, ctx, codec);
     if (ctx.timedOut) return;
     ctx.answer(EventStreams.isEventStream(response) ? eventStreams.adopt(response, ctx, release) : response);
   };

@@ -41,7 +41,7 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
     );
     // As on the API's own route: the permit once the body is in.
     deps.runtime.admit(ctx);
-    const outputs = await deps.runtime.invoke(model.api, ctx, ctx, infer, model.codec);
+    const outputs = await deps.runtime.invoke(model.api, ctx, infer, model.codec);
     const { body, headers } = writeInferResponse(model.name, infer, outputs);
     if (ctx.timedOut) return;
     ctx.status = 200;
