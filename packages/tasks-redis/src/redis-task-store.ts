@@ -91,6 +91,9 @@ const CLAIM_RECHECK_MS = 1000;
 /** How often a store counts the processes on its channel (whether a `queued` message has anyone to tell). */
 const PEERS_MS = 1000;
 
+/** How long an API's recent run times are kept after its last run (its queued tasks' estimate). */
+const RUNS_TTL_MS = 24 * 3600 * 1000;
+
 /** Jobs read per list when `stats` breaks the queue down by API (bounded however long the queue grows). */
 const STATS_LIMIT = 10_000;
 
@@ -169,11 +172,30 @@ local name = redis.call('HGET', KEYS[1], 'name')
 return {3, hash, position, redis.call('LRANGE', ARGV[3] .. name, 0, tonumber(ARGV[4]) - 1)}
 `;
 
+/**
+ * After a task's end is written, in one command: a success's run time kept for its API's estimate (ARGV[1], empty
+ * for another end: pushed on the list KEYS[1], the most recent ARGV[2] kept for ARGV[3] ms), its client's slot
+ * given back (field ARGV[5] of KEYS[2] when ARGV[4] is `1`), its cancel mark (member ARGV[6] of KEYS[3]) gone and
+ * its final event (ARGV[8]) sent on the store's channel (ARGV[7]).
+ */
+const ENDED_SCRIPT = `
+if ARGV[1] ~= '' then
+  redis.call('LPUSH', KEYS[1], ARGV[1])
+  redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+end
+if ARGV[4] == '1' then redis.call('HINCRBY', KEYS[2], ARGV[5], -1) end
+redis.call('SREM', KEYS[3], ARGV[6])
+redis.call('PUBLISH', ARGV[7], ARGV[8])
+return 0
+`;
+
 /** The store's scripts, defined on its commands connection (`EVALSHA`, loaded again when Redis lost them). */
 interface StoreScripts {
   tiffinAdmit(...args: Array<string | number>): Promise<number>;
   tiffinStart(...args: Array<string | number>): Promise<number>;
   tiffinView(...args: Array<string | number>): Promise<ViewReply>;
+  tiffinEnded(...args: Array<string | number>): Promise<number>;
 }
 
 /** What `VIEW_SCRIPT` replies. */
@@ -307,12 +329,16 @@ export class RedisTaskStore implements TaskStore {
     const waiting: RedisOptions = { maxRetriesPerRequest: null, lazyConnect: true };
     const commands = new Redis(options.url, failFast);
     const subscriber = new Redis(options.url, waiting);
-    const queueConnection = new Redis(options.url, failFast);
-    const workerConnection = new Redis(options.url, { ...waiting, enableAutoPipelining: true });
+    // BullMQ's connections send each command as it comes, not auto-pipelined: ioredis builds a pipeline for each
+    // tick's batch, and on a connection with BullMQ's ~50 scripts defined that costs more (~75 µs) than the
+    // write it saves.
+    const queueConnection = new Redis(options.url, { ...failFast, enableAutoPipelining: false });
+    const workerConnection = new Redis(options.url, waiting);
     for (const c of [commands, subscriber, queueConnection, workerConnection]) c.on('error', () => {});
     commands.defineCommand('tiffinAdmit', { numberOfKeys: 6, lua: ADMIT_SCRIPT });
     commands.defineCommand('tiffinStart', { numberOfKeys: 3, lua: START_SCRIPT });
     commands.defineCommand('tiffinView', { numberOfKeys: 4, lua: VIEW_SCRIPT });
+    commands.defineCommand('tiffinEnded', { numberOfKeys: 3, lua: ENDED_SCRIPT });
     await Promise.all([commands.connect(), subscriber.connect(), queueConnection.connect()]);
     const queue = new Queue(name, { connection: queueConnection, prefix: 'tiffin' });
     const worker = new Worker(name, null, {
@@ -838,7 +864,7 @@ export class RedisTaskStore implements TaskStore {
   /**
    * After a task's end is written: its client's slot back, its cancel mark gone, a success's run time kept for
    * its API's estimate (the most recent `RECENT_RUNS`, shared by every replica) and its final event sent, in one
-   * round trip.
+   * command (`ENDED_SCRIPT`).
    */
   private async ended(
     job: Job<JobData>,
@@ -855,17 +881,20 @@ export class RedisTaskStore implements TaskStore {
       event = finalEvent(view);
     }
     const sent: Message = { id, kind: 'event', event, from: this.self };
-    const batch = this.commands.pipeline();
-    if (ending.status === 'succeeded') {
-      const runs = this.runsKey(job.data.api);
-      batch
-        .lpush(runs, ending.seconds.toFixed(3))
-        .ltrim(runs, 0, RECENT_RUNS - 1)
-        .pexpire(runs, 24 * 3600 * 1000);
-    }
-    if (job.data.client !== null) batch.hincrby(this.clientsKey, job.data.client, -1);
-    batch.srem(this.cancelledKey, id).publish(this.channel, JSON.stringify(sent));
-    await batch.exec();
+    const { client } = job.data;
+    await this.scripts.tiffinEnded(
+      this.runsKey(job.data.api),
+      this.clientsKey,
+      this.cancelledKey,
+      ending.status === 'succeeded' ? ending.seconds.toFixed(3) : '',
+      RECENT_RUNS,
+      RUNS_TTL_MS,
+      client === null ? '0' : '1',
+      client ?? '',
+      id,
+      this.channel,
+      JSON.stringify(sent),
+    );
   }
 
   /**
