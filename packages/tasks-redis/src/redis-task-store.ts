@@ -29,7 +29,7 @@ import {
   type TaskView,
   truncateForMessage,
 } from '@tiffin/core/internal';
-import { Job, type JobJsonRaw, Queue, Worker } from 'bullmq';
+import { Job, Queue, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 
 export interface RedisTaskStoreOptions {
@@ -91,6 +91,9 @@ const CLAIM_RECHECK_MS = 1000;
 /** How often a store counts the processes on its channel (whether a `queued` message has anyone to tell). */
 const PEERS_MS = 1000;
 
+/** How long an API's recent run times are kept after its last run (its queued tasks' estimate). */
+const RUNS_TTL_MS = 24 * 3600 * 1000;
+
 /** Jobs read per list when `stats` breaks the queue down by API (bounded however long the queue grows). */
 const STATS_LIMIT = 10_000;
 
@@ -149,24 +152,61 @@ return redis.call('LLEN', KEYS[2]) + redis.call('ZCARD', KEYS[3])
 `;
 
 /**
- * A task's state in one round trip, read at one instant: its job's hash (KEYS[1]) and where the job is. Replies
- * {0, ending} when there is no job (ending: the cancelled-while-queued record in KEYS[4], or nil), {1, hash}
- * when it finished, {2, hash} when it is in the active list (KEYS[2]), else {3, hash, position, recent runs}:
- * its place in the wait list (KEYS[3]: BullMQ pushes at the head and claims from the tail, so the place is the
- * list's length less the job's index, looked for from the tail within ARGV[2] entries) and its API's recent run
- * times (the list ARGV[3] .. its name, ARGV[4] of them).
+ * A task's state in one round trip, read at one instant: the fields of its job's hash (KEYS[1]) that a view needs
+ * (`VIEW_FIELDS`; then, when ARGV[5] is `1`, its answer, else whether it has one: 1 or 0) and where the job is.
+ * Replies {0, ending} when there is no job (ending: the cancelled-while-queued record in KEYS[4], or nil), {1,
+ * fields} when it finished, {2, fields} when it is in the active list (KEYS[2]), else {3, fields, position, recent
+ * runs}: its place in the wait list (KEYS[3]: BullMQ pushes at the head and claims from the tail, so the place is
+ * the list's length less the job's index, looked for from the tail within ARGV[2] entries) and its API's recent
+ * run times (the list ARGV[3] .. its name, ARGV[4] of them). The job's request (its data) is not read.
  */
 const VIEW_SCRIPT = `
-local hash = redis.call('HGETALL', KEYS[1])
-if #hash == 0 then return {0, redis.call('HGET', KEYS[4], 'ending')} end
-if redis.call('HEXISTS', KEYS[1], 'finishedOn') == 1 then return {1, hash} end
-if redis.call('LPOS', KEYS[2], ARGV[1]) then return {2, hash} end
+local f = redis.call('HMGET', KEYS[1], 'name', 'timestamp', 'progress', 'processedOn', 'finishedOn', 'failedReason')
+if not f[1] then return {0, redis.call('HGET', KEYS[4], 'ending')} end
+if ARGV[5] == '1' then
+  f[7] = redis.call('HGET', KEYS[1], 'returnvalue')
+else
+  f[7] = redis.call('HEXISTS', KEYS[1], 'returnvalue')
+end
+if f[5] then return {1, f} end
+if redis.call('LPOS', KEYS[2], ARGV[1]) then return {2, f} end
 local len = redis.call('LLEN', KEYS[3])
 local at = redis.call('LPOS', KEYS[3], ARGV[1], 'RANK', -1, 'MAXLEN', tonumber(ARGV[2]))
 local position = len + 1
 if at then position = math.max(1, len - at) end
-local name = redis.call('HGET', KEYS[1], 'name')
-return {3, hash, position, redis.call('LRANGE', ARGV[3] .. name, 0, tonumber(ARGV[4]) - 1)}
+return {3, f, position, redis.call('LRANGE', ARGV[3] .. f[1], 0, tonumber(ARGV[4]) - 1)}
+`;
+
+/**
+ * What `VIEW_SCRIPT` reads of a job's hash, as BullMQ names the fields: its name (the API), when it was added,
+ * its progress (JSON), when it started and finished, why it failed; then its answer (JSON) or whether it has one.
+ */
+type ViewFields = [
+  name: string,
+  timestamp: string | null,
+  progress: string | null,
+  processedOn: string | null,
+  finishedOn: string | null,
+  failedReason: string | null,
+  answer: string | number | null,
+];
+
+/**
+ * After a task's end is written, in one command: a success's run time kept for its API's estimate (ARGV[1], empty
+ * for another end: pushed on the list KEYS[1], the most recent ARGV[2] kept for ARGV[3] ms), its client's slot
+ * given back (field ARGV[5] of KEYS[2] when ARGV[4] is `1`), its cancel mark (member ARGV[6] of KEYS[3]) gone and
+ * its final event (ARGV[8]) sent on the store's channel (ARGV[7]).
+ */
+const ENDED_SCRIPT = `
+if ARGV[1] ~= '' then
+  redis.call('LPUSH', KEYS[1], ARGV[1])
+  redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+end
+if ARGV[4] == '1' then redis.call('HINCRBY', KEYS[2], ARGV[5], -1) end
+redis.call('SREM', KEYS[3], ARGV[6])
+redis.call('PUBLISH', ARGV[7], ARGV[8])
+return 0
 `;
 
 /** The store's scripts, defined on its commands connection (`EVALSHA`, loaded again when Redis lost them). */
@@ -174,10 +214,11 @@ interface StoreScripts {
   tiffinAdmit(...args: Array<string | number>): Promise<number>;
   tiffinStart(...args: Array<string | number>): Promise<number>;
   tiffinView(...args: Array<string | number>): Promise<ViewReply>;
+  tiffinEnded(...args: Array<string | number>): Promise<number>;
 }
 
 /** What `VIEW_SCRIPT` replies. */
-type ViewReply = [0, string | null] | [1, string[]] | [2, string[]] | [3, string[], number, string[]];
+type ViewReply = [0, string | null] | [1, ViewFields] | [2, ViewFields] | [3, ViewFields, number, string[]];
 
 /** BullMQ keeps failed jobs' reasons as text: an ending is written as JSON behind this mark. */
 const ENDING = 'tiffin-ending:';
@@ -300,19 +341,20 @@ export class RedisTaskStore implements TaskStore {
       lazyConnect: true,
       // A Redis that hangs (not refusing) answers a 503 too, not a request that waits forever.
       commandTimeout: 5000,
-      // The commands of one tick (many tasks' steps, under load) go to Redis in one write: a task's cost is
-      // mostly its writes to Redis, not its commands.
-      enableAutoPipelining: true,
+      // Not auto-pipelined: measured on the task bench, ioredis's deferral of each command to the next tick
+      // and its pipeline per batch cost more CPU than the writes they save (batches are small).
     };
     const waiting: RedisOptions = { maxRetriesPerRequest: null, lazyConnect: true };
     const commands = new Redis(options.url, failFast);
     const subscriber = new Redis(options.url, waiting);
+    // BullMQ's connections are not auto-pipelined either: there a pipeline copies BullMQ's ~50 scripts (~75 µs).
     const queueConnection = new Redis(options.url, failFast);
-    const workerConnection = new Redis(options.url, { ...waiting, enableAutoPipelining: true });
+    const workerConnection = new Redis(options.url, waiting);
     for (const c of [commands, subscriber, queueConnection, workerConnection]) c.on('error', () => {});
     commands.defineCommand('tiffinAdmit', { numberOfKeys: 6, lua: ADMIT_SCRIPT });
     commands.defineCommand('tiffinStart', { numberOfKeys: 3, lua: START_SCRIPT });
     commands.defineCommand('tiffinView', { numberOfKeys: 4, lua: VIEW_SCRIPT });
+    commands.defineCommand('tiffinEnded', { numberOfKeys: 3, lua: ENDED_SCRIPT });
     await Promise.all([commands.connect(), subscriber.connect(), queueConnection.connect()]);
     const queue = new Queue(name, { connection: queueConnection, prefix: 'tiffin' });
     const worker = new Worker(name, null, {
@@ -527,7 +569,7 @@ export class RedisTaskStore implements TaskStore {
       );
       return this.fail(id, tooLarge.toBody());
     }
-    const encoded = {
+    const encoded: EncodedAnswer = {
       status: result.status,
       headers: result.headers,
       body: Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength).toString(
@@ -595,7 +637,7 @@ export class RedisTaskStore implements TaskStore {
 
   async result(id: string): Promise<TaskResult> {
     return this.reach(async () => {
-      const { view, result } = await this.read(id);
+      const { view, result } = await this.read(id, true);
       if (view.status === 'succeeded' && result) return result;
       throw new TaskNotDone(`task ${id} is ${view.status}; its result is available once it has succeeded`, {
         detail: { ...view },
@@ -730,10 +772,11 @@ export class RedisTaskStore implements TaskStore {
   }
 
   /**
-   * The task's view and answer from its job (or its ending, for a cancel that removed a waiting job), read in
-   * one round trip (`VIEW_SCRIPT`); the job's hash is parsed as BullMQ parses it (`Job.fromJSON`).
+   * The task's view from its job (or its ending, for a cancel that removed a waiting job), and its answer when
+   * `withAnswer`, read in one round trip (`VIEW_SCRIPT`); the fields are parsed as BullMQ parses them
+   * (`Job.fromJSON`), the job's request left unread.
    */
-  private async read(id: string): Promise<{ view: TaskView; result: TaskResult | null }> {
+  private async read(id: string, withAnswer = false): Promise<{ view: TaskView; result: TaskResult | null }> {
     const notFound = () =>
       new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
     if (id.length > 128) throw notFound();
@@ -747,39 +790,38 @@ export class RedisTaskStore implements TaskStore {
       this.maxTasks + 1,
       `${this.channel}:runs:`,
       RECENT_RUNS,
+      withAnswer ? '1' : '0',
     );
     if (reply[0] === 0) {
       if (!reply[1]) throw notFound();
       const parsed = JSON.parse(reply[1]) as Ending & { at: number; api: string };
       return { view: endedView(id, parsed, this.ttlMs), result: null };
     }
-    const fields: Record<string, string> = {};
-    const flat = reply[1];
-    for (let k = 0; k + 1 < flat.length; k += 2) fields[flat[k] as string] = flat[k + 1] as string;
-    const job = Job.fromJSON(this.queue, fields as unknown as JobJsonRaw, id) as Job<JobData>;
-    const progress = (typeof job.progress === 'object' ? job.progress : {}) as {
+    const [name, timestamp, progressJson, processedOn, finishedOn, failedReason, answer] = reply[1];
+    const progress = parseJson(progressJson);
+    const steps = (progress !== null && typeof progress === 'object' ? progress : {}) as {
       step?: number;
       total_steps?: number | null;
     };
-    const view = queuedView(id, job.data.api, job.timestamp);
-    view.step = progress.step ?? 0;
-    view.total_steps = progress.total_steps ?? null;
+    const view = queuedView(id, name, Number.parseInt(timestamp ?? '0', 10));
+    view.step = steps.step ?? 0;
+    view.total_steps = steps.total_steps ?? null;
     if (reply[0] === 1) {
-      const finishedOn = job.finishedOn ?? 0;
-      if (finishedOn + this.ttlMs <= Date.now()) throw notFound();
-      Object.assign(view, finalTimes(finishedOn, this.ttlMs));
-      const ending = parseEnding(job.failedReason);
+      const finished = Number.parseInt(finishedOn ?? '0', 10);
+      if (finished + this.ttlMs <= Date.now()) throw notFound();
+      Object.assign(view, finalTimes(finished, this.ttlMs));
+      const ending = parseEnding(failedReason ?? undefined);
       if (ending) {
         view.status = ending.status;
         view.error = ending.error;
         return { view, result: null };
       }
-      if (job.returnvalue) {
+      const r = withAnswer ? (parseJson(answer) as EncodedAnswer | null) : null;
+      if (withAnswer ? r : answer === 1) {
         view.status = 'succeeded';
-        const r = job.returnvalue as { status: number; headers: Array<[string, string]>; body: string };
         return {
           view,
-          result: { status: r.status, headers: r.headers, body: Buffer.from(r.body, 'base64') },
+          result: r ? { status: r.status, headers: r.headers, body: Buffer.from(r.body, 'base64') } : null,
         };
       }
       view.status = 'failed';
@@ -788,8 +830,8 @@ export class RedisTaskStore implements TaskStore {
     }
     if (reply[0] === 2) {
       view.status = 'running';
-      if (job.processedOn)
-        view.eta_seconds = runningEta(view.step, view.total_steps, (Date.now() - job.processedOn) / 1000);
+      const started = Number.parseInt(processedOn ?? '0', 10);
+      if (started) view.eta_seconds = runningEta(view.step, view.total_steps, (Date.now() - started) / 1000);
       return { view, result: null };
     }
     // Waiting, at its place from 1 (`VIEW_SCRIPT`).
@@ -838,7 +880,7 @@ export class RedisTaskStore implements TaskStore {
   /**
    * After a task's end is written: its client's slot back, its cancel mark gone, a success's run time kept for
    * its API's estimate (the most recent `RECENT_RUNS`, shared by every replica) and its final event sent, in one
-   * round trip.
+   * command (`ENDED_SCRIPT`).
    */
   private async ended(
     job: Job<JobData>,
@@ -855,17 +897,20 @@ export class RedisTaskStore implements TaskStore {
       event = finalEvent(view);
     }
     const sent: Message = { id, kind: 'event', event, from: this.self };
-    const batch = this.commands.pipeline();
-    if (ending.status === 'succeeded') {
-      const runs = this.runsKey(job.data.api);
-      batch
-        .lpush(runs, ending.seconds.toFixed(3))
-        .ltrim(runs, 0, RECENT_RUNS - 1)
-        .pexpire(runs, 24 * 3600 * 1000);
-    }
-    if (job.data.client !== null) batch.hincrby(this.clientsKey, job.data.client, -1);
-    batch.srem(this.cancelledKey, id).publish(this.channel, JSON.stringify(sent));
-    await batch.exec();
+    const { client } = job.data;
+    await this.scripts.tiffinEnded(
+      this.runsKey(job.data.api),
+      this.clientsKey,
+      this.cancelledKey,
+      ending.status === 'succeeded' ? ending.seconds.toFixed(3) : '',
+      RECENT_RUNS,
+      RUNS_TTL_MS,
+      client === null ? '0' : '1',
+      client ?? '',
+      id,
+      this.channel,
+      JSON.stringify(sent),
+    );
   }
 
   /**
@@ -997,6 +1042,23 @@ function finalEvent(view: TaskView): TaskEvent {
     event: view.status,
     data: { request_id: view.id, status: view.status, error: view.error?.error, code: view.error?.code },
   };
+}
+
+/** A task's answer as its job keeps it (BullMQ's `returnvalue`): the body in base64. */
+interface EncodedAnswer {
+  status: number;
+  headers: Array<[string, string]>;
+  body: string;
+}
+
+/** JSON that BullMQ wrote, or null when absent or not JSON (BullMQ reads a corrupt return value as none). */
+function parseJson(text: string | number | null): unknown {
+  if (typeof text !== 'string') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }
 
 function parseEnding(reason: string | undefined): Ending | null {

@@ -208,13 +208,15 @@ export class TaskRunner {
 
   /** One of the runtime's call permits, waiting while every one is taken (a cancel stops the wait). */
   private async permit(call: Invocation): Promise<void> {
-    const cancelled = aborted(call.abort);
+    // Made only when a wait is needed: a task that finds a permit free makes no abort signal.
+    let cancelled: Promise<void> | undefined;
     for (;;) {
       if (call.abort.isAborted) throw abortReason(call.abort);
       try {
         this.runtime.admit(call);
         return;
       } catch {
+        cancelled ??= aborted(call.abort);
         await Promise.race([this.runtime.gate.whenFree(), cancelled]);
       }
     }

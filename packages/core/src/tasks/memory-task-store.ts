@@ -416,8 +416,11 @@ export class MemoryTaskStore implements TaskStore {
   /** 1 + the queued tasks submitted before it (a walk over at most the unfinished-task bound). */
   private positionOf(target: Entry): number {
     let position = 1;
-    for (const entry of this.tasks.values()) {
+    // The waiting ids only (in submit order), not every task kept: finished ones may be thousands.
+    for (const id of this.waiting) {
+      const entry = this.tasks.get(id);
       if (entry === target) break;
+      if (!entry) continue;
       if (entry.view.status === 'queued' && entry.request) position++;
     }
     return position;
@@ -437,15 +440,16 @@ export class MemoryTaskStore implements TaskStore {
 
   /**
    * A task left the queue: the queued tasks someone listens to hear their new place, in one round at most
-   * every `POSITION_EVENT_MS` (one walk over the tasks, so the cost is bounded by the unfinished-task limit).
+   * every `POSITION_EVENT_MS` (one walk over the waiting tasks, so the cost is bounded by the unfinished-task limit).
    */
   private announcePositions(): void {
     if (this.positionsTimer) return;
     this.positionsTimer = setTimeout(() => {
       this.positionsTimer = undefined;
       let position = 1;
-      for (const entry of this.tasks.values()) {
-        if (entry.view.status !== 'queued' || !entry.request) continue;
+      for (const id of this.waiting) {
+        const entry = this.tasks.get(id);
+        if (entry?.view.status !== 'queued' || !entry.request) continue;
         const current = entry.latest.data.queue_position;
         if (entry.listeners.size > 0 && current !== position) {
           const runs = this.runSeconds.get(entry.view.api) ?? [];

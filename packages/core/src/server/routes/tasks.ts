@@ -95,13 +95,16 @@ async function* eventLines(
   first: IteratorResult<TaskEvent>,
   rest: AsyncIterator<TaskEvent>,
 ): AsyncGenerator<string> {
-  // A comment line first, so a client sees the stream open before the next event.
-  yield ': progress\n\n';
   try {
+    // A comment line first, so a client sees the stream open; sent with the first event (already read), in
+    // one write rather than two.
+    let chunk = ': progress\n\n';
     for (let next = first; !next.done; next = await rest.next()) {
       const { event, data } = next.value;
-      yield sseEvent({ event, data });
+      yield chunk + sseEvent({ event, data });
+      chunk = '';
     }
+    if (chunk) yield chunk;
   } finally {
     await rest.return?.();
   }
