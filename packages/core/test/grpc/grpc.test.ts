@@ -162,7 +162,7 @@ describe('gRPC Call dispatches by api_name', () => {
       requestId: string;
       url: string;
       dir: string;
-      same: boolean;
+      aborted: boolean;
     };
     expect(seen.requestId).toMatch(/\S/);
     expect(seen.url).toBe('/scratch');
