@@ -6,8 +6,8 @@ export const EXPIRED: unique symbol = Symbol('deadline expired');
 
 interface Waiter {
   readonly due: number;
-  /** Null once the work finished or the deadline fired. */
-  expire: (() => void) | null;
+  /** Resolves the waiter's expiry; null once the work finished or the deadline fired. */
+  expire: ((value: typeof EXPIRED) => void) | null;
 }
 
 /** Waiters of one duration, in start order (hence in due order); `head` skips the settled ones. */
@@ -19,6 +19,14 @@ interface Queue {
 }
 
 const MIN_COMPACT_AT = 4096;
+
+/** The resolve function of the promise `captureResolve` last made (Node 20 has no `Promise.withResolvers`). */
+let captured: ((value: typeof EXPIRED) => void) | undefined;
+
+/** A promise executor shared by every waiter, so that a deadline costs no closure of its own. */
+function captureResolve(resolve: (value: typeof EXPIRED) => void): void {
+  captured = resolve;
+}
 
 /**
  * Per-request deadlines without a timer per request: waiters with the same duration expire in the order they
@@ -46,27 +54,22 @@ export class Deadlines {
    * `wait` that resolves with the work's own value (or `EXPIRED`): one promise per call instead of two, for
    * the request path.
    */
-  race<T>(
+  async race<T>(
     work: Promise<T>,
     seconds: number,
     startedAt: number = performance.now(),
   ): Promise<T | typeof EXPIRED> {
-    if (!(seconds > 0) || !Number.isFinite(seconds)) return work;
+    if (!(seconds > 0) || !Number.isFinite(seconds)) return await work;
     const ms = Math.max(1, Math.round(seconds * 1000));
-    return new Promise<T | typeof EXPIRED>((resolve, reject) => {
-      const waiter: Waiter = { due: startedAt + ms, expire: () => resolve(EXPIRED) };
-      const queue = this.enqueue(ms, waiter);
-      work.then(
-        (value) => {
-          this.settle(ms, queue, waiter);
-          resolve(value);
-        },
-        (err: unknown) => {
-          this.settle(ms, queue, waiter);
-          reject(err);
-        },
-      );
-    });
+    const expiry = new Promise<typeof EXPIRED>(captureResolve);
+    const waiter: Waiter = { due: startedAt + ms, expire: captured as (value: typeof EXPIRED) => void };
+    const queue = this.enqueue(ms, waiter);
+    try {
+      // Settled here whichever side wins: no callbacks of its own on the work.
+      return await Promise.race([work, expiry]);
+    } finally {
+      this.settle(ms, queue, waiter);
+    }
   }
 
   /** Waiters whose work is still running before its deadline (tests, diagnostics). */
@@ -139,7 +142,7 @@ export class Deadlines {
         head++;
         const expire = waiter.expire;
         waiter.expire = null;
-        expire?.();
+        expire?.(EXPIRED);
       }
       if (head === items.length) {
         this.queues.delete(ms);

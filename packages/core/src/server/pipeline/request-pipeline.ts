@@ -112,7 +112,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     const path = ctx.path;
     const match = routes.match(path);
     const abort = new LazyAbort();
-    const onClose: Array<() => void> = [lifecycle.requestStarted()];
+    const onClose: Array<() => void> = [];
+    lifecycle.requestStarted();
     ctx.requestId = requestId;
     ctx.endpoint = match?.path ?? 'unmatched';
     ctx.api = match?.api;
@@ -127,6 +128,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));
       for (const fn of onClose) fn();
+      lifecycle.requestEnded();
     });
     const recordMetrics =
       metrics && path !== '/metrics' ? metrics.start(ctx.endpoint, HEALTH_PATHS.has(path), start) : undefined;
