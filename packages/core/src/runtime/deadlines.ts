@@ -51,8 +51,9 @@ export class Deadlines {
   }
 
   /**
-   * `wait` that resolves with the work's own value (or `EXPIRED`): one promise per call instead of two, for
-   * the request path.
+   * `wait` that resolves with the work's own value (or `EXPIRED`), for the request path: the waiter is queued
+   * behind those of the same duration and dropped again in `finally`, with no callback of its own on the work
+   * and no closure per call.
    */
   async race<T>(
     work: Promise<T>,
@@ -63,7 +64,14 @@ export class Deadlines {
     const ms = Math.max(1, Math.round(seconds * 1000));
     const expiry = new Promise<typeof EXPIRED>(captureResolve);
     const waiter: Waiter = { due: startedAt + ms, expire: captured as (value: typeof EXPIRED) => void };
-    const queue = this.enqueue(ms, waiter);
+    let queue = this.queues.get(ms);
+    if (!queue) {
+      queue = { items: [], head: 0, compactAt: MIN_COMPACT_AT };
+      this.queues.set(ms, queue);
+    }
+    if (queue.items.length - queue.head >= queue.compactAt) compact(queue);
+    queue.items.push(waiter);
+    if (waiter.due < this.timerDue) this.arm(waiter.due);
     try {
       // Settled here whichever side wins: no callbacks of its own on the work.
       return await Promise.race([work, expiry]);
@@ -86,18 +94,6 @@ export class Deadlines {
     let n = 0;
     for (const queue of this.queues.values()) n += queue.items.length - queue.head;
     return n;
-  }
-
-  private enqueue(ms: number, waiter: Waiter): Queue {
-    let queue = this.queues.get(ms);
-    if (!queue) {
-      queue = { items: [], head: 0, compactAt: MIN_COMPACT_AT };
-      this.queues.set(ms, queue);
-    }
-    if (queue.items.length - queue.head >= queue.compactAt) compact(queue);
-    queue.items.push(waiter);
-    if (waiter.due < this.timerDue) this.arm(waiter.due);
-    return queue;
   }
 
   private settle(ms: number, queue: Queue, waiter: Waiter): void {
