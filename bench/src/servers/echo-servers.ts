@@ -59,7 +59,6 @@ export async function echoServer(kind: EchoKind): Promise<Server> {
   const app = createApp(svc, {
     logger: kind === 'tiffin-log' ? undefined : false,
     maxConcurrency: 1_000_000,
-    ...(process.env.X_OPTS ? JSON.parse(process.env.X_OPTS) : {}),
   });
   await app.lifecycle.startup();
   return createServer(app.requestListener());
