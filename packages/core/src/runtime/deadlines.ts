@@ -6,7 +6,7 @@ export const EXPIRED: unique symbol = Symbol('deadline expired');
 
 interface Waiter {
   readonly due: number;
-  /** Resolves the waiter's expiry; null once the work finished or the deadline fired. */
+  /** Resolves the race with `EXPIRED`; null once the work finished or the deadline fired. */
   expire: ((value: typeof EXPIRED) => void) | null;
 }
 
@@ -20,12 +20,14 @@ interface Queue {
 
 const MIN_COMPACT_AT = 4096;
 
-/** The resolve function of the promise `captureResolve` last made (Node 20 has no `Promise.withResolvers`). */
-let captured: ((value: typeof EXPIRED) => void) | undefined;
+/** The resolving functions of the promise `captureBoth` last made (Node 20 has no `Promise.withResolvers`). */
+let capturedResolve: ((value: never) => void) | undefined;
+let capturedReject: ((err: unknown) => void) | undefined;
 
-/** A promise executor shared by every waiter, so that a deadline costs no closure of its own. */
-function captureResolve(resolve: (value: typeof EXPIRED) => void): void {
-  captured = resolve;
+/** A promise executor shared by every waiter: a deadline makes no executor closure of its own. */
+function captureBoth(resolve: (value: never) => void, reject: (err: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
 }
 
 /**
@@ -51,19 +53,21 @@ export class Deadlines {
   }
 
   /**
-   * `wait` that resolves with the work's own value (or `EXPIRED`), for the request path: the waiter is queued
-   * behind those of the same duration and dropped again in `finally`, with no callback of its own on the work
-   * and no closure per call.
+   * `wait` that resolves with the work's own value (or `EXPIRED`), for the request path: one promise, settled
+   * by the work (which drops the waiter from its queue) or by the sweep, whichever comes first. The waiter
+   * holds that promise's own resolve: no closure for the deadline side, one for the work's side.
    */
-  async race<T>(
+  race<T>(
     work: Promise<T>,
     seconds: number,
     startedAt: number = performance.now(),
   ): Promise<T | typeof EXPIRED> {
-    if (!(seconds > 0) || !Number.isFinite(seconds)) return await work;
+    if (!(seconds > 0) || !Number.isFinite(seconds)) return work;
     const ms = Math.max(1, Math.round(seconds * 1000));
-    const expiry = new Promise<typeof EXPIRED>(captureResolve);
-    const waiter: Waiter = { due: startedAt + ms, expire: captured as (value: typeof EXPIRED) => void };
+    const outcome = new Promise<T | typeof EXPIRED>(captureBoth);
+    const resolve = capturedResolve as (value: T | typeof EXPIRED) => void;
+    const reject = capturedReject as (err: unknown) => void;
+    const waiter: Waiter = { due: startedAt + ms, expire: resolve };
     let queue = this.queues.get(ms);
     if (!queue) {
       queue = { items: [], head: 0, compactAt: MIN_COMPACT_AT };
@@ -72,12 +76,18 @@ export class Deadlines {
     if (queue.items.length - queue.head >= queue.compactAt) compact(queue);
     queue.items.push(waiter);
     if (waiter.due < this.timerDue) this.arm(waiter.due);
-    try {
-      // Settled here whichever side wins: no callbacks of its own on the work.
-      return await Promise.race([work, expiry]);
-    } finally {
-      this.settle(ms, queue, waiter);
-    }
+    const settled = queue;
+    work.then(
+      (value) => {
+        this.settle(ms, settled, waiter);
+        resolve(value);
+      },
+      (err: unknown) => {
+        this.settle(ms, settled, waiter);
+        reject(err);
+      },
+    );
+    return outcome;
   }
 
   /** Waiters whose work is still running before its deadline (tests, diagnostics). */
