@@ -186,7 +186,8 @@ export class ServerMetrics {
    */
   finish(started: InProgress, status: number, routedTo: string, begin: number, isHealth: boolean): void {
     started.value--;
-    const seconds = (performance.now() - begin) / 1000;
+    const now = performance.now();
+    const seconds = (now - begin) / 1000;
     let byStatus = this.byEndpoint.get(routedTo);
     if (!byStatus) {
       byStatus = new Map();
@@ -210,7 +211,8 @@ export class ServerMetrics {
         break;
       }
     }
-    if (!isHealth) this.lastRequestSeconds = Date.now() / 1000;
+    // Unix time from the reading already taken (no Date.now() per request).
+    if (!isHealth) this.lastRequestSeconds = (performance.timeOrigin + now) / 1000;
   }
 }
 
