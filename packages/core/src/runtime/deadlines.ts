@@ -79,11 +79,11 @@ export class Deadlines {
     const settled = queue;
     work.then(
       (value) => {
-        this.settle(ms, settled, waiter);
+        this.settle(settled, waiter);
         resolve(value);
       },
       (err: unknown) => {
-        this.settle(ms, settled, waiter);
+        this.settle(settled, waiter);
         reject(err);
       },
     );
@@ -106,15 +106,15 @@ export class Deadlines {
     return n;
   }
 
-  private settle(ms: number, queue: Queue, waiter: Waiter): void {
+  private settle(queue: Queue, waiter: Waiter): void {
     waiter.expire = null;
     const items = queue.items;
     let head = queue.head;
     while (head < items.length && items[head]!.expire === null) head++;
     if (head === items.length) {
-      // Empty: forget it (a later request of this duration starts a fresh queue).
-      if (this.queues.get(ms) === queue) this.queues.delete(ms);
-      queue.items = [];
+      // Empty: kept for the next request of this duration (one call at a time would otherwise add and remove
+      // a queue per request); the sweep drops the queues it finds empty.
+      items.length = 0;
       queue.head = 0;
       return;
     }
