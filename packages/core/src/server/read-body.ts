@@ -28,8 +28,8 @@ export function refuseDeclaredOverLimit(declared: string | undefined, limit: num
  * so the client, still sending, reads it (an answer while it sends would reach it as a reset connection).
  *
  * A body that came in the same read as its headers (most API calls) is taken whole from the request's buffer:
- * Node's parser pushes it right after the request listener returns, before the next microtask turn, so one
- * turn later it is complete and needs no listener, promise of its own or timer. Any other body is streamed.
+ * Node's parser pushes it right after the request listener returns, so one microtask turn later it is there
+ * and needs no listener, promise of its own or timer. Any other body is streamed.
  */
 export async function readBody(
   req: IncomingMessage,
@@ -40,13 +40,18 @@ export async function readBody(
   const declared = req.headers['content-length'];
   refuseDeclaredOverLimit(declared, limit);
   if (req.readableEnded) throw new BadInput('The request body was already read');
+  // All of it is in the request's buffer once it holds the declared length (over TCP Node pushes the bytes a
+  // little before it marks the message complete), or, for a chunked body, once the message is complete.
+  const expected = declared === undefined ? -1 : Number(declared);
   // Only while nothing else reads the request: a flowing one hands its bytes to listeners, which must then be
   // ours from now on.
-  if (req.readableFlowing === null && !req.complete) await undefined;
-  if (!req.complete || req.readableFlowing !== null) return streamBody(req, limit, idleMs, reservation);
+  if (req.readableFlowing === null && !req.complete && req.readableLength !== expected) await undefined;
+  if (req.readableFlowing !== null || (!req.complete && req.readableLength !== expected)) {
+    return streamBody(req, limit, idleMs, reservation);
+  }
   const received = req.readableLength;
   if (received > limit) throw new PayloadTooLarge(`Request body exceeds the limit of ${limit} bytes`);
-  if (declared !== undefined && received !== Number(declared)) throw lengthMismatch(declared);
+  if (expected >= 0 && received !== expected) throw lengthMismatch(String(declared));
   // Throws the 503 when the budget is full; the bytes stay in the request, which Node drops after the answer.
   reservation?.reach(received);
   return received === 0 ? Buffer.alloc(0) : (req.read() as Buffer);
