@@ -47,7 +47,9 @@ export function parseJson(text: string, options: JsonParseOptions = {}): unknown
       // Fall through: NaN/Infinity, or a syntax error we report with a position.
       return new Parser(src, options).parseDocument();
     }
-    checkJsonDepth(value, src.length, options.maxDepth ?? DEFAULT_LIMITS.maxDepth, 'The JSON document');
+    const maxDepth = options.maxDepth ?? DEFAULT_LIMITS.maxDepth;
+    // A document of n characters nests at most n/2 levels: most bodies are too short to need the walk.
+    if (src.length > 2 * maxDepth) checkJsonDepth(value, src.length, maxDepth, 'The JSON document');
     return value;
   }
   return new Parser(src, options).parseDocument();

@@ -10,7 +10,11 @@ export function decodeUtf8(bytes: Uint8Array, what: string): string {
   if (!isUtf8(bytes)) {
     throw new BadInput(`${what} is not valid UTF-8 (invalid byte at offset ${firstInvalidUtf8(bytes)})`);
   }
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  // A request body already is a Buffer: no view made over it.
+  const buffer = Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const text = buffer.toString('utf8');
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 

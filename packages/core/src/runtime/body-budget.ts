@@ -23,7 +23,8 @@ export interface BodyReservation {
  * their call closes (answer sent or caller gone), since the body is held until then.
  */
 export class BodyBudget {
-  private heldBytes = 0;
+  /** Bytes of bodies held now; changed by the reservations only (`held` is the public read). */
+  heldBytes = 0;
 
   constructor(
     readonly maxBytes: number,
@@ -45,7 +46,7 @@ export class BodyBudget {
   reservationFor(call: { onClose: Array<() => void>; bodyReservation?: BodyReservation }): BodyReservation {
     // Kept on the call itself: a WeakMap keyed by short-lived calls costs every young-generation GC a pass
     // over its entries, which showed as most of a small request's CPU.
-    call.bodyReservation ??= this.open((release) => call.onClose.push(release));
+    call.bodyReservation ??= new Reservation(this, call.onClose);
     return call.bodyReservation;
   }
 
@@ -54,39 +55,63 @@ export class BodyBudget {
    * `onFirstBytes` is handed its release when it first holds bytes.
    */
   open(onFirstBytes: (release: () => void) => void): BodyReservation {
-    let bytes = 0;
-    let registered = false;
-    let closed = false;
-    const release = () => {
-      closed = true;
-      this.heldBytes -= bytes;
-      bytes = 0;
-    };
-    return {
-      reach: (total) => {
-        if (closed) throw this.refusal('The request is over');
-        if (total <= bytes) return;
-        if (this.heldBytes + total - bytes > this.maxBytes) {
-          this.onShed();
-          throw this.refusal(
-            `The server holds its limit of ${this.maxBytes} bytes of request bodies; try again shortly`,
-          );
-        }
-        this.heldBytes += total - bytes;
-        bytes = total;
-        if (!registered) {
-          registered = true;
-          onFirstBytes(release);
-        }
-      },
-    };
+    return new Reservation(this, onFirstBytes);
   }
 
-  private refusal(message: string): ServiceUnavailable {
+  /** The 503 `BODY_BUDGET_FULL` with `message` (a body whose call is over; a body that does not fit: `shed`). */
+  refusal(message: string): ServiceUnavailable {
     return new ServiceUnavailable(message, {
       code: 'BODY_BUDGET_FULL',
       headers: { 'retry-after': String(this.retryAfterSeconds) },
     });
+  }
+
+  /** A body refused for want of room: counted, and the 503. */
+  shed(): ServiceUnavailable {
+    this.onShed();
+    return this.refusal(
+      `The server holds its limit of ${this.maxBytes} bytes of request bodies; try again shortly`,
+    );
+  }
+}
+
+/**
+ * One body's share of a `BodyBudget`. A class, not closures: one object per call, its release bound only once
+ * it holds bytes. Its release goes to `onClose` (the call's close callbacks) or is handed to the function.
+ */
+class Reservation implements BodyReservation {
+  // Set in the constructor, not as field initializers: one function less on every call.
+  declare private readonly budget: BodyBudget;
+  declare private readonly onFirstBytes: Array<() => void> | ((release: () => void) => void);
+  declare private bytes: number;
+  declare private closed: boolean;
+
+  constructor(budget: BodyBudget, onFirstBytes: Array<() => void> | ((release: () => void) => void)) {
+    this.budget = budget;
+    this.onFirstBytes = onFirstBytes;
+    this.bytes = 0;
+    this.closed = false;
+  }
+
+  reach(total: number): void {
+    const budget = this.budget;
+    if (this.closed) throw budget.refusal('The request is over');
+    const more = total - this.bytes;
+    if (more <= 0) return;
+    if (budget.heldBytes + more > budget.maxBytes) throw budget.shed();
+    budget.heldBytes += more;
+    const first = this.bytes === 0;
+    this.bytes = total;
+    if (!first) return;
+    const release = this.release.bind(this);
+    if (typeof this.onFirstBytes === 'function') this.onFirstBytes(release);
+    else this.onFirstBytes.push(release);
+  }
+
+  private release(): void {
+    this.closed = true;
+    this.budget.heldBytes -= this.bytes;
+    this.bytes = 0;
   }
 }
 

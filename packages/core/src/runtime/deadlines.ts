@@ -6,8 +6,8 @@ export const EXPIRED: unique symbol = Symbol('deadline expired');
 
 interface Waiter {
   readonly due: number;
-  /** Null once the work finished or the deadline fired. */
-  expire: (() => void) | null;
+  /** Resolves the race with `EXPIRED`; null once the work finished or the deadline fired. */
+  expire: ((value: typeof EXPIRED) => void) | null;
 }
 
 /** Waiters of one duration, in start order (hence in due order); `head` skips the settled ones. */
@@ -19,6 +19,16 @@ interface Queue {
 }
 
 const MIN_COMPACT_AT = 4096;
+
+/** The resolving functions of the promise `captureBoth` last made (Node 20 has no `Promise.withResolvers`). */
+let capturedResolve: ((value: never) => void) | undefined;
+let capturedReject: ((err: unknown) => void) | undefined;
+
+/** A promise executor shared by every waiter: a deadline makes no executor closure of its own. */
+function captureBoth(resolve: (value: never) => void, reject: (err: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
 
 /**
  * Per-request deadlines without a timer per request: waiters with the same duration expire in the order they
@@ -43,8 +53,9 @@ export class Deadlines {
   }
 
   /**
-   * `wait` that resolves with the work's own value (or `EXPIRED`): one promise per call instead of two, for
-   * the request path.
+   * `wait` that resolves with the work's own value (or `EXPIRED`), for the request path: one promise, settled
+   * by the work (which drops the waiter from its queue) or by the sweep, whichever comes first. The waiter
+   * holds that promise's own resolve: no closure for the deadline side, one for the work's side.
    */
   race<T>(
     work: Promise<T>,
@@ -53,20 +64,30 @@ export class Deadlines {
   ): Promise<T | typeof EXPIRED> {
     if (!(seconds > 0) || !Number.isFinite(seconds)) return work;
     const ms = Math.max(1, Math.round(seconds * 1000));
-    return new Promise<T | typeof EXPIRED>((resolve, reject) => {
-      const waiter: Waiter = { due: startedAt + ms, expire: () => resolve(EXPIRED) };
-      const queue = this.enqueue(ms, waiter);
-      work.then(
-        (value) => {
-          this.settle(ms, queue, waiter);
-          resolve(value);
-        },
-        (err: unknown) => {
-          this.settle(ms, queue, waiter);
-          reject(err);
-        },
-      );
-    });
+    const outcome = new Promise<T | typeof EXPIRED>(captureBoth);
+    const resolve = capturedResolve as (value: T | typeof EXPIRED) => void;
+    const reject = capturedReject as (err: unknown) => void;
+    const waiter: Waiter = { due: startedAt + ms, expire: resolve };
+    let queue = this.queues.get(ms);
+    if (!queue) {
+      queue = { items: [], head: 0, compactAt: MIN_COMPACT_AT };
+      this.queues.set(ms, queue);
+    }
+    if (queue.items.length - queue.head >= queue.compactAt) compact(queue);
+    queue.items.push(waiter);
+    if (waiter.due < this.timerDue) this.arm(waiter.due);
+    const settled = queue;
+    work.then(
+      (value) => {
+        this.settle(settled, waiter);
+        resolve(value);
+      },
+      (err: unknown) => {
+        this.settle(settled, waiter);
+        reject(err);
+      },
+    );
+    return outcome;
   }
 
   /** Waiters whose work is still running before its deadline (tests, diagnostics). */
@@ -85,27 +106,15 @@ export class Deadlines {
     return n;
   }
 
-  private enqueue(ms: number, waiter: Waiter): Queue {
-    let queue = this.queues.get(ms);
-    if (!queue) {
-      queue = { items: [], head: 0, compactAt: MIN_COMPACT_AT };
-      this.queues.set(ms, queue);
-    }
-    if (queue.items.length - queue.head >= queue.compactAt) compact(queue);
-    queue.items.push(waiter);
-    if (waiter.due < this.timerDue) this.arm(waiter.due);
-    return queue;
-  }
-
-  private settle(ms: number, queue: Queue, waiter: Waiter): void {
+  private settle(queue: Queue, waiter: Waiter): void {
     waiter.expire = null;
     const items = queue.items;
     let head = queue.head;
     while (head < items.length && items[head]!.expire === null) head++;
     if (head === items.length) {
-      // Empty: forget it (a later request of this duration starts a fresh queue).
-      if (this.queues.get(ms) === queue) this.queues.delete(ms);
-      queue.items = [];
+      // Empty: kept for the next request of this duration (one call at a time would otherwise add and remove
+      // a queue per request); the sweep drops the queues it finds empty.
+      items.length = 0;
       queue.head = 0;
       return;
     }
@@ -139,7 +148,7 @@ export class Deadlines {
         head++;
         const expire = waiter.expire;
         waiter.expire = null;
-        expire?.();
+        expire?.(EXPIRED);
       }
       if (head === items.length) {
         this.queues.delete(ms);

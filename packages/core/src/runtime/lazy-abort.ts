@@ -3,9 +3,10 @@
  * a noticeable share of a small request, and most handlers never look at it.
  */
 export class LazyAbort {
-  private controller: AbortController | undefined;
-  private reason: unknown;
-  private aborted = false;
+  // Declared, not initialised: constructing one (every request) then runs no code at all; they are set when used.
+  declare private controller: AbortController | undefined;
+  declare private reason: unknown;
+  declare private aborted: boolean | undefined;
 
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -16,7 +17,7 @@ export class LazyAbort {
   }
 
   get isAborted(): boolean {
-    return this.aborted;
+    return this.aborted === true;
   }
 
   abort(reason: unknown): void {

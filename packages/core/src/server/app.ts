@@ -200,8 +200,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   );
   const respond = (exchange: Exchange): void => {
     exchange.respond((err) => responseFailed(err, exchange.requestId));
-    // The pipeline's state is there unless a user's middleware answered before it ran.
-    if (exchange.onClose) sendDeadlines.watch(exchange.res, exchange.onClose, exchange.sendUntil);
+    // The pipeline's state is there unless a user's middleware answered before it ran. An answer that left
+    // Node whole in one write (most) has nothing for a client to stall: it is not even offered to the watch.
+    const res = exchange.res;
+    if (exchange.onClose && (exchange.sendUntil !== undefined || !res.writableEnded || res.writableLength > 0))
+      sendDeadlines.watch(res, exchange.onClose, exchange.sendUntil);
   };
   const failed = (exchange: Exchange, err: unknown): void => {
     // The pipeline answers every error itself; getting here is a bug in it.

@@ -58,20 +58,21 @@ export class AppLifecycle {
     for (const listener of this.drainListeners) listener();
   }
 
-  /** Count a request until the returned function is called (once its response is fully sent). */
-  requestStarted(): () => void {
+  /**
+   * Count a request until `requestEnded()` (once its response is fully sent or its connection closed: called
+   * once per request, from its one 'close' listener). A pair of calls, not a closure per request.
+   */
+  requestStarted(): void {
     this.inFlight++;
-    let counted = true;
-    return () => {
-      if (!counted) return;
-      counted = false;
-      this.inFlight--;
-      if (this.inFlight === 0 && this.idleWaiters.length > 0) {
-        const waiters = this.idleWaiters;
-        this.idleWaiters = [];
-        for (const w of waiters) w();
-      }
-    };
+  }
+
+  requestEnded(): void {
+    this.inFlight--;
+    if (this.inFlight === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
   }
 
   /** Resolves when no request is in flight (or after `timeoutMs`); true when drained. */

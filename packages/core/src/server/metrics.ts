@@ -42,7 +42,7 @@ export class ServerMetrics {
   readonly registry = new Registry();
   /** Request series by endpoint, then status: the hot path finds its series without building a key. */
   private readonly byEndpoint = new Map<string, Map<number, RequestSeries>>();
-  private readonly inProgress = new Map<string, { labels: Labels; value: number }>();
+  private readonly inProgress = new Map<string, InProgress>();
   private lastRequestSeconds: number | undefined;
   private readonly baseLabels: Labels;
   private readonly shed: (values: readonly string[]) => void;
@@ -166,51 +166,60 @@ export class ServerMetrics {
   }
 
   /**
-   * Call when a request starts; the returned function records its end with the status code, under the endpoint
-   * it was routed to in the end (a mounted route's pattern), else the one it started with.
+   * Call when a request starts: counts it in progress under `endpoint`. Hand what it returns to `finish` when
+   * the request ends (a pair of calls, not a closure per request).
    */
-  start(
-    endpoint: string,
-    isHealth: boolean,
-    begin: number = performance.now(),
-  ): (status: number, routedTo?: string) => void {
+  start(endpoint: string): InProgress {
     let gauge = this.inProgress.get(endpoint);
     if (!gauge) {
       gauge = { labels: { endpoint, ...this.baseLabels }, value: 0 };
       this.inProgress.set(endpoint, gauge);
     }
     gauge.value++;
-    // `begin` is a performance.now() reading (a plain double: no BigInt per request), the caller's if it has one.
-    const inProgress = gauge;
-    return (status, routedTo = endpoint) => {
-      inProgress.value--;
-      const seconds = (performance.now() - begin) / 1000;
-      let byStatus = this.byEndpoint.get(routedTo);
-      if (!byStatus) {
-        byStatus = new Map();
-        this.byEndpoint.set(routedTo, byStatus);
-      }
-      let series = byStatus.get(status);
-      if (!series) {
-        series = {
-          labels: { endpoint: routedTo, ...this.baseLabels, http_response_code: String(status) },
-          count: 0,
-          sum: 0,
-          buckets: new Float64Array(DURATION_BUCKETS.length),
-        };
-        byStatus.set(status, series);
-      }
-      series.count++;
-      series.sum += seconds;
-      for (let i = 0; i < DURATION_BUCKETS.length; i++) {
-        if (seconds <= DURATION_BUCKETS[i]!) {
-          series.buckets[i]!++;
-          break;
-        }
-      }
-      if (!isHealth) this.lastRequestSeconds = Date.now() / 1000;
-    };
+    return gauge;
   }
+
+  /**
+   * Record the end of a request `start` counted: its status code and latency since `begin` (a
+   * performance.now() reading: a plain double, no BigInt per request), under the endpoint it was routed to in
+   * the end (a mounted route's pattern); a health check does not move the last-request time.
+   */
+  finish(started: InProgress, status: number, routedTo: string, begin: number, isHealth: boolean): void {
+    started.value--;
+    const now = performance.now();
+    const seconds = (now - begin) / 1000;
+    let byStatus = this.byEndpoint.get(routedTo);
+    if (!byStatus) {
+      byStatus = new Map();
+      this.byEndpoint.set(routedTo, byStatus);
+    }
+    let series = byStatus.get(status);
+    if (!series) {
+      series = {
+        labels: { endpoint: routedTo, ...this.baseLabels, http_response_code: String(status) },
+        count: 0,
+        sum: 0,
+        buckets: new Float64Array(DURATION_BUCKETS.length),
+      };
+      byStatus.set(status, series);
+    }
+    series.count++;
+    series.sum += seconds;
+    for (let i = 0; i < DURATION_BUCKETS.length; i++) {
+      if (seconds <= DURATION_BUCKETS[i]!) {
+        series.buckets[i]!++;
+        break;
+      }
+    }
+    // Unix time from the reading already taken (no Date.now() per request).
+    if (!isHealth) this.lastRequestSeconds = (performance.timeOrigin + now) / 1000;
+  }
+}
+
+/** A request counted in progress (`ServerMetrics.start`): its endpoint's gauge. */
+export interface InProgress {
+  readonly labels: Labels;
+  value: number;
 }
 
 function histogramValues(name: string, s: RequestSeries): MetricValue[] {

@@ -22,47 +22,68 @@ export function refuseDeclaredOverLimit(declared: string | undefined, limit: num
  * Read a request body whole, bounded by `limit` bytes: over it → 413 (PayloadTooLarge) as soon as the bytes
  * received pass the limit; a client that goes away mid-body, a stream error or a body shorter than its
  * Content-Length → 400 (BadInput); no byte for `idleMs` (a client that declared a body and stalls) → 408 with
- * `connection: close`. With a `reservation`, each chunk is counted against the server's body budget before it
- * is kept; once the budget is full the body is refused: what arrived is dropped, the rest is read and dropped
- * (within `limit` and the stall timeout), and the 503 `BODY_BUDGET_FULL` comes when the body is in, so the
- * client, still sending, reads it (an answer while it sends would reach it as a reset connection). Small and specific (four listeners, one timer), since every
- * API call goes through it.
+ * `connection: close`. With a `reservation`, the body's bytes are counted against the server's body budget
+ * before they are kept; once the budget is full the body is refused: what arrived is dropped, the rest is read
+ * and dropped (within `limit` and the stall timeout), and the 503 `BODY_BUDGET_FULL` comes when the body is in,
+ * so the client, still sending, reads it (an answer while it sends would reach it as a reset connection).
+ *
+ * A body that came in the same read as its headers (most API calls) is taken whole from the request's buffer:
+ * Node's parser pushes it right after the request listener returns, so one microtask turn later it is there
+ * and needs no listener, promise of its own or timer. Any other body is streamed.
  */
-export function readBody(
+export async function readBody(
   req: IncomingMessage,
   limit: number,
   idleMs = 0,
   reservation?: BodyReservation,
 ): Promise<Buffer> {
   const declared = req.headers['content-length'];
-  try {
-    refuseDeclaredOverLimit(declared, limit);
-  } catch (err) {
-    return Promise.reject(err);
+  refuseDeclaredOverLimit(declared, limit);
+  if (req.readableEnded) throw new BadInput('The request body was already read');
+  // All of it is in the request's buffer once it holds the declared length (over TCP Node pushes the bytes a
+  // little before it marks the message complete), or, for a chunked body, once the message is complete.
+  const expected = declared === undefined ? -1 : Number(declared);
+  // Only while nothing else reads the request: a flowing one hands its bytes to listeners, which must then be
+  // ours from now on.
+  if (req.readableFlowing === null && !req.complete && req.readableLength !== expected) await undefined;
+  if (req.readableFlowing !== null || (!req.complete && req.readableLength !== expected)) {
+    return streamBody(req, limit, idleMs, reservation);
   }
+  const received = req.readableLength;
+  if (received > limit) throw new PayloadTooLarge(`Request body exceeds the limit of ${limit} bytes`);
+  if (expected >= 0 && received !== expected) throw lengthMismatch(String(declared));
+  // Throws the 503 when the budget is full; the bytes stay in the request, which Node drops after the answer.
+  reservation?.reach(received);
+  return received === 0 ? Buffer.alloc(0) : (req.read() as Buffer);
+}
+
+function lengthMismatch(declared: string): BadInput {
+  return new BadInput(
+    `Request body length does not match Content-Length (${truncateForMessage(String(declared))})`,
+  );
+}
+
+/** `readBody` for a body still arriving: four listeners and, when `idleMs` is set, the stall timer. */
+function streamBody(
+  req: IncomingMessage,
+  limit: number,
+  idleMs: number,
+  reservation: BodyReservation | undefined,
+): Promise<Buffer> {
+  const declared = req.headers['content-length'];
   const expected = declared === undefined ? null : Number(declared);
-  if (req.readableEnded) return Promise.reject(new BadInput('The request body was already read'));
   return new Promise<Buffer>((resolve, reject) => {
     let chunks: Buffer[] = [];
     let received = 0;
     let refused: Error | undefined;
-    let idle: NodeJS.Timeout | undefined;
     const stalled = () =>
       fail(
         new RequestTimeout(`The request body stalled: no byte for ${idleMs / 1000} seconds`, {
           headers: { connection: 'close' },
         }),
       );
-    let settled = false;
-    // Armed after the current read: a body that came whole with its headers (most API calls) is complete by
-    // then and needs no timer, which would cost a timer-list insert and removal per request.
-    if (idleMs > 0) {
-      queueMicrotask(() => {
-        if (!settled && !req.complete) idle = setTimeout(stalled, idleMs);
-      });
-    }
+    const idle = idleMs > 0 ? setTimeout(stalled, idleMs) : undefined;
     const cleanup = () => {
-      settled = true;
       if (idle) clearTimeout(idle);
       req.off('data', onData);
       req.off('end', onEnd);
@@ -93,18 +114,12 @@ export function readBody(
       chunks.push(chunk);
     };
     // No cleanup on success: after 'end' the request emits nothing that matters (its 'close' finds it
-    // complete), and removing four listeners is a visible share of a small request.
+    // complete).
     const onEnd = () => {
-      settled = true;
       if (idle) clearTimeout(idle);
       if (refused) reject(refused);
-      else if (expected !== null && received !== expected) {
-        reject(
-          new BadInput(
-            `Request body length does not match Content-Length (${truncateForMessage(String(declared))})`,
-          ),
-        );
-      } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      else if (expected !== null && received !== expected) reject(lengthMismatch(String(declared)));
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     };
     // Node reports a client gone mid-body as an 'aborted' error (ECONNRESET) before 'close'; the body cap of a
     // service with mounts reports its 413 as a TiffinError.

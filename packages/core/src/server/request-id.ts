@@ -15,6 +15,12 @@ let next = POOL_IDS;
  * slice of that string) instead of a UUID per request.
  */
 export function newRequestId(): string {
+  return requestIdFor(undefined);
+}
+
+/** Reuse a well-formed incoming request id (from a proxy), else make one (`newRequestId`). */
+export function requestIdFor(incoming: string | undefined): string {
+  if (incoming && ACCEPTED_ID.test(incoming)) return incoming;
   if (next === POOL_IDS) {
     randomFillSync(pool);
     poolHex = pool.toString('hex');
@@ -22,9 +28,4 @@ export function newRequestId(): string {
   }
   const start = next++ * ID_BYTES * 2;
   return poolHex.slice(start, start + ID_BYTES * 2);
-}
-
-/** Reuse a well-formed incoming request id (from a proxy), else make one. */
-export function requestIdFor(incoming: string | undefined): string {
-  return incoming && ACCEPTED_ID.test(incoming) ? incoming : newRequestId();
 }

@@ -120,10 +120,6 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     } catch (err) {
       throw new BadInput(`Invalid JSON input received: ${(err as Error).message}`);
     }
-    return this.validateValue(value);
-  }
-
-  private validateValue(value: unknown): unknown {
     return this.adapter ? this.validateWithModel(value) : value;
   }
 
@@ -161,7 +157,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     limits: Readonly<Limits> = DEFAULT_LIMITS,
   ): Promise<unknown> {
     const value = jsonFromProto(message, limits, 'Invalid JSON input received');
-    return this.validateValue(value);
+    return this.adapter ? this.validateWithModel(value) : value;
   }
 
   override async toProto(value: unknown, limits: Readonly<Limits> = DEFAULT_LIMITS): Promise<ValueMessage> {

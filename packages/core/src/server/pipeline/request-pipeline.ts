@@ -112,7 +112,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     const path = ctx.path;
     const match = routes.match(path);
     const abort = new LazyAbort();
-    const onClose: Array<() => void> = [lifecycle.requestStarted()];
+    const onClose: Array<() => void> = [];
+    lifecycle.requestStarted();
     ctx.requestId = requestId;
     ctx.endpoint = match?.path ?? 'unmatched';
     ctx.api = match?.api;
@@ -127,9 +128,9 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));
       for (const fn of onClose) fn();
+      lifecycle.requestEnded();
     });
-    const recordMetrics =
-      metrics && path !== '/metrics' ? metrics.start(ctx.endpoint, HEALTH_PATHS.has(path), start) : undefined;
+    const inProgress = metrics && path !== '/metrics' ? metrics.start(ctx.endpoint) : undefined;
     try {
       // Under the request's deadline like the route: a hook that never settles is answered 504, not held.
       if (hooks.onRequest.length > 0) await runtime.withDeadline(ctx, runHooks(hooks.onRequest, ctx));
@@ -147,7 +148,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       }
     }
     // The endpoint as routed: a mounted route's pattern is known only once it answered.
-    recordMetrics?.(ctx.status, ctx.endpoint);
+    if (inProgress) metrics?.finish(inProgress, ctx.status, ctx.endpoint, start, HEALTH_PATHS.has(path));
     ctx.setChecked('x-request-id', requestId);
     if (lifecycle.isDraining) ctx.set('connection', 'close');
     if (logging) {

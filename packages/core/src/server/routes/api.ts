@@ -26,6 +26,12 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
     // The exchange is the call (and the API function's context) and the message the descriptors read.
     const response = await runtime.invoke(api, ctx, ctx, codec);
     if (ctx.timedOut) return;
-    ctx.answer(EventStreams.isEventStream(response) ? eventStreams.adopt(response, ctx, release) : response);
+    // Only a streamed body can be an event stream: bytes (most answers) skip the header lookup.
+    const streamed = response.body !== null && !(response.body instanceof Uint8Array);
+    ctx.answer(
+      streamed && EventStreams.isEventStream(response)
+        ? eventStreams.adopt(response, ctx, release)
+        : response,
+    );
   };
 }
