@@ -203,7 +203,10 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     // The pipeline's state is there unless a user's middleware answered before it ran. An answer that left
     // Node whole in one write (most) has nothing for a client to stall: it is not even offered to the watch.
     const res = exchange.res;
-    if (exchange.onClose && (exchange.sendUntil !== undefined || !res.writableEnded || res.writableLength > 0))
+    if (
+      exchange.onClose &&
+      (exchange.sendUntil !== undefined || !res.writableEnded || res.writableLength > 0)
+    )
       sendDeadlines.watch(res, exchange.onClose, exchange.sendUntil);
   };
   const failed = (exchange: Exchange, err: unknown): void => {
