@@ -798,7 +798,7 @@ export class RedisTaskStore implements TaskStore {
       return { view: endedView(id, parsed, this.ttlMs), result: null };
     }
     const [name, timestamp, progressJson, processedOn, finishedOn, failedReason, answer] = reply[1];
-    const progress = parseJson(progressJson);
+    const progress = jsonOrNull(progressJson);
     const steps = (progress !== null && typeof progress === 'object' ? progress : {}) as {
       step?: number;
       total_steps?: number | null;
@@ -816,7 +816,7 @@ export class RedisTaskStore implements TaskStore {
         view.error = ending.error;
         return { view, result: null };
       }
-      const r = withAnswer ? (parseJson(answer) as EncodedAnswer | null) : null;
+      const r = withAnswer ? (jsonOrNull(answer) as EncodedAnswer | null) : null;
       if (withAnswer ? r : answer === 1) {
         view.status = 'succeeded';
         return {
@@ -1052,7 +1052,7 @@ interface EncodedAnswer {
 }
 
 /** JSON that BullMQ wrote, or null when absent or not JSON (BullMQ reads a corrupt return value as none). */
-function parseJson(text: string | number | null): unknown {
+function jsonOrNull(text: string | number | null): unknown {
   if (typeof text !== 'string') return null;
   try {
     return JSON.parse(text);

@@ -10,10 +10,11 @@ import type { TransportCodec } from './runtime.js';
  * one `POST /<api>` gives.
  */
 export function httpCodec(api: InferenceApi): TransportCodec<HttpRequest, HttpResponse> {
+  const descriptors = descriptorHttpCodec(api);
   return {
-    decode: (request) => api.input.fromHttpRequest(request),
+    decode: descriptors.decode,
     encode: async (output, context) =>
-      applyResponseContext(await api.output.toHttpResponse(output as never, context), context),
+      applyResponseContext(await descriptors.encode(output, context), context),
   };
 }
 

@@ -186,8 +186,7 @@ export class ServerMetrics {
    */
   finish(started: InProgress, status: number, routedTo: string, begin: number, isHealth: boolean): void {
     started.value--;
-    const now = performance.now();
-    const seconds = (now - begin) / 1000;
+    const seconds = (performance.now() - begin) / 1000;
     let byStatus = this.byEndpoint.get(routedTo);
     if (!byStatus) {
       byStatus = new Map();
@@ -211,8 +210,8 @@ export class ServerMetrics {
         break;
       }
     }
-    // Unix time from the reading already taken (no Date.now() per request).
-    if (!isHealth) this.lastRequestSeconds = (performance.timeOrigin + now) / 1000;
+    // Wall-clock time: the monotonic clock drifts from it over a long uptime (and stands still while suspended).
+    if (!isHealth) this.lastRequestSeconds = Date.now() / 1000;
   }
 }
 

@@ -126,9 +126,10 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     ctx.setChecked(NOSNIFF[0], NOSNIFF[1]);
     // `on`, not `once`: the response is used once anyway, and once() wraps the listener per request.
     res.on('close', () => {
+      // Counted out first: a close callback that throws must not leave the request in flight (drain waits on it).
+      lifecycle.requestEnded();
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));
       for (const fn of onClose) fn();
-      lifecycle.requestEnded();
     });
     const inProgress = metrics && path !== '/metrics' ? metrics.start(ctx.endpoint) : undefined;
     try {
