@@ -4,10 +4,17 @@ export type DeadlineOutcome = 'done' | 'expired';
 /** What `Deadlines.race` resolves to when the deadline passed before the work finished. */
 export const EXPIRED: unique symbol = Symbol('deadline expired');
 
-interface Waiter {
+/** A deadline being watched (`Deadlines.watch`): hand it to `Deadlines.clear` once the work finished. */
+export interface DeadlineWatch {
+  /** When it passes (a performance.now() reading). */
   readonly due: number;
-  /** Resolves the race with `EXPIRED`; null once the work finished or the deadline fired. */
-  expire: ((value: typeof EXPIRED) => void) | null;
+}
+
+interface Waiter extends DeadlineWatch {
+  /** Called when the deadline passes first; null once cleared or fired. */
+  expire: (() => void) | null;
+  /** The queue of its duration (a cleared waiter moves its head). */
+  readonly queue: Queue;
 }
 
 /** Waiters of one duration, in start order (hence in due order); `head` skips the settled ones. */
@@ -24,7 +31,7 @@ const MIN_COMPACT_AT = 4096;
 let capturedResolve: ((value: never) => void) | undefined;
 let capturedReject: ((err: unknown) => void) | undefined;
 
-/** A promise executor shared by every waiter: a deadline makes no executor closure of its own. */
+/** A promise executor shared by every race: a deadline makes no executor closure of its own. */
 function captureBoth(resolve: (value: never) => void, reject: (err: unknown) => void): void {
   capturedResolve = resolve;
   capturedReject = reject;
@@ -32,8 +39,8 @@ function captureBoth(resolve: (value: never) => void, reject: (err: unknown) => 
 
 /**
  * Per-request deadlines without a timer per request: waiters with the same duration expire in the order they
- * started, so one FIFO per duration and a single timer armed for the earliest due time are enough. Settling a
- * request clears its waiter and moves the queue's head past settled ones (no timer to cancel).
+ * started, so one FIFO per duration and a single timer armed for the earliest due time are enough. Clearing a
+ * waiter moves its queue's head past settled ones (no timer to cancel).
  */
 export class Deadlines {
   private readonly queues = new Map<number, Queue>();
@@ -52,62 +59,56 @@ export class Deadlines {
     return this.race(work, seconds, startedAt).then((v) => (v === EXPIRED ? 'expired' : 'done'));
   }
 
-  /**
-   * `wait` that resolves with the work's own value (or `EXPIRED`), for the request path: one promise, settled
-   * by the work (which drops the waiter from its queue) or by the sweep, whichever comes first. The waiter
-   * holds that promise's own resolve: no closure for the deadline side, one for the work's side.
-   */
+  /** `wait` that resolves with the work's own value (or `EXPIRED`). */
   race<T>(
     work: Promise<T>,
     seconds: number,
     startedAt: number = performance.now(),
   ): Promise<T | typeof EXPIRED> {
     if (!(seconds > 0) || !Number.isFinite(seconds)) return work;
-    const ms = Math.max(1, Math.round(seconds * 1000));
     const outcome = new Promise<T | typeof EXPIRED>(captureBoth);
     const resolve = capturedResolve as (value: T | typeof EXPIRED) => void;
     const reject = capturedReject as (err: unknown) => void;
-    const waiter: Waiter = { due: startedAt + ms, expire: resolve };
-    let queue = this.queues.get(ms);
-    if (!queue) {
-      queue = { items: [], head: 0, compactAt: MIN_COMPACT_AT };
-      this.queues.set(ms, queue);
-    }
-    if (queue.items.length - queue.head >= queue.compactAt) compact(queue);
-    queue.items.push(waiter);
-    if (waiter.due < this.timerDue) this.arm(waiter.due);
-    const settled = queue;
+    const watch = this.watch(seconds, startedAt, () => resolve(EXPIRED)) as DeadlineWatch;
     work.then(
       (value) => {
-        this.settle(settled, waiter);
+        this.clear(watch);
         resolve(value);
       },
       (err: unknown) => {
-        this.settle(settled, waiter);
+        this.clear(watch);
         reject(err);
       },
     );
     return outcome;
   }
 
-  /** Waiters whose work is still running before its deadline (tests, diagnostics). */
-  get pending(): number {
-    let n = 0;
-    for (const queue of this.queues.values()) {
-      for (let i = queue.head; i < queue.items.length; i++) if (queue.items[i]!.expire) n++;
+  /**
+   * Call `expire` once `seconds` after `startedAt` have passed, unless `clear` came first: the callback form,
+   * for a caller that settles the work itself (the HTTP pipeline: no promise of its own per request).
+   * Undefined when `seconds` is not a positive finite number (no deadline).
+   */
+  watch(seconds: number, startedAt: number, expire: () => void): DeadlineWatch | undefined {
+    if (!(seconds > 0) || !Number.isFinite(seconds)) return undefined;
+    const ms = Math.max(1, Math.round(seconds * 1000));
+    let queue = this.queues.get(ms);
+    if (!queue) {
+      queue = { items: [], head: 0, compactAt: MIN_COMPACT_AT };
+      this.queues.set(ms, queue);
     }
-    return n;
+    if (queue.items.length - queue.head >= queue.compactAt) compact(queue);
+    const waiter: Waiter = { due: startedAt + ms, expire, queue };
+    queue.items.push(waiter);
+    if (waiter.due < this.timerDue) this.arm(waiter.due);
+    return waiter;
   }
 
-  /** Waiters held in memory, settled ones not yet dropped included (tests: memory follows load). */
-  get retained(): number {
-    let n = 0;
-    for (const queue of this.queues.values()) n += queue.items.length - queue.head;
-    return n;
-  }
-
-  private settle(queue: Queue, waiter: Waiter): void {
+  /** Stop watching (the work finished); nothing happens once it fired. */
+  clear(watch: DeadlineWatch): void {
+    const waiter = watch as Waiter;
+    if (waiter.expire === null) return;
     waiter.expire = null;
+    const queue = waiter.queue;
     const items = queue.items;
     let head = queue.head;
     while (head < items.length && items[head]!.expire === null) head++;
@@ -124,6 +125,22 @@ export class Deadlines {
       head = 0;
     }
     queue.head = head;
+  }
+
+  /** Waiters whose work is still running before its deadline (tests, diagnostics). */
+  get pending(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) {
+      for (let i = queue.head; i < queue.items.length; i++) if (queue.items[i]!.expire) n++;
+    }
+    return n;
+  }
+
+  /** Waiters held in memory, settled ones not yet dropped included (tests: memory follows load). */
+  get retained(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) n += queue.items.length - queue.head;
+    return n;
   }
 
   private arm(due: number): void {
@@ -148,7 +165,7 @@ export class Deadlines {
         head++;
         const expire = waiter.expire;
         waiter.expire = null;
-        expire?.(EXPIRED);
+        expire?.();
       }
       if (head === items.length) {
         this.queues.delete(ms);

@@ -10,7 +10,7 @@ import { BatchMetrics } from './batch-metrics.js';
 import { Batcher, type BatchFunction } from './batcher.js';
 import { BodyBudget, bodyBudgetMetrics, DEFAULT_MAX_BUFFERED_BYTES } from './body-budget.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
-import { Deadlines, EXPIRED } from './deadlines.js';
+import { Deadlines, type DeadlineWatch, EXPIRED } from './deadlines.js';
 import type { Invocation } from './invocation.js';
 
 export interface RuntimeOptions {
@@ -107,25 +107,50 @@ export class Runtime {
 
   /**
    * Run `work` under the call's deadline (the API's `timeout`, else the server's; for mounted routes, see
-   * `mountTimeout`). When it passes, the call's
-   * abort signal fires and `GatewayTimeout` is thrown; the work's late result or error is only logged.
+   * `mountTimeout`). When it passes, the call's abort signal fires and `GatewayTimeout` is thrown; the work's
+   * late result or error is only logged.
    */
   async withDeadline<T>(call: Invocation, work: Promise<T>): Promise<T> {
-    const seconds = call.api
+    const outcome = await this.deadlines.race(work, this.deadlineSeconds(call), call.startedAt);
+    if (outcome !== EXPIRED) return outcome;
+    work.catch((err: unknown) => this.failedAfterDeadline(call, err));
+    throw this.expire(call);
+  }
+
+  /**
+   * `withDeadline` for a transport that settles the work itself (the HTTP pipeline: no promise per request):
+   * when the deadline passes first, the call is marked timed out, its abort signal fires and `expired` gets
+   * the `GatewayTimeout`. Clear what it returns (`clearDeadline`) once the work finished.
+   */
+  watchDeadline(call: Invocation, expired: (error: GatewayTimeout) => void): DeadlineWatch | undefined {
+    return this.deadlines.watch(this.deadlineSeconds(call), call.startedAt, () => expired(this.expire(call)));
+  }
+
+  clearDeadline(watch: DeadlineWatch): void {
+    this.deadlines.clear(watch);
+  }
+
+  /** Log a call's failure that came after its deadline had answered it. */
+  failedAfterDeadline(call: Invocation, err: unknown): void {
+    this.options.logger.log('warn', 'handler failed after its timeout', {
+      requestId: call.requestId,
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+
+  private deadlineSeconds(call: Invocation): number {
+    return call.api
       ? (call.api.timeout ?? this.options.timeout)
       : Math.max(this.options.timeout, this.options.mountTimeout ?? 0);
-    const outcome = await this.deadlines.race(work, seconds, call.startedAt);
-    if (outcome !== EXPIRED) return outcome;
+  }
+
+  /** The call's deadline passed: mark it, abort its work, and say so. */
+  private expire(call: Invocation): GatewayTimeout {
+    const seconds = this.deadlineSeconds(call);
     call.timedOut = true;
     const error = new GatewayTimeout(`Not able to process the request in ${seconds} seconds`);
     call.abort.abort(error);
-    work.catch((err: unknown) =>
-      this.options.logger.log('warn', 'handler failed after its timeout', {
-        requestId: call.requestId,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
-    throw error;
+    return error;
   }
 
   /**

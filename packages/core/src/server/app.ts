@@ -216,19 +216,31 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     exchange.res.end();
   };
 
-  // Node's request listener: one Exchange, the pipeline, the answer written once.
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  // Node's request listener: one Exchange, the pipeline, the answer written once (no promise of its own).
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const exchange = new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, NO_KOA, reading, service.state);
-    try {
-      await pipeline(exchange, routed);
-    } catch (err) {
-      failed(exchange, err);
-      return;
-    }
-    respond(exchange);
+    pipeline(exchange, routed, respond, failed);
   };
+  const handle = (req: IncomingMessage, res: ServerResponse): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const exchange = new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, NO_KOA, reading, service.state);
+      pipeline(
+        exchange,
+        routed,
+        (answered) => {
+          respond(answered);
+          resolve();
+        },
+        (broken, err) => {
+          failed(broken, err);
+          resolve();
+        },
+      );
+    });
 
   // Koa runs the user's middleware in front of the pipeline; the response is still written by `respond`.
   const app = new ServiceKoa(
@@ -238,7 +250,14 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       if (service.mounts.length > 0) {
         koaContexts.set(exchange, ctx as unknown as Koa.ParameterizedContext<MountState>);
       }
-      return pipeline(exchange, routed);
+      return new Promise<void>((resolve, reject) =>
+        pipeline(
+          exchange,
+          routed,
+          () => resolve(),
+          (_, err) => reject(err),
+        ),
+      );
     },
     (exchange, err) => {
       // A user's middleware threw: answer with the one error body.
@@ -254,7 +273,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
   const requestListener = (): ((req: IncomingMessage, res: ServerResponse) => void) => {
     // `handle` answers every error itself; its promise is not needed.
-    return app.middleware.length !== 1 ? app.callback() : handle;
+    return app.middleware.length !== 1 ? app.callback() : listener;
   };
 
   return { app, lifecycle, options: resolved, logger, metrics, runtime, handle, requestListener };

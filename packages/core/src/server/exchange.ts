@@ -12,6 +12,7 @@ import type { LazyAbort } from '../runtime/lazy-abort.js';
 import { applyResponseContext } from '../runtime/response-context.js';
 import type { HookCall } from '../service/request-hooks.js';
 import type { InferenceApi } from '../service/service.js';
+import type { InProgress } from './metrics.js';
 import { DEFAULT_SERVER_OPTIONS } from './options.js';
 import { errorBytes } from './raw-answers.js';
 import { readBody } from './read-body.js';
@@ -65,6 +66,8 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
   override task: Invocation['task'] = undefined;
   bodyReservation: BodyReservation | undefined = undefined;
   sendUntil: number | undefined = undefined;
+  /** The request as counted in progress by the server's metrics (none when they are off). */
+  inProgress: InProgress | undefined = undefined;
   status = 404;
   readonly limits: Readonly<Limits>;
   private content: Buffer | Readable | null = null;

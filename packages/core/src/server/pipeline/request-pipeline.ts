@@ -1,5 +1,6 @@
 import { type AccessLogEntry, type Logger, silentLogger } from '../../logging/logger.js';
 import { UNLIMITED_PATHS } from '../../runtime/concurrency-gate.js';
+import type { DeadlineWatch } from '../../runtime/deadlines.js';
 import { LazyAbort } from '../../runtime/lazy-abort.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { ErrorHook, RequestHook, RequestHooks } from '../../service/request-hooks.js';
@@ -19,8 +20,18 @@ export type PipelineStage = (ctx: Exchange, next: () => Promise<void>) => Promis
 /** Answers a request that passed the gate and the deadline (the route table, or the mounts in front of it). */
 export type Dispatch = (ctx: Exchange) => Promise<void>;
 
-/** Runs one request through the pipeline; `dispatch` answers it once it passed the gate and the deadline. */
-export type RequestPipeline = (ctx: Exchange, dispatch: Dispatch) => Promise<void>;
+/**
+ * Runs one request through the pipeline: `dispatch` answers it once it passed the gate and the deadline;
+ * `answered` is called once the exchange holds the whole answer (error answers included), `broken` should
+ * the pipeline itself fail (a bug: the caller answers 500). Callbacks, not a promise: on the path of every
+ * request, each promise layer costs an allocation and a microtask turn.
+ */
+export type RequestPipeline = (
+  ctx: Exchange,
+  dispatch: Dispatch,
+  answered: (ctx: Exchange) => void,
+  broken: (ctx: Exchange, err: unknown) => void,
+) => void;
 
 export interface RequestPipelineDeps {
   /** Route lookup (the matched path labels metrics; the API sets the timeout). */
@@ -62,7 +73,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
   const { routes, lifecycle, runtime, metrics, logger, cors, auth, body, hooks } = deps;
   const logging = logger !== silentLogger;
 
-  // Not async: a throw here reaches the caller's try/catch (or CORS's async frame) the same way, one promise less.
+  // The route's work, not under the deadline yet (the caller puts it there). Not async: a throw here (auth, a
+  // full gate) reaches the caller's try/catch, one promise less.
   const routed = (ctx: Exchange, dispatch: Dispatch): Promise<void> => {
     if (auth) {
       const denied = auth(ctx.path, ctx.get('authorization'));
@@ -72,10 +84,10 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     // API routes take their permit themselves once the body is in, so a client that stalls mid-body holds none;
     // other routes with a body (mounted ones) take it once the body arrived, whoever reads it.
     if (!ctx.api && !UNLIMITED_PATHS.has(ctx.path)) {
-      if (hasBody(ctx)) return runtime.withDeadline(ctx, admittedAfterBody(ctx, dispatch));
+      if (hasBody(ctx)) return admittedAfterBody(ctx, dispatch);
       runtime.admit(ctx);
     }
-    return runtime.withDeadline(ctx, dispatch(ctx));
+    return dispatch(ctx);
   };
 
   /**
@@ -104,9 +116,65 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     }
   };
 
-  const inner = cors ? (ctx: Exchange, dispatch: Dispatch) => cors(ctx, () => routed(ctx, dispatch)) : routed;
+  /**
+   * The route's work under the request's deadline, as a promise: with CORS (which runs outside the deadline)
+   * or `onRequest` hooks (inside it: a hook that never settles is answered 504, not held).
+   */
+  const guarded = async (ctx: Exchange, dispatch: Dispatch): Promise<void> => {
+    if (hooks.onRequest.length > 0) await runtime.withDeadline(ctx, runHooks(hooks.onRequest, ctx));
+    if (cors) await cors(ctx, () => runtime.withDeadline(ctx, routed(ctx, dispatch)));
+    else await runtime.withDeadline(ctx, routed(ctx, dispatch));
+  };
 
-  return async (ctx, dispatch) => {
+  /** The answer is in the exchange (or `err` is to be answered): hooks, metrics, `x-request-id`, the log line. */
+  const finish = (ctx: Exchange, err: unknown, failed: boolean): void | Promise<void> => {
+    if (hooks.onError.length > 0 || hooks.onResponse.length > 0) return finishWithHooks(ctx, err, failed);
+    // A health check's 503 says the server is not ready: nothing was shed.
+    if (failed) writeError(ctx, err, logger, HEALTH_PATHS.has(ctx.path) ? undefined : metrics);
+    close(ctx);
+  };
+
+  const finishWithHooks = async (ctx: Exchange, err: unknown, failed: boolean): Promise<void> => {
+    if (failed) {
+      if (hooks.onError.length > 0) await runErrorHooks(hooks.onError, ctx, err, logger);
+      writeError(ctx, err, logger, HEALTH_PATHS.has(ctx.path) ? undefined : metrics);
+    }
+    if (hooks.onResponse.length > 0) {
+      try {
+        await runHooks(hooks.onResponse, ctx);
+      } catch (hookErr) {
+        hookFailed(logger, 'onResponse', ctx, hookErr);
+      }
+    }
+    close(ctx);
+  };
+
+  const close = (ctx: Exchange): void => {
+    const path = ctx.path;
+    const start = ctx.startedAt;
+    // The endpoint as routed: a mounted route's pattern is known only once it answered.
+    if (ctx.inProgress)
+      metrics?.finish(ctx.inProgress, ctx.status, ctx.endpoint, start, HEALTH_PATHS.has(path));
+    ctx.setChecked('x-request-id', ctx.requestId);
+    if (lifecycle.isDraining) ctx.set('connection', 'close');
+    if (logging) {
+      const entry: AccessLogEntry = {
+        requestId: ctx.requestId,
+        method: ctx.method,
+        path,
+        status: ctx.status,
+        requestType: ctx.get('content-type') || undefined,
+        requestLength: ctx.get('content-length') || undefined,
+        responseType: ctx.responseHeader('content-type') || undefined,
+        // To the microsecond: the digits beyond are noise, and a shorter number is cheaper to write.
+        ms: Math.round((performance.now() - start) * 1000) / 1000,
+      };
+      if (logger.access) logger.access(entry);
+      else logger.log('info', 'request', { ...entry });
+    }
+  };
+
+  return (ctx, dispatch, answered, broken) => {
     const start = performance.now();
     const requestId = requestIdFor(ctx.get('x-request-id') || undefined);
     const path = ctx.path;
@@ -131,41 +199,42 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       if (!res.writableFinished) abort.abort(new Error('client disconnected'));
       for (const fn of onClose) fn();
     });
-    const inProgress = metrics && path !== '/metrics' ? metrics.start(ctx.endpoint) : undefined;
-    try {
-      // Under the request's deadline like the route: a hook that never settles is answered 504, not held.
-      if (hooks.onRequest.length > 0) await runtime.withDeadline(ctx, runHooks(hooks.onRequest, ctx));
-      await inner(ctx, dispatch);
-    } catch (err) {
-      if (hooks.onError.length > 0) await runErrorHooks(hooks.onError, ctx, err, logger);
-      // A health check's 503 says the server is not ready: nothing was shed.
-      writeError(ctx, err, logger, HEALTH_PATHS.has(path) ? undefined : metrics);
-    }
-    if (hooks.onResponse.length > 0) {
-      try {
-        await runHooks(hooks.onResponse, ctx);
-      } catch (err) {
-        hookFailed(logger, 'onResponse', ctx, err);
+    ctx.inProgress = metrics && path !== '/metrics' ? metrics.start(ctx.endpoint) : undefined;
+
+    // Settled once: by the work, or by its deadline first (the work's late end is then only logged).
+    let settled = false;
+    let watch: DeadlineWatch | undefined;
+    const end = (err: unknown, failed: boolean): void => {
+      if (settled) {
+        if (failed) runtime.failedAfterDeadline(ctx, err);
+        return;
       }
-    }
-    // The endpoint as routed: a mounted route's pattern is known only once it answered.
-    if (inProgress) metrics?.finish(inProgress, ctx.status, ctx.endpoint, start, HEALTH_PATHS.has(path));
-    ctx.setChecked('x-request-id', requestId);
-    if (lifecycle.isDraining) ctx.set('connection', 'close');
-    if (logging) {
-      const entry: AccessLogEntry = {
-        requestId,
-        method: ctx.method,
-        path,
-        status: ctx.status,
-        requestType: ctx.get('content-type') || undefined,
-        requestLength: ctx.get('content-length') || undefined,
-        responseType: ctx.responseHeader('content-type') || undefined,
-        // To the microsecond: the digits beyond are noise, and a shorter number is cheaper to write.
-        ms: Math.round((performance.now() - start) * 1000) / 1000,
-      };
-      if (logger.access) logger.access(entry);
-      else logger.log('info', 'request', { ...entry });
+      settled = true;
+      if (watch) runtime.clearDeadline(watch);
+      try {
+        const finished = finish(ctx, err, failed);
+        if (finished)
+          finished.then(
+            () => answered(ctx),
+            (bug: unknown) => broken(ctx, bug),
+          );
+        else answered(ctx);
+      } catch (bug) {
+        broken(ctx, bug);
+      }
+    };
+    const succeeded = (): void => end(undefined, false);
+    const failed = (err: unknown): void => end(err, true);
+    try {
+      if (cors || hooks.onRequest.length > 0) {
+        guarded(ctx, dispatch).then(succeeded, failed);
+        return;
+      }
+      const work = routed(ctx, dispatch);
+      watch = runtime.watchDeadline(ctx, failed);
+      work.then(succeeded, failed);
+    } catch (err) {
+      failed(err);
     }
   };
 }
