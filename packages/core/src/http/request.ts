@@ -47,6 +47,11 @@ export interface HttpRequest {
   readonly limits: Readonly<Limits>;
   /** The whole body (bounded by the server's body limit; over it → PayloadTooLarge). */
   body(): Promise<Buffer>;
+  /**
+   * The whole body when it is already read (an API call's, before its descriptor runs; a request built from
+   * bytes), else undefined: a descriptor may decode it at once instead of awaiting `body()`.
+   */
+  readonly bufferedBody?: Buffer;
   /** The body as multipart/form-data parts, in body order. Malformed → BadInput. */
   formData(): Promise<FormPart[]>;
 }
@@ -79,6 +84,7 @@ export class BufferedHttpRequest implements HttpRequest {
   private signalSource: AbortSignal | (() => AbortSignal) | undefined;
   private readonly readBody: () => Promise<Buffer>;
   private bodyPromise: Promise<Buffer> | undefined;
+  readonly bufferedBody: Buffer | undefined;
   private formPromise: Promise<FormPart[]> | undefined;
   private readonly limitOverrides: Partial<MultipartLimits> | undefined;
   private mergedLimits: MultipartLimits | undefined;
@@ -99,8 +105,10 @@ export class BufferedHttpRequest implements HttpRequest {
     this.limitOverrides = init.multipartLimits;
     this.limits = init.limits ?? DEFAULT_LIMITS;
     const body = init.body;
-    if (typeof body === 'function') this.readBody = body;
-    else {
+    if (typeof body === 'function') {
+      this.readBody = body;
+      this.bufferedBody = undefined;
+    } else {
       const buf =
         body === undefined
           ? Buffer.alloc(0)
@@ -108,6 +116,7 @@ export class BufferedHttpRequest implements HttpRequest {
             ? Buffer.from(body, 'utf8')
             : Buffer.from(body);
       this.readBody = async () => buf;
+      this.bufferedBody = buf;
     }
     if (init.form) this.formPromise = Promise.resolve(init.form);
   }

@@ -37,13 +37,19 @@ export interface RuntimeOptions {
   maxBufferedBytes?: number;
 }
 
+/** Whether `value` is a promise (or any thenable) rather than a value at hand. */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
+}
+
 /**
  * How a transport reads an API's input from its message and writes the output as its answer (the
  * descriptors' HTTP or gRPC side). Made once per API and transport.
  */
 export interface TransportCodec<Message, Answer> {
-  decode(message: Message, ctx: Context): Promise<unknown>;
-  encode(output: unknown, ctx: Context): Promise<Answer>;
+  /** The input, or a promise of it (as descriptors answer: at once when they need not wait). */
+  decode(message: Message, ctx: Context): unknown;
+  encode(output: unknown, ctx: Context): Answer | Promise<Answer>;
 }
 
 /**
@@ -156,25 +162,58 @@ export class Runtime {
   /**
    * Decode, call the API function (alone, or in a batch), encode. The call is the API function's `Context`
    * (the HTTP exchange, or an `ApiCall` from gRPC or the task runner); it lives until the call closes (a
-   * streamed answer may still use its temp dir).
+   * streamed answer may still use its temp dir). The answer itself when every step answered at once (a
+   * descriptor with the body in hand, a function that returns a value), else a promise of it; a step's error
+   * is thrown or rejected accordingly. Each step that answers at once costs no microtask turn.
    */
-  async invoke<Message, Answer>(
+  invoke<Message, Answer>(
+    api: InferenceApi,
+    call: RuntimeCall,
+    message: Message,
+    codec: TransportCodec<Message, Answer>,
+  ): Answer | Promise<Answer> {
+    this.assertReady();
+    const input = codec.decode(message, call);
+    const batcher = this.batchers.get(api.name);
+    if (isThenable(input) || batcher) return this.invokeLater(api, call, input, codec, batcher);
+    const output: unknown = api.fn(input as never, call);
+    return isThenable(output) ? this.encodeLater(output, call, codec) : codec.encode(output, call);
+  }
+
+  /** `invoke` from a step that did not answer at once on. */
+  private async invokeLater<Answer>(
+    api: InferenceApi,
+    call: RuntimeCall,
+    decoded: unknown,
+    codec: TransportCodec<never, Answer>,
+    batcher: Batcher | undefined,
+  ): Promise<Answer> {
+    const input = await decoded;
+    const result: unknown = batcher ? batcher.submit(input, call, call) : api.fn(input as never, call);
+    // `return await`: returning the promise itself would cost an async function two more microtask turns.
+    return await codec.encode(isThenable(result) ? await result : result, call);
+  }
+
+  private async encodeLater<Answer>(
+    result: PromiseLike<unknown>,
+    call: RuntimeCall,
+    codec: TransportCodec<never, Answer>,
+  ): Promise<Answer> {
+    return await codec.encode(await result, call);
+  }
+
+  /** `invoke` as a promise whatever its steps did (a transport that needs one: the deadline race). */
+  invokeAsPromise<Message, Answer>(
     api: InferenceApi,
     call: RuntimeCall,
     message: Message,
     codec: TransportCodec<Message, Answer>,
   ): Promise<Answer> {
-    this.assertReady();
-    const input = await codec.decode(message, call);
-    const batcher = this.batchers.get(api.name);
-    const result: unknown = batcher ? batcher.submit(input, call, call) : api.fn(input as never, call);
-    // A function that answers at once (most) costs no microtask turn here.
-    const output =
-      result !== null && typeof (result as PromiseLike<unknown> | undefined)?.then === 'function'
-        ? await result
-        : result;
-    // `return await`: returning the promise itself would cost an async function two more microtask turns.
-    return await codec.encode(output, call);
+    try {
+      return Promise.resolve(this.invoke(api, call, message, codec));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** The whole call for a transport without its own gate and deadline (gRPC): admit, deadline, invoke. */
@@ -185,6 +224,6 @@ export class Runtime {
     codec: TransportCodec<Message, Answer>,
   ): Promise<Answer> {
     this.admit(call);
-    return this.withDeadline(call, this.invoke(api, call, message, codec));
+    return this.withDeadline(call, this.invokeAsPromise(api, call, message, codec));
   }
 }

@@ -163,7 +163,7 @@ export class TaskRunner {
       call.startedAt = performance.now();
       const response = await this.runtime.withDeadline(
         call,
-        this.runtime.invoke(api, call, request, httpCodec(api)),
+        this.runtime.invokeAsPromise(api, call, request, httpCodec(api)),
       );
       await this.store.complete(id, await readBounded(response, this.store.maxResultBytes));
     } catch (err) {

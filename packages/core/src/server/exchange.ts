@@ -75,6 +75,8 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
   private queryParams: URLSearchParams | undefined = undefined;
   private mediaType: MediaType | null | undefined = undefined;
   private bodyRead: Promise<Buffer> | undefined = undefined;
+  /** The body once the API route has read it, before its descriptor runs (see `HttpRequest.bufferedBody`). */
+  bufferedBody: Buffer | undefined = undefined;
   private formRead: Promise<FormPart[]> | undefined = undefined;
   /**
    * The response headers in the order first set, until `respond()` hands them to `writeHead` with the status

@@ -34,12 +34,14 @@ export function multipart(boundary: string, parts: PartSpec[]): Buffer {
   return Buffer.concat(chunks);
 }
 
-/** Assert that `promise` rejects with a TiffinError of `status` whose message matches. */
+/** Assert that `outcome` (a promise, or a call that may throw at once) fails with a TiffinError of `status` whose message matches. */
 export async function expectClientError(
-  promise: Promise<unknown>,
+  outcome: Promise<unknown> | (() => unknown),
   status: number,
   message?: string | RegExp,
 ): Promise<TiffinError> {
+  // A call is made inside a promise: a descriptor step that answers at once also throws at once.
+  const promise = typeof outcome === 'function' ? Promise.resolve().then(outcome) : outcome;
   const err = await promise.then(
     () => {
       throw new Error('expected a rejection');

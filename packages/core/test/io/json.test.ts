@@ -88,13 +88,17 @@ describe('JSON fromHttpRequest / toHttpResponse (docs/spec/io-descriptors.md §5
 
   it('case 18: invalid JSON (and an empty body, and bad UTF-8) → 400', async () => {
     const d = new JSONDescriptor();
-    await expectClientError(d.fromHttpRequest(request('not json')), 400, /^Invalid JSON input received: /);
     await expectClientError(
-      d.fromHttpRequest(request('')),
+      () => d.fromHttpRequest(request('not json')),
+      400,
+      /^Invalid JSON input received: /,
+    );
+    await expectClientError(
+      () => d.fromHttpRequest(request('')),
       400,
       /^Invalid JSON input received: Expecting value/,
     );
-    await expectClientError(d.fromHttpRequest(request(Buffer.from([0x22, 0xe9, 0x22]))), 400, /UTF-8/);
+    await expectClientError(() => d.fromHttpRequest(request(Buffer.from([0x22, 0xe9, 0x22]))), 400, /UTF-8/);
   });
 
   it('case 19 (docs/spec/io-descriptors.md D3): NaN is read and written as null', async () => {
@@ -110,7 +114,7 @@ describe('JSON fromHttpRequest / toHttpResponse (docs/spec/io-descriptors.md §5
   it('case 21: an invalid structure → 400 with issues in detail', async () => {
     const d = new JSONDescriptor({ pydantic_model: Structure });
     const err = await expectClientError(
-      d.fromHttpRequest(request('{"name": "test"}')),
+      () => d.fromHttpRequest(request('{"name": "test"}')),
       400,
       /^Invalid JSON input received: endpoints: Field required/,
     );

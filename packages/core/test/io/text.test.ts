@@ -29,7 +29,7 @@ describe('Text (docs/spec/io-descriptors.md §6)', () => {
 
   it('case 55 (docs/spec/io-descriptors.md D1): invalid UTF-8 → 400 naming the offset', async () => {
     await expectClientError(
-      new Text().fromHttpRequest(request(Buffer.from([0x61, 0xe9]))),
+      () => new Text().fromHttpRequest(request(Buffer.from([0x61, 0xe9]))),
       400,
       'Text input is not valid UTF-8 (invalid byte at offset 1)',
     );
@@ -61,7 +61,7 @@ describe('Text (docs/spec/io-descriptors.md §6)', () => {
 
   it('a non-text result fails before streaming; a bad chunk fails mid-stream', async () => {
     await expectClientError(
-      new Text().toHttpResponse(5 as unknown as string, null),
+      () => new Text().toHttpResponse(5 as unknown as string, null),
       500,
       /Text output expects/,
     );

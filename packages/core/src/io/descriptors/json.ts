@@ -112,11 +112,18 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     return descriptor;
   }
 
-  async fromHttpRequest(request: HttpRequest): Promise<unknown> {
-    const body = await request.body();
+  fromHttpRequest(request: HttpRequest): unknown {
+    const body = request.bufferedBody;
+    return body === undefined
+      ? request.body().then((read) => this.read(read, request.limits))
+      : this.read(body, request.limits);
+  }
+
+  /** The body's JSON value (validated when a model is set: then a promise). */
+  private read(body: Buffer, limits: Readonly<Limits>): unknown {
     let value: unknown;
     try {
-      value = parseJson(decodeUtf8(body, 'request body'), { maxDepth: request.limits.maxDepth });
+      value = parseJson(decodeUtf8(body, 'request body'), { maxDepth: limits.maxDepth });
     } catch (err) {
       throw new BadInput(`Invalid JSON input received: ${(err as Error).message}`);
     }
@@ -142,7 +149,7 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
     return this.json_encoder(plain, { maxDepth });
   }
 
-  async toHttpResponse(value: unknown, ctx: Context | null): Promise<HttpResponse> {
+  toHttpResponse(value: unknown, ctx: Context | null): HttpResponse {
     const body =
       value === null || value === undefined
         ? null

@@ -57,11 +57,14 @@ export class Text<C extends string = 'text/plain'> extends IODescriptor<string, 
     return descriptor;
   }
 
-  async fromHttpRequest(request: HttpRequest): Promise<string> {
-    return decodeUtf8(await request.body(), 'Text input');
+  fromHttpRequest(request: HttpRequest): string | Promise<string> {
+    const body = request.bufferedBody;
+    return body === undefined
+      ? request.body().then((read) => decodeUtf8(read, 'Text input'))
+      : decodeUtf8(body, 'Text input');
   }
 
-  async toHttpResponse(value: TextOutput, _ctx: Context | null): Promise<HttpResponse> {
+  toHttpResponse(value: TextOutput, _ctx: Context | null): HttpResponse {
     return buildResponse({ body: textChunks(value), mediaType: this.content_type });
   }
 

@@ -21,10 +21,12 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
   return async (ctx: Exchange): Promise<void> => {
     // The permit is taken once the body is in (descriptors read the same, buffered body): a client that
     // declares a body and stalls holds a socket until the body timeout, never one of the API permits.
-    await ctx.body();
+    ctx.bufferedBody = await ctx.body();
     const release = runtime.admit(ctx);
-    // The exchange is the call (and the API function's context) and the message the descriptors read.
-    const response = await runtime.invoke(api, ctx, ctx, codec);
+    // The exchange is the call (and the API function's context) and the message the descriptors read, with
+    // the body in hand: descriptors that need not wait answer at once (no microtask turn per step).
+    const answer = runtime.invoke(api, ctx, ctx, codec);
+    const response = answer instanceof Promise ? await answer : answer;
     if (ctx.timedOut) return;
     // Only a streamed body can be an event stream: bytes (most answers) skip the header lookup.
     const streamed = response.body !== null && !(response.body instanceof Uint8Array);
