@@ -31,6 +31,7 @@ import {
 } from '@tiffin/core/internal';
 import { Job, Queue, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
+import { coalesceWrites } from './coalesced-writes.js';
 
 export interface RedisTaskStoreOptions {
   /** `redis://[user:password@]host:port/db` (or `rediss://`). */
@@ -351,6 +352,8 @@ export class RedisTaskStore implements TaskStore {
     const queueConnection = new Redis(options.url, failFast);
     const workerConnection = new Redis(options.url, waiting);
     for (const c of [commands, subscriber, queueConnection, workerConnection]) c.on('error', () => {});
+    // Commands a tick sends on one connection go out in one write (the subscriber only listens).
+    for (const c of [commands, queueConnection, workerConnection]) coalesceWrites(c);
     commands.defineCommand('tiffinAdmit', { numberOfKeys: 6, lua: ADMIT_SCRIPT });
     commands.defineCommand('tiffinStart', { numberOfKeys: 3, lua: START_SCRIPT });
     commands.defineCommand('tiffinView', { numberOfKeys: 4, lua: VIEW_SCRIPT });
