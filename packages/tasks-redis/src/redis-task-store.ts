@@ -31,6 +31,7 @@ import {
 } from '@tiffin/core/internal';
 import { Job, Queue, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
+import { coalesceWrites } from './coalesced-writes.js';
 
 export interface RedisTaskStoreOptions {
   /** `redis://[user:password@]host:port/db` (or `rediss://`). */
@@ -282,7 +283,6 @@ export class RedisTaskStore implements TaskStore {
     private readonly worker: Worker,
     private readonly commands: Redis,
     private readonly subscriber: Redis,
-    private readonly queueConnection: Redis,
     private readonly workerConnection: Redis,
     name: string,
     options: RedisTaskStoreOptions,
@@ -345,18 +345,21 @@ export class RedisTaskStore implements TaskStore {
       // and its pipeline per batch cost more CPU than the writes they save (batches are small).
     };
     const waiting: RedisOptions = { maxRetriesPerRequest: null, lazyConnect: true };
+    // The store's own commands and the BullMQ Queue's (a submit's add, a cancel's remove) share one connection:
+    // more of a tick's commands then leave in one write (`coalesceWrites`). BullMQ's connections are not
+    // auto-pipelined either: there a pipeline copies BullMQ's ~50 scripts (~75 µs).
     const commands = new Redis(options.url, failFast);
     const subscriber = new Redis(options.url, waiting);
-    // BullMQ's connections are not auto-pipelined either: there a pipeline copies BullMQ's ~50 scripts (~75 µs).
-    const queueConnection = new Redis(options.url, failFast);
     const workerConnection = new Redis(options.url, waiting);
-    for (const c of [commands, subscriber, queueConnection, workerConnection]) c.on('error', () => {});
+    for (const c of [commands, subscriber, workerConnection]) c.on('error', () => {});
+    // Commands a tick sends on one connection go out in one write (the subscriber only listens).
+    for (const c of [commands, workerConnection]) coalesceWrites(c);
     commands.defineCommand('tiffinAdmit', { numberOfKeys: 6, lua: ADMIT_SCRIPT });
     commands.defineCommand('tiffinStart', { numberOfKeys: 3, lua: START_SCRIPT });
     commands.defineCommand('tiffinView', { numberOfKeys: 4, lua: VIEW_SCRIPT });
     commands.defineCommand('tiffinEnded', { numberOfKeys: 3, lua: ENDED_SCRIPT });
-    await Promise.all([commands.connect(), subscriber.connect(), queueConnection.connect()]);
-    const queue = new Queue(name, { connection: queueConnection, prefix: 'tiffin' });
+    await Promise.all([commands.connect(), subscriber.connect()]);
+    const queue = new Queue(name, { connection: commands, prefix: 'tiffin' });
     const worker = new Worker(name, null, {
       connection: workerConnection,
       prefix: 'tiffin',
@@ -368,16 +371,7 @@ export class RedisTaskStore implements TaskStore {
     });
     worker.on('error', () => {});
     queue.on('error', () => {});
-    const store = new RedisTaskStore(
-      queue,
-      worker,
-      commands,
-      subscriber,
-      queueConnection,
-      workerConnection,
-      name,
-      options,
-    );
+    const store = new RedisTaskStore(queue, worker, commands, subscriber, workerConnection, name, options);
     subscriber.on('message', (_channel, text: string) => store.received(text));
     // A stalled job this process's check put back in the queue: every process hears it may claim it.
     worker.on('stalled', () => store.requeued());
@@ -390,9 +384,7 @@ export class RedisTaskStore implements TaskStore {
 
   notReadyReason(): string | null {
     if (this.closed) return 'the task store is closed';
-    return this.commands.status === 'ready' && this.queueConnection.status === 'ready'
-      ? null
-      : 'Redis (the task store) is unreachable';
+    return this.commands.status === 'ready' ? null : 'Redis (the task store) is unreachable';
   }
 
   onQueued(listener: () => void): () => void {
@@ -759,8 +751,7 @@ export class RedisTaskStore implements TaskStore {
     if (handedBack) await this.publish({ id: '', kind: 'queued' });
     await Promise.allSettled([this.worker.close(true), this.queue.close()]);
     // BullMQ leaves connections it was given open: every one of this store's goes.
-    for (const connection of [this.subscriber, this.commands, this.queueConnection, this.workerConnection])
-      connection.disconnect();
+    for (const connection of [this.subscriber, this.commands, this.workerConnection]) connection.disconnect();
   }
 
   private get cancelledKey(): string {
@@ -992,7 +983,7 @@ export class RedisTaskStore implements TaskStore {
         headers: { 'retry-after': '2' },
       });
     // BullMQ waits for a connection to come back: a call made while it is away answers now instead.
-    if (this.commands.status !== 'ready' || this.queueConnection.status !== 'ready') throw unavailable();
+    if (this.commands.status !== 'ready') throw unavailable();
     let timer: NodeJS.Timeout | undefined;
     try {
       return await Promise.race([
