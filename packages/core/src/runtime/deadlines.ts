@@ -114,9 +114,12 @@ export class Deadlines {
     while (head < items.length && items[head]!.expire === null) head++;
     if (head === items.length) {
       // Empty: kept for the next request of this duration (one call at a time would otherwise add and remove
-      // a queue per request); the sweep drops the queues it finds empty.
-      items.length = 0;
-      queue.head = 0;
+      // a queue per request); the sweep drops the queues it finds empty. Its array is replaced only once it
+      // grew (setting an array's length is a runtime call: not one per request).
+      if (head >= 1024) {
+        queue.items = [];
+        queue.head = 0;
+      } else queue.head = head;
       return;
     }
     // Drop the settled prefix now and then so memory follows the requests in flight, not those served.

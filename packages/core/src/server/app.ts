@@ -156,7 +156,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     body: { limit: resolved.maxBodySize, idleMs: bodyTimeoutMs },
     hooks: service.requestHooks,
   });
-  const responseFailed = (err: Error, requestId: string | undefined) =>
+  const responseFailed = (err: Error, requestId: string | undefined): void =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });
 
   // How every route reads a request body (the API, task and v2 routes; descriptors through `HttpRequest`).
@@ -199,7 +199,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     cutOff,
   );
   const respond = (exchange: Exchange): void => {
-    exchange.respond((err) => responseFailed(err, exchange.requestId));
+    exchange.respond(responseFailed);
     // The pipeline's state is there unless a user's middleware answered before it ran. An answer that left
     // Node whole in one write (most) has nothing for a client to stall: it is not even offered to the watch.
     const res = exchange.res;

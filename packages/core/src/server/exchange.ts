@@ -300,25 +300,37 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
       this.responseSettings === undefined ? descriptorAnswer : applyResponseContext(descriptorAnswer, this);
     this.status = response.status;
     const headers = response.headers;
+    const body = response.body;
+    const bytes =
+      body === null
+        ? Buffer.alloc(0)
+        : body instanceof Uint8Array
+          ? Buffer.isBuffer(body)
+            ? body
+            : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+          : null;
+    // The answer's own content headers, when right, spare the body setter its lookups.
+    const length = bytes === null ? '' : String(bytes.byteLength);
+    let typed = false;
+    let sized = false;
     for (let i = 0; i < headers.length; i++) {
       const [name, value] = headers[i]!;
+      if (name === 'content-type') typed = true;
+      else if (name === 'content-length') sized = value === length;
+      // Not checked here: the headers go to Node's writeHead, which checks every one of them (a bad one is then
+      // answered 500 there); `set` checks for code that sets a header itself, where the error is clearer.
       if (seenBefore(headers, i, name)) this.append(name, value);
-      else this.set(name, value);
+      else this.setChecked(name, value);
     }
-    const body = response.body;
-    if (body === null) this.responseBody = Buffer.alloc(0);
-    else if (body instanceof Uint8Array)
-      this.responseBody = Buffer.isBuffer(body)
-        ? body
-        : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-    else this.responseBody = Readable.from(body, { objectMode: false });
+    if (bytes !== null && typed && sized && this.pending !== null) this.content = bytes;
+    else this.responseBody = bytes ?? Readable.from(body as AsyncIterable<Uint8Array>, { objectMode: false });
   }
 
   /**
    * Send status, headers and body. `onError` hears what fails once the answer is settled: a head Node refuses
    * (the client then gets the one 500 body), or a streamed body failing after the headers went out.
    */
-  respond(onError: (err: Error) => void): void {
+  respond(onError: (err: Error, requestId: string) => void): void {
     const res = this.res;
     if (res.headersSent || !res.writable) return;
     const body = this.content;
@@ -345,7 +357,7 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
     }
     if (body instanceof Readable) {
       body.once('error', (err: Error) => {
-        onError(err);
+        onError(err, this.requestId);
         res.destroy(err);
       });
       // A client that goes away stops the stream (and the generator behind it).
@@ -362,7 +374,7 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
    * still refuse the head (its rules and `checkHeader`'s drifting apart), the client gets the one 500 body
    * rather than no answer; false then.
    */
-  private writeHead(onError: (err: Error) => void): boolean {
+  private writeHead(onError: (err: Error, requestId: string) => void): boolean {
     const pending = this.pending;
     try {
       if (pending === null) {
@@ -378,7 +390,7 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
       this.res.writeHead(this.status, flat as string[]);
       return true;
     } catch (err) {
-      onError(err instanceof Error ? err : new Error(String(err)));
+      onError(err instanceof Error ? err : new Error(String(err)), this.requestId);
       const answer = errorBytes(new InternalServerError('The response could not be written'));
       for (const name of this.res.getHeaderNames()) this.res.removeHeader(name);
       this.res.writeHead(answer.status, answer.headers);
