@@ -15,7 +15,7 @@ import type { InferenceApi } from '../service/service.js';
 import type { InProgress } from './metrics.js';
 import { DEFAULT_SERVER_OPTIONS } from './options.js';
 import { errorBytes } from './raw-answers.js';
-import { readBody } from './read-body.js';
+import { bodyInBuffer, readBody, refuseDeclaredOverLimit } from './read-body.js';
 import type { RequestState } from './state.js';
 
 /** Statuses whose responses carry no body. */
@@ -126,6 +126,8 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
 
   /** The whole body, read once within the body limit and stall timeout (`read-body.ts`). */
   body(): Promise<Buffer> {
+    if (this.bodyRead === undefined && this.bufferedBody !== undefined)
+      this.bodyRead = Promise.resolve(this.bufferedBody);
     this.bodyRead ??= readBody(
       this.req,
       this.reading.maxBodySize,
@@ -133,6 +135,20 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
       this.reading.budget?.reservationFor(this),
     );
     return this.bodyRead;
+  }
+
+  /**
+   * Read the body now if it is whole in the request's buffer (a body that came with its headers is there one
+   * microtask turn after the request listener returned): it is then `bufferedBody`. False when it is not (or
+   * was read already): `body()` then reads it. Throws what `body()` would reject with.
+   */
+  takeBody(): boolean {
+    if (this.bodyRead !== undefined || this.bufferedBody !== undefined) return false;
+    const reading = this.reading;
+    refuseDeclaredOverLimit(this.req.headers['content-length'], reading.maxBodySize);
+    const whole = bodyInBuffer(this.req, reading.maxBodySize, reading.budget?.reservationFor(this));
+    this.bufferedBody = whole;
+    return whole !== undefined;
   }
 
   /** The body as multipart/form-data parts; a part is bounded by the body limit. */

@@ -46,9 +46,22 @@ export async function readBody(
   // Only while nothing else reads the request: a flowing one hands its bytes to listeners, which must then be
   // ours from now on.
   if (req.readableFlowing === null && !req.complete && req.readableLength !== expected) await undefined;
-  if (req.readableFlowing !== null || (!req.complete && req.readableLength !== expected)) {
-    return streamBody(req, limit, idleMs, reservation);
-  }
+  return bodyInBuffer(req, limit, reservation) ?? streamBody(req, limit, idleMs, reservation);
+}
+
+/**
+ * The body whole from the request's buffer when all of it is there now (`readBody`'s fast path, for a caller
+ * that waited the turn itself), else undefined; throws what `readBody` would (413, a length mismatch, 503).
+ */
+export function bodyInBuffer(
+  req: IncomingMessage,
+  limit: number,
+  reservation?: BodyReservation,
+): Buffer | undefined {
+  const declared = req.headers['content-length'];
+  const expected = declared === undefined ? -1 : Number(declared);
+  if (req.readableFlowing !== null || req.readableEnded) return undefined;
+  if (!req.complete && req.readableLength !== expected) return undefined;
   const received = req.readableLength;
   if (received > limit) throw new PayloadTooLarge(`Request body exceeds the limit of ${limit} bytes`);
   if (expected >= 0 && received !== expected) throw lengthMismatch(String(declared));

@@ -21,7 +21,10 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
   return async (ctx: Exchange): Promise<void> => {
     // The permit is taken once the body is in (descriptors read the same, buffered body): a client that
     // declares a body and stalls holds a socket until the body timeout, never one of the API permits.
-    ctx.bufferedBody = await ctx.body();
+    // A body that came with its headers is in the request's buffer one turn after the listener returned: taken
+    // then, without a promise; any other is read (streamed, within the limit and stall timeout).
+    await undefined;
+    if (!ctx.takeBody()) ctx.bufferedBody = await ctx.body();
     const release = runtime.admit(ctx);
     // The exchange is the call (and the API function's context) and the message the descriptors read, with
     // the body in hand: descriptors that need not wait answer at once (no microtask turn per step).
