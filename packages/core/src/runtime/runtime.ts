@@ -13,6 +13,11 @@ import { ConcurrencyGate } from './concurrency-gate.js';
 import { Deadlines, type DeadlineWatch, EXPIRED } from './deadlines.js';
 import type { Invocation } from './invocation.js';
 
+/** Whether `value` is a promise (or any thenable) rather than a value at hand (the steps of `invoke`). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
+}
+
 export interface RuntimeOptions {
   /** Seconds a call may take before its answer starts; an API's own `timeout` wins. */
   timeout: number;
@@ -35,11 +40,6 @@ export interface RuntimeOptions {
   limits?: Readonly<Limits>;
   /** Bytes of request bodies held across all calls in flight (default 256 MiB); see `BodyBudget`. */
   maxBufferedBytes?: number;
-}
-
-/** Whether `value` is a promise (or any thenable) rather than a value at hand. */
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
 }
 
 /**

@@ -166,11 +166,6 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     limits: resolved.limits,
     budget: runtime.bodyBudget,
   };
-  const exchangeFor = (req: IncomingMessage, res: ServerResponse): Exchange => {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    return new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, VIA_KOA, reading, service.state);
-  };
   // The routed handler: the route table, or the mounts in front of it. Without mounts, exactly as before.
   const koaContexts = new WeakMap<Exchange, Koa.ParameterizedContext<MountState>>();
   const routed: Dispatch =
@@ -218,18 +213,12 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
   // Node's request listener: one Exchange, the pipeline, the answer written once (no promise of its own).
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const exchange = new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, NO_KOA, reading, service.state);
-    pipeline(exchange, routed, respond, failed);
+    pipeline(new Exchange(req, res, NO_KOA, reading, service.state), routed, respond, failed);
   };
   const handle = (req: IncomingMessage, res: ServerResponse): Promise<void> =>
     new Promise<void>((resolve) => {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const exchange = new Exchange(req, res, q >= 0 ? url.slice(0, q) : url, NO_KOA, reading, service.state);
       pipeline(
-        exchange,
+        new Exchange(req, res, NO_KOA, reading, service.state),
         routed,
         (answered) => {
           respond(answered);
@@ -244,7 +233,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
 
   // Koa runs the user's middleware in front of the pipeline; the response is still written by `respond`.
   const app = new ServiceKoa(
-    exchangeFor,
+    (req, res) => new Exchange(req, res, VIA_KOA, reading, service.state),
     (exchange, ctx) => {
       // Mounts run on the context the request came with, so they see what the app's middleware put there.
       if (service.mounts.length > 0) {

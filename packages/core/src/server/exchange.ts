@@ -88,7 +88,6 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    path: string,
     options: { headersOnResponse?: boolean } = NO_OPTIONS,
     private readonly reading: BodyReading = DEFAULT_READING,
     state: ServiceState = {},
@@ -96,8 +95,10 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
     // The request is this exchange itself, set by the field above once `super` returned.
     super(undefined as unknown as HttpRequest, state);
     this.method = req.method ?? 'POST';
-    this.url = req.url ?? '/';
-    this.path = path;
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    this.url = url;
+    this.path = q >= 0 ? url.slice(0, q) : url;
     this.pending = options.headersOnResponse ? null : [];
     this.limits = reading.limits;
   }

@@ -69,7 +69,7 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     const [, mode, id] = (req.url ?? '').split('/');
     const s = scenarios.get(id!)!;
-    const exchange = new Exchange(req, res, '/', { headersOnResponse: mode === 'koa' });
+    const exchange = new Exchange(req, res, { headersOnResponse: mode === 'koa' });
     if (mode === 'refusing') {
       // Node refusing a head the exchange let through (its rules drifting from ours): the first writeHead throws.
       const writeHead = res.writeHead.bind(res);

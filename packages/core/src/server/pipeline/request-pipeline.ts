@@ -131,7 +131,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     if (hooks.onError.length > 0 || hooks.onResponse.length > 0) return finishWithHooks(ctx, err, failed);
     // A health check's 503 says the server is not ready: nothing was shed.
     if (failed) writeError(ctx, err, logger, HEALTH_PATHS.has(ctx.path) ? undefined : metrics);
-    close(ctx);
+    conclude(ctx);
   };
 
   const finishWithHooks = async (ctx: Exchange, err: unknown, failed: boolean): Promise<void> => {
@@ -146,10 +146,11 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
         hookFailed(logger, 'onResponse', ctx, hookErr);
       }
     }
-    close(ctx);
+    conclude(ctx);
   };
 
-  const close = (ctx: Exchange): void => {
+  /** The request's last steps once answered: metrics, `x-request-id`, `connection: close` when draining, the log line. */
+  const conclude = (ctx: Exchange): void => {
     const path = ctx.path;
     const start = ctx.startedAt;
     // The endpoint as routed: a mounted route's pattern is known only once it answered.

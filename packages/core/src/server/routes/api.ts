@@ -1,5 +1,5 @@
 import { descriptorHttpCodec } from '../../runtime/http-codec.js';
-import type { Runtime } from '../../runtime/runtime.js';
+import { isThenable, type Runtime } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
 import { EventStreams } from '../event-streams.js';
 import type { Exchange } from '../exchange.js';
@@ -29,7 +29,8 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
     // The exchange is the call (and the API function's context) and the message the descriptors read, with
     // the body in hand: descriptors that need not wait answer at once (no microtask turn per step).
     const answer = runtime.invoke(api, ctx, ctx, codec);
-    const response = answer instanceof Promise ? await answer : answer;
+    // Any thenable a descriptor returns is awaited, not only a native promise.
+    const response = isThenable(answer) ? await answer : answer;
     if (ctx.timedOut) return;
     // Only a streamed body can be an event stream: bytes (most answers) skip the header lookup.
     const streamed = response.body !== null && !(response.body instanceof Uint8Array);
