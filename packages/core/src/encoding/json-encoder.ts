@@ -74,16 +74,33 @@ const MAX_PLAIN_DEPTH = 64;
  */
 function isPlainJsonData(value: unknown, depth: number, maxDepth: number): boolean {
   if (value === null || typeof value !== 'object') return typeof value !== 'bigint';
+  return isPlainContainer(value, depth, maxDepth);
+}
+
+/**
+ * `isPlainJsonData` for an object or array; members that are primitives are checked in the loop, so the walk
+ * makes one call per object or array, not one per value (most members of a result are primitives).
+ */
+function isPlainContainer(value: object, depth: number, maxDepth: number): boolean {
   if (depth >= maxDepth) return false;
+  const next = depth + 1;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!isPlainJsonData(value[i], depth + 1, maxDepth)) return false;
+    for (let i = 0; i < value.length; i++) {
+      const member: unknown = value[i];
+      if (typeof member === 'object' && member !== null) {
+        if (!isPlainContainer(member, next, maxDepth)) return false;
+      } else if (typeof member === 'bigint') return false;
+    }
     return true;
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
   for (const key in value) {
-    if (!isPlainJsonData((value as Record<string, unknown>)[key], depth + 1, maxDepth)) return false;
+    const member: unknown = (value as Record<string, unknown>)[key];
+    if (typeof member === 'object' && member !== null) {
+      if (!isPlainContainer(member, next, maxDepth)) return false;
+    } else if (typeof member === 'bigint') return false;
   }
   return true;
 }

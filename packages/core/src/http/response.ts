@@ -39,18 +39,24 @@ export interface BuildResponseInit {
 /** Build a response with the header-order, charset and cookie rules of docs/spec/io-descriptors.md §1.3. */
 export function buildResponse(init: BuildResponseInit): HttpResponse {
   const headers: Array<[string, string]> = [];
-  for (const [name, value] of init.headers ?? []) headers.push([name.toLowerCase(), value]);
-  const has = (name: string) => headers.some(([n]) => n === name);
+  let sized = false;
+  let typed = false;
+  if (init.headers) {
+    for (const [name, value] of init.headers) {
+      const lower = name.toLowerCase();
+      if (lower === 'content-length') sized = true;
+      else if (lower === 'content-type') typed = true;
+      headers.push([lower, value]);
+    }
+  }
   let body: ResponseBody;
   if (init.body === null) body = new Uint8Array(0);
   else if (typeof init.body === 'string') body = Buffer.from(init.body, 'utf8');
   else if (init.body instanceof Uint8Array) body = init.body;
   else body = encodeChunks(init.body);
-  if (body instanceof Uint8Array && !has('content-length'))
-    headers.push(['content-length', String(body.byteLength)]);
-  if (init.mediaType && !has('content-type'))
-    headers.push(['content-type', withDefaultCharset(init.mediaType)]);
-  for (const cookie of init.cookies ?? []) headers.push(['set-cookie', serializeCookie(cookie)]);
+  if (!sized && body instanceof Uint8Array) headers.push(['content-length', String(body.byteLength)]);
+  if (!typed && init.mediaType) headers.push(['content-type', withDefaultCharset(init.mediaType)]);
+  if (init.cookies) for (const cookie of init.cookies) headers.push(['set-cookie', serializeCookie(cookie)]);
   return { status: init.status ?? 200, headers, body };
 }
 

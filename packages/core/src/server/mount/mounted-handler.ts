@@ -63,7 +63,7 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
         if (denied) return Promise.reject(denied);
         if (routes.match(exchange.path) === undefined) return Promise.resolve();
         routed = true;
-        return routes.dispatch(exchange).then(() => {
+        return Promise.resolve(routes.dispatch(exchange)).then(() => {
           // Middleware after `await next()` sees the answer's status (a `ctx.status === 404` check works);
           // the body stays the exchange's.
           passedStatus = exchange.status;

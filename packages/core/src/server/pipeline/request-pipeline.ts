@@ -17,8 +17,11 @@ import { writeError } from './write-error.js';
 /** A step around the routed handler (CORS): call `next` to go on. */
 export type PipelineStage = (ctx: Exchange, next: () => Promise<void>) => Promise<void>;
 
-/** Answers a request that passed the gate and the deadline (the route table, or the mounts in front of it). */
-export type Dispatch = (ctx: Exchange) => Promise<void>;
+/**
+ * Answers a request that passed the gate and the deadline (the route table, or the mounts in front of it):
+ * undefined when it answered at once, else a promise.
+ */
+export type Dispatch = (ctx: Exchange) => Promise<void> | undefined;
 
 /**
  * Runs one request through the pipeline: `dispatch` answers it once it passed the gate and the deadline;
@@ -73,9 +76,9 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
   const { routes, lifecycle, runtime, metrics, logger, cors, auth, body, hooks } = deps;
   const logging = logger !== silentLogger;
 
-  // The route's work, not under the deadline yet (the caller puts it there). Not async: a throw here (auth, a
-  // full gate) reaches the caller's try/catch, one promise less.
-  const routed = (ctx: Exchange, dispatch: Dispatch): Promise<void> => {
+  // The route's work, not under the deadline yet (the caller puts it there): undefined when it answered at once.
+  // Not async: a throw here (auth, a full gate) reaches the caller's try/catch, one promise less.
+  const routed = (ctx: Exchange, dispatch: Dispatch): Promise<void> | undefined => {
     if (auth) {
       const denied = auth(ctx.path, ctx.get('authorization'));
       if (denied) throw denied;
@@ -97,7 +100,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
    */
   const admittedAfterBody = async (ctx: Exchange, dispatch: Dispatch): Promise<void> => {
     const guard = guardBody(ctx.req, body, runtime.bodyBudget.reservationFor(ctx));
-    const work = dispatch(ctx);
+    const work = Promise.resolve(dispatch(ctx));
     const admitted = guard.arrived.then(() => {
       runtime.admit(ctx);
       return NEVER;
@@ -121,9 +124,34 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
    * or `onRequest` hooks (inside it: a hook that never settles is answered 504, not held).
    */
   const guarded = async (ctx: Exchange, dispatch: Dispatch): Promise<void> => {
+    // An API route one turn later, as on the fast path (`proceed`): a body that came with the headers is then
+    // in the request's buffer.
+    if (ctx.api) await undefined;
     if (hooks.onRequest.length > 0) await runtime.withDeadline(ctx, runHooks(hooks.onRequest, ctx));
-    if (cors) await cors(ctx, () => runtime.withDeadline(ctx, routed(ctx, dispatch)));
-    else await runtime.withDeadline(ctx, routed(ctx, dispatch));
+    const underDeadline = () => runtime.withDeadline(ctx, Promise.resolve(routed(ctx, dispatch)));
+    if (cors) await cors(ctx, underDeadline);
+    else await underDeadline();
+  };
+
+  /**
+   * The route's work on the fast path (no CORS, no `onRequest` hooks); for an API route one tick after the
+   * request listener: a body that came with the headers is in the request's buffer by then, so the route can
+   * answer at once. Its end, or its error, settles the request (`end`).
+   */
+  const proceed = (ctx: Exchange, dispatch: Dispatch, end: (err: unknown, failed: boolean) => void): void => {
+    let work: Promise<void> | undefined;
+    try {
+      work = routed(ctx, dispatch);
+    } catch (err) {
+      end(err, true);
+      return;
+    }
+    if (work === undefined) end(undefined, false);
+    else
+      work.then(
+        () => end(undefined, false),
+        (err: unknown) => end(err, true),
+      );
   };
 
   /** The answer is in the exchange (or `err` is to be answered): hooks, metrics, `x-request-id`, the log line. */
@@ -224,19 +252,18 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
         broken(ctx, bug);
       }
     };
-    const succeeded = (): void => end(undefined, false);
-    const failed = (err: unknown): void => end(err, true);
-    try {
-      if (cors || hooks.onRequest.length > 0) {
-        guarded(ctx, dispatch).then(succeeded, failed);
-        return;
-      }
-      const work = routed(ctx, dispatch);
-      watch = runtime.watchDeadline(ctx, failed);
-      work.then(succeeded, failed);
-    } catch (err) {
-      failed(err);
+    if (cors || hooks.onRequest.length > 0) {
+      guarded(ctx, dispatch).then(
+        () => end(undefined, false),
+        (err: unknown) => end(err, true),
+      );
+      return;
     }
+    watch = runtime.watchDeadline(ctx, (timeout) => end(timeout, true));
+    // An API route runs a tick later (its body is then in the buffer); any other at once, so that the guard of
+    // a body it does not read itself (`admittedAfterBody`) sees every byte arrive.
+    if (ctx.api) process.nextTick(proceed, ctx, dispatch, end);
+    else proceed(ctx, dispatch, end);
   };
 }
 

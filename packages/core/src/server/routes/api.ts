@@ -1,3 +1,4 @@
+import type { HttpResponse } from '../../http/response.js';
 import { descriptorHttpCodec } from '../../runtime/http-codec.js';
 import { isThenable, type Runtime } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
@@ -11,26 +12,23 @@ export interface ApiRouteDeps {
 }
 
 /**
- * The HTTP adapter of an API (docs/spec/io-descriptors.md §10.3): the request becomes the runtime's call with the descriptors' HTTP
- * side as its codec (`fromHttpRequest`, `toHttpResponse`); the exchange takes the answer (`Exchange.answer`).
+ * The HTTP adapter of an API (docs/spec/io-descriptors.md §10.3): the request becomes the runtime's call with the
+ * descriptors' HTTP side as its codec (`fromHttpRequest`, `toHttpResponse`); the exchange takes the answer
+ * (`Exchange.answer`). The handler answers at once (returns undefined) when every step could: the body came
+ * with the headers (the pipeline runs routes one tick after the request listener, when such a body is in the
+ * request's buffer), the descriptors need not wait and the function returned a value. Otherwise it returns the
+ * promise of the answer.
  */
-export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchange) => Promise<void> {
+export function apiHandler(
+  api: InferenceApi,
+  deps: ApiRouteDeps,
+): (ctx: Exchange) => Promise<void> | undefined {
   const { runtime, eventStreams } = deps;
   // The handler's status, headers and cookies are applied by the exchange as it takes the answer.
   const codec = descriptorHttpCodec(api);
-  return async (ctx: Exchange): Promise<void> => {
-    // The permit is taken once the body is in (descriptors read the same, buffered body): a client that
-    // declares a body and stalls holds a socket until the body timeout, never one of the API permits.
-    // A body that came with its headers is in the request's buffer one turn after the listener returned: taken
-    // then, without a promise; any other is read (streamed, within the limit and stall timeout).
-    await undefined;
-    if (!ctx.takeBody()) ctx.bufferedBody = await ctx.body();
-    const release = runtime.admit(ctx);
-    // The exchange is the call (and the API function's context) and the message the descriptors read, with
-    // the body in hand: descriptors that need not wait answer at once (no microtask turn per step).
-    const answer = runtime.invoke(api, ctx, ctx, codec);
-    // Any thenable a descriptor returns is awaited, not only a native promise.
-    const response = isThenable(answer) ? await answer : answer;
+
+  /** The exchange takes the descriptor's answer (an event stream trades its API permit for a stream's). */
+  const take = (ctx: Exchange, response: HttpResponse, release: () => void): void => {
     if (ctx.timedOut) return;
     // Only a streamed body can be an event stream: bytes (most answers) skip the header lookup.
     const streamed = response.body !== null && !(response.body instanceof Uint8Array);
@@ -40,4 +38,25 @@ export function apiHandler(api: InferenceApi, deps: ApiRouteDeps): (ctx: Exchang
         : response,
     );
   };
+
+  const handle = (ctx: Exchange): Promise<void> | undefined => {
+    // The permit is taken once the body is in (descriptors read the same, buffered body): a client that
+    // declares a body and stalls holds a socket until the body timeout, never one of the API permits. A body
+    // that is not whole in the request's buffer is read (streamed, within the limit and stall timeout).
+    if (ctx.bufferedBody === undefined && !ctx.takeBody()) {
+      return ctx.body().then((body) => {
+        ctx.bufferedBody = body;
+        return handle(ctx);
+      });
+    }
+    const release = runtime.admit(ctx);
+    // The exchange is the call (and the API function's context) and the message the descriptors read, with
+    // the body in hand: descriptors that need not wait answer at once (no microtask turn per step).
+    const answer = runtime.invoke(api, ctx, ctx, codec);
+    // Any thenable a descriptor returns is awaited, not only a native promise.
+    if (isThenable(answer)) return Promise.resolve(answer).then((response) => take(ctx, response, release));
+    take(ctx, answer, release);
+    return undefined;
+  };
+  return handle;
 }
