@@ -7,6 +7,7 @@ import { type FormPart, type HttpRequest, parseMultipart } from '../http/request
 import type { HttpResponse } from '../http/response.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import type { BodyBudget, BodyReservation } from '../runtime/body-budget.js';
+import type { DeadlineWatch } from '../runtime/deadlines.js';
 import type { Invocation } from '../runtime/invocation.js';
 import type { LazyAbort } from '../runtime/lazy-abort.js';
 import { applyResponseContext } from '../runtime/response-context.js';
@@ -66,6 +67,8 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
   override task: Invocation['task'] = undefined;
   bodyReservation: BodyReservation | undefined = undefined;
   sendUntil: number | undefined = undefined;
+  /** The deadline watching the request's work while it runs (the pipeline's; none for an answer given at once). */
+  deadlineWatch: DeadlineWatch | undefined = undefined;
   /** The request as counted in progress by the server's metrics (none when they are off). */
   inProgress: InProgress | undefined = undefined;
   status = 404;

@@ -43,7 +43,8 @@ export class ServerMetrics {
   /** Request series by endpoint, then status: the hot path finds its series without building a key. */
   private readonly byEndpoint = new Map<string, Map<number, RequestSeries>>();
   private readonly inProgress = new Map<string, InProgress>();
-  private lastRequestSeconds: number | undefined;
+  /** When the last request (not a health check) ended: a performance.now() reading. */
+  private lastRequestAt: number | undefined;
   private readonly baseLabels: Labels;
   private readonly shed: (values: readonly string[]) => void;
 
@@ -78,9 +79,9 @@ export class ServerMetrics {
       type: 'gauge',
       aggregator: 'max',
       values: () =>
-        this.lastRequestSeconds === undefined
+        this.lastRequestAt === undefined
           ? []
-          : [{ value: this.lastRequestSeconds, labels: this.baseLabels }],
+          : [{ value: wallClockSeconds(this.lastRequestAt), labels: this.baseLabels }],
     });
     this.shed = this.labelledCounter(
       'shed_total',
@@ -186,7 +187,8 @@ export class ServerMetrics {
    */
   finish(started: InProgress, status: number, routedTo: string, begin: number, isHealth: boolean): void {
     started.value--;
-    const seconds = (performance.now() - begin) / 1000;
+    const now = performance.now();
+    const seconds = (now - begin) / 1000;
     let byStatus = this.byEndpoint.get(routedTo);
     if (!byStatus) {
       byStatus = new Map();
@@ -210,8 +212,8 @@ export class ServerMetrics {
         break;
       }
     }
-    // Wall-clock time: the monotonic clock drifts from it over a long uptime (and stands still while suspended).
-    if (!isHealth) this.lastRequestSeconds = Date.now() / 1000;
+    // Kept as the reading in hand (no clock read per request); made wall-clock time when scraped.
+    if (!isHealth) this.lastRequestAt = now;
   }
 }
 
@@ -236,4 +238,12 @@ function histogramValues(name: string, s: RequestSeries): MetricValue[] {
   out.push({ value: s.sum, labels: s.labels, metricName: `${name}_sum` });
   out.push({ value: s.count, labels: s.labels, metricName: `${name}_count` });
   return out;
+}
+
+/**
+ * The wall-clock time, in seconds, of a performance.now() reading `at`: now less the time since, as the
+ * monotonic clock measured it (so a reading long ago is off by the monotonic clock's drift over the interval).
+ */
+function wallClockSeconds(at: number): number {
+  return (Date.now() - (performance.now() - at)) / 1000;
 }

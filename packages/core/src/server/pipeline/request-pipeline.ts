@@ -1,6 +1,5 @@
 import { type AccessLogEntry, type Logger, silentLogger } from '../../logging/logger.js';
 import { UNLIMITED_PATHS } from '../../runtime/concurrency-gate.js';
-import type { DeadlineWatch } from '../../runtime/deadlines.js';
 import { LazyAbort } from '../../runtime/lazy-abort.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { ErrorHook, RequestHook, RequestHooks } from '../../service/request-hooks.js';
@@ -136,7 +135,9 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
   /**
    * The route's work on the fast path (no CORS, no `onRequest` hooks); for an API route one tick after the
    * request listener: a body that came with the headers is in the request's buffer by then, so the route can
-   * answer at once. Its end, or its error, settles the request (`end`).
+   * answer at once. Its end, or its error, settles the request (`end`). Work still running after its first
+   * slice is watched by the request's deadline (counted from the request's start); an answer given at once
+   * needs no watch.
    */
   const proceed = (ctx: Exchange, dispatch: Dispatch, end: (err: unknown, failed: boolean) => void): void => {
     let work: Promise<void> | undefined;
@@ -146,12 +147,15 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       end(err, true);
       return;
     }
-    if (work === undefined) end(undefined, false);
-    else
-      work.then(
-        () => end(undefined, false),
-        (err: unknown) => end(err, true),
-      );
+    if (work === undefined) {
+      end(undefined, false);
+      return;
+    }
+    ctx.deadlineWatch = runtime.watchDeadline(ctx, (timeout) => end(timeout, true));
+    work.then(
+      () => end(undefined, false),
+      (err: unknown) => end(err, true),
+    );
   };
 
   /** The answer is in the exchange (or `err` is to be answered): hooks, metrics, `x-request-id`, the log line. */
@@ -232,13 +236,13 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
 
     // Settled once: by the work, or by its deadline first (the work's late end is then only logged).
     let settled = false;
-    let watch: DeadlineWatch | undefined;
     const end = (err: unknown, failed: boolean): void => {
       if (settled) {
         if (failed) runtime.failedAfterDeadline(ctx, err);
         return;
       }
       settled = true;
+      const watch = ctx.deadlineWatch;
       if (watch) runtime.clearDeadline(watch);
       try {
         const finished = finish(ctx, err, failed);
@@ -259,7 +263,6 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       );
       return;
     }
-    watch = runtime.watchDeadline(ctx, (timeout) => end(timeout, true));
     // An API route runs a tick later (its body is then in the buffer); any other at once, so that the guard of
     // a body it does not read itself (`admittedAfterBody`) sees every byte arrive.
     if (ctx.api) process.nextTick(proceed, ctx, dispatch, end);
