@@ -57,8 +57,9 @@ export class Context {
   readonly requestId: string;
   /** Where `progress` reports go when the call runs as a task. */
   protected readonly task: TaskCall | undefined;
-  protected responseSettings: ResponseContext | undefined = undefined;
-  private tempDirPromise: Promise<string> | undefined = undefined;
+  // Made on first use (most calls use neither): declared, so that constructing a context stores nothing more.
+  declare protected responseSettings: ResponseContext | undefined;
+  declare private tempDirPromise: Promise<string> | undefined;
 
   constructor(
     request: HttpRequest,

@@ -74,19 +74,21 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
   status = 404;
   readonly limits: Readonly<Limits>;
   private content: Buffer | Readable | null = null;
-  private headerList: Headers | undefined = undefined;
-  private queryParams: URLSearchParams | undefined = undefined;
-  private mediaType: MediaType | null | undefined = undefined;
-  private bodyRead: Promise<Buffer> | undefined = undefined;
+  // Made on first use (most requests use none of them): declared, so that constructing an exchange stores nothing.
+  declare private headerList: Headers | undefined;
+  declare private queryParams: URLSearchParams | undefined;
+  declare private mediaType: MediaType | null | undefined;
+  declare private bodyRead: Promise<Buffer> | undefined;
   /** The body once the API route has read it, before its descriptor runs (see `HttpRequest.bufferedBody`). */
   bufferedBody: Buffer | undefined = undefined;
-  private formRead: Promise<FormPart[]> | undefined = undefined;
+  declare private formRead: Promise<FormPart[]> | undefined;
   /**
-   * The response headers in the order first set, until `respond()` hands them to `writeHead` with the status
-   * line; null when the request came through the Koa app, where headers go straight to `res` so that the user's
-   * middleware sees and overrides them as in any Koa app.
+   * The response headers in the order first set, as `writeHead` takes them: a flat list of names (as last given)
+   * and values (one value, or several: one line each), handed to it as is with the status line. Null when the
+   * request came through the Koa app, where headers go straight to `res` so that the user's middleware sees and
+   * overrides them as in any Koa app.
    */
-  private readonly pending: HeaderField[] | null;
+  private readonly pending: Array<string | string[]> | null;
 
   constructor(
     readonly req: IncomingMessage,
@@ -183,9 +185,10 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
       const value = this.res.getHeader(field);
       return value === undefined ? '' : Array.isArray(value) ? value.join(', ') : String(value);
     }
-    const entry = this.pending[indexOf(this.pending, field)];
-    if (entry === undefined) return '';
-    return typeof entry.value === 'string' ? entry.value : entry.value.join(', ');
+    const i = indexOf(this.pending, field);
+    if (i < 0) return '';
+    const value = this.pending[i + 1]!;
+    return typeof value === 'string' ? value : value.join(', ');
   }
 
   /** A request header ('' when absent; repeated values joined with ', '). */
@@ -218,8 +221,10 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
       return;
     }
     const i = indexOf(pending, field);
-    if (i >= 0) pending[i] = { name: field, value };
-    else pending.push({ name: field, value });
+    if (i >= 0) {
+      pending[i] = field;
+      pending[i + 1] = value;
+    } else pending.push(field, value);
   }
 
   /** Add a value to a response header (set-cookie, vary, ...), each value sent as its own line. */
@@ -237,12 +242,10 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
       return;
     }
     checkHeader(field, value);
-    const previous = pending[i]!.value;
+    const previous = pending[i + 1]!;
     // The name as last given, as `setHeader` keeps it.
-    pending[i] = {
-      name: field,
-      value: typeof previous === 'string' ? [previous, value] : [...previous, value],
-    };
+    pending[i] = field;
+    pending[i + 1] = typeof previous === 'string' ? [previous, value] : [...previous, value];
   }
 
   /** Remove a response header. */
@@ -253,7 +256,7 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
       return;
     }
     const i = indexOf(pending, field);
-    if (i >= 0) pending.splice(i, 1);
+    if (i >= 0) pending.splice(i, 2);
   }
 
   /**
@@ -401,13 +404,7 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
         this.res.writeHead(this.status);
         return true;
       }
-      const flat: Array<string | string[]> = new Array(pending.length * 2);
-      for (let i = 0; i < pending.length; i++) {
-        const entry = pending[i]!;
-        flat[2 * i] = entry.name;
-        flat[2 * i + 1] = entry.value;
-      }
-      this.res.writeHead(this.status, flat as string[]);
+      this.res.writeHead(this.status, pending as string[]);
       return true;
     } catch (err) {
       onError(err instanceof Error ? err : new Error(String(err)), this.requestId);
@@ -457,22 +454,19 @@ export function headersFromNode(req: IncomingMessage): Headers {
   return headers;
 }
 
-/** One response header as the exchange holds it: the name as last given, one value or several (one line each). */
-interface HeaderField {
-  readonly name: string;
-  readonly value: string | string[];
-}
-
 /** Whether `name` occurs in `headers` before index `end` (lists are short: a scan beats a Set). */
 function seenBefore(headers: ReadonlyArray<readonly [string, string]>, end: number, name: string): boolean {
   for (let i = 0; i < end; i++) if (headers[i]![0] === name) return true;
   return false;
 }
 
-/** Index of `field` in `fields` (names compared case-insensitively; lists are short: a scan beats a Map). */
-function indexOf(fields: readonly HeaderField[], field: string): number {
-  for (let i = 0; i < fields.length; i++) {
-    const name = fields[i]!.name;
+/**
+ * Index of the name `field` in the flat list `fields` (names at even indexes, compared case-insensitively; lists
+ * are short: a scan beats a Map); its value is at the next index.
+ */
+function indexOf(fields: ReadonlyArray<string | string[]>, field: string): number {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
     if (name === field || (name.length === field.length && name.toLowerCase() === field.toLowerCase()))
       return i;
   }
