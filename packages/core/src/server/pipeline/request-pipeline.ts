@@ -99,7 +99,13 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
    */
   const admittedAfterBody = async (ctx: Exchange, dispatch: Dispatch): Promise<void> => {
     const guard = guardBody(ctx.req, body, runtime.bodyBudget.reservationFor(ctx));
-    const work = Promise.resolve(dispatch(ctx));
+    // As a promise, a throw included: the guard is stopped however the route ends.
+    let work: Promise<void>;
+    try {
+      work = Promise.resolve(dispatch(ctx));
+    } catch (err) {
+      work = Promise.reject(err);
+    }
     const admitted = guard.arrived.then(() => {
       runtime.admit(ctx);
       return NEVER;
