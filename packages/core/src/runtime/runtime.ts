@@ -174,7 +174,8 @@ export class Runtime {
   ): Answer | Promise<Answer> {
     this.assertReady();
     const input = codec.decode(message, call);
-    const batcher = this.batchers.get(api.name);
+    // Only a batchable API has a batcher: no lookup for the others.
+    const batcher = api.batching ? this.batchers.get(api.name) : undefined;
     if (isThenable(input) || batcher) return this.invokeLater(api, call, input, codec, batcher);
     const output: unknown = api.fn(input as never, call);
     return isThenable(output) ? this.encodeLater(output, call, codec) : codec.encode(output, call);

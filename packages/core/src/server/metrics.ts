@@ -11,6 +11,9 @@ type Labels = Record<string, string>;
 
 /** One (endpoint, status) series: request count, latency sum and per-bucket (non-cumulative) counts. */
 interface RequestSeries {
+  /** The endpoint and status it counts (its labels say the same, as strings). */
+  readonly endpoint: string;
+  readonly status: number;
   labels: Labels;
   count: number;
   sum: number;
@@ -173,7 +176,7 @@ export class ServerMetrics {
   start(endpoint: string): InProgress {
     let gauge = this.inProgress.get(endpoint);
     if (!gauge) {
-      gauge = { labels: { endpoint, ...this.baseLabels }, value: 0 };
+      gauge = { labels: { endpoint, ...this.baseLabels }, value: 0, last: undefined };
       this.inProgress.set(endpoint, gauge);
     }
     gauge.value++;
@@ -189,20 +192,10 @@ export class ServerMetrics {
     started.value--;
     const now = performance.now();
     const seconds = (now - begin) / 1000;
-    let byStatus = this.byEndpoint.get(routedTo);
-    if (!byStatus) {
-      byStatus = new Map();
-      this.byEndpoint.set(routedTo, byStatus);
-    }
-    let series = byStatus.get(status);
-    if (!series) {
-      series = {
-        labels: { endpoint: routedTo, ...this.baseLabels, http_response_code: String(status) },
-        count: 0,
-        sum: 0,
-        buckets: new Float64Array(DURATION_BUCKETS.length),
-      };
-      byStatus.set(status, series);
+    let series = started.last;
+    if (series === undefined || series.status !== status || series.endpoint !== routedTo) {
+      series = this.series(routedTo, status);
+      started.last = series;
     }
     series.count++;
     series.sum += seconds;
@@ -215,12 +208,36 @@ export class ServerMetrics {
     // Kept as the reading in hand (no clock read per request); made wall-clock time when scraped.
     if (!isHealth) this.lastRequestAt = now;
   }
+
+  /** The series of requests to `endpoint` that ended with `status` (made on the first one). */
+  private series(endpoint: string, status: number): RequestSeries {
+    let byStatus = this.byEndpoint.get(endpoint);
+    if (!byStatus) {
+      byStatus = new Map();
+      this.byEndpoint.set(endpoint, byStatus);
+    }
+    let series = byStatus.get(status);
+    if (!series) {
+      series = {
+        endpoint,
+        status,
+        labels: { endpoint, ...this.baseLabels, http_response_code: String(status) },
+        count: 0,
+        sum: 0,
+        buckets: new Float64Array(DURATION_BUCKETS.length),
+      };
+      byStatus.set(status, series);
+    }
+    return series;
+  }
 }
 
 /** A request counted in progress (`ServerMetrics.start`): its endpoint's gauge. */
 export interface InProgress {
   readonly labels: Labels;
   value: number;
+  /** The series the endpoint's last request ended in (most end as the one before: no lookup then). */
+  last?: RequestSeries;
 }
 
 function histogramValues(name: string, s: RequestSeries): MetricValue[] {

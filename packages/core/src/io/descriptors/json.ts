@@ -1,5 +1,9 @@
 import type { Context } from '../../context/context.js';
-import { defaultJsonEncoder, type JsonEncoder } from '../../encoding/json-encoder.js';
+import {
+  defaultJsonEncoder,
+  type JsonEncoder,
+  type JsonEncoderOptions,
+} from '../../encoding/json-encoder.js';
 import { parseJson, parseJsonBytes } from '../../encoding/json-parse.js';
 import { writeJson } from '../../encoding/json-write.js';
 import { decodeUtf8 } from '../../encoding/utf8.js';
@@ -54,6 +58,8 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
   readonly json_encoder: JsonEncoder;
   private readonly hasCustomEncoder: boolean;
   private readonly adapter: SchemaModelAdapter | null;
+  /** The encoder's options for the server's depth bound, made once (they are the same on every call). */
+  private encoderOptions: Readonly<JsonEncoderOptions> = Object.freeze({ maxDepth: DEFAULT_LIMITS.maxDepth });
 
   /** Each request sends a JSON array of items; the function gets every item of the batch in one array. */
   override readonly batching: Batching<unknown, unknown, unknown[], unknown[]> = arrayItems('JSON');
@@ -146,7 +152,12 @@ export class JSONDescriptor extends IODescriptor<unknown, unknown> {
         ? this.adapter.toPlain(this.pydantic_model, value)
         : value;
     // The server's depth bound (`serve({ limits })`) holds for what the handler returns, as for its input.
-    return this.json_encoder(plain, { maxDepth });
+    let options = this.encoderOptions;
+    if (options.maxDepth !== maxDepth) {
+      options = Object.freeze({ maxDepth });
+      this.encoderOptions = options;
+    }
+    return this.json_encoder(plain, options);
   }
 
   toHttpResponse(value: unknown, ctx: Context | null): HttpResponse {
