@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { type AccessLogEntry, type Logger, silentLogger } from '../../logging/logger.js';
 import { UNLIMITED_PATHS } from '../../runtime/concurrency-gate.js';
 import { LazyAbort } from '../../runtime/lazy-abort.js';
@@ -64,6 +65,10 @@ function hasBody(ctx: Exchange): boolean {
 }
 
 const HEALTH_PATHS: ReadonlySet<string> = new Set(['/livez', '/healthz', '/readyz']);
+
+/** Where a response keeps the exchange it answers, for the pipeline's one 'close' listener. */
+const EXCHANGE = Symbol('tiffin.exchange');
+type AnsweredBy = ServerResponse & { [EXCHANGE]?: Exchange };
 
 /**
  * The whole per-request path of the HTTP server as one function, in this order: request id and route, abort on
@@ -213,6 +218,15 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     }
   };
 
+  /** A response closed (sent, or its client gone): the request is over. `this` is the response. */
+  function closed(this: AnsweredBy): void {
+    const ctx = this[EXCHANGE] as Exchange;
+    // Counted out first: a close callback that throws must not leave the request in flight (drain waits on it).
+    lifecycle.requestEnded();
+    if (!this.writableFinished) ctx.abort.abort(new Error('client disconnected'));
+    for (const fn of ctx.onClose) fn();
+  }
+
   return (ctx, dispatch, answered, broken) => {
     const start = performance.now();
     const requestId = requestIdFor(ctx.get('x-request-id') || undefined);
@@ -231,13 +245,10 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     // One listener per request; the others register callbacks in `onClose`.
     const res = ctx.res;
     ctx.setChecked(NOSNIFF[0], NOSNIFF[1]);
-    // `on`, not `once`: the response is used once anyway, and once() wraps the listener per request.
-    res.on('close', () => {
-      // Counted out first: a close callback that throws must not leave the request in flight (drain waits on it).
-      lifecycle.requestEnded();
-      if (!res.writableFinished) abort.abort(new Error('client disconnected'));
-      for (const fn of onClose) fn();
-    });
+    // One listener, the same function for every request (it finds the exchange on the response); `on`, not
+    // `once`: the response is used once anyway, and once() wraps the listener per request.
+    (res as AnsweredBy)[EXCHANGE] = ctx;
+    res.on('close', closed);
     ctx.inProgress = metrics && path !== '/metrics' ? metrics.start(ctx.endpoint) : undefined;
 
     // Settled once: by the work, or by its deadline first (the work's late end is then only logged).
