@@ -34,14 +34,18 @@ interface Figures {
   /** CPU time of this process per task, in µs (what the machine's load does not change much). */
   cpuUs: number;
   /** Per task on Redis: the reads redis-server made (writes sent to it) and its CPU time in µs. */
-  redis?: { reads: number; cpuUs: number };
+  redis?: { reads: number; cpuUs: number; inKb: number };
 }
 
 /** redis-server's own counters: the reads it made (its INFO `total_reads_processed`) and its CPU seconds. */
-async function redisCounters(probe: Redis): Promise<{ reads: number; cpu: number }> {
+async function redisCounters(probe: Redis): Promise<{ reads: number; cpu: number; inBytes: number }> {
   const info = await probe.info();
   const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
-  return { reads: field('total_reads_processed'), cpu: field('used_cpu_user') + field('used_cpu_sys') };
+  return {
+    reads: field('total_reads_processed'),
+    cpu: field('used_cpu_user') + field('used_cpu_sys'),
+    inBytes: field('total_net_input_bytes'),
+  };
 }
 
 /** `drive` with redis-server's counters read around it (the probe's own reads left out). */
@@ -50,7 +54,8 @@ async function driveOnRedis(probe: Redis, count: number, one: () => Promise<void
   const figures = await drive(count, one);
   const after = await redisCounters(probe);
   const reads = (after.reads - before.reads - 1) / count;
-  return { ...figures, redis: { reads, cpuUs: ((after.cpu - before.cpu) * 1e6) / count } };
+  const inKb = (after.inBytes - before.inBytes) / 1024 / count;
+  return { ...figures, redis: { reads, cpuUs: ((after.cpu - before.cpu) * 1e6) / count, inKb } };
 }
 
 /** Run `count` tasks, `IN_FLIGHT` at a time; each one's time from submit to done. */
@@ -182,7 +187,7 @@ async function main(): Promise<void> {
                 : await bareBullmq(redis.url, `${queue}-bare`, probe);
         results.get(c)?.push(figures);
         console.log(
-          `round ${round + 1} ${c.padEnd(12)} ${figures.perSecond.toFixed(0).padStart(6)} tasks/s  p50 ${figures.p50.toFixed(2)} ms  p99 ${figures.p99.toFixed(2)} ms  CPU ${figures.cpuUs.toFixed(0)} µs/task${figures.redis ? `  redis-server: ${figures.redis.reads.toFixed(2)} reads, ${figures.redis.cpuUs.toFixed(0)} µs CPU per task` : ''}`,
+          `round ${round + 1} ${c.padEnd(12)} ${figures.perSecond.toFixed(0).padStart(6)} tasks/s  p50 ${figures.p50.toFixed(2)} ms  p99 ${figures.p99.toFixed(2)} ms  CPU ${figures.cpuUs.toFixed(0)} µs/task${figures.redis ? `  redis-server: ${figures.redis.reads.toFixed(2)} reads, ${figures.redis.inKb.toFixed(1)} KiB in, ${figures.redis.cpuUs.toFixed(0)} µs CPU per task` : ''}`,
         );
       }
       loads.push(
