@@ -15,8 +15,8 @@ export interface ApiRouteDeps {
  * The HTTP adapter of an API (docs/spec/io-descriptors.md §10.3): the request becomes the runtime's call with the
  * descriptors' HTTP side as its codec (`fromHttpRequest`, `toHttpResponse`); the exchange takes the answer
  * (`Exchange.answer`). The handler answers at once (returns undefined) when every step could: the body came
- * with the headers (the pipeline runs routes one tick after the request listener, when such a body is in the
- * request's buffer), the descriptors need not wait and the function returned a value. Otherwise it returns the
+ * with the headers (the pipeline runs API routes one tick after the request listener, when such a body is in
+ * the request's buffer), the descriptors need not wait and the function returned a value. Otherwise it returns the
  * promise of the answer.
  */
 export function apiHandler(
