@@ -1,12 +1,14 @@
 import type { Redis } from 'ioredis';
 
 /**
- * Commands sent on `redis` within one tick leave in one socket write: the socket is corked at the tick's first
- * command and uncorked once the tick's callbacks and promise reactions have run (`process.nextTick`). ioredis
- * otherwise writes each command on its own, and a write to redis-server on the same machine is the dearest part
- * of a command (the system call, and redis-server woken for each). ioredis's auto-pipelining batches too but
- * builds a pipeline per batch, which measured dearer than the writes it saves. Replies and their order are
- * untouched: redis-server reads the same bytes, in fewer reads.
+ * Commands sent on `redis` within one turn of the event loop leave in one socket write: the socket is corked at
+ * the first command and uncorked in the loop's check phase (`setImmediate`), after every I/O callback of the
+ * turn and their promise reactions have run. So the steps of different tasks whose replies arrived together
+ * share a write. ioredis otherwise writes each command on its own, and a write to redis-server on the same
+ * machine is the dearest part of a command (the system call, and redis-server woken for each). Uncorking at the
+ * next tick instead (before promise reactions run) measured twice the writes: 4.3 against 2.3 a task on the task
+ * benchmark. ioredis's auto-pipelining batches too but builds a pipeline per batch, which measured dearer than
+ * the writes it saves. Replies and their order are untouched: redis-server reads the same bytes, in fewer reads.
  */
 export function coalesceWrites(redis: Redis): void {
   const send = redis.sendCommand.bind(redis);
@@ -17,7 +19,7 @@ export function coalesceWrites(redis: Redis): void {
     if (!corked && socket?.writable && redis.status === 'ready') {
       corked = true;
       socket.cork();
-      process.nextTick(() => {
+      setImmediate(() => {
         corked = false;
         socket.uncork();
       });

@@ -42,6 +42,27 @@ describeOnRedis('coalesceWrites on a real redis-server', (redis) => {
     expect(mixed.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
   });
 
+  it('sends with them the commands of the promise reactions that follow, still in order', async () => {
+    const probe = await connect();
+    const connection = await connect();
+    coalesceWrites(connection);
+    const before = await reads(probe);
+    // A callback (here a timer's) sends a command, and the promise reactions after it send the next ones.
+    const sent = await new Promise<Array<Promise<unknown>>>((resolve) =>
+      setTimeout(() => {
+        const first = connection.set('coalesced:chain', '1');
+        const second = Promise.resolve().then(() => connection.incr('coalesced:chain'));
+        const third = Promise.resolve()
+          .then(() => undefined)
+          .then(() => connection.get('coalesced:chain'));
+        resolve([first, second, third]);
+      }, 0),
+    );
+    const [first, second, third] = sent;
+    expect(await Promise.all([first, second, third])).toEqual(['OK', 2, '2']);
+    expect((await reads(probe)) - before).toBe(2);
+  });
+
   it('keeps sending after the connection is lost and made again', async () => {
     const connection = await connect();
     coalesceWrites(connection);
