@@ -3,6 +3,8 @@
  * followed to its end (`/events`), on the memory, disk (LMDB) and Redis stores, against BullMQ's own figure
  * for a bare job on the same Redis (a Queue and a Worker that does nothing, awaited with QueueEvents).
  * Same process for client and server in every case, the same number of tasks in flight and run at once.
+ * The `store alone` cases call each store as the task routes and the runner do (submit, claim, complete, the
+ * events to the last) with no HTTP and no runner: what the store itself costs, beside BullMQ's own cycle.
  * Rounds alternate the four so that a machine shared with others loads each alike; the ratio to bare
  * BullMQ within a round is the figure to read, with two that the machine's load does not change: the reads
  * redis-server made per task (each one a write a client sent it: a round trip, or several commands sent
@@ -14,7 +16,13 @@ import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JSONDescriptor, Service, serve, type TaskStore } from '@tiffin/core';
-import { LmdbTaskStore, MemoryTaskStore } from '@tiffin/core/internal';
+import {
+  isFinalEvent,
+  LmdbTaskStore,
+  MemoryTaskStore,
+  type TaskRequest,
+  type TaskResult,
+} from '@tiffin/core/internal';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { RedisTaskStore } from '../src/index.js';
@@ -130,6 +138,55 @@ async function tiffin(store: TaskStore, probe?: Redis): Promise<Figures> {
   }
 }
 
+const STORED: TaskRequest = {
+  method: 'POST',
+  url: '/noop/submit',
+  headers: [['content-type', 'application/json']],
+  body: Buffer.from('{}'),
+};
+const ANSWER: TaskResult = {
+  status: 200,
+  headers: [['content-type', 'application/json']],
+  body: Buffer.from('{}'),
+};
+
+/**
+ * The store alone, no HTTP: `CONCURRENCY` loops claim and complete (woken by each submit, or after 5 ms), and
+ * each task is submitted and its events read to the last, as the task routes and the runner call the store.
+ */
+async function storeAlone(store: TaskStore, probe?: Redis): Promise<Figures> {
+  const idle: Array<() => void> = [];
+  let stopped = false;
+  const runners = Array.from({ length: CONCURRENCY }, async () => {
+    while (!stopped) {
+      const task = await store.claim();
+      if (task) await store.complete(task.id, ANSWER);
+      else await new Promise<void>((wake) => idle.push(wake) && setTimeout(wake, 5));
+    }
+  });
+  const one = async () => {
+    const { id } = await store.submit('noop', STORED);
+    for (const wake of idle.splice(0)) wake();
+    const reading = new AbortController();
+    for await (const event of store.events(id, reading.signal)) {
+      if (!isFinalEvent(event)) continue;
+      if (event.event !== 'done' && event.event !== 'succeeded')
+        throw new Error(`task ${id} ended ${event.event}`);
+      break;
+    }
+    reading.abort();
+  };
+  try {
+    await drive(WARMUP, one);
+    return probe ? await driveOnRedis(probe, TASKS, one) : await drive(TASKS, one);
+  } finally {
+    stopped = true;
+    for (const wake of idle.splice(0)) wake();
+    await Promise.all(runners);
+    await store.close?.();
+  }
+}
+
 /** BullMQ alone: a Queue, a Worker doing nothing, each job awaited through QueueEvents. */
 async function bareBullmq(url: string, name: string, probe: Redis): Promise<Figures> {
   const connection = new Redis(url, { maxRetriesPerRequest: null });
@@ -154,15 +211,33 @@ async function bareBullmq(url: string, name: string, probe: Redis): Promise<Figu
   }
 }
 
-const ALL_CASES = ['memory', 'disk (LMDB)', 'Redis', 'bare BullMQ'] as const;
+const ALL_CASES = [
+  'memory',
+  'disk (LMDB)',
+  'Redis',
+  'bare BullMQ',
+  'store alone: memory',
+  'store alone: disk (LMDB)',
+  'store alone: Redis',
+] as const;
 type Case = (typeof ALL_CASES)[number];
-/** CASES=memory,Redis runs only those (a profile of one store); bare BullMQ is the ratios' reference. */
+/**
+ * CASES=memory,Redis runs only those (a case runs when its name starts with one given: `store` runs the three
+ * `store alone` cases); bare BullMQ is the ratios' reference.
+ */
 const cases: readonly Case[] = process.env.CASES
   ? ALL_CASES.filter((c) => process.env.CASES?.split(',').some((name) => c.startsWith(name)))
   : ALL_CASES;
 
 async function main(): Promise<void> {
   const redis = await RedisServer.start('everysec');
+  /** A fresh store of the case's kind (its own queue or folder). */
+  const open = async (c: Case, queue: string, folder: string): Promise<TaskStore> =>
+    c.endsWith('memory')
+      ? new MemoryTaskStore(LIMITS)
+      : c.endsWith('disk (LMDB)')
+        ? await LmdbTaskStore.open({ dir: folder, ...LIMITS })
+        : await RedisTaskStore.open({ url: redis.url, queue, ...LIMITS });
   const probe = new Redis(redis.url);
   const dir = mkdtempSync(join(tmpdir(), 'tiffin-bench-tasks-'));
   const results = new Map<Case, Figures[]>(cases.map((c) => [c, []]));
@@ -175,19 +250,18 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       // Each round starts with a different case, so none always runs first (or last).
       const order = cases.map((_, k) => cases[(k + round) % cases.length] as Case);
-      for (const c of order) {
+      for (const [k, c] of order.entries()) {
         const queue = `bench-${round}`;
         const figures =
-          c === 'memory'
-            ? await tiffin(new MemoryTaskStore(LIMITS))
-            : c === 'disk (LMDB)'
-              ? await tiffin(await LmdbTaskStore.open({ dir: join(dir, String(round)), ...LIMITS }))
-              : c === 'Redis'
-                ? await tiffin(await RedisTaskStore.open({ url: redis.url, queue, ...LIMITS }), probe)
-                : await bareBullmq(redis.url, `${queue}-bare`, probe);
+          c === 'bare BullMQ'
+            ? await bareBullmq(redis.url, `${queue}-bare`, probe)
+            : await (c.startsWith('store alone') ? storeAlone : tiffin)(
+                await open(c, `${queue}-${k}`, join(dir, `${round}-${k}`)),
+                c.endsWith('Redis') ? probe : undefined,
+              );
         results.get(c)?.push(figures);
         console.log(
-          `round ${round + 1} ${c.padEnd(12)} ${figures.perSecond.toFixed(0).padStart(6)} tasks/s  p50 ${figures.p50.toFixed(2)} ms  p99 ${figures.p99.toFixed(2)} ms  CPU ${figures.cpuUs.toFixed(0)} µs/task${figures.redis ? `  redis-server: ${figures.redis.reads.toFixed(2)} reads, ${figures.redis.inKb.toFixed(1)} KiB in, ${figures.redis.cpuUs.toFixed(0)} µs CPU per task` : ''}`,
+          `round ${round + 1} ${c.padEnd(24)} ${figures.perSecond.toFixed(0).padStart(6)} tasks/s  p50 ${figures.p50.toFixed(2)} ms  p99 ${figures.p99.toFixed(2)} ms  CPU ${figures.cpuUs.toFixed(0)} µs/task${figures.redis ? `  redis-server: ${figures.redis.reads.toFixed(2)} reads, ${figures.redis.inKb.toFixed(1)} KiB in, ${figures.redis.cpuUs.toFixed(0)} µs CPU per task` : ''}`,
         );
       }
       loads.push(
