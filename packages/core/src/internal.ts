@@ -90,6 +90,7 @@ export {
 } from './tasks/task-errors.js';
 export { POSITION_EVENT_MS, queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './tasks/task-eta.js';
 export {
+  type CancelAnswer,
   type ClaimedTask,
   FINAL_STATUSES,
   isFinalEvent,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorBody, type TaskStore, TiffinError } from '@tiffin/core';
 import {
+  type CancelAnswer,
   Cancelled,
   type ClaimedTask,
   clientShare,
@@ -525,12 +526,7 @@ export class RedisTaskStore implements TaskStore {
           id,
           api: data.api,
           attempt: job.attemptsStarted,
-          request: {
-            method: data.method,
-            url: data.url,
-            headers: data.headers,
-            body: Buffer.from(data.body, 'base64'),
-          },
+          request: storedRequest(data),
         };
       }
     });
@@ -597,7 +593,7 @@ export class RedisTaskStore implements TaskStore {
     if (written) await this.ended(lease.job, ending).catch(() => {});
   }
 
-  async cancel(id: string): Promise<TaskView> {
+  async cancel(id: string): Promise<CancelAnswer> {
     return this.reach(async () => {
       const view = await this.status(id);
       if (FINAL_STATUSES.has(view.status)) return view;
@@ -616,7 +612,8 @@ export class RedisTaskStore implements TaskStore {
           const ended = { ...view, ...finalTimes(Date.now(), this.ttlMs), status: 'cancelled' as const };
           ended.error = cancelledBody(id);
           await this.publish({ id, kind: 'event', event: finalEvent(ended) });
-          return ended;
+          // Only the cancel whose remove took the job gets here: it alone tells the task's webhook.
+          return { ...ended, queuedRequest: storedRequest(job.data) };
         }
       }
       return this.status(id);
@@ -1059,6 +1056,16 @@ function parseEnding(reason: string | undefined): Ending | null {
   } catch {
     return null;
   }
+}
+
+/** The request a task's job keeps, as it was submitted. */
+function storedRequest(data: JobData): TaskRequest {
+  return {
+    method: data.method,
+    url: data.url,
+    headers: data.headers,
+    body: Buffer.from(data.body, 'base64'),
+  };
 }
 
 function cancelledBody(id: string): ErrorBody {

@@ -17,9 +17,6 @@ import { TaskWebhooks, WEBHOOK_URL_HEADER } from './task-webhook.js';
 /** Request headers a stored task does not keep: credentials stay with the request that carried them. */
 const NOT_KEPT: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
 
-/** Queued tasks' webhook URLs remembered for a cancel (a bound: another replica may run and forget them). */
-const MAX_QUEUED_HOOKS = 10_000;
-
 /**
  * Runs a service's tasks: takes queued ones from its `TaskStore` (at most `concurrency` at once) and calls
  * each through `Runtime.invoke` exactly as `POST /<api>` would (decode, call alone or in a batch, encode),
@@ -42,8 +39,6 @@ export class TaskRunner {
   ) {}
 
   private stopWatching: (() => void) | undefined;
-  /** Webhook URLs of tasks this process submitted and has not started, for a cancel that ends one queued. */
-  private readonly queuedHooks = new Map<string, string>();
   /** Claims start once the app is ready (`start`): a task does not run before the startup hooks did. */
   private stopped = true;
 
@@ -84,11 +79,6 @@ export class TaskRunner {
     };
     const view = await this.store.submit(api.name, stored, { attempts: api.taskAttempts, client });
     this.metrics?.submitted(api.name);
-    if (webhook !== undefined && webhook !== null) {
-      this.queuedHooks.set(view.id, webhook);
-      const oldest = this.queuedHooks.keys().next().value;
-      if (this.queuedHooks.size > MAX_QUEUED_HOOKS && oldest !== undefined) this.queuedHooks.delete(oldest);
-    }
     this.pump();
     return { id: view.id };
   }
@@ -128,21 +118,20 @@ export class TaskRunner {
   }
 
   /**
-   * A cancel answered `view`: a task it ended while queued never runs here, so its webhook is told now (when
-   * this process submitted it; a running task's end is told by its runner).
+   * A cancel answered `view`, and `queuedRequest` when it ended the task while queued: that task never runs, so
+   * this process tells its webhook now, from the stored request's headers (whichever process submitted it). A
+   * running task's end is told by its runner.
    */
-  cancelled(view: TaskView, route: string): void {
-    const url = this.queuedHooks.get(view.id);
-    if (url === undefined || view.status !== 'cancelled') return;
-    this.queuedHooks.delete(view.id);
-    this.webhooks.deliver(url, view, route);
+  cancelled(view: TaskView, queuedRequest: TaskRequest | undefined, route: string): void {
+    if (!queuedRequest || view.status !== 'cancelled') return;
+    const url = queuedRequest.headers.find(([name]) => name === WEBHOOK_URL_HEADER)?.[1];
+    if (url !== undefined) this.webhooks.deliver(url, view, route);
   }
 
   private async run(task: ClaimedTask): Promise<void> {
     const { id } = task;
     const claimedAt = performance.now();
     this.metrics?.started(task.api, task.attempt);
-    this.queuedHooks.delete(id);
     const abort = new LazyAbort();
     const stopCancel = this.store.onCancel(id, () => abort.abort(new Cancelled(`task ${id} was cancelled`)));
     // The submitted request again, as the API's input descriptor reads it, with the task's abort signal.

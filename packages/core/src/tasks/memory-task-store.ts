@@ -11,6 +11,7 @@ import {
 } from './task-errors.js';
 import { POSITION_EVENT_MS, queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './task-eta.js';
 import type {
+  CancelAnswer,
   ClaimedTask,
   SubmitOptions,
   TaskEvent,
@@ -254,11 +255,15 @@ export class MemoryTaskStore implements TaskStore {
     });
   }
 
-  async cancel(id: string): Promise<TaskView> {
+  async cancel(id: string): Promise<CancelAnswer> {
     const entry = this.entry(id);
     if (entry.view.status === 'queued') {
+      // Ended here and now (`fail` ends it before its first wait): no other cancel can end it too.
+      const queuedRequest = entry.request ?? undefined;
       await this.fail(id, new Cancelled(`task ${id} was cancelled before it started`).toBody(), 'cancelled');
-    } else if (entry.view.status === 'running') {
+      return { ...this.viewOf(entry), queuedRequest };
+    }
+    if (entry.view.status === 'running') {
       for (const listener of entry.cancelListeners) listener();
     }
     return this.viewOf(entry);

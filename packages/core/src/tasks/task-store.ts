@@ -51,6 +51,14 @@ export interface TaskRequest {
   body: Uint8Array;
 }
 
+/**
+ * What `cancel` answers: the task's view and, when this call ended the task while it was queued (so it never
+ * runs), `queuedRequest`, the request it was stored with: the process that cancelled tells the task's webhook
+ * from it, whichever process submitted the task (another replica, or this one before a restart). Clients are
+ * sent the view alone.
+ */
+export type CancelAnswer = TaskView & { queuedRequest?: TaskRequest };
+
 /** The task's answer as the synchronous API would have given it: status, headers and the encoded body. */
 export interface TaskResult {
   status: number;
@@ -136,10 +144,10 @@ export interface TaskStore {
   /** The running task ended with this error body: `failed`, or `cancelled` when it stopped on a cancel. */
   fail(id: string, error: ErrorBody, status?: 'failed' | 'cancelled'): Promise<void>;
   /**
-   * Cancel a task: a queued one ends `cancelled` at once, a running one is asked to stop (its runner is told
-   * through `onCancel`), a finished one stays as it is.
+   * Cancel a task: a queued one ends `cancelled` at once (and its stored request comes back, `CancelAnswer`),
+   * a running one is asked to stop (its runner is told through `onCancel`), a finished one stays as it is.
    */
-  cancel(id: string): Promise<TaskView>;
+  cancel(id: string): Promise<CancelAnswer>;
   status(id: string): Promise<TaskView>;
   /** The answer of a succeeded task; `TaskNotDone` (409) in any other state. */
   result(id: string): Promise<TaskResult>;

@@ -108,11 +108,19 @@ export function describeTaskStore(
       await s.claim();
       let told = 0;
       const stop = s.onCancel(running.id, () => told++);
-      expect((await s.cancel(queued.id)).status).toBe('cancelled');
-      expect((await s.cancel(queued.id)).status).toBe('cancelled');
+      // The cancel that ended the queued task alone gets its stored request back (its webhook is told from it).
+      const first = await s.cancel(queued.id);
+      expect(first.status).toBe('cancelled');
+      expect(first.queuedRequest?.headers).toEqual(request().headers);
+      expect(Buffer.from(first.queuedRequest?.body ?? []).toString()).toBe(
+        Buffer.from(request().body).toString(),
+      );
+      const again = await s.cancel(queued.id);
+      expect(again.status).toBe('cancelled');
+      expect(again.queuedRequest).toBeUndefined();
       expect((await s.status(queued.id)).error?.code).toBe('CANCELLED');
       expect(await s.claim()).toBeNull();
-      await s.cancel(running.id);
+      expect((await s.cancel(running.id)).queuedRequest).toBeUndefined();
       expect(told).toBe(1);
       stop();
       await s.cancel(running.id);

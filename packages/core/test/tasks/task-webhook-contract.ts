@@ -47,7 +47,8 @@ export function describeTaskWebhooks(name: string, make: () => Promise<TaskStore
           return input;
         },
       );
-      service.useTaskStore(await make());
+      const store = await make();
+      service.useTaskStore(store);
       const handle = await start(service, {
         webhooks: { allow: [`127.0.0.1:${port}`], secret, retryMs: 20 },
       });
@@ -80,14 +81,31 @@ export function describeTaskWebhooks(name: string, make: () => Promise<TaskStore
         const dropped = (await (await submit(hook, { n: 0 })).json()) as { id: string };
         const cancel = await fetch(`${handle.url}/echo/cancel?id=${dropped.id}`, { method: 'POST' });
         expect(((await cancel.json()) as { status: string }).status).toBe('cancelled');
+        // A task this server never saw submitted (another replica's, or one stored before a restart), cancelled
+        // here while queued: its webhook is told from the stored request. The answer shows the view alone.
+        const elsewhere = await store.submit('echo', {
+          method: 'POST',
+          url: '/echo/submit',
+          headers: [
+            ['content-type', 'application/json'],
+            ['tiffin-webhook-url', hook],
+          ],
+          body: Buffer.from('{"n":2}'),
+        });
+        const cancelElsewhere = await fetch(`${handle.url}/echo/cancel?id=${elsewhere.id}`, {
+          method: 'POST',
+        });
+        const elsewhereView = (await cancelElsewhere.json()) as Record<string, unknown>;
+        expect(elsewhereView).toMatchObject({ id: elsewhere.id, status: 'cancelled' });
+        expect(elsewhereView).not.toHaveProperty('queuedRequest');
         release();
         const ok = (await (await submit(hook, { n: 1 })).json()) as { id: string };
         const bad = (await (await submit(hook, { fail: true })).json()) as { id: string };
-        for (let k = 0; k < 200 && deliveries.length < 4; k++) await sleep(25);
+        for (let k = 0; k < 200 && deliveries.length < 5; k++) await sleep(25);
         // Time for a duplicate to arrive, were one sent.
         await sleep(200);
-        expect(deliveries).toHaveLength(4);
-        expect(calls).toBe(5);
+        expect(deliveries).toHaveLength(5);
+        expect(calls).toBe(6);
         const verifier = new Webhook(secret);
         const byTask = new Map<string, { type: string; data: Record<string, unknown> }>();
         for (const { headers, body } of deliveries) {
@@ -98,11 +116,12 @@ export function describeTaskWebhooks(name: string, make: () => Promise<TaskStore
           expect(headers['webhook-id']).toBe(`msg_${payload.data.id}`);
           byTask.set(payload.data.id as string, payload);
         }
-        expect(byTask.size).toBe(4);
-        expect(byTask.get(dropped.id)).toMatchObject({
-          type: 'task.cancelled',
-          data: { status: 'cancelled', error: { code: 'CANCELLED' } },
-        });
+        expect(byTask.size).toBe(5);
+        for (const id of [dropped.id, elsewhere.id])
+          expect(byTask.get(id)).toMatchObject({
+            type: 'task.cancelled',
+            data: { status: 'cancelled', error: { code: 'CANCELLED' } },
+          });
         expect(byTask.get(ok.id)).toMatchObject({ type: 'task.succeeded', data: { status: 'succeeded' } });
         expect(byTask.get(bad.id)).toMatchObject({
           type: 'task.failed',

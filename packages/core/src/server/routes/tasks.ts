@@ -48,8 +48,8 @@ export function taskRoutes(
   };
   const cancel = async (ctx: Exchange): Promise<void> => {
     runtime.admit(ctx);
-    const view = await store.cancel(taskId(ctx));
-    runner.cancelled(view, api.route);
+    const { queuedRequest, ...view } = await store.cancel(taskId(ctx));
+    runner.cancelled(view, queuedRequest, api.route);
     writeJson(ctx, 200, view);
   };
   const events = async (ctx: Exchange): Promise<void> => {
