@@ -481,17 +481,25 @@ export class RedisTaskStore implements TaskStore {
         const { job, token } = taken;
         const id = job.id as string;
         const data = job.data;
+        const task: ClaimedTask = {
+          id,
+          api: data.api,
+          attempt: job.attemptsStarted,
+          request: storedRequest(data),
+        };
+        // A task this claim ends instead of starting is handed over as ended: the runner tells its webhook.
+        const ended: ClaimedTask = { ...task, ended: true };
         if (job.attemptsStarted > data.attempts) {
           if (await this.commands.sismember(this.cancelledKey, id)) {
             await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
-            continue;
+            return ended;
           }
           const error = new TaskInterrupted(
             `task ${id} was running when its server stopped, ${data.attempts} time(s) of the ${data.attempts} it may start`,
           ).toBody();
           await this.end(job, token, { status: 'failed', error });
           this.interrupted[data.api] = (this.interrupted[data.api] ?? 0) + 1;
-          continue;
+          return ended;
         }
         const started: Message = {
           id,
@@ -514,7 +522,7 @@ export class RedisTaskStore implements TaskStore {
         if (left === 0 && signals === this.queuedSignals) this.maybeQueued = false;
         if (left === -1) {
           await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
-          continue;
+          return ended;
         }
         const timer = setInterval(
           () => void job.extendLock(token, this.leaseMs).catch(() => {}),
@@ -522,12 +530,7 @@ export class RedisTaskStore implements TaskStore {
         );
         timer.unref();
         this.leases.set(id, { token, job, timer });
-        return {
-          id,
-          api: data.api,
-          attempt: job.attemptsStarted,
-          request: storedRequest(data),
-        };
+        return task;
       }
     });
   }

@@ -1,4 +1,6 @@
 import type { TaskStore } from '@tiffin/core';
+import { Redis } from 'ioredis';
+import { expect, it } from 'vitest';
 import { describeTaskRoutes } from '../../core/test/tasks/task-routes-contract.js';
 import { describeTaskStore } from '../../core/test/tasks/task-store-contract.js';
 import { describeTaskWebhooks } from '../../core/test/tasks/task-webhook-contract.js';
@@ -28,6 +30,31 @@ describeOnRedis('on a real redis-server', (redis) => {
   describeTaskWebhooks('RedisTaskStore', () =>
     RedisTaskStore.open({ url: redis.url, queue: `hooks-${n++}`, leaseMs: 1000 }),
   );
+  it('hands a claim a queued task it ended on its cancel mark (a cancel that raced the claim) as ended', async () => {
+    const queue = `raced-${n++}`;
+    const store = await RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000 });
+    const probe = new Redis(redis.url);
+    try {
+      const hook: [string, string] = ['tiffin-webhook-url', 'http://127.0.0.1:9/hook'];
+      const { id } = await store.submit('api', {
+        method: 'POST',
+        url: '/api/submit',
+        headers: [hook],
+        body: Buffer.from('{}'),
+      });
+      // What a cancel writes before it removes the queued job; here a claim comes first and reads it.
+      await probe.sadd(`tiffin:${queue}:events:cancelled`, id);
+      const claimed = await store.claim();
+      expect(claimed).toMatchObject({ id, api: 'api', ended: true });
+      // The runner tells the task's webhook from the stored request.
+      expect(claimed?.request.headers).toContainEqual(hook);
+      expect(await store.status(id)).toMatchObject({ status: 'cancelled', error: { code: 'CANCELLED' } });
+      expect(await store.claim()).toBeNull();
+    } finally {
+      probe.disconnect();
+      await store.close();
+    }
+  });
 });
 describeOnRedis('the task routes on a real redis-server', (redis) => {
   const queues = new WeakMap<TaskStore, { queue: string; limits: object }>();

@@ -98,6 +98,10 @@ export class TaskRunner {
           while (!this.stopped && this.running < this.service.taskConcurrency) {
             const task = await this.store.claim();
             if (!task) break;
+            if (task.ended) {
+              void this.tellWebhook(task);
+              continue;
+            }
             this.running++;
             void this.run(task).finally(() => {
               this.running--;

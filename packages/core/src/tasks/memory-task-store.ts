@@ -99,6 +99,8 @@ export class MemoryTaskStore implements TaskStore {
   // Kept as the tasks change, so that no call walks every task held (finished ones stay for their TTL).
   /** Ids of queued tasks in the order they are claimed. */
   private readonly waiting = new Set<string>();
+  /** Tasks `restore` ended (out of attempts) that no claim has handed over yet (`ClaimedTask.ended`). */
+  private readonly endedUnclaimed: ClaimedTask[] = [];
   private unfinishedCount = 0;
   private readonly clientTasks = new Map<string, number>();
   /** Bytes held (see `heldBytes`). */
@@ -186,6 +188,8 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async claim(): Promise<ClaimedTask | null> {
+    const ended = this.endedUnclaimed.shift();
+    if (ended) return ended;
     for (const id of this.waiting) {
       this.waiting.delete(id);
       const entry = this.tasks.get(id);
@@ -370,8 +374,18 @@ export class MemoryTaskStore implements TaskStore {
         const interrupted = new TaskInterrupted(
           `task ${task.view.id} was running when its server stopped, ${task.attempt} time(s) of the ${task.attempts} it may start`,
         );
+        const { request } = task;
         this.finish(entry, 'failed', interrupted.toBody());
         this.interrupted[task.view.api] = (this.interrupted[task.view.api] ?? 0) + 1;
+        // The next claim hands it over as ended, so that the runner tells its webhook.
+        if (request)
+          this.endedUnclaimed.push({
+            id: task.view.id,
+            api: task.view.api,
+            request,
+            attempt: task.attempt,
+            ended: true,
+          });
       }
       changed.push(entry);
     }

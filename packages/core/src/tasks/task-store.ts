@@ -90,6 +90,11 @@ export interface ClaimedTask {
   request: TaskRequest;
   /** This run's number, from 1: above 1 the task was running in a process that stopped, and runs again. */
   attempt: number;
+  /**
+   * Set when the store ended the task rather than start it: cancelled while queued (a cancel that raced this
+   * claim), or out of attempts after its process stopped. Nothing runs; the runner tells the task's webhook.
+   */
+  ended?: true;
 }
 
 /** What `TaskStore.submit` is told besides the request. */
