@@ -10,26 +10,22 @@ import { describeOnRedis } from './describe-on-redis.js';
 describeOnRedis('on a real redis-server', (redis) => {
   let n = 0;
   const queues = new WeakMap<TaskStore, { queue: string; limits: object }>();
-  describeTaskStore(
-    'RedisTaskStore',
-    async (limits) => {
-      const queue = `contract-${n++}`;
-      const store = await RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000, ...limits });
-      queues.set(store, { queue, limits });
-      return store;
+  const open = async (name: string, limits: object = {}) => {
+    const queue = `${name}-${n++}`;
+    const store = await RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000, ...limits });
+    queues.set(store, { queue, limits });
+    return store;
+  };
+  const durable = {
+    async reopen(store: TaskStore) {
+      const { queue, limits } = queues.get(store) as { queue: string; limits: object };
+      // As a killed process: its connections gone, its running tasks not handed back.
+      await (store as RedisTaskStore).close(false);
+      return RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000, ...limits });
     },
-    {
-      async reopen(store) {
-        const { queue, limits } = queues.get(store) as { queue: string; limits: object };
-        // As a killed process: its connections gone, its running tasks not handed back.
-        await (store as RedisTaskStore).close(false);
-        return RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000, ...limits });
-      },
-    },
-  );
-  describeTaskWebhooks('RedisTaskStore', () =>
-    RedisTaskStore.open({ url: redis.url, queue: `hooks-${n++}`, leaseMs: 1000 }),
-  );
+  };
+  describeTaskStore('RedisTaskStore', (limits) => open('contract', limits), durable);
+  describeTaskWebhooks('RedisTaskStore', () => open('hooks'), durable);
   it('hands a claim a queued task it ended on its cancel mark (a cancel that raced the claim) as ended', async () => {
     const queue = `raced-${n++}`;
     const store = await RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000 });

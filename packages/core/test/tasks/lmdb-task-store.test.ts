@@ -12,22 +12,21 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 const dirs = new WeakMap<TaskStore, { dir: string; limits: object }>();
 
-describeTaskStore(
-  'LmdbTaskStore',
-  async (limits) => {
-    const dir = join(root, String(n++));
-    const store = await LmdbTaskStore.open({ dir, ...limits });
-    dirs.set(store, { dir, limits });
-    return store;
+const durable = {
+  async reopen(store: TaskStore) {
+    const { dir, limits } = dirs.get(store) as { dir: string; limits: object };
+    // A killed process writes nothing more: close the file under it, its running tasks unsettled.
+    await store.close?.();
+    return LmdbTaskStore.open({ dir, ...limits });
   },
-  {
-    async reopen(store) {
-      const { dir, limits } = dirs.get(store) as { dir: string; limits: object };
-      // A killed process writes nothing more: close the file under it, its running tasks unsettled.
-      await store.close?.();
-      return LmdbTaskStore.open({ dir, ...limits });
-    },
-  },
-);
+};
+const open = async (limits: object = {}) => {
+  const dir = join(root, String(n++));
+  const store = await LmdbTaskStore.open({ dir, ...limits });
+  dirs.set(store, { dir, limits });
+  return store;
+};
 
-describeTaskWebhooks('LmdbTaskStore', () => LmdbTaskStore.open({ dir: join(root, `hooks-${n++}`) }));
+describeTaskStore('LmdbTaskStore', open, durable);
+
+describeTaskWebhooks('LmdbTaskStore', () => open(), durable);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BadInput, JSONDescriptor, Service } from '../../src/index.js';
 import type { TaskStore } from '../../src/tasks/task-store.js';
 import { sleep, start } from '../server/helpers.js';
+import type { DurableContract } from './task-store-contract.js';
 
 interface Delivery {
   headers: IncomingHttpHeaders;
@@ -17,7 +18,11 @@ interface Delivery {
  * (500) and accepts the next; every task's end arrives once, verifies with the shared secret (the Standard
  * Webhooks reference package), and URLs outside `--webhook-allow` are refused at submit.
  */
-export function describeTaskWebhooks(name: string, make: () => Promise<TaskStore>): void {
+export function describeTaskWebhooks(
+  name: string,
+  make: () => Promise<TaskStore>,
+  durable?: DurableContract,
+): void {
   describe(`${name} (task webhooks)`, () => {
     it('tells the allowed URL once per task, signed and retried after a 500; refuses any other URL', async () => {
       const deliveries: Delivery[] = [];
@@ -138,5 +143,54 @@ export function describeTaskWebhooks(name: string, make: () => Promise<TaskStore
         receiver.close();
       }
     });
+
+    it.runIf(durable)(
+      'tells the end of a task its stopped process left running, out of attempts (TASK_INTERRUPTED)',
+      async () => {
+        const bodies: string[] = [];
+        const receiver = createServer((req, res) => {
+          const chunks: Buffer[] = [];
+          req.on('data', (chunk: Buffer) => chunks.push(chunk));
+          req.on('end', () => {
+            bodies.push(Buffer.concat(chunks).toString());
+            res.writeHead(204).end();
+          });
+        });
+        await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+        const port = (receiver.address() as AddressInfo).port;
+        const first = await make();
+        // Submitted and started by a process that then stopped (killed: its task left running).
+        const { id } = await first.submit('echo', {
+          method: 'POST',
+          url: '/echo/submit',
+          headers: [
+            ['content-type', 'application/json'],
+            ['tiffin-webhook-url', `http://127.0.0.1:${port}/hook`],
+          ],
+          body: Buffer.from('{"n":3}'),
+        });
+        expect((await first.claim())?.id).toBe(id);
+        const service = new Service('hooks').api(
+          { name: 'echo', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true },
+          async (input) => input,
+        );
+        service.useTaskStore(await (durable as DurableContract).reopen(first));
+        const handle = await start(service, {
+          webhooks: { allow: [`127.0.0.1:${port}`], secret: `whsec_${randomBytes(24).toString('base64')}` },
+        });
+        try {
+          for (let k = 0; k < 200 && bodies.length === 0; k++) await sleep(25);
+          await sleep(200);
+          expect(bodies).toHaveLength(1);
+          expect(JSON.parse(bodies[0] as string)).toMatchObject({
+            type: 'task.failed',
+            data: { id, status: 'failed', error: { code: 'TASK_INTERRUPTED' } },
+          });
+        } finally {
+          await handle.close();
+          receiver.close();
+        }
+      },
+    );
   });
 }
