@@ -458,80 +458,78 @@ export class RedisTaskStore implements TaskStore {
 
   async claim(): Promise<ClaimedTask | null> {
     return this.reach(async () => {
-      for (;;) {
-        if (this.closed) return null;
-        let taken = this.prefetched.shift();
-        if (!taken) {
-          if (!this.maybeQueued && performance.now() - this.askedAt < CLAIM_RECHECK_MS) return null;
-          this.askedAt = performance.now();
-          const token = randomUUID();
-          // Cleared before the look: a submit that lands meanwhile sets it again, and its runner asks again.
-          this.maybeQueued = false;
-          let next: Job<JobData> | undefined;
-          try {
-            next = (await this.worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
-          } catch (err) {
-            this.mayBeQueued();
-            throw err;
-          }
-          if (!next?.id) return null;
+      if (this.closed) return null;
+      let taken = this.prefetched.shift();
+      if (!taken) {
+        if (!this.maybeQueued && performance.now() - this.askedAt < CLAIM_RECHECK_MS) return null;
+        this.askedAt = performance.now();
+        const token = randomUUID();
+        // Cleared before the look: a submit that lands meanwhile sets it again, and its runner asks again.
+        this.maybeQueued = false;
+        let next: Job<JobData> | undefined;
+        try {
+          next = (await this.worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
+        } catch (err) {
           this.mayBeQueued();
-          taken = { job: next, token };
+          throw err;
         }
-        const { job, token } = taken;
-        const id = job.id as string;
-        const data = job.data;
-        const task: ClaimedTask = {
-          id,
-          api: data.api,
-          attempt: job.attemptsStarted,
-          request: storedRequest(data),
-        };
-        // A task this claim ends instead of starting is handed over as ended: the runner tells its webhook.
-        const ended: ClaimedTask = { ...task, ended: true };
-        if (job.attemptsStarted > data.attempts) {
-          if (await this.commands.sismember(this.cancelledKey, id)) {
-            await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
-            return ended;
-          }
-          const error = new TaskInterrupted(
-            `task ${id} was running when its server stopped, ${data.attempts} time(s) of the ${data.attempts} it may start`,
-          ).toBody();
-          await this.end(job, token, { status: 'failed', error });
-          this.interrupted[data.api] = (this.interrupted[data.api] ?? 0) + 1;
-          return ended;
-        }
-        const started: Message = {
-          id,
-          kind: 'event',
-          event: { event: 'started', data: { request_id: id, status: 'started' } },
-          from: this.self,
-        };
-        // The cancel mark read, the `started` event sent and the jobs left counted in one round trip.
-        const signals = this.queuedSignals;
-        const { wait, prioritized } = this.queue.keys;
-        const left = await this.scripts.tiffinStart(
-          this.cancelledKey,
-          wait as string,
-          prioritized as string,
-          id,
-          this.channel,
-          JSON.stringify(started),
-        );
-        // None left, and no submit or message since the count: the next claim need not ask.
-        if (left === 0 && signals === this.queuedSignals) this.maybeQueued = false;
-        if (left === -1) {
-          await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
-          return ended;
-        }
-        const timer = setInterval(
-          () => void job.extendLock(token, this.leaseMs).catch(() => {}),
-          Math.floor(this.leaseMs / 2),
-        );
-        timer.unref();
-        this.leases.set(id, { token, job, timer });
-        return task;
+        if (!next?.id) return null;
+        this.mayBeQueued();
+        taken = { job: next, token };
       }
+      const { job, token } = taken;
+      const id = job.id as string;
+      const data = job.data;
+      const task: ClaimedTask = {
+        id,
+        api: data.api,
+        attempt: job.attemptsStarted,
+        request: storedRequest(data),
+      };
+      // A task this claim ends instead of starting is handed over as ended: the runner tells its webhook.
+      const ended = (): ClaimedTask => ({ ...task, ended: true });
+      if (job.attemptsStarted > data.attempts) {
+        if (await this.commands.sismember(this.cancelledKey, id)) {
+          await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
+          return ended();
+        }
+        const error = new TaskInterrupted(
+          `task ${id} was running when its server stopped, ${data.attempts} time(s) of the ${data.attempts} it may start`,
+        ).toBody();
+        await this.end(job, token, { status: 'failed', error });
+        this.interrupted[data.api] = (this.interrupted[data.api] ?? 0) + 1;
+        return ended();
+      }
+      const started: Message = {
+        id,
+        kind: 'event',
+        event: { event: 'started', data: { request_id: id, status: 'started' } },
+        from: this.self,
+      };
+      // The cancel mark read, the `started` event sent and the jobs left counted in one round trip.
+      const signals = this.queuedSignals;
+      const { wait, prioritized } = this.queue.keys;
+      const left = await this.scripts.tiffinStart(
+        this.cancelledKey,
+        wait as string,
+        prioritized as string,
+        id,
+        this.channel,
+        JSON.stringify(started),
+      );
+      // None left, and no submit or message since the count: the next claim need not ask.
+      if (left === 0 && signals === this.queuedSignals) this.maybeQueued = false;
+      if (left === -1) {
+        await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
+        return ended();
+      }
+      const timer = setInterval(
+        () => void job.extendLock(token, this.leaseMs).catch(() => {}),
+        Math.floor(this.leaseMs / 2),
+      );
+      timer.unref();
+      this.leases.set(id, { token, job, timer });
+      return task;
     });
   }
 
