@@ -160,8 +160,15 @@ async function storeAlone(store: TaskStore, probe?: Redis): Promise<Figures> {
   const runners = Array.from({ length: CONCURRENCY }, async () => {
     while (!stopped) {
       const task = await store.claim();
-      if (task) await store.complete(task.id, ANSWER);
-      else await new Promise<void>((wake) => idle.push(wake) && setTimeout(wake, 5));
+      if (task) {
+        await store.complete(task.id, ANSWER);
+        continue;
+      }
+      // Nothing queued: wait for the next submit, or 5 ms (a submit may land between the claim and the wait).
+      await new Promise<void>((wake) => {
+        idle.push(wake);
+        setTimeout(wake, 5);
+      });
     }
   });
   const one = async () => {

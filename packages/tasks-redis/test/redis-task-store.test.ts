@@ -27,8 +27,8 @@ describeOnRedis('on a real redis-server', (redis) => {
   describeTaskStore('RedisTaskStore', (limits) => open('contract', limits), durable);
   describeTaskWebhooks('RedisTaskStore', () => open('hooks'), durable);
   it('hands a claim a queued task it ended on its cancel mark (a cancel that raced the claim) as ended', async () => {
-    const queue = `raced-${n++}`;
-    const store = await RedisTaskStore.open({ url: redis.url, queue, leaseMs: 1000 });
+    const store = await open('raced');
+    const { queue } = queues.get(store) as { queue: string };
     const probe = new Redis(redis.url);
     try {
       const hook: [string, string] = ['tiffin-webhook-url', 'http://127.0.0.1:9/hook'];

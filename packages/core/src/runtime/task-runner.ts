@@ -128,7 +128,7 @@ export class TaskRunner {
    */
   cancelled(view: TaskView, queuedRequest: TaskRequest | undefined, route: string): void {
     if (!queuedRequest || view.status !== 'cancelled') return;
-    const url = queuedRequest.headers.find(([name]) => name === WEBHOOK_URL_HEADER)?.[1];
+    const url = webhookUrl(queuedRequest);
     if (url !== undefined) this.webhooks.deliver(url, view, route);
   }
 
@@ -183,7 +183,7 @@ export class TaskRunner {
 
   /** The task ended: POST its end to the webhook its submit named, if any (in the background). */
   private async tellWebhook(task: ClaimedTask): Promise<void> {
-    const url = task.request.headers.find(([name]) => name === WEBHOOK_URL_HEADER)?.[1];
+    const url = webhookUrl(task.request);
     const api = this.service.apis.get(task.api);
     if (url === undefined || !api) return;
     try {
@@ -214,6 +214,11 @@ export class TaskRunner {
       }
     }
   }
+}
+
+/** The webhook URL a task's submit named, kept with its stored request's headers. */
+function webhookUrl(stored: TaskRequest): string | undefined {
+  return stored.headers.find(([name]) => name === WEBHOOK_URL_HEADER)?.[1];
 }
 
 /** A stored request as an `HttpRequest` whose signal is the task's. */
