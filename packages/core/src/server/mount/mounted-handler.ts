@@ -13,6 +13,12 @@ import { removeUploadedFiles } from './uploaded-files.js';
 export interface MountState {
   /** The request's id, as in the access log and the `x-request-id` header. */
   requestId: string;
+  /**
+   * The request's abort signal, the one an API function gets as `ctx.signal`: it fires when the request's
+   * deadline passes (the 504 went out) or its client goes away. Work a route starts (a model run, a fetch, a
+   * queue wait) should stop on it; its late answer is dropped anyway. Made on first read.
+   */
+  readonly signal: AbortSignal;
 }
 
 export interface MountedHandlerDeps {
@@ -53,6 +59,12 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
     const denied = auth ? auth(exchange.path, exchange.get('authorization')) : null;
     const ctx = koaContext(exchange);
     ctx.state.requestId = exchange.requestId;
+    // A getter: the signal (microseconds to make on Node 20) is made only for a route that reads it.
+    Object.defineProperty(ctx.state, 'signal', {
+      get: () => exchange.signal,
+      enumerable: true,
+      configurable: true,
+    });
     exchange.onClose.push(() => removeUploadedFiles(ctx.request));
     if (denied) DENIED.add(ctx);
     // The status the context shows once the mounts passed the request on: Koa's 404, or the routes' answer.

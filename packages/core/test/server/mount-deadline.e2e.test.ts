@@ -1,0 +1,95 @@
+import Router from '@koa/router';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Service, Text } from '../../src/index.js';
+import type { MountState } from '../../src/server/mount/mounted-handler.js';
+import { start } from './helpers.js';
+
+/** Work of `ms` milliseconds that stops when `signal` fires (as a model run honouring it would). */
+function work(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * A service whose mounted routes share one single-slot resource (a generator, say): `GET <prefix>/work?ms=`
+ * holds the slot for that long, unless the request's signal stops it; `GET <prefix>/slot` says whether it is
+ * free; every abort the work saw is kept, with its reason's code.
+ */
+function slotService(mounts: Array<{ prefix: string; timeout?: number }>) {
+  const svc = new Service('slots');
+  svc.api({ input: new Text(), output: new Text() }, function echo(text) {
+    return text;
+  });
+  const state = { busy: false, aborts: [] as string[] };
+  for (const { prefix, timeout } of mounts) {
+    const router = new Router<MountState>({ prefix });
+    router.get('/work', async (ctx) => {
+      if (state.busy) {
+        ctx.status = 409;
+        ctx.body = 'busy';
+        return;
+      }
+      state.busy = true;
+      const signal = ctx.state.signal;
+      signal?.addEventListener('abort', () => {
+        state.aborts.push((signal.reason as { code?: string }).code ?? String(signal.reason));
+      });
+      try {
+        await work(Number(ctx.query.ms), signal);
+        ctx.body = 'done';
+      } finally {
+        state.busy = false;
+      }
+    });
+    router.get('/slot', (ctx) => {
+      ctx.body = state.busy ? 'busy' : 'free';
+    });
+    svc.mount(router.routes(), timeout === undefined ? {} : { timeout });
+  }
+  return { svc, state };
+}
+
+let handle: Awaited<ReturnType<typeof start>> | undefined;
+afterEach(async () => {
+  await handle?.close();
+  handle = undefined;
+});
+
+const get = async (path: string): Promise<[number, string]> => {
+  const res = await fetch(handle!.url + path);
+  return [res.status, await res.text()];
+};
+
+describe('mounted routes: the request abort signal (ctx.state.signal)', () => {
+  it("fires at the route's 504, so the work it started stops and the next call is served at once", async () => {
+    const { svc, state } = slotService([{ prefix: '/gen' }]);
+    handle = await start(svc, { timeout: 0.3 });
+    const [status, body] = await get('/gen/work?ms=20000');
+    expect([status, JSON.parse(body).code]).toEqual([504, 'DEADLINE_EXCEEDED']);
+    expect(state.aborts).toEqual(['DEADLINE_EXCEEDED']);
+    // The slot is free again: a call right after the 504 is served, long before the 20 s work would have ended.
+    expect(await get('/gen/slot')).toEqual([200, 'free']);
+    expect(await get('/gen/work?ms=1')).toEqual([200, 'done']);
+  });
+
+  it('fires when the client goes away', async () => {
+    const { svc, state } = slotService([{ prefix: '/gen' }]);
+    handle = await start(svc, { timeout: 30 });
+    const client = new AbortController();
+    const gone = fetch(`${handle.url}/gen/work?ms=20000`, { signal: client.signal }).catch(() => 'gone');
+    while ((await get('/gen/slot'))[1] !== 'busy') await new Promise((r) => setTimeout(r, 10));
+    client.abort();
+    expect(await gone).toBe('gone');
+    while ((await get('/gen/slot'))[1] !== 'free') await new Promise((r) => setTimeout(r, 10));
+    expect(state.aborts).toEqual(['Error: client disconnected']);
+  });
+});
