@@ -5,6 +5,7 @@ import {
   ServiceUnavailable,
   TiffinError,
   TooManyRequests,
+  truncateForMessage,
 } from '../errors/index.js';
 
 /**
@@ -13,6 +14,11 @@ import {
  */
 export class TaskNotFound extends NotFound {
   static override readonly code: string = 'JOB_NOT_FOUND';
+}
+
+/** The answer to an id that names no task (never submitted, expired, or not of a task id's form). */
+export function unknownTask(id: string): TaskNotFound {
+  return new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
 }
 
 /** The task has no result (yet, or ever): 409 `JOB_NOT_DONE`. */

@@ -139,6 +139,13 @@ export function describeTaskRoutes(
           '00000000-0000-4000-8000-000000000000',
           '%00',
           'a'.repeat(128),
+          // A store's own key names (BullMQ's under the queue's prefix): refused before any store sees them.
+          'stalled-check',
+          'meta',
+          'events',
+          'id',
+          'wait',
+          'active',
         ])
           expect(await answer(await at(`?id=${id}`))).toEqual({ status: 404, code: 'JOB_NOT_FOUND' });
       }

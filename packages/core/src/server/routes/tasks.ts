@@ -3,6 +3,8 @@ import { buildResponse } from '../../http/response.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { TaskRunner } from '../../runtime/task-runner.js';
 import type { InferenceApi, TaskOperation } from '../../service/service.js';
+import { unknownTask } from '../../tasks/task-errors.js';
+import { isTaskId } from '../../tasks/task-id.js';
 import type { TaskEvent, TaskStore } from '../../tasks/task-store.js';
 import { sseEvent } from '../../wire/sse/event.js';
 import type { EventStreams } from '../event-streams.js';
@@ -78,7 +80,10 @@ export function taskRoutes(
   };
 }
 
-/** The one task id of `?id=`: present once, not empty, not longer than any id the server draws. */
+/**
+ * The one task id of `?id=`: present once, not empty, not longer than any id the server draws; one not of a
+ * task id's form (`isTaskId`) is answered as an unknown task here, for every store, before it reaches one.
+ */
 function taskId(ctx: Exchange): string {
   const ids = new URLSearchParams(ctx.search).getAll('id');
   if (ids.length !== 1 || ids[0] === '')
@@ -88,6 +93,7 @@ function taskId(ctx: Exchange): string {
     throw new BadInput(`The task id is ${id.length} characters; ids are at most ${MAX_ID_LENGTH}`, {
       code: 'TASK_ID_INVALID',
     });
+  if (!isTaskId(id)) throw unknownTask(id);
   return id;
 }
 
