@@ -32,6 +32,7 @@ import {
 } from '@tiffin/core/internal';
 import { Job, Queue, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
+import { AnswerWatch } from './answer-watch.js';
 import { coalesceWrites } from './coalesced-writes.js';
 
 export interface RedisTaskStoreOptions {
@@ -92,6 +93,13 @@ const CLAIM_RECHECK_MS = 1000;
 
 /** How often a store counts the processes on its channel (whether a `queued` message has anyone to tell). */
 const PEERS_MS = 1000;
+
+/**
+ * Readiness: Redis is pinged every `READY_CHECK_MS` on the store's subscriber connection (it carries no large
+ * replies), and the store is not ready while a ping has waited longer than `READY_WITHIN_MS` (`AnswerWatch`).
+ */
+const READY_CHECK_MS = 1000;
+const READY_WITHIN_MS = 2000;
 
 /** How long an API's recent run times are kept after its last run (its queued tasks' estimate). */
 const RUNS_TTL_MS = 24 * 3600 * 1000;
@@ -278,6 +286,8 @@ export class RedisTaskStore implements TaskStore {
    */
   private peers = true;
   private peersTimer: NodeJS.Timeout | undefined;
+  /** Whether Redis answers in time (`notReadyReason`). */
+  private readonly answers: AnswerWatch;
 
   private constructor(
     private readonly queue: Queue,
@@ -295,6 +305,7 @@ export class RedisTaskStore implements TaskStore {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.channel = `tiffin:${name}:events`;
     this.clientsKey = `tiffin:${name}:clients`;
+    this.answers = new AnswerWatch(() => subscriber.ping(), READY_CHECK_MS, READY_WITHIN_MS);
   }
 
   private watchPeers(): void {
@@ -378,6 +389,7 @@ export class RedisTaskStore implements TaskStore {
     worker.on('stalled', () => store.requeued());
     await subscriber.subscribe(store.channel);
     store.watchPeers();
+    store.answers.start();
     // BullMQ's stalled-job check: jobs whose process died go back to the queue.
     void worker.startStalledCheckTimer().catch(() => {});
     return store;
@@ -385,7 +397,9 @@ export class RedisTaskStore implements TaskStore {
 
   notReadyReason(): string | null {
     if (this.closed) return 'the task store is closed';
-    return this.commands.status === 'ready' ? null : 'Redis (the task store) is unreachable';
+    if (this.commands.status !== 'ready') return 'Redis (the task store) is unreachable';
+    // Connected is not enough: a Redis that hangs keeps its connections open (`AnswerWatch`).
+    return this.answers.reason();
   }
 
   onQueued(listener: () => void): () => void {
@@ -737,6 +751,7 @@ export class RedisTaskStore implements TaskStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.peersTimer);
+    this.answers.stop();
     const handedBack = handBack && this.leases.size + this.prefetched.length > 0;
     for (const { job, token } of this.prefetched.splice(0))
       if (handBack) await job.moveToWait(token).catch(() => {});

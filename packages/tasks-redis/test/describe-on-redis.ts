@@ -12,6 +12,10 @@ export interface RedisHandle {
   pause(): Promise<void>;
   /** Start it again after `pause()`. */
   resume(): Promise<void>;
+  /** Freeze it (SIGSTOP): connected, answering nothing, as a Redis that hangs. */
+  freeze(): void;
+  /** Let it go on after `freeze()`. */
+  thaw(): void;
 }
 
 /**
@@ -46,6 +50,8 @@ export function describeOnRedis(name: string, body: (redis: RedisHandle) => void
       },
       pause: () => started().pause(),
       resume: () => started().resume(),
+      freeze: () => started().freeze(),
+      thaw: () => started().thaw(),
     });
   });
 }

@@ -78,6 +78,16 @@ export class RedisServer {
     await exited;
   }
 
+  /** Freeze it (SIGSTOP): connections stay open and nothing answers, as a Redis that hangs rather than refuses. */
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** Let a frozen server go on (SIGCONT). */
+  thaw(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   async stop(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null) return;
