@@ -15,6 +15,8 @@ interface Waiter extends DeadlineWatch {
   expire: (() => void) | null;
   /** The queue of its duration (a cleared waiter moves its head). */
   readonly queue: Queue;
+  /** The waiter that took its place when its deadline was moved (`Deadlines.move`). */
+  movedTo: Waiter | undefined;
 }
 
 /** Waiters of one duration, in start order (hence in due order); `head` skips the settled ones. */
@@ -59,17 +61,22 @@ export class Deadlines {
     return this.race(work, seconds, startedAt).then((v) => (v === EXPIRED ? 'expired' : 'done'));
   }
 
-  /** `wait` that resolves with the work's own value (or `EXPIRED`). */
+  /**
+   * `wait` that resolves with the work's own value (or `EXPIRED`); `holder.deadlineWatch` is set to its watch,
+   * for a caller that may `move` the deadline while the work runs.
+   */
   race<T>(
     work: Promise<T>,
     seconds: number,
     startedAt: number = performance.now(),
+    holder?: { deadlineWatch?: DeadlineWatch | undefined },
   ): Promise<T | typeof EXPIRED> {
     if (!(seconds > 0) || !Number.isFinite(seconds)) return work;
     const outcome = new Promise<T | typeof EXPIRED>(captureBoth);
     const resolve = capturedResolve as (value: T | typeof EXPIRED) => void;
     const reject = capturedReject as (err: unknown) => void;
     const watch = this.watch(seconds, startedAt, () => resolve(EXPIRED)) as DeadlineWatch;
+    if (holder) holder.deadlineWatch = watch;
     work.then(
       (value) => {
         this.clear(watch);
@@ -97,15 +104,39 @@ export class Deadlines {
       this.queues.set(ms, queue);
     }
     if (queue.items.length - queue.head >= queue.compactAt) compact(queue);
-    const waiter: Waiter = { due: startedAt + ms, expire, queue };
+    const waiter: Waiter = { due: startedAt + ms, expire, queue, movedTo: undefined };
     queue.items.push(waiter);
     if (waiter.due < this.timerDue) this.arm(waiter.due);
     return waiter;
   }
 
+  /**
+   * Make a watched deadline `seconds` after `startedAt` instead (a mounted route's own `timeout`, as the request
+   * enters its mount): the same `expire` is called then, and `watch` stays the handle to clear. Nothing happens
+   * once it fired or was cleared, or when `seconds` is no positive finite number (the deadline stays).
+   */
+  move(watch: DeadlineWatch, seconds: number, startedAt: number): void {
+    if (!(seconds > 0) || !Number.isFinite(seconds)) return;
+    const old = live(watch as Waiter);
+    const expire = old.expire;
+    if (expire === null) return;
+    if (old.due === startedAt + Math.max(1, Math.round(seconds * 1000))) return;
+    const moved = this.watch(seconds, startedAt, expire) as Waiter;
+    this.clear(old);
+    old.movedTo = moved;
+    // Pushed last, yet it may be due before waiters that started after its request: keep the queue in due order.
+    const items = moved.queue.items;
+    let at = items.length - 1;
+    while (at > moved.queue.head && items[at - 1]!.due > moved.due) {
+      items[at] = items[at - 1]!;
+      at--;
+    }
+    items[at] = moved;
+  }
+
   /** Stop watching (the work finished); nothing happens once it fired. */
   clear(watch: DeadlineWatch): void {
-    const waiter = watch as Waiter;
+    const waiter = live(watch as Waiter);
     if (waiter.expire === null) return;
     waiter.expire = null;
     const queue = waiter.queue;
@@ -181,6 +212,13 @@ export class Deadlines {
     }
     if (next < Number.POSITIVE_INFINITY) this.arm(next);
   }
+}
+
+/** The waiter a deadline is watched by now: `waiter`, or the one its deadline moved to. */
+function live(waiter: Waiter): Waiter {
+  let at = waiter;
+  while (at.movedTo !== undefined) at = at.movedTo;
+  return at;
 }
 
 /** Drop settled waiters (order kept); the next compaction waits until the queue doubles, so it is amortised O(1). */

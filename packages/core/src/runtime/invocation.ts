@@ -1,6 +1,7 @@
 import type { TaskCall } from '../context/context.js';
 import type { InferenceApi } from '../service/service.js';
 import type { BodyReservation } from './body-budget.js';
+import type { DeadlineWatch } from './deadlines.js';
 import type { LazyAbort } from './lazy-abort.js';
 
 /**
@@ -20,6 +21,13 @@ export interface Invocation {
   startedAt: number;
   /** Set once the deadline answered: later results are dropped. */
   timedOut: boolean;
+  /** The deadline watching the call's work while it runs (none before, or for an answer given at once). */
+  deadlineWatch?: DeadlineWatch | undefined;
+  /**
+   * Seconds of the deadline of a request that is no API call, set by the mount it is in (`Runtime.retime`,
+   * a mount's own `timeout`); unset: the server's `timeout`.
+   */
+  ownTimeout?: number | undefined;
   /** Set when the call runs as a task: its id and where `ctx.progress` reports go. */
   task?: TaskCall;
   /** The call's share of the body budget, made by `BodyBudget.reservationFor` when a body is first read. */

@@ -19,14 +19,11 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 export interface RuntimeOptions {
-  /** Seconds a call may take before its answer starts; an API's own `timeout` wins. */
-  timeout: number;
   /**
-   * Seconds for a request that is no API call (mounted routes, pages, probes), when longer than `timeout`: the
-   * largest `timeout` a mount declared (`Service.mount`). Mounts share one chain, so the deadline is known before
-   * the route that answers is.
+   * Seconds a call may take before its answer starts; an API's own `timeout` wins, and a mount's for the
+   * requests it runs (`retime`).
    */
-  mountTimeout?: number;
+  timeout: number;
   /** Calls handled at once; one more is refused with 503 + Retry-After. */
   maxConcurrency: number;
   /** Seconds sent in `Retry-After` with that 503. */
@@ -112,12 +109,14 @@ export class Runtime {
   }
 
   /**
-   * Run `work` under the call's deadline (the API's `timeout`, else the server's; for mounted routes, see
-   * `mountTimeout`). When it passes, the call's abort signal fires and `GatewayTimeout` is thrown; the work's
+   * Run `work` under the call's deadline (the API's `timeout`, else the server's, or the mount's the request is
+   * in: `retime`). When it passes, the call's abort signal fires and `GatewayTimeout` is thrown; the work's
    * late result or error is only logged.
    */
   async withDeadline<T>(call: Invocation, work: Promise<T>): Promise<T> {
-    const outcome = await this.deadlines.race(work, this.deadlineSeconds(call), call.startedAt);
+    // A request that is no API call keeps its watch: a mount may move its deadline (`retime`).
+    const holder = call.api ? undefined : call;
+    const outcome = await this.deadlines.race(work, this.deadlineSeconds(call), call.startedAt, holder);
     if (outcome !== EXPIRED) return outcome;
     work.catch((err: unknown) => this.failedAfterDeadline(call, err));
     throw this.expire(call);
@@ -136,6 +135,18 @@ export class Runtime {
     this.deadlines.clear(watch);
   }
 
+  /**
+   * Make the deadline of a request that is no API call `seconds` counted from its start (undefined: the
+   * server's `timeout`), whether its work is watched yet or not: a mount's own `timeout`, set as the request
+   * enters that mount (docs/server.md, your own routes). An API call keeps its API's deadline.
+   */
+  retime(call: Invocation, seconds: number | undefined): void {
+    if (call.api || call.ownTimeout === seconds) return;
+    call.ownTimeout = seconds;
+    const watch = call.deadlineWatch;
+    if (watch) this.deadlines.move(watch, this.deadlineSeconds(call), call.startedAt);
+  }
+
   /** Log a call's failure that came after its deadline had answered it. */
   failedAfterDeadline(call: Invocation, err: unknown): void {
     this.options.logger.log('warn', 'handler failed after its timeout', {
@@ -145,9 +156,7 @@ export class Runtime {
   }
 
   private deadlineSeconds(call: Invocation): number {
-    return call.api
-      ? (call.api.timeout ?? this.options.timeout)
-      : Math.max(this.options.timeout, this.options.mountTimeout ?? 0);
+    return call.api ? (call.api.timeout ?? this.options.timeout) : (call.ownTimeout ?? this.options.timeout);
   }
 
   /** The call's deadline passed: mark it, abort its work, and say so. */

@@ -63,7 +63,6 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   for (const counter of service.counters) metrics.serviceCounter(counter);
   const runtime = new Runtime(service, {
     timeout: resolved.timeout,
-    mountTimeout: Math.max(0, ...service.mounts.map((m) => m.timeout ?? 0)),
     maxConcurrency: resolved.maxConcurrency,
     retryAfter: resolved.retryAfter,
     logger,
@@ -176,6 +175,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
           routes,
           maxBodySize: resolved.maxBodySize,
           auth: authInMounts,
+          retime: (exchange, seconds) => runtime.retime(exchange, seconds),
           koaContext: (exchange) => {
             const ctx =
               koaContexts.get(exchange) ?? app.createContext<MountState>(exchange.req, exchange.res);

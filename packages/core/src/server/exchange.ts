@@ -69,6 +69,8 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
   sendUntil: number | undefined = undefined;
   /** The deadline watching the request's work while it runs (the pipeline's; none for an answer given at once). */
   deadlineWatch: DeadlineWatch | undefined = undefined;
+  /** Set only by a mount with a deadline of its own (declared: no store on the path of every request). */
+  declare ownTimeout: number | undefined;
   /** The request as counted in progress by the server's metrics (none when they are off). */
   inProgress: InProgress | undefined = undefined;
   status = 404;

@@ -181,9 +181,9 @@ export interface MountOptions {
    */
   public?: boolean;
   /**
-   * Seconds a request may take before its answer starts when this mount may answer it, if longer than the
-   * server's `timeout` (for routes that do slow work, like an API with its own `timeout`). Mounts run as one
-   * chain, so the largest value any mount gives applies to every request that is no API call.
+   * Seconds a request may take before its answer starts while this mount runs it (counted from the request's
+   * start), instead of the server's `timeout`, longer or shorter, as an API's own `timeout`; then the 504 is
+   * sent and `ctx.state.signal` fires. An API call keeps its API's deadline (docs/server.md, your own routes).
    */
   timeout?: number;
 }

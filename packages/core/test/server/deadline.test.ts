@@ -73,4 +73,34 @@ describe('Deadlines', () => {
     expect(await slowWait).toBe('done');
     expect(deadlines.retained).toBe(0);
   });
+
+  it('a moved deadline fires at its new time, in due order with the others of that duration', async () => {
+    const deadlines = new Deadlines();
+    const order: string[] = [];
+    const t0 = performance.now();
+    // Started first, moved last: a request that entered its mount once others had started.
+    const early = deadlines.watch(60, t0 - 50, () => order.push('early'));
+    deadlines.watch(0.2, t0, () => order.push('later'));
+    deadlines.move(early!, 0.2, t0 - 50);
+    await sleep(300);
+    expect(order).toEqual(['early', 'later']);
+    expect(deadlines.retained).toBe(0);
+  });
+
+  it('a moved deadline is cleared through its first handle, and moves on from where it was moved to', async () => {
+    const deadlines = new Deadlines();
+    const fired: string[] = [];
+    const t0 = performance.now();
+    const watch = deadlines.watch(0.02, t0, () => fired.push('fired'));
+    deadlines.move(watch!, 60, t0);
+    deadlines.move(watch!, 30, t0);
+    await sleep(60);
+    expect([fired, deadlines.pending]).toEqual([[], 1]);
+    deadlines.clear(watch!);
+    expect([deadlines.pending, deadlines.retained]).toEqual([0, 0]);
+    // Once cleared (or fired), a move does nothing.
+    deadlines.move(watch!, 0.01, t0);
+    await sleep(30);
+    expect([fired, deadlines.pending]).toEqual([[], 0]);
+  });
 });

@@ -24,12 +24,18 @@ function work(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * holds the slot for that long, unless the request's signal stops it; `GET <prefix>/slot` says whether it is
  * free; every abort the work saw is kept, with its reason's code.
  */
-function slotService(mounts: Array<{ prefix: string; timeout?: number }>) {
+function slotService(mounts: Array<{ prefix: string; timeout?: number }>, leadMs = 0) {
   const svc = new Service('slots');
   svc.api({ input: new Text(), output: new Text() }, function echo(text) {
     return text;
   });
   const state = { busy: false, aborts: [] as string[] };
+  // A first mount that looks something up before passing every request on (an auth check, a session).
+  if (leadMs > 0)
+    svc.mount(async (_ctx, next) => {
+      await new Promise((r) => setTimeout(r, leadMs));
+      await next();
+    });
   for (const { prefix, timeout } of mounts) {
     const router = new Router<MountState>({ prefix });
     router.get('/work', async (ctx) => {
@@ -92,4 +98,39 @@ describe('mounted routes: the request abort signal (ctx.state.signal)', () => {
     while ((await get('/gen/slot'))[1] !== 'free') await new Promise((r) => setTimeout(r, 10));
     expect(state.aborts).toEqual(['Error: client disconnected']);
   });
+});
+
+describe("mounted routes: a mount's own timeout is its deadline", () => {
+  it("cuts a route at its mount's shorter timeout, not at the server's longer one", async () => {
+    const { svc, state } = slotService([{ prefix: '/gen', timeout: 0.3 }]);
+    handle = await start(svc, { timeout: 30 });
+    // 5 s of work: within the server's 30 s, past the mount's 0.3 s.
+    expect(await get('/gen/work?ms=5000')).toEqual([504, expect.stringContaining('in 0.3 seconds')]);
+    expect(state.aborts).toEqual(['DEADLINE_EXCEEDED']);
+    expect(await get('/gen/slot')).toEqual([200, 'free']);
+    expect(await get('/gen/work?ms=1')).toEqual([200, 'done']);
+    // The APIs and the built-in routes keep the server's deadline.
+    expect((await fetch(`${handle.url}/echo`, { method: 'POST', body: 'hi' })).status).toBe(200);
+  });
+
+  for (const [name, options] of [
+    ['', {}],
+    [' (with CORS, and a mount that awaits before passing requests on)', { cors: { enabled: true } }],
+  ] as const) {
+    it(`gives each mount its own: longer or shorter than the server's, or the server's when it has none${name}`, async () => {
+      const { svc, state } = slotService(
+        [{ prefix: '/long', timeout: 3 }, { prefix: '/mid', timeout: 1 }, { prefix: '/plain' }],
+        name ? 50 : 0,
+      );
+      handle = await start(svc, { timeout: 0.3, ...options });
+      // Past the server's 0.3 s, within its mount's 3 s: served.
+      expect(await get('/long/work?ms=800')).toEqual([200, 'done']);
+      // Past its mount's 1 s, within the 3 s another mount declares: cut at its own.
+      expect(await get('/mid/work?ms=2500')).toEqual([504, expect.stringContaining('in 1 seconds')]);
+      // A mount without a timeout has the server's, whatever other mounts declare.
+      expect(await get('/plain/work?ms=2500')).toEqual([504, expect.stringContaining('in 0.3 seconds')]);
+      expect(state.aborts).toEqual(['DEADLINE_EXCEEDED', 'DEADLINE_EXCEEDED']);
+      expect(await get('/plain/slot')).toEqual([200, 'free']);
+    });
+  }
 });

@@ -296,7 +296,7 @@ describe('svc.mount: routes beside the APIs', () => {
     expect((await get('/users/1')).status).toBe(200);
   });
 
-  it("gives mounted routes the longest deadline a mount declares, never the API's shorter one", async () => {
+  it("gives mounted routes their mount's deadline, never the API's shorter one", async () => {
     const svc = mountedService({ timeout: 1.5 });
     svc.api({ input: new Text(), output: new Text() }, async function nap(text) {
       await sleep(Number(text));

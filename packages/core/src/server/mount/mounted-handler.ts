@@ -32,6 +32,8 @@ export interface MountedHandlerDeps {
    * mounts without it and the rest (private mounts, the routes) only with it.
    */
   auth: AuthCheck | undefined;
+  /** Make the request's deadline `seconds` from its start (undefined: the server's); see `Runtime.retime`. */
+  retime: (exchange: Exchange, seconds: number | undefined) => void;
 }
 
 /** Metrics label of an answer from a mount that no router named a route for (a constant: bounded labels). */
@@ -45,11 +47,14 @@ export const MOUNTED_ENDPOINT = 'mounted';
  * `ctx.body` or `ctx.status`; when none does and no route matched, the table answers (404, 405, 307).
  */
 export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) => Promise<void> {
-  const { routes, koaContext, maxBodySize, auth } = deps;
-  const chain = deps.mounts.map(({ middleware, public: open }) =>
+  const { routes, koaContext, maxBodySize, auth, retime } = deps;
+  // With no mount of its own deadline, every request keeps the server's (or its API's): nothing to wrap.
+  const timed = deps.mounts.some((m) => m.timeout !== undefined);
+  const chain = deps.mounts.map(({ middleware, public: open, timeout }) => {
     // A private mount is passed over for a request without the token (the routes then answer 401).
-    open || !auth ? middleware : skippedWhenDenied(middleware),
-  );
+    const mounted = open || !auth ? middleware : skippedWhenDenied(middleware);
+    return timed ? underOwnDeadline(mounted, timeout, retime) : mounted;
+  });
   // Koa's own composition (one `next()` per middleware, in order); the last `next()` reaches the routes.
   const run = compose(chain);
 
@@ -58,6 +63,7 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
     refuseDeclaredOverLimit(declared, maxBodySize);
     const denied = auth ? auth(exchange.path, exchange.get('authorization')) : null;
     const ctx = koaContext(exchange);
+    if (timed) (ctx as Tagged)[EXCHANGE] = exchange;
     ctx.state.requestId = exchange.requestId;
     // A getter: the signal (microseconds to make on Node 20) is made only for a route that reads it.
     Object.defineProperty(ctx.state, 'signal', {
@@ -73,6 +79,8 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
     try {
       await run(ctx as ParameterizedContext, () => {
         if (denied) return Promise.reject(denied);
+        // Past the mounts, the built-in routes (the API page, probes) have the server's deadline.
+        if (timed) retime(exchange, undefined);
         if (routes.match(exchange.path) === undefined) return Promise.resolve();
         routed = true;
         return Promise.resolve(routes.dispatch(exchange)).then(() => {
@@ -98,6 +106,35 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
     } else if (!routed) {
       await routes.dispatch(exchange);
     }
+  };
+}
+
+/** Where a Koa context keeps its request's exchange, for the mounts' deadlines (`underOwnDeadline`). */
+const EXCHANGE = Symbol('tiffin.exchange');
+type Tagged = ParameterizedContext & { [EXCHANGE]?: Exchange };
+
+/**
+ * A mount under its own deadline (docs/server.md, your own routes): while the request is in it, its deadline is
+ * the mount's `timeout` (none: the server's) counted from the request's start. Mounts run as one chain, so
+ * entering one sets its deadline, the next one's `next()` sets that one's, and coming back from `next()` sets
+ * this one's again. An API call keeps its API's deadline (`Runtime.retime`).
+ */
+function underOwnDeadline(
+  middleware: Koa.Middleware,
+  seconds: number | undefined,
+  retime: MountedHandlerDeps['retime'],
+): Koa.Middleware {
+  return (ctx, next) => {
+    const exchange = (ctx as Tagged)[EXCHANGE] as Exchange;
+    if (exchange.api) return middleware(ctx, next);
+    retime(exchange, seconds);
+    const back = (): void => retime(exchange, seconds);
+    return middleware(ctx, () =>
+      next().then(back, (err: unknown) => {
+        back();
+        throw err;
+      }),
+    );
   };
 }
 
