@@ -49,8 +49,9 @@ export interface RedisTaskStoreOptions {
   /** Most bytes of one task's encoded answer (default 64 MiB); a larger one fails the task with 507. */
   maxResultBytes?: number;
   /**
-   * Milliseconds a claim's lease lasts without a heartbeat (default 30 000; renewed at half of it while this
-   * process lives). A task whose lease lapsed is found by BullMQ's stalled-job check and queued again.
+   * Milliseconds a claim's lease lasts without a heartbeat (default 5 000; renewed every third of it while this
+   * process lives). A task whose lease lapsed is reported queued at once and put back in the queue by BullMQ's
+   * stalled-job check (every half lease); keep it above the longest the event loop may be blocked.
    */
   leaseMs?: number;
 }
@@ -90,6 +91,9 @@ const CALL_TIMEOUT_MS = 5000;
  * went back to the queue without a `queued` message is still found).
  */
 const CLAIM_RECHECK_MS = 1000;
+
+/** A claim's lease when `leaseMs` is not given: a dead replica's task is seen as such within seconds. */
+const LEASE_MS = 5000;
 
 /** How often a store counts the processes on its channel (whether a `queued` message has anyone to tell). */
 const PEERS_MS = 1000;
@@ -165,10 +169,12 @@ return redis.call('LLEN', KEYS[2]) + redis.call('ZCARD', KEYS[3])
  * A task's state in one round trip, read at one instant: the fields of its job's hash (KEYS[1]) that a view needs
  * (`VIEW_FIELDS`; then, when ARGV[5] is `1`, its answer, else whether it has one: 1 or 0) and where the job is.
  * Replies {0, ending} when there is no job (ending: the cancelled-while-queued record in KEYS[4], or nil), {1,
- * fields} when it finished, {2, fields} when it is in the active list (KEYS[2]), else {3, fields, position, recent
- * runs}: its place in the wait list (KEYS[3]: BullMQ pushes at the head and claims from the tail, so the place is
- * the list's length less the job's index, looked for from the tail within ARGV[2] entries) and its API's recent
- * run times (the list ARGV[3] .. its name, ARGV[4] of them). The job's request (its data) is not read.
+ * fields} when it finished, {2, fields} when it is in the active list (KEYS[2]) under its lock (BullMQ's
+ * `<job key>:lock`), else {3, fields, position, recent runs}: its place in the wait list (KEYS[3]: BullMQ pushes
+ * at the head and claims from the tail, so the place is the list's length less the job's index, looked for from
+ * the tail within ARGV[2] entries) and its API's recent run times (the list ARGV[3] .. its name, ARGV[4] of
+ * them). An active job whose lock lapsed (its process stopped) is read as queued at place 1: BullMQ's stalled-job
+ * check puts it back at the end the next claim takes from. The job's request (its data) is not read.
  */
 const VIEW_SCRIPT = `
 local f = redis.call('HMGET', KEYS[1], 'name', 'timestamp', 'progress', 'processedOn', 'finishedOn', 'failedReason')
@@ -179,12 +185,16 @@ else
   f[7] = redis.call('HEXISTS', KEYS[1], 'returnvalue')
 end
 if f[5] then return {1, f} end
-if redis.call('LPOS', KEYS[2], ARGV[1]) then return {2, f} end
+local runs = ARGV[3] .. f[1]
+if redis.call('LPOS', KEYS[2], ARGV[1]) then
+  if redis.call('EXISTS', KEYS[1] .. ':lock') == 1 then return {2, f} end
+  return {3, f, 1, redis.call('LRANGE', runs, 0, tonumber(ARGV[4]) - 1)}
+end
 local len = redis.call('LLEN', KEYS[3])
 local at = redis.call('LPOS', KEYS[3], ARGV[1], 'RANK', -1, 'MAXLEN', tonumber(ARGV[2]))
 local position = len + 1
 if at then position = math.max(1, len - at) end
-return {3, f, position, redis.call('LRANGE', ARGV[3] .. f[1], 0, tonumber(ARGV[4]) - 1)}
+return {3, f, position, redis.call('LRANGE', runs, 0, tonumber(ARGV[4]) - 1)}
 `;
 
 /**
@@ -302,7 +312,7 @@ export class RedisTaskStore implements TaskStore {
     this.share = clientShare(this.maxTasks, options.maxClientTasks);
     this.ttlMs = (options.resultTtl ?? 600) * 1000;
     this.maxResultBytes = options.maxResultBytes ?? 64 * 1024 * 1024;
-    this.leaseMs = options.leaseMs ?? 30_000;
+    this.leaseMs = options.leaseMs ?? LEASE_MS;
     this.channel = `tiffin:${name}:events`;
     this.clientsKey = `tiffin:${name}:clients`;
     this.answers = new AnswerWatch(() => subscriber.ping(), READY_CHECK_MS, READY_WITHIN_MS);
@@ -344,7 +354,7 @@ export class RedisTaskStore implements TaskStore {
   /** Connect to Redis and the queue; rejects when Redis cannot be reached now. */
   static async open(options: RedisTaskStoreOptions): Promise<RedisTaskStore> {
     const name = options.queue ?? 'tiffin';
-    const leaseMs = options.leaseMs ?? 30_000;
+    const leaseMs = options.leaseMs ?? LEASE_MS;
     // Calls from requests fail at once while Redis is away (a 503, not a request that hangs); the worker's
     // and the subscriber's connections wait and reconnect.
     const failFast: RedisOptions = {
@@ -538,8 +548,9 @@ export class RedisTaskStore implements TaskStore {
         return ended();
       }
       const timer = setInterval(
+        // A third of the lease: two renewals may be lost (a slow Redis, a busy event loop) before it lapses.
         () => void job.extendLock(token, this.leaseMs).catch(() => {}),
-        Math.floor(this.leaseMs / 2),
+        Math.floor(this.leaseMs / 3),
       );
       timer.unref();
       this.leases.set(id, { token, job, timer });
