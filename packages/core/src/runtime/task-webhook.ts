@@ -2,6 +2,9 @@ import { createHmac } from 'node:crypto';
 import { BadInput } from '../errors/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { TaskView } from '../tasks/task-store.js';
+import { hostPort, WebhookAllowList } from './webhook-allow-list.js';
+import { postOnce } from './webhook-post.js';
+import { WebhookSlots } from './webhook-slots.js';
 
 /** The submit request header that names the URL told when the task ends (kept with the stored task). */
 export const WEBHOOK_URL_HEADER = 'tiffin-webhook-url';
@@ -12,8 +15,9 @@ const MAX_URL_LENGTH = 2048;
 /** Where task webhooks may go and how they are signed and retried (`tiffin serve --webhook-allow ...`). */
 export interface WebhookOptions {
   /**
-   * `host[:port]` a webhook may be sent to; without a port, the scheme's default (http 80, https 443). None:
-   * every URL is refused.
+   * Where a webhook may be sent: `host[:port]` (any path and query there; without a port, the scheme's default,
+   * http 80 or https 443), `host[:port]/path` (only `/path` and the paths under it, whole segments, without a
+   * query) or `host[:port]/path?` (a query too). None: every URL is refused.
    */
   allow: readonly string[];
   /** The shared secret, `whsec_<base64>` (default `$TIFFIN_WEBHOOK_SECRET`): deliveries are signed with it. */
@@ -24,17 +28,28 @@ export interface WebhookOptions {
   retryMs?: number;
   /** Milliseconds one delivery may take (default 10 000). */
   timeoutMs?: number;
+  /** Deliveries in flight at once, to every host together (default 16); more wait their turn. */
+  maxInFlight?: number;
+  /** Deliveries in flight at once to one `host:port` (default 4); more wait their turn. */
+  maxPerHost?: number;
+  /**
+   * Deliveries waiting at once, for a slot or for their next retry (default 1024): a delivery that finds
+   * them all taken is dropped, with a warn log line `task webhook dropped`.
+   */
+  maxQueued?: number;
 }
 
 /**
  * Tells a task's webhook URL that the task ended: a POST of a Standard Webhooks message (`webhook-id`,
  * `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`), retried with
  * exponential backoff while the receiver fails (not 2xx, unreachable, too slow), at most `attempts` times.
- * Only hosts in `allow` are called, no redirect is followed, and each delivery has a timeout, so a client
- * cannot turn the server against the network it stands in.
+ * Only hosts and paths in `allow` are called, no redirect is followed, and each delivery has a timeout, so a
+ * client cannot turn the server against the network it stands in; deliveries in flight are bounded, in all and
+ * per host, and those waiting too (`WebhookSlots`), so many tasks cannot make it a flood either.
  */
 export class TaskWebhooks {
-  private readonly allowed: ReadonlySet<string>;
+  private readonly allowed: WebhookAllowList;
+  private readonly slots: WebhookSlots;
   private readonly key: Buffer | null;
   private readonly attempts: number;
   private readonly retryMs: number;
@@ -44,19 +59,24 @@ export class TaskWebhooks {
     options: WebhookOptions | undefined,
     private readonly logger: Logger,
   ) {
-    this.allowed = new Set((options?.allow ?? []).map(allowEntry));
+    this.allowed = new WebhookAllowList(options?.allow ?? []);
     const secret = options?.secret ?? process.env.TIFFIN_WEBHOOK_SECRET;
     this.key = secret ? secretKey(secret) : null;
     this.attempts = Math.max(1, options?.attempts ?? 5);
     this.retryMs = Math.max(1, options?.retryMs ?? 1000);
     this.timeoutMs = Math.max(1, options?.timeoutMs ?? 10_000);
+    this.slots = new WebhookSlots({
+      maxInFlight: Math.max(1, options?.maxInFlight ?? 16),
+      maxPerHost: Math.max(1, options?.maxPerHost ?? 4),
+      maxQueued: Math.max(0, options?.maxQueued ?? 1024),
+    });
   }
 
   /** The webhook URL a submit names, checked: 400 `WEBHOOK_URL_REFUSED` unless it may be called. */
   check(raw: string): URL {
     const refuse = (why: string) => new BadInput(`The webhook URL ${why}`, { code: 'WEBHOOK_URL_REFUSED' });
     if (raw.length > MAX_URL_LENGTH) throw refuse(`is longer than ${MAX_URL_LENGTH} characters`);
-    if (this.allowed.size === 0) throw refuse('is refused: this server calls no webhooks (--webhook-allow)');
+    if (this.allowed.empty) throw refuse('is refused: this server calls no webhooks (--webhook-allow)');
     if (!this.key) throw refuse('is refused: this server has no webhook secret to sign with');
     let url: URL;
     try {
@@ -66,10 +86,8 @@ export class TaskWebhooks {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('is not http or https');
     if (url.username || url.password) throw refuse('carries credentials');
-    // The parser's host (lower case, IPv4 forms such as 0x7f.1 written out, IPv6 compressed, the default port
-    // dropped) against the allowed entries parsed the same way.
-    if (!this.allowed.has(hostPort(url)))
-      throw refuse('names a host this server does not call (--webhook-allow)');
+    const refusal = this.allowed.refusal(url);
+    if (refusal) throw refuse(refusal);
     return url;
   }
 
@@ -101,47 +119,41 @@ export class TaskWebhooks {
         result_url: view.status === 'succeeded' ? `${route}/get?id=${encodeURIComponent(view.id)}` : null,
       },
     });
+    const host = hostPort(url);
+    let slot = this.slots.start(host);
     for (let attempt = 1; ; attempt++) {
+      if (!slot) {
+        this.logger.log('warn', 'task webhook dropped', {
+          taskId: view.id,
+          host,
+          attempt,
+          reason: 'too many webhook deliveries wait already (maxQueued)',
+        });
+        return;
+      }
+      await slot;
       const timestamp = String(Math.floor(Date.now() / 1000));
       const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
       let outcome: string;
       try {
-        const response = await fetch(url, {
-          method: 'POST',
-          body,
-          redirect: 'manual',
-          signal: AbortSignal.timeout(this.timeoutMs),
-          headers: {
-            'content-type': 'application/json',
-            'webhook-id': id,
-            'webhook-timestamp': timestamp,
-            'webhook-signature': `v1,${signature}`,
-          },
-        });
-        await response.body?.cancel().catch(() => {});
-        if (response.status >= 200 && response.status < 300) return;
-        outcome = `answered ${response.status}`;
+        const headers = {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': timestamp,
+          'webhook-signature': `v1,${signature}`,
+        };
+        const status = await postOnce(url, body, headers, this.timeoutMs);
+        if (status >= 200 && status < 300) return;
+        outcome = `answered ${status}`;
       } catch (err) {
         outcome = err instanceof Error ? err.name : 'unreachable';
+      } finally {
+        this.slots.release(host);
       }
       if (attempt >= this.attempts) throw new Error(`gave up after ${attempt} deliveries (${outcome})`);
-      await new Promise((resolve) => setTimeout(resolve, this.retryMs * 2 ** (attempt - 1)).unref());
+      slot = this.slots.retry(host, this.retryMs * 2 ** (attempt - 1));
     }
   }
-}
-
-/** `host[:port]` as the URL parser writes a URL's host, for comparison. */
-function allowEntry(entry: string): string {
-  try {
-    return hostPort(new URL(`http://${entry}`));
-  } catch {
-    throw new Error(`--webhook-allow ${entry}: give host[:port]`);
-  }
-}
-
-/** Host and port, the port empty when it is the scheme's default (an entry without one allows 80 and 443). */
-function hostPort(url: URL): string {
-  return `${url.hostname}:${url.port}`;
 }
 
 /** The key of a `whsec_<base64>` secret (Standard Webhooks' format); another string is used as it is. */
