@@ -105,11 +105,15 @@ describe('timeout', () => {
     expect((await post('/echo_delay', '1')).status).toBe(200);
   });
 
-  it('uses the per-API timeout over the server one', async () => {
-    handle = await start(slowService('slow_api', 0.2).svc, { timeout: 60 });
-    const res = await post('/echo_delay', '2000');
+  it('uses the per-API timeout over the server one, and its 504 stops the work', async () => {
+    const { svc, seen } = slowService('slow_api', 0.2);
+    handle = await start(svc, { timeout: 60 });
+    const res = await post('/echo_delay', '20000');
     expect(res.status).toBe(504);
     expect(await res.json()).toMatchObject({ error: 'Not able to process the request in 0.2 seconds' });
+    // The function saw its signal and stopped (it checks every 10 ms): the next call is served at once.
+    while (!seen.aborted) await sleep(5);
+    expect(await (await post('/echo_delay', '1')).text()).toBe('1');
   });
 
   it('does not cut a streamed response that started in time (docs/spec/io-descriptors.md §10.5)', async () => {

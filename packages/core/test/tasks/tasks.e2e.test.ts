@@ -111,11 +111,14 @@ function userService(tasks: ConstructorParameters<typeof Service>[1] extends inf
       },
       async (_input, ctx) => {
         await new Promise((resolve) => ctx.request.signal.addEventListener('abort', resolve));
+        stoppedAtDeadline.push(ctx.taskId ?? '');
         return {};
       },
     );
 }
 
+/** The `forever` tasks whose work saw its abort signal and stopped. */
+const stoppedAtDeadline: string[] = [];
 let svc: Service;
 let handle: Handle;
 const url = (path: string) => `${handle.url}${path}`;
@@ -302,6 +305,10 @@ describe('a task API', () => {
     const view = await until('forever', id, finished);
     expect(view.status).toBe('failed');
     expect(view.error).toMatchObject({ type: 'GatewayTimeout', code: 'DEADLINE_EXCEEDED' });
+    // Its work was told to stop, and the runner (one task at a time) runs the next task at once.
+    expect(stoppedAtDeadline).toContain(id);
+    const next = await submit('count', { steps: 1 });
+    expect((await until('count', next, finished)).status).toBe('succeeded');
   });
 
   it('answers 4xx with a code for missing, empty, repeated, huge, non-ASCII and malformed ids', async () => {

@@ -66,11 +66,8 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
     if (timed) (ctx as Tagged)[EXCHANGE] = exchange;
     ctx.state.requestId = exchange.requestId;
     // A getter: the signal (microseconds to make on Node 20) is made only for a route that reads it.
-    Object.defineProperty(ctx.state, 'signal', {
-      get: () => exchange.signal,
-      enumerable: true,
-      configurable: true,
-    });
+    (ctx.state as StateOf)[EXCHANGE] = exchange;
+    Object.defineProperty(ctx.state, 'signal', SIGNAL);
     exchange.onClose.push(() => removeUploadedFiles(ctx.request));
     if (denied) DENIED.add(ctx);
     // The status the context shows once the mounts passed the request on: Koa's 404, or the routes' answer.
@@ -109,9 +106,22 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
   };
 }
 
-/** Where a Koa context keeps its request's exchange, for the mounts' deadlines (`underOwnDeadline`). */
+/**
+ * Where a Koa context keeps its request's exchange, for the mounts' deadlines (`underOwnDeadline`), and its
+ * `ctx.state` too, for the signal's getter.
+ */
 const EXCHANGE = Symbol('tiffin.exchange');
 type Tagged = ParameterizedContext & { [EXCHANGE]?: Exchange };
+type StateOf = MountState & { [EXCHANGE]?: Exchange };
+
+/** `ctx.state.signal`: one getter for every request (no closure per request). */
+const SIGNAL: PropertyDescriptor = {
+  get(this: StateOf): AbortSignal | undefined {
+    return this[EXCHANGE]?.signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
 
 /**
  * A mount under its own deadline (docs/server.md, your own routes): while the request is in it, its deadline is
