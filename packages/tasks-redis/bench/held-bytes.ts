@@ -64,7 +64,8 @@ async function perAnswerByte(url: string, probe: Redis): Promise<void> {
         headers: [['content-type', 'application/octet-stream']],
         body: answer,
       });
-      if ((await store.status(task.id)).status !== 'succeeded') throw new Error(`task ${task.id} did not succeed`);
+      if ((await store.status(task.id)).status !== 'succeeded')
+        throw new Error(`task ${task.id} did not succeed`);
     }
     const after = await usedMemory(probe);
     const stream = await eventsStream(probe, queue);
@@ -80,12 +81,16 @@ async function perAnswerByte(url: string, probe: Redis): Promise<void> {
 /** POST `body` to `url`; the status and the answer's text. */
 function post(url: string, body: Buffer): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/octet-stream' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -117,7 +122,8 @@ async function bigSubmits(url: string, probe: Redis): Promise<void> {
     }
     // Every accepted task to its end.
     for (const id of accepted)
-      while (!['succeeded', 'failed', 'cancelled'].includes((await store.status(id)).status)) await sleep(100);
+      while (!['succeeded', 'failed', 'cancelled'].includes((await store.status(id)).status))
+        await sleep(100);
     const ends: Record<string, number> = {};
     for (const id of accepted) {
       const { status } = await store.status(id);

@@ -34,6 +34,7 @@ import { Job, Queue, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { AnswerWatch } from './answer-watch.js';
 import { coalesceWrites } from './coalesced-writes.js';
+import { ADMIT_SCRIPT, DEFAULT_MAX_HELD_BYTES, endedLua, HELD_LUA, HeldBytes } from './held-bytes.js';
 
 export interface RedisTaskStoreOptions {
   /** `redis://[user:password@]host:port/db` (or `rediss://`). */
@@ -48,6 +49,12 @@ export interface RedisTaskStoreOptions {
   resultTtl?: number;
   /** Most bytes of one task's encoded answer (default 64 MiB); a larger one fails the task with 507. */
   maxResultBytes?: number;
+  /**
+   * Most bytes the queue's tasks hold in Redis over every replica (default 512 MiB): unfinished tasks' request
+   * bodies, kept answers, 1 KiB a task besides. Past it a submit is a 503 `JOBS_FULL` and an answer that does
+   * not fit fails its task with 507, until kept answers expire (`HeldBytes`).
+   */
+  maxHeldBytes?: number;
   /**
    * Milliseconds a claim's lease lasts without a heartbeat (default 5 000; renewed every third of it while this
    * process lives). A task whose lease lapsed is reported queued at once and put back in the queue by BullMQ's
@@ -136,25 +143,6 @@ return out
 `;
 
 /**
- * A submit's admission in one round trip: the unfinished jobs in BullMQ's lists (KEYS 1-5: wait, paused,
- * active, delayed, prioritized, as `Queue.getJobCounts` counts them) under ARGV[1], then the client's count
- * (KEYS[6], field ARGV[3] when ARGV[2] is `1`) taken under its share ARGV[4]. 0: admitted, 1: full, 2: the
- * client's share is used.
- */
-const ADMIT_SCRIPT = `
-local unfinished = redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2]) + redis.call('LLEN', KEYS[3])
-  + redis.call('ZCARD', KEYS[4]) + redis.call('ZCARD', KEYS[5])
-if unfinished >= tonumber(ARGV[1]) then return 1 end
-if ARGV[2] == '1' then
-  if redis.call('HINCRBY', KEYS[6], ARGV[3], 1) > tonumber(ARGV[4]) then
-    redis.call('HINCRBY', KEYS[6], ARGV[3], -1)
-    return 2
-  end
-end
-return 0
-`;
-
-/**
  * A claimed job starts in one round trip: -1 when the task's cancel mark (KEYS[1], member ARGV[1]) is there,
  * else its `started` message (ARGV[3]) goes out on the store's channel (ARGV[2]) and the reply is how many
  * jobs are left to claim (BullMQ's wait list KEYS[2] and prioritized set KEYS[3]).
@@ -215,9 +203,9 @@ type ViewFields = [
  * After a task's end is written, in one command: a success's run time kept for its API's estimate (ARGV[1], empty
  * for another end: pushed on the list KEYS[1], the most recent ARGV[2] kept for ARGV[3] ms), its client's slot
  * given back (field ARGV[5] of KEYS[2] when ARGV[4] is `1`), its cancel mark (member ARGV[6] of KEYS[3]) gone and
- * its final event (ARGV[8]) sent on the store's channel (ARGV[7]).
+ * its final event (ARGV[8]) sent on the store's channel (ARGV[7]); its bytes given back (`endedLua`).
  */
-const ENDED_SCRIPT = `
+const ENDED_SCRIPT = `${HELD_LUA}
 if ARGV[1] ~= '' then
   redis.call('LPUSH', KEYS[1], ARGV[1])
   redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
@@ -226,12 +214,13 @@ end
 if ARGV[4] == '1' then redis.call('HINCRBY', KEYS[2], ARGV[5], -1) end
 redis.call('SREM', KEYS[3], ARGV[6])
 redis.call('PUBLISH', ARGV[7], ARGV[8])
+${endedLua(4, 9)}
 return 0
 `;
 
 /** The store's scripts, defined on its commands connection (`EVALSHA`, loaded again when Redis lost them). */
 interface StoreScripts {
-  tiffinAdmit(...args: Array<string | number>): Promise<number>;
+  tiffinAdmit(...args: Array<string | number | Buffer>): Promise<number>;
   tiffinStart(...args: Array<string | number>): Promise<number>;
   tiffinView(...args: Array<string | number>): Promise<ViewReply>;
   tiffinEnded(...args: Array<string | number>): Promise<number>;
@@ -260,6 +249,8 @@ export class RedisTaskStore implements TaskStore {
   private readonly leaseMs: number;
   private readonly channel: string;
   private readonly clientsKey: string;
+  /** The bytes the queue's tasks hold, counted over every replica. */
+  private readonly held: HeldBytes;
   /** This store's claims: the lock token and heartbeat of each job it runs. */
   private readonly leases = new Map<string, { token: string; job: Job; timer: NodeJS.Timeout }>();
   /**
@@ -315,6 +306,8 @@ export class RedisTaskStore implements TaskStore {
     this.leaseMs = options.leaseMs ?? LEASE_MS;
     this.channel = `tiffin:${name}:events`;
     this.clientsKey = `tiffin:${name}:clients`;
+    const maxHeld = options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES;
+    this.held = new HeldBytes(commands, name, queue.keys.events as string, this.ttlMs, maxHeld);
     this.answers = new AnswerWatch(() => subscriber.ping(), READY_CHECK_MS, READY_WITHIN_MS);
   }
 
@@ -334,11 +327,15 @@ export class RedisTaskStore implements TaskStore {
     this.peersTimer.unref();
   }
 
-  /** Jobs went back to the queue here: this process and the others look for them now. */
-  private requeued(): void {
+  /**
+   * A job whose process stopped went back to the queue here (BullMQ's stalled-job check puts it at the end the
+   * next claim takes from): this process and the others look for it now, and its followers hear it is queued.
+   */
+  private requeued(id: string): void {
     this.mayBeQueued();
     this.announceQueued();
     for (const listener of this.queuedListeners) listener();
+    void this.publish({ id, kind: 'event', event: queuedEvent(id, 1, null) });
   }
 
   /** A job may be waiting to be claimed (see `maybeQueued`). */
@@ -376,10 +373,10 @@ export class RedisTaskStore implements TaskStore {
     for (const c of [commands, subscriber, workerConnection]) c.on('error', () => {});
     // Commands a tick sends on one connection go out in one write (the subscriber only listens).
     for (const c of [commands, workerConnection]) coalesceWrites(c);
-    commands.defineCommand('tiffinAdmit', { numberOfKeys: 6, lua: ADMIT_SCRIPT });
+    commands.defineCommand('tiffinAdmit', { numberOfKeys: 10, lua: ADMIT_SCRIPT });
     commands.defineCommand('tiffinStart', { numberOfKeys: 3, lua: START_SCRIPT });
     commands.defineCommand('tiffinView', { numberOfKeys: 4, lua: VIEW_SCRIPT });
-    commands.defineCommand('tiffinEnded', { numberOfKeys: 3, lua: ENDED_SCRIPT });
+    commands.defineCommand('tiffinEnded', { numberOfKeys: 9, lua: ENDED_SCRIPT });
     await Promise.all([commands.connect(), subscriber.connect()]);
     const queue = new Queue(name, { connection: commands, prefix: 'tiffin' });
     const worker = new Worker(name, null, {
@@ -396,7 +393,7 @@ export class RedisTaskStore implements TaskStore {
     const store = new RedisTaskStore(queue, worker, commands, subscriber, workerConnection, name, options);
     subscriber.on('message', (_channel, text: string) => store.received(text));
     // A stalled job this process's check put back in the queue: every process hears it may claim it.
-    worker.on('stalled', () => store.requeued());
+    worker.on('stalled', (id: string) => store.requeued(id));
     await subscriber.subscribe(store.channel);
     store.watchPeers();
     store.answers.start();
@@ -434,6 +431,8 @@ export class RedisTaskStore implements TaskStore {
       const retry = { headers: { 'retry-after': '1' } };
       const client = options.client ?? null;
       const { wait, paused, active, delayed, prioritized } = this.queue.keys;
+      const id = randomUUID();
+      const body = Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength);
       const verdict = await this.scripts.tiffinAdmit(
         wait as string,
         paused as string,
@@ -441,24 +440,29 @@ export class RedisTaskStore implements TaskStore {
         delayed as string,
         prioritized as string,
         this.clientsKey,
+        ...this.held.admitKeys(id),
         this.maxTasks,
         client === null ? '0' : '1',
         client ?? '',
         this.share,
+        ...this.held.admitArgs(id, body),
       );
       if (verdict === 1)
         throw new TasksFull(`${this.maxTasks} tasks are unfinished; retry when one finishes`, retry);
       if (verdict === 2)
         throw new TasksClientFull(`You have ${this.share} unfinished tasks; retry when one finishes`, retry);
-      const id = randomUUID();
+      if (verdict === 3)
+        throw new TasksFull(
+          `The tasks hold the ${this.held.max} bytes this server keeps; retry when one finishes or expires`,
+          retry,
+        );
       const data: JobData = {
         api,
         method: request.method,
         url: request.url,
         headers: request.headers,
-        body: Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength).toString(
-          'base64',
-        ),
+        // Kept apart, raw (`HeldBytes`): not in the job's JSON.
+        body: '',
         attempts: Math.max(1, options.attempts ?? 1),
         client,
       };
@@ -472,6 +476,7 @@ export class RedisTaskStore implements TaskStore {
         });
       } catch (err) {
         if (client !== null) await this.commands.hincrby(this.clientsKey, client, -1).catch(() => {});
+        await this.held.giveBack(id, false).catch(() => {});
         throw err;
       }
       this.mayBeQueued();
@@ -504,15 +509,19 @@ export class RedisTaskStore implements TaskStore {
       const { job, token } = taken;
       const id = job.id as string;
       const data = job.data;
+      // The stored body, read in the same write as the start's script (`coalesceWrites`).
+      const body = this.held.body(id);
+      body.catch(() => {});
       const task: ClaimedTask = {
         id,
         api: data.api,
         attempt: job.attemptsStarted,
-        request: storedRequest(data),
+        request: storedRequest(data, null),
       };
       // A task this claim ends instead of starting is handed over as ended: the runner tells its webhook.
       const ended = (): ClaimedTask => ({ ...task, ended: true });
       if (job.attemptsStarted > data.attempts) {
+        task.request = storedRequest(data, await body);
         if (await this.commands.sismember(this.cancelledKey, id)) {
           await this.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
           return ended();
@@ -533,14 +542,18 @@ export class RedisTaskStore implements TaskStore {
       // The cancel mark read, the `started` event sent and the jobs left counted in one round trip.
       const signals = this.queuedSignals;
       const { wait, prioritized } = this.queue.keys;
-      const left = await this.scripts.tiffinStart(
-        this.cancelledKey,
-        wait as string,
-        prioritized as string,
-        id,
-        this.channel,
-        JSON.stringify(started),
-      );
+      const [left, kept] = await Promise.all([
+        this.scripts.tiffinStart(
+          this.cancelledKey,
+          wait as string,
+          prioritized as string,
+          id,
+          this.channel,
+          JSON.stringify(started),
+        ),
+        body,
+      ]);
+      task.request = storedRequest(data, kept);
       // None left, and no submit or message since the count: the next claim need not ask.
       if (left === 0 && signals === this.queuedSignals) this.maybeQueued = false;
       if (left === -1) {
@@ -583,19 +596,25 @@ export class RedisTaskStore implements TaskStore {
       );
       return this.fail(id, tooLarge.toBody());
     }
-    const encoded: EncodedAnswer = {
-      status: result.status,
-      headers: result.headers,
-      body: Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength).toString(
-        'base64',
-      ),
+    // The body is kept apart, raw (`HeldBytes`): BullMQ copies a return value into its events stream.
+    const encoded: EncodedAnswer = { status: result.status, headers: result.headers, kept: true };
+    const body = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
+    const full: Ending = {
+      status: 'failed',
+      error: new TaskResultTooLarge(
+        `The task's answer (${size} bytes) does not fit in the ${this.held.max} bytes the other tasks leave`,
+      ).toBody(),
     };
+    /** Whether the answer fits beside the bytes the other tasks hold (asked once, before the job completes). */
+    let fits: boolean | undefined;
     const started = lease.job.processedOn ?? Date.now();
     // The next queued job comes back with this one's end when this process's runner claims (it does so as
     // soon as this returns), and a job may be queued.
     const fetchNext = this.queuedListeners.size > 0 && this.maybeQueued;
     const signals = this.queuedSignals;
     const write = async () => {
+      fits ??= await this.held.keep(id, body);
+      if (!fits) return lease.job.moveToFailed(new Error(ENDING + JSON.stringify(full)), lease.token, false);
       const next = await lease.job.moveToCompleted(encoded, lease.token, fetchNext);
       const [fields, nextId] = Array.isArray(next) ? next : [];
       if (fields && typeof nextId === 'string')
@@ -604,7 +623,7 @@ export class RedisTaskStore implements TaskStore {
     };
     if (await this.settle(id, write)) {
       const seconds = (Date.now() - started) / 1000;
-      await this.ended(lease.job, { status: 'succeeded', seconds }).catch(() => {});
+      await this.ended(lease.job, fits ? { status: 'succeeded', seconds } : full).catch(() => {});
     }
   }
 
@@ -634,12 +653,14 @@ export class RedisTaskStore implements TaskStore {
           const ending = { ...cancelledEnding(id), at: Date.now(), api: view.api };
           await this.commands.hset(this.endedKey(id), 'ending', JSON.stringify(ending));
           await this.commands.pexpire(this.endedKey(id), this.ttlMs);
+          const body = await this.held.body(id);
+          await this.held.giveBack(id, true);
           await this.release(job.data.client);
           const ended = { ...view, ...finalTimes(Date.now(), this.ttlMs), status: 'cancelled' as const };
           ended.error = cancelledBody(id);
           await this.publish({ id, kind: 'event', event: finalEvent(ended) });
           // Only the cancel whose remove took the job gets here: it alone tells the task's webhook.
-          return { ...ended, queuedRequest: storedRequest(job.data) };
+          return { ...ended, queuedRequest: storedRequest(job.data, body) };
         }
       }
       return this.status(id);
@@ -796,7 +817,7 @@ export class RedisTaskStore implements TaskStore {
       new TaskNotFound(`no task ${truncateForMessage(id)} (unknown, or its result expired)`);
     if (id.length > 128) throw notFound();
     const { active, wait } = this.queue.keys;
-    const reply = await this.scripts.tiffinView(
+    const replying = this.scripts.tiffinView(
       this.queue.toKey(id),
       active as string,
       wait as string,
@@ -807,6 +828,10 @@ export class RedisTaskStore implements TaskStore {
       RECENT_RUNS,
       withAnswer ? '1' : '0',
     );
+    // Sent after the view's script (the same write): an answer it finds completed is there to read.
+    const kept = withAnswer ? this.held.answer(id) : null;
+    kept?.catch(() => {});
+    const reply = await replying;
     if (reply[0] === 0) {
       if (!reply[1]) throw notFound();
       const parsed = JSON.parse(reply[1]) as Ending & { at: number; api: string };
@@ -834,10 +859,11 @@ export class RedisTaskStore implements TaskStore {
       const r = withAnswer ? (jsonOrNull(answer) as EncodedAnswer | null) : null;
       if (withAnswer ? r : answer === 1) {
         view.status = 'succeeded';
-        return {
-          view,
-          result: r ? { status: r.status, headers: r.headers, body: Buffer.from(r.body, 'base64') } : null,
-        };
+        if (!r) return { view, result: null };
+        const body = r.kept ? await kept : Buffer.from(r.body ?? '', 'base64');
+        // Kept apart, the answer expired a moment before the job's time to live ran out.
+        if (!body) throw notFound();
+        return { view, result: { status: r.status, headers: r.headers, body } };
       }
       view.status = 'failed';
       view.error = new TaskInterrupted(`task ${id} ended without an answer`).toBody();
@@ -917,6 +943,7 @@ export class RedisTaskStore implements TaskStore {
       this.runsKey(job.data.api),
       this.clientsKey,
       this.cancelledKey,
+      ...this.held.endKeys(id),
       ending.status === 'succeeded' ? ending.seconds.toFixed(3) : '',
       RECENT_RUNS,
       RUNS_TTL_MS,
@@ -925,6 +952,7 @@ export class RedisTaskStore implements TaskStore {
       id,
       this.channel,
       JSON.stringify(sent),
+      ...this.held.endArgs(id, ending.status === 'succeeded'),
     );
   }
 
@@ -1059,11 +1087,15 @@ function finalEvent(view: TaskView): TaskEvent {
   };
 }
 
-/** A task's answer as its job keeps it (BullMQ's `returnvalue`): the body in base64. */
+/**
+ * A task's answer as its job keeps it (BullMQ's `returnvalue`): `kept`, its body is kept apart (`HeldBytes`);
+ * else (a job that ended before bodies were kept apart) the body is here, in base64.
+ */
 interface EncodedAnswer {
   status: number;
   headers: Array<[string, string]>;
-  body: string;
+  kept?: true;
+  body?: string;
 }
 
 /** JSON that BullMQ wrote, or null when absent or not JSON (BullMQ reads a corrupt return value as none). */
@@ -1085,13 +1117,16 @@ function parseEnding(reason: string | undefined): Ending | null {
   }
 }
 
-/** The request a task's job keeps, as it was submitted. */
-function storedRequest(data: JobData): TaskRequest {
+/**
+ * The request a task's job keeps, as it was submitted, with its body as kept apart (`HeldBytes`; in the job's
+ * data, base64, for a job queued before bodies were kept apart).
+ */
+function storedRequest(data: JobData, body: Buffer | null): TaskRequest {
   return {
     method: data.method,
     url: data.url,
     headers: data.headers,
-    body: Buffer.from(data.body, 'base64'),
+    body: body ?? Buffer.from(data.body, 'base64'),
   };
 }
 
