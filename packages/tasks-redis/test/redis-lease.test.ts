@@ -53,6 +53,12 @@ describeOnRedis('a replica killed while it runs a task, on a real redis-server',
       expect(await claimed(child)).toBe(id);
       const running = await store.status(id);
       expect(running).toMatchObject({ status: 'running', step: 16, total_steps: 100 });
+      // A client following the task's events on the replica that is left.
+      const follow = new AbortController();
+      const heard: string[] = [];
+      const following = (async () => {
+        for await (const { event } of store.events(id, follow.signal)) heard.push(event);
+      })();
       child.kill('SIGKILL');
       await exited;
       // Four periods of the default lease (5 s) at most: the task is then no longer said to run. (With the
@@ -65,6 +71,12 @@ describeOnRedis('a replica killed while it runs a task, on a real redis-server',
       }
       // Queued again (it has an attempt left), at the head of the queue; nothing claims it here.
       expect(view).toMatchObject({ id, status: 'queued', step: 0, queue_position: 1 });
+      // Its follower hears it too, once BullMQ's stalled-job check has put it back (within as long again).
+      const heardBy = Date.now() + 20_000;
+      while (!heard.includes('queued') && Date.now() < heardBy) await sleep(100);
+      follow.abort();
+      await following;
+      expect(heard).toEqual(['step', 'queued']);
     } finally {
       child.kill('SIGKILL');
       await store.close();
