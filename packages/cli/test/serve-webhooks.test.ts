@@ -67,4 +67,60 @@ describe('tiffin serve --webhook-allow', () => {
       data: { id, status: 'succeeded', result_url: `${ROUTE}/get?id=${id}` },
     });
   });
+
+  it('takes a path allow-list and bounds deliveries in flight (--webhook-max-per-host)', async () => {
+    // A receiver that never answers: it counts the connections it accepted and holds them.
+    let accepted = 0;
+    const holder = createServer(() => {});
+    holder.on('connection', () => accepted++);
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    const held = new CliProcess([
+      'serve',
+      FIXTURE,
+      '--port',
+      '0',
+      '--tasks',
+      'memory',
+      '--webhook-allow',
+      `127.0.0.1:${port}/hooks/`,
+      '--webhook-secret',
+      `whsec_${randomBytes(24).toString('base64')}`,
+      '--webhook-max-per-host',
+      '2',
+    ]);
+    try {
+      const url = await held.readyUrl();
+      const submit = (hook: string) =>
+        fetch(`${url}${ROUTE}/submit`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'tiffin-webhook-url': hook },
+          body: JSON.stringify({ n: 1, ms: 1 }),
+        });
+      const refused = await submit(`http://127.0.0.1:${port}/other`);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { code: string }).code).toBe('WEBHOOK_URL_REFUSED');
+      const ids: string[] = [];
+      for (let k = 0; k < 10; k++) {
+        const answer = await submit(`http://127.0.0.1:${port}/hooks/done`);
+        expect(answer.status).toBe(202);
+        ids.push(((await answer.json()) as { id: string }).id);
+      }
+      for (const id of ids)
+        for (let k = 0; k < 400; k++) {
+          const view = (await (await fetch(`${url}${ROUTE}/status?id=${id}`)).json()) as { status: string };
+          if (view.status === 'succeeded') break;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      for (let k = 0; k < 400 && accepted < 2; k++) await new Promise((r) => setTimeout(r, 25));
+      // Time for a third connection to arrive, were one opened.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(accepted).toBe(2);
+    } finally {
+      held.kill('SIGKILL');
+      await held.exited;
+      holder.closeAllConnections();
+      holder.close();
+    }
+  });
 });

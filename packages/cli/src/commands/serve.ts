@@ -40,6 +40,9 @@ interface ServeFlags extends ModelFlags {
   tasksDir?: string;
   webhookAllow: string[];
   webhookSecret?: string;
+  webhookMaxInFlight?: number;
+  webhookMaxPerHost?: number;
+  webhookMaxQueued?: number;
 }
 
 /** `tiffin serve <service.ts[:export]>` */
@@ -132,10 +135,25 @@ export function registerServe(program: Command): void {
     )
     .option('--tasks-dir <dir>', "the disk store's folder (default $TIFFIN_HOME/tasks/<service>)")
     .option(
-      '--webhook-allow <host[:port]>',
-      "a host task webhooks may call (repeat for more; none by default: a submit's Tiffin-Webhook-Url is then refused)",
+      '--webhook-allow <host[:port][/path][?]>',
+      "a host task webhooks may call, any path there, or with /path only that path and those under it, with no query unless it ends in ? (repeat for more; none by default: a submit's Tiffin-Webhook-Url is then refused)",
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
+    )
+    .option(
+      '--webhook-max-in-flight <n>',
+      'task webhook deliveries in flight at once, every host together; more wait their turn (default 16)',
+      parsePositiveInt,
+    )
+    .option(
+      '--webhook-max-per-host <n>',
+      'task webhook deliveries in flight at once to one host:port; more wait their turn (default 4)',
+      parsePositiveInt,
+    )
+    .option(
+      '--webhook-max-queued <n>',
+      'task webhook deliveries waiting for their turn or their next retry; one more is dropped, logged (default 1024)',
+      parsePositiveInt,
     )
     .addOption(
       new Option(
@@ -165,7 +183,13 @@ export function registerServe(program: Command): void {
         metrics: flags.metrics,
         apiToken: flags.apiToken,
         metricsAuth: flags.metricsAuth,
-        webhooks: { allow: flags.webhookAllow, secret: flags.webhookSecret },
+        webhooks: {
+          allow: flags.webhookAllow,
+          secret: flags.webhookSecret,
+          maxInFlight: flags.webhookMaxInFlight,
+          maxPerHost: flags.webhookMaxPerHost,
+          maxQueued: flags.webhookMaxQueued,
+        },
         cors: flags.cors
           ? {
               enabled: true,
