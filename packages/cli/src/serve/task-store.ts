@@ -32,7 +32,7 @@ export async function useTaskStore(service: Service, flags: TaskStoreFlags): Pro
   let store: TaskStore;
   if (isSharedTaskStore(choice)) {
     const { RedisTaskStore } = await import('@tiffin/tasks-redis');
-    // $TIFFIN_TASKS_LEASE_MS: how soon a dead replica's tasks are taken up again (default 30 s).
+    // $TIFFIN_TASKS_LEASE_MS: how soon a dead replica's tasks are taken up again (default 5 s).
     const lease = Number(process.env.TIFFIN_TASKS_LEASE_MS);
     store = await RedisTaskStore.open({
       url: choice,

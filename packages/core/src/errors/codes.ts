@@ -214,7 +214,7 @@ export const ERROR_CODES = {
     type: 'BadInput',
     package: core,
     meaning:
-      "the task's webhook URL (`Tiffin-Webhook-Url`) is not an http(s) URL to a host `--webhook-allow` names, or carries credentials, or no webhook secret is set",
+      "the task's webhook URL (`Tiffin-Webhook-Url`) is not an http(s) URL to a host (and path) `--webhook-allow` names, or carries credentials, or no webhook secret is set",
   },
   JOB_NOT_FOUND: {
     status: 404,
