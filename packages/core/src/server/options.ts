@@ -35,7 +35,10 @@ export interface ServerOptions {
   maxBufferedBytes?: number;
   /** Most requests handled at once, health paths excluded (default 128); more → 503 + Retry-After. */
   maxConcurrency?: number;
-  /** Seconds a request may take before its response starts (default 60); per-API `timeout` overrides. */
+  /**
+   * Seconds a request may take before its response starts (default 60); an API's own `timeout` overrides it,
+   * and a mount's for the requests that mount runs (`Service.mount`).
+   */
   timeout?: number;
   /** Seconds sent in `Retry-After` with a 503 overload answer (default 1). */
   retryAfter?: number;
