@@ -2,13 +2,15 @@
  * What tasks hold in Redis: redis-server's `used_memory` before and after tasks run to their end, on a
  * redis-server of its own (no append-only file, so the figure is the data alone).
  *
- * 1. `per answer byte`: the store alone, TASKS tasks with a small request, each answered with ANSWER_MIB MiB;
- *    the growth of `used_memory` per byte of answer (the answers are kept for their time to live).
+ * 1. `per answer byte`: the store alone, TASKS tasks with a small request, each answered with ANSWER_BYTES bytes;
+ *    the growth of `used_memory` per byte of answer (the answers are kept for their time to live). Redis's
+ *    allocator rounds a large value up to its size class (1 MiB and a few bytes take 1.25 MiB): ANSWER_BYTES=1000000
+ *    shows the bytes without that rounding.
  * 2. `big submits`: a service on the Redis store over HTTP, an echo task API (the request body is the answer),
  *    SUBMITS submits of SUBMIT_MB MB one after the other with the default bounds (`maxHeldBytes` 512 MiB):
  *    how many were accepted, how many refused, and what Redis holds once the accepted ones ended.
  *
- * `npx tsx --conditions=source packages/tasks-redis/bench/held-bytes.ts` (TASKS=16 ANSWER_MIB=1 SUBMITS=24
+ * `npx tsx --conditions=source packages/tasks-redis/bench/held-bytes.ts` (TASKS=16 ANSWER_BYTES=1048576 SUBMITS=24
  * SUBMIT_MB=30 to change; CASES=answer or CASES=submits runs one).
  */
 import { randomBytes } from 'node:crypto';
@@ -19,7 +21,7 @@ import { RedisTaskStore } from '../src/index.js';
 import { RedisServer } from '../test/redis-server.js';
 
 const TASKS = Number(process.env.TASKS ?? 16);
-const ANSWER_MIB = Number(process.env.ANSWER_MIB ?? 1);
+const ANSWER_BYTES = Number(process.env.ANSWER_BYTES ?? 1024 * 1024);
 const SUBMITS = Number(process.env.SUBMITS ?? 24);
 const SUBMIT_MB = Number(process.env.SUBMIT_MB ?? 30);
 const CASES = (process.env.CASES ?? 'answer,submits').split(',');
@@ -47,7 +49,7 @@ async function eventsStream(probe: Redis, queue: string): Promise<{ entries: num
 async function perAnswerByte(url: string, probe: Redis): Promise<void> {
   const queue = 'held-answer';
   const store = await RedisTaskStore.open({ url, queue, maxTasks: TASKS + 1, maxClientTasks: TASKS + 1 });
-  const answer = randomBytes(ANSWER_MIB * MIB);
+  const answer = randomBytes(ANSWER_BYTES);
   try {
     const before = await usedMemory(probe);
     for (let k = 0; k < TASKS; k++) {
@@ -71,7 +73,7 @@ async function perAnswerByte(url: string, probe: Redis): Promise<void> {
     const stream = await eventsStream(probe, queue);
     const answered = TASKS * answer.byteLength;
     console.log(
-      `per answer byte: ${TASKS} tasks of ${ANSWER_MIB} MiB answers: used_memory +${((after - before) / MIB).toFixed(1)} MiB, ${((after - before) / answered).toFixed(2)} bytes in Redis per byte of answer; BullMQ's events stream ${stream.entries} entries, ${(stream.bytes / MIB).toFixed(2)} MiB`,
+      `per answer byte: ${TASKS} tasks of ${ANSWER_BYTES}-byte answers: used_memory +${((after - before) / MIB).toFixed(1)} MiB, ${((after - before) / answered).toFixed(2)} bytes in Redis per byte of answer; BullMQ's events stream ${stream.entries} entries, ${(stream.bytes / MIB).toFixed(2)} MiB`,
     );
   } finally {
     await store.close();
