@@ -63,12 +63,13 @@ export interface RedisTaskStoreOptions {
   leaseMs?: number;
 }
 
-/** What a task's BullMQ job carries: the stored request (its body in base64) and its settings. */
+/** What a task's BullMQ job carries: the stored request and its settings. */
 interface JobData {
   api: string;
   method: string;
   url: string;
   headers: Array<[string, string]>;
+  /** Empty: the body is kept apart (`HeldBytes`); in base64 in a job queued before it was. */
   body: string;
   attempts: number;
   client: string | null;
