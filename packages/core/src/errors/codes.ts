@@ -254,6 +254,13 @@ export const ERROR_CODES = {
     package: core,
     meaning: 'a tensor shape declares more elements than any tensor may hold',
   },
+  TENSOR_EMPTY_DIMENSION: {
+    status: 400,
+    type: 'BadInput',
+    package: core,
+    meaning:
+      "a model input has size 0 in a dimension the model cannot run empty (any but a batchable model's batch dimension)",
+  },
   JOBS_CLIENT_FULL: {
     status: 429,
     type: 'TasksClientFull',

@@ -4,8 +4,8 @@ import type { NDArray } from '../ndarray/ndarray.js';
 
 /**
  * The answer a call would get holds more values than the server sends (`maxAnswerElements`): 422
- * `ANSWER_TOO_LARGE`. The request was read and run, but what it asks for (an upsampling of a large input, a
- * shape taken from an input value) is more than one answer may carry; a smaller request gets through.
+ * `ANSWER_TOO_LARGE`. What the request asks for (many rows, an upsampling of a large input, a shape taken from
+ * an input value) is more than one answer may carry; a smaller request gets through.
  */
 export class AnswerTooLarge extends UnprocessableEntity {
   static override readonly code: string = 'ANSWER_TOO_LARGE';
@@ -22,5 +22,18 @@ export function checkAnswerSize(arrays: Iterable<NDArray>, limits: Readonly<Limi
   if (total > max)
     throw new AnswerTooLarge(
       `The answer holds ${total} values; this server sends at most ${max} (maxAnswerElements). Send a smaller request.`,
+    );
+}
+
+/**
+ * Refuse, before anything runs, a request whose answer is known to hold more than `maxAnswerElements` values
+ * (`atLeast`: what the model's declared output shapes make of the request's inputs): the same 422 the answer
+ * would get after the run, without the run.
+ */
+export function checkDeclaredAnswerSize(atLeast: number, limits: Readonly<Limits> | undefined): void {
+  const max = (limits ?? DEFAULT_LIMITS).maxAnswerElements;
+  if (atLeast > max)
+    throw new AnswerTooLarge(
+      `The answer would hold ${atLeast} values (the model's declared outputs for this input); this server sends at most ${max} (maxAnswerElements). Send a smaller request.`,
     );
 }

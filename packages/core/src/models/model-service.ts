@@ -8,6 +8,7 @@ import type { NamedTensors } from '../signature/named-tensors.js';
 import { describeTensor, type ModelSignature } from '../signature/signature.js';
 import { ModelStore } from '../store/model-store.js';
 import { readFrameworkMetadata } from './framework-store.js';
+import { ModelTensors } from './model-tensors.js';
 import type { LoadedModel, ModelRunner } from './runner.js';
 import { defaultInstances } from './runner-pool.js';
 import { SignatureNdarray } from './signature-ndarray.js';
@@ -138,10 +139,10 @@ function buildModelService(
   const single = signature.inputs.length === 1 && signature.outputs.length === 1;
   const modelName = apiName(model.name);
   const input: IODescriptor = single
-    ? new SignatureNdarray(model.name, signature.inputs[0]!, true)
-    : new Tensors({ model: model.name, tensors: signature.inputs });
+    ? new SignatureNdarray(model.name, signature.inputs[0]!, signature)
+    : new ModelTensors(model.name, signature);
   const output: IODescriptor = single
-    ? new SignatureNdarray(model.name, signature.outputs[0]!, false)
+    ? new SignatureNdarray(model.name, signature.outputs[0]!, null)
     : new Tensors({ model: model.name, tensors: signature.outputs });
   const inName = signature.inputs[0]!.name;
   const outName = signature.outputs[0]!.name;

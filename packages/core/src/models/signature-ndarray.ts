@@ -5,26 +5,32 @@ import { RaggedArrayError } from '../ndarray/convert.js';
 import { formatShape } from '../ndarray/dtype.js';
 import { NDArray } from '../ndarray/ndarray.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
-import type { TensorSpec } from '../signature/signature.js';
+import type { ModelSignature, TensorSpec } from '../signature/signature.js';
 import { checkInputs, checkTensor } from '../signature/tensor-check.js';
 import { tensorFromJson } from '../signature/tensor-from-json.js';
+import type { ProtoPayload } from '../wire/proto/messages.js';
 import type { Tensor, TensorMetadata } from '../wire/v2/tensor.js';
+import { admitRun, type ModelRequest, type RequestLimits } from './run-admission.js';
 
 /**
  * NumpyNdarray for one tensor of a model's signature (a model with one input and one output): the body is the
  * nested list, the dtype and shape come from the signature, and a mismatch is a 400 whose code names it
- * (`TENSOR_DTYPE_MISMATCH`, `TENSOR_RANK_MISMATCH`, `TENSOR_SHAPE_MISMATCH`). The Open Inference Protocol lists
- * the tensor under its model name.
+ * (`TENSOR_DTYPE_MISMATCH`, `TENSOR_RANK_MISMATCH`, `TENSOR_SHAPE_MISMATCH`), then the request is admitted to the
+ * run (`admitRun`: no empty dimension the model cannot run, no answer its outputs make too large). The Open
+ * Inference Protocol lists the tensor under its model name.
  */
 export class SignatureNdarray extends NumpyNdarray {
   constructor(
     readonly model: string,
     readonly tensor: TensorSpec,
-    /** Checks input (false for an output: the model's own values are passed on as they are). */
-    private readonly checksInput: boolean,
+    /**
+     * The served signature when this is the model's input, which is then checked; null for its output (the
+     * model's own values are passed on as they are).
+     */
+    private readonly inputOf: ModelSignature | null,
   ) {
     super({ dtype: tensor.dtype, shape: tensor.shape });
-    if (checksInput) {
+    if (inputOf) {
       const shape = tensor.shape.map((n) => (n === -1 ? 1 : n));
       if (shape.reduce((a, b) => a * b, 1) <= 64) this.sample = NDArray.zeros(shape, tensor.dtype);
     }
@@ -35,17 +41,31 @@ export class SignatureNdarray extends NumpyNdarray {
     return super.tensorMetadata(this.tensor.name);
   }
 
+  override async fromHttpRequest(request: ModelRequest): Promise<NDArray> {
+    return this.admitted(await super.fromHttpRequest(request), request.limits);
+  }
+
   /** The model's input from protocol tensors: the one tensor must carry the input's name (else 400). */
-  override async fromTensors(tensors: readonly Tensor[]): Promise<NDArray> {
-    if (!this.checksInput) return super.fromTensors(tensors);
+  override async fromTensors(tensors: readonly Tensor[], ctx?: Context): Promise<NDArray> {
+    if (!this.inputOf) return super.fromTensors(tensors);
     const given: NamedTensors = {};
     for (const t of tensors) given[t.name] = t.array;
-    return checkInputs(this.model, [this.tensor], given)[this.tensor.name]!;
+    const input = checkInputs(this.model, [this.tensor], given)[this.tensor.name]!;
+    return this.admitted(input, ctx?.request.limits);
+  }
+
+  override async fromProto(message: ProtoPayload | Uint8Array, limits?: RequestLimits): Promise<NDArray> {
+    return this.admitted(await super.fromProto(message), limits);
+  }
+
+  private admitted(input: NDArray, limits: RequestLimits): NDArray {
+    if (this.inputOf) admitRun(this.model, this.inputOf, { [this.tensor.name]: input }, limits);
+    return input;
   }
 
   /** An integer input keeps a float literal a float, so the check refuses it instead of cutting it. */
   protected override arrayFromJson(parsed: unknown, what: string): NDArray {
-    if (!this.checksInput) return super.arrayFromJson(parsed, what);
+    if (!this.inputOf) return super.arrayFromJson(parsed, what);
     try {
       return tensorFromJson(parsed, this.tensor);
     } catch (err) {
@@ -59,7 +79,7 @@ export class SignatureNdarray extends NumpyNdarray {
   }
 
   override validate(arr: NDArray): NDArray {
-    if (!this.checksInput) return arr;
+    if (!this.inputOf) return arr;
     // A JSON object (`{"measurements": [[…]]}`, the named form of models with several inputs) parses to one
     // object value: say which forms this API takes instead of "got object".
     if (arr.dtype === 'object' && arr.shape.length === 0) {

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgument } from '../errors/index.js';
+import { checkEmptyDimensions } from '../signature/empty-dimensions.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
 import { applySignatureOverrides, type ModelSignature } from '../signature/signature.js';
 import { checkInputNames } from '../signature/tensor-check.js';
@@ -88,10 +89,11 @@ export async function startModel({
     classes: model.classes,
     metadata: model.metadata,
   };
-  // A feed the model has no input for (or one left out) is the caller's mistake: a 400 naming the model's inputs,
-  // before the runtime turns it into a run failure.
+  // A feed the model has no input for (or one left out), or an empty dimension it cannot run, is the caller's
+  // mistake: a 400 naming the model's inputs, before the runtime turns it into a run failure.
   const checked = (inputs: NamedTensors) => {
     checkInputNames(model.name, model.signature.inputs, inputs);
+    checkEmptyDimensions(model.name, model.signature, inputs);
     return inputs;
   };
   if (instances === 0) {
