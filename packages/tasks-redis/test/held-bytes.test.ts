@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { TaskRequest, TaskResult } from '@tiffin/core/internal';
+import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { RedisTaskStore, type RedisTaskStoreOptions } from '../src/index.js';
@@ -126,5 +128,35 @@ describeOnRedis('the bytes tasks hold on a real redis-server', (redis) => {
     const entries = await probe.xrange(events, '-', '+');
     const oldest = Number(entries[0]?.[0].split('-')[0]);
     expect(oldest).toBeGreaterThanOrEqual(since - 20);
+  });
+
+  it('still serves a task queued, and an answer kept, as the store kept them before (in the job, base64)', async () => {
+    const { stores, queue, probe } = await replicas({});
+    const [a] = stores;
+    const bullmq = new Queue(queue, { connection: probe, prefix: 'tiffin' });
+    const id = randomUUID();
+    try {
+      const data = {
+        api: 'api',
+        method: 'POST',
+        url: '/api/submit',
+        headers: [['content-type', 'text/plain']],
+        body: Buffer.from('old request').toString('base64'),
+        attempts: 1,
+        client: null,
+      };
+      await bullmq.add('api', data, { jobId: id, attempts: 1 });
+      const task = await a.claim();
+      expect(task?.request.body.toString()).toBe('old request');
+      await a.complete(id, answer(3));
+      expect((await Job.fromId(bullmq, id))?.finishedOn).toBeTruthy();
+      // An answer the job kept itself, as BullMQ's return value.
+      const legacy = { status: 200, headers: [], body: Buffer.from('old answer').toString('base64') };
+      await probe.hset(bullmq.toKey(id), 'returnvalue', JSON.stringify(legacy));
+      await probe.del(`tiffin:${queue}:answer:${id}`);
+      expect((await a.result(id)).body.toString()).toBe('old answer');
+    } finally {
+      await bullmq.close();
+    }
   });
 });
