@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import {
   BadInput,
-  InvalidArgument,
   isTiffinError,
   JSONDescriptor,
   JsonLineLogger,
@@ -11,7 +9,6 @@ import {
   NDArray,
   Service,
   ServiceUnavailable,
-  sseEvent,
   type TaskStore,
   Text,
 } from '@tiffin/core';
@@ -28,15 +25,13 @@ import {
   readLoraDefaults,
   readModelDefaults,
 } from '../pipeline/model-defaults.js';
-import { INPAINT_UNET_CHANNELS } from '../pipeline/stable-diffusion/inpaint.js';
 import { a1111Routes } from './compat/a1111/a1111-routes.js';
-import type { CompatGenerator, GenerationWatch } from './compat/generator.js';
 import { openAIRoutes } from './compat/openai/openai-routes.js';
+import { compatGenerator } from './compat/service-generator.js';
 import { generationPage } from './generation-page.js';
 import { GenerationQueue } from './generation-queue.js';
 import { type GeneratedImages, GeneratedImagesOutput } from './images-output.js';
 import {
-  GENERATION_KIND_NAMES,
   GENERATION_KINDS,
   type GenerationKindName,
   type GenerationRequest,
@@ -45,25 +40,16 @@ import {
 import { LoraRoots } from './lora-roots.js';
 import { defaultImageSize, pipelineFamily } from './model-config.js';
 import { negotiateOutputFormat } from './output-format.js';
-import { ProgressHub, type ProgressKey } from './progress.js';
+import { ProgressHub, type ProgressKey, progressStream } from './progress.js';
 import { QueryInput } from './query-input.js';
-import {
-  DEFAULT_GENERATION_LIMITS,
-  defaultedValues,
-  img2imgSchema,
-  inpaintSchema,
-  progressSchema,
-  text2imgSchema,
-} from './request-schemas.js';
-import type { JobCost } from './step-clock.js';
+import { DEFAULT_GENERATION_LIMITS, defaultedValues, progressSchema } from './request-schemas.js';
+import { servedKinds } from './served-kinds.js';
+import { jobCost } from './step-clock.js';
 import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
 import type { JobImage, JobInput, JobLora } from './worker-protocol.js';
 
 /** A generation API a service may serve: `POST /text2img`, `/img2img`, `/inpaint`. */
 export type DiffusionPipelineKind = GenerationKindName;
-
-/** img2img uploads are resized to multiples of this (the SD VAE's scale factor). */
-const VAE_GRID = 8;
 
 export interface DiffusionServiceOptions {
   /** Diffusers folder of the Stable Diffusion 1.x / 2.x pipeline. */
@@ -378,28 +364,17 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     );
   }
 
-  // The compatible APIs generate too: their routes get the generation APIs' deadline, wherever the service is
-  // served (`diffusion start`, or a built package's server), not the server's shorter default.
-  if (options.a1111Api !== false) service.mount(a1111Routes(compatGenerator()), { timeout });
-  if (options.openaiApi !== false) {
-    const openai = openAIRoutes({ generator: compatGenerator(), modelId: service.name });
-    // The marker runs only for requests with the token; the routes answer every request in OpenAI's shape.
-    service.mount(openai.marker);
-    service.mount(openai.routes, { public: true, timeout });
-  }
-
-  /** The kinds as the compatible APIs call them: bodies in the kinds' field names, through `start`. */
-  function compatGenerator(): CompatGenerator {
-    const run = async (
-      name: GenerationKindName,
-      value: unknown,
-      signal: AbortSignal,
-      watch: GenerationWatch | undefined,
-    ) => {
-      if (!kinds.includes(name)) throw new BadInput(`this model does not serve ${name}`);
-      const request = GENERATION_KINDS[name].toRequest(value, context);
+  // The compatible APIs run on the kinds, through `start`. Their routes' deadline is the service's `timeout`
+  // when one was given (`tiffin diffusion start --timeout`), else the server's (`tiffin serve --timeout`).
+  const compat = compatGenerator({
+    kinds,
+    context,
+    modelName: basename(modelDir),
+    defaultScheduler: () => host?.defaultScheduler ?? null,
+    listLoras: async () => (roots ? roots.list() : []),
+    generate: async (request, signal, watch) => {
       const id = randomUUID();
-      const images = await start(
+      return start(
         await prepare(request),
         id,
         `request:${id}`,
@@ -407,43 +382,15 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         (step, total, _detail, preview) => watch?.onStep(step, total, preview),
         watch?.preview ?? false,
       );
-      return { ...images, format: request.output.format, quality: request.output.quality };
-    };
-    const parse = <T>(schema: z.ZodType<T>, body: unknown): T => {
-      const result = schema.safeParse(body);
-      if (!result.success) throw new BadInput(z.prettifyError(result.error));
-      return result.data;
-    };
-    return {
-      kinds,
-      maxSize: limits.maxSize,
-      defaultSize: context.defaultSize,
-      maxImages: limits.maxImages,
-      defaults: { ...defaulted, scheduler: defaulted.scheduler ?? host?.defaultScheduler ?? null },
-      modelName: basename(modelDir),
-      listLoras: async () => (roots ? roots.list() : []),
-      text2img: (body, signal, watch) =>
-        run(
-          'text2img',
-          parse(text2imgSchema(limits, context.defaultSize, family, defaults), body),
-          signal,
-          watch,
-        ),
-      img2img: (body, image, signal, watch) =>
-        run(
-          'img2img',
-          { img: image, data: parse(img2imgSchema(limits, family, defaults), body) },
-          signal,
-          watch,
-        ),
-      inpaint: (body, image, mask, signal, watch) =>
-        run(
-          'inpaint',
-          { image, mask_image: mask, data: parse(inpaintSchema(limits, family, defaults), body) },
-          signal,
-          watch,
-        ),
-    };
+    },
+  });
+  const compatMount = options.timeout === undefined ? {} : { timeout: options.timeout };
+  if (options.a1111Api !== false) service.mount(a1111Routes(compat), compatMount);
+  if (options.openaiApi !== false) {
+    const openai = openAIRoutes({ generator: compat, modelId: service.name });
+    // The marker runs only for requests with the token; the routes answer every request in OpenAI's shape.
+    service.mount(openai.marker);
+    service.mount(openai.routes, { public: true, ...compatMount });
   }
 
   service.api(
@@ -515,65 +462,6 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
 /** A small RGB image as a data URL (BMP: encoded synchronously, between steps, with no extra work). */
 function bmpDataUrl(image: JobImage): string {
   return `data:image/bmp;base64,${Buffer.from(encodeBmp(image.data, image.width, image.height)).toString('base64')}`;
-}
-
-async function* progressStream(
-  hub: ProgressHub,
-  signal: AbortSignal,
-  requestId: string | undefined,
-): AsyncGenerator<string> {
-  // A comment line first, so clients see the stream open before the next event.
-  yield ': progress\n\n';
-  // One id: the synchronous request sent with that x-request-id, or the job of that id (whoever holds a job's
-  // id may follow it, as /<api>/events does). No id: every generation (only with `progressAll`).
-  const keys: ProgressKey[] | undefined =
-    requestId === undefined ? undefined : [`request:${requestId}`, `job:${requestId}`];
-  for await (const event of hub.events(signal, keys)) yield sseEvent({ event: event.status, data: event });
-}
-
-/** The job's UNet work for queue estimates: latent pixels × batch (×2 with guidance) per step. */
-function jobCost(input: JobInput): JobCost {
-  const { params, height, width, strength } = input;
-  const latentPixels = (height / VAE_GRID) * (width / VAE_GRID);
-  const steps =
-    strength === undefined
-      ? params.num_inference_steps
-      : Math.min(Math.floor(params.num_inference_steps * strength), params.num_inference_steps);
-  const batch = params.num_images_per_prompt * (params.guidance_scale > 1 ? 2 : 1);
-  return { steps, unitsPerStep: latentPixels * batch };
-}
-
-/**
- * The kinds to serve: the option's (duplicates dropped), else every kind, or inpainting
- * alone for an inpainting UNet.
- */
-function servedKinds(
-  modelDir: string,
-  option: DiffusionPipelineKind | readonly DiffusionPipelineKind[] | undefined,
-): GenerationKindName[] {
-  if (option !== undefined) {
-    const list: readonly string[] = typeof option === 'string' ? [option] : option;
-    for (const k of list)
-      if (!(GENERATION_KIND_NAMES as readonly string[]).includes(k))
-        throw new InvalidArgument(
-          `pipeline ${JSON.stringify(k)} is not one of ${GENERATION_KIND_NAMES.join(', ')}`,
-        );
-    if (list.length === 0) throw new InvalidArgument('pipeline lists no generation API to serve');
-    return GENERATION_KIND_NAMES.filter((k) => list.includes(k));
-  }
-  return unetInChannels(modelDir) === INPAINT_UNET_CHANNELS ? ['inpaint'] : [...GENERATION_KIND_NAMES];
-}
-
-/** The UNet's input channels from its config (4 when it does not say). */
-function unetInChannels(modelDir: string): number {
-  const path = join(modelDir, 'unet', 'config.json');
-  if (!existsSync(path)) return 4;
-  try {
-    const config = JSON.parse(readFileSync(path, 'utf8')) as { in_channels?: unknown };
-    return typeof config.in_channels === 'number' ? config.in_channels : 4;
-  } catch {
-    return 4;
-  }
 }
 
 /**

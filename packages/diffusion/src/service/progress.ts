@@ -1,3 +1,4 @@
+import { sseEvent } from '@tiffin/core';
 import { pushedEvents } from '@tiffin/core/internal';
 
 /** One progress event of a generation, as logged and streamed by `POST /progress`. */
@@ -64,4 +65,22 @@ export class ProgressHub {
       { first: [...this.latest.values()].filter(wanted), isLast: keys ? isFinal : undefined },
     );
   }
+}
+
+/**
+ * `POST /progress`'s server-sent events: a comment line, then the events of one generation (`requestId`: a
+ * request's x-request-id or a job's id) until it ends, or of every generation when `requestId` is absent.
+ */
+export async function* progressStream(
+  hub: ProgressHub,
+  signal: AbortSignal,
+  requestId: string | undefined,
+): AsyncGenerator<string> {
+  // A comment line first, so clients see the stream open before the next event.
+  yield ': progress\n\n';
+  // One id: the synchronous request sent with that x-request-id, or the job of that id (whoever holds a job's
+  // id may follow it, as /<api>/events does). No id: every generation (only with `progressAll`).
+  const keys: ProgressKey[] | undefined =
+    requestId === undefined ? undefined : [`request:${requestId}`, `job:${requestId}`];
+  for await (const event of hub.events(signal, keys)) yield sseEvent({ event: event.status, data: event });
 }

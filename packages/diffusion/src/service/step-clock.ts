@@ -1,3 +1,5 @@
+import type { JobInput } from './worker-protocol.js';
+
 /** What a generation costs: its denoising steps and the UNet work of one step. */
 export interface JobCost {
   /** Denoising steps the job will run. */
@@ -74,4 +76,19 @@ export class StepClock {
     this.sizes.set(units, measured);
     if (this.sizes.size > MAX_SIZES) this.sizes.delete(this.sizes.keys().next().value as number);
   }
+}
+
+/** The SD VAE's scale factor: latent pixels are image pixels / 8 a side. */
+const VAE_GRID = 8;
+
+/** The job's UNet work for queue estimates: latent pixels × batch (×2 with guidance) per step. */
+export function jobCost(input: JobInput): JobCost {
+  const { params, height, width, strength } = input;
+  const latentPixels = (height / VAE_GRID) * (width / VAE_GRID);
+  const steps =
+    strength === undefined
+      ? params.num_inference_steps
+      : Math.min(Math.floor(params.num_inference_steps * strength), params.num_inference_steps);
+  const batch = params.num_images_per_prompt * (params.guidance_scale > 1 ? 2 : 1);
+  return { steps, unitsPerStep: latentPixels * batch };
 }

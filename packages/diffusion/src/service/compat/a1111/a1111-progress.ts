@@ -1,92 +1,51 @@
-import type { JobImage } from '../../worker-protocol.js';
+import { A1111Job, type A1111Snapshot } from './a1111-job.js';
 
-/** The generation A1111's `/progress` reports and `/interrupt` stops (A1111 runs one at a time). */
+/**
+ * The A1111 jobs of each caller (`callerOf`: its client address and credentials), which `/progress` reports and
+ * `/interrupt` and `/skip` stop: a caller sees and stops its own jobs only, never another's. Of a caller's jobs in
+ * flight, its oldest is its current one (the generation queue is first in, first out). An entry lives while its
+ * job does: the map holds the requests in flight, no more.
+ */
 export class A1111Progress {
-  private job:
-    | {
-        controller: AbortController;
-        started: number;
-        iterations: number;
-        iteration: number;
-        step: number;
-        steps: number;
-        preview: JobImage | undefined;
-        timestamp: string;
-      }
-    | undefined;
+  private readonly byCaller = new Map<string, A1111Job[]>();
 
-  /** Starts following a request of `iterations` generations; returns its signal (aborted by `interrupt`). */
-  begin(iterations: number, outer: AbortSignal): { signal: AbortSignal; end: () => void } {
-    const controller = new AbortController();
-    const onOuter = () => controller.abort(outer.reason);
-    outer.addEventListener('abort', onOuter, { once: true });
-    const job = {
-      controller,
-      started: Date.now(),
-      iterations,
-      iteration: 0,
-      step: 0,
-      steps: 0,
-      preview: undefined,
-      timestamp: new Date().toISOString().replace(/\D/g, '').slice(0, 14),
-    };
-    this.job = job;
+  /** Starts following a request of `count` generations of `caller`; call `end` when the request is done. */
+  begin(caller: string, count: number, request: AbortSignal): { job: A1111Job; end: () => void } {
+    const job = new A1111Job(count, request);
+    const jobs = this.byCaller.get(caller);
+    if (jobs) jobs.push(job);
+    else this.byCaller.set(caller, [job]);
     return {
-      signal: controller.signal,
+      job,
       end: () => {
-        outer.removeEventListener('abort', onOuter);
-        if (this.job === job) this.job = undefined;
+        job.end();
+        const left = this.byCaller.get(caller)?.filter((j) => j !== job) ?? [];
+        if (left.length > 0) this.byCaller.set(caller, left);
+        else this.byCaller.delete(caller);
       },
     };
   }
 
-  /** The generation moved to iteration `iteration` (0-based) of the request. */
-  iteration(iteration: number): void {
-    if (this.job) Object.assign(this.job, { iteration, step: 0 });
+  /** Stops the caller's current job at its next step; false when the caller has none. */
+  interrupt(caller: string): boolean {
+    const job = this.current(caller);
+    job?.interrupt();
+    return job !== undefined;
   }
 
-  step(step: number, steps: number, preview: JobImage | undefined): void {
-    if (!this.job) return;
-    this.job.step = step;
-    this.job.steps = steps;
-    if (preview) this.job.preview = preview;
+  /** Skips the running generation of the caller's current job; false when the caller has none. */
+  skip(caller: string): boolean {
+    const job = this.current(caller);
+    job?.skip();
+    return job !== undefined;
   }
 
-  /** Stops the generation at its next step; true when there was one. */
-  interrupt(): boolean {
-    if (!this.job) return false;
-    this.job.controller.abort(new Error('interrupted'));
-    return true;
+  /** The caller's current job as numbers, with its latest preview; null when the caller has none. */
+  snapshot(caller: string): A1111Snapshot | null {
+    return this.current(caller)?.snapshot() ?? null;
   }
 
-  get interrupted(): boolean {
-    return this.job?.controller.signal.aborted ?? false;
-  }
-
-  /** The state as numbers, and the latest preview. */
-  snapshot(): {
-    progress: number;
-    etaRelative: number;
-    job: { count: number; no: number; step: number; steps: number; timestamp: string; interrupted: boolean };
-    preview: JobImage | undefined;
-  } | null {
-    const job = this.job;
-    if (!job) return null;
-    const within = job.steps > 0 ? job.step / job.steps : 0;
-    const progress = Math.min(1, (job.iteration + within) / job.iterations);
-    const elapsed = (Date.now() - job.started) / 1000;
-    return {
-      progress,
-      etaRelative: progress > 0 ? elapsed / progress - elapsed : 0,
-      job: {
-        count: job.iterations,
-        no: job.iteration,
-        step: job.step,
-        steps: job.steps,
-        timestamp: job.timestamp,
-        interrupted: job.controller.signal.aborted,
-      },
-      preview: job.preview,
-    };
+  private current(caller: string): A1111Job | undefined {
+    return this.byCaller.get(caller)?.[0];
   }
 }

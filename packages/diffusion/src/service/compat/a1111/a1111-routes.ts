@@ -1,9 +1,11 @@
 import type { Service } from '@tiffin/core';
 import { GenerationCancelled } from '../../../pipeline/cancel.js';
 import { encodeGenerated } from '../../output-format.js';
+import { callerOf } from '../caller.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import type { CompatGenerator, UploadedImage } from '../generator.js';
 import { BodyTooLarge, readBoundedBody } from '../read-body.js';
+import { requestSignal } from '../request-signal.js';
 import { A1111Error, a1111ErrorAnswer } from './a1111-error.js';
 import { A1111Progress } from './a1111-progress.js';
 import { type A1111Plan, a1111Plan } from './a1111-request.js';
@@ -19,8 +21,10 @@ const MAX_IMG2IMG_BYTES = 32 * 1024 * 1024;
 
 /**
  * AUTOMATIC1111's `/sdapi/v1/*` on a diffusion service, on its own kinds and queue: txt2img, img2img (inpainting
- * with a `mask`), progress (with the previews as `current_image`), interrupt, and the read-only listings
- * (samplers, sd-models, loras, options). Mounted private: it needs the service's API token like the other routes.
+ * with a `mask`), progress (with the previews as `current_image`), interrupt and skip, and the read-only listings
+ * (samplers, sd-models, loras, options). Progress, interrupt and skip act on the caller's own jobs (`callerOf`).
+ * A generation stops at its next step when its request's deadline passes or its client leaves. Mounted private:
+ * it needs the service's API token like the other routes.
  */
 export function a1111Routes(generator: CompatGenerator): MountedMiddleware {
   const progress = new A1111Progress();
@@ -45,9 +49,12 @@ export function a1111Routes(generator: CompatGenerator): MountedMiddleware {
       case 'img2img':
         return generate(ctx, route === 'img2img');
       case 'progress':
-        return progressAnswer(ctx.query.skip_current_image === 'true');
+        return progressAnswer(callerOf(ctx.req), ctx.query.skip_current_image === 'true');
       case 'interrupt':
-        progress.interrupt();
+        progress.interrupt(callerOf(ctx.req));
+        return {};
+      case 'skip':
+        progress.skip(callerOf(ctx.req));
         return {};
       case 'samplers':
         return Object.entries(A1111_SAMPLERS).map(([name, s]) => ({
@@ -82,8 +89,8 @@ export function a1111Routes(generator: CompatGenerator): MountedMiddleware {
     }
   }
 
-  async function progressAnswer(skipImage: boolean) {
-    const snap = progress.snapshot();
+  async function progressAnswer(caller: string, skipImage: boolean) {
+    const snap = progress.snapshot(caller);
     const currentImage =
       !skipImage && snap?.preview
         ? (await encodeGenerated(snap.preview.data, snap.preview.width, snap.preview.height, 'png')).toString(
@@ -94,7 +101,7 @@ export function a1111Routes(generator: CompatGenerator): MountedMiddleware {
       progress: snap?.progress ?? 0,
       eta_relative: snap?.etaRelative ?? 0,
       state: {
-        skipped: false,
+        skipped: snap?.job.skipped ?? false,
         interrupted: snap?.job.interrupted ?? false,
         job: snap ? `generation ${snap.job.no + 1} out of ${snap.job.count}` : '',
         job_count: snap?.job.count ?? 0,
@@ -122,28 +129,26 @@ export function a1111Routes(generator: CompatGenerator): MountedMiddleware {
       if (body.mask !== undefined && body.mask !== null && body.mask !== '')
         mask = await base64Image(body.mask, 'mask', maxPixels);
     }
-    const client = new AbortController();
-    ctx.res.once('close', () => {
-      if (!ctx.res.writableFinished) client.abort(new Error('client closed the connection'));
-    });
-    const followed = progress.begin(plan.iterations, client.signal);
+    const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, requestSignal(ctx));
+    const watch = { preview: true, onStep: job.stepped.bind(job) };
     const images: string[] = [];
     const seeds: number[] = [];
     try {
       for (let i = 0; i < plan.iterations; i++) {
-        progress.iteration(i);
+        const signal = job.begin(i);
         const seeded = { ...plan.body, seed: plan.seed + i * plan.batchSize };
-        const watch = { preview: true, onStep: progress.step.bind(progress) };
         let result: Awaited<ReturnType<CompatGenerator['text2img']>>;
         try {
           result = !image
-            ? await generator.text2img(seeded, followed.signal, watch)
+            ? await generator.text2img(seeded, signal, watch)
             : mask
-              ? await generator.inpaint(seeded, image, mask, followed.signal, watch)
-              : await generator.img2img(seeded, image, followed.signal, watch);
+              ? await generator.inpaint(seeded, image, mask, signal, watch)
+              : await generator.img2img(seeded, image, signal, watch);
         } catch (err) {
-          // Interrupted: A1111 answers with the images made so far.
-          if (err instanceof GenerationCancelled && progress.interrupted) break;
+          const stop = err instanceof GenerationCancelled ? job.stoppedBy() : undefined;
+          // Interrupted: A1111 answers with the images made so far; skipped: it goes on with the next generation.
+          if (stop === 'interrupted') break;
+          if (stop === 'skipped') continue;
           throw err;
         }
         for (let k = 0; k < result.images.length; k++) {
@@ -154,7 +159,7 @@ export function a1111Routes(generator: CompatGenerator): MountedMiddleware {
         }
       }
     } finally {
-      followed.end();
+      end();
     }
     return { images, parameters: plan.parameters, info: JSON.stringify(info(plan, seeds)) };
   }
@@ -165,6 +170,7 @@ const ROUTE_METHODS: Readonly<Record<string, string>> = {
   img2img: 'POST',
   progress: 'GET',
   interrupt: 'POST',
+  skip: 'POST',
   samplers: 'GET',
   'sd-models': 'GET',
   loras: 'GET',

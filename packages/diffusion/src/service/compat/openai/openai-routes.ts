@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import type { CompatGenerator, UploadedImage } from '../generator.js';
 import { BodyTooLarge, readBoundedBody } from '../read-body.js';
+import { requestSignal } from '../request-signal.js';
 import { OpenAIError, toOpenAIError } from './openai-error.js';
 import { imagesRequest } from './openai-request.js';
 import { type ImagesAnswer, imagesAnswer } from './openai-response.js';
@@ -88,12 +89,8 @@ export function openAIRoutes(options: OpenAIRoutesOptions): {
         };
         return;
       }
-      const controller = new AbortController();
-      ctx.res.once('close', () => {
-        if (!ctx.res.writableFinished) controller.abort(new Error('client closed the connection'));
-      });
-      const answer = await serveImages(ctx, route.kind, controller.signal);
-      ctx.body = answer;
+      // The generation stops at its next step when the request's deadline passes or its client leaves.
+      ctx.body = await serveImages(ctx, route.kind, requestSignal(ctx));
     } catch (err) {
       answerError(ctx, toOpenAIError(err));
     }

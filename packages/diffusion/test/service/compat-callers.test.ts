@@ -1,0 +1,113 @@
+import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDiffusionService } from '../../src/service/diffusion-service.js';
+import { tinyDir } from '../helpers/tiny.js';
+import { callFrom, waitFor } from './compat-helpers.js';
+
+/**
+ * Each client owns its A1111 jobs: `/sdapi/v1/progress`, `/interrupt` and `/skip` act on the caller's own
+ * generations (the caller: its client address), so client B neither sees client A's progress and previews nor stops
+ * A's job. Two clients are two loopback addresses (127.0.0.1 and 127.0.0.2).
+ */
+const A = '127.0.0.1';
+const B = '127.0.0.2';
+let handle: ServerHandle;
+
+beforeAll(async () => {
+  const sd = createDiffusionService({
+    modelDir: tinyDir('sd1'),
+    backend: 'wasm',
+    logger: new MemoryLogger(),
+  });
+  handle = await serve(sd.service, { port: 0, host: '127.0.0.1', logger: false, handleSignals: false });
+}, 120_000);
+
+afterAll(async () => {
+  await handle?.close();
+});
+
+interface Progress {
+  progress: number;
+  state: {
+    job_count: number;
+    job_no: number;
+    sampling_step: number;
+    sampling_steps: number;
+    skipped: boolean;
+  };
+  current_image: string | null;
+}
+
+interface Generated {
+  images: string[];
+  info: string;
+}
+
+const progressOf = (from: string) => callFrom<Progress>(handle, from, 'GET', '/sdapi/v1/progress');
+
+/** Waits until `from`'s own progress shows its generation `no` under way (a step done, with a preview). */
+async function underWay(from: string, no: number): Promise<Progress> {
+  let seen: Progress | undefined;
+  await waitFor(async () => {
+    const p = (await progressOf(from)).body;
+    if (p.state.job_no === no && p.state.sampling_step > 0 && p.current_image !== null) seen = p;
+    return seen !== undefined;
+  });
+  return seen as Progress;
+}
+
+describe("A1111's progress, interrupt and skip", () => {
+  it("show another caller nothing of A's job and do not stop it", async () => {
+    const job = callFrom<Generated>(handle, A, 'POST', '/sdapi/v1/txt2img', {
+      prompt: 'a green triangle',
+      steps: 30,
+      n_iter: 4,
+      width: 32,
+      height: 32,
+      seed: 1,
+    });
+    const mine = await underWay(A, 0);
+    expect(mine.progress).toBeGreaterThan(0);
+    expect(mine.state.job_count).toBe(4);
+
+    // B: the idle state, no preview; B's interrupt and skip find no job of B's.
+    const theirs = await progressOf(B);
+    expect(theirs.status).toBe(200);
+    expect(theirs.body.current_image).toBeNull();
+    expect(theirs.body).toMatchObject({
+      progress: 0,
+      state: { job_count: 0, sampling_step: 0, sampling_steps: 0 },
+    });
+    expect((await callFrom(handle, B, 'POST', '/sdapi/v1/interrupt', {})).status).toBe(200);
+    expect((await callFrom(handle, B, 'POST', '/sdapi/v1/skip', {})).status).toBe(200);
+    // A's own view is unchanged: its job runs on, not interrupted.
+    expect((await progressOf(A)).body.state.job_count).toBe(4);
+
+    const answer = await job;
+    expect(answer.status).toBe(200);
+    expect(answer.body.images).toHaveLength(4);
+    expect((await progressOf(A)).body.state.job_count).toBe(0);
+  }, 180_000);
+
+  it('let the caller skip its own current generation, and no other caller', async () => {
+    const job = callFrom<Generated>(handle, B, 'POST', '/sdapi/v1/txt2img', {
+      prompt: 'a blue square',
+      steps: 30,
+      n_iter: 3,
+      width: 32,
+      height: 32,
+      seed: 5,
+    });
+    await underWay(B, 0);
+    // A's skip and interrupt do nothing to B's job.
+    expect((await callFrom(handle, A, 'POST', '/sdapi/v1/skip', {})).status).toBe(200);
+    expect((await callFrom(handle, A, 'POST', '/sdapi/v1/interrupt', {})).status).toBe(200);
+    expect((await callFrom(handle, B, 'POST', '/sdapi/v1/skip', {})).status).toBe(200);
+    const answer = await job;
+    expect(answer.status).toBe(200);
+    // Generation 0 was skipped (no image), the job went on with generations 1 and 2.
+    expect(answer.body.images).toHaveLength(2);
+    expect((JSON.parse(answer.body.info) as { all_seeds: number[] }).all_seeds).toEqual([6, 7]);
+    expect((await progressOf(B)).body.state.job_count).toBe(0);
+  }, 180_000);
+});
