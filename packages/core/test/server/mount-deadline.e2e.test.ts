@@ -20,7 +20,7 @@ function work(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
- * A service whose mounted routes share one single-slot resource (a generator, say): `GET <prefix>/work?ms=`
+ * A service whose mounted routes share one single-slot resource (a generator, say): `GET <prefix>/job?ms=`
  * holds the slot for that long, unless the request's signal stops it; `GET <prefix>/slot` says whether it is
  * free; every abort the work saw is kept, with its reason's code.
  */
@@ -38,7 +38,7 @@ function slotService(mounts: Array<{ prefix: string; timeout?: number }>, leadMs
     });
   for (const { prefix, timeout } of mounts) {
     const router = new Router<MountState>({ prefix });
-    router.get('/work', async (ctx) => {
+    router.get('/job', async (ctx) => {
       if (state.busy) {
         ctx.status = 409;
         ctx.body = 'busy';
@@ -79,19 +79,19 @@ describe('mounted routes: the request abort signal (ctx.state.signal)', () => {
   it("fires at the route's 504, so the work it started stops and the next call is served at once", async () => {
     const { svc, state } = slotService([{ prefix: '/gen' }]);
     handle = await start(svc, { timeout: 0.3 });
-    const [status, body] = await get('/gen/work?ms=20000');
+    const [status, body] = await get('/gen/job?ms=20000');
     expect([status, JSON.parse(body).code]).toEqual([504, 'DEADLINE_EXCEEDED']);
     expect(state.aborts).toEqual(['DEADLINE_EXCEEDED']);
     // The slot is free again: a call right after the 504 is served, long before the 20 s work would have ended.
     expect(await get('/gen/slot')).toEqual([200, 'free']);
-    expect(await get('/gen/work?ms=1')).toEqual([200, 'done']);
+    expect(await get('/gen/job?ms=1')).toEqual([200, 'done']);
   });
 
   it('fires when the client goes away', async () => {
     const { svc, state } = slotService([{ prefix: '/gen' }]);
     handle = await start(svc, { timeout: 30 });
     const client = new AbortController();
-    const gone = fetch(`${handle.url}/gen/work?ms=20000`, { signal: client.signal }).catch(() => 'gone');
+    const gone = fetch(`${handle.url}/gen/job?ms=20000`, { signal: client.signal }).catch(() => 'gone');
     while ((await get('/gen/slot'))[1] !== 'busy') await new Promise((r) => setTimeout(r, 10));
     client.abort();
     expect(await gone).toBe('gone');
@@ -105,10 +105,10 @@ describe("mounted routes: a mount's own timeout is its deadline", () => {
     const { svc, state } = slotService([{ prefix: '/gen', timeout: 0.3 }]);
     handle = await start(svc, { timeout: 30 });
     // 5 s of work: within the server's 30 s, past the mount's 0.3 s.
-    expect(await get('/gen/work?ms=5000')).toEqual([504, expect.stringContaining('in 0.3 seconds')]);
+    expect(await get('/gen/job?ms=5000')).toEqual([504, expect.stringContaining('in 0.3 seconds')]);
     expect(state.aborts).toEqual(['DEADLINE_EXCEEDED']);
     expect(await get('/gen/slot')).toEqual([200, 'free']);
-    expect(await get('/gen/work?ms=1')).toEqual([200, 'done']);
+    expect(await get('/gen/job?ms=1')).toEqual([200, 'done']);
     // The APIs and the built-in routes keep the server's deadline.
     expect((await fetch(`${handle.url}/echo`, { method: 'POST', body: 'hi' })).status).toBe(200);
   });
@@ -124,11 +124,11 @@ describe("mounted routes: a mount's own timeout is its deadline", () => {
       );
       handle = await start(svc, { timeout: 0.3, ...options });
       // Past the server's 0.3 s, within its mount's 3 s: served.
-      expect(await get('/long/work?ms=800')).toEqual([200, 'done']);
+      expect(await get('/long/job?ms=800')).toEqual([200, 'done']);
       // Past its mount's 1 s, within the 3 s another mount declares: cut at its own.
-      expect(await get('/mid/work?ms=2500')).toEqual([504, expect.stringContaining('in 1 seconds')]);
+      expect(await get('/mid/job?ms=2500')).toEqual([504, expect.stringContaining('in 1 seconds')]);
       // A mount without a timeout has the server's, whatever other mounts declare.
-      expect(await get('/plain/work?ms=2500')).toEqual([504, expect.stringContaining('in 0.3 seconds')]);
+      expect(await get('/plain/job?ms=2500')).toEqual([504, expect.stringContaining('in 0.3 seconds')]);
       expect(state.aborts).toEqual(['DEADLINE_EXCEEDED', 'DEADLINE_EXCEEDED']);
       expect(await get('/plain/slot')).toEqual([200, 'free']);
     });
