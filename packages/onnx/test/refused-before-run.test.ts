@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type LoadedModel, modelService, serve, silentLogger } from '@tiffin/core';
+import { BadInput, type LoadedModel, modelService, NDArray, serve, silentLogger } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModel } from '../src/index.js';
 import { writeConv, writeFixed, writeLinear, writeMulti } from './fixtures/test-models.js';
@@ -119,6 +119,23 @@ describe('a tensor with an empty dimension the model cannot run is a 400 naming 
     expect(native.json.error).toMatch(/input 'x'/);
     expect(conv.runs()).toBe(0);
   });
+
+  it("model.run() refuses it too, with the model's inputs in the 400 (a service of one's own passes it on)", async () => {
+    for (const instances of [0, 1]) {
+      const model = await loadModel(writeConv(dir, `conv-run-${instances}.onnx`), { instances });
+      closers.push(() => model.close());
+      const err = (await model
+        .run({ x: new NDArray(new Float32Array(0), [1, 3, 1, 0], 'float32') })
+        .catch((e: unknown) => e)) as BadInput;
+      expect(err).toBeInstanceOf(BadInput);
+      expect(err.toBody()).toMatchObject({
+        code: 'TENSOR_EMPTY_DIMENSION',
+        detail: { expected: [{ name: 'x' }] },
+      });
+      const empty = await model.run({ x: new NDArray(new Float32Array(0), [0, 3, 2, 2], 'float32') });
+      expect(empty.y!.shape).toEqual([0, 2, 2, 2]);
+    }
+  }, 60_000);
 
   it('an empty batch still runs unbatched (ONNX Runtime takes 0 rows) and answers 0 rows', async () => {
     const unbatched = await served(writeConv(dir, 'conv-unbatched.onnx'), {}, { batching: false });

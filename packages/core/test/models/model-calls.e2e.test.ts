@@ -285,3 +285,91 @@ describe('a tensor of zero elements with absurd dimensions', () => {
     expect(err.code).toBe(3);
   });
 });
+
+describe('what the model cannot run, or answers too large, is refused before it runs', () => {
+  /** `ids` with a count of the calls that reached it. */
+  function counted(): { model: LoadedModel; runs: () => number } {
+    let runs = 0;
+    return {
+      model: {
+        ...ids,
+        run: async (x) => {
+          runs++;
+          return ids.run(x);
+        },
+      },
+      runs: () => runs,
+    };
+  }
+
+  it('an empty dimension besides the batch: 400 over v2 JSON and binary, INVALID_ARGUMENT over gRPC', async () => {
+    const { model, runs } = counted();
+    const { url, grpc } = await serveModel(model, false);
+    const json = await inferJson(`${url}${V2_IDS}/infer`, {
+      inputs: [{ name: 'ids', datatype: 'INT32', shape: [1, 0], data: [] }],
+    });
+    // `ids` takes [-1, 2]: a fixed dimension given as 0 does not fit its shape.
+    expect([json.status, json.json.code]).toEqual([400, 'TENSOR_SHAPE_MISMATCH']);
+    const err = await grpc.error('ModelInfer', {
+      model_name: 'ch_PP-OCRv4.det',
+      inputs: [{ name: 'ids', datatype: 'INT32', shape: ['1', '0'], contents: {} }],
+    });
+    expect(err.code).toBe(3);
+    // `scaled` is not batchable: its x may not be empty either (the scalar sr has no batch dimension).
+    const empty = await inferJson(`${scaledServer.url}/v2/models/scaled/infer`, {
+      inputs: [
+        { name: 'x', datatype: 'FP32', shape: [0], data: [] },
+        { name: 'sr', datatype: 'INT64', shape: [1], data: [2] },
+      ],
+    });
+    expect([empty.status, empty.json.code]).toEqual([400, 'TENSOR_EMPTY_DIMENSION']);
+    const rpcEmpty = await scaledServer.grpc.error('ModelInfer', {
+      model_name: 'scaled',
+      inputs: [
+        { name: 'x', datatype: 'FP32', shape: ['0'], contents: {} },
+        { name: 'sr', datatype: 'INT64', shape: ['1'], contents: { int64_contents: ['2'] } },
+      ],
+    });
+    expect([rpcEmpty.code, rpcEmpty.details]).toEqual([3, expect.stringContaining("input 'x' has size 0")]);
+    // An empty batch of a batchable model runs, unbatched.
+    const rows = await inferJson(`${url}${V2_IDS}/infer`, {
+      inputs: [{ name: 'ids', datatype: 'INT32', shape: [0, 2], data: [] }],
+    });
+    expect([rows.status, (rows.json.outputs as Array<{ shape: number[] }>)[0]!.shape]).toEqual([200, [0, 2]]);
+    expect(runs()).toBe(1);
+  });
+
+  it('an answer of more than maxAnswerElements: 422 over /predict and v2, FAILED_PRECONDITION over gRPC', async () => {
+    const { model, runs } = counted();
+    const svc = modelService(model, { batching: { max_batch_size: 4 } });
+    const http = await start(svc, { limits: { maxAnswerElements: 8 } });
+    servers.push(http);
+    const rpc = await serveGrpc(svc, {
+      port: 0,
+      runtime: http.app.runtime,
+      runStartupHooks: false,
+      log: () => {},
+    });
+    rpcs.push(rpc);
+    const grpc = new V2GrpcClient(rpc.address);
+    clients.push(grpc);
+    // 5 rows of ids → 5 rows of `next` (int32 [-1, 2]): 10 values, over the 8 this server sends.
+    const five = [...Array(5)].map((_, i) => [i, i]);
+    const native = await post(`${http.url}/predict`, JSON.stringify(five));
+    expect([native.status, native.json.code]).toEqual([422, 'ANSWER_TOO_LARGE']);
+    const v2 = await inferJson(`${http.url}${V2_IDS}/infer`, {
+      inputs: [{ name: 'ids', datatype: 'INT32', shape: [5, 2], data: five.flat() }],
+    });
+    expect([v2.status, v2.json.code]).toEqual([422, 'ANSWER_TOO_LARGE']);
+    const err = await grpc.error('ModelInfer', {
+      model_name: 'ch_PP-OCRv4.det',
+      inputs: [
+        { name: 'ids', datatype: 'INT32', shape: ['5', '2'], contents: { int_contents: five.flat() } },
+      ],
+    });
+    expect([err.code, err.details]).toEqual([9, expect.stringContaining('maxAnswerElements')]);
+    expect(runs()).toBe(0);
+    expect((await post(`${http.url}/predict`, '[[1, 2], [3, 4]]')).status).toBe(200);
+    expect(runs()).toBe(1);
+  });
+});
