@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isTaskId } from '../../src/tasks/task-id.js';
-import type { TaskEvent, TaskRequest, TaskStore } from '../../src/tasks/task-store.js';
+import { isTaskId } from '../tasks/task-id.js';
+import type { TaskEvent, TaskRequest, TaskStore } from '../tasks/task-store.js';
 
 /**
  * What any `TaskStore` must do, written against the interface only, so every store (in memory, on disk,
- * Redis) runs the same suite: `describeTaskStore('RedisTaskStore', (limits) => new RedisTaskStore(...))`.
- * A durable store also passes `durable`, and the suite checks what survives its process.
+ * Redis, a store of a user's own) runs the same suite from `@tiffin/core/testing` in its vitest tests:
+ * `describeTaskStore('RedisTaskStore', (limits) => RedisTaskStore.open({ url, ...limits }))`. A durable store
+ * also passes `durable`, and the suite checks what survives its process. It imports vitest, so only this entry
+ * needs it (an optional peer dependency of `@tiffin/core`); `@tiffin/core` itself never loads it.
  */
 export interface ContractLimits {
   maxTasks: number;

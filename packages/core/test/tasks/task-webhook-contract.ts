@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { DurableContract } from '@tiffin/core/testing';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { BadInput, JSONDescriptor, Service } from '../../src/index.js';
 import type { TaskStore } from '../../src/tasks/task-store.js';
 import { sleep, start } from '../server/helpers.js';
-import type { DurableContract } from './task-store-contract.js';
 
 interface Delivery {
   headers: IncomingHttpHeaders;
