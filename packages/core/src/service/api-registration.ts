@@ -1,0 +1,123 @@
+import { InvalidArgument, TiffinError } from '../errors/index.js';
+import type { IODescriptor } from '../io/descriptor.js';
+import {
+  type ApiFunction,
+  type ApiOptions,
+  type BatchApiFunction,
+  type BatchOptions,
+  DEFAULT_TASK_ATTEMPTS,
+  type InferenceApi,
+  TASK_OPERATIONS,
+} from './inference-api.js';
+
+const API_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const RESERVED = new Set(['index', 'swagger', 'docs', 'metrics', 'healthz', 'livez', 'readyz']);
+
+/**
+ * The API `Service.api` registers, its options checked at registration (not at the first request): its name,
+ * route and protocol name free among the service's `apis`, its task and batching settings valid.
+ */
+export function registeredApi<I extends IODescriptor, O extends IODescriptor>(
+  service: string,
+  apis: ReadonlyMap<string, InferenceApi>,
+  options: ApiOptions<I, O>,
+  fn: ApiFunction<I, O> | BatchApiFunction<I, O>,
+): InferenceApi {
+  const name = options.name ?? fn.name;
+  if (!name || !API_NAME.test(name)) {
+    throw new InvalidArgument(
+      `Invalid API name: '${name}' (use letters, digits and underscores, not starting with a digit; anonymous functions need options.name)`,
+    );
+  }
+  if (RESERVED.has(name))
+    throw new InvalidArgument(`Reserved API name: '${name}' is reserved for infra endpoints`);
+  if (apis.has(name)) throw new TiffinError(`API ${name} is already defined in Service ${service}`);
+  const rawRoute = options.route ?? name;
+  if (/[?#]/.test(rawRoute) || rawRoute.startsWith('//') || rawRoute.startsWith(':')) {
+    throw new InvalidArgument(`The path ${rawRoute} contains illegal url characters`);
+  }
+  const route = rawRoute.startsWith('/') ? rawRoute : `/${rawRoute}`;
+  if (RESERVED.has(route.slice(1)) || route === '/') {
+    throw new InvalidArgument(`Reserved API route: '${rawRoute}' is reserved for infra endpoints`);
+  }
+  const task = options.task === true || typeof options.task === 'object';
+  const attempts =
+    (typeof options.task === 'object' ? options.task.attempts : undefined) ?? DEFAULT_TASK_ATTEMPTS;
+  if (!Number.isInteger(attempts) || attempts < 1)
+    throw new InvalidArgument(`task.attempts must be an integer >= 1, got ${String(attempts)}`);
+  const routes = servedRoutes(route, task);
+  const protocolName = options.protocolName ?? name;
+  if (typeof protocolName !== 'string' || protocolName === '' || protocolName.length > 256) {
+    throw new InvalidArgument(`Invalid protocolName for API ${name}: use 1-256 characters`);
+  }
+  for (const other of apis.values()) {
+    const taken = servedRoutes(other.route, other.task).find((r) => routes.includes(r));
+    if (taken) throw new InvalidArgument(`API route ${taken} is already used by API ${other.name}`);
+    if (other.protocolName === protocolName) {
+      throw new InvalidArgument(`Protocol model name '${protocolName}' is already used by API ${other.name}`);
+    }
+  }
+  return {
+    name,
+    route,
+    protocolName,
+    input: options.input,
+    output: options.output,
+    doc: options.doc ?? '',
+    example: options.example,
+    timeout: options.timeout,
+    batching: options.batchable ? batchOptions(name, options) : undefined,
+    task,
+    taskAttempts: attempts,
+    fn: fn as unknown as ApiFunction<IODescriptor, IODescriptor>,
+  };
+}
+
+/** The paths an API answers on: its route, and with `task` its task routes. */
+function servedRoutes(route: string, task: boolean): string[] {
+  return task ? [route, ...TASK_OPERATIONS.map((op) => `${route}/${op}`)] : [route];
+}
+
+/** Check a batchable API's settings and descriptors at registration (not at the first request). */
+function batchOptions(api: string, options: ApiOptions<IODescriptor, IODescriptor>): BatchOptions {
+  for (const [side, descriptor] of [
+    ['input', options.input],
+    ['output', options.output],
+  ] as const) {
+    if (!descriptor.batching) {
+      throw new InvalidArgument(
+        `API '${api}' is batchable, but its ${side} descriptor ${descriptor.displayName} cannot batch (it implements no \`batching\` hooks); drop \`batchable\` or use a descriptor that batches (NumpyNdarray, JSON, Text, PandasDataFrame, PandasSeries, Image)`,
+      );
+    }
+  }
+  const resolved: BatchOptions = {
+    batch_dim: options.batch_dim ?? 0,
+    max_batch_size: options.max_batch_size ?? 32,
+    max_latency_ms: options.max_latency_ms ?? 100,
+  };
+  // Only when given: one batch at a time is the default and stays out of the API's description.
+  const concurrent = options.maxConcurrentBatches ?? options.max_concurrent_batches;
+  if (concurrent !== undefined) resolved.maxConcurrentBatches = concurrent;
+  const check = (name: keyof BatchOptions, ok: boolean, rule: string) => {
+    if (!ok)
+      throw new InvalidArgument(`API '${api}': ${name} must be ${rule}, got ${String(resolved[name])}`);
+  };
+  check('batch_dim', Number.isInteger(resolved.batch_dim) && resolved.batch_dim >= 0, 'an integer >= 0');
+  check(
+    'max_batch_size',
+    Number.isInteger(resolved.max_batch_size) && resolved.max_batch_size >= 1,
+    'an integer >= 1',
+  );
+  check(
+    'maxConcurrentBatches',
+    resolved.maxConcurrentBatches === undefined ||
+      (Number.isInteger(resolved.maxConcurrentBatches) && resolved.maxConcurrentBatches >= 1),
+    'an integer >= 1',
+  );
+  check(
+    'max_latency_ms',
+    Number.isFinite(resolved.max_latency_ms) && resolved.max_latency_ms > 0,
+    'a number > 0',
+  );
+  return resolved;
+}

@@ -1,0 +1,116 @@
+import type { BatchContext, Context } from '../context/context.js';
+import type { BatchInputOf, BatchOutputOf } from '../io/batching.js';
+import type { InputOf, IODescriptor, OutputOf } from '../io/descriptor.js';
+
+export type ApiFunction<I extends IODescriptor, O extends IODescriptor> = (
+  input: InputOf<I>,
+  ctx: Context,
+) => OutputOf<O> | Promise<OutputOf<O>>;
+
+/** A batchable API's function: one call per batch, with the merged input; returns the batched output. */
+export type BatchApiFunction<I extends IODescriptor, O extends IODescriptor> = (
+  batch: BatchInputOf<I>,
+  ctx: BatchContext,
+) => BatchOutputOf<O> | Promise<BatchOutputOf<O>>;
+
+/** Adaptive batching settings of one API (BentoML's names). */
+export interface BatchOptions {
+  /** Dimension along which requests are stacked and split (default 0). */
+  batch_dim: number;
+  /** Most rows in one batch (default 32); a request with more rows is refused with 400. */
+  max_batch_size: number;
+  /** Most milliseconds a request waits for its batch to start (default 100); beyond, 503 + Retry-After. */
+  max_latency_ms: number;
+  /**
+   * Batches that may run at once (default 1), for a function that hands each batch to one of several runners
+   * on other threads (a model's worker-thread instances): every idle runner gets a batch. When set (even to 1)
+   * the next batch is also dispatched as soon as the function returns, while the answers are being written.
+   */
+  maxConcurrentBatches?: number;
+}
+
+export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
+  input: I;
+  output: O;
+  /** API name; defaults to the function's name. */
+  name?: string;
+  /** URL path; defaults to `/<name>`. */
+  route?: string;
+  /**
+   * The model name the Open Inference Protocol serves the API under (`/v2/models/<protocolName>`, gRPC
+   * `model_name`); default the API name. Any non-empty text: the HTTP path carries it URL-encoded. The zero-code
+   * service of a model sets it to the model's own name.
+   */
+  protocolName?: string;
+  /** Description shown on the API page. */
+  doc?: string;
+  /**
+   * The request the API page pre-fills and `/docs.json` carries: a JSON value for JSON-bodied descriptors, the
+   * text of a text or file body, an object of part values for Multipart. Default: the input descriptor's own
+   * (its `fromSample` sample, one of its declared shape and dtype, or its schema model's).
+   */
+  example?: unknown;
+  /** Per-API timeout in seconds (overrides the server's); a task's run has the same limit. */
+  timeout?: number;
+  /**
+   * Serve the API as a task too (docs/tasks.md): besides `POST /<route>`, `POST /<route>/submit` answers 202
+   * `{ id }` at once and the call runs in the background through the same path; `GET /<route>/status?id=`,
+   * `GET /<route>/get?id=` (the answer `POST /<route>` would have given), `POST /<route>/cancel?id=` and
+   * `GET /<route>/events?id=` (server-sent progress, see `Context.progress`) follow it. `{ attempts }`: how
+   * many times a task may start when its process stops while it runs (default 2; then it fails with
+   * `TASK_INTERRUPTED`): tasks are delivered at least once, so an API with side effects keys them on `ctx.taskId`.
+   */
+  task?: boolean | TaskApiOptions;
+  /**
+   * Run calls in adaptive batches (both descriptors must implement `batching`); the function then gets a batch.
+   * `batch_dim`, `max_batch_size` and `max_latency_ms` keep the reference framework's names (docs/batching.md).
+   */
+  batchable?: boolean;
+  batch_dim?: number;
+  max_batch_size?: number;
+  max_latency_ms?: number;
+  /** Batches that may run at once (default 1); see `BatchOptions.maxConcurrentBatches`. */
+  maxConcurrentBatches?: number;
+  /** @deprecated Spelled `maxConcurrentBatches`: an option of Tiffin's own, so camelCase. */
+  max_concurrent_batches?: number;
+}
+
+/** Options of a batchable API. */
+export type BatchApiOptions<I extends IODescriptor, O extends IODescriptor> = ApiOptions<I, O> & {
+  batchable: true;
+};
+
+/** One registered API. */
+export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends IODescriptor = IODescriptor> {
+  readonly name: string;
+  /** URL path with a leading slash. */
+  readonly route: string;
+  /** The Open Inference Protocol's name of the API (`ApiOptions.protocolName`, else the API name). */
+  readonly protocolName: string;
+  readonly input: I;
+  readonly output: O;
+  readonly doc: string;
+  /** The request example given with the API (`ApiOptions.example`); undefined: the descriptor's. */
+  readonly example: unknown;
+  readonly timeout: number | undefined;
+  /** Set when the API is batchable: then `fn` is a `BatchApiFunction`, called by the runtime's batcher. */
+  readonly batching: BatchOptions | undefined;
+  /** Whether the API is also served as a task (`/<route>/submit` and friends). */
+  readonly task: boolean;
+  /** Times one of its tasks may start (`ApiOptions.task.attempts`). */
+  readonly taskAttempts: number;
+  readonly fn: ApiFunction<I, O>;
+}
+
+/** The task settings of one API (`ApiOptions.task`). */
+export interface TaskApiOptions {
+  /** Times a task may start when its process stops while it runs (default 2). */
+  attempts?: number;
+}
+
+/** Times a task may start by default: once, and once more if its process stopped under it. */
+export const DEFAULT_TASK_ATTEMPTS = 2;
+
+/** The operations of a task API, each served at `<route>/<operation>`. */
+export const TASK_OPERATIONS = ['submit', 'status', 'get', 'cancel', 'events'] as const;
+export type TaskOperation = (typeof TASK_OPERATIONS)[number];
