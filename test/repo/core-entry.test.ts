@@ -14,15 +14,31 @@ const CORE = join(ROOT, 'packages/core');
 const MAX_PUBLIC_NAMES = 80;
 /** The most names `@tiffin/core/descriptor` (the rest of the descriptor contract) may export. */
 const MAX_DESCRIPTOR_NAMES = 44;
+/**
+ * The most names `@tiffin/core/tasks` (the task store contract) may export: the interface and the 10 plain-data
+ * types it takes and answers, 9 errors (with `unknownTask`), 11 helpers (client shares, queue position and ETA,
+ * pushed events, final states, the id form) and the 2 built-in stores with their options: 35, and one to spare
+ * before a new name must be weighed here.
+ */
+const MAX_TASKS_NAMES = 36;
+/** The most names `@tiffin/core/testing` may export: `describeTaskStore` and its two option types, one to spare. */
+const MAX_TESTING_NAMES = 4;
 
 // A user's project outside the workspace holding core as npm unpacks it (the published exports map).
 const WORK = mkdtempSync(join(tmpdir(), 'tiffin-core-entry-'));
 const PROJECT = join(WORK, 'app');
-let manifest: { exports: Record<string, unknown>; dependencies: Record<string, string> };
-const [publicNames, descriptorNames] = exportedNames(
+let manifest: {
+  exports: Record<string, unknown>;
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+};
+const [publicNames, descriptorNames, tasksNames, testingNames] = exportedNames(
   join(CORE, 'src/index.ts'),
   join(CORE, 'src/descriptor.ts'),
-) as [string[], string[]];
+  join(CORE, 'src/tasks.ts'),
+  join(CORE, 'src/testing.ts'),
+) as [string[], string[], string[], string[]];
 
 beforeAll(async () => {
   const core = publishedPackages(ROOT).find((p) => p.name === '@tiffin/core');
@@ -73,6 +89,40 @@ describe("@tiffin/core's public entry", () => {
     );
   });
 
+  it(`publishes the task store contract as @tiffin/core/tasks, at most ${MAX_TASKS_NAMES} names`, async () => {
+    expect(tasksNames.length).toBeLessThanOrEqual(MAX_TASKS_NAMES);
+    expect(tasksNames).toEqual(
+      expect.arrayContaining([
+        'TaskStore',
+        'TaskView',
+        'TaskRequest',
+        'TaskResult',
+        'ClaimedTask',
+        'TaskNotFound',
+        'TasksFull',
+        'MemoryTaskStore',
+        'pushedEvents',
+      ]),
+    );
+    // A complement of the public entry, but for `TaskStore`, kept there so that no user's import breaks.
+    expect(tasksNames.filter((name) => publicNames.includes(name))).toEqual(['TaskStore']);
+    expect(await resolveFromProject('@tiffin/core/tasks')).toMatch(
+      /\/node_modules\/@tiffin\/core\/dist\/tasks\.js$/,
+    );
+  });
+
+  it(`publishes the store contract suite as @tiffin/core/testing, at most ${MAX_TESTING_NAMES} names, vitest an optional peer`, async () => {
+    expect(testingNames.length).toBeLessThanOrEqual(MAX_TESTING_NAMES);
+    expect(testingNames).toContain('describeTaskStore');
+    expect(await resolveFromProject('@tiffin/core/testing')).toMatch(
+      /\/node_modules\/@tiffin\/core\/dist\/testing\.js$/,
+    );
+    // A service's install never pulls vitest in; a store's tests bring their own.
+    expect(Object.keys(manifest.dependencies)).not.toContain('vitest');
+    expect(manifest.peerDependencies.vitest).toBeDefined();
+    expect(manifest.peerDependenciesMeta.vitest).toEqual({ optional: true });
+  });
+
   it('a user project cannot reach the internals by a deep import', async () => {
     expect(await resolveFromProject('@tiffin/core')).toMatch(
       /\/node_modules\/@tiffin\/core\/dist\/index\.js$/,
@@ -86,13 +136,16 @@ describe("@tiffin/core's public entry", () => {
     ]) {
       expect([deep, await resolveFromProject(deep)]).toEqual([deep, 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
     }
-    // The other entries: the rest of the descriptor contract, and the internals the workspace packages (onnx,
-    // tfjs, diffusion, fuzz, build, cli) share, with no stability promise. A new subpath is added here on purpose.
+    // The other entries: the rest of the descriptor contract, the internals the workspace packages (onnx,
+    // tfjs, diffusion, fuzz, build, cli) share, with no stability promise, the task store contract and its
+    // suite. A new subpath is added here on purpose.
     expect(Object.keys(manifest.exports).sort()).toEqual([
       '.',
       './descriptor',
       './internal',
       './package.json',
+      './tasks',
+      './testing',
     ]);
   });
 
