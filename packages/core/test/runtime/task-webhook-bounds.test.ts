@@ -90,7 +90,7 @@ async function serverWith(webhooks: Omit<WebhookOptions, 'secret'>) {
   /** Resolves once every task in `ids` has ended. */
   const ended = async (ids: string[]) => {
     for (const id of ids) {
-      for (let k = 0; k < 400; k++) {
+      for (let k = 0; k < 2000; k++) {
         const view = (await (await fetch(`${handle.url}/echo/status?id=${id}`)).json()) as { status: string };
         if (view.status !== 'queued' && view.status !== 'running') break;
         await sleep(10);
