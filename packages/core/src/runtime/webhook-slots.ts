@@ -11,9 +11,9 @@ export interface DeliveryBounds {
 /**
  * The slots webhook POSTs take: at most `maxInFlight` at once and `maxPerHost` to one host, every attempt (a
  * retry too) waiting for one. Deliveries waiting (queued for a slot, or between two attempts) are at most
- * `maxQueued`; one that finds no room is dropped (`start` and `retry` answer null), so what a flood of tasks can make the
- * server hold and open is bounded. Waiting deliveries get slots in turn, host by host (a host that never
- * answers holds its own `maxPerHost` slots, not the others'), each host's in the order they came.
+ * `maxQueued`; one that finds no room is dropped (`start` and `retry` answer null), so what a flood of tasks
+ * can make the server hold and open is bounded. Waiting deliveries get slots in turn, host by host (a host
+ * that never answers holds its own `maxPerHost` slots, not the others'), each host's in the order they came.
  */
 export class WebhookSlots {
   private inFlight = 0;
