@@ -10,14 +10,9 @@ import { sdxlTinyFolderConfigs } from '../src/tiny/sdxl-tiny-configs.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { SafetensorsFile, type TensorToWrite, writeSafetensors } from '../src/weights/safetensors.js';
-import {
-  assertNotPickle,
-  openClipRef,
-  SingleFileError,
-  singleFileToDiffusers,
-  unetLdmKey,
-  vaeLdmKey,
-} from '../src/weights/single-file.js';
+import { assertNotPickle } from '../src/weights/single-file/checkpoint-error.js';
+import { openClipRef, unetLdmKey, vaeLdmKey } from '../src/weights/single-file/ldm-keys.js';
+import { SingleFileError, singleFileToDiffusers } from '../src/weights/single-file.js';
 import { maxAbsDiff } from './helpers/fixtures.js';
 import { fixtureNoise, openTinyPipeline, tinyDir } from './helpers/tiny.js';
 
