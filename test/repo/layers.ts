@@ -101,9 +101,9 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
     'service',
     'wire',
   ],
-  // The contract suites a task store runs in its vitest tests (`@tiffin/core/testing`): the one folder that
-  // imports vitest, reached from no other folder.
-  testing: ['tasks'],
+  // The contract suites a task store runs in its vitest tests (`@tiffin/core/testing`), the store alone and
+  // behind a listening server: the one folder that imports vitest, reached from no other folder.
+  testing: ['errors', 'io', 'logging', 'server', 'service', 'tasks'],
 };
 
 /**

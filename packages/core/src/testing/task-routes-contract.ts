@@ -1,29 +1,25 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BadInput, JSONDescriptor, Service } from '../../src/index.js';
-import type { TaskStore, TaskView } from '../../src/tasks/task-store.js';
-import { sleep, start } from '../server/helpers.js';
+import { BadInput } from '../errors/index.js';
+import { JSONDescriptor } from '../io/descriptors/json.js';
+import { MemoryLogger } from '../logging/logger.js';
+import { type ServerHandle, serve } from '../server/serve.js';
+import { Service } from '../service/service.js';
+import type { TaskStore, TaskView } from '../tasks/task-store.js';
+import type { ContractLimits, DurableContract } from './task-store-contract.js';
 
 /**
  * The task routes over a listening server, on any store: every route given a bad id, cancel twice, get before
  * done, an answer over the store's bound; then `/metrics` after that work. Run by the memory and disk stores
- * (core) and the Redis store (`@tiffin/tasks-redis`), as `describeTaskStore` is.
+ * (core) and the Redis store (`@tiffin/tasks-redis`), as `describeTaskStore` is; a durable store passes
+ * `durable` too, and the suite checks that a task running when its process stopped runs again, counted as
+ * retried, and that a store gone answers 503.
  */
-export interface RouteStoreLimits {
-  maxTasks: number;
-  maxClientTasks: number;
-  resultTtl: number;
-  maxResultBytes: number;
-}
 
-export interface RouteStoreHooks {
-  /**
-   * A second store on the same data, the first left as a killed process leaves it (a durable store only): the
-   * suite then checks that a task running at the time runs again and is counted as retried.
-   */
-  reopen?(store: TaskStore): Promise<TaskStore>;
+/** The service on a loopback port, its logs kept in memory. */
+function start(svc: Service): Promise<ServerHandle> {
+  return serve(svc, { port: 0, host: '127.0.0.1', handleSignals: false, logger: new MemoryLogger() });
 }
-
-type Handle = Awaited<ReturnType<typeof start>>;
 
 const MAX_RESULT_BYTES = 2048;
 
@@ -54,7 +50,7 @@ function routesService(store: TaskStore): Service {
 }
 
 /** The value of one sample in Prometheus text, or undefined: `name{a="x",b="y"} 3` with those labels. */
-export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     const open = line.indexOf('{');
@@ -68,12 +64,12 @@ export function sample(text: string, name: string, labels: Record<string, string
 
 export function describeTaskRoutes(
   name: string,
-  make: (limits: RouteStoreLimits) => Promise<TaskStore>,
-  hooks: RouteStoreHooks = {},
+  make: (limits: ContractLimits) => Promise<TaskStore>,
+  durable?: DurableContract,
 ): void {
   describe(`the task routes over HTTP on ${name}`, () => {
     let store: TaskStore;
-    let handle: Handle;
+    let handle: ServerHandle;
     const url = (path: string) => `${handle.url}${path}`;
     const post = (path: string, body?: unknown) =>
       fetch(url(path), {
@@ -240,13 +236,13 @@ export function describeTaskRoutes(
       expect(sample(text, 'tiffin_api_server_task_store_errors_total')).toBeUndefined();
     });
 
-    it.runIf(hooks.reopen !== undefined)(
+    it.runIf(durable !== undefined)(
       'runs again a task its stopped process was running, counted as retried',
       async () => {
         const id = await submit('count', { steps: 400, ms: 10 });
         await until('count', id, (v) => v.status === 'running' && v.step >= 1);
         // The process stops: its server goes, its store is left as a kill leaves it.
-        const reopened = await (hooks.reopen as NonNullable<RouteStoreHooks['reopen']>)(store);
+        const reopened = await (durable as DurableContract).reopen(store);
         const old = handle;
         store = reopened;
         handle = await start(routesService(reopened));
@@ -265,7 +261,7 @@ export function describeTaskRoutes(
       },
     );
 
-    it.runIf(hooks.reopen !== undefined)(
+    it.runIf(durable !== undefined)(
       'answers 503 TASK_STORE_UNAVAILABLE once the store is gone, and counts the store errors',
       async () => {
         await store.close?.();

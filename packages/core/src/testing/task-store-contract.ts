@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTaskId } from '../tasks/task-id.js';
 import type { TaskEvent, TaskRequest, TaskStore } from '../tasks/task-store.js';
@@ -37,7 +38,6 @@ const answer = (body: string) => ({
   headers: [['content-type', 'application/json']] as Array<[string, string]>,
   body: Buffer.from(body),
 });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function collect(events: AsyncIterable<TaskEvent>): Promise<string[]> {
   const names: string[] = [];

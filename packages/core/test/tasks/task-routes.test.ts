@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describeTaskRoutes } from '@tiffin/core/testing';
 import { afterAll } from 'vitest';
 import { LmdbTaskStore } from '../../src/tasks/lmdb-task-store.js';
 import { MemoryTaskStore } from '../../src/tasks/memory-task-store.js';
 import type { TaskStore } from '../../src/tasks/task-store.js';
-import { describeTaskRoutes } from './task-routes-contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tiffin-task-routes-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
