@@ -22,7 +22,7 @@ import {
   MemoryTaskStore,
   type TaskRequest,
   type TaskResult,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/tasks';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { RedisTaskStore } from '../src/index.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { TaskRequest, TaskResult } from '@tiffin/core/internal';
+import type { TaskRequest, TaskResult } from '@tiffin/core/tasks';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';

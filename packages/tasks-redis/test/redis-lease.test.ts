@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TaskView } from '@tiffin/core/internal';
+import type { TaskView } from '@tiffin/core/tasks';
 import { expect, it } from 'vitest';
 import { sleep } from '../../core/test/server/helpers.js';
 import { RedisTaskStore } from '../src/index.js';
