@@ -1,0 +1,81 @@
+import type { ErrorBody } from '@tiffin/core';
+import { type TaskResult, TaskResultTooLarge } from '@tiffin/core/internal';
+import { Job } from 'bullmq';
+import { nextJobOf } from './bullmq-assumptions.js';
+import { type EncodedAnswer, type Ending, endingError } from './job-records.js';
+import type { QueuedHint } from './queued-hint.js';
+import type { StoreChannel } from './store-channel.js';
+import type { StoreContext } from './store-context.js';
+import type { TaskEndings } from './task-endings.js';
+import type { TaskLeases } from './task-leases.js';
+
+/**
+ * A running task's end, written through its lease: an answer kept (`keep-5.lua`, before BullMQ's completion, so a
+ * reader that sees the task succeeded finds it) and the job completed, or the job failed with its ending; then
+ * the bookkeeping (`TaskEndings.ended`). A task this process no longer holds is left alone.
+ */
+export class TaskSettlement {
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly leases: TaskLeases,
+    private readonly hint: QueuedHint,
+    private readonly endings: TaskEndings,
+    private readonly channel: StoreChannel,
+  ) {}
+
+  async complete(id: string, result: TaskResult): Promise<void> {
+    const { ctx, hint } = this;
+    const lease = this.leases.get(id);
+    if (!lease) return;
+    const { maxResultBytes } = ctx.settings;
+    const size = result.body.byteLength;
+    if (size > maxResultBytes) {
+      const tooLarge = new TaskResultTooLarge(
+        `The task's answer is ${size} bytes; this server keeps at most ${maxResultBytes}`,
+      );
+      return this.fail(id, tooLarge.toBody());
+    }
+    // The body is kept apart, raw (`HeldBytes`): BullMQ copies a return value into its events stream.
+    const encoded: EncodedAnswer = { status: result.status, headers: result.headers, kept: true };
+    const body = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
+    const full: Ending = {
+      status: 'failed',
+      error: new TaskResultTooLarge(
+        `The task's answer (${size} bytes) does not fit in the ${ctx.held.max} bytes the other tasks leave`,
+      ).toBody(),
+    };
+    /** Whether the answer fits beside the bytes the other tasks hold (asked once, before the job completes). */
+    let fits: boolean | undefined;
+    const started = lease.job.processedOn ?? Date.now();
+    // The next queued job comes back with this one's end when this process's runner claims (it does so as
+    // soon as this returns), and a job may be queued.
+    const fetchNext = this.channel.queuedListeners.size > 0 && hint.maybe;
+    const mark = hint.mark();
+    const write = async () => {
+      fits ??= await ctx.held.keep(id, body);
+      if (!fits) return lease.job.moveToFailed(endingError(full), lease.token, false);
+      const next = nextJobOf(await lease.job.moveToCompleted(encoded, lease.token, fetchNext));
+      if (next)
+        this.leases.handedOver.push({
+          job: Job.fromJSON(ctx.worker, next.fields, next.id),
+          token: lease.token,
+        });
+      else if (fetchNext) hint.noneLeft(mark);
+    };
+    if (await this.leases.settle(id, write)) {
+      const seconds = (Date.now() - started) / 1000;
+      await this.endings.ended(lease.job, fits ? { status: 'succeeded', seconds } : full).catch(() => {});
+    }
+  }
+
+  async fail(id: string, error: ErrorBody, status: 'failed' | 'cancelled' = 'failed'): Promise<void> {
+    const lease = this.leases.get(id);
+    if (!lease) return;
+    const ending: Ending = { status, error };
+    const written = await this.leases.settle(id, () =>
+      lease.job.moveToFailed(endingError(ending), lease.token, false),
+    );
+    // Once only: a retried write must not give the client's slot back twice.
+    if (written) await this.endings.ended(lease.job, ending).catch(() => {});
+  }
+}
