@@ -72,8 +72,11 @@ export const JOB_FIELDS = {
   returnvalue: 'returnvalue',
   /** The JSON of its data (the stored request), read through `Job`. */
   data: 'data',
-  /** How many times it moved to active: 1 at its first claim, one more at each claim after a stall (`Job.attemptsStarted`). */
-  attemptsStarted: 'attemptsStarted',
+  /**
+   * How many times it moved to active (`ats`, read as `Job.attemptsStarted`): 1 at its first claim, one more at
+   * each claim after a stall, so a claim knows how many times its task started (`TaskClaims`).
+   */
+  attemptsStarted: 'ats',
 } as const;
 
 /** What `view-5.lua` reads of a job's hash (ARGV 6-11), then its answer or whether it has one (ARGV[12]). */
