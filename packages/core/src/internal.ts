@@ -77,8 +77,9 @@ export {
 } from './store/manifest.js';
 export { ModelStore } from './store/model-store.js';
 export { LmdbTaskStore } from './tasks/lmdb-task-store.js';
-export { clientShare, MAX_DETAIL_BYTES, MemoryTaskStore } from './tasks/memory-task-store.js';
+export { MemoryTaskStore } from './tasks/memory-task-store.js';
 export { pushedEvents } from './tasks/pushed-events.js';
+export { clientShare, MAX_DETAIL_BYTES } from './tasks/task-bounds.js';
 export {
   TaskInterrupted,
   TaskNotDone,

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Cancelled, type ErrorBody, truncateForMessage } from '../errors/index.js';
+import { ExpiryQueue } from './expiry-queue.js';
 import { pushedEvents } from './pushed-events.js';
+import { clientShare, MAX_DETAIL_BYTES, TASK_OVERHEAD_BYTES } from './task-bounds.js';
 import {
   TaskInterrupted,
   TaskNotDone,
@@ -9,7 +11,7 @@ import {
   TasksClientFull,
   TasksFull,
 } from './task-errors.js';
-import { POSITION_EVENT_MS, queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './task-eta.js';
+import { queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './task-eta.js';
 import type {
   CancelAnswer,
   ClaimedTask,
@@ -24,6 +26,7 @@ import type {
   TaskView,
 } from './task-store.js';
 import { FINAL_STATUSES as FINAL, isFinalEvent } from './task-store.js';
+import { WaitingQueue } from './waiting-queue.js';
 
 export interface MemoryTaskStoreOptions {
   /** Unfinished (queued and running) tasks held at once (default 64); past it a submit is a 503 `JOBS_FULL`. */
@@ -51,17 +54,6 @@ export const DEFAULT_TASK_STORE_OPTIONS: Readonly<MemoryTaskStoreOptions> = {
   maxResultBytes: 64 * 1024 * 1024,
   maxHeldBytes: 512 * 1024 * 1024,
 };
-
-/** Most bytes of one progress event's detail (JSON); a larger detail is dropped, the step kept. */
-export const MAX_DETAIL_BYTES = 256 * 1024;
-
-/** Bytes counted for a task beyond its request and answer (its view, its entry), so that empty ones count too. */
-export const TASK_OVERHEAD_BYTES = 1024;
-
-/** Unfinished tasks one client may hold when `maxClientTasks` is not set: a quarter of the limit. */
-export function clientShare(maxTasks: number, maxClientTasks?: number): number {
-  return maxClientTasks ?? Math.max(1, Math.ceil(maxTasks / 4));
-}
 
 type Listener = (event: TaskEvent) => void;
 
@@ -95,25 +87,24 @@ interface Entry extends StoredTask {
 export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, Entry>();
   protected readonly options: MemoryTaskStoreOptions;
-  private expiryTimer: NodeJS.Timeout | undefined;
   // Kept as the tasks change, so that no call walks every task held (finished ones stay for their TTL).
-  /** Ids of queued tasks in the order they are claimed. */
-  private readonly waiting = new Set<string>();
+  /** Queued tasks in the order they are claimed. */
+  private readonly waiting = new WaitingQueue<Entry>(
+    (id) => this.tasks.get(id),
+    (entry) => entry.view.status === 'queued' && entry.request !== null,
+  );
   /** Tasks `restore` ended (out of attempts) that no claim has handed over yet (`ClaimedTask.ended`). */
   private readonly endedUnclaimed: ClaimedTask[] = [];
   private unfinishedCount = 0;
   private readonly clientTasks = new Map<string, number>();
   /** Bytes held (see `heldBytes`). */
   private held = 0;
-  /** Finished tasks in the order they expire (one TTL for all: the order they finished); `expiryHead` is the next. */
-  private expiries: Array<{ id: string; at: number }> = [];
-  private expiryHead = 0;
+  /** Finished tasks in the order they expire. */
+  private readonly expiries = new ExpiryQueue((id, at) => this.forget(id, at));
   /** Tasks ended `TASK_INTERRUPTED` since the store opened, by API (`stats`). */
   private readonly interrupted: Record<string, number> = {};
   /** Each API's recent run times in seconds, for the estimates (`eta_seconds`). */
   private readonly runSeconds = new Map<string, number[]>();
-  /** Set while a round of queue position events is due (at most one per `POSITION_EVENT_MS`). */
-  private positionsTimer: NodeJS.Timeout | undefined;
 
   constructor(options: Partial<MemoryTaskStoreOptions> = {}) {
     this.options = { ...DEFAULT_TASK_STORE_OPTIONS, ...options };
@@ -391,8 +382,7 @@ export class MemoryTaskStore implements TaskStore {
     }
     // Ended before this process: they expire first, in their own order.
     finished.sort((a, b) => (a.expiresMs ?? 0) - (b.expiresMs ?? 0));
-    this.expiries = [...finished.map((e) => ({ id: e.view.id, at: e.expiresMs ?? now })), ...this.expiries];
-    this.scheduleExpiry();
+    this.expiries.prepend(finished.map((e) => ({ id: e.view.id, at: e.expiresMs ?? now })));
     return changed;
   }
 
@@ -423,26 +413,13 @@ export class MemoryTaskStore implements TaskStore {
   private viewOf(entry: Entry): TaskView {
     const view: TaskView = { ...entry.view };
     if (view.status === 'queued') {
-      view.queue_position = this.positionOf(entry);
+      view.queue_position = this.waiting.positionOf(entry);
       view.eta_seconds = queuedEta(view.queue_position, this.runSeconds.get(view.api) ?? []);
     } else if (view.status === 'running') {
       const elapsed = entry.startedMs === null ? 0 : (performance.now() - entry.startedMs) / 1000;
       view.eta_seconds = runningEta(view.step, view.total_steps, elapsed);
     }
     return view;
-  }
-
-  /** 1 + the queued tasks submitted before it (a walk over at most the unfinished-task bound). */
-  private positionOf(target: Entry): number {
-    let position = 1;
-    // The waiting ids only (in submit order), not every task kept: finished ones may be thousands.
-    for (const id of this.waiting) {
-      const entry = this.tasks.get(id);
-      if (entry === target) break;
-      if (!entry) continue;
-      if (entry.view.status === 'queued' && entry.request) position++;
-    }
-    return position;
   }
 
   private positionEvent(entry: Entry): TaskEvent {
@@ -457,27 +434,13 @@ export class MemoryTaskStore implements TaskStore {
     this.runSeconds.set(api, runs);
   }
 
-  /**
-   * A task left the queue: the queued tasks someone listens to hear their new place, in one round at most
-   * every `POSITION_EVENT_MS` (one walk over the waiting tasks, so the cost is bounded by the unfinished-task limit).
-   */
+  /** A task left the queue: the queued tasks someone listens to hear their new place (`WaitingQueue.announce`). */
   private announcePositions(): void {
-    if (this.positionsTimer) return;
-    this.positionsTimer = setTimeout(() => {
-      this.positionsTimer = undefined;
-      let position = 1;
-      for (const id of this.waiting) {
-        const entry = this.tasks.get(id);
-        if (entry?.view.status !== 'queued' || !entry.request) continue;
-        const current = entry.latest.data.queue_position;
-        if (entry.listeners.size > 0 && current !== position) {
-          const runs = this.runSeconds.get(entry.view.api) ?? [];
-          this.emit(entry, queuedEvent(entry.view.id, position, queuedEta(position, runs)));
-        }
-        position++;
-      }
-    }, POSITION_EVENT_MS);
-    this.positionsTimer.unref();
+    this.waiting.announce((entry, position) => {
+      if (entry.listeners.size === 0 || entry.latest.data.queue_position === position) return;
+      const runs = this.runSeconds.get(entry.view.api) ?? [];
+      this.emit(entry, queuedEvent(entry.view.id, position, queuedEta(position, runs)));
+    });
   }
 
   private entry(id: string): Entry {
@@ -501,10 +464,9 @@ export class MemoryTaskStore implements TaskStore {
     entry.view.finished_at = new Date(now).toISOString();
     entry.expiresMs = now + this.options.resultTtl * 1000;
     entry.view.expires_at = new Date(entry.expiresMs).toISOString();
-    this.expiries.push({ id: entry.view.id, at: entry.expiresMs });
     entry.request = null;
     entry.cancelListeners.clear();
-    this.scheduleExpiry();
+    this.expiries.push(entry.view.id, entry.expiresMs);
   }
 
   private emit(entry: Entry, event: TaskEvent): void {
@@ -514,40 +476,16 @@ export class MemoryTaskStore implements TaskStore {
 
   /** Forget finished tasks past their time; returns how many. */
   private sweep(): number {
-    const now = Date.now();
-    let forgotten = 0;
-    while (this.expiryHead < this.expiries.length) {
-      const next = this.expiries[this.expiryHead] as { id: string; at: number };
-      if (next.at > now) break;
-      this.expiryHead++;
-      const entry = this.tasks.get(next.id);
-      if (entry?.expiresMs !== next.at) continue;
-      this.tasks.delete(next.id);
-      this.held -= (entry.result?.body.byteLength ?? 0) + TASK_OVERHEAD_BYTES;
-      this.unpersist(next.id);
-      forgotten++;
-    }
-    // Drop the expired part of the list once it is most of it.
-    if (this.expiryHead > 1024 && this.expiryHead * 2 > this.expiries.length) {
-      this.expiries = this.expiries.slice(this.expiryHead);
-      this.expiryHead = 0;
-    }
-    return forgotten;
+    return this.expiries.sweep();
   }
 
-  /** A timer for the next expiry, so memory is given back even when nobody asks (unref'd: it keeps no process alive). */
-  private scheduleExpiry(): void {
-    if (this.expiryTimer) return;
-    const next = this.expiries[this.expiryHead]?.at;
-    if (next === undefined) return;
-    this.expiryTimer = setTimeout(
-      () => {
-        this.expiryTimer = undefined;
-        this.sweep();
-        this.scheduleExpiry();
-      },
-      Math.max(0, next - Date.now()) + 10,
-    );
-    this.expiryTimer.unref();
+  /** The finished task `id` expired `at`: forget it, unless it was kept again since (it then expires later). */
+  private forget(id: string, at: number): boolean {
+    const entry = this.tasks.get(id);
+    if (entry?.expiresMs !== at) return false;
+    this.tasks.delete(id);
+    this.held -= (entry.result?.body.byteLength ?? 0) + TASK_OVERHEAD_BYTES;
+    this.unpersist(id);
+    return true;
   }
 }
