@@ -1,5 +1,5 @@
 import type { ErrorBody } from '@tiffin/core';
-import { Cancelled, type TaskRequest } from '@tiffin/core/internal';
+import { Cancelled, type TaskRequest } from '@tiffin/core/tasks';
 
 /** What a task's BullMQ job carries: the stored request and its settings. */
 export interface JobData {

@@ -1,4 +1,4 @@
-import { POSITION_EVENT_MS, queuedEvent, type TaskView } from '@tiffin/core/internal';
+import { POSITION_EVENT_MS, queuedEvent, type TaskView } from '@tiffin/core/tasks';
 import type { StoreChannel } from './store-channel.js';
 
 /**

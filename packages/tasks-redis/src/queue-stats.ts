@@ -1,4 +1,4 @@
-import type { TaskStoreStats } from '@tiffin/core/internal';
+import type { TaskStoreStats } from '@tiffin/core/tasks';
 import { JOB_FIELDS, jobKeyPrefix, waitAndActiveKeys } from './bullmq-assumptions.js';
 import type { StoreContext } from './store-context.js';
 

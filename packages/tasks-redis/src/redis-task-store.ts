@@ -13,7 +13,7 @@ import {
   type TaskResult,
   type TaskStoreStats,
   type TaskView,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/tasks';
 import { Queue, Worker } from 'bullmq';
 import { BULLMQ_PREFIX, eventsStreamKey } from './bullmq-assumptions.js';
 import { HeldBytes } from './held-bytes.js';
@@ -75,7 +75,7 @@ export class RedisTaskStore implements TaskStore {
     );
     this.endings = new TaskEndings(ctx, this.channel);
     this.claims = new TaskClaims(ctx, this.leases, this.hint, this.endings, this.channel);
-    this.settlement = new TaskSettlement(ctx, this.leases, this.hint, this.endings, this.channel);
+    this.settlement = new TaskSettlement(ctx, this.leases, this.endings, this.claims);
   }
 
   /** Connect to Redis and the queue; rejects when Redis cannot be reached now. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { TaskEvent } from '@tiffin/core/internal';
+import type { TaskEvent } from '@tiffin/core/tasks';
 import type { Redis } from 'ioredis';
 
 /** One message on the store's channel: a task event, a cancel, or tasks queued. */

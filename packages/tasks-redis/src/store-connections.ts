@@ -1,5 +1,5 @@
 import { TiffinError } from '@tiffin/core';
-import { TaskStoreUnavailable } from '@tiffin/core/internal';
+import { TaskStoreUnavailable } from '@tiffin/core/tasks';
 import { Redis, type RedisOptions } from 'ioredis';
 import { AnswerWatch } from './answer-watch.js';
 import { coalesceWrites } from './coalesced-writes.js';

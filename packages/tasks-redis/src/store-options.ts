@@ -1,4 +1,4 @@
-import { clientShare } from '@tiffin/core/internal';
+import { clientShare } from '@tiffin/core/tasks';
 import { DEFAULT_MAX_HELD_BYTES } from './held-bytes.js';
 
 export interface RedisTaskStoreOptions {

@@ -5,7 +5,7 @@ import {
   TasksClientFull,
   TasksFull,
   type TaskView,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/tasks';
 import { unfinishedJobKeys } from './bullmq-assumptions.js';
 import type { JobData } from './job-records.js';
 import type { StoreContext } from './store-context.js';

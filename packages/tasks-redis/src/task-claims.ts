@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type ClaimedTask, TaskInterrupted } from '@tiffin/core/internal';
-import type { Job } from 'bullmq';
-import { claimableJobKeys } from './bullmq-assumptions.js';
+import { type ClaimedTask, TaskInterrupted } from '@tiffin/core/tasks';
+import { Job } from 'bullmq';
+import { claimableJobKeys, nextJobOf } from './bullmq-assumptions.js';
 import { cancelledBody, type JobData, storedRequest } from './job-records.js';
 import type { QueuedHint } from './queued-hint.js';
 import type { StoreChannel } from './store-channel.js';
@@ -100,5 +100,22 @@ export class TaskClaims {
     }
     this.leases.hold(id, job, token);
     return task;
+  }
+
+  /**
+   * Whether a task's completion here asks BullMQ for the next job in the same reply (`moveToCompleted`'s
+   * `fetchNext`): when this process's runner claims as soon as the completion returns, and a job may be queued.
+   * If so, the answer is what takes that reply: the job it handed over (taken by the next claim, under the
+   * completed one's token), or none left.
+   */
+  askNext(): ((reply: unknown, token: string) => void) | null {
+    if (this.channel.queuedListeners.size === 0 || !this.hint.maybe) return null;
+    const mark = this.hint.mark();
+    return (reply, token) => {
+      const next = nextJobOf(reply);
+      if (next)
+        this.leases.handedOver.push({ job: Job.fromJSON(this.ctx.worker, next.fields, next.id), token });
+      else this.hint.noneLeft(mark);
+    };
   }
 }

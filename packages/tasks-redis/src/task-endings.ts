@@ -1,4 +1,4 @@
-import { type CancelAnswer, FINAL_STATUSES, RECENT_RUNS, type TaskEvent } from '@tiffin/core/internal';
+import { type CancelAnswer, FINAL_STATUSES, RECENT_RUNS, type TaskEvent } from '@tiffin/core/tasks';
 import { Job } from 'bullmq';
 import {
   cancelledBody,

@@ -5,7 +5,7 @@ import {
   queuedEvent,
   type TaskEvent,
   type TaskView,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/tasks';
 import type { QueuePositions } from './queue-positions.js';
 import type { StoreChannel } from './store-channel.js';
 

@@ -1,3 +1,4 @@
+import { truncateForMessage } from '@tiffin/core/descriptor';
 import {
   queuedEta,
   RECENT_RUNS,
@@ -6,8 +7,7 @@ import {
   TaskNotFound,
   type TaskResult,
   type TaskView,
-  truncateForMessage,
-} from '@tiffin/core/internal';
+} from '@tiffin/core/tasks';
 import { jobKey, lockKey, VIEW_FIELDS, waitAndActiveKeys } from './bullmq-assumptions.js';
 import { type EncodedAnswer, type Ending, parseEnding } from './job-records.js';
 import type { StoreContext } from './store-context.js';

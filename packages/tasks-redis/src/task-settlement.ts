@@ -1,11 +1,8 @@
 import type { ErrorBody } from '@tiffin/core';
-import { type TaskResult, TaskResultTooLarge } from '@tiffin/core/internal';
-import { Job } from 'bullmq';
-import { nextJobOf } from './bullmq-assumptions.js';
+import { type TaskResult, TaskResultTooLarge } from '@tiffin/core/tasks';
 import { type EncodedAnswer, type Ending, endingError } from './job-records.js';
-import type { QueuedHint } from './queued-hint.js';
-import type { StoreChannel } from './store-channel.js';
 import type { StoreContext } from './store-context.js';
+import type { TaskClaims } from './task-claims.js';
 import type { TaskEndings } from './task-endings.js';
 import type { TaskLeases } from './task-leases.js';
 
@@ -18,13 +15,13 @@ export class TaskSettlement {
   constructor(
     private readonly ctx: StoreContext,
     private readonly leases: TaskLeases,
-    private readonly hint: QueuedHint,
     private readonly endings: TaskEndings,
-    private readonly channel: StoreChannel,
+    /** The next claim, which a completion may bring the next job for. */
+    private readonly claims: TaskClaims,
   ) {}
 
   async complete(id: string, result: TaskResult): Promise<void> {
-    const { ctx, hint } = this;
+    const { ctx } = this;
     const lease = this.leases.get(id);
     if (!lease) return;
     const { maxResultBytes } = ctx.settings;
@@ -47,20 +44,13 @@ export class TaskSettlement {
     /** Whether the answer fits beside the bytes the other tasks hold (asked once, before the job completes). */
     let fits: boolean | undefined;
     const started = lease.job.processedOn ?? Date.now();
-    // The next queued job comes back with this one's end when this process's runner claims (it does so as
-    // soon as this returns), and a job may be queued.
-    const fetchNext = this.channel.queuedListeners.size > 0 && hint.maybe;
-    const mark = hint.mark();
+    // The next queued job comes back with this one's end when this process's runner claims next.
+    const next = this.claims.askNext();
     const write = async () => {
       fits ??= await ctx.held.keep(id, body);
       if (!fits) return lease.job.moveToFailed(endingError(full), lease.token, false);
-      const next = nextJobOf(await lease.job.moveToCompleted(encoded, lease.token, fetchNext));
-      if (next)
-        this.leases.handedOver.push({
-          job: Job.fromJSON(ctx.worker, next.fields, next.id),
-          token: lease.token,
-        });
-      else if (fetchNext) hint.noneLeft(mark);
+      const reply = await lease.job.moveToCompleted(encoded, lease.token, next !== null);
+      next?.(reply, lease.token);
     };
     if (await this.leases.settle(id, write)) {
       const seconds = (Date.now() - started) / 1000;

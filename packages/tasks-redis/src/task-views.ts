@@ -1,4 +1,4 @@
-import type { TaskEvent, TaskView } from '@tiffin/core/internal';
+import type { TaskEvent, TaskView } from '@tiffin/core/tasks';
 import type { Ending } from './job-records.js';
 
 /** A queued task's view: the start of every view the store answers. */
