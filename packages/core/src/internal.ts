@@ -79,29 +79,6 @@ export { ModelStore } from './store/model-store.js';
 export { LmdbTaskStore } from './tasks/lmdb-task-store.js';
 export { MemoryTaskStore } from './tasks/memory-task-store.js';
 export { pushedEvents } from './tasks/pushed-events.js';
-export { clientShare, MAX_DETAIL_BYTES } from './tasks/task-bounds.js';
-export {
-  TaskInterrupted,
-  TaskNotDone,
-  TaskNotFound,
-  TaskResultTooLarge,
-  TaskStoreUnavailable,
-  TasksClientFull,
-  TasksFull,
-} from './tasks/task-errors.js';
-export { POSITION_EVENT_MS, queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './tasks/task-eta.js';
-export {
-  type CancelAnswer,
-  type ClaimedTask,
-  FINAL_STATUSES,
-  isFinalEvent,
-  type SubmitOptions,
-  type TaskEvent,
-  type TaskProgress,
-  type TaskRequest,
-  type TaskResult,
-  type TaskStoreStats,
-  type TaskView,
-} from './tasks/task-store.js';
+export type { TaskView } from './tasks/task-store.js';
 export type { FileMessage } from './wire/proto/messages.js';
 export { floatBitsToHalf, fromHalfBits, toHalfBits } from './wire/v2/half-float.js';
