@@ -86,7 +86,10 @@ export interface DiffusionServiceOptions {
    * onnxruntime.
    */
   onnx?: DiffusionOnnxOptions;
-  /** Per-request timeout in seconds (default 600: a full-size generation on CPU is slow). */
+  /**
+   * Per-request timeout in seconds of the generation APIs and their tasks (default 600: a full-size generation on
+   * CPU is slow). When given, also the OpenAI and A1111 routes' deadline; left out, theirs is the server's `timeout`.
+   */
   timeout?: number;
   /** Model store tags the service uses (so `tiffin build` packages them). */
   models?: string[];

@@ -6,8 +6,9 @@ import { callFrom, waitFor } from './compat-helpers.js';
 
 /**
  * Each client owns its A1111 jobs: `/sdapi/v1/progress`, `/interrupt` and `/skip` act on the caller's own
- * generations (the caller: its client address), so client B neither sees client A's progress and previews nor stops
- * A's job. Two clients are two loopback addresses (127.0.0.1 and 127.0.0.2).
+ * generations (the caller: its client address and the credentials it sends), so client B neither sees client A's
+ * progress and previews nor stops A's job. Two clients are two loopback addresses (127.0.0.1 and 127.0.0.2), or one
+ * address with and without Basic credentials of its own.
  */
 const A = '127.0.0.1';
 const B = '127.0.0.2';
@@ -43,7 +44,11 @@ interface Generated {
   info: string;
 }
 
-const progressOf = (from: string) => callFrom<Progress>(handle, from, 'GET', '/sdapi/v1/progress');
+const progressOf = (from: string, headers?: Record<string, string>) =>
+  callFrom<Progress>(handle, from, 'GET', '/sdapi/v1/progress', undefined, headers);
+
+/** An A1111 client's `--api-auth` credentials (user `other`, password `secret`). */
+const OTHER_USER = { authorization: `Basic ${Buffer.from('other:secret').toString('base64')}` };
 
 /** Waits until `from`'s own progress shows its generation `no` under way (a step done, with a preview). */
 async function underWay(from: string, no: number): Promise<Progress> {
@@ -80,6 +85,11 @@ describe("A1111's progress, interrupt and skip", () => {
     });
     expect((await callFrom(handle, B, 'POST', '/sdapi/v1/interrupt', {})).status).toBe(200);
     expect((await callFrom(handle, B, 'POST', '/sdapi/v1/skip', {})).status).toBe(200);
+    // The same from A's address with credentials of another user.
+    expect((await progressOf(A, OTHER_USER)).body).toMatchObject({ progress: 0, current_image: null });
+    const post = (path: string) => callFrom(handle, A, 'POST', path, {}, OTHER_USER);
+    expect((await post('/sdapi/v1/interrupt')).status).toBe(200);
+    expect((await post('/sdapi/v1/skip')).status).toBe(200);
     // A's own view is unchanged: its job runs on, not interrupted.
     expect((await progressOf(A)).body.state.job_count).toBe(4);
 

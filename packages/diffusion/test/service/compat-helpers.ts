@@ -19,6 +19,7 @@ export function callFrom<T = Record<string, unknown>>(
   method: string,
   path: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<JsonAnswer<T>> {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
@@ -31,8 +32,8 @@ export function callFrom<T = Record<string, unknown>>(
         localAddress: from,
         agent: false,
         headers: payload
-          ? { 'content-type': 'application/json', 'content-length': String(payload.length) }
-          : {},
+          ? { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) }
+          : headers,
       },
       (res) => {
         const chunks: Buffer[] = [];
