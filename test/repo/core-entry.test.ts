@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pack, pnpmScript, publishedPackages, run } from './packages.js';
 import { exportedNames } from './public-names.js';
+import { readerEnv } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CORE = join(ROOT, 'packages/core');
@@ -125,6 +126,36 @@ describe("@tiffin/core's public entry", () => {
     expect(manifest.peerDependencies.vitest).toBeDefined();
     expect(manifest.peerDependenciesMeta.vitest).toEqual({ optional: true });
   });
+
+  it("runs a store's own vitest suite on the installed @tiffin/core/tasks and /testing", async () => {
+    // The project's dependencies as npm would install them: core's own (from the workspace's install), and the
+    // vitest the store's package brings as its dev dependency.
+    const modules = join(PROJECT, 'node_modules');
+    const link = (name: string, from: string) => {
+      mkdirSync(join(modules, name, '..'), { recursive: true });
+      symlinkSync(realpathSync(join(from, 'node_modules', name)), join(modules, name));
+    };
+    for (const name of Object.keys(manifest.dependencies)) link(name, CORE);
+    link('vitest', ROOT);
+    writeFileSync(
+      join(PROJECT, 'my-store.test.js'),
+      [
+        "import { MemoryTaskStore } from '@tiffin/core/tasks';",
+        "import { describeTaskRoutes, describeTaskStore } from '@tiffin/core/testing';",
+        'class MyStore extends MemoryTaskStore {}',
+        "describeTaskStore('MyStore', (limits) => new MyStore(limits));",
+        "describeTaskRoutes('MyStore', async (limits) => new MyStore(limits));",
+      ].join('\n'),
+    );
+    const vitest = join(modules, 'vitest/vitest.mjs');
+    const { stdout } = await run(process.execPath, [vitest, 'run', '--reporter=json'], {
+      cwd: PROJECT,
+      env: readerEnv({}),
+    });
+    const report = JSON.parse(stdout) as { numFailedTests: number; numPassedTests: number };
+    expect(report.numFailedTests).toBe(0);
+    expect(report.numPassedTests).toBeGreaterThan(10);
+  }, 120_000);
 
   it('a user project cannot reach the internals by a deep import', async () => {
     expect(await resolveFromProject('@tiffin/core')).toMatch(
