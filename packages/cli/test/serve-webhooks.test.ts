@@ -12,6 +12,32 @@ const ROUTE = '/work';
 
 const FIXTURE = join(CLI_DIR, 'test', 'fixtures', 'slow-tasks.ts');
 
+/** `tiffin serve` of the fixture on memory tasks, posting webhooks to `allow` signed with `secret`. */
+function serveWithWebhooks(allow: string, secret: string, ...more: string[]): CliProcess {
+  return new CliProcess([
+    'serve',
+    FIXTURE,
+    '--port',
+    '0',
+    '--tasks',
+    'memory',
+    '--webhook-allow',
+    allow,
+    '--webhook-secret',
+    secret,
+    ...more,
+  ]);
+}
+
+/** Submits `input` to the fixture's task API at `url`, asking for a webhook to `hook`. */
+function submitWithHook(url: string, hook: string, input: { n: number; ms: number }): Promise<Response> {
+  return fetch(`${url}${ROUTE}/submit`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'tiffin-webhook-url': hook },
+    body: JSON.stringify(input),
+  });
+}
+
 describe('tiffin serve --webhook-allow', () => {
   const bodies: Array<{ headers: Record<string, string>; body: string }> = [];
   const receiver = createServer((req, res) => {
@@ -33,25 +59,9 @@ describe('tiffin serve --webhook-allow', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const port = (receiver.address() as AddressInfo).port;
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
-    server = new CliProcess([
-      'serve',
-      FIXTURE,
-      '--port',
-      '0',
-      '--tasks',
-      'memory',
-      '--webhook-allow',
-      `127.0.0.1:${port}`,
-      '--webhook-secret',
-      secret,
-    ]);
+    server = serveWithWebhooks(`127.0.0.1:${port}`, secret);
     const url = await server.readyUrl();
-    const submit = (hook: string) =>
-      fetch(`${url}${ROUTE}/submit`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'tiffin-webhook-url': hook },
-        body: JSON.stringify({ n: 7, ms: 10 }),
-      });
+    const submit = (hook: string) => submitWithHook(url, hook, { n: 7, ms: 10 });
     const refused = await submit(`http://127.0.0.1:${port + 1}/hook`);
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { code: string }).code).toBe('WEBHOOK_URL_REFUSED');
@@ -75,28 +85,15 @@ describe('tiffin serve --webhook-allow', () => {
     holder.on('connection', () => accepted++);
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const port = (holder.address() as AddressInfo).port;
-    const held = new CliProcess([
-      'serve',
-      FIXTURE,
-      '--port',
-      '0',
-      '--tasks',
-      'memory',
-      '--webhook-allow',
+    const held = serveWithWebhooks(
       `127.0.0.1:${port}/hooks/`,
-      '--webhook-secret',
       `whsec_${randomBytes(24).toString('base64')}`,
       '--webhook-max-per-host',
       '2',
-    ]);
+    );
     try {
       const url = await held.readyUrl();
-      const submit = (hook: string) =>
-        fetch(`${url}${ROUTE}/submit`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'tiffin-webhook-url': hook },
-          body: JSON.stringify({ n: 1, ms: 1 }),
-        });
+      const submit = (hook: string) => submitWithHook(url, hook, { n: 1, ms: 1 });
       const refused = await submit(`http://127.0.0.1:${port}/other`);
       expect(refused.status).toBe(400);
       expect(((await refused.json()) as { code: string }).code).toBe('WEBHOOK_URL_REFUSED');

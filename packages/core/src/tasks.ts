@@ -27,6 +27,7 @@ export {
   type ClaimedTask,
   FINAL_STATUSES,
   isFinalEvent,
+  queuedView,
   type SubmitOptions,
   type TaskEvent,
   type TaskProgress,

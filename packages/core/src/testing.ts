@@ -4,7 +4,7 @@
 // It imports vitest (an optional peer dependency of `@tiffin/core`, needed by this entry alone); nothing
 // `@tiffin/core` or `@tiffin/core/tasks` loads imports it. At most 6 names (`test/repo/core-entry.test.ts`).
 
-export { describeTaskRoutes } from './testing/task-routes-contract.js';
+export { describeTaskRoutes, NOT_TASK_IDS } from './testing/task-routes-contract.js';
 export {
   type ContractLimits,
   type DurableContract,

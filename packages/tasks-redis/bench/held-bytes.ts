@@ -14,11 +14,11 @@
  * SUBMIT_MB=30 to change; CASES=answer or CASES=submits runs one).
  */
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
 import { File, Service, serve } from '@tiffin/core';
 import { Redis } from 'ioredis';
 import { RedisTaskStore } from '../src/index.js';
 import { RedisServer } from '../test/redis-server.js';
+import { httpCall } from './http-call.js';
 
 const TASKS = Number(process.env.TASKS ?? 16);
 const ANSWER_BYTES = Number(process.env.ANSWER_BYTES ?? 1024 * 1024);
@@ -82,20 +82,7 @@ async function perAnswerByte(url: string, probe: Redis): Promise<void> {
 
 /** POST `body` to `url`; the status and the answer's text. */
 function post(url: string, body: Buffer): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'POST', headers: { 'content-type': 'application/octet-stream' } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  return httpCall(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' } }, body);
 }
 
 async function bigSubmits(url: string, probe: Redis): Promise<void> {

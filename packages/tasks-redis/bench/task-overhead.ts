@@ -12,7 +12,7 @@
  * (TASKS=600 ROUNDS=3 IN_FLIGHT=16 CONCURRENCY=8 to change).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JSONDescriptor, Service, serve, type TaskStore } from '@tiffin/core';
@@ -27,6 +27,7 @@ import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { RedisTaskStore } from '../src/index.js';
 import { RedisServer } from '../test/redis-server.js';
+import { httpCall } from './http-call.js';
 
 const TASKS = Number(process.env.TASKS ?? 600);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -98,20 +99,7 @@ async function drive(count: number, one: () => Promise<void>): Promise<Figures> 
 const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT * 2 });
 
 function call(url: string, method: string, body?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method, agent, headers: body ? { 'content-type': 'application/json' } : {} },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  return httpCall(url, { method, agent, headers: body ? { 'content-type': 'application/json' } : {} }, body);
 }
 
 /** A no-op task API on `store`, served on a loopback port, driven over HTTP (`probe`: the store's Redis). */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  queuedView,
   type SubmitOptions,
   type TaskRequest,
   TasksClientFull,
@@ -9,7 +10,6 @@ import {
 import { unfinishedJobKeys } from './bullmq-assumptions.js';
 import type { JobData } from './job-records.js';
 import type { StoreContext } from './store-context.js';
-import { queuedView } from './task-views.js';
 
 /**
  * A submit: admitted in one round trip (`admit-10.lua`: the unfinished tasks over every replica, the client's

@@ -1,4 +1,10 @@
-import { type CancelAnswer, FINAL_STATUSES, RECENT_RUNS, type TaskEvent } from '@tiffin/core/tasks';
+import {
+  type CancelAnswer,
+  FINAL_STATUSES,
+  queuedView,
+  RECENT_RUNS,
+  type TaskEvent,
+} from '@tiffin/core/tasks';
 import { Job } from 'bullmq';
 import {
   cancelledBody,
@@ -11,7 +17,7 @@ import {
 import type { StoreChannel } from './store-channel.js';
 import type { StoreContext } from './store-context.js';
 import { readTask } from './task-reads.js';
-import { finalEvent, finalTimes, queuedView } from './task-views.js';
+import { finalEvent, finalTimes } from './task-views.js';
 
 /** How long an API's recent run times are kept after its last run (its queued tasks' estimate). */
 const RUNS_TTL_MS = 24 * 3600 * 1000;

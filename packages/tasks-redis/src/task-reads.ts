@@ -1,6 +1,7 @@
 import { truncateForMessage } from '@tiffin/core/descriptor';
 import {
   queuedEta,
+  queuedView,
   RECENT_RUNS,
   runningEta,
   TaskInterrupted,
@@ -11,7 +12,7 @@ import {
 import { jobKey, lockKey, VIEW_FIELDS, waitAndActiveKeys } from './bullmq-assumptions.js';
 import { type EncodedAnswer, type Ending, parseEnding } from './job-records.js';
 import type { StoreContext } from './store-context.js';
-import { endedView, finalTimes, jsonOrNull, queuedView } from './task-views.js';
+import { endedView, finalTimes, jsonOrNull } from './task-views.js';
 
 /**
  * Task `id`'s view from its job (or its ending, for a cancel that removed a waiting job), and its answer when

@@ -1,20 +1,5 @@
-import type { TaskEvent, TaskView } from '@tiffin/core/tasks';
+import { queuedView, type TaskEvent, type TaskView } from '@tiffin/core/tasks';
 import type { Ending } from './job-records.js';
-
-/** A queued task's view: the start of every view the store answers. */
-export function queuedView(id: string, api: string, createdMs: number): TaskView {
-  return {
-    id,
-    api,
-    status: 'queued',
-    step: 0,
-    total_steps: null,
-    error: null,
-    created_at: new Date(createdMs).toISOString(),
-    finished_at: null,
-    expires_at: null,
-  };
-}
 
 /** When a task that finished at `at` did, and when it expires. */
 export function finalTimes(at: number, ttlMs: number): Pick<TaskView, 'finished_at' | 'expires_at'> {

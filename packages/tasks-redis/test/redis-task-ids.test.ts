@@ -1,4 +1,5 @@
 import { JSONDescriptor, Service } from '@tiffin/core';
+import { NOT_TASK_IDS } from '@tiffin/core/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { start } from '../../core/test/server/helpers.js';
@@ -6,23 +7,16 @@ import { RedisTaskStore } from '../src/index.js';
 import { describeOnRedis } from './describe-on-redis.js';
 
 /**
- * Names of BullMQ's own keys under a queue (`tiffin:<queue>:<name>`) and other ids that are not task ids: each is
- * answered as an unknown task, never handed to Redis as part of a key (where a key of another type answers an
- * error, and the client a 503).
+ * Names of BullMQ's own keys under a queue (`tiffin:<queue>:<name>`) and other ids that are not task ids (the
+ * contract's, and more of BullMQ's): each is answered as an unknown task, never handed to Redis as part of a key
+ * (where a key of another type answers an error, and the client a 503).
  */
 const NOT_IDS = [
-  'stalled-check',
-  'meta',
-  'events',
-  'id',
-  'wait',
-  'active',
+  ...NOT_TASK_IDS,
   'stalled',
   'completed',
   'marker',
-  'a'.repeat(128),
   '%E2%98%83',
-  '%00',
   'stalled-check%00',
   '00000000-0000-4000-8000-00000000000G',
 ];

@@ -25,7 +25,7 @@ import type {
   TaskStoreStats,
   TaskView,
 } from './task-store.js';
-import { FINAL_STATUSES as FINAL, isFinalEvent } from './task-store.js';
+import { FINAL_STATUSES as FINAL, isFinalEvent, queuedView } from './task-store.js';
 import { WaitingQueue } from './waiting-queue.js';
 
 export interface MemoryTaskStoreOptions {
@@ -147,17 +147,7 @@ export class MemoryTaskStore implements TaskStore {
       client: options.client,
       attempts: Math.max(1, options.attempts ?? 1),
       attempt: 0,
-      view: {
-        id,
-        api,
-        status: 'queued',
-        step: 0,
-        total_steps: null,
-        error: null,
-        created_at: new Date().toISOString(),
-        finished_at: null,
-        expires_at: null,
-      },
+      view: queuedView(id, api, Date.now()),
       request,
       result: null,
       startedMs: null,

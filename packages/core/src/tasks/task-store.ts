@@ -39,6 +39,21 @@ export interface TaskView {
   eta_seconds?: number | null;
 }
 
+/** A task's view when it was submitted (`createdMs`): queued, no step yet; every store's views start from it. */
+export function queuedView(id: string, api: string, createdMs: number): TaskView {
+  return {
+    id,
+    api,
+    status: 'queued',
+    step: 0,
+    total_steps: null,
+    error: null,
+    created_at: new Date(createdMs).toISOString(),
+    finished_at: null,
+    expires_at: null,
+  };
+}
+
 /**
  * The submitting request as the task replays it when it runs: plain data, so a durable store can keep it.
  * Credentials (`authorization`, `cookie`) are not kept.

@@ -72,9 +72,9 @@ const servers: Started[] = [];
 const rpcs: Array<{ close(): Promise<void> }> = [];
 const clients: V2GrpcClient[] = [];
 
-async function serveModel(m: LoadedModel, batching = true) {
+async function serveModel(m: LoadedModel, batching = true, options?: Parameters<typeof start>[1]) {
   const svc = modelService(m, { batching: batching ? { max_batch_size: 4 } : false });
-  const http = await start(svc);
+  const http = await start(svc, options);
   servers.push(http);
   const rpc = await serveGrpc(svc, {
     port: 0,
@@ -341,23 +341,12 @@ describe('what the model cannot run, or answers too large, is refused before it 
 
   it('an answer of more than maxAnswerElements: 422 over /predict and v2, FAILED_PRECONDITION over gRPC', async () => {
     const { model, runs } = counted();
-    const svc = modelService(model, { batching: { max_batch_size: 4 } });
-    const http = await start(svc, { limits: { maxAnswerElements: 8 } });
-    servers.push(http);
-    const rpc = await serveGrpc(svc, {
-      port: 0,
-      runtime: http.app.runtime,
-      runStartupHooks: false,
-      log: () => {},
-    });
-    rpcs.push(rpc);
-    const grpc = new V2GrpcClient(rpc.address);
-    clients.push(grpc);
+    const { url, grpc } = await serveModel(model, true, { limits: { maxAnswerElements: 8 } });
     // 5 rows of ids → 5 rows of `next` (int32 [-1, 2]): 10 values, over the 8 this server sends.
     const five = [...Array(5)].map((_, i) => [i, i]);
-    const native = await post(`${http.url}/predict`, JSON.stringify(five));
+    const native = await post(`${url}/predict`, JSON.stringify(five));
     expect([native.status, native.json.code]).toEqual([422, 'ANSWER_TOO_LARGE']);
-    const v2 = await inferJson(`${http.url}${V2_IDS}/infer`, {
+    const v2 = await inferJson(`${url}${V2_IDS}/infer`, {
       inputs: [{ name: 'ids', datatype: 'INT32', shape: [5, 2], data: five.flat() }],
     });
     expect([v2.status, v2.json.code]).toEqual([422, 'ANSWER_TOO_LARGE']);
@@ -369,7 +358,7 @@ describe('what the model cannot run, or answers too large, is refused before it 
     });
     expect([err.code, err.details]).toEqual([9, expect.stringContaining('maxAnswerElements')]);
     expect(runs()).toBe(0);
-    expect((await post(`${http.url}/predict`, '[[1, 2], [3, 4]]')).status).toBe(200);
+    expect((await post(`${url}/predict`, '[[1, 2], [3, 4]]')).status).toBe(200);
     expect(runs()).toBe(1);
   });
 });

@@ -47,6 +47,17 @@ interface Generated {
 const progressOf = (from: string, headers?: Record<string, string>) =>
   callFrom<Progress>(handle, from, 'GET', '/sdapi/v1/progress', undefined, headers);
 
+/** `from`'s txt2img of `n_iter` 32×32 images in 30 steps each (long enough to watch and stop). */
+const generate = (from: string, prompt: string, n_iter: number, seed: number) =>
+  callFrom<Generated>(handle, from, 'POST', '/sdapi/v1/txt2img', {
+    prompt,
+    steps: 30,
+    n_iter,
+    width: 32,
+    height: 32,
+    seed,
+  });
+
 /** An A1111 client's `--api-auth` credentials (user `other`, password `secret`). */
 const OTHER_USER = { authorization: `Basic ${Buffer.from('other:secret').toString('base64')}` };
 
@@ -63,14 +74,7 @@ async function underWay(from: string, no: number): Promise<Progress> {
 
 describe("A1111's progress, interrupt and skip", () => {
   it("show another caller nothing of A's job and do not stop it", async () => {
-    const job = callFrom<Generated>(handle, A, 'POST', '/sdapi/v1/txt2img', {
-      prompt: 'a green triangle',
-      steps: 30,
-      n_iter: 4,
-      width: 32,
-      height: 32,
-      seed: 1,
-    });
+    const job = generate(A, 'a green triangle', 4, 1);
     const mine = await underWay(A, 0);
     expect(mine.progress).toBeGreaterThan(0);
     expect(mine.state.job_count).toBe(4);
@@ -100,14 +104,7 @@ describe("A1111's progress, interrupt and skip", () => {
   }, 180_000);
 
   it('let the caller skip its own current generation, and no other caller', async () => {
-    const job = callFrom<Generated>(handle, B, 'POST', '/sdapi/v1/txt2img', {
-      prompt: 'a blue square',
-      steps: 30,
-      n_iter: 3,
-      width: 32,
-      height: 32,
-      seed: 5,
-    });
+    const job = generate(B, 'a blue square', 3, 5);
     await underWay(B, 0);
     // A's skip and interrupt do nothing to B's job.
     expect((await callFrom(handle, A, 'POST', '/sdapi/v1/skip', {})).status).toBe(200);
