@@ -173,7 +173,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       : mountedHandler({
           mounts: service.mounts,
           routes,
-          maxBodySize: resolved.maxBodySize,
+          reading,
           auth: authInMounts,
           retime: (exchange, seconds) => runtime.retime(exchange, seconds),
           koaContext: (exchange) => {

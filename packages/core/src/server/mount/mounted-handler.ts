@@ -3,8 +3,8 @@ import type { ParameterizedContext } from 'koa';
 import compose from 'koa-compose';
 import type { MountedMiddleware } from '../../service/service.js';
 import type { AuthCheck } from '../auth.js';
-import type { Exchange } from '../exchange.js';
-import { refuseDeclaredOverLimit } from '../read-body.js';
+import type { BodyReading, Exchange } from '../exchange.js';
+import { readBody, refuseDeclaredOverLimit } from '../read-body.js';
 import type { RouteTable } from '../routes/route-table.js';
 import { koaAnswered, takeKoaAnswer } from './koa-answer.js';
 import { removeUploadedFiles } from './uploaded-files.js';
@@ -19,6 +19,14 @@ export interface MountState {
    * queue wait) should stop on it; its late answer is dropped anyway. Made on first read.
    */
   readonly signal: AbortSignal;
+  /**
+   * The request body, read whole once (a second call gets the same bytes) as the server reads an API's:
+   * at most `maxBytes` (default and cap: the server's `maxBodySize`), a larger declared `content-length`
+   * refused before a byte is read and a longer body as soon as it passes, with the 413 `PAYLOAD_TOO_LARGE`;
+   * a body that stalls for `bodyTimeout` gets the 408, and its bytes count against the server's body budget
+   * (503 `BODY_BUDGET_FULL`). For a route without a body parser of its own.
+   */
+  body(maxBytes?: number): Promise<Buffer>;
 }
 
 export interface MountedHandlerDeps {
@@ -26,7 +34,8 @@ export interface MountedHandlerDeps {
   routes: Pick<RouteTable, 'match' | 'dispatch'>;
   /** The Koa context of a request: the one it came through the Koa app with, else a new one of the app. */
   koaContext: (exchange: Exchange) => ParameterizedContext<MountState>;
-  maxBodySize: number;
+  /** How the server reads a body (its limit, stall timeout and budget), for `ctx.state.body()`. */
+  reading: Pick<BodyReading, 'maxBodySize' | 'bodyTimeoutMs' | 'budget'>;
   /**
    * Set when some mount is public: the pipeline then leaves the token check to this stage, which runs public
    * mounts without it and the rest (private mounts, the routes) only with it.
@@ -47,7 +56,8 @@ export const MOUNTED_ENDPOINT = 'mounted';
  * `ctx.body` or `ctx.status`; when none does and no route matched, the table answers (404, 405, 307).
  */
 export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) => Promise<void> {
-  const { routes, koaContext, maxBodySize, auth, retime } = deps;
+  const { routes, koaContext, reading, auth, retime } = deps;
+  const maxBodySize = reading.maxBodySize;
   // With no mount of its own deadline, every request keeps the server's (or its API's): nothing to wrap.
   const timed = deps.mounts.some((m) => m.timeout !== undefined);
   const chain = deps.mounts.map(({ middleware, public: open, timeout }) => {
@@ -68,6 +78,8 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
     // A getter: the signal (microseconds to make on Node 20) is made only for a route that reads it.
     (ctx.state as StateOf)[EXCHANGE] = exchange;
     Object.defineProperty(ctx.state, 'signal', SIGNAL);
+    (ctx.state as StateOf)[READING] = reading;
+    ctx.state.body = readMountBody;
     exchange.onClose.push(() => removeUploadedFiles(ctx.request));
     if (denied) DENIED.add(ctx);
     // The status the context shows once the mounts passed the request on: Koa's 404, or the routes' answer.
@@ -112,7 +124,28 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
  */
 const EXCHANGE = Symbol('tiffin.exchange');
 type Tagged = ParameterizedContext & { [EXCHANGE]?: Exchange };
-type StateOf = MountState & { [EXCHANGE]?: Exchange };
+type StateOf = MountState & {
+  [EXCHANGE]?: Exchange;
+  [READING]?: MountedHandlerDeps['reading'];
+  [BODY]?: Promise<Buffer>;
+};
+const READING = Symbol('tiffin.reading');
+const BODY = Symbol('tiffin.body');
+
+/** `ctx.state.body`: one function for every request (no closure per request), read through `readBody`. */
+function readMountBody(this: StateOf, maxBytes?: number): Promise<Buffer> {
+  const exchange = this[EXCHANGE] as Exchange;
+  const reading = this[READING] as MountedHandlerDeps['reading'];
+  const limit =
+    maxBytes === undefined ? reading.maxBodySize : Math.min(Math.max(0, maxBytes), reading.maxBodySize);
+  this[BODY] ??= readBody(
+    exchange.req,
+    limit,
+    reading.bodyTimeoutMs,
+    reading.budget?.reservationFor(exchange),
+  );
+  return this[BODY];
+}
 
 /** `ctx.state.signal`: one getter for every request (no closure per request). */
 const SIGNAL: PropertyDescriptor = {

@@ -4,7 +4,7 @@ import { encodeGenerated } from '../../output-format.js';
 import { callerOf } from '../caller.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import type { CompatGenerator, UploadedImage } from '../generator.js';
-import { BodyTooLarge, readBoundedBody } from '../read-body.js';
+import { requestBody } from '../request-body.js';
 import { requestSignal } from '../request-signal.js';
 import { A1111Error, a1111ErrorAnswer } from './a1111-error.js';
 import { A1111Progress } from './a1111-progress.js';
@@ -212,14 +212,10 @@ function info(plan: A1111Plan, seeds: number[]): Record<string, unknown> {
 }
 
 async function readJson(ctx: Ctx, maxBytes: number): Promise<Record<string, unknown>> {
-  let bytes: Buffer;
-  try {
-    bytes = await readBoundedBody(ctx.req, maxBytes);
-  } catch (err) {
-    if (err instanceof BodyTooLarge)
-      throw new A1111Error(413, `The request body is larger than ${maxBytes} bytes`);
-    throw new A1111Error(400, 'The request body could not be read');
-  }
+  const bytes = await requestBody(ctx, maxBytes, {
+    tooLarge: () => new A1111Error(413, `The request body is larger than ${maxBytes} bytes`),
+    unreadable: () => new A1111Error(400, 'The request body could not be read'),
+  });
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString('utf8'));

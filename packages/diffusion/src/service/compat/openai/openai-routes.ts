@@ -2,7 +2,7 @@ import type { Service } from '@tiffin/core';
 import sharp from 'sharp';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import type { CompatGenerator, UploadedImage } from '../generator.js';
-import { BodyTooLarge, readBoundedBody } from '../read-body.js';
+import { requestBody } from '../request-body.js';
 import { requestSignal } from '../request-signal.js';
 import { OpenAIError, toOpenAIError } from './openai-error.js';
 import { imagesRequest } from './openai-request.js';
@@ -169,19 +169,13 @@ function answerError(ctx: ParameterizedContext, err: OpenAIError): void {
   ctx.body = err.body();
 }
 
-async function readBody(ctx: ParameterizedContext, maxBytes: number): Promise<Buffer> {
-  try {
-    return await readBoundedBody(ctx.req, maxBytes);
-  } catch (err) {
-    if (err instanceof BodyTooLarge)
-      throw new OpenAIError(
-        413,
-        `The request body is larger than ${maxBytes} bytes`,
-        null,
-        'request_too_large',
-      );
-    throw new OpenAIError(400, 'The request body could not be read', null, 'invalid_body');
-  }
+/** The body, read by core within `maxBytes`; its 413 and 400 in OpenAI's shape. */
+function readBody(ctx: ParameterizedContext, maxBytes: number): Promise<Buffer> {
+  return requestBody(ctx, maxBytes, {
+    tooLarge: () =>
+      new OpenAIError(413, `The request body is larger than ${maxBytes} bytes`, null, 'request_too_large'),
+    unreadable: () => new OpenAIError(400, 'The request body could not be read', null, 'invalid_body'),
+  });
 }
 
 async function readJson(ctx: ParameterizedContext): Promise<Record<string, unknown>> {
