@@ -16,7 +16,7 @@ import type { FileInput } from '../../src/io/descriptors/file.js';
 import { start } from '../server/helpers.js';
 
 /** POST raw bytes (exact headers, no client-side normalisation) and read the answer. */
-export function rawPost(
+function rawPost(
   url: string,
   path: string,
   headers: Record<string, string>,

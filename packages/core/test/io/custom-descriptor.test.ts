@@ -13,7 +13,7 @@ import {
 import { request, text } from './helpers.js';
 
 /** One CSV row: `text/csv` body "a,b,c" in, string[] out and back. */
-export class CsvRow extends IODescriptor<string[], string[]> {
+class CsvRow extends IODescriptor<string[], string[]> {
   readonly protoFields: readonly ProtoField[] = ['text'];
 
   get mimeType(): string {
