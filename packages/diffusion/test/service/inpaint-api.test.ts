@@ -5,6 +5,7 @@ import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
 import { encodeBmp } from '@tiffin/io-image';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiffusionService } from '../../src/service/diffusion-service.js';
+import { resizeLanczos } from '../../src/service/lanczos-resize.js';
 import { writeTinyPipeline } from '../../src/tiny/write-tiny-pipeline.js';
 import { jpegSize } from './service-helpers.js';
 
@@ -133,5 +134,32 @@ describe('POST /inpaint', () => {
       expect(answer.code, what).toMatch(/^[A-Z_]+$/);
       expect(answer.error, what).toMatch(message);
     }
+  });
+});
+
+describe('an upload larger than the model serves', () => {
+  it('is resized down to the served size (aspect kept, sides multiples of 8) on img2img and inpaint, as its Lanczos resize would be', async () => {
+    const url = servers.blend.url;
+    const { max_size: most } = (await (await fetch(`${url}/defaults`)).json()) as { max_size: number };
+    // Four times the served side across, three times down: over the bound that once refused it.
+    const [width, height] = [4 * most, 3 * most];
+    const [fitW, fitH] = [most, Math.floor((most * 3) / 4 / 8) * 8];
+    const rgb = new Uint8Array(width * height * 3).map((_, i) => (i * 7 + ((i / 3 / width) | 0) * 5) % 256);
+    const big = Buffer.from(encodeBmp(rgb, width, height));
+    const fitted = Buffer.from(
+      encodeBmp(resizeLanczos({ width, height, data: rgb }, fitW, fitH).data, fitW, fitH),
+    );
+    const answer = async (path: string, parts: Record<string, Buffer | string>) => {
+      const res = await fetch(`${url}${path}`, { method: 'POST', body: form(parts) });
+      expect(res.status, path).toBe(200);
+      return Buffer.from(await res.arrayBuffer());
+    };
+    const data = JSON.stringify({ prompt: 'a red cat', num_inference_steps: 2, strength: 0.5, seed: 5 });
+    const fromBig = await answer('/img2img', { img: big, data });
+    expect(jpegSize(fromBig)).toEqual({ width: fitW, height: fitH });
+    expect(fromBig.equals(await answer('/img2img', { img: fitted, data }))).toBe(true);
+    const bigMask = await mask(width, height);
+    const painted = await answer('/inpaint', { image: big, mask_image: bigMask, data: body });
+    expect(jpegSize(painted)).toEqual({ width: fitW, height: fitH });
   });
 });

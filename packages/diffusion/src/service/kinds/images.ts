@@ -15,21 +15,37 @@ interface DecodedImage {
 }
 
 /**
- * An uploaded image as RGB uint8 within the size bound, with sides rounded down to multiples of 8
- * (SD's VAE scale factor) by a Lanczos resize of the whole picture, as diffusers' `VaeImageProcessor`
- * does (it resizes with PIL's LANCZOS; `resizeLanczos` matches it byte for byte), not by cropping.
+ * The most pixels an uploaded image may have, read from its header before a pixel is decoded (413 over it):
+ * 4096×4096 (a phone photo), or the model's own largest size where that is more. An upload over the side the
+ * model serves is resized down to it (`rgbInput`), not refused.
+ */
+export const UPLOAD_MAX_PIXELS = 4096 * 4096;
+
+/** The header bound of an upload to a service with these limits (see {@link UPLOAD_MAX_PIXELS}). */
+export function uploadMaxPixels(limits: GenerationLimits): number {
+  return Math.max(limits.maxSize * limits.maxSize, UPLOAD_MAX_PIXELS);
+}
+
+/** A side scaled by `fit` and rounded down to a multiple of 8, never past `most`. */
+function fittedSide(side: number, fit: number, most: number): number {
+  const scaled = Math.min(most, Math.round(side * fit));
+  return scaled - (scaled % VAE_GRID);
+}
+
+/**
+ * An uploaded image as RGB uint8 with sides that are multiples of 8 (SD's VAE scale factor) and no longer
+ * than the served `maxSize` (a larger upload is scaled down to fit, its aspect kept), by a Lanczos resize of
+ * the whole picture, as diffusers' `VaeImageProcessor` does (it resizes with PIL's LANCZOS; `resizeLanczos`
+ * matches it byte for byte), not by cropping.
  */
 export function rgbInput(field: string, img: DecodedImage, limits: GenerationLimits): JobImage {
-  if (img.width > limits.maxSize || img.height > limits.maxSize) {
-    throw new BadInput(
-      `${field} is ${img.width}×${img.height}; the largest accepted side is ${limits.maxSize} pixels`,
-    );
-  }
-  const width = img.width - (img.width % VAE_GRID);
-  const height = img.height - (img.height % VAE_GRID);
+  const fit = Math.min(1, limits.maxSize / Math.max(img.width, img.height));
+  const width = fittedSide(img.width, fit, limits.maxSize);
+  const height = fittedSide(img.height, fit, limits.maxSize);
   if (width === 0 || height === 0)
     throw new BadInput(
-      `${field} is ${img.width}×${img.height}; both sides must be at least ${VAE_GRID} pixels`,
+      `${field} is ${img.width}×${img.height}; both sides must be at least ${VAE_GRID} pixels` +
+        (fit < 1 ? ` once fitted into ${limits.maxSize}×${limits.maxSize}` : ''),
     );
   if (!(img.data instanceof Uint8Array) || img.channels !== 3)
     throw new BadInput(`${field} must decode to 8-bit RGB`);

@@ -9,7 +9,7 @@ import {
   requestedOutput,
   requestLoras,
 } from '../request-schemas.js';
-import { jobImage, rgbInput } from './images.js';
+import { jobImage, rgbInput, uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 
 /** `POST /img2img`: re-draw an uploaded image (multipart: `img` and the JSON `data` part). */
@@ -19,9 +19,9 @@ export const img2img: GenerationKind = {
   doc: 'Re-draw an image guided by a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
   input: ({ limits, family, defaults }) =>
     new Multipart({
-      // The side bound as a pixel bound, read from the image's header: a larger picture is refused (413)
-      // before a pixel of it is decoded, not after a full decode.
-      img: new Image({ maxPixels: limits.maxSize * limits.maxSize }),
+      // A pixel bound read from the image's header: a larger picture is refused (413) before a pixel of it is
+      // decoded; one over the served size is resized down to it.
+      img: new Image({ maxPixels: uploadMaxPixels(limits) }),
       data: jsonModel(img2imgSchema(limits, family, defaults)),
     }),
   toRequest(value, { limits, defaulted }) {

@@ -9,7 +9,7 @@ import {
   requestedOutput,
   requestLoras,
 } from '../request-schemas.js';
-import { jobImage, rgbInput } from './images.js';
+import { jobImage, rgbInput, uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 
 /**
@@ -23,8 +23,8 @@ export const inpaint: GenerationKind = {
   input: ({ limits, family, defaults }) =>
     new Multipart({
       // Both bounded from their headers before decoding, as img2img's upload.
-      image: new Image({ maxPixels: limits.maxSize * limits.maxSize }),
-      mask_image: new Image({ maxPixels: limits.maxSize * limits.maxSize }),
+      image: new Image({ maxPixels: uploadMaxPixels(limits) }),
+      mask_image: new Image({ maxPixels: uploadMaxPixels(limits) }),
       data: jsonModel(inpaintSchema(limits, family, defaults)),
     }),
   toRequest(value, { limits, defaulted }) {
