@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { serve } from '@tiffin/core';
 import { CLIException } from '@tiffin/core/internal';
 import {
   assertBackendPackages,
@@ -32,10 +31,12 @@ import {
 import { reportError } from '../errors.js';
 import { kubernetesOptions } from '../kubernetes-options.js';
 import { parsePort } from '../options.js';
+import { serveInProcess } from '../serve/single.js';
+import { type TaskOptionFlags, taskOptions, taskStoreFlags, webhookOptions } from '../serve/task-options.js';
 import { stepProgress } from '../step-progress.js';
 import { containerizeOptions, containerizePackage } from './containerize.js';
 
-interface StartFlags extends ModelFlags, ServiceSettingFlags {
+interface StartFlags extends ModelFlags, ServiceSettingFlags, TaskOptionFlags {
   loraWeights?: string;
   vaeTiny?: string;
   loraDir?: string;
@@ -53,7 +54,7 @@ export function registerDiffusion(program: Command): void {
     .command('diffusion')
     .description('Serve, download and package Stable Diffusion models');
 
-  serviceSettingOptions(
+  const start = serviceSettingOptions(
     modelOptions(
       diffusion
         .command('start')
@@ -114,17 +115,20 @@ export function registerDiffusion(program: Command): void {
           ...settings,
           models: model.tag ? [model.tag] : [],
         });
-        await serve(service, {
+        const options = {
           port: flags.port,
           host: flags.host,
-          handleSignals: true,
           apiToken: flags.apiToken,
           metricsAuth: flags.metricsAuth,
-        });
+          webhooks: webhookOptions(flags),
+        };
+        // As `tiffin serve` runs a service: its image jobs (/text2img/submit …) in the --tasks store.
+        await serveInProcess(async () => service, options, undefined, taskStoreFlags(flags));
       } catch (err) {
         reportError(err);
       }
     });
+  taskOptions(start);
 
   modelOptions(
     diffusion

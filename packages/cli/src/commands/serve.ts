@@ -7,10 +7,11 @@ import { loadOptions, type ModelFlags, modelOptions, serviceOptions } from '../s
 import { resolveModelTarget } from '../serve/model-target.js';
 import { serveWithReload } from '../serve/reload.js';
 import { serveInProcess } from '../serve/single.js';
+import { type TaskOptionFlags, taskOptions, taskStoreFlags, webhookOptions } from '../serve/task-options.js';
 import { serveWithWorkers } from '../serve/workers.js';
 import { loadService, parseServiceTarget } from '../service-loader.js';
 
-interface ServeFlags extends ModelFlags {
+interface ServeFlags extends ModelFlags, TaskOptionFlags {
   port: number;
   host: string;
   reload?: boolean;
@@ -36,13 +37,6 @@ interface ServeFlags extends ModelFlags {
   http: boolean;
   apiToken?: string;
   metricsAuth?: boolean;
-  tasks?: string;
-  tasksDir?: string;
-  webhookAllow: string[];
-  webhookSecret?: string;
-  webhookMaxInFlight?: number;
-  webhookMaxPerHost?: number;
-  webhookMaxQueued?: number;
 }
 
 /** `tiffin serve <service.ts[:export]>` */
@@ -126,42 +120,8 @@ export function registerServe(program: Command): void {
       '--api-token <token>',
       'require `Authorization: Bearer <token>` on API calls, / and /docs.json (and gRPC calls); default $TIFFIN_API_TOKEN',
     )
-    .option('--metrics-auth', 'with a token: require it for /metrics too')
-    .addOption(
-      new Option(
-        '--tasks <store>',
-        "where task APIs' tasks live: disk (default, kept across restarts), memory, or redis://host:port/db (shared by replicas and --workers)",
-      ).env('TIFFIN_TASKS_URL'),
-    )
-    .option('--tasks-dir <dir>', "the disk store's folder (default $TIFFIN_HOME/tasks/<service>)")
-    .option(
-      '--webhook-allow <host[:port][/path][?]>',
-      "a host task webhooks may call, any path there, or with /path only that path and those under it, with no query unless it ends in ? (repeat for more; none by default: a submit's Tiffin-Webhook-Url is then refused)",
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
-    )
-    .option(
-      '--webhook-max-in-flight <n>',
-      'task webhook deliveries in flight at once, every host together; more wait their turn (default 16)',
-      parsePositiveInt,
-    )
-    .option(
-      '--webhook-max-per-host <n>',
-      'task webhook deliveries in flight at once to one host:port; more wait their turn (default 4)',
-      parsePositiveInt,
-    )
-    .option(
-      '--webhook-max-queued <n>',
-      'task webhook deliveries waiting for their turn or their next retry; one more is dropped, logged (default 1024)',
-      parsePositiveInt,
-    )
-    .addOption(
-      new Option(
-        '--webhook-secret <secret>',
-        'the shared secret (whsec_<base64>) task webhooks are signed with, as Standard Webhooks sign',
-      ).env('TIFFIN_WEBHOOK_SECRET'),
-    );
-  modelOptions(command).action(async (spec: string, flags: ServeFlags) => {
+    .option('--metrics-auth', 'with a token: require it for /metrics too');
+  modelOptions(taskOptions(command)).action(async (spec: string, flags: ServeFlags) => {
     try {
       if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
       const model = await resolveModelTarget(spec);
@@ -183,13 +143,7 @@ export function registerServe(program: Command): void {
         metrics: flags.metrics,
         apiToken: flags.apiToken,
         metricsAuth: flags.metricsAuth,
-        webhooks: {
-          allow: flags.webhookAllow,
-          secret: flags.webhookSecret,
-          maxInFlight: flags.webhookMaxInFlight,
-          maxPerHost: flags.webhookMaxPerHost,
-          maxQueued: flags.webhookMaxQueued,
-        },
+        webhooks: webhookOptions(flags),
         cors: flags.cors
           ? {
               enabled: true,
@@ -206,7 +160,7 @@ export function registerServe(program: Command): void {
         connectionIdle: flags.grpcConnectionIdle,
         connectionAge: flags.grpcConnectionAge,
       };
-      const tasks = { tasks: flags.tasks, tasksDir: flags.tasksDir };
+      const tasks = taskStoreFlags(flags);
       if (model) {
         if (flags.reload || flags.workers > 1)
           throw new Error('--reload and --workers serve service files; a model scales with --instances');
