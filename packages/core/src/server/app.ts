@@ -142,8 +142,9 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   const authCheck = resolved.apiToken
     ? bearerAuth({ token: resolved.apiToken, metricsAuth: resolved.metricsAuth })
     : undefined;
-  // Public mounts answer without the token: the mount stage then checks it, after the gate (see mountedHandler).
-  const authInMounts = service.mounts.some((m) => m.public) ? authCheck : undefined;
+  // Public mounts answer without the token, route groups under their own auth mode: the mount stage then checks
+  // it, after the gate (see mountedHandler).
+  const authInMounts = service.mounts.some((m) => m.public || m.group) ? authCheck : undefined;
   const pipeline = requestPipeline({
     routes,
     lifecycle,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { Context, type ServiceState } from '../context/context.js';
+import type { ErrorMapper } from '../errors/error-mapper.js';
 import { InternalServerError } from '../errors/index.js';
 import { type MediaType, parseMediaType } from '../http/media-type.js';
 import { type FormPart, type HttpRequest, parseMultipart } from '../http/request.js';
@@ -71,6 +72,8 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
   deadlineWatch: DeadlineWatch | undefined = undefined;
   /** Set only by a mount with a deadline of its own (declared: no store on the path of every request). */
   declare ownTimeout: number | undefined;
+  /** Set while the request is in a route group with an error mapper: its errors are answered in that shape. */
+  declare errorMapper: ErrorMapper | undefined;
   /** The request as counted in progress by the server's metrics (none when they are off). */
   inProgress: InProgress | undefined = undefined;
   status = 404;

@@ -15,6 +15,7 @@ import type {
 } from './inference-api.js';
 import { type MountedMiddleware, type MountOptions, mountedMiddleware } from './mount.js';
 import type { ErrorHook, RequestHook, RequestHooks } from './request-hooks.js';
+import { groupRules, type RouteGroupOptions, routeTableMiddleware } from './route-group.js';
 import { type ServiceCounter, serviceCounter } from './service-counter.js';
 
 // The API's definition, the typed-client map, mounts and counters have files of their own; their names are
@@ -33,6 +34,8 @@ export {
   type TaskOperation,
 } from './inference-api.js';
 export type { MountedMiddleware, MountOptions } from './mount.js';
+export type { MountState } from './mount-state.js';
+export type { GroupAuth, GroupHandler, GroupRoutes, RouteGroupOptions } from './route-group.js';
 export type { ServiceCounter } from './service-counter.js';
 
 const SERVICE_NAME = /^[a-z0-9](?:[a-z0-9._-]{0,61}[a-z0-9])?$/;
@@ -182,6 +185,19 @@ export class Service<Apis extends ApiTypesMap = {}> {
     options: MountOptions = {},
   ): this {
     this.mounted.push(mountedMiddleware(middleware, options));
+    return this;
+  }
+
+  /**
+   * Declare a route group (docs/server.md, route groups): the routes of `options.routes`, all under
+   * `options.prefix`, with the group's own auth mode, error shape, deadline and body bound, served in the order
+   * mounted among the mounts. Every request under the prefix is the group's (an unknown path there is its 404).
+   * HTTP only.
+   */
+  group(options: RouteGroupOptions): this {
+    groupRules(options, 'Service.group');
+    const routes = routeTableMiddleware(options.prefix, options.routes ?? {});
+    this.mounted.push(mountedMiddleware(routes, options, 'Service.group'));
     return this;
   }
 

@@ -1,33 +1,18 @@
 import type Koa from 'koa';
 import type { ParameterizedContext } from 'koa';
 import compose from 'koa-compose';
+import type { Unauthorized } from '../../errors/index.js';
+import type { MountState } from '../../service/mount-state.js';
 import type { MountedMiddleware } from '../../service/service.js';
 import type { AuthCheck } from '../auth.js';
 import type { BodyReading, Exchange } from '../exchange.js';
 import { readBody, refuseDeclaredOverLimit } from '../read-body.js';
 import type { RouteTable } from '../routes/route-table.js';
+import { GROUP_BODY_LIMIT, type GroupScopeDeps, inGroup } from './group-scope.js';
 import { koaAnswered, takeKoaAnswer } from './koa-answer.js';
 import { removeUploadedFiles } from './uploaded-files.js';
 
-/** What mounted middleware finds in `ctx.state`. */
-export interface MountState {
-  /** The request's id, as in the access log and the `x-request-id` header. */
-  requestId: string;
-  /**
-   * The request's abort signal, the one an API function gets as `ctx.signal`: it fires when the request's
-   * deadline passes (the 504 went out) or its client goes away. Work a route starts (a model run, a fetch, a
-   * queue wait) should stop on it; its late answer is dropped anyway. Made on first read.
-   */
-  readonly signal: AbortSignal;
-  /**
-   * The request body, read whole once (a second call gets the same bytes) as the server reads an API's:
-   * at most `maxBytes` (default and cap: the server's `maxBodySize`), a larger declared `content-length`
-   * refused before a byte is read and a longer body as soon as it passes, with the 413 `PAYLOAD_TOO_LARGE`;
-   * a body that stalls for `bodyTimeout` gets the 408, and its bytes count against the server's body budget
-   * (503 `BODY_BUDGET_FULL`). For a route without a body parser of its own.
-   */
-  body(maxBytes?: number): Promise<Buffer>;
-}
+export type { MountState } from '../../service/mount-state.js';
 
 export interface MountedHandlerDeps {
   mounts: readonly MountedMiddleware[];
@@ -37,8 +22,9 @@ export interface MountedHandlerDeps {
   /** How the server reads a body (its limit, stall timeout and budget), for `ctx.state.body()`. */
   reading: Pick<BodyReading, 'maxBodySize' | 'bodyTimeoutMs' | 'budget'>;
   /**
-   * Set when some mount is public: the pipeline then leaves the token check to this stage, which runs public
-   * mounts without it and the rest (private mounts, the routes) only with it.
+   * Set when some mount is public or a route group: the pipeline then leaves the token check to this stage, which
+   * runs public mounts without it, groups under their own auth mode and the rest (private mounts, the routes) only
+   * with it.
    */
   auth: AuthCheck | undefined;
   /** Make the request's deadline `seconds` from its start (undefined: the server's); see `Runtime.retime`. */
@@ -60,10 +46,18 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
   const maxBodySize = reading.maxBodySize;
   // With no mount of its own deadline, every request keeps the server's (or its API's): nothing to wrap.
   const timed = deps.mounts.some((m) => m.timeout !== undefined);
-  const chain = deps.mounts.map(({ middleware, public: open, timeout }) => {
+  const scope: GroupScopeDeps = {
+    exchangeOf: (ctx) => (ctx.state as StateOf)[EXCHANGE] as Exchange,
+    deniedOf: (ctx) => DENIED.get(ctx) ?? null,
+    tokenSet: auth !== undefined,
+    maxBodySize,
+  };
+  const chain = deps.mounts.map(({ middleware, public: open, timeout, group }) => {
+    const own = timed ? underOwnDeadline(middleware, timeout, retime) : middleware;
+    // A group answers its own paths under its rules (auth mode included); other requests pass it by at once.
+    if (group) return inGroup(own, group, scope);
     // A private mount is passed over for a request without the token (the routes then answer 401).
-    const mounted = open || !auth ? middleware : skippedWhenDenied(middleware);
-    return timed ? underOwnDeadline(mounted, timeout, retime) : mounted;
+    return open || !auth ? own : skippedWhenDenied(own);
   });
   // Koa's own composition (one `next()` per middleware, in order); the last `next()` reaches the routes.
   const run = compose(chain);
@@ -81,7 +75,7 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
     (ctx.state as StateOf)[READING] = reading;
     ctx.state.body = readMountBody;
     exchange.onClose.push(() => removeUploadedFiles(ctx.request));
-    if (denied) DENIED.add(ctx);
+    if (denied) DENIED.set(ctx, denied);
     // The status the context shows once the mounts passed the request on: Koa's 404, or the routes' answer.
     let passedStatus = 404;
     let routed = false;
@@ -126,6 +120,7 @@ const EXCHANGE = Symbol('tiffin.exchange');
 type Tagged = ParameterizedContext & { [EXCHANGE]?: Exchange };
 type StateOf = MountState & {
   [EXCHANGE]?: Exchange;
+  [GROUP_BODY_LIMIT]?: number;
   [READING]?: MountedHandlerDeps['reading'];
   [BODY]?: Promise<Buffer>;
 };
@@ -136,8 +131,9 @@ const BODY = Symbol('tiffin.body');
 function readMountBody(this: StateOf, maxBytes?: number): Promise<Buffer> {
   const exchange = this[EXCHANGE] as Exchange;
   const reading = this[READING] as MountedHandlerDeps['reading'];
-  const limit =
-    maxBytes === undefined ? reading.maxBodySize : Math.min(Math.max(0, maxBytes), reading.maxBodySize);
+  // Within a group, its bound is the default and the cap.
+  const cap = this[GROUP_BODY_LIMIT] ?? reading.maxBodySize;
+  const limit = maxBytes === undefined ? cap : Math.min(Math.max(0, maxBytes), cap);
   this[BODY] ??= readBody(
     exchange.req,
     limit,
@@ -181,8 +177,8 @@ function underOwnDeadline(
   };
 }
 
-/** Koa contexts of requests without the API token (private mounts pass them on). */
-const DENIED = new WeakSet<object>();
+/** Koa contexts of requests without the API token, with their 401 (private mounts pass them on). */
+const DENIED = new WeakMap<object, Unauthorized>();
 
 function skippedWhenDenied(middleware: Koa.Middleware): Koa.Middleware {
   return (ctx, next) => (DENIED.has(ctx) ? next() : middleware(ctx, next));

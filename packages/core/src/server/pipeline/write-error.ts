@@ -7,15 +7,33 @@ import type { ServerMetrics } from '../metrics.js';
 /**
  * Answer a thrown error with the one error body (docs/spec/io-descriptors.md D4): TiffinError → its status,
  * anything else → 500. Shed and timed-out answers are counted here, the one place every error answer passes.
+ * A request inside a route group is answered in the group's shape (its `errorMapper`), counted by the catalog's.
  */
 export function writeError(ctx: Exchange, err: unknown, logger: Logger, metrics?: ServerMetrics): void {
   const answer = errorAnswer(err, ctx.requestId, logger);
-  ctx.status = answer.status;
   metrics?.errorAnswered(ctx.api?.name ?? ctx.endpoint, answer.status, answer.body.code);
-  // e.g. Retry-After on a 503 from a full queue.
+  let status = answer.status;
+  let body: Buffer | undefined;
+  if (ctx.errorMapper) {
+    try {
+      const mapped = ctx.errorMapper(answer);
+      if (!Number.isInteger(mapped.status) || mapped.status < 400 || mapped.status > 599)
+        throw new Error(`status ${String(mapped.status)} is no error status`);
+      body = Buffer.from(JSON.stringify(mapped.body), 'utf8');
+      status = mapped.status;
+    } catch (mapperErr) {
+      // A mapper that fails leaves the catalog's own answer, never a 5xx of its own.
+      logger.log('error', 'error mapper failed', {
+        requestId: ctx.requestId,
+        error: mapperErr instanceof Error ? mapperErr.message : String(mapperErr),
+      });
+    }
+  }
+  ctx.status = status;
+  // e.g. Retry-After on a 503 from a full queue, WWW-Authenticate on a 401.
   if (isTiffinError(err)) for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
   ctx.set('content-type', 'application/json');
   // The rest of an oversized body is not read: close the connection rather than have Node drain it.
   if (answer.status === 413) ctx.set('connection', 'close');
-  ctx.responseBody = encodeErrorBody(answer.body);
+  ctx.responseBody = body ?? encodeErrorBody(answer.body);
 }
