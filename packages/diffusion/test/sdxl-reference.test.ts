@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClipTextConfig, clipTextWeightSpecs, eosPositions } from '../src/architectures/clip-text.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../src/architectures/timestep-embedding.js';
 import { unetWeightSpecs } from '../src/architectures/unet.js';
-import type { UNetConfig } from '../src/architectures/unet-config.js';
+import { contextWidth, type UNetConfig } from '../src/architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
 import { buildSdxlTextEncoderGraph, SDXL_TEXT_ENCODER_IO } from '../src/engines/onnx/text-encoder-graph.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
@@ -150,7 +150,7 @@ describe('tiny SDXL networks match diffusers (TF.js and onnxruntime)', () => {
     const shape = fx.unet_t981_full.shape as number[];
     const sample = nchwToNhwc(detInput(inputs.sample, shape), shape);
     const nhwc = [shape[0], shape[2], shape[3], shape[1]];
-    const ctxShape = [shape[0], 77, c.cross_attention_dim];
+    const ctxShape = [shape[0], 77, contextWidth(c)];
     const context = detInput(inputs.encoder_hidden_states, ctxShape);
     const embedsShape = [
       shape[0],

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { type ClipTextConfig, clipTextWeightSpecs, eosPositions } from '../src/architectures/clip-text.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../src/architectures/timestep-embedding.js';
 import { unetWeightSpecs } from '../src/architectures/unet.js';
-import { type UNetConfig, validateUNetConfig } from '../src/architectures/unet-config.js';
+import { contextWidth, type UNetConfig, validateUNetConfig } from '../src/architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
 import { buildSdxlTextEncoderGraph, SDXL_TEXT_ENCODER_IO } from '../src/engines/onnx/text-encoder-graph.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
@@ -179,7 +179,7 @@ describe('a small random SDXL-shaped model on TF.js and on onnxruntime', () => {
     const unet = new UNet2DConditionModel(c, store('unet', specs));
     const s = await session('unet', specs, (g) => buildUNetGraph(g, c, { kind: 'fused' }));
     const sample = tf.tensor4d(detInput('sdxl/sample', [2, 16, 16, 4]), [2, 16, 16, 4]);
-    const D = c.cross_attention_dim;
+    const D = contextWidth(c);
     const E = cfg.textEncoder2.projection_dim as number;
     const context = tf.tensor3d(detInput('sdxl/context', [2, 77, D]), [2, 77, D]);
     const textEmbeds = tf.tensor2d(detInput('sdxl/text-embeds', [2, E]), [2, E]);

@@ -112,7 +112,7 @@ function writeLdmCheckpoint(folder: string, flavour: 'sd1' | 'sd2', out: string)
       put(key(s.name), f.entry(s.name).dtype, f.entry(s.name).shape, f.readBytes(s.name));
     f.close();
   };
-  const n = unet.layers_per_block;
+  const n = unet.layers_per_block as number;
   const upAttn = (i: number) => unet.up_block_types[i] === 'CrossAttnUpBlock2D';
   copy('unet/diffusion_pytorch_model.safetensors', unetWeightSpecs(unet), (name) =>
     unetLdmKey(name, n, upAttn),
@@ -226,7 +226,7 @@ function writeSgmCheckpoint(
   };
   const upAttn = (i: number) => unet.up_block_types[i] === 'CrossAttnUpBlock2D';
   copy('unet/diffusion_pytorch_model.safetensors', unetWeightSpecs(unet), (name) =>
-    unetLdmKey(name, unet.layers_per_block, upAttn),
+    unetLdmKey(name, unet.layers_per_block as number, upAttn),
   );
   const vae = c.vae as VaeConfig;
   copy('vae/diffusion_pytorch_model.safetensors', vaeWeightSpecs(vae), (name) => vaeLdmKey(name, 2));

@@ -40,10 +40,12 @@ function crossAttention<T>(
   bias: boolean,
 ): T {
   const src = context ?? x;
-  const q = o.linear(x, `${p}.to_q`, channels, bias);
-  const k = o.linear(src, `${p}.to_k`, channels, bias);
-  const v = o.linear(src, `${p}.to_v`, channels, bias);
-  const headDim = channels / heads;
+  // diffusers: heads × (channels // heads) features inside, projected back to `channels`.
+  const headDim = Math.floor(channels / heads);
+  const inner = heads * headDim;
+  const q = o.linear(x, `${p}.to_q`, inner, bias);
+  const k = o.linear(src, `${p}.to_k`, inner, bias);
+  const v = o.linear(src, `${p}.to_v`, inner, bias);
   const attended = o.attention(q, k, v, { heads, headDim, scale: headDim ** -0.5 });
   return o.linear(attended, `${p}.to_out.0`, channels);
 }
@@ -54,6 +56,8 @@ export interface TransformerOptions {
   groups: number;
   linearProj: boolean;
   layers: number;
+  /** The first attention of each block attends to the context too (`only_cross_attention`). */
+  onlyCross?: boolean;
 }
 
 /** Transformer2DModel with BasicTransformerBlocks (docs/spec/diffusion.md §5.4). */
@@ -67,7 +71,15 @@ export function transformer2d<T>(o: Ops<T>, p: string, x: T, context: T, t: Tran
     const b = `${p}.transformer_blocks.${k}`;
     h = o.add(
       h,
-      crossAttention(o, `${b}.attn1`, o.layerNorm(h, `${b}.norm1`, 1e-5), null, C, t.heads, false),
+      crossAttention(
+        o,
+        `${b}.attn1`,
+        o.layerNorm(h, `${b}.norm1`, 1e-5),
+        t.onlyCross ? context : null,
+        C,
+        t.heads,
+        false,
+      ),
     );
     h = o.add(
       h,

@@ -1,22 +1,36 @@
-/** UNet2DConditionModel config fields (docs/spec/diffusion.md §5.1). */
+/** A transformer depth per down block, each once or per layer (`[1, [2, 0]]`). */
+export type TransformerDepths = number | readonly (number | readonly number[])[];
+
+/** UNet2DConditionModel config fields (docs/spec/diffusion.md §5.1); "per block" = one value or one per down block. */
 export interface UNetConfig {
   sample_size: number;
   in_channels: number;
   out_channels: number;
   block_out_channels: number[];
-  layers_per_block: number;
+  /** Resnets per down block (per block); an up block has one more. */
+  layers_per_block: number | readonly number[];
   down_block_types: string[];
   up_block_types: string[];
-  mid_block_type?: string;
-  cross_attention_dim: number;
-  attention_head_dim: number | number[];
-  num_attention_heads?: number | number[] | null;
+  /** Missing: `UNetMidBlock2DCrossAttn`; null: no mid block; or `UNetMidBlock2D` (one resnet). */
+  mid_block_type?: string | null;
+  /** One width, or one per block (diffusers feeds every block the same context, so they must agree). */
+  cross_attention_dim: number | readonly number[];
+  /** Attention heads per block (diffusers' historical name; `num_attention_heads` wins when set). */
+  attention_head_dim: number | readonly number[];
+  num_attention_heads?: number | readonly number[] | null;
   use_linear_projection?: boolean;
+  /** Attention scores in float32: what the float32 engines compute anyway. */
+  upcast_attention?: boolean;
+  /** The transformers' first attention attends to the context too (per block; the mid block never). */
+  only_cross_attention?: boolean | readonly boolean[];
   norm_num_groups: number;
   norm_eps: number;
   flip_sin_to_cos?: boolean;
   freq_shift?: number;
-  transformer_layers_per_block?: number | number[];
+  /** Transformer depth per down block, each once or per layer; mirrored on the up path unless reversed below. */
+  transformer_layers_per_block?: TransformerDepths;
+  /** The up blocks' depths (up block order, each once or per layer): needed when a down depth is per layer. */
+  reverse_transformer_layers_per_block?: TransformerDepths | null;
   /** `text_time` (SDXL): an added embedding of the pooled text embeds and the micro-conditioning time ids. */
   addition_embed_type?: string | null;
   /** Sinusoidal width per time id (SDXL: 256). */
@@ -37,17 +51,17 @@ const REQUIRED_DEFAULTS: Readonly<Record<string, unknown>> = {
   time_embedding_dim: null,
   time_embedding_act_fn: null,
   timestep_post_act: null,
-  only_cross_attention: false,
   dual_cross_attention: false,
   attention_type: 'default',
   cross_attention_norm: null,
   resnet_skip_time_act: false,
   class_embeddings_concat: false,
-  mid_block_only_cross_attention: null,
-  reverse_transformer_layers_per_block: null,
   center_input_sample: false,
   resnet_time_scale_shift: 'default',
   time_embedding_type: 'positional',
+  downsample_padding: 1,
+  mid_block_scale_factor: 1,
+  resnet_out_scale_factor: 1,
 };
 
 /** What a caller of the UNet can feed besides sample, timestep and context. */
@@ -77,32 +91,99 @@ export function validateUNetConfig(c: UNetConfig, support: UNetConditioningSuppo
   }
   if ((c.conv_in_kernel ?? 3) !== 3 || (c.conv_out_kernel ?? 3) !== 3)
     throw new Error('unet/config.json: only 3×3 conv_in/conv_out kernels are supported');
-  for (const t of c.down_block_types)
-    if (t !== 'DownBlock2D' && t !== 'CrossAttnDownBlock2D')
-      throw new Error(`unet/config.json: down block type ${t} is not supported`);
-  for (const t of c.up_block_types)
-    if (t !== 'UpBlock2D' && t !== 'CrossAttnUpBlock2D')
-      throw new Error(`unet/config.json: up block type ${t} is not supported`);
-  if ((c.mid_block_type ?? 'UNetMidBlock2DCrossAttn') !== 'UNetMidBlock2DCrossAttn')
-    throw new Error(`unet/config.json: mid block type ${c.mid_block_type} is not supported`);
+  // diffusers' get_activation maps both names to SiLU.
+  if (c.act_fn !== undefined && c.act_fn !== 'silu' && c.act_fn !== 'swish')
+    throw new Error(`unet/config.json: act_fn = ${JSON.stringify(c.act_fn)} is not supported (only "silu")`);
+  validateBlocks(c);
 }
 
-const perBlock = (v: number | number[], n: number): number[] => (Array.isArray(v) ? v : Array(n).fill(v));
+const DOWN_TYPES = new Set(['DownBlock2D', 'CrossAttnDownBlock2D']);
+const UP_TYPES = new Set(['UpBlock2D', 'CrossAttnUpBlock2D']);
 
-export interface UNetLayout {
-  C: number[];
-  heads: number[];
-  layers: number[];
-  temb: number;
-}
+/** Integers in [min, max]: the loops and weight declarations a config asks for stay bounded. */
+const isInt = (v: unknown, min: number, max = 64): boolean =>
+  Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 
-/** Per-level channels, attention heads and transformer depth, and the time-embedding width. */
-export function unetLayout(c: UNetConfig): UNetLayout {
-  const N = c.block_out_channels.length;
-  return {
-    C: c.block_out_channels,
-    heads: perBlock(c.num_attention_heads ?? c.attention_head_dim, N),
-    layers: perBlock(c.transformer_layers_per_block ?? 1, N),
-    temb: 4 * c.block_out_channels[0],
+/** The per-block fields against the block types, one line naming the first thing this engine cannot build. */
+function validateBlocks(c: UNetConfig): void {
+  const fail = (what: string): never => {
+    throw new Error(`unet/config.json: ${what}`);
   };
+  const N = c.block_out_channels.length;
+  if (
+    !Array.isArray(c.block_out_channels) ||
+    N < 1 ||
+    N > 8 ||
+    !c.block_out_channels.every((ch) => isInt(ch, 1, 8192))
+  )
+    fail('block_out_channels needs 1 to 8 channel counts');
+  if (
+    !Array.isArray(c.down_block_types) ||
+    !Array.isArray(c.up_block_types) ||
+    c.down_block_types.length !== N ||
+    c.up_block_types.length !== N
+  )
+    fail(`down_block_types and up_block_types need one entry per block_out_channels (${N})`);
+  for (const t of c.down_block_types) if (!DOWN_TYPES.has(t)) fail(`down block type ${t} is not supported`);
+  for (const t of c.up_block_types) if (!UP_TYPES.has(t)) fail(`up block type ${t} is not supported`);
+  if (midBlockKind(c) === undefined) fail(`mid block type ${c.mid_block_type} is not supported`);
+  const listOf = (key: string, v: unknown, ok: (x: unknown) => boolean): unknown[] => {
+    const list = Array.isArray(v) ? v : Array(N).fill(v);
+    if (list.length !== N || !list.every(ok))
+      fail(`${key} = ${JSON.stringify(v)} needs one valid value or ${N}`);
+    return list;
+  };
+  listOf('layers_per_block', c.layers_per_block, (x) => isInt(x, 1));
+  const heads = listOf('attention_head_dim', c.num_attention_heads ?? c.attention_head_dim, (x) =>
+    isInt(x, 1),
+  );
+  c.block_out_channels.forEach((ch, i) => {
+    if (ch % c.norm_num_groups !== 0) fail(`block_out_channels ${ch} is not a multiple of norm_num_groups`);
+    if (ch < (heads[i] as number)) fail(`block ${i} has more attention heads than channels`);
+  });
+  const widths = listOf('cross_attention_dim', c.cross_attention_dim, (x) => isInt(x, 1, 16384));
+  if (new Set(widths).size > 1)
+    fail('cross_attention_dim differs between blocks: every block reads the same encoder_hidden_states');
+  listOf('only_cross_attention', c.only_cross_attention ?? false, (x) => typeof x === 'boolean');
+  if (typeof (c.use_linear_projection ?? false) !== 'boolean')
+    fail('use_linear_projection must be a boolean');
+  if (typeof (c.upcast_attention ?? false) !== 'boolean') fail('upcast_attention must be a boolean');
+  const depthOk = (x: unknown) => isInt(x, 0) || (Array.isArray(x) && x.every((d) => isInt(d, 0)));
+  const downDepths = listOf('transformer_layers_per_block', c.transformer_layers_per_block ?? 1, depthOk);
+  const reverse = c.reverse_transformer_layers_per_block;
+  if (reverse === undefined || reverse === null) {
+    // diffusers refuses this too: the up path's depths cannot be mirrored from per-layer down depths.
+    if (downDepths.some(Array.isArray))
+      fail('a per-layer transformer_layers_per_block needs reverse_transformer_layers_per_block');
+  } else listOf('reverse_transformer_layers_per_block', reverse, depthOk);
+  const layers = perBlock(c.layers_per_block, N);
+  const upDepths = reverse ? perBlock(reverse, N) : [...downDepths].reverse();
+  for (let i = 0; i < N; i++) {
+    const down = downDepths[i];
+    if (c.down_block_types[i] === 'CrossAttnDownBlock2D' && Array.isArray(down) && down.length < layers[i])
+      fail(`transformer_layers_per_block[${i}] needs a depth for each of its ${layers[i]} layers`);
+    const up = upDepths[i];
+    const upLayers = layers[N - 1 - i] + 1;
+    if (c.up_block_types[i] === 'CrossAttnUpBlock2D' && Array.isArray(up) && up.length < upLayers)
+      fail(`reverse_transformer_layers_per_block[${i}] needs a depth for each of its ${upLayers} layers`);
+  }
 }
+
+/** A config value given once or per down block, as a list of N. */
+export const perBlock = <T>(v: T | readonly T[], n: number): T[] =>
+  Array.isArray(v) ? [...(v as readonly T[])] : Array<T>(n).fill(v as T);
+
+/** The mid block's kind: a missing key is diffusers' default, an explicit null is no mid block. */
+export function midBlockKind(c: UNetConfig): 'none' | 'resnet' | 'cross' | undefined {
+  const t = c.mid_block_type === undefined ? 'UNetMidBlock2DCrossAttn' : c.mid_block_type;
+  if (t === null) return 'none';
+  if (t === 'UNetMidBlock2D') return 'resnet';
+  if (t === 'UNetMidBlock2DCrossAttn') return 'cross';
+  return undefined;
+}
+
+/** The width of the context every block reads (`cross_attention_dim`, given once or per block). */
+export const contextWidth = (c: UNetConfig): number =>
+  Array.isArray(c.cross_attention_dim)
+    ? (c.cross_attention_dim[0] as number)
+    : (c.cross_attention_dim as number);

@@ -3,7 +3,8 @@ import type { Ops } from '../ops/ops.js';
 import type { WeightSpec } from '../weights/weight-spec.js';
 import { type NormOptions, resnet, transformer2d, upsample } from './blocks.js';
 import { TIME_IDS } from './timestep-embedding.js';
-import { hasTextTimeEmbedding, type UNetConfig, unetLayout } from './unet-config.js';
+import { hasTextTimeEmbedding, type UNetConfig } from './unet-config.js';
+import { type UNetBlockLayout, unetLayout } from './unet-layout.js';
 
 /** Values handed from one UNet stage to the next. */
 export interface UNetActivations<T> {
@@ -49,23 +50,20 @@ const needTemb = <T>(a: UNetActivations<T>): T => {
 
 /** The stages of the UNet, in execution order. */
 export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
-  const { C, heads, layers, temb: Temb } = unetLayout(c);
+  const { C, down, mid, up, temb: Temb } = unetLayout(c);
   const N = C.length;
-  const n = c.layers_per_block;
   const G = c.norm_num_groups;
   const norm: NormOptions = { groups: G, eps: c.norm_eps };
   const textTime = hasTextTimeEmbedding(c);
-  const transformer = <T>(o: Ops<T>, p: string, h: T, context: T, level: number, hd: number, depth: number) =>
-    transformer2d(o, p, h, context, {
-      channels: C[level],
-      heads: hd,
-      groups: G,
-      linearProj: c.use_linear_projection ?? false,
-      layers: depth,
-    });
+  interface Attention<T> {
+    heads: number;
+    depth: number;
+    onlyCross: boolean;
+    context: T;
+  }
   /**
-   * One layer of a down, mid or up block at `level`: a resnet from `cin` channels, then the transformer when the
-   * block has cross-attention, each in its own scope. `input` is evaluated inside the resnet's scope.
+   * One layer of a down, mid or up block of `cout` channels: a resnet from `cin` channels, then the transformer
+   * when the block has cross-attention, each in its own scope. `input` is evaluated inside the resnet's scope.
    */
   const layer = <T>(
     o: Ops<T>,
@@ -73,16 +71,26 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
     j: number,
     input: () => T,
     cin: number,
-    level: number,
+    cout: number,
     tembAct: T,
-    attention: { heads: number; depth: number; context: T } | null,
+    attention: Attention<T> | null,
   ): T => {
-    const h = o.block(() => resnet(o, `${p}.resnets.${j}`, input(), tembAct, norm, cin, C[level]));
+    const h = o.block(() => resnet(o, `${p}.resnets.${j}`, input(), tembAct, norm, cin, cout));
     if (!attention) return h;
     return o.block(() =>
-      transformer(o, `${p}.attentions.${j}`, h, attention.context, level, attention.heads, attention.depth),
+      transformer2d(o, `${p}.attentions.${j}`, h, attention.context, {
+        channels: cout,
+        heads: attention.heads,
+        groups: G,
+        linearProj: c.use_linear_projection ?? false,
+        layers: attention.depth,
+        onlyCross: attention.onlyCross,
+      }),
     );
   };
+  /** Layer `j`'s attention in a block of this layout, or null in a block without. */
+  const attentionOf = <T>(b: UNetBlockLayout, j: number, context: T): Attention<T> | null =>
+    b.depths ? { heads: b.heads, depth: b.depths[j], onlyCross: b.onlyCross, context } : null;
   /** The stage of one down or up block: its weights are under `p.`; `body` pushes onto or pops from `skips`. */
   const blockStage = (
     p: string,
@@ -126,59 +134,70 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
       },
     },
   ];
-  for (let i = 0; i < N; i++) {
+  down.forEach((b, i) => {
     const p = `down_blocks.${i}`;
-    const cross = c.down_block_types[i] === 'CrossAttnDownBlock2D';
     stages.push(
       blockStage(p, (o, h, skips, tembAct, context) => {
-        const attention = cross ? { heads: heads[i], depth: layers[i], context } : null;
-        for (let j = 0; j < n; j++) {
+        for (let j = 0; j < b.layers; j++) {
           const x = h;
-          h = layer(o, p, j, () => x, j === 0 ? C[Math.max(i - 1, 0)] : C[i], i, tembAct, attention);
+          const cin = j === 0 ? C[Math.max(i - 1, 0)] : b.channels;
+          h = layer(o, p, j, () => x, cin, b.channels, tembAct, attentionOf(b, j, context));
           skips.push(h);
         }
         if (i < N - 1) {
-          h = o.conv2d(h, `${p}.downsamplers.0.conv`, C[i], 3, 2);
+          h = o.conv2d(h, `${p}.downsamplers.0.conv`, b.channels, 3, 2);
           skips.push(h);
         }
         return h;
       }),
     );
-  }
-  stages.push({
-    name: 'mid_block',
-    prefixes: ['mid_block.'],
-    run(o, a, cond) {
-      const tembAct = needTemb(a);
-      const attention = { heads: heads[N - 1], depth: layers[N - 1], context: cond.context };
-      let h = layer(o, 'mid_block', 0, () => a.h, C[N - 1], N - 1, tembAct, attention);
-      h = resnet(o, 'mid_block.resnets.1', h, tembAct, norm, C[N - 1], C[N - 1]);
-      return { h, skips: a.skips, tembAct };
-    },
   });
-  const R = [...C].reverse();
-  const RH = [...heads].reverse();
-  const RL = [...layers].reverse();
-  for (let i = 0; i < N; i++) {
+  // No mid block (mid_block_type null): the last down block's output goes straight to the first up block.
+  if (mid.kind !== 'none')
+    stages.push({
+      name: 'mid_block',
+      prefixes: ['mid_block.'],
+      run(o, a, cond) {
+        const tembAct = needTemb(a);
+        const Cm = C[N - 1];
+        const attention =
+          mid.kind === 'cross'
+            ? { heads: mid.heads, depth: mid.depth, onlyCross: false, context: cond.context }
+            : null;
+        let h = layer(o, 'mid_block', 0, () => a.h, Cm, Cm, tembAct, attention);
+        if (mid.kind === 'cross') h = resnet(o, 'mid_block.resnets.1', h, tembAct, norm, Cm, Cm);
+        return { h, skips: a.skips, tembAct };
+      },
+    });
+  up.forEach((b, i) => {
     const p = `up_blocks.${i}`;
-    const cross = c.up_block_types[i] === 'CrossAttnUpBlock2D';
-    const prev = i === 0 ? R[0] : R[i - 1];
-    const skipLast = R[Math.min(i + 1, N - 1)];
+    const prev = i === 0 ? C[N - 1] : up[i - 1].channels;
+    // diffusers' channel bookkeeping: the last layer's skip comes from the next-shallower level.
+    const skipLast = C[Math.max(N - 2 - i, 0)];
     stages.push(
       blockStage(p, (o, h, skips, tembAct, context) => {
-        const attention = cross ? { heads: RH[i], depth: RL[i], context } : null;
-        for (let j = 0; j <= n; j++) {
-          const cin = (j === 0 ? prev : R[i]) + (j === n ? skipLast : R[i]);
+        for (let j = 0; j < b.layers; j++) {
+          const last = j === b.layers - 1;
+          const cin = (j === 0 ? prev : b.channels) + (last ? skipLast : b.channels);
           const s = skips.pop() as typeof h;
           const x = h;
-          h = layer(o, p, j, () => o.concatChannels(x, s), cin, N - 1 - i, tembAct, attention);
+          h = layer(
+            o,
+            p,
+            j,
+            () => o.concatChannels(x, s),
+            cin,
+            b.channels,
+            tembAct,
+            attentionOf(b, j, context),
+          );
         }
         // Upsample to the next skip's size so odd latent sizes work as in diffusers.
-        if (i < N - 1) h = upsample(o, `${p}.upsamplers.0`, h, R[i], skips[skips.length - 1]);
+        if (i < N - 1) h = upsample(o, `${p}.upsamplers.0`, h, b.channels, skips[skips.length - 1]);
         return h;
       }),
     );
-  }
+  });
   stages.push({
     name: 'conv_norm_out+conv_out',
     prefixes: ['conv_norm_out.', 'conv_out.'],
@@ -208,7 +227,7 @@ export function unetWeightSpecs(c: UNetConfig): WeightSpec[] {
   });
   unetForward(o, c, [1, c.in_channels, size, size], {
     timeProj: () => [1, c.block_out_channels[0]],
-    context: [1, 1, c.cross_attention_dim],
+    context: [1, 1, unetLayout(c).contextDim],
     textTime: hasTextTimeEmbedding(c) ? textTime : undefined,
   });
   return o.specs();

@@ -6,7 +6,12 @@ import {
   tinyAutoencoderConfig,
   tinyDecoderScaleFactor,
 } from '../architectures/tiny-autoencoder.js';
-import { hasTextTimeEmbedding, type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
+import {
+  contextWidth,
+  hasTextTimeEmbedding,
+  type UNetConfig,
+  validateUNetConfig,
+} from '../architectures/unet-config.js';
 import type { VaeConfig } from '../architectures/vae.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
@@ -82,9 +87,9 @@ function checkSdxlShapes(te1: ClipTextConfig, te2: ClipTextConfig, unet: UNetCon
   const d1 = width(te1, 'text_encoder/config.json', 'hidden_size');
   const d2 = width(te2, 'text_encoder_2/config.json', 'hidden_size');
   const pooled = width(te2, 'text_encoder_2/config.json', 'projection_dim');
-  if (unet.cross_attention_dim !== d1 + d2)
+  if (contextWidth(unet) !== d1 + d2)
     throw new ModelFolderError(
-      `unet/config.json: cross_attention_dim ${unet.cross_attention_dim} is not the encoders' hidden sizes ${d1} + ${d2}`,
+      `unet/config.json: cross_attention_dim ${contextWidth(unet)} is not the encoders' hidden sizes ${d1} + ${d2}`,
     );
   const timeDim = unet.addition_time_embed_dim;
   // The sinusoidal embedding of each time id splits its width in halves.

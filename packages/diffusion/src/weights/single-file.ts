@@ -140,7 +140,8 @@ export function singleFileToDiffusers(path: string, options: SingleFileOptions =
           teRef,
         );
       }
-      const n = c.unet.layers_per_block;
+      // Inferred from an SD checkpoint: one layer count for every block.
+      const n = c.unet.layers_per_block as number;
       const upAttn = (i: number) => c.unet.up_block_types[i] === 'CrossAttnUpBlock2D';
       writeComponent(
         f,

@@ -1,7 +1,7 @@
 import { DataType } from '@tiffin/onnx';
 import { TIME_IDS } from '../../architectures/timestep-embedding.js';
 import { unetForward } from '../../architectures/unet.js';
-import { hasTextTimeEmbedding, type UNetConfig } from '../../architectures/unet-config.js';
+import { contextWidth, hasTextTimeEmbedding, type UNetConfig } from '../../architectures/unet-config.js';
 import { type AttentionOptions, OnnxOps } from '../../ops/onnx/onnx-ops.js';
 import type { GraphBuilder } from './graph-builder.js';
 
@@ -25,7 +25,7 @@ export function buildUNetGraph(g: GraphBuilder, c: UNetConfig, opts: AttentionOp
   const C0 = c.block_out_channels[0];
   const sample = g.input(UNET_INPUTS.sample, DataType.FLOAT, ['batch', 'height', 'width', c.in_channels]);
   const proj = g.input(UNET_INPUTS.timeProj, DataType.FLOAT, [1, C0]);
-  const context = g.input(UNET_INPUTS.context, DataType.FLOAT, ['batch', 'sequence', c.cross_attention_dim]);
+  const context = g.input(UNET_INPUTS.context, DataType.FLOAT, ['batch', 'sequence', contextWidth(c)]);
   const textTime = hasTextTimeEmbedding(c)
     ? () => {
         const pooled =
