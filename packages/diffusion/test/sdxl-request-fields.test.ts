@@ -169,9 +169,12 @@ describe('SDXL prompt_2 and micro-conditioning match diffusers (onnxruntime and 
       });
     const plain = await run({});
     const base = float(plain);
-    // A second prompt past 77 tokens is cut like the first, and the result says so.
+    // A second prompt past 77 tokens is read in chunks like the first (A1111); without prompt weighting it is cut
+    // (diffusers), and the result says so.
     expect(plain.promptTruncated).toBe(false);
-    expect((await run({ prompt_2: 'a red fox '.repeat(30) })).promptTruncated).toBe(true);
+    const long = 'a red fox '.repeat(30);
+    expect((await run({ prompt_2: long })).promptTruncated).toBe(false);
+    expect((await run({ prompt_2: long, prompt_weighting: false })).promptTruncated).toBe(true);
     expect(maxAbsDiff(base, float(await run({ prompt_2: '' })))).toBe(0);
     expect(maxAbsDiff(base, float(await run({ prompt_2: fx.prompt })))).toBe(0);
     expect(maxAbsDiff(base, float(await run({ original_size: [32, 32], target_size: [32, 32] })))).toBe(0);

@@ -100,6 +100,12 @@ export function commonParameters(
     num_images_per_prompt: z.int().min(1).max(limits.maxImages).default(1),
     guidance_rescale: z.number().min(0).max(1).default(0).describe('φ of diffusers guidance_rescale'),
     clip_skip: z.int().min(0).max(24).default(0).describe('Use the (k+1)-th last text encoder layer'),
+    prompt_weighting: z
+      .boolean()
+      .default(true)
+      .describe(
+        "AUTOMATIC1111's prompt reading: (word:1.3), (word), [word], \\( escapes, BREAK, and prompts past 75 tokens in chunks of 75 (up to 600 tokens). false: the prompt as literal text, cut after 75 tokens (diffusers)",
+      ),
     decoder: z
       .enum(['tiny', 'full'])
       .nullable()
@@ -347,7 +353,7 @@ type CommonOutput = z.output<z.ZodObject<ReturnType<typeof commonParameters>>>;
 type SdxlField = (typeof SDXL_FIELDS)[number];
 
 /** Fields a caller building parameters by hand may leave out (absent is "not given", like null). */
-type OptionalField = SdxlField | 'timestep_spacing' | 'use_karras_sigmas' | 'decoder';
+type OptionalField = SdxlField | 'timestep_spacing' | 'use_karras_sigmas' | 'decoder' | 'prompt_weighting';
 
 /** Validated common parameters, defaults filled in; the optional fields above may be absent. */
 export type GenerationParameters = Omit<CommonOutput, OptionalField> &

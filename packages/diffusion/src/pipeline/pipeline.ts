@@ -3,14 +3,7 @@ import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
 import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import { div } from '../latents/float32-math.js';
-import {
-  concat,
-  type HostTensor,
-  hostTensor,
-  NHWC_TO_NCHW,
-  repeatBatch,
-  transpose,
-} from '../latents/host-tensor.js';
+import { type HostTensor, NHWC_TO_NCHW, transpose } from '../latents/host-tensor.js';
 import { mergeLora } from '../lora/merge.js';
 import { combineRuntimeLoras, prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
 import type { AppliedLora, LoraTarget } from '../lora/types.js';
@@ -27,8 +20,9 @@ import type {
   UNetModel,
   VaeModel,
 } from './components.js';
+import { encodeSdPrompt, sdConditioning, sdxlConditioning } from './conditioning.js';
 import { decodedPreview, isPreviewStep, type PreviewImage } from './decoded-preview.js';
-import { type Conditioning, denoise } from './denoise.js';
+import { denoise } from './denoise.js';
 import { type DenoiseStart, GenerationRun } from './generation-run.js';
 import { tensorToImages } from './image.js';
 import { latentPreview } from './latent-preview.js';
@@ -44,7 +38,6 @@ import {
   text2imgParameters,
   validateParameters,
 } from './parameters.js';
-import { sdxlTimeIds } from './sdxl-time-ids.js';
 import { img2imgLatents } from './stable-diffusion/img2img.js';
 import { INPAINT_UNET_CHANNELS, inpaintLatents } from './stable-diffusion/inpaint.js';
 import { text2imgLatents } from './stable-diffusion/text2img.js';
@@ -154,13 +147,13 @@ export class StableDiffusionPipeline {
     return this.sdxl ? 'sdxl' : 'sd';
   }
 
-  /** Prompt embeddings [1, 77, D]; `lora` adds an unfused LoRA's branches. */
-  async encodePrompt(text: string, clipSkip = 0, lora?: RuntimeLora): Promise<HostTensor> {
-    return this.textEncoder.encodeOnHost(
-      [this.tokenizer.encode(text)],
-      clipSkip,
-      lora && { runtime: lora, component: 'text_encoder' },
-    );
+  /**
+   * Prompt embeddings [1, 77 × chunks, D] (SD 1.x/2.x), read as A1111 does unless `weighting` is false (then
+   * [1, 77, D], diffusers' reading); `lora` adds an unfused LoRA's branches.
+   */
+  async encodePrompt(text: string, clipSkip = 0, lora?: RuntimeLora, weighting = true): Promise<HostTensor> {
+    const component = lora && { runtime: lora, component: 'text_encoder' as const };
+    return (await encodeSdPrompt(this, text, clipSkip, component, weighting)).embeds;
   }
 
   /** text2img: the shared seams with noise as the starting latents. */
@@ -254,9 +247,9 @@ export class StableDiffusionPipeline {
       ...request.scheduler_config,
     });
     try {
-      const conditioning = this.sdxl
-        ? await this.encodeSdxlConditioning(run, this.sdxl, kind)
-        : await this.encodeConditioning(run);
+      const { conditioning, promptTruncated } = this.sdxl
+        ? await sdxlConditioning(this, this.sdxl, run, kind)
+        : await sdConditioning(this, run);
       const start = await prepareLatents(run);
       const latents = await denoise(this.unet, run, conditioning, start);
       const images = await this.decode(run, latents, decoder);
@@ -266,9 +259,7 @@ export class StableDiffusionPipeline {
         seeds: images.map((_, k) => imageSeed(run.seed, k)),
         scheduler: run.schedulerName,
         timesteps: start.timesteps,
-        promptTruncated:
-          (typeof request.prompt === 'string' && this.tokenizer.isTruncated(request.prompt)) ||
-          (!!params.prompt_2 && !!this.sdxl?.tokenizer2.isTruncated(params.prompt_2)),
+        promptTruncated,
       };
       if (request.return_latents) {
         const nchw = transpose(latents, NHWC_TO_NCHW);
@@ -335,70 +326,6 @@ export class StableDiffusionPipeline {
       if (fusing) this.fusedInFlight = false;
     });
     return run;
-  }
-
-  /** The encode-prompt seam: [negative, positive] embeddings (negative first, docs/spec/diffusion.md §8.1), per image. */
-  private async encodeConditioning(run: GenerationRun): Promise<Conditioning> {
-    const { request, params } = run;
-    const embed = async (text: string | null | undefined, given: CommonRequest['prompt_embeds']) =>
-      given
-        ? hostTensor(given.data, given.shape)
-        : await this.encodePrompt(text ?? '', params.clip_skip, run.lora);
-    const positive = await embed(request.prompt, request.prompt_embeds);
-    const negative = run.guided ? await embed(params.negative_prompt, request.negative_prompt_embeds) : null;
-    const repeat = (t: HostTensor) => repeatBatch(t, run.batch);
-    return { context: negative ? concat([repeat(negative), repeat(positive)]) : repeat(positive) };
-  }
-
-  /**
-   * SDXL's encode-prompt seam (diffusers' StableDiffusionXLPipeline.encode_prompt): encoder 1 reads the prompt,
-   * encoder 2 `prompt_2` (default: the prompt); their penultimate states side by side are the context, encoder 2's
-   * projected pooled output and the micro-conditioning time ids (`sdxlTimeIds`) the UNet's added conditioning.
-   * Without a negative prompt and with `force_zeros_for_empty_prompt`, the negative conditioning is zeros.
-   */
-  private async encodeSdxlConditioning(
-    run: GenerationRun,
-    sdxl: SdxlComponents,
-    kind: PipelineKind,
-  ): Promise<Conditioning> {
-    const { request, params } = run;
-    if (request.prompt_embeds || request.negative_prompt_embeds)
-      throw new InvalidArgument('prompt_embeds are not supported for SDXL (it also needs pooled embeddings)');
-    if (params.clip_skip > 0) throw new InvalidArgument('clip_skip is not supported for SDXL');
-    // `text2 || text`: an empty second prompt counts as not given, as diffusers' `prompt_2 or prompt`.
-    const encode = async (text: string, text2: string | null | undefined) => {
-      const one = await this.textEncoder.encodeForSdxlOnHost(
-        [this.tokenizer.encode(text)],
-        run.loraFor('text_encoder'),
-      );
-      const two = await sdxl.textEncoder2.encodeForSdxlOnHost(
-        [sdxl.tokenizer2.encode(text2 || text)],
-        run.loraFor('text_encoder_2'),
-      );
-      if (!two.textEmbeds) throw new InvalidArgument('text_encoder_2 has no text_projection');
-      return { context: concat([one.penultimate, two.penultimate], -1), pooled: two.textEmbeds };
-    };
-    const positive = await encode(request.prompt ?? '', params.prompt_2);
-    const zeros = request.negative_prompt == null && sdxl.forceZerosForEmptyPrompt;
-    const zerosLike = (t: HostTensor): HostTensor => ({
-      data: new Float32Array(t.data.length),
-      shape: t.shape,
-    });
-    const negative = !run.guided
-      ? null
-      : zeros
-        ? { context: zerosLike(positive.context), pooled: zerosLike(positive.pooled) }
-        : await encode(params.negative_prompt ?? '', params.negative_prompt_2);
-    const repeat = (t: HostTensor) => repeatBatch(t, run.batch);
-    const both = (n: HostTensor | undefined, p: HostTensor) =>
-      n ? concat([repeat(n), repeat(p)]) : repeat(p);
-    const ids = sdxlTimeIds(params, kind);
-    const rows = (row: number[]) => Array.from({ length: run.batch }, () => row);
-    const timeIds = negative ? [...rows(ids.negative), ...rows(ids.positive)] : rows(ids.positive);
-    return {
-      context: both(negative?.context, positive.context),
-      textTime: { textEmbeds: both(negative?.pooled, positive.pooled), timeIds },
-    };
   }
 
   /**

@@ -81,6 +81,12 @@ export interface CommonRequest {
   guidance_rescale?: number;
   /** clip_skip k ≥ 0: use the (k+1)-th last hidden state (final LayerNorm applied). */
   clip_skip?: number;
+  /**
+   * AUTOMATIC1111's prompt reading (default true, docs/spec/diffusion.md §3.1): `(word:1.3)`, `(word)`, `[word]`,
+   * `\(` escapes and `BREAK` weight the tokens' embeddings, and a prompt past 75 tokens is read in chunks of 75
+   * (at most 8). false: the prompt as literal text, cut after 75 tokens, as diffusers. Negative prompts alike.
+   */
+  prompt_weighting?: boolean;
   /** `tiny`: the tiny autoencoder loaded with `vaeTiny`; `full`: the model's VAE. Default: tiny when loaded. */
   decoder?: 'tiny' | 'full' | null;
   /**

@@ -182,6 +182,7 @@ export function generationParameters(
     use_karras_sigmas: body.use_karras_sigmas,
     guidance_rescale: body.guidance_rescale,
     clip_skip: body.clip_skip,
+    prompt_weighting: body.prompt_weighting,
     decoder: body.decoder,
     prompt_2: body.prompt_2,
     negative_prompt_2: body.negative_prompt_2,

@@ -25,6 +25,8 @@ export class ClipTokenizer {
   readonly bosId: number;
   readonly eosId: number;
   readonly padId: number;
+  /** The id of a comma ending a word (`,</w>`), where long prompts prefer to break (`prompt-chunks.ts`). */
+  readonly commaId: number | undefined;
   private readonly tokenizer: Tokenizer;
 
   constructor(opts: ClipTokenizerOptions) {
@@ -37,6 +39,7 @@ export class ClipTokenizer {
     this.eosId = id(EOS_TOKEN);
     this.padId = id(opts.padToken ?? EOS_TOKEN);
     this.maxLength = opts.maxLength ?? 77;
+    this.commaId = opts.vocab[',</w>'];
     const description = clipPipelineDescription(opts.vocab, opts.merges, {
       bos: this.bosId,
       eos: this.eosId,
@@ -82,8 +85,12 @@ export class ClipTokenizer {
 
   /** SD prompt encoding: [bos] + tokens[0:max-2] + [eos], padded to maxLength. */
   encode(text: string): number[] {
-    const body = this.tokenize(text).slice(0, this.maxLength - 2);
-    const ids = [this.bosId, ...body, this.eosId];
+    return this.layout(this.tokenize(text));
+  }
+
+  /** Token ids laid out as one prompt: [bos] + tokens[0:max-2] + [eos], padded to maxLength. */
+  layout(tokens: readonly number[]): number[] {
+    const ids = [this.bosId, ...tokens.slice(0, this.maxLength - 2), this.eosId];
     while (ids.length < this.maxLength) ids.push(this.padId);
     return ids;
   }

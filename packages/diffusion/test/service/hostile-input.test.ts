@@ -113,6 +113,7 @@ const validParameters = fc.record(
     num_images_per_prompt: fc.constantFrom(1, 2),
     guidance_rescale: fc.double({ min: 0, max: 1, noNaN: true }),
     clip_skip: fc.integer({ min: 0, max: 2 }),
+    prompt_weighting: fc.boolean(),
     lora_weights: fc.option(
       fc.oneof(fc.constant('style.safetensors'), fc.constant([{ path: 'style.safetensors', weight: 0.5 }])),
     ),
@@ -203,6 +204,15 @@ describe('POST /text2img under hostile input', () => {
         JSON.stringify({ prompt: '\u0000\u0007\u001b[31m\u202e', width: 8 }),
       ],
       ['a prompt in many scripts', JSON.stringify({ prompt: '猫 كلب 🐈‍⬛ Ώ ﷽', height: 8, width: 8 })],
+      [
+        'prompt weighting: brackets 900 deep, huge and broken weights, escapes, BREAK',
+        JSON.stringify({
+          prompt: `${'('.repeat(900)}cat${')'.repeat(900)} (a:1e308) (b:${'9'.repeat(400)}) [c (d:-1e3 BREAK`,
+          negative_prompt: ')]\\(:NaN) (e:1.2.3) 猫 [[(💥:0)',
+          height: 8,
+          width: 8,
+        }),
+      ],
       ['a body over the limit', JSON.stringify({ prompt: 'x'.repeat(3 * 1024 * 1024) })],
       ['a wrong content type', '{"prompt":"a cat"}', 'text/plain'],
       ['a seed past 2^53', '{"prompt":"a cat","seed":123456789012345678901234567890}'],
