@@ -10,6 +10,22 @@ export function demoModelDir(): string {
   return fileURLToPath(new URL('../model', import.meta.url));
 }
 
+/**
+ * The folder of the LoRA files made for the demo model (`swap-red-blue.safetensors`: red and blue exchanged,
+ * computed by `training/write-extras.ts`): a LoRA directory for `lora_weights` and `<lora:swap-red-blue:1>`.
+ */
+export function demoLoraDir(): string {
+  return fileURLToPath(new URL('../loras', import.meta.url));
+}
+
+/**
+ * The demo model's tiny decoder, a diffusers `AutoencoderTiny` folder (`--vae-tiny`): decodes a latent to the
+ * mean colour of each 4×4 cell, for previews and `decoder: "tiny"` (computed by `training/write-extras.ts`).
+ */
+export function demoTinyDecoderDir(): string {
+  return fileURLToPath(new URL('../vae-tiny', import.meta.url));
+}
+
 export {
   BACKGROUND_NAMES,
   type BackgroundName,

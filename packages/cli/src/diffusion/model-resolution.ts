@@ -1,5 +1,5 @@
 import { CLIException } from '@tiffin/core/internal';
-import { demoModelDir } from '@tiffin/demo-model';
+import { demoLoraDir, demoModelDir, demoTinyDecoderDir } from '@tiffin/demo-model';
 import {
   DEFAULT_MODEL_ID,
   DEFAULT_SDXL_MODEL_ID,
@@ -57,8 +57,17 @@ export async function resolveModel(flags: ModelFlags, pipelineName: string): Pro
   }
 }
 
-/** `--vae-tiny`: a local AutoencoderTiny folder, or a hub id from the model store (downloaded when absent). */
+/** The LoRA directory `start` serves: `--lora-dir`, else for `demo` the demo's own LoRA files. */
+export function loraDirFor(pipelineName: string, loraDir: string | undefined): string | undefined {
+  return loraDir ?? (pipelineName === DEMO ? demoLoraDir() : undefined);
+}
+
+/**
+ * `--vae-tiny`: `demo` for the demo model's tiny decoder, a local AutoencoderTiny folder, or a hub id from the
+ * model store (downloaded when absent).
+ */
 export async function resolveVaeTiny(id: string): Promise<ResolvedModel> {
+  if (id === DEMO) return { dir: demoTinyDecoderDir(), downloaded: false };
   const bar = downloadProgressBar();
   try {
     const vae = await resolveTinyAutoencoder({ modelId: id, onProgress: bar.update });
@@ -72,7 +81,7 @@ export async function resolveVaeTiny(id: string): Promise<ResolvedModel> {
 }
 
 export const VAE_TINY_HELP =
-  'tiny autoencoder (TAESD, e.g. madebyollin/taesd; a folder or a hub id, downloaded once): decodes images unless a request asks for decoder "full", and draws the previews';
+  'tiny autoencoder (TAESD, e.g. madebyollin/taesd; a folder, a hub id, downloaded once, or demo for the demo model\'s own): decodes images unless a request asks for decoder "full", and draws the previews';
 
 /** `--model-id` and `--revision`, on every `tiffin diffusion` command. */
 export const modelOptions = (command: Command): Command =>
