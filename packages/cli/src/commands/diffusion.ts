@@ -15,6 +15,7 @@ import {
 } from '../diffusion/diffusion-package.js';
 import {
   checkPipelineName,
+  loraDirFor,
   type ModelFlags,
   modelOptions,
   resolveModel,
@@ -70,7 +71,7 @@ export function registerDiffusion(program: Command): void {
     .option('--lora-weights <file>', 'LoRA merged at start; its folder is also a LoRA directory for requests')
     .option(
       '--lora-dir <dir>',
-      'folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR)',
+      "folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR; for demo, default the demo's own: swap-red-blue)",
     )
     .option('--vae-tiny <folder|id>', VAE_TINY_HELP)
     .option(
@@ -111,7 +112,7 @@ export function registerDiffusion(program: Command): void {
           pipeline: flags.pipeline,
           vaeTiny: vaeTiny?.dir,
           loraWeights: flags.loraWeights,
-          loraDir: flags.loraDir,
+          loraDir: loraDirFor(name, flags.loraDir),
           ...settings,
           models: model.tag ? [model.tag] : [],
         });
