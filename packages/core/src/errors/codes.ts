@@ -375,6 +375,13 @@ export const ERROR_CODES = {
     package: '@tiffin/diffusion',
     meaning: 'the generation queue is full; retry after `Retry-After`',
   },
+  SAMPLER_NOT_SERVED: {
+    status: 422,
+    type: 'UnprocessableEntity',
+    package: '@tiffin/diffusion',
+    meaning:
+      'an A1111 sampler or schedule type this service does not run (yet); the message lists the ones it runs',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 /** A code of the table. */
