@@ -5,7 +5,7 @@ import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiffusionService } from '../../src/service/diffusion-service.js';
 import { tinyDir } from '../helpers/tiny.js';
-import { writeTinyLora } from './service-helpers.js';
+import { pngImageData, writeTinyLora } from './service-helpers.js';
 
 /**
  * The compatible APIs on the tiny pipeline: A1111's `<lora:name:weight>` applies a LoRA from the allowed folder
@@ -56,6 +56,17 @@ describe('the compatible APIs', () => {
     expect(outside.status).toBeLessThan(500);
     expect(outside.body.detail).not.toContain(work);
   }, 120_000);
+
+  it("reads A1111's prompt weighting: (word:1.0) is word, another weight another image", async () => {
+    const pixels = async (prompt: string) => {
+      const { status, body } = await txt2img(on, prompt);
+      expect(status).toBe(200);
+      return pngImageData(Buffer.from(body.images?.[0] ?? '', 'base64'));
+    };
+    const plain = await pixels('a cat, (dog)');
+    expect((await pixels('a (cat:1.0), (dog)')).equals(plain)).toBe(true);
+    expect((await pixels('a (cat:1.5), (dog)')).equals(plain)).toBe(false);
+  });
 
   it('leaves the routes out when turned off', async () => {
     expect((await txt2img(off, 'a cat')).status).toBe(404);

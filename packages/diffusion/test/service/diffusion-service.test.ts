@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiffusionService, type DiffusionService } from '../../src/service/diffusion-service.js';
 import { resizeLanczos } from '../../src/service/lanczos-resize.js';
 import { tinyDir } from '../helpers/tiny.js';
-import { jpegSize, writeTinyLora } from './service-helpers.js';
+import { jpegSize, pngImageData, writeTinyLora } from './service-helpers.js';
 
 /**
  * The service end to end over HTTP on the tiny random pipeline: the worker thread loads the model,
@@ -86,6 +86,17 @@ describe('POST /text2img', () => {
     });
     expect(res.status).toBe(200);
     expect(jpegSize(new Uint8Array(await res.arrayBuffer()))).toEqual({ width: 32, height: 32 });
+  });
+
+  it('reads prompts as A1111 ((word:1.0) is word), and as literal text with prompt_weighting false', async () => {
+    const bytes = async (body: Record<string, unknown>) => {
+      const res = await post('/text2img', { ...small, output_format: 'png', ...body });
+      expect(res.status).toBe(200);
+      return pngImageData(new Uint8Array(await res.arrayBuffer()));
+    };
+    const plain = await bytes({ prompt: 'a tiny cat' });
+    expect((await bytes({ prompt: 'a tiny (cat:1.0)' })).equals(plain)).toBe(true);
+    expect((await bytes({ prompt: 'a tiny (cat:1.0)', prompt_weighting: false })).equals(plain)).toBe(false);
   });
 
   it.each([

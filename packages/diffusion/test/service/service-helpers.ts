@@ -58,3 +58,15 @@ export async function cancelledCount(baseUrl: string, reason: string): Promise<n
     );
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
+
+/** A PNG's image data (its IDAT chunks joined), to compare pixels whatever text chunks (infotext) it carries. */
+export function pngImageData(bytes: Uint8Array): Buffer {
+  const png = Buffer.from(bytes);
+  const parts: Buffer[] = [];
+  for (let at = 8; at + 8 <= png.length; ) {
+    const length = png.readUInt32BE(at);
+    if (png.toString('latin1', at + 4, at + 8) === 'IDAT') parts.push(png.subarray(at + 8, at + 8 + length));
+    at += 12 + length;
+  }
+  return Buffer.concat(parts);
+}
