@@ -479,6 +479,22 @@ describe('an ONNX-only user (npm install @tiffin/cli @tiffin/diffusion)', () => 
       });
       expect([res.status, res.headers.get('content-type')]).toEqual([200, 'image/jpeg']);
       expect(jpegSize(new Uint8Array(await res.arrayBuffer()))).toEqual({ width: 64, height: 64 });
+      // The page's script modules ship in the package and are served as JavaScript (a browser refuses others).
+      const entry = await fetch(`${url}/ui/app.js`);
+      expect([entry.status, entry.headers.get('content-type')]).toEqual([
+        200,
+        'text/javascript; charset=utf-8',
+      ]);
+      const modules = [...(await entry.text()).matchAll(/from '\.\/([a-z-]+\.js)'/g)].map((m) => m[1]);
+      expect(modules.length).toBeGreaterThan(3);
+      for (const name of modules) {
+        const module = await fetch(`${url}/ui/${name}`);
+        expect([name, module.status, module.headers.get('content-type')]).toEqual([
+          name,
+          200,
+          'text/javascript; charset=utf-8',
+        ]);
+      }
       expect(server.output).toMatch(/"msg":"diffusion model ready".*"backend":"onnxruntime"/);
       server.child.kill('SIGTERM');
       expect(await server.exitsWithin(20_000)).toBe(true);

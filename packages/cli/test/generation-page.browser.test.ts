@@ -46,9 +46,11 @@ afterAll(async () => {
 });
 
 /** Opens the page, answers its token prompt, and waits until it has read the service. */
-async function openPage(options: { width?: number } = {}): Promise<{ page: Page; foreign: string[] }> {
+async function openPage(
+  options: { width?: number; height?: number } = {},
+): Promise<{ page: Page; foreign: string[] }> {
   const context = await browser.newContext({
-    viewport: { width: options.width ?? 1200, height: 900 },
+    viewport: { width: options.width ?? 1200, height: options.height ?? 900 },
   });
   const page = await context.newPage();
   const foreign: string[] = [];
@@ -134,6 +136,8 @@ describe('generation page at /ui in Chromium', () => {
     await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Step /);
     await page.getByRole('button', { name: 'Cancel' }).click();
     await expect.poll(() => statusOf(page), { timeout: 30_000 }).toBe('Cancelled.');
+    // The cancelled run's last preview is no result: it is gone.
+    expect(await page.locator('#preview-figure').isHidden()).toBe(true);
     await expect.poll(() => page.locator('#history li').count()).toBe(2);
     expect(await page.getByRole('button', { name: 'Generate' }).isEnabled()).toBe(true);
 
@@ -216,6 +220,206 @@ describe('generation page at /ui in Chromium', () => {
     await page.context().close();
   }, 120_000);
 });
+
+/** The viewports a person meets the page on. */
+const VIEWPORTS = [
+  { name: 'phone', width: 390, height: 844 },
+  { name: 'desktop', width: 1280, height: 800 },
+] as const;
+
+describe('the page as people use A1111, ComfyUI and Fooocus', () => {
+  for (const viewport of VIEWPORTS) {
+    it(`on a ${viewport.name} (${viewport.width}×${viewport.height}): Ctrl+Enter generates, the result comes into view as a grid with its parameters once, PNG download`, async () => {
+      const { page } = await openPage(viewport);
+      // The model's defaults are named: the scheduler's choice says which one the model uses.
+      expect(await page.locator('#scheduler option').first().textContent()).toMatch(
+        /model's default \(\w+\)/,
+      );
+      await page
+        .getByLabel('Prompt', { exact: true })
+        .fill('a large red circle in the centre on a white background');
+      await page.getByLabel('Images').fill('2');
+      await page.getByLabel('Prompt', { exact: true }).focus();
+      await page.keyboard.press('Control+Enter');
+      await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
+      expect(await inViewport(page, '#results img')).toBe(true);
+      expect(await inViewport(page, '#status')).toBe(true);
+      // Two images side by side, the parameters listed once for both.
+      const boxes = await page
+        .locator('#results figure img')
+        .evaluateAll((imgs) => imgs.map((img) => Math.round(img.getBoundingClientRect().top)));
+      expect(boxes).toHaveLength(2);
+      expect(boxes[0]).toBe(boxes[1]);
+      expect(await page.locator('#results dt', { hasText: /^prompt$/ }).count()).toBe(1);
+      // Download gives the service's PNG.
+      const link = page.locator('#results a[download]').first();
+      expect(await link.getAttribute('download')).toMatch(/^tiffin-\d+\.png$/);
+      const [png] = await resultImages(page);
+      expect((await sharp(png).metadata()).format).toBe('png');
+      await page.screenshot({ path: join(ARTEFACTS, `${viewport.name}-result.png`) });
+      await page.context().close();
+    }, 120_000);
+  }
+
+  it('a reload while a generation runs picks it up again: progress, then its image (phone)', async () => {
+    const { page } = await openPage(VIEWPORTS[0]);
+    await page
+      .getByLabel('Prompt', { exact: true })
+      .fill('a small blue square at the top left on a black background');
+    const maxSteps = await page.locator('#steps').getAttribute('max');
+    await page.getByLabel('Steps').fill(String(maxSteps));
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Step /);
+    await page.reload();
+    // The token is kept for the tab; the job is followed again, with its progress and an estimate of what is left.
+    await expect
+      .poll(() => statusOf(page), { timeout: 60_000 })
+      .toMatch(/^Step \d+ of \d+ · about \d+ s left/);
+    await page.screenshot({ path: join(ARTEFACTS, 'phone-reload-progress.png') });
+    await expect.poll(() => statusOf(page), { timeout: 120_000 }).toMatch(/^Done/);
+    const [image] = await resultImages(page);
+    const meta = await sharp(image).metadata();
+    expect([meta.width, meta.height]).toEqual([64, 64]);
+    expect(await inViewport(page, '#results img')).toBe(true);
+    await page.screenshot({ path: join(ARTEFACTS, 'phone-reload-result.png') });
+    await page.context().close();
+  }, 240_000);
+
+  it('a wrong token gets a visible message, the right one then works', async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS[1] });
+    const page = await context.newPage();
+    await page.goto(`${url}/ui`);
+    await page.getByRole('textbox', { name: 'Token' }).fill('not-the-token');
+    await page.getByRole('button', { name: 'Use token' }).click();
+    const message = page.getByRole('alert').filter({ hasText: /refused/ });
+    await message.waitFor({ state: 'visible', timeout: 20_000 });
+    expect(
+      await page.locator('#token-dialog').evaluate((d) => (d as unknown as { open: boolean }).open),
+    ).toBe(true);
+    await page.screenshot({ path: join(ARTEFACTS, 'wrong-token.png') });
+    await page.getByRole('textbox', { name: 'Token' }).fill(TOKEN);
+    await page.getByRole('button', { name: 'Use token' }).click();
+    await expect.poll(() => statusOf(page), { timeout: 20_000 }).toBe('Ready.');
+    await context.close();
+  }, 60_000);
+
+  it('checks fields against the service before sending, queues several prompts, and restores a 512 px img2img from its full-size history', async () => {
+    const { page } = await openPage(VIEWPORTS[1]);
+    const requests: string[] = [];
+    page.on('request', (req) => {
+      if (req.method() === 'POST') requests.push(new URL(req.url()).pathname);
+    });
+    // Constraints from /docs.json before any request: a size snaps to a multiple of 8 within bounds, an
+    // out-of-range step count is named at the field.
+    await page
+      .getByLabel('Prompt', { exact: true })
+      .fill('a small blue square at the top left on a black background');
+    await page.getByLabel('Width', { exact: true }).fill('61');
+    await page.getByLabel('Width', { exact: true }).blur();
+    expect(await page.getByLabel('Width', { exact: true }).inputValue()).toBe('64');
+    await page.getByLabel('Steps').fill('999');
+    await page.getByRole('button', { name: 'Generate' }).click();
+    expect(
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /^Steps takes values from 1 to \d+\.$/ })
+        .count(),
+    ).toBe(1);
+    expect(await page.locator('#steps').getAttribute('aria-invalid')).toBe('true');
+    expect(requests).toEqual([]);
+
+    // Three prompts from one tab: the ones waiting show their places in the service's queue.
+    await page.getByLabel('Steps').fill('60');
+    for (let k = 0; k < 3; k++) {
+      await page.getByLabel('Prompt', { exact: true }).fill(`queued prompt ${k}`);
+      await page.getByRole('button', { name: 'Generate' }).click();
+      await expect.poll(() => requests.filter((p) => p.endsWith('/submit')).length).toBe(k + 1);
+    }
+    await expect
+      .poll(() => page.locator('#queue li').allInnerTexts(), { timeout: 30_000 })
+      .toEqual([
+        expect.stringMatching(/^queued prompt 1 — queued \(position \d+/),
+        expect.stringMatching(/^queued prompt 2 — queued \(position \d+/),
+      ]);
+    await page.screenshot({ path: join(ARTEFACTS, 'queue.png') });
+    const historyBefore = await page.locator('#history li').count();
+    await expect
+      .poll(() => page.locator('#history li').count(), { timeout: 180_000 })
+      .toBe(historyBefore + 3);
+    expect(await page.locator('#queue-section').isHidden()).toBe(true);
+
+    // A photo-sized (512 px) upload to img2img on the demo: resized in the page to the model's size and served.
+    await page.getByLabel('Image to image').check();
+    const photo = await sharp({
+      create: { width: 512, height: 512, channels: 3, background: { r: 250, g: 250, b: 250 } },
+    })
+      .composite([
+        {
+          input: Buffer.from(
+            '<svg width="512" height="512"><circle cx="256" cy="256" r="160" fill="red"/></svg>',
+          ),
+        },
+      ])
+      .png()
+      .toBuffer();
+    await page
+      .getByLabel('Image', { exact: true })
+      .setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: photo });
+    await expect.poll(() => page.getByLabel('Width', { exact: true }).inputValue()).toBe('64');
+    await page
+      .getByLabel('Prompt', { exact: true })
+      .fill('a large red circle in the centre on a white background');
+    await page.getByLabel('Steps').fill('7');
+    // A range input is set as a person drags it: its value, then an input event.
+    await page.getByLabel(/^Strength/).evaluate((range) => {
+      const slider = range as unknown as { value: string; dispatchEvent: (event: Event) => boolean };
+      slider.value = '0.6';
+      slider.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await page.getByLabel('Scheduler').selectOption('euler');
+    await page.getByLabel('Seed', { exact: true }).fill('42');
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
+    const [drawn] = await resultImages(page);
+    const meta = await sharp(drawn).metadata();
+    expect([meta.width, meta.height]).toEqual([64, 64]);
+
+    // Later, in the same browser: every parameter of that generation comes back from the history, with its image.
+    await page.reload();
+    await expect.poll(() => statusOf(page), { timeout: 20_000 }).toBe('Ready.');
+    expect(await page.getByLabel('Text to image').isChecked()).toBe(true);
+    await page.getByRole('button', { name: /^Restore: a large red circle.*img2img, seed 42/ }).click();
+    expect(await page.getByLabel('Image to image').isChecked()).toBe(true);
+    expect(await page.getByLabel('Prompt', { exact: true }).inputValue()).toBe(
+      'a large red circle in the centre on a white background',
+    );
+    expect(await page.getByLabel('Steps').inputValue()).toBe('7');
+    expect(await page.getByLabel(/^Strength/).inputValue()).toBe('0.6');
+    expect(await page.getByLabel('Scheduler').inputValue()).toBe('euler');
+    expect(await page.getByLabel('Seed', { exact: true }).inputValue()).toBe('42');
+    expect(
+      await page
+        .locator('#init-image')
+        .evaluate((i) => (i as unknown as { files: { length: number } | null }).files?.length),
+    ).toBe(1);
+    const [restored] = await resultImages(page);
+    expect(restored.equals(drawn)).toBe(true);
+    await page.screenshot({ path: join(ARTEFACTS, 'history-restore.png'), fullPage: true });
+    await page.context().close();
+  }, 300_000);
+});
+
+/** Whether the first element matching `selector` starts inside the viewport. */
+async function inViewport(page: Page, selector: string): Promise<boolean> {
+  return page
+    .locator(selector)
+    .first()
+    .evaluate((e) => {
+      const box = e.getBoundingClientRect();
+      const { innerHeight } = globalThis as unknown as { innerHeight: number };
+      return box.top >= 0 && box.top < innerHeight && box.bottom > 0;
+    });
+}
 
 interface AxeResults {
   violations: Array<{ id: string; impact: string | null; nodes: unknown[] }>;

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Service } from '@tiffin/core';
@@ -6,15 +6,26 @@ import type { Service } from '@tiffin/core';
 /** Koa middleware as `Service.mount` takes it. */
 type MountedMiddleware = Parameters<Service['mount']>[0];
 
-/** Where the page lives: `/ui` (and `/ui/`), its script and style beside it. */
+/** Where the page lives: `/ui` (and `/ui/`), its script modules and style beside it. */
 export const GENERATION_PAGE_PATH = '/ui';
 
-/** The page's files, by the path they are served at, with their media types. */
-const FILES: ReadonlyArray<{ file: string; path: string; type: string }> = [
-  { file: 'index.html', path: GENERATION_PAGE_PATH, type: 'text/html; charset=utf-8' },
-  { file: 'app.js', path: `${GENERATION_PAGE_PATH}/app.js`, type: 'text/javascript; charset=utf-8' },
-  { file: 'style.css', path: `${GENERATION_PAGE_PATH}/style.css`, type: 'text/css; charset=utf-8' },
-];
+const SCRIPT_TYPE = 'text/javascript; charset=utf-8';
+
+/**
+ * The page's files, by the path they are served at, with their media types: the HTML, the style, and every
+ * `.js` module of the folder (the page's script is ES modules loaded as they are, no build step; a module must
+ * be served as JavaScript or the browser refuses it).
+ */
+function pageFiles(folder: string): Array<{ file: string; path: string; type: string }> {
+  const modules = readdirSync(folder)
+    .filter((name) => /^[a-z0-9-]+\.js$/.test(name))
+    .map((file) => ({ file, path: `${GENERATION_PAGE_PATH}/${file}`, type: SCRIPT_TYPE }));
+  return [
+    { file: 'index.html', path: GENERATION_PAGE_PATH, type: 'text/html; charset=utf-8' },
+    { file: 'style.css', path: `${GENERATION_PAGE_PATH}/style.css`, type: 'text/css; charset=utf-8' },
+    ...modules,
+  ];
+}
 
 /**
  * Everything the page loads comes from this service (no CDN, no inline script or style): the policy says so,
@@ -51,7 +62,7 @@ function pageFolder(): string {
 export function generationPage(): MountedMiddleware {
   const folder = pageFolder();
   const served = new Map(
-    FILES.map(({ file, path, type }) => [path, { body: readFileSync(join(folder, file)), type }]),
+    pageFiles(folder).map(({ file, path, type }) => [path, { body: readFileSync(join(folder, file)), type }]),
   );
   return async (ctx, next) => {
     const path = ctx.path === `${GENERATION_PAGE_PATH}/` ? GENERATION_PAGE_PATH : ctx.path;
