@@ -14,6 +14,24 @@ export class QueueFullError extends ServiceUnavailable {
 
 const CANCELLED_WAITING = 'The request was cancelled before generation started';
 
+/**
+ * Who a generation is for, which sets its place in the queue: `request`, a client waiting on its connection (the
+ * native APIs, the OpenAI and A1111 layers), or `task`, a submitted job the task runner claimed from the service's
+ * task store.
+ */
+export type GenerationOrigin = 'request' | 'task';
+
+/**
+ * The queue's policy per origin. A task already waited its turn in the task store (which bounds tasks and runs them
+ * one at a time), so it neither waits a second time behind the requests queued meanwhile (`rank`: lower goes first)
+ * nor is refused by the bound (its client is not there to retry a 503). Requests and claimed tasks alternate: a
+ * freed worker takes the waiting request before the task runner has claimed the next task.
+ */
+export const ORIGIN_POLICY: Readonly<Record<GenerationOrigin, { rank: number; bounded: boolean }>> = {
+  task: { rank: 0, bounded: false },
+  request: { rank: 1, bounded: true },
+};
+
 /** The running job's handle: its step reports feed the step clock and the queue's estimates. */
 export interface RunningJob {
   readonly cost: JobCost;
@@ -27,6 +45,7 @@ interface Entry {
 }
 
 interface Waiting<T> extends Entry {
+  rank: number;
   run: (job: RunningJob) => Promise<T>;
   resolve: (value: T) => void;
   reject: (err: unknown) => void;
@@ -38,9 +57,10 @@ interface Waiting<T> extends Entry {
 const UNKNOWN_COST: JobCost = { steps: 1, unitsPerStep: 1 };
 
 /**
- * A bounded FIFO in front of the one model worker: at most `concurrency` jobs run, at most `maxWaiting`
- * wait; past that a job is refused at once (→ 503 + Retry-After from the step clock). A waiting job whose
- * client disconnected is dropped without running.
+ * A bounded queue in front of the one model worker: at most `concurrency` jobs run, at most `maxWaiting` requests
+ * wait; past that a request is refused at once (→ 503 + Retry-After from the step clock). Waiting jobs go by their
+ * origin's rank (`ORIGIN_POLICY`), then first in, first out. A waiting job whose client disconnected is dropped
+ * without running.
  */
 export class GenerationQueue {
   private readonly running = new Set<Entry>();
@@ -71,26 +91,26 @@ export class GenerationQueue {
     return new QueueFullError(Math.max(1, Math.ceil(this.secondsAhead())));
   }
 
+  /** How many jobs a job of `origin` submitted now would have ahead of it (running ones included). */
+  ahead(origin: GenerationOrigin = 'request'): number {
+    const { rank } = ORIGIN_POLICY[origin];
+    return this.running.size + this.waiting.filter((e) => e.rank <= rank).length;
+  }
+
   submit<T>(
     run: (job: RunningJob) => Promise<T>,
-    options: {
-      signal?: AbortSignal;
-      cost?: JobCost;
-      /**
-       * Wait however many are waiting: for a submitted job (a task), which is bounded by the task store and
-       * run one at a time, so it adds at most one waiter, and whose client is not there to retry a 503.
-       */
-      pastTheBound?: boolean;
-    } = {},
+    options: { signal?: AbortSignal; cost?: JobCost; origin?: GenerationOrigin } = {},
   ): Promise<T> {
     const { signal } = options;
     const cost = options.cost ?? UNKNOWN_COST;
+    const policy = ORIGIN_POLICY[options.origin ?? 'request'];
     if (signal?.aborted) return Promise.reject(new GenerationCancelled(CANCELLED_WAITING));
     if (this.running.size < this.concurrency) return this.start(run, cost);
-    const refusal = options.pastTheBound ? null : this.refusal();
+    const refusal = policy.bounded ? this.refusal() : null;
     if (refusal) return Promise.reject(refusal);
     return new Promise<T>((resolve, reject) => {
       const entry: Waiting<T> = {
+        rank: policy.rank,
         run,
         cost,
         stepsDone: 0,
@@ -106,7 +126,9 @@ export class GenerationQueue {
         },
       };
       signal?.addEventListener('abort', entry.onAbort, { once: true });
-      this.waiting.push(entry as Waiting<unknown>);
+      // Behind every job of its rank or a lower one, ahead of the rest.
+      const behind = this.waiting.findIndex((e) => e.rank > entry.rank);
+      this.waiting.splice(behind < 0 ? this.waiting.length : behind, 0, entry as Waiting<unknown>);
     });
   }
 

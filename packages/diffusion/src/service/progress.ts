@@ -1,5 +1,6 @@
 import { sseEvent } from '@tiffin/core';
 import { pushedEvents } from '@tiffin/core/internal';
+import type { GenerationEvent, GenerationEvents } from './generation-events.js';
 
 /** One progress event of a generation, as logged and streamed by `POST /progress`. */
 export interface ProgressEvent {
@@ -26,7 +27,7 @@ export function isFinal(event: ProgressEvent): boolean {
 }
 
 /**
- * Where a generation's events are filed: jobs by their id (`job:<uuid>`, drawn by the server), synchronous
+ * Where a generation's events are filed: tasks by their id (`job:<uuid>`, drawn by the server), synchronous
  * requests by their request id (`request:<x-request-id>`, which the client may choose). Two namespaces, so a
  * client that sends a job's id as its own request id can neither end nor feed that job's event stream.
  */
@@ -38,6 +39,14 @@ export class ProgressHub {
   /** Latest event of each unfinished generation, so a late subscriber sees where it stands. */
   private readonly latest = new Map<ProgressKey, ProgressEvent>();
   private readonly keyOf = new WeakMap<ProgressEvent, ProgressKey>();
+
+  /** Publishes every event of the generator's stream, in `/progress`'s form; returns the unsubscribe. */
+  follow(events: GenerationEvents): () => void {
+    return events.subscribe((event) => {
+      const key: ProgressKey = event.origin === 'task' ? `job:${event.id}` : `request:${event.id}`;
+      this.publish(key, progressEvent(event));
+    });
+  }
 
   publish(key: ProgressKey, event: ProgressEvent): void {
     this.keyOf.set(event, key);
@@ -64,6 +73,29 @@ export class ProgressHub {
       signal,
       { first: [...this.latest.values()].filter(wanted), isLast: keys ? isFinal : undefined },
     );
+  }
+}
+
+/** A generator's event as `/progress` streams it. */
+function progressEvent(event: GenerationEvent): ProgressEvent {
+  const request_id = event.id;
+  switch (event.type) {
+    case 'queued':
+    case 'started':
+      return { request_id, status: event.type };
+    case 'step':
+      return {
+        request_id,
+        status: 'step',
+        step: event.step,
+        total_steps: event.totalSteps,
+        timestep: event.timestep,
+        ...(event.preview ? { preview: event.preview.dataUrl } : {}),
+      };
+    case 'done':
+      return { request_id, status: 'done', seconds: event.seconds };
+    default:
+      return { request_id, status: event.type, error: event.message };
   }
 }
 

@@ -35,7 +35,7 @@ describe('GenerationQueue', () => {
     expect(order).toEqual(['a', 'b']);
   });
 
-  it('lets a submitted job wait past the bound (it is bounded elsewhere), in order', async () => {
+  it('lets a task wait past the bound (the task store bounds tasks), ahead of the requests waiting', async () => {
     const q = new GenerationQueue(1);
     const first = deferred<void>();
     const order: string[] = [];
@@ -47,11 +47,15 @@ describe('GenerationQueue', () => {
       order.push('b');
     });
     await expect(q.submit(async () => {})).rejects.toBeInstanceOf(QueueFullError);
-    const job = q.submit(async () => order.push('job'), { pastTheBound: true });
-    expect(q.size).toEqual({ running: 1, waiting: 2 });
+    expect(q.ahead('task')).toBe(1);
+    const job = q.submit(async () => order.push('job'), { origin: 'task' });
+    const later = q.submit(async () => order.push('job 2'), { origin: 'task' });
+    expect(q.size).toEqual({ running: 1, waiting: 3 });
+    expect(q.ahead('request')).toBe(4);
     first.resolve();
-    await Promise.all([a, b, job]);
-    expect(order).toEqual(['a', 'b', 'job']);
+    await Promise.all([a, b, job, later]);
+    // A task waited its turn in the task store already: it goes before the requests, tasks in their order.
+    expect(order).toEqual(['a', 'job', 'job 2', 'b']);
   });
 
   it('drops a waiting job whose client disconnected, without running it', async () => {

@@ -1,5 +1,8 @@
-import type { GeneratedImages } from '../images-output.js';
-import type { JobImage } from '../worker-protocol.js';
+import { BadInput } from '@tiffin/core';
+import { z } from 'zod';
+import type { Generator } from '../generator.js';
+import { GENERATION_KINDS, type GenerationKindName, type GenerationRequest } from '../kinds/index.js';
+import { img2imgSchema, inpaintSchema, text2imgSchema } from '../request-schemas.js';
 
 /** An uploaded image decoded to 8-bit pixels, as the kinds read it (RGB, or grey/RGBA for a mask). */
 export interface UploadedImage {
@@ -9,53 +12,35 @@ export interface UploadedImage {
   data: Uint8Array;
 }
 
-/** Who follows a generation step by step (with a preview image per step when `preview`). */
-export interface GenerationWatch {
-  preview: boolean;
-  onStep(step: number, totalSteps: number, preview: JobImage | undefined): void;
-}
-
-/** A LoRA file requests may name, as the service lists it. */
-export interface LoraFile {
-  name: string;
-  bytes: number;
+/** The images a compatible API's body comes with: none (text2img), an image (img2img), an image and a mask (inpaint). */
+export interface CompatImages {
+  image?: UploadedImage;
+  mask?: UploadedImage;
 }
 
 /**
- * How a compatible API (OpenAI Images, AUTOMATIC1111) generates: through the service's own kinds and queue, with
- * a body in the kind's own field names (validated by the kind's schema, so bounds and defaults are the same).
+ * A compatible API's body (OpenAI Images, AUTOMATIC1111) as the generator's request: in the kind's own field names,
+ * checked by the kind's schema, so bounds and defaults are the native API's. 400 for a kind the model does not serve.
  */
-export interface CompatGenerator {
-  /** The kinds this service serves (`text2img`, `img2img`, `inpaint`). */
-  readonly kinds: readonly string[];
-  /** The largest side a request may ask for. */
-  readonly maxSize: number;
-  /** The model's own output side. */
-  readonly defaultSize: number;
-  /** Most images per request. */
-  readonly maxImages: number;
-  /** The model folder's name. */
-  readonly modelName: string;
-  /** The values left-out scheduler, steps and guidance take. */
-  readonly defaults: { scheduler: string | null; num_inference_steps: number; guidance_scale: number };
-  /** The LoRA files requests may name. */
-  listLoras(): Promise<LoraFile[]>;
-  text2img(
-    body: Record<string, unknown>,
-    signal: AbortSignal,
-    watch?: GenerationWatch,
-  ): Promise<GeneratedImages>;
-  img2img(
-    body: Record<string, unknown>,
-    image: UploadedImage,
-    signal: AbortSignal,
-    watch?: GenerationWatch,
-  ): Promise<GeneratedImages>;
-  inpaint(
-    body: Record<string, unknown>,
-    image: UploadedImage,
-    mask: UploadedImage,
-    signal: AbortSignal,
-    watch?: GenerationWatch,
-  ): Promise<GeneratedImages>;
+export function compatRequest(
+  generator: Generator,
+  body: Record<string, unknown>,
+  { image, mask }: CompatImages = {},
+): GenerationRequest {
+  const { context } = generator;
+  const { limits, family, defaults } = context;
+  const name: GenerationKindName = !image ? 'text2img' : mask ? 'inpaint' : 'img2img';
+  if (!generator.kinds.includes(name)) throw new BadInput(`this model does not serve ${name}`);
+  const value = !image
+    ? parse(text2imgSchema(limits, context.defaultSize, family, defaults), body)
+    : mask
+      ? { image, mask_image: mask, data: parse(inpaintSchema(limits, family, defaults), body) }
+      : { img: image, data: parse(img2imgSchema(limits, family, defaults), body) };
+  return GENERATION_KINDS[name].toRequest(value, context);
+}
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (!result.success) throw new BadInput(z.prettifyError(result.error));
+  return result.data;
 }

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { CompatGenerator } from '../generator.js';
+import type { Generator } from '../../generator.js';
 import { A1111Error } from './a1111-error.js';
 import { promptLoras } from './prompt-loras.js';
 import { A1111_SAMPLERS, samplerNameOf } from './samplers.js';
@@ -39,11 +39,7 @@ function str(body: Record<string, unknown>, field: string, fallback: string): st
  * negative_prompt, steps, cfg_scale, width, height, seed (-1: random), sampler_name, batch_size, n_iter,
  * denoising_strength. Other fields (restore_faces, hires fix, scripts, …) are ignored.
  */
-export function a1111Plan(
-  body: Record<string, unknown>,
-  generator: CompatGenerator,
-  img2img: boolean,
-): A1111Plan {
+export function a1111Plan(body: Record<string, unknown>, generator: Generator, img2img: boolean): A1111Plan {
   const { prompt, loras } = promptLoras(str(body, 'prompt', ''));
   const negative = str(body, 'negative_prompt', '');
   const samplerName = str(body, 'sampler_name', '') || str(body, 'sampler_index', '');

@@ -1,9 +1,10 @@
 import type { Service } from '@tiffin/core';
 import { GenerationCancelled } from '../../../pipeline/cancel.js';
+import type { Generator } from '../../generator.js';
 import { encodeGenerated } from '../../output-format.js';
 import { callerOf } from '../caller.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
-import type { CompatGenerator, UploadedImage } from '../generator.js';
+import { compatRequest, type UploadedImage } from '../generator.js';
 import { requestBody } from '../request-body.js';
 import { requestSignal } from '../request-signal.js';
 import { A1111Error, a1111ErrorAnswer } from './a1111-error.js';
@@ -26,7 +27,7 @@ const MAX_IMG2IMG_BYTES = 32 * 1024 * 1024;
  * A generation stops at its next step when its request's deadline passes or its client leaves. Mounted private:
  * it needs the service's API token like the other routes.
  */
-export function a1111Routes(generator: CompatGenerator): MountedMiddleware {
+export function a1111Routes(generator: Generator): MountedMiddleware {
   const progress = new A1111Progress();
   return async (ctx, next) => {
     if (!ctx.path.startsWith('/sdapi/v1/')) return next();
@@ -130,20 +131,23 @@ export function a1111Routes(generator: CompatGenerator): MountedMiddleware {
         mask = await base64Image(body.mask, 'mask', maxPixels);
     }
     const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, requestSignal(ctx));
-    const watch = { preview: true, onStep: job.stepped.bind(job) };
     const images: string[] = [];
     const seeds: number[] = [];
     try {
       for (let i = 0; i < plan.iterations; i++) {
         const signal = job.begin(i);
         const seeded = { ...plan.body, seed: plan.seed + i * plan.batchSize };
-        let result: Awaited<ReturnType<CompatGenerator['text2img']>>;
+        let result: Awaited<ReturnType<Generator['start']>['result']>;
         try {
-          result = !image
-            ? await generator.text2img(seeded, signal, watch)
-            : mask
-              ? await generator.inpaint(seeded, image, mask, signal, watch)
-              : await generator.img2img(seeded, image, signal, watch);
+          const run = generator.start({
+            request: compatRequest(generator, seeded, { image, mask }),
+            signal,
+            preview: true,
+          });
+          const stop = generator.events.subscribe((e) => {
+            if (e.type === 'step') job.stepped(e.step, e.totalSteps, e.preview?.image);
+          }, run.jobId);
+          result = await run.result.finally(stop);
         } catch (err) {
           const stop = err instanceof GenerationCancelled ? job.stoppedBy() : undefined;
           // Interrupted: A1111 answers with the images made so far; skipped: it goes on with the next generation.

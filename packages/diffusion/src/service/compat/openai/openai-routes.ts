@@ -1,7 +1,8 @@
 import type { Service } from '@tiffin/core';
 import sharp from 'sharp';
+import type { Generator } from '../../generator.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
-import type { CompatGenerator, UploadedImage } from '../generator.js';
+import { compatRequest, type UploadedImage } from '../generator.js';
 import { requestBody } from '../request-body.js';
 import { requestSignal } from '../request-signal.js';
 import { OpenAIError, toOpenAIError } from './openai-error.js';
@@ -25,7 +26,7 @@ const MAX_FORM_BYTES = 32 * 1024 * 1024;
 const AUTHORIZED = Symbol('openai-authorized');
 
 export interface OpenAIRoutesOptions {
-  generator: CompatGenerator;
+  generator: Generator;
   /** The id `GET /v1/models` lists (the service's name). */
   modelId: string;
   /** Seconds a `url` result is served (default 600), how many are kept (default 64) and their bytes (64 MiB). */
@@ -106,10 +107,14 @@ export function openAIRoutes(options: OpenAIRoutesOptions): {
       const request = imagesRequest(await readJson(ctx), generator, 'generations');
       const [width, height] = request.size ?? [generator.defaultSize, generator.defaultSize];
       requireKind('text2img', 'generations');
-      const images = await generator.text2img(
-        { prompt: request.prompt, height, width, num_images_per_prompt: request.n, seed: request.seed },
-        signal,
-      );
+      const body = {
+        prompt: request.prompt,
+        height,
+        width,
+        num_images_per_prompt: request.n,
+        seed: request.seed,
+      };
+      const images = await generator.start({ request: compatRequest(generator, body), signal }).result;
       return imagesAnswer(images, request, store, originOf(ctx));
     }
     const form = await readForm(ctx);
@@ -127,16 +132,21 @@ export function openAIRoutes(options: OpenAIRoutesOptions): {
     const sized = request.size ? await resized(image, request.size) : image;
     const common = { prompt: request.prompt, num_images_per_prompt: request.n, seed: request.seed };
     const mask = kind === 'edits' ? await uploaded(form, ['mask'], 'mask', maxPixels, true) : undefined;
-    let images: Awaited<ReturnType<CompatGenerator['text2img']>>;
+    let images: Awaited<ReturnType<Generator['start']>['result']>;
     if (mask) {
       requireKind('inpaint', kind);
       if (mask.width !== image.width || mask.height !== image.height)
         throw new OpenAIError(400, 'mask must be the same size as image', 'mask', 'invalid_image_dimensions');
       const maskSized = request.size ? await resized(mask, request.size) : mask;
-      images = await generator.inpaint(common, sized, repaintWhereTransparent(maskSized), signal);
+      const inpaint = compatRequest(generator, common, {
+        image: sized,
+        mask: repaintWhereTransparent(maskSized),
+      });
+      images = await generator.start({ request: inpaint, signal }).result;
     } else {
       requireKind('img2img', kind);
-      images = await generator.img2img(common, sized, signal);
+      const redraw = compatRequest(generator, common, { image: sized });
+      images = await generator.start({ request: redraw, signal }).result;
     }
     return imagesAnswer(images, request, store, originOf(ctx));
   }

@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import { type Logger, NDArray, ServiceUnavailable } from '@tiffin/core';
+import { Cancelled } from '@tiffin/core/internal';
+import type { BackendName } from '../backend.js';
+import { assertBackendPackages } from '../backend-packages.js';
+import { GenerationCancelled } from '../pipeline/cancel.js';
+import { type GenerationEventBase, GenerationEvents, StepPreview } from './generation-events.js';
+import { type GenerationOrigin, GenerationQueue } from './generation-queue.js';
+import type { GeneratedImages } from './images-output.js';
+import type { GenerationKindName, GenerationRequest, KindContext } from './kinds/index.js';
+import { type LoraListing, LoraRoots } from './lora-roots.js';
+import { prepareGeneration } from './prepare-generation.js';
+import { jobCost } from './step-clock.js';
+import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
+import type { WorkerInit } from './worker-protocol.js';
+
+/** What a generator is made of: the model, what its kinds know of it, and its worker's settings. */
+export interface GeneratorOptions {
+  /** The kinds the service serves, and what they know of the model (limits, sizes, defaults). */
+  kinds: readonly GenerationKindName[];
+  context: KindContext;
+  /** The model folder's name (what the compatible APIs list). */
+  modelName: string;
+  /** The model worker's start settings. */
+  worker: WorkerInit;
+  /** Folders per-request LoRA files may come from; missing ones hold none. */
+  loraDirs: ReadonlyArray<string | undefined>;
+  /** Requests that may wait behind the running one before a 503. */
+  maxQueue: number;
+}
+
+/** One generation to start. */
+export interface GenerateOptions {
+  /** A kind's request (`GENERATION_KINDS[kind].toRequest`, or `compatRequest` for a compatible API's body). */
+  request: GenerationRequest;
+  /** Who it is for, which sets its place in the queue (default `request`). */
+  origin?: GenerationOrigin;
+  /** The id its events carry: a request's x-request-id, a task's id (default: the job id). */
+  id?: string;
+  /** Aborting it (client gone, deadline passed, task cancelled) drops it from the queue or stops it at its next step. */
+  signal?: AbortSignal;
+  /** Whether its step events carry a preview image. */
+  preview?: boolean;
+}
+
+/** A started generation. */
+export interface GenerationHandle {
+  /** Unique to this start: the key of its events (`generator.events.subscribe(listener, jobId)`). */
+  readonly jobId: string;
+  /** Its images, seeds and the output the request asked for; rejects as it failed or was cancelled. */
+  readonly result: Promise<GeneratedImages>;
+  /** Stops it as its signal would (a `CANCELLED` reason unless given one). */
+  cancel(reason?: unknown): void;
+}
+
+/**
+ * The generation path of a diffusion service: the model worker thread, the bounded queue in front of it, the
+ * folders LoRA files may come from, and one stream of progress events (`events`) that every consumer follows.
+ * The native APIs, their tasks and the compatible APIs all start generations here (`start`).
+ */
+export class Generator {
+  readonly events = new GenerationEvents();
+  readonly queue: GenerationQueue;
+  /** The kinds served (`text2img`, `img2img`, `inpaint`). */
+  readonly kinds: readonly string[];
+  readonly context: KindContext;
+  readonly modelName: string;
+  private host: ModelWorkerHost | undefined;
+  private roots: LoraRoots | undefined;
+
+  constructor(private readonly options: GeneratorOptions) {
+    this.kinds = options.kinds;
+    this.context = options.context;
+    this.modelName = options.modelName;
+    this.queue = new GenerationQueue(options.maxQueue, 1);
+  }
+
+  /** Start the worker (loading the model and warming it up) and find the LoRA folders. */
+  async open(logger: Logger): Promise<void> {
+    const { worker } = this.options;
+    // Same default as the worker's backend selection: the option, else $TIFFIN_TF_BACKEND.
+    assertBackendPackages(worker.backend ?? (process.env.TIFFIN_TF_BACKEND as BackendName | undefined));
+    const roots = await LoraRoots.create(this.options.loraDirs);
+    const host = await ModelWorkerHost.start(worker);
+    this.roots = roots;
+    this.host = host;
+    const { warmUp } = host;
+    for (const line of host.startLog) logger.log('info', line);
+    this.queue.clock.recordStep(warmUp.unitsPerStep, warmUp.stepSeconds);
+    logger.log('info', 'diffusion model ready', {
+      modelDir: worker.modelDir,
+      backend: host.backend,
+      defaultSize: host.defaultSize,
+      loraRoots: roots.directories,
+      warmUp: `${warmUp.steps} steps at ${warmUp.size}×${warmUp.size} in ${warmUp.seconds.toFixed(2)} s`,
+    });
+  }
+
+  /** Let the running generation finish, then stop the worker. */
+  async close(): Promise<void> {
+    await this.host?.close();
+  }
+
+  /** Why the worker can no longer generate (it crashed or exited), or `undefined` while it can. */
+  get failureReason(): string | undefined {
+    return this.host?.failureReason;
+  }
+
+  /** The scheduler of the model's own config, once the worker has loaded it. */
+  get defaultScheduler(): string | null {
+    return this.host?.defaultScheduler ?? null;
+  }
+
+  /** The LoRA folders, once open. */
+  get loraRoots(): LoraRoots | undefined {
+    return this.roots;
+  }
+
+  /** The LoRA files requests may name (none while the model loads). */
+  async listLoras(): Promise<LoraListing[]> {
+    return this.roots ? this.roots.list() : [];
+  }
+
+  /** The largest side a request may ask for. */
+  get maxSize(): number {
+    return this.context.limits.maxSize;
+  }
+
+  /** Most images per request. */
+  get maxImages(): number {
+    return this.context.limits.maxImages;
+  }
+
+  /** The model's own output side. */
+  get defaultSize(): number {
+    return this.context.defaultSize;
+  }
+
+  /** The values a request's left-out scheduler, steps and guidance take. */
+  get defaults(): { scheduler: string | null; num_inference_steps: number; guidance_scale: number } {
+    const { defaulted } = this.context;
+    return { ...defaulted, scheduler: defaulted.scheduler ?? this.defaultScheduler };
+  }
+
+  /**
+   * Start a generation: its LoRAs resolved, then queued (a full queue refuses a request at once: 503) and run on
+   * the worker, its progress on `events` under the handle's `jobId`.
+   */
+  start(options: GenerateOptions): GenerationHandle {
+    const jobId = randomUUID();
+    const own = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, own.signal]) : own.signal;
+    const base: GenerationEventBase = { jobId, id: options.id ?? jobId, origin: options.origin ?? 'request' };
+    const result = this.run(options.request, base, signal, options.preview ?? false);
+    return {
+      jobId,
+      result,
+      cancel: (reason) => own.abort(reason ?? new Cancelled(`generation ${base.id} was cancelled`)),
+    };
+  }
+
+  private async run(
+    request: GenerationRequest,
+    base: GenerationEventBase,
+    signal: AbortSignal,
+    preview: boolean,
+  ): Promise<GeneratedImages> {
+    const { host, roots } = this;
+    if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
+    const { input, loras } = await prepareGeneration(roots, request, this.context.limits.maxSteps);
+    const emit = this.events.emit.bind(this.events);
+    emit({ ...base, type: 'queued', position: this.queue.ahead(base.origin) });
+    let outcome: JobOutcome;
+    try {
+      outcome = await this.queue.submit(
+        (job) => {
+          emit({ ...base, type: 'started' });
+          return host.run(base.id, input, {
+            loras,
+            signal,
+            preview,
+            onProgress: (p) => {
+              job.stepDone(p.step);
+              const { step, totalSteps, timestep } = p;
+              const image = p.preview ? { preview: new StepPreview(p.preview) } : {};
+              emit({ ...base, type: 'step', step, totalSteps, timestep, ...image });
+            },
+          });
+        },
+        { signal, cost: jobCost(input), origin: base.origin },
+      );
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (err instanceof GenerationCancelled)
+        emit({ ...base, type: 'cancelled', reason: signal.reason, message });
+      else emit({ ...base, type: 'failed', error: err, message });
+      throw err;
+    }
+    emit({ ...base, type: 'done', seconds: outcome.seconds, seeds: outcome.seeds });
+    return {
+      images: outcome.images.map((image) => new NDArray(image.data, [image.height, image.width, 3], 'uint8')),
+      seeds: outcome.seeds,
+      format: request.output.format,
+      quality: request.output.quality,
+    };
+  }
+}
