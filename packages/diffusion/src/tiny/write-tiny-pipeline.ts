@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-text.js';
 import { unetWeightSpecs } from '../architectures/unet.js';
-import type { UNetConfig } from '../architectures/unet-config.js';
+import { contextWidth, type UNetConfig } from '../architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
 import { detWeight } from '../weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../weights/safetensors.js';
@@ -10,6 +10,7 @@ import type { WeightSpec } from '../weights/weight-spec.js';
 import { sdxlTinyFolderConfigs } from './sdxl-tiny-configs.js';
 import { type TinyFlavour, tinyConfigs } from './tiny-configs.js';
 import { tinyTokenizerFiles } from './tiny-tokenizer.js';
+import { tinyFamilyUNet, UNET_FAMILIES, type UNetFamilyName } from './unet-families.js';
 
 export interface WriteTinyPipelineOptions {
   flavour?: TinyFlavour;
@@ -17,6 +18,8 @@ export interface WriteTinyPipelineOptions {
   dtype?: 'F32' | 'F16' | 'BF16';
   /** The UNet's input channels: 9 writes an inpainting UNet (default: the flavour's 4). */
   unetInChannels?: number;
+  /** A UNet shaped like a model family (`unet-families.ts`), in that family's flavour of folder. */
+  unetFamily?: UNetFamilyName;
 }
 
 function weightsFor(
@@ -74,14 +77,15 @@ export function writePipelineConfigs(dir: string, c: PipelineFolderJson): void {
  * tokenizer files and safetensors weights (about 8 MB of f32; "sdxl" adds text_encoder_2 and tokenizer_2).
  */
 export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions = {}): string {
-  const flavour = options.flavour ?? 'sd1';
+  const family = options.unetFamily;
+  const flavour = family ? UNET_FAMILIES[family].flavour : (options.flavour ?? 'sd1');
   const dtype = options.dtype ?? 'F32';
   const base = flavour === 'sdxl' ? sdxlTinyFolderConfigs() : tinyConfigs(flavour);
+  const unet: Record<string, unknown> = { ...base.unet };
+  if (family) Object.assign(unet, tinyFamilyUNet(family, contextWidth(base.unet as UNetConfig)));
   // An inpainting UNet takes the mask and the masked image's latents beside the latents (9 channels).
-  const c =
-    options.unetInChannels === undefined
-      ? base
-      : { ...base, unet: { ...(base.unet as object), in_channels: options.unetInChannels } };
+  if (options.unetInChannels !== undefined) unet.in_channels = options.unetInChannels;
+  const c = { ...base, unet };
   writePipelineConfigs(dir, c);
   writeSafetensors(
     join(dir, 'text_encoder/model.safetensors'),
