@@ -328,13 +328,23 @@ describe('the page as people use A1111, ComfyUI and Fooocus', () => {
     expect(await page.locator('#steps').getAttribute('aria-invalid')).toBe('true');
     expect(requests).toEqual([]);
 
-    // Three prompts from one tab: the ones waiting show their places in the service's queue.
-    await page.getByLabel('Steps').fill('60');
-    for (let k = 0; k < 3; k++) {
-      await page.getByLabel('Prompt', { exact: true }).fill(`queued prompt ${k}`);
+    // Three prompts from one tab: the ones waiting show their places in the service's queue. The first is long
+    // (the most steps, the largest size) so the others wait behind it until it is cancelled.
+    const submit = async (prompt: string, fields: Record<string, string>) => {
+      for (const [id, value] of Object.entries(fields)) await page.locator(`#${id}`).fill(value);
+      await page.getByLabel('Prompt', { exact: true }).fill(prompt);
+      const before = requests.length;
       await page.getByRole('button', { name: 'Generate' }).click();
-      await expect.poll(() => requests.filter((p) => p.endsWith('/submit')).length).toBe(k + 1);
-    }
+      await expect.poll(() => requests.slice(before).some((p) => p.endsWith('/submit'))).toBe(true);
+    };
+    const most = async (id: string) => (await page.locator(`#${id}`).getAttribute('max')) ?? '';
+    await submit('queued prompt 0', {
+      steps: await most('steps'),
+      width: await most('width'),
+      height: await most('height'),
+    });
+    await submit('queued prompt 1', { steps: '20', width: '64', height: '64' });
+    await submit('queued prompt 2', {});
     await expect
       .poll(() => page.locator('#queue li').allInnerTexts(), { timeout: 30_000 })
       .toEqual([
@@ -342,10 +352,15 @@ describe('the page as people use A1111, ComfyUI and Fooocus', () => {
         expect.stringMatching(/^queued prompt 2 — queued \(position \d+/),
       ]);
     await page.screenshot({ path: join(ARTEFACTS, 'queue.png') });
+    // One waiting prompt is taken out of the queue, the running one cancelled: the one left then runs.
     const historyBefore = await page.locator('#history li').count();
+    await page.getByRole('button', { name: 'Remove from the queue: queued prompt 2' }).click();
+    await expect.poll(() => page.locator('#queue li').count()).toBe(1);
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
     await expect
-      .poll(() => page.locator('#history li').count(), { timeout: 180_000 })
-      .toBe(historyBefore + 3);
+      .poll(() => page.locator('#history li').count(), { timeout: 120_000 })
+      .toBe(historyBefore + 1);
+    expect(await page.locator('#history li').first().textContent()).toMatch(/^queued prompt 1 /);
     expect(await page.locator('#queue-section').isHidden()).toBe(true);
 
     // A photo-sized (512 px) upload to img2img on the demo: resized in the page to the model's size and served.

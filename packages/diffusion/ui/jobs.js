@@ -39,6 +39,7 @@ export function jobCount() {
 export function enqueue(submitted) {
   jobs.push({ ...submitted, abort: new AbortController(), place: 'queued' });
   changed();
+  if (jobs.length > 2) void pollPlaces();
   reveal(el('result-panel'));
   void pump();
 }
