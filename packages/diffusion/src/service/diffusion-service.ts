@@ -22,6 +22,7 @@ import { logGenerations } from './generation-log.js';
 import { generationPage } from './generation-page.js';
 import type { GenerationQueue } from './generation-queue.js';
 import { Generator } from './generator.js';
+import { IgnoredWordsReport } from './ignored-words-report.js';
 import { GeneratedImagesOutput } from './images-output.js';
 import { GENERATION_KINDS, type KindContext } from './kinds/index.js';
 import { defaultImageSize, pipelineFamily } from './model-config.js';
@@ -122,6 +123,8 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   if (options.page !== false) service.mount(generationPage(), { public: true });
 
   service.onStartup(() => generator.open(logger));
+  const ignoredWords = new IgnoredWordsReport(modelDir);
+  service.onStartup(() => ignoredWords.load(logger));
   service.onShutdown(() => generator.close());
   // A worker that died takes the model with it: /readyz says so, so an orchestrator stops routing here.
   service.addReadinessCheck(() => generator.failureReason ?? true);
@@ -140,6 +143,9 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       async (value, ctx) => {
         const task = ctx.taskId !== undefined;
         const request = kind.toRequest(value, context);
+        // The prompt's words the model cannot represent: a header now, and in every step event of a task.
+        const ignored = ignoredWords.report(request.input.params, ctx);
+        const named = ignored.length > 0 ? { ignored_words: ignored } : {};
         const { format, quality } = request.output;
         if (quality !== null && format === 'png')
           throw new BadInput('output_quality applies to jpeg and webp, not png (lossless)');
@@ -157,7 +163,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         const stop = generator.events.subscribe((e) => {
           if (e.type !== 'step') return;
           const preview = e.preview ? { preview: e.preview.dataUrl } : {};
-          ctx.progress(e.step, e.totalSteps, { timestep: e.timestep, ...preview });
+          ctx.progress(e.step, e.totalSteps, { timestep: e.timestep, ...preview, ...named });
         }, run.jobId);
         return run.result.finally(stop);
       },
