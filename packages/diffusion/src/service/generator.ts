@@ -106,6 +106,11 @@ export class Generator {
     return this.host?.failureReason;
   }
 
+  /** The model's folder (or checkpoint file), as the service was started with it. */
+  get modelDir(): string {
+    return this.options.worker.modelDir;
+  }
+
   /** The scheduler of the model's own config, once the worker has loaded it. */
   get defaultScheduler(): string | null {
     return this.host?.defaultScheduler ?? null;
