@@ -100,7 +100,7 @@ export function validateUNetConfig(c: UNetConfig, support: UNetConditioningSuppo
 const DOWN_TYPES = new Set(['DownBlock2D', 'CrossAttnDownBlock2D']);
 const UP_TYPES = new Set(['UpBlock2D', 'CrossAttnUpBlock2D']);
 
-/** Integers in [min, max]: the loops and weight declarations a config asks for stay bounded. */
+/** Integers in [min, max]: the loops a config asks for stay bounded (widths are checked against the weights). */
 const isInt = (v: unknown, min: number, max = 64): boolean =>
   Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 
@@ -114,7 +114,7 @@ function validateBlocks(c: UNetConfig): void {
     !Array.isArray(c.block_out_channels) ||
     N < 1 ||
     N > 8 ||
-    !c.block_out_channels.every((ch) => isInt(ch, 1, 8192))
+    !c.block_out_channels.every((ch) => isInt(ch, 1, Number.MAX_SAFE_INTEGER))
   )
     fail('block_out_channels needs 1 to 8 channel counts');
   if (
@@ -141,7 +141,9 @@ function validateBlocks(c: UNetConfig): void {
     if (ch % c.norm_num_groups !== 0) fail(`block_out_channels ${ch} is not a multiple of norm_num_groups`);
     if (ch < (heads[i] as number)) fail(`block ${i} has more attention heads than channels`);
   });
-  const widths = listOf('cross_attention_dim', c.cross_attention_dim, (x) => isInt(x, 1, 16384));
+  const widths = listOf('cross_attention_dim', c.cross_attention_dim, (x) =>
+    isInt(x, 1, Number.MAX_SAFE_INTEGER),
+  );
   if (new Set(widths).size > 1)
     fail('cross_attention_dim differs between blocks: every block reads the same encoder_hidden_states');
   listOf('only_cross_attention', c.only_cross_attention ?? false, (x) => typeof x === 'boolean');
