@@ -5,6 +5,7 @@
 import { el, reveal, setStatus } from './dom.js';
 import { remember } from './history.js';
 import { hidePreview, showPreview, showResults } from './results.js';
+import { MODES } from './service-info.js';
 import { cancelTask, followTask, TaskGone, taskImages, taskStatus } from './task.js';
 
 const JOBS_KEY = 'tiffin-ui-jobs';
@@ -50,8 +51,7 @@ export function resumeJobs() {
   let saved = [];
   try {
     const list = JSON.parse(sessionStorage.getItem(JOBS_KEY) ?? '[]');
-    if (Array.isArray(list))
-      saved = list.filter((j) => typeof j?.id === 'string' && typeof j?.mode === 'string');
+    if (Array.isArray(list)) saved = list.filter((j) => typeof j?.id === 'string' && MODES.includes(j?.mode));
   } catch {
     // nothing kept
   }
