@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -131,4 +133,15 @@ export function spawnTiffin(args: string[], env: NodeJS.ProcessEnv = {}): Collec
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
+}
+
+/**
+ * `tiffin diffusion start demo --port 0 ...args` on onnxruntime, with a TIFFIN_HOME of its own unless `home` is
+ * given (a restart that must find the first process's files).
+ */
+export function spawnDemo(args: string[] = [], home?: string): CollectedProcess {
+  return spawnTiffin(['diffusion', 'start', 'demo', '--port', '0', ...args], {
+    TIFFIN_TF_BACKEND: 'onnxruntime',
+    TIFFIN_HOME: home ?? mkdtempSync(join(tmpdir(), 'tiffin-cli-home-')),
+  });
 }

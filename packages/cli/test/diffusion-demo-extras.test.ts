@@ -1,10 +1,7 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { readScene } from '@tiffin/demo-model';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CollectedProcess, spawnTiffin } from './cli-process.js';
+import { type CollectedProcess, spawnDemo } from './cli-process.js';
 
 /**
  * What the demo ships beside its model, as a user tries it offline with `tiffin diffusion start demo --vae-tiny
@@ -14,13 +11,7 @@ import { type CollectedProcess, spawnTiffin } from './cli-process.js';
 let proc: CollectedProcess;
 let url = '';
 beforeAll(async () => {
-  proc = spawnTiffin(
-    ['diffusion', 'start', 'demo', '--port', '0', '--vae-tiny', 'demo', '--tasks', 'memory'],
-    {
-      TIFFIN_TF_BACKEND: 'onnxruntime',
-      TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-cli-home-')),
-    },
-  );
+  proc = spawnDemo(['--vae-tiny', 'demo', '--tasks', 'memory']);
   url = await proc.url;
 }, 120_000);
 afterAll(async () => {

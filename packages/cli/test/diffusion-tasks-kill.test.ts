@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type CollectedProcess, spawnTiffin } from './cli-process.js';
+import { type CollectedProcess, spawnDemo } from './cli-process.js';
 
 /**
  * `tiffin diffusion start demo` keeps image jobs where `tiffin serve` keeps tasks (disk by default,
@@ -37,21 +37,9 @@ afterAll(async () => {
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 
 function start(hookHost: string): CollectedProcess {
-  const p = spawnTiffin(
-    [
-      'diffusion',
-      'start',
-      'demo',
-      '--port',
-      '0',
-      '--tasks-dir',
-      join(home, 'jobs'),
-      '--webhook-allow',
-      hookHost,
-      '--webhook-secret',
-      secret,
-    ],
-    { TIFFIN_TF_BACKEND: 'onnxruntime', TIFFIN_HOME: home },
+  const p = spawnDemo(
+    ['--tasks-dir', join(home, 'jobs'), '--webhook-allow', hookHost, '--webhook-secret', secret],
+    home,
   );
   running.push(p);
   return p;

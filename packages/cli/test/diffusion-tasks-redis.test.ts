@@ -1,10 +1,7 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, expect, it } from 'vitest';
 import { describeOnRedis } from '../../tasks-redis/test/describe-on-redis.js';
-import { type CollectedProcess, spawnTiffin } from './cli-process.js';
+import { type CollectedProcess, spawnDemo } from './cli-process.js';
 
 const running: CollectedProcess[] = [];
 afterAll(async () => {
@@ -17,10 +14,7 @@ afterAll(async () => {
 // `tiffin diffusion start --tasks redis://…` as `tiffin serve` takes it: two replicas share the image jobs.
 describeOnRedis('tiffin diffusion start --tasks redis:// on a real redis-server', (redis) => {
   const start = () => {
-    const p = spawnTiffin(['diffusion', 'start', 'demo', '--port', '0', '--tasks', `${redis.url}`], {
-      TIFFIN_TF_BACKEND: 'onnxruntime',
-      TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-diffusion-redis-')),
-    });
+    const p = spawnDemo(['--tasks', redis.url]);
     running.push(p);
     return p;
   };
