@@ -76,9 +76,5 @@ export {
   writeManifest,
 } from './store/manifest.js';
 export { ModelStore } from './store/model-store.js';
-export { LmdbTaskStore } from './tasks/lmdb-task-store.js';
-export { MemoryTaskStore } from './tasks/memory-task-store.js';
-export { pushedEvents } from './tasks/pushed-events.js';
-export type { TaskView } from './tasks/task-store.js';
 export type { FileMessage } from './wire/proto/messages.js';
 export { floatBitsToHalf, fromHalfBits, toHalfBits } from './wire/v2/half-float.js';

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Service, TaskStore } from '@tiffin/core';
-import { CLIException, LmdbTaskStore, tiffinHome } from '@tiffin/core/internal';
+import { CLIException, tiffinHome } from '@tiffin/core/internal';
+import { LmdbTaskStore } from '@tiffin/core/tasks';
 
 /** `--tasks` and `--tasks-dir`: where a served service's tasks live when it chose no store of its own. */
 export interface TaskStoreFlags {

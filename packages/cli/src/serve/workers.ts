@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { JsonLineLogger, type ServeOptions, type Service } from '@tiffin/core';
-import { CLIException, MemoryTaskStore } from '@tiffin/core/internal';
+import { CLIException } from '@tiffin/core/internal';
+import { MemoryTaskStore } from '@tiffin/core/tasks';
 import { loadService, type ServiceTarget } from '../service-loader.js';
 import { serveInProcess } from './single.js';
 import { isSharedTaskStore, type TaskStoreFlags, taskStoreChoice } from './task-store.js';

@@ -1,5 +1,5 @@
 import { sseEvent } from '@tiffin/core';
-import { pushedEvents } from '@tiffin/core/internal';
+import { pushedEvents } from '@tiffin/core/tasks';
 import type { GenerationEvent, GenerationEvents } from './generation-events.js';
 
 /** One progress event of a generation, as logged and streamed by `POST /progress`. */

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LmdbTaskStore } from '@tiffin/core/internal';
+import { LmdbTaskStore } from '@tiffin/core/tasks';
 import { afterAll } from 'vitest';
 import { describeJobs } from './jobs-suite.js';
 

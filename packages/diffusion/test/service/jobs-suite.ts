@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryLogger, type ServerHandle, serve, type TaskStore } from '@tiffin/core';
-import type { TaskView as JobView } from '@tiffin/core/internal';
+import type { TaskView as JobView } from '@tiffin/core/tasks';
 import { decodeBmp } from '@tiffin/io-image';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiffusionService, type DiffusionService } from '../../src/service/diffusion-service.js';
