@@ -393,6 +393,9 @@ describe('the page as people use A1111, ComfyUI and Fooocus', () => {
     });
     await page.getByLabel('Scheduler').selectOption('euler');
     await page.getByLabel('Seed', { exact: true }).fill('42');
+    // The demo's own LoRA (it swaps red and blue), at half weight.
+    await page.getByLabel('LoRA', { exact: true }).selectOption('swap-red-blue.safetensors');
+    await page.getByLabel('LoRA weight').fill('0.5');
     await page.getByRole('button', { name: 'Generate' }).click();
     await expect.poll(() => statusOf(page), { timeout: 60_000 }).toMatch(/^Done in/);
     const [drawn] = await resultImages(page);
@@ -412,6 +415,8 @@ describe('the page as people use A1111, ComfyUI and Fooocus', () => {
     expect(await page.getByLabel(/^Strength/).inputValue()).toBe('0.6');
     expect(await page.getByLabel('Scheduler').inputValue()).toBe('euler');
     expect(await page.getByLabel('Seed', { exact: true }).inputValue()).toBe('42');
+    expect(await page.getByLabel('LoRA', { exact: true }).inputValue()).toBe('swap-red-blue.safetensors');
+    expect(await page.getByLabel('LoRA weight').inputValue()).toBe('0.5');
     expect(
       await page
         .locator('#init-image')
