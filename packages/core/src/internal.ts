@@ -17,6 +17,7 @@ export {
   NotFound,
   TiffinError,
 } from './errors/index.js';
+export { errorAnswer } from './errors/error-answer.js';
 export { truncateForMessage } from './errors/truncate.js';
 export { inferenceServiceDefinition, inferenceV2ServiceDefinition } from './grpc/proto.js';
 export { GRPC_INPUT_NOT_READABLE } from './grpc/server.js';

@@ -8,6 +8,7 @@ import {
   type DiffusionPipelineKind,
 } from '@tiffin/diffusion';
 import { type Command, Option } from 'commander';
+import { API_AUTH_HELP, parseApiAuth } from '../diffusion/api-auth.js';
 import {
   type BuildFlags,
   buildDiffusionPackage,
@@ -47,6 +48,7 @@ interface StartFlags extends ModelFlags, ServiceSettingFlags, TaskOptionFlags {
   backend?: BackendName;
   apiToken?: string;
   metricsAuth?: boolean;
+  apiAuth?: string;
 }
 
 /** `tiffin diffusion start|download|build`: serve Stable Diffusion without writing a service. */
@@ -92,6 +94,7 @@ export function registerDiffusion(program: Command): void {
       'require `Authorization: Bearer <token>` on API calls, / and /docs.json; default $TIFFIN_API_TOKEN',
     )
     .option('--metrics-auth', 'with a token: require it for /metrics too')
+    .addOption(new Option('--api-auth <user:pass,...>', API_AUTH_HELP).env('TIFFIN_A1111_API_AUTH'))
     .addOption(
       new Option('--backend <name>', `engine: ${ENGINE_HELP}; default: the first that loads`).choices([
         ...BACKEND_NAMES,
@@ -100,6 +103,7 @@ export function registerDiffusion(program: Command): void {
     .action(async (name: string, flags: StartFlags) => {
       try {
         checkPipelineName(name);
+        const a1111ApiAuth = flags.apiAuth === undefined ? undefined : parseApiAuth(flags.apiAuth);
         // Before resolving (maybe downloading) the model: a missing optional backend package fails now.
         assertBackendPackages(flags.backend);
         const settings = serviceSettings(flags, flags.backend, '--backend');
@@ -115,6 +119,7 @@ export function registerDiffusion(program: Command): void {
           loraDir: loraDirFor(name, flags.loraDir),
           ...settings,
           models: model.tag ? [model.tag] : [],
+          a1111ApiAuth,
         });
         const options = {
           port: flags.port,

@@ -173,13 +173,15 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   // The compatible APIs start their generations on the generator. Their routes' deadline is the service's
   // `timeout` when one was given (`tiffin diffusion start --timeout`), else the server's (`tiffin serve --timeout`).
   const compatMount = options.timeout === undefined ? {} : { timeout: options.timeout };
-  if (options.a1111Api !== false) service.mount(a1111Routes(generator), compatMount);
-  if (options.openaiApi !== false) {
-    const openai = openAIRoutes({ generator, modelId: service.name });
-    // The marker runs only for requests with the token; the routes answer every request in OpenAI's shape.
-    service.mount(openai.marker);
-    service.mount(openai.routes, { public: true, ...compatMount });
+  // Route groups (docs/server.md, route groups): each in its API's error shape; A1111's opened by its `--api-auth`
+  // users (Basic) as well as by the service's token.
+  if (options.a1111Api !== false) {
+    const auth = options.a1111ApiAuth?.length ? { basic: options.a1111ApiAuth } : 'bearer';
+    service.group(a1111Routes(generator, { auth, ...compatMount }));
   }
+  if (options.openaiApi !== false)
+    for (const group of openAIRoutes({ generator, modelId: service.name, ...compatMount }))
+      service.group(group);
 
   service.api(
     {

@@ -66,4 +66,9 @@ export interface DiffusionServiceOptions {
   openaiApi?: boolean;
   /** Serve AUTOMATIC1111's API (`/sdapi/v1/*`; default true). */
   a1111Api?: boolean;
+  /**
+   * AUTOMATIC1111's `--api-auth`: `user:pass` pairs whose HTTP Basic credentials open `/sdapi/v1/*` (the service's
+   * API token still does too); a wrong or missing one is a 401 with `WWW-Authenticate: Basic`. Default: the token.
+   */
+  a1111ApiAuth?: readonly string[];
 }

@@ -1,20 +1,20 @@
-import { isTiffinError } from '@tiffin/core';
+import type { Service } from '@tiffin/core';
 
-/** An error answered as A1111's API (FastAPI) writes it: `{error, detail, body, errors}`. */
-export class A1111Error extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** A route group's error mapper, as `Service.group` takes it (docs/server.md, route groups). */
+type ErrorMapper = NonNullable<Parameters<Service['group']>[0]['errors']>;
 
-/** Any error of an A1111 route as a status and A1111's error body; no internal detail for a 5xx. */
-export function a1111ErrorAnswer(err: unknown): { status: number; body: Record<string, string> } {
-  const status = err instanceof A1111Error ? err.status : isTiffinError(err) ? err.httpStatus : 500;
-  const detail =
-    status >= 500 && status !== 503 ? 'The server failed to generate the image' : (err as Error).message;
-  const error = err instanceof A1111Error ? 'HTTPException' : isTiffinError(err) ? err.code : 'InternalError';
-  return { status, body: { error, detail, body: '', errors: '' } };
-}
+/**
+ * The A1111 group's error shape: the catalog's answer as A1111's API (FastAPI) writes an error,
+ * `{error, detail, body, errors}`, with the stable code as `error` and the message as `detail`. A request it
+ * cannot take (the catalog's 400s) is a 422, as FastAPI answers one it cannot validate; no internal detail for a
+ * 5xx.
+ */
+export const a1111Errors: ErrorMapper = ({ status, body }) => ({
+  status: status === 400 ? 422 : status,
+  body: {
+    error: body.code,
+    detail: status >= 500 && status !== 503 ? 'The server failed to generate the image' : body.error,
+    body: '',
+    errors: '',
+  },
+});

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
+import { UnprocessableEntity } from '@tiffin/core';
 import type { Generator } from '../../generator.js';
-import { A1111Error } from './a1111-error.js';
 import { promptLoras } from './prompt-loras.js';
 import { A1111_SAMPLERS, samplerNameOf } from './samplers.js';
 
@@ -23,14 +23,14 @@ function num(body: Record<string, unknown>, field: string, fallback: number): nu
   const value = body[field];
   if (value === undefined || value === null) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value))
-    throw new A1111Error(422, `${field} must be a number`);
+    throw new UnprocessableEntity(`${field} must be a number`);
   return value;
 }
 
 function str(body: Record<string, unknown>, field: string, fallback: string): string {
   const value = body[field];
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'string') throw new A1111Error(422, `${field} must be a string`);
+  if (typeof value !== 'string') throw new UnprocessableEntity(`${field} must be a string`);
   return value;
 }
 
@@ -45,8 +45,7 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
   const samplerName = str(body, 'sampler_name', '') || str(body, 'sampler_index', '');
   const sampler = samplerName ? A1111_SAMPLERS[samplerName] : undefined;
   if (samplerName && !sampler)
-    throw new A1111Error(
-      422,
+    throw new UnprocessableEntity(
       `sampler_name ${JSON.stringify(samplerName.slice(0, 64))} is not one of ${Object.keys(A1111_SAMPLERS).join(', ')}`,
     );
   const steps = num(body, 'steps', generator.defaults.num_inference_steps);
@@ -54,10 +53,10 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
   const batchSize = num(body, 'batch_size', 1);
   const iterations = num(body, 'n_iter', 1);
   if (!Number.isInteger(iterations) || iterations < 1 || iterations > MAX_ITERATIONS)
-    throw new A1111Error(422, `n_iter must be an integer from 1 to ${MAX_ITERATIONS}`);
+    throw new UnprocessableEntity(`n_iter must be an integer from 1 to ${MAX_ITERATIONS}`);
   const requestedSeed = num(body, 'seed', -1);
   if (!Number.isInteger(requestedSeed) || requestedSeed < -1 || requestedSeed > 0xffffffff)
-    throw new A1111Error(422, 'seed must be -1 (random) or an integer from 0 to 4294967295');
+    throw new UnprocessableEntity('seed must be -1 (random) or an integer from 0 to 4294967295');
   // A random seed is drawn here so `info` can report it (and reproduce the image).
   const seed = requestedSeed === -1 ? randomInt(0, 2 ** 31) : requestedSeed;
   const width = num(body, 'width', generator.defaultSize);

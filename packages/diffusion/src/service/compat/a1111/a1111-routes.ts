@@ -1,69 +1,68 @@
-import type { Service } from '@tiffin/core';
+import { type Service, UnprocessableEntity } from '@tiffin/core';
 import { GenerationCancelled } from '../../../pipeline/cancel.js';
 import type { Generator } from '../../generator.js';
 import { encodeGenerated } from '../../output-format.js';
 import { callerOf } from '../caller.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import { compatRequest, type UploadedImage } from '../generator.js';
-import { requestBody } from '../request-body.js';
-import { requestSignal } from '../request-signal.js';
-import { A1111Error, a1111ErrorAnswer } from './a1111-error.js';
+import { a1111Errors } from './a1111-error.js';
 import { A1111Progress } from './a1111-progress.js';
 import { type A1111Plan, a1111Plan } from './a1111-request.js';
 import { A1111_SAMPLERS } from './samplers.js';
 
-/** Koa middleware as `Service.mount` takes it. */
-type MountedMiddleware = Parameters<Service['mount']>[0];
-type Ctx = Parameters<MountedMiddleware>[0];
+/** A route group as `Service.group` takes it, and the context its handlers get (signal and body reader in `state`). */
+type RouteGroup = Parameters<Service['group']>[0];
+type Ctx = Parameters<NonNullable<RouteGroup['routes'][string][string]>>[0];
+
+/** The paths of A1111's API: the group answers every one of them (an unknown one is its 404). */
+export const A1111_PREFIX = '/sdapi/v1';
 
 /** A txt2img body is prompts and numbers; an img2img body carries base64 images of at most the model's size. */
 const MAX_JSON_BYTES = 1024 * 1024;
 const MAX_IMG2IMG_BYTES = 32 * 1024 * 1024;
 
 /**
- * AUTOMATIC1111's `/sdapi/v1/*` on a diffusion service, on its own kinds and queue: txt2img, img2img (inpainting
- * with a `mask`), progress (with the previews as `current_image`), interrupt and skip, and the read-only listings
- * (samplers, sd-models, loras, options). Progress, interrupt and skip act on the caller's own jobs (`callerOf`).
- * A generation stops at its next step when its request's deadline passes or its client leaves. Mounted private:
- * it needs the service's API token like the other routes.
+ * AUTOMATIC1111's `/sdapi/v1/*` on a diffusion service as a route group (docs/server.md, route groups) in A1111's
+ * error shape (`a1111Errors`), on its own kinds and queue: txt2img, img2img (inpainting with a `mask`), progress
+ * (with the previews as `current_image`), interrupt and skip, and the read-only listings (samplers, sd-models,
+ * loras, options). Progress, interrupt and skip act on the caller's own jobs (`callerOf`). A generation stops at
+ * its next step when its request's deadline passes or its client leaves (`ctx.state.signal`). Its auth mode is
+ * the service's API token (bearer) unless `auth` says otherwise (A1111's `--api-auth` Basic users).
  */
-export function a1111Routes(generator: Generator): MountedMiddleware {
+export function a1111Routes(
+  generator: Generator,
+  rules: Pick<RouteGroup, 'auth' | 'timeout'> = {},
+): RouteGroup {
   const progress = new A1111Progress();
-  return async (ctx, next) => {
-    if (!ctx.path.startsWith('/sdapi/v1/')) return next();
-    const route = ctx.path.slice('/sdapi/v1/'.length);
-    try {
-      const method = ROUTE_METHODS[route];
-      if (!method) throw new A1111Error(404, 'Not Found');
-      if (ctx.method !== method) throw new A1111Error(405, 'Method Not Allowed');
-      ctx.body = await answer(ctx, route);
-    } catch (err) {
-      const { status, body } = a1111ErrorAnswer(err);
-      ctx.status = status;
-      ctx.body = body;
-    }
-  };
-
-  async function answer(ctx: Ctx, route: string): Promise<unknown> {
-    switch (route) {
-      case 'txt2img':
-      case 'img2img':
-        return generate(ctx, route === 'img2img');
-      case 'progress':
-        return progressAnswer(callerOf(ctx.req), ctx.query.skip_current_image === 'true');
-      case 'interrupt':
+  const routes: RouteGroup['routes'] = {
+    '/sdapi/v1/txt2img': { POST: (ctx) => generate(ctx, false) },
+    '/sdapi/v1/img2img': { POST: (ctx) => generate(ctx, true) },
+    '/sdapi/v1/progress': {
+      GET: (ctx) => progressAnswer(callerOf(ctx.req), ctx.query.skip_current_image === 'true'),
+    },
+    '/sdapi/v1/interrupt': {
+      POST: (ctx) => {
         progress.interrupt(callerOf(ctx.req));
         return {};
-      case 'skip':
+      },
+    },
+    '/sdapi/v1/skip': {
+      POST: (ctx) => {
         progress.skip(callerOf(ctx.req));
         return {};
-      case 'samplers':
+      },
+    },
+    '/sdapi/v1/samplers': {
+      GET: () => {
         return Object.entries(A1111_SAMPLERS).map(([name, s]) => ({
           name,
           aliases: [s.scheduler],
           options: s.karras ? { scheduler: 'karras' } : {},
         }));
-      case 'sd-models':
+      },
+    },
+    '/sdapi/v1/sd-models': {
+      GET: () => {
         return [
           {
             title: generator.modelName,
@@ -74,12 +73,18 @@ export function a1111Routes(generator: Generator): MountedMiddleware {
             config: null,
           },
         ];
-      case 'loras':
+      },
+    },
+    '/sdapi/v1/loras': {
+      GET: async () => {
         return (await generator.listLoras()).map((l) => {
           const name = l.name.replace(/\.safetensors$/, '');
           return { name, alias: name, path: l.name, metadata: {} };
         });
-      default:
+      },
+    },
+    '/sdapi/v1/options': {
+      GET: () => {
         // options: read-only, what this service runs with.
         return {
           sd_model_checkpoint: generator.modelName,
@@ -87,8 +92,10 @@ export function a1111Routes(generator: Generator): MountedMiddleware {
           samples_format: 'png',
           CLIP_stop_at_last_layers: 1,
         };
-    }
-  }
+      },
+    },
+  };
+  return { prefix: A1111_PREFIX, errors: a1111Errors, maxBodySize: MAX_IMG2IMG_BYTES, ...rules, routes };
 
   async function progressAnswer(caller: string, skipImage: boolean) {
     const snap = progress.snapshot(caller);
@@ -125,12 +132,12 @@ export function a1111Routes(generator: Generator): MountedMiddleware {
     if (img2img) {
       const inits = body.init_images;
       if (!Array.isArray(inits) || inits.length === 0)
-        throw new A1111Error(422, 'init_images must be a list of one base64 image');
+        throw new UnprocessableEntity('init_images must be a list of one base64 image');
       image = await base64Image(inits[0], 'init_images[0]', maxPixels);
       if (body.mask !== undefined && body.mask !== null && body.mask !== '')
         mask = await base64Image(body.mask, 'mask', maxPixels);
     }
-    const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, requestSignal(ctx));
+    const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, ctx.state.signal);
     const images: string[] = [];
     const seeds: number[] = [];
     try {
@@ -169,18 +176,6 @@ export function a1111Routes(generator: Generator): MountedMiddleware {
   }
 }
 
-const ROUTE_METHODS: Readonly<Record<string, string>> = {
-  txt2img: 'POST',
-  img2img: 'POST',
-  progress: 'GET',
-  interrupt: 'POST',
-  skip: 'POST',
-  samplers: 'GET',
-  'sd-models': 'GET',
-  loras: 'GET',
-  options: 'GET',
-};
-
 /** `info` as A1111 writes it: the generation's settings and every image's seed. */
 function info(plan: A1111Plan, seeds: number[]): Record<string, unknown> {
   const p = plan.parameters;
@@ -216,30 +211,27 @@ function info(plan: A1111Plan, seeds: number[]): Record<string, unknown> {
 }
 
 async function readJson(ctx: Ctx, maxBytes: number): Promise<Record<string, unknown>> {
-  const bytes = await requestBody(ctx, maxBytes, {
-    tooLarge: () => new A1111Error(413, `The request body is larger than ${maxBytes} bytes`),
-    unreadable: () => new A1111Error(400, 'The request body could not be read'),
-  });
+  const bytes = await ctx.state.body(maxBytes);
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw new A1111Error(422, 'The body is not valid JSON');
+    throw new UnprocessableEntity('The body is not valid JSON');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new A1111Error(422, 'The body must be a JSON object');
+    throw new UnprocessableEntity('The body must be a JSON object');
   return value as Record<string, unknown>;
 }
 
 /** A base64 image (with or without a `data:` prefix) decoded to pixels. */
 async function base64Image(value: unknown, field: string, maxPixels: number): Promise<UploadedImage> {
-  if (typeof value !== 'string') throw new A1111Error(422, `${field} must be a base64 string`);
+  if (typeof value !== 'string') throw new UnprocessableEntity(`${field} must be a base64 string`);
   const comma = value.startsWith('data:') ? value.indexOf(',') : -1;
   const bytes = Buffer.from(value.slice(comma + 1), 'base64');
   try {
     return await decodeUpload(new Uint8Array(bytes), maxPixels);
   } catch (err) {
-    if (err instanceof UnreadableImage) throw new A1111Error(422, `${field} ${err.message}`);
+    if (err instanceof UnreadableImage) throw new UnprocessableEntity(`${field} ${err.message}`);
     throw err;
   }
 }

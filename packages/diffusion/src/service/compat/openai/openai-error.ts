@@ -1,43 +1,48 @@
-import { isTiffinError } from '@tiffin/core';
+import { BadInput, type Service } from '@tiffin/core';
+import { errorAnswer } from '@tiffin/core/internal';
+
+/** A route group's error mapper, as `Service.group` takes it (docs/server.md, route groups). */
+type ErrorMapper = NonNullable<Parameters<Service['group']>[0]['errors']>;
 
 /** The body of every error the OpenAI-compatible routes answer, as OpenAI's API writes it. */
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
-/** An error to answer in OpenAI's shape, with its HTTP status. */
-export class OpenAIError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly param: string | null = null,
-    readonly code: string | null = null,
-    readonly type: string = status === 401 ? 'invalid_authentication' : 'invalid_request_error',
-  ) {
-    super(message);
-  }
+/** The catalog's codes that OpenAI names otherwise; any other code is sent lower-cased (`invalid_size`). */
+const OPENAI_CODES: Readonly<Record<string, string>> = {
+  UNAUTHORIZED: 'invalid_api_key',
+  PAYLOAD_TOO_LARGE: 'request_too_large',
+};
 
-  body(): OpenAIErrorBody {
-    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
-  }
+/**
+ * A request OpenAI's API refuses with a 400 naming the parameter: a catalog error (its `code` one of
+ * docs/errors.md) whose `detail.param` the OpenAI group's mapper sends as `param`.
+ */
+export function invalidRequest(message: string, refusal: { code: string; param?: string }): BadInput {
+  const { code, param } = refusal;
+  return new BadInput(message, { code, detail: param === undefined ? undefined : { param } });
 }
 
 /**
- * Any error thrown while serving an OpenAI route, in OpenAI's shape: the service's own 4xx keep their status and
- * message (their stable code as `code`); anything else is a 500 with no internal detail.
+ * The OpenAI group's error shape: the catalog's answer as OpenAI's API writes an error, its stable code as `code`
+ * (lower-cased, or OpenAI's own name for it) and `detail.param` as `param`; a 5xx other than 503 says only that
+ * the generation failed.
  */
-export function toOpenAIError(err: unknown): OpenAIError {
-  if (err instanceof OpenAIError) return err;
-  if (isTiffinError(err)) {
-    const status = err.httpStatus;
-    if (status < 500) return new OpenAIError(status, err.message, null, err.code.toLowerCase());
-    return new OpenAIError(
-      status,
-      status === 503 ? err.message : 'The server failed to generate the image',
-      null,
-      err.code.toLowerCase(),
-      'server_error',
-    );
-  }
-  return new OpenAIError(500, 'The server failed to generate the image', null, null, 'server_error');
+export const openAIErrors: ErrorMapper = ({ status, body }) => {
+  const detail = body.detail as { param?: unknown } | undefined;
+  const failed = status >= 500 && status !== 503;
+  const error: OpenAIErrorBody['error'] = {
+    message: failed ? 'The server failed to generate the image' : body.error,
+    type:
+      status === 401 ? 'invalid_authentication' : status >= 500 ? 'server_error' : 'invalid_request_error',
+    param: typeof detail?.param === 'string' ? detail.param : null,
+    code: OPENAI_CODES[body.code] ?? body.code.toLowerCase(),
+  };
+  return { status, body: { error } satisfies OpenAIErrorBody };
+};
+
+/** Any error in OpenAI's shape, for one answered inside a stream (an `error` event) rather than by the group. */
+export function openAIErrorObject(err: unknown, requestId = ''): OpenAIErrorBody['error'] {
+  return (openAIErrors(errorAnswer(err, requestId)).body as OpenAIErrorBody).error;
 }

@@ -1,5 +1,5 @@
 import { OUTPUT_FORMATS, type OutputFormat } from '../../output-format.js';
-import { OpenAIError } from './openai-error.js';
+import { invalidRequest } from './openai-error.js';
 
 /** The fields of an OpenAI images request Tiffin acts on (the others are ignored, as OpenAI ignores unknown ones). */
 export interface ImagesRequest {
@@ -32,14 +32,15 @@ export function imagesRequest(
 ): ImagesRequest {
   const prompt = fields.prompt;
   if (route !== 'variations' && (typeof prompt !== 'string' || prompt.length === 0))
-    throw new OpenAIError(
-      400,
-      'prompt is required: a non-empty string',
-      'prompt',
-      'missing_required_parameter',
-    );
+    throw invalidRequest('prompt is required: a non-empty string', {
+      param: 'prompt',
+      code: 'MISSING_REQUIRED_PARAMETER',
+    });
   if (typeof prompt === 'string' && prompt.length > MAX_PROMPT)
-    throw new OpenAIError(400, `prompt is longer than ${MAX_PROMPT} characters`, 'prompt', 'invalid_value');
+    throw invalidRequest(`prompt is longer than ${MAX_PROMPT} characters`, {
+      param: 'prompt',
+      code: 'INVALID_VALUE',
+    });
   return {
     prompt: route === 'variations' ? '' : (prompt as string),
     n: countOf(fields.n, bounds.maxImages),
@@ -59,7 +60,10 @@ function countOf(value: unknown, max: number): number {
   if (value === undefined || value === null || value === '') return 1;
   const n = typeof value === 'string' ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max)
-    throw new OpenAIError(400, `n must be an integer from 1 to ${max} on this model`, 'n', 'invalid_value');
+    throw invalidRequest(`n must be an integer from 1 to ${max} on this model`, {
+      param: 'n',
+      code: 'INVALID_VALUE',
+    });
   return n;
 }
 
@@ -68,11 +72,9 @@ export function sizeOf(value: unknown, maxSize: number): [number, number] | unde
   if (value === undefined || value === null || value === '' || value === 'auto') return undefined;
   const match = typeof value === 'string' ? /^(\d{1,5})x(\d{1,5})$/.exec(value) : null;
   const refuse = () =>
-    new OpenAIError(
-      400,
+    invalidRequest(
       `size must be "WxH" with both sides multiples of 8 from 8 to ${maxSize} on this model (or "auto")`,
-      'size',
-      'invalid_size',
+      { param: 'size', code: 'INVALID_SIZE' },
     );
   if (!match) throw refuse();
   const [width, height] = [Number(match[1]), Number(match[2])];
@@ -83,13 +85,19 @@ export function sizeOf(value: unknown, maxSize: number): [number, number] | unde
 function oneOf<T extends string>(value: unknown, param: string, allowed: readonly T[], fallback: T): T {
   if (value === undefined || value === null || value === '') return fallback;
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-  throw new OpenAIError(400, `${param} must be one of ${allowed.join(', ')}`, param, 'invalid_value');
+  throw invalidRequest(`${param} must be one of ${allowed.join(', ')}`, {
+    param: param,
+    code: 'INVALID_VALUE',
+  });
 }
 
 function seedOf(value: unknown): number | null {
   if (value === undefined || value === null || value === '') return null;
   const seed = typeof value === 'string' ? Number(value) : value;
   if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff)
-    throw new OpenAIError(400, 'seed must be an integer from 0 to 4294967295', 'seed', 'invalid_value');
+    throw invalidRequest('seed must be an integer from 0 to 4294967295', {
+      param: 'seed',
+      code: 'INVALID_VALUE',
+    });
   return seed;
 }

@@ -1,29 +1,25 @@
-import type { Service } from '@tiffin/core';
+import { NotFound, type Service } from '@tiffin/core';
 import sharp from 'sharp';
 import type { Generator } from '../../generator.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import { compatRequest, type UploadedImage } from '../generator.js';
-import { requestBody } from '../request-body.js';
-import { requestSignal } from '../request-signal.js';
-import { OpenAIError, toOpenAIError } from './openai-error.js';
+import { invalidRequest, openAIErrors } from './openai-error.js';
 import { imagesRequest } from './openai-request.js';
 import { type ImagesAnswer, imagesAnswer } from './openai-response.js';
 import { ResultStore } from './result-store.js';
 
-/** Koa middleware as `Service.mount` takes it. */
-type MountedMiddleware = Parameters<Service['mount']>[0];
-/** The Koa context a mounted middleware gets. */
-type ParameterizedContext = Parameters<MountedMiddleware>[0];
+/** A route group as `Service.group` takes it, and the context its handlers get (signal and body reader in `state`). */
+type RouteGroup = Parameters<Service['group']>[0];
+type ParameterizedContext = Parameters<NonNullable<RouteGroup['routes'][string][string]>>[0];
 
 /** Where `response_format: "url"` results are served. */
 export const RESULTS_PATH = '/v1/images/results/';
+/** The paths of OpenAI's API: the group answers every one of them (an unknown one is its 404). */
+const OPENAI_PREFIX = '/v1';
 
 /** A JSON body is prompts and a few numbers; an upload is at most a few images of the model's size. */
 const MAX_JSON_BYTES = 1024 * 1024;
 const MAX_FORM_BYTES = 32 * 1024 * 1024;
-
-/** Marks a request that carried the service's token (the private mount runs only for those). */
-const AUTHORIZED = Symbol('openai-authorized');
 
 export interface OpenAIRoutesOptions {
   generator: Generator;
@@ -31,70 +27,60 @@ export interface OpenAIRoutesOptions {
   modelId: string;
   /** Seconds a `url` result is served (default 600), how many are kept (default 64) and their bytes (64 MiB). */
   results?: { ttlSeconds?: number; maxCount?: number; maxBytes?: number };
+  /** The routes' deadline in seconds (default: the server's `timeout`). */
+  timeout?: number;
 }
 
 /**
- * The OpenAI Images API on a diffusion service, on its own kinds and queue: `POST /v1/images/generations`
- * (text2img), `/v1/images/edits` (inpaint with a mask, else img2img), `/v1/images/variations` (img2img with no
- * prompt), `GET /v1/models`, and `GET /v1/images/results/<id>` for `url` results. Two mounts: a private one that
- * only marks requests carrying the API token, then a public one that answers, so a missing token is a 401 in
- * OpenAI's error shape like every other error of these routes.
+ * The OpenAI Images API on a diffusion service, on its own kinds and queue, as two route groups (docs/server.md,
+ * route groups) in OpenAI's error shape (`openAIErrors`): `/v1` with the service's API token (bearer) for
+ * `POST /v1/images/generations` (text2img), `/v1/images/edits` (inpaint with a mask, else img2img),
+ * `/v1/images/variations` (img2img with no prompt) and `GET /v1/models`; and `GET /v1/images/results/<id>` for
+ * `url` results, public like OpenAI's own result URLs (the id is unguessable and short-lived). A generation stops
+ * at its next step when the request's deadline passes or its client leaves (`ctx.state.signal`).
  */
-export function openAIRoutes(options: OpenAIRoutesOptions): {
-  marker: MountedMiddleware;
-  routes: MountedMiddleware;
-} {
+export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
   const { generator, modelId } = options;
   const store = new ResultStore({
     ttlSeconds: options.results?.ttlSeconds ?? 600,
     maxCount: options.results?.maxCount ?? 64,
     maxBytes: options.results?.maxBytes ?? 64 * 1024 ** 2,
   });
-  const marker: MountedMiddleware = (ctx, next) => {
-    if (ctx.path.startsWith('/v1/images') || ctx.path.startsWith('/v1/models'))
-      (ctx.state as Record<symbol, boolean>)[AUTHORIZED] = true;
-    return next();
+  const rules = {
+    errors: openAIErrors,
+    maxBodySize: MAX_FORM_BYTES,
+    ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
   };
-
-  const routes: MountedMiddleware = async (ctx, next) => {
-    const path = ctx.path;
-    if (path.startsWith(RESULTS_PATH) && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
-      // Public like OpenAI's own result URLs: the id is unguessable and short-lived.
-      const found = store.get(path.slice(RESULTS_PATH.length));
-      if (!found)
-        return answerError(
-          ctx,
-          new OpenAIError(404, 'This result expired or never existed', null, 'not_found'),
-        );
-      ctx.set('cache-control', 'private, max-age=60');
-      ctx.type = found.mediaType;
-      ctx.body = found.bytes;
-      return;
-    }
-    const route = ROUTES[path];
-    if (!route) return next();
-    try {
-      if (!(ctx.state as Record<symbol, boolean>)[AUTHORIZED])
-        throw new OpenAIError(
-          401,
-          'Incorrect or missing API key: send Authorization: Bearer <token>',
-          null,
-          'invalid_api_key',
-        );
-      if (ctx.method !== route.method)
-        throw new OpenAIError(405, `${path} takes ${route.method}`, null, 'method_not_allowed');
-      if (route.kind === 'models') {
-        ctx.body = {
+  const results: RouteGroup = {
+    ...rules,
+    prefix: RESULTS_PATH.slice(0, -1),
+    auth: 'public',
+    routes: {
+      [`${RESULTS_PATH}*`]: {
+        GET: (ctx) => {
+          const found = store.get(ctx.path.slice(RESULTS_PATH.length));
+          if (!found) throw new NotFound('This result expired or never existed');
+          ctx.set('cache-control', 'private, max-age=60');
+          ctx.type = found.mediaType;
+          ctx.body = found.bytes;
+        },
+      },
+    },
+  };
+  const api: RouteGroup = {
+    ...rules,
+    prefix: OPENAI_PREFIX,
+    routes: {
+      '/v1/images/generations': { POST: (ctx) => serveImages(ctx, 'generations', ctx.state.signal) },
+      '/v1/images/edits': { POST: (ctx) => serveImages(ctx, 'edits', ctx.state.signal) },
+      '/v1/images/variations': { POST: (ctx) => serveImages(ctx, 'variations', ctx.state.signal) },
+      '/v1/models': {
+        GET: () => ({
           object: 'list',
           data: [{ id: modelId, object: 'model', created: 0, owned_by: 'tiffin' }],
-        };
-        return;
-      }
-      // The generation stops at its next step when the request's deadline passes or its client leaves.
-      ctx.body = await serveImages(ctx, route.kind, requestSignal(ctx));
-    } catch (err) {
-      answerError(ctx, toOpenAIError(err));
-    }
+        }),
+      },
+    },
   };
 
   async function serveImages(
@@ -123,12 +109,10 @@ export function openAIRoutes(options: OpenAIRoutesOptions): {
     const request = imagesRequest(fields, generator, kind);
     const image = await uploaded(form, ['image', 'image[]'], 'image', maxPixels);
     if (!image)
-      throw new OpenAIError(
-        400,
-        'image is required: a PNG, JPEG or WebP file',
-        'image',
-        'missing_required_parameter',
-      );
+      throw invalidRequest('image is required: a PNG, JPEG or WebP file', {
+        param: 'image',
+        code: 'MISSING_REQUIRED_PARAMETER',
+      });
     const sized = request.size ? await resized(image, request.size) : image;
     const common = { prompt: request.prompt, num_images_per_prompt: request.n, seed: request.seed };
     const mask = kind === 'edits' ? await uploaded(form, ['mask'], 'mask', maxPixels, true) : undefined;
@@ -136,7 +120,10 @@ export function openAIRoutes(options: OpenAIRoutesOptions): {
     if (mask) {
       requireKind('inpaint', kind);
       if (mask.width !== image.width || mask.height !== image.height)
-        throw new OpenAIError(400, 'mask must be the same size as image', 'mask', 'invalid_image_dimensions');
+        throw invalidRequest('mask must be the same size as image', {
+          param: 'mask',
+          code: 'INVALID_IMAGE_DIMENSIONS',
+        });
       const maskSized = request.size ? await resized(mask, request.size) : mask;
       const inpaint = compatRequest(generator, common, {
         image: sized,
@@ -153,76 +140,44 @@ export function openAIRoutes(options: OpenAIRoutesOptions): {
 
   function requireKind(name: string, route: string): void {
     if (!generator.kinds.includes(name))
-      throw new OpenAIError(
-        400,
-        `This model does not serve ${route} (it serves ${generator.kinds.join(', ')})`,
-        null,
-        'unsupported_operation',
-      );
+      throw invalidRequest(`This model does not serve ${route} (it serves ${generator.kinds.join(', ')})`, {
+        code: 'UNSUPPORTED_OPERATION',
+      });
   }
 
-  return { marker, routes };
-}
-
-const ROUTES: Readonly<
-  Record<string, { method: string; kind: 'generations' | 'edits' | 'variations' | 'models' }>
-> = {
-  '/v1/images/generations': { method: 'POST', kind: 'generations' },
-  '/v1/images/edits': { method: 'POST', kind: 'edits' },
-  '/v1/images/variations': { method: 'POST', kind: 'variations' },
-  '/v1/models': { method: 'GET', kind: 'models' },
-};
-
-function answerError(ctx: ParameterizedContext, err: OpenAIError): void {
-  ctx.status = err.status;
-  if (err.status === 401) ctx.set('www-authenticate', 'Bearer realm="tiffin"');
-  ctx.body = err.body();
-}
-
-/** The body, read by core within `maxBytes`; its 413 and 400 in OpenAI's shape. */
-function readBody(ctx: ParameterizedContext, maxBytes: number): Promise<Buffer> {
-  return requestBody(ctx, maxBytes, {
-    tooLarge: () =>
-      new OpenAIError(413, `The request body is larger than ${maxBytes} bytes`, null, 'request_too_large'),
-    unreadable: () => new OpenAIError(400, 'The request body could not be read', null, 'invalid_body'),
-  });
+  // The public results first: the `/v1` group answers every other path under it.
+  return [results, api];
 }
 
 async function readJson(ctx: ParameterizedContext): Promise<Record<string, unknown>> {
   if (!ctx.is('application/json'))
-    throw new OpenAIError(
-      400,
-      'The body must be JSON (Content-Type: application/json)',
-      null,
-      'invalid_content_type',
-    );
-  const text = (await readBody(ctx, MAX_JSON_BYTES)).toString('utf8');
+    throw invalidRequest('The body must be JSON (Content-Type: application/json)', {
+      code: 'INVALID_CONTENT_TYPE',
+    });
+  const text = (await ctx.state.body(MAX_JSON_BYTES)).toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new OpenAIError(400, 'The body is not valid JSON', null, 'invalid_json');
+    throw invalidRequest('The body is not valid JSON', { code: 'INVALID_JSON' });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new OpenAIError(400, 'The body must be a JSON object', null, 'invalid_json');
+    throw invalidRequest('The body must be a JSON object', { code: 'INVALID_JSON' });
   return value as Record<string, unknown>;
 }
 
 async function readForm(ctx: ParameterizedContext): Promise<FormData> {
   const type = ctx.get('content-type');
   if (!ctx.is('multipart/form-data'))
-    throw new OpenAIError(
-      400,
-      'The body must be multipart/form-data with the image file',
-      null,
-      'invalid_content_type',
-    );
-  const body = await readBody(ctx, MAX_FORM_BYTES);
+    throw invalidRequest('The body must be multipart/form-data with the image file', {
+      code: 'INVALID_CONTENT_TYPE',
+    });
+  const body = await ctx.state.body(MAX_FORM_BYTES);
   try {
     // The web platform's multipart parser (undici), on a body already bounded above.
     return await new Response(new Uint8Array(body), { headers: { 'content-type': type } }).formData();
   } catch {
-    throw new OpenAIError(400, 'The multipart body is malformed', null, 'invalid_multipart');
+    throw invalidRequest('The multipart body is malformed', { code: 'INVALID_MULTIPART' });
   }
 }
 
@@ -237,12 +192,12 @@ async function uploaded(
   const value = names.map((n) => form.get(n)).find((v) => v !== null);
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string')
-    throw new OpenAIError(400, `${param} must be a file`, param, 'invalid_image');
+    throw invalidRequest(`${param} must be a file`, { param, code: 'INVALID_IMAGE' });
   try {
     return await decodeUpload(new Uint8Array(await value.arrayBuffer()), maxPixels, keepAlpha);
   } catch (err) {
     if (err instanceof UnreadableImage)
-      throw new OpenAIError(400, `${param} ${err.message}`, param, 'invalid_image');
+      throw invalidRequest(`${param} ${err.message}`, { param, code: 'INVALID_IMAGE' });
     throw err;
   }
 }
