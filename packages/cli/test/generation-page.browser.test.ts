@@ -188,6 +188,32 @@ describe('generation page at /ui in Chromium', () => {
     );
     await page.screenshot({ path: join(ARTEFACTS, 'inpaint.png'), fullPage: true });
 
+    // From the history, the inpainting comes back with its picture and its painted mask (the right half).
+    await page.getByLabel('Text to image').check();
+    await page
+      .getByRole('button', { name: /^Restore: a small blue square at the bottom left.*inpaint/ })
+      .click();
+    expect(await page.getByRole('radio', { name: 'Inpaint' }).isChecked()).toBe(true);
+    const paintedShare = await canvas.evaluate((c) => {
+      const mask = c as unknown as {
+        width: number;
+        height: number;
+        getContext: (kind: '2d') => {
+          getImageData: (x: number, y: number, w: number, h: number) => { data: Uint8ClampedArray };
+        };
+      };
+      const { data } = mask.getContext('2d').getImageData(0, 0, mask.width, mask.height);
+      let [left, right] = [0, 0];
+      for (let i = 0; i < data.length; i += 4) {
+        if (data[i + 3] === 0) continue;
+        if ((i / 4) % mask.width < mask.width / 2) left++;
+        else right++;
+      }
+      return { left, right };
+    });
+    expect(paintedShare.right).toBeGreaterThan(0);
+    expect(paintedShare.right).toBeGreaterThan(4 * paintedShare.left);
+
     expect(foreign).toEqual([]);
     await page.context().close();
   }, 300_000);

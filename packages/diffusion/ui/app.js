@@ -16,7 +16,7 @@ import {
 } from './form.js';
 import { clearHistory, renderHistory } from './history.js';
 import { cancelCurrent, enqueue, jobCount, MOST_JOBS, onResult, resumeJobs } from './jobs.js';
-import { clearMask, maskBlob, showPicture } from './mask.js';
+import { clearMask, maskBlob, restoreMask, showPicture } from './mask.js';
 import { lastResultSeed, showResults } from './results.js';
 import { defaultsText, loadService } from './service-info.js';
 import { submitTask } from './task.js';
@@ -41,9 +41,9 @@ async function generate(event) {
   page.sending = true;
   try {
     setStatus('Submitting…');
-    const { init, picture } = await submitBody(mode, params);
+    const { init, picture, mask } = await submitBody(mode, params);
     const id = await submitTask(mode, init);
-    enqueue({ id, mode, params, picture });
+    enqueue({ id, mode, params, picture, mask });
   } catch (err) {
     setStatus(`Failed: ${err instanceof Error ? err.message : String(err)}`, true);
   } finally {
@@ -56,12 +56,13 @@ async function generate(event) {
  * resized to the form's size first.
  * @param {string} mode
  * @param {Record<string, unknown>} params
- * @returns {Promise<{ init: RequestInit, picture: Blob | null }>}
+ * @returns {Promise<{ init: RequestInit, picture: Blob | null, mask: Blob | null }>}
  */
 async function submitBody(mode, params) {
   if (mode === 'text2img') {
     const body = JSON.stringify(params);
-    return { init: { method: 'POST', headers: { 'content-type': 'application/json' }, body }, picture: null };
+    const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body };
+    return { init, picture: null, mask: null };
   }
   if (!page.picture) throw new Error('choose an image first');
   const { width, height, ...fields } = params;
@@ -69,9 +70,10 @@ async function submitBody(mode, params) {
   const picture = await pngAt(page.picture, w, h);
   const data = new FormData();
   data.append(mode === 'img2img' ? 'img' : 'image', picture, 'image.png');
-  if (mode === 'inpaint') data.append('mask_image', await maskBlob(w, h), 'mask.png');
+  const mask = mode === 'inpaint' ? await maskBlob(w, h) : null;
+  if (mask) data.append('mask_image', mask, 'mask.png');
   data.append('data', new Blob([JSON.stringify(fields)], { type: 'application/json' }));
-  return { init: { method: 'POST', body: data }, picture };
+  return { init: { method: 'POST', body: data }, picture, mask };
 }
 
 /**
@@ -109,6 +111,7 @@ async function restore(entry) {
     files.items.add(new File([entry.picture], 'restored.png', { type: entry.picture.type }));
     input('init-image').files = files.files;
     await onImageChosen(true);
+    if (entry.mask) await restoreMask(entry.mask);
   }
   const images = entry.images.map(({ blob, seed }) => ({ blob, seed, url: URL.createObjectURL(blob) }));
   showResults(images, entry.params, entry.mode, undefined);

@@ -1,6 +1,6 @@
 // @ts-check
 // This browser's history of results, full size, in IndexedDB: every image with its seed, the request's every
-// parameter and mode, and the uploaded picture, so a click puts all of it back. Bounded: the newest 50
+// parameter and mode, and the uploaded picture and mask, so a click puts all of it back. Bounded: the newest 50
 // generations and 200 MB of images; the oldest go first.
 import { el } from './dom.js';
 
@@ -11,7 +11,7 @@ export const HISTORY_MAX_BYTES = 200 * 1024 * 1024;
 /** Where earlier versions of the page kept thumbnails. */
 const OLD_KEY = 'tiffin-ui-history';
 
-/** @typedef {{ id?: number, at: string, mode: string, params: Record<string, unknown>, images: Array<{ blob: Blob, seed: string | null }>, picture: Blob | null, bytes: number }} HistoryEntry */
+/** @typedef {{ id?: number, at: string, mode: string, params: Record<string, unknown>, images: Array<{ blob: Blob, seed: string | null }>, picture: Blob | null, mask?: Blob | null, bytes: number }} HistoryEntry */
 
 /** @type {Promise<IDBDatabase> | null} */
 let opened = null;
@@ -56,7 +56,8 @@ export async function readHistory() {
  * @param {Omit<HistoryEntry, 'bytes' | 'id'>} entry
  */
 export async function remember(entry) {
-  const bytes = entry.images.reduce((n, i) => n + i.blob.size, entry.picture?.size ?? 0);
+  const inputs = (entry.picture?.size ?? 0) + (entry.mask?.size ?? 0);
+  const bytes = entry.images.reduce((n, i) => n + i.blob.size, inputs);
   await inStore('readwrite', (s) => s.add({ ...entry, bytes }));
   const kept = await readHistory();
   let total = 0;

@@ -14,7 +14,7 @@ export const MOST_JOBS = 8;
 /** How often the waiting jobs' places are asked for. */
 const POLL_MS = 1500;
 
-/** @typedef {{ id: string, mode: string, params: Record<string, unknown>, picture: Blob | null, abort: AbortController, place: string }} Job */
+/** @typedef {{ id: string, mode: string, params: Record<string, unknown>, picture: Blob | null, mask: Blob | null, abort: AbortController, place: string }} Job */
 
 /** @type {Job[]} */
 const jobs = [];
@@ -35,7 +35,7 @@ export function jobCount() {
 
 /**
  * A submitted generation joins the tab's queue.
- * @param {{ id: string, mode: string, params: Record<string, unknown>, picture: Blob | null }} submitted
+ * @param {{ id: string, mode: string, params: Record<string, unknown>, picture: Blob | null, mask: Blob | null }} submitted
  */
 export function enqueue(submitted) {
   jobs.push({ ...submitted, abort: new AbortController(), place: 'queued' });
@@ -62,6 +62,7 @@ export function resumeJobs() {
       mode: j.mode,
       params: j.params ?? {},
       picture: null,
+      mask: null,
       abort: new AbortController(),
       place: 'queued',
     });
@@ -147,6 +148,7 @@ async function follow(job) {
         params: seed ? { ...job.params, seed: Number(seed) } : job.params,
         images: images.map(({ blob, seed }) => ({ blob, seed })),
         picture: job.picture,
+        mask: job.mask,
       }).catch(() => {});
       afterResult();
     } else {

@@ -89,6 +89,27 @@ canvas.addEventListener('keydown', (event) => {
 el('mask-clear').addEventListener('click', clearMask);
 
 /**
+ * Paints a mask as it was sent (white where to repaint) back onto the brush canvas.
+ * @param {Blob} mask
+ */
+export async function restoreMask(mask) {
+  const drawn = document.createElement('canvas');
+  drawn.width = canvas.width;
+  drawn.height = canvas.height;
+  const scratch = /** @type {CanvasRenderingContext2D} */ (drawn.getContext('2d'));
+  scratch.drawImage(await createImageBitmap(mask), 0, 0, drawn.width, drawn.height);
+  const pixels = scratch.getImageData(0, 0, drawn.width, drawn.height);
+  // The service repaints where the grey level is at least half (docs/diffusion-service.md, POST /inpaint).
+  for (let i = 0; i < pixels.data.length; i += 4) {
+    const painted = pixels.data[i] + pixels.data[i + 1] + pixels.data[i + 2] >= 3 * 128;
+    pixels.data.set(painted ? [255, 255, 255, 255] : [0, 0, 0, 0], i);
+  }
+  clearMask();
+  ctx.putImageData(pixels, 0, 0);
+  dirty = true;
+}
+
+/**
  * The mask as the API takes it: white where to repaint, black elsewhere, at the size the picture is sent at.
  * @param {number} width
  * @param {number} height
