@@ -259,7 +259,7 @@ describe('the page as people use A1111, ComfyUI and Fooocus', () => {
       const { page } = await openPage(viewport);
       // The model's defaults are named: the scheduler's choice says which one the model uses.
       expect(await page.locator('#scheduler option').first().textContent()).toMatch(
-        /model's default \(\w+\)/,
+        /^\w+ \(the model's default\)$/,
       );
       await page
         .getByLabel('Prompt', { exact: true })

@@ -82,7 +82,8 @@ export function selectMode(mode) {
   const names = choices(props.scheduler);
   const chosen = scheduler.value;
   const named = form.info?.defaults.scheduler;
-  scheduler.replaceChildren(new Option(named ? `the model's default (${named})` : "the model's default", ''));
+  // The model's own first (a phone's narrow select shows the start of it).
+  scheduler.replaceChildren(new Option(named ? `${named} (the model's default)` : "the model's default", ''));
   for (const name of names) scheduler.append(new Option(name, name));
   scheduler.value = names.includes(chosen) ? chosen : '';
   updateOutputs();
