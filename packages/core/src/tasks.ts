@@ -20,7 +20,7 @@ export {
   TasksFull,
   unknownTask,
 } from './tasks/task-errors.js';
-export { POSITION_EVENT_MS, queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './tasks/task-eta.js';
+export { queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './tasks/task-eta.js';
 export { isTaskId } from './tasks/task-id.js';
 export {
   type CancelAnswer,

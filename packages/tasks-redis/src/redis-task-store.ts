@@ -17,7 +17,6 @@ import {
 import { Queue, Worker } from 'bullmq';
 import { BULLMQ_PREFIX, eventsStreamKey } from './bullmq-assumptions.js';
 import { HeldBytes } from './held-bytes.js';
-import { QueuePositions } from './queue-positions.js';
 import { queueStats } from './queue-stats.js';
 import { QueuedHint } from './queued-hint.js';
 import { type Message, StoreChannel } from './store-channel.js';
@@ -47,8 +46,8 @@ export type { RedisTaskStoreOptions } from './store-options.js';
  *
  * Its parts, one concern each: the submit's admission (`task-admission.ts`), claims and their leases
  * (`task-claims.ts`, `task-leases.ts`), a running task's end (`task-settlement.ts`), the bookkeeping of any end
- * and cancels (`task-endings.ts`), a task's state and events (`task-reads.ts`, `task-follow.ts`,
- * `queue-positions.ts`), the channel between processes (`store-channel.ts`), the connections and readiness
+ * and cancels (`task-endings.ts`), a task's state and events (`task-reads.ts`, `task-follow.ts`; core tells
+ * a follower its place as the queue moves, `onQueueMoved`), the channel between processes (`store-channel.ts`), the connections and readiness
  * (`store-connections.ts`), the scripts (`commands/*.lua`, `store-commands.ts`) and what they assume of BullMQ
  * (`bullmq-assumptions.ts`). This class wires them and answers the `TaskStore` contract.
  */
@@ -58,7 +57,6 @@ export class RedisTaskStore implements TaskStore {
   private readonly channel: StoreChannel;
   private readonly hint = new QueuedHint();
   private readonly leases: TaskLeases;
-  private readonly positions: QueuePositions;
   private readonly endings: TaskEndings;
   private readonly claims: TaskClaims;
   private readonly settlement: TaskSettlement;
@@ -68,11 +66,6 @@ export class RedisTaskStore implements TaskStore {
     this.maxResultBytes = ctx.settings.maxResultBytes;
     this.channel = new StoreChannel(ctx.connections.commands, ctx.keys.channel);
     this.leases = new TaskLeases(ctx.settings.leaseMs, () => this.connections.closed);
-    this.positions = new QueuePositions(
-      this.channel,
-      (id) => this.status(id),
-      () => this.connections.closed,
-    );
     this.endings = new TaskEndings(ctx, this.channel);
     this.claims = new TaskClaims(ctx, this.leases, this.hint, this.endings, this.channel);
     this.settlement = new TaskSettlement(ctx, this.leases, this.endings, this.claims);
@@ -194,7 +187,7 @@ export class RedisTaskStore implements TaskStore {
   }
 
   events(id: string, signal: AbortSignal): AsyncGenerator<TaskEvent> {
-    return followTask(id, signal, this.channel, this.positions, (task) => this.status(task));
+    return followTask(id, signal, this.channel, (task) => this.status(task));
   }
 
   /** Waiting and running tasks by API, from BullMQ's lists in one bounded script (what `/metrics` shows). */
@@ -204,6 +197,12 @@ export class RedisTaskStore implements TaskStore {
 
   onCancel(id: string, listener: () => void): () => void {
     return this.channel.onCancel(id, listener);
+  }
+
+  /** A task started or ended, in any process on the queue (heard on the channel): the queue moved. */
+  onQueueMoved(listener: () => void): () => void {
+    this.channel.queueMovedListeners.add(listener);
+    return () => this.channel.queueMovedListeners.delete(listener);
   }
 
   async expire(): Promise<number> {
@@ -260,9 +259,8 @@ export class RedisTaskStore implements TaskStore {
       if (message.from !== this.channel.self && this.leases.has(message.id))
         this.channel.tellCancelled(message.id);
     } else if (message.event) {
-      if (message.event.event !== 'queued') this.positions.forget(message.id);
       for (const listener of this.channel.listeners.get(message.id) ?? []) listener(message.event);
-      if (message.event.event === 'started' || isFinalEvent(message.event)) this.positions.announce();
+      if (message.event.event === 'started' || isFinalEvent(message.event)) this.channel.tellQueueMoved();
     }
   }
 }

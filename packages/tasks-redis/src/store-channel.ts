@@ -29,6 +29,8 @@ export class StoreChannel {
   readonly cancelListeners = new Map<string, Set<() => void>>();
   /** This process's runners, told that tasks may be queued. */
   readonly queuedListeners = new Set<() => void>();
+  /** Told that a task left the queue (`TaskStore.onQueueMoved`). */
+  readonly queueMovedListeners = new Set<() => void>();
   /** Set while this tick's `queued` message is due (one for the submits of a tick). */
   private queuedDue = false;
   /**
@@ -70,6 +72,11 @@ export class StoreChannel {
   /** Tell this process's runners that tasks may be queued. */
   tellQueued(): void {
     for (const listener of this.queuedListeners) listener();
+  }
+
+  /** Tell this process's listeners that a task left the queue. */
+  tellQueueMoved(): void {
+    for (const listener of this.queueMovedListeners) listener();
   }
 
   /** Tell this process's cancel listeners of task `id`. */

@@ -6,20 +6,18 @@ import {
   type TaskEvent,
   type TaskView,
 } from '@tiffin/core/tasks';
-import type { QueuePositions } from './queue-positions.js';
 import type { StoreChannel } from './store-channel.js';
 
 /**
  * Task `id`'s events as this process hears them on the store's channel: its state first (`status`), then each
  * event until its last one or `signal`. It listens before reading the state, so no event falls between the two;
- * the events heard meanwhile follow the first one. A queued task's follower is told its place as it changes
- * (`QueuePositions`).
+ * the events heard meanwhile follow the first one. A queued task's first event carries its place; core tells
+ * its follower each new place as the queue moves (`onQueueMoved`).
  */
 export async function* followTask(
   id: string,
   signal: AbortSignal,
   channel: StoreChannel,
-  positions: QueuePositions,
   status: (id: string) => Promise<TaskView>,
 ): AsyncGenerator<TaskEvent> {
   const { listeners } = channel;
@@ -34,10 +32,7 @@ export async function* followTask(
   own.add(keep);
   const unsubscribe = (listener: (event: TaskEvent) => void) => {
     own.delete(listener);
-    if (own.size === 0) {
-      listeners.delete(id);
-      positions.forget(id);
-    }
+    if (own.size === 0) listeners.delete(id);
   };
   try {
     const view = await status(id);
@@ -46,7 +41,6 @@ export async function* followTask(
       return;
     }
     // A task that started while its state was read was queued when the stream opened.
-    if (view.queue_position !== undefined) positions.set(id, view.queue_position);
     const first: TaskEvent =
       view.status === 'queued' || early[0]?.event === 'started'
         ? queuedEvent(id, view.queue_position, view.eta_seconds)

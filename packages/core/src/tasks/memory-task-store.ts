@@ -11,7 +11,7 @@ import {
   TasksClientFull,
   TasksFull,
 } from './task-errors.js';
-import { queuedEta, queuedEvent, RECENT_RUNS, runningEta } from './task-eta.js';
+import { queuedEta, RECENT_RUNS, runningEta } from './task-eta.js';
 import type {
   CancelAnswer,
   ClaimedTask,
@@ -105,6 +105,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly interrupted: Record<string, number> = {};
   /** Each API's recent run times in seconds, for the estimates (`eta_seconds`). */
   private readonly runSeconds = new Map<string, number[]>();
+  /** Told when a task leaves the queue (`onQueueMoved`). */
+  private readonly queueMoved = new Set<() => void>();
 
   constructor(options: Partial<MemoryTaskStoreOptions> = {}) {
     this.options = { ...DEFAULT_TASK_STORE_OPTIONS, ...options };
@@ -180,7 +182,7 @@ export class MemoryTaskStore implements TaskStore {
       entry.startedMs = performance.now();
       await this.persist(entry);
       this.emit(entry, { event: 'started', data: { request_id: entry.view.id, status: 'started' } });
-      this.announcePositions();
+      this.movedQueue();
       return { id: entry.view.id, api: entry.view.api, request: entry.request, attempt: entry.attempt };
     }
     return null;
@@ -233,7 +235,7 @@ export class MemoryTaskStore implements TaskStore {
     const wasQueued = entry.view.status === 'queued';
     this.finish(entry, status, error);
     await this.persist(entry);
-    if (wasQueued) this.announcePositions();
+    if (wasQueued) this.movedQueue();
     this.emit(entry, {
       event: status,
       data: { request_id: id, status, error: error.error, code: error.code },
@@ -273,8 +275,6 @@ export class MemoryTaskStore implements TaskStore {
       yield { event: entry.view.status, data: { ...entry.view } };
       return;
     }
-    // A queued task's first event carries its place now (kept as the latest, so it is announced once).
-    if (entry.view.status === 'queued') entry.latest = this.positionEvent(entry);
     yield* pushedEvents<TaskEvent>(
       (push) => {
         entry.listeners.add(push);
@@ -283,6 +283,11 @@ export class MemoryTaskStore implements TaskStore {
       signal,
       { first: [entry.latest], isLast: isFinalEvent },
     );
+  }
+
+  onQueueMoved(listener: () => void): () => void {
+    this.queueMoved.add(listener);
+    return () => this.queueMoved.delete(listener);
   }
 
   onCancel(id: string, listener: () => void): () => void {
@@ -412,11 +417,6 @@ export class MemoryTaskStore implements TaskStore {
     return view;
   }
 
-  private positionEvent(entry: Entry): TaskEvent {
-    const view = this.viewOf(entry);
-    return queuedEvent(view.id, view.queue_position, view.eta_seconds);
-  }
-
   private recordRun(api: string, seconds: number): void {
     const runs = this.runSeconds.get(api) ?? [];
     runs.push(seconds);
@@ -424,13 +424,9 @@ export class MemoryTaskStore implements TaskStore {
     this.runSeconds.set(api, runs);
   }
 
-  /** A task left the queue: the queued tasks someone listens to hear their new place (`WaitingQueue.announce`). */
-  private announcePositions(): void {
-    this.waiting.announce((entry, position) => {
-      if (entry.listeners.size === 0 || entry.latest.data.queue_position === position) return;
-      const runs = this.runSeconds.get(entry.view.api) ?? [];
-      this.emit(entry, queuedEvent(entry.view.id, position, queuedEta(position, runs)));
-    });
+  /** A task left the queue: core tells the queued tasks followed their new place (`onQueueMoved`). */
+  private movedQueue(): void {
+    for (const listener of this.queueMoved) listener();
   }
 
   private entry(id: string): Entry {

@@ -1,9 +1,6 @@
 /** Run times of an API kept for its estimate: the most recent ones, so the estimate follows a changed load. */
 export const RECENT_RUNS = 16;
 
-/** Least time between two queue position events of one task, so a fast-moving queue is not a flood. */
-export const POSITION_EVENT_MS = 250;
-
 /**
  * Seconds until a queued task is expected to finish: its place in the queue (from 1) times the mean of its
  * API's recent run times; null before any run finished. Rough: the tasks ahead are taken to cost as much, and

@@ -173,9 +173,16 @@ export interface TaskStore {
   result(id: string): Promise<TaskResult>;
   /**
    * The task's events from now until its final one (starting with the latest, so a late subscriber sees
-   * where it stands) or until `signal` aborts. A finished task yields its final state once.
+   * where it stands) or until `signal` aborts. A finished task yields its final state once. A `queued` event
+   * need not carry the task's place: core adds it (read with `status`) and tells the subscriber each new place
+   * as the queue moves (`onQueueMoved`), for every store alike.
    */
   events(id: string, signal: AbortSignal): AsyncIterable<TaskEvent>;
+  /**
+   * Call `listener` when a task leaves the queue (it started, or ended while queued) in any process that shares
+   * the store, so that the queued tasks followed here are told their new place; returns the unsubscribe.
+   */
+  onQueueMoved(listener: () => void): () => void;
   /**
    * Call `listener` when the running task `id` is cancelled, by a cancel in any process that shares the store
    * (the store-wide cancel signal); returns the unsubscribe.

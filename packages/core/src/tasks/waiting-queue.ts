@@ -1,5 +1,3 @@
-import { POSITION_EVENT_MS } from './task-eta.js';
-
 /**
  * The ids of the queued tasks in the order they are claimed (submit order), and their places in it: a task's
  * place is 1 + the waiting tasks before it, a walk over the waiting ids only (bounded by the unfinished-task
@@ -7,8 +5,6 @@ import { POSITION_EVENT_MS } from './task-eta.js';
  */
 export class WaitingQueue<T> {
   private readonly ids = new Set<string>();
-  /** Set while a round of place announcements is due (at most one per `POSITION_EVENT_MS`). */
-  private timer: NodeJS.Timeout | undefined;
 
   /** `lookup` finds a task by id; `waits` says whether it still waits to be claimed. */
   constructor(
@@ -38,24 +34,5 @@ export class WaitingQueue<T> {
       if (task !== undefined && this.waits(task)) position++;
     }
     return position;
-  }
-
-  /**
-   * A task left the queue: `tell` each waiting task its new place, in one round at most every
-   * `POSITION_EVENT_MS` (one walk over the waiting tasks, so a fast-moving queue is not a flood).
-   */
-  announce(tell: (task: T, position: number) => void): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      let position = 1;
-      for (const id of this.ids) {
-        const task = this.lookup(id);
-        if (task === undefined || !this.waits(task)) continue;
-        tell(task, position);
-        position++;
-      }
-    }, POSITION_EVENT_MS);
-    this.timer.unref();
   }
 }

@@ -83,6 +83,34 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
+/** The events of a `text/event-stream` answer, read as they come: `until` waits for the next that matches. */
+function sseReader(res: Response): {
+  until(match: (e: { event: string }) => boolean): Promise<Record<string, unknown>>;
+} {
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  return {
+    async until(match) {
+      for (;;) {
+        const end = text.indexOf('\n\n');
+        if (end >= 0) {
+          const block = text.slice(0, end);
+          text = text.slice(end + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event !== undefined && data !== undefined && match({ event }))
+            return JSON.parse(data) as Record<string, unknown>;
+          continue;
+        }
+        const { done, value } = await reader.read();
+        if (done) throw new Error('the event stream ended');
+        text += decoder.decode(value, { stream: true });
+      }
+    },
+  };
+}
+
 export function describeTaskRoutes(
   name: string,
   make: (limits: ContractLimits) => Promise<TaskStore>,
@@ -166,12 +194,21 @@ export function describeTaskRoutes(
     it('get before done is 409; cancel twice is 200 both times and ends cancelled; get after it stays 409', async () => {
       const running = await submit('count', { steps: 2000, ms: 5 });
       const queued = await submit('count', { steps: 1 });
+      const behind = await submit('count', { steps: 1 });
       await until('count', running, (v) => v.status === 'running' && v.step >= 1);
       expect((await status('count', queued)).status).toBe('queued');
       // Queue depth and running, read from the store.
       const text = await metrics();
       expect(sample(text, 'tiffin_api_server_tasks_running', { api_name: 'count' })).toBe(1);
-      expect(sample(text, 'tiffin_api_server_tasks_queued', { api_name: 'count' })).toBe(1);
+      expect(sample(text, 'tiffin_api_server_tasks_queued', { api_name: 'count' })).toBe(2);
+      // The task behind hears its place, and its new place once the task ahead of it leaves the queue.
+      const places = await fetch(url(`/count/events?id=${behind}`));
+      const heard = sseReader(places);
+      expect(await heard.until((e) => e.event === 'queued')).toMatchObject({ queue_position: 2 });
+      await (await post(`/count/cancel?id=${queued}`)).body?.cancel();
+      expect(await heard.until((e) => e.event === 'queued')).toMatchObject({ queue_position: 1 });
+      await (await post(`/count/cancel?id=${behind}`)).body?.cancel();
+      expect(await heard.until((e) => e.event !== 'queued')).toMatchObject({ status: 'cancelled' });
       expect(await answer(await fetch(url(`/count/get?id=${running}`)))).toEqual({
         status: 409,
         code: 'JOB_NOT_DONE',
@@ -220,7 +257,7 @@ export function describeTaskRoutes(
         text = await metrics();
       }
       expect(sample(text, 'tiffin_api_server_tasks_submitted_total', { api_name: 'big' })).toBe(2);
-      expect(sample(text, 'tiffin_api_server_tasks_submitted_total', { api_name: 'count' })).toBe(2);
+      expect(sample(text, 'tiffin_api_server_tasks_submitted_total', { api_name: 'count' })).toBe(3);
       const runs = (api: string, s: string) =>
         sample(text, 'tiffin_api_server_task_duration_seconds_count', { api_name: api, status: s });
       expect(runs('big', 'succeeded')).toBe(1);

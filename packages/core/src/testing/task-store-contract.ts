@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { followTask } from '../tasks/runner/follow-task.js';
 import { isTaskId } from '../tasks/task-id.js';
 import type { TaskEvent, TaskRequest, TaskStore } from '../tasks/task-store.js';
 
@@ -203,7 +204,8 @@ export function describeTaskStore(
       const positions: unknown[] = [];
       const leaving = new AbortController();
       const stream = (async () => {
-        for await (const { event, data } of s.events(last, leaving.signal)) {
+        // The store's events as the routes send them: core adds the places (`followTask`).
+        for await (const { event, data } of followTask(s, last, leaving.signal)) {
           if (event === 'queued') positions.push(data.queue_position);
           if (event === 'started') return;
         }

@@ -3,6 +3,7 @@ import { buildResponse } from '../../http/response.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { TaskRunner } from '../../runtime/task-runner.js';
 import type { InferenceApi, TaskOperation } from '../../service/service.js';
+import { followTask } from '../../tasks/runner/follow-task.js';
 import { unknownTask } from '../../tasks/task-errors.js';
 import { isTaskId } from '../../tasks/task-id.js';
 import type { TaskEvent, TaskStore } from '../../tasks/task-store.js';
@@ -57,12 +58,12 @@ export function taskRoutes(
   const events = async (ctx: Exchange): Promise<void> => {
     const release = runtime.admit(ctx);
     const id = taskId(ctx);
-    const stream = store.events(id, ctx.abort.signal)[Symbol.asyncIterator]();
+    const stream = followTask(store, id, ctx.abort.signal);
     // The first event is read before the 200: an unknown id answers 404 with the error body, not a stream cut
     // off after its headers. (A store reads the task's state for it: no read of its own for the check.)
     const first = await stream.next();
     // Whichever way the exchange ends, the stream lets go of what it listens to (one never sent included).
-    ctx.onClose.push(() => void stream.return?.()?.catch(() => {}));
+    ctx.onClose.push(() => void stream.return(undefined).catch(() => {}));
     const response = buildResponse({
       body: eventLines(first, stream),
       mediaType: 'text/event-stream',
