@@ -29,7 +29,8 @@ import { fixtureNoise, openTinyPipeline } from './helpers/tiny.js';
  * UNets shaped like distilled and pruned families (src/tiny/unet-families.ts: BK-SDM small/tiny, SDXS, SSD-1B,
  * Segmind Vega, and every remaining per-block field at once) against diffusers 0.27.2 (`unet_configs.json`, written
  * by reference/unet_configs_reference.py from the folders writeTinyPipeline writes): the UNet at two timesteps on
- * TF.js and onnxruntime, and for the SD 1.x/2.x rows text2img with and without guidance within one 8-bit level.
+ * TF.js and onnxruntime, for the SD 1.x/2.x rows text2img with and without guidance within one 8-bit level, and for the
+ * SDXL rows the folder loading as an SDXL pipeline on both engines.
  */
 interface FamilyCase {
   config: UNetConfig;
@@ -121,6 +122,32 @@ for (const family of Object.keys(UNET_FAMILIES) as UNetFamilyName[]) {
       }
       unet.dispose();
     }, 120_000);
+
+    // No diffusers reference here (its SDXL pipeline needs transformers): the folder loads as SDXL on both engines,
+    // which agree as the tiny SDXL pipeline's do.
+    if (UNET_FAMILIES[family].flavour === 'sdxl')
+      it('loads as an SDXL pipeline; text2img on both engines agrees', async () => {
+        const images: Float32Array[] = [];
+        for (const engine of ['onnxruntime', 'wasm'] as const) {
+          const pipe = await openTinyPipeline(dir, engine);
+          try {
+            expect(pipe.family).toBe('sdxl');
+            const out = await pipe.text2img({
+              prompt: 'a red circle',
+              num_inference_steps: 2,
+              latents: detInput('pipe/latents', [1, 4, 16, 16]),
+              noise: fixtureNoise(),
+              return_float: true,
+            });
+            images.push(out.images[0].float as Float32Array);
+          } finally {
+            pipe.dispose();
+          }
+        }
+        const err = maxAbsDiff(images[0], images[1]);
+        console.info(`${family} SDXL text2img onnxruntime vs TF.js max abs err ${err.toExponential(2)}`);
+        expect(err).toBeLessThan(1e-3);
+      }, 120_000);
 
     const pipelines = Object.entries(ref.pipelines ?? {});
     if (pipelines.length > 0)
