@@ -71,6 +71,7 @@ describe('UNet configs of distilled families (docs/spec/diffusion.md §5.1)', ()
         /resnet_time_scale_shift = "scale_shift" is not supported/,
       ],
       [{ act_fn: 'gelu' }, /act_fn = "gelu" is not supported/],
+      [{ attention_head_dim: 3 }, /attention heads 3 do not divide block 0's 32 channels/],
     ];
     for (const [patch, message] of refused) {
       let error: unknown;

@@ -40,12 +40,10 @@ function crossAttention<T>(
   bias: boolean,
 ): T {
   const src = context ?? x;
-  // diffusers: heads × (channels // heads) features inside, projected back to `channels`.
-  const headDim = Math.floor(channels / heads);
-  const inner = heads * headDim;
-  const q = o.linear(x, `${p}.to_q`, inner, bias);
-  const k = o.linear(src, `${p}.to_k`, inner, bias);
-  const v = o.linear(src, `${p}.to_v`, inner, bias);
+  const q = o.linear(x, `${p}.to_q`, channels, bias);
+  const k = o.linear(src, `${p}.to_k`, channels, bias);
+  const v = o.linear(src, `${p}.to_v`, channels, bias);
+  const headDim = channels / heads;
   const attended = o.attention(q, k, v, { heads, headDim, scale: headDim ** -0.5 });
   return o.linear(attended, `${p}.to_out.0`, channels);
 }

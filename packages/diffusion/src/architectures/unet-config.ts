@@ -139,7 +139,9 @@ function validateBlocks(c: UNetConfig): void {
   );
   c.block_out_channels.forEach((ch, i) => {
     if (ch % c.norm_num_groups !== 0) fail(`block_out_channels ${ch} is not a multiple of norm_num_groups`);
-    if (ch < (heads[i] as number)) fail(`block ${i} has more attention heads than channels`);
+    // diffusers then runs its transformers at heads·(ch // heads) features, a width this engine does not build.
+    if (ch % (heads[i] as number) !== 0)
+      fail(`attention heads ${heads[i]} do not divide block ${i}'s ${ch} channels`);
   });
   const widths = listOf('cross_attention_dim', c.cross_attention_dim, (x) =>
     isInt(x, 1, Number.MAX_SAFE_INTEGER),
