@@ -32,9 +32,12 @@ export async function denoise(
   const guided = run.guided;
   const unetLora = run.loraFor('unet');
   const { timesteps, totalSteps } = start;
-  // Progress counts the steps asked for: PNDM's list has one more entry (its warm-up repeats a
-  // timestep), which is not reported as a step of its own.
-  const extra = Math.max(0, timesteps.length - totalSteps);
+  // Progress counts the steps asked for, as diffusers' progress bar does: PNDM's list has one more entry (its
+  // warm-up repeats a timestep), not a step of its own; Heun, KDPM2 and DPM++ SDE (order 2) call the model twice a
+  // step, and a step is done after every second call (docs/spec/diffusion.md §7.9).
+  const order = scheduler.order;
+  const warmup = timesteps.length - totalSteps * order;
+  let step = 0;
   const source = run.noise.schedulerSource();
   let latents = start.latents;
   throwIfCancelled(request.signal, 0, totalSteps);
@@ -47,11 +50,14 @@ export async function denoise(
     const modelOutput = guided ? guide(raw, params.guidance_scale, params.guidance_rescale) : raw;
     latents = scheduler.step(modelOutput, t, latents, { noise: source, eta: params.eta }).prevSample;
     if (start.afterStep) latents = start.afterStep(latents, i);
-    const step = i + 1 - extra;
-    if (step > 0) await request.onProgress?.({ step, totalSteps, timestep: t, latents });
+    const done = i === timesteps.length - 1 || (i + 1 > warmup && (i + 1) % order === 0);
+    if (done) {
+      step += 1;
+      await request.onProgress?.({ step, totalSteps, timestep: t, latents });
+    }
     // Let the event loop breathe between steps (health checks, progress streaming, a cancel).
     await new Promise((r) => setImmediate(r));
-    throwIfCancelled(request.signal, Math.max(0, step), totalSteps);
+    throwIfCancelled(request.signal, step, totalSteps);
   }
   return latents;
 }

@@ -8,6 +8,7 @@ import { mergeLora } from '../lora/merge.js';
 import { combineRuntimeLoras, prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
 import type { AppliedLora, LoraTarget } from '../lora/types.js';
 import { createScheduler, type SchedulerName, schedulerNameForClass } from '../schedulers/index.js';
+import { KARRAS_SCHEDULER_NAMES } from '../schedulers/registry.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
 import { type SingleFileOptions, singleFileToDiffusers } from '../weights/single-file.js';
@@ -101,7 +102,7 @@ export class StableDiffusionPipeline {
     this.tinyDecoder = components.tinyDecoder;
     this.sdxl = components.sdxl;
     this.schedulerConfig = components.schedulerConfig;
-    const name = schedulerNameForClass(components.schedulerConfig._class_name);
+    const name = schedulerNameForClass(components.schedulerConfig._class_name, components.schedulerConfig);
     if (!name)
       throw new InvalidArgument(`scheduler class ${components.schedulerConfig._class_name} is not supported`);
     this.defaultScheduler = name;
@@ -390,9 +391,9 @@ function requestSchedulerKeys(params: GenerationParameters, scheduler: Scheduler
     keys.timestep_spacing = params.timestep_spacing;
   }
   if (params.use_karras_sigmas !== null && params.use_karras_sigmas !== undefined) {
-    if (scheduler !== 'euler' && scheduler !== 'dpmpp_2m')
+    if (!KARRAS_SCHEDULER_NAMES.includes(scheduler))
       throw new InvalidArgument(
-        `use_karras_sigmas applies to the euler and dpmpp_2m schedulers, not ${scheduler}`,
+        `use_karras_sigmas applies to the ${KARRAS_SCHEDULER_NAMES.join(', ')} schedulers, not ${scheduler}`,
       );
     keys.use_karras_sigmas = params.use_karras_sigmas;
   }

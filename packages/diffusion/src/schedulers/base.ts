@@ -30,7 +30,8 @@ export abstract class BaseScheduler<C extends SharedSchedulerConfig = SharedSche
   readonly name: string;
   readonly className: string;
   readonly config: Readonly<C>;
-  readonly order = 1;
+  /** Model evaluations per step in diffusers' sense: 2 for the two-evaluation classes (Heun, KDPM2, DPM++ SDE). */
+  readonly order: number = 1;
   /** ᾱ_t, float32 values. */
   protected readonly alphasCumprod: Float32Array;
   protected timestepList: number[] = [];

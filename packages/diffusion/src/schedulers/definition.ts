@@ -14,6 +14,11 @@ export interface SchedulerDefinition<
   readonly name: Name;
   /** A fresh instance configured from a diffusers config (`Class.from_config(config)`). */
   create(config?: SchedulerConfig): Scheduler;
+  /**
+   * For a name that shares its class with another (`dpmpp_2m_sde`): whether a folder config of that class is this
+   * variant (its `algorithm_type`). The first name of a class is the one a folder gets otherwise.
+   */
+  readonly matchesFolder?: (config: SchedulerConfig) => boolean;
 }
 
 /** Declares a scheduler; the name's literal type flows into `SchedulerName` through the registry. */

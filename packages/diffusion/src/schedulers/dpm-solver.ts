@@ -1,9 +1,9 @@
 import { ConfigError } from '@tiffin/core/internal';
 import { add, copy, div, mul, sub } from '../latents/float32-math.js';
 import type { HostTensor } from '../latents/host-tensor.js';
-import { BaseScheduler, type HostStep } from './base.js';
+import { BaseScheduler, drawNoise, type HostStep } from './base.js';
 import { oneOf, refuseUnsupported, SHARED_DEFAULTS } from './config.js';
-import { defineScheduler } from './definition.js';
+import { defineScheduler, type SchedulerDefinition } from './definition.js';
 import { sigmasFromAlphasCumprod } from './noise-schedule.js';
 import { f32, interpIndex, roundHalfEven } from './numeric.js';
 import { karrasSigmas, logSigmaTable, sigmaToT } from './sigmas.js';
@@ -13,7 +13,7 @@ import type { SchedulerConfig, SharedSchedulerConfig } from './types.js';
 /** DPMSolverMultistepScheduler's config: the shared keys and its own. */
 export type DPMSolverConfig = SharedSchedulerConfig & {
   solver_order: number;
-  algorithm_type: 'dpmsolver++';
+  algorithm_type: 'dpmsolver++' | 'sde-dpmsolver++';
   solver_type: 'midpoint' | 'heun';
   lower_order_final: boolean;
   euler_at_final: boolean;
@@ -21,7 +21,7 @@ export type DPMSolverConfig = SharedSchedulerConfig & {
   final_sigmas_type: 'zero' | 'sigma_min';
 };
 
-const DEFAULTS: DPMSolverConfig = {
+export const DPM_SOLVER_DEFAULTS: DPMSolverConfig = {
   ...SHARED_DEFAULTS,
   timestep_spacing: 'linspace',
   solver_order: 2,
@@ -37,38 +37,72 @@ const DEFAULTS: DPMSolverConfig = {
 export const dpmSolverMultistep = defineScheduler({
   name: 'dpmpp_2m',
   className: 'DPMSolverMultistepScheduler',
-  defaults: DEFAULTS,
+  defaults: DPM_SOLVER_DEFAULTS,
   validate(resolved, given, className) {
     resolved.algorithm_type = oneOf(resolved.algorithm_type, ['dpmsolver++'], 'algorithm_type', className);
-    resolved.solver_type = oneOf(resolved.solver_type, ['midpoint', 'heun'], 'solver_type', className);
-    resolved.final_sigmas_type = oneOf(
-      resolved.final_sigmas_type,
-      ['zero', 'sigma_min'],
-      'final_sigmas_type',
-      className,
-    );
-    if (![1, 2, 3].includes(resolved.solver_order)) {
-      throw new ConfigError(
-        `${className}: solver_order must be 1, 2 or 3, got ${JSON.stringify(resolved.solver_order)}`,
-      );
-    }
-    refuseUnsupported(className, 'use_lu_lambdas', given.use_lu_lambdas, false);
-    const lambdaMin = given.lambda_min_clipped;
-    if (typeof lambdaMin === 'number' && Number.isFinite(lambdaMin)) {
-      throw new ConfigError(`${className}: a finite lambda_min_clipped is not supported`);
-    }
+    validateDpmSolver(resolved, given, className);
   },
   create: (config) => new DPMSolverMultistepScheduler(config),
 });
 
+/** The checks of DPMSolverMultistepScheduler's own keys but `algorithm_type` (each name checks that itself). */
+export function validateDpmSolver(
+  resolved: DPMSolverConfig,
+  given: SchedulerConfig,
+  className: string,
+): void {
+  resolved.solver_type = oneOf(resolved.solver_type, ['midpoint', 'heun'], 'solver_type', className);
+  resolved.final_sigmas_type = oneOf(
+    resolved.final_sigmas_type,
+    ['zero', 'sigma_min'],
+    'final_sigmas_type',
+    className,
+  );
+  if (![1, 2, 3].includes(resolved.solver_order)) {
+    throw new ConfigError(
+      `${className}: solver_order must be 1, 2 or 3, got ${JSON.stringify(resolved.solver_order)}`,
+    );
+  }
+  refuseUnsupported(className, 'use_lu_lambdas', given.use_lu_lambdas, false);
+  const lambdaMin = given.lambda_min_clipped;
+  if (typeof lambdaMin === 'number' && Number.isFinite(lambdaMin)) {
+    throw new ConfigError(`${className}: a finite lambda_min_clipped is not supported`);
+  }
+}
+
+/**
+ * Integer timesteps and float32 sigmas (N, then the final one: 0 or σ_0) of the multistep solvers, DPM++ and UniPC
+ * (docs/spec/diffusion.md §7.7): the N + 1 spacing, the training sigmas at those timesteps, or Karras sigmas over
+ * the full table (σ_{T-1} … σ_0, unlike Euler) with their rounded `sigma_to_t`.
+ */
+export function multistepSchedule(
+  config: SharedSchedulerConfig & { use_karras_sigmas: boolean },
+  alphasCumprod: Float32Array,
+  n: number,
+  finalSigma: 'zero' | 'sigma_min',
+): { timesteps: number[]; sigmas: number[] } {
+  let timesteps = dpmTimesteps(config, n);
+  const table = sigmasFromAlphasCumprod(alphasCumprod);
+  let sigmas: number[];
+  if (config.use_karras_sigmas) {
+    sigmas = karrasSigmas(table[table.length - 1], table[0], n);
+    const logSigmas = logSigmaTable(table);
+    timesteps = sigmas.map((s) => roundHalfEven(sigmaToT(s, logSigmas)));
+  } else {
+    sigmas = timesteps.map((t) => interpIndex(t, table));
+  }
+  const last = finalSigma === 'sigma_min' ? table[0] : 0;
+  return { timesteps, sigmas: [...sigmas, last].map(f32) };
+}
+
 /** α, σ and λ of one noise level, each rounded to float32 as the reference's tensor maths is. */
-interface NoiseLevel {
+export interface NoiseLevel {
   alpha: number;
   sigma: number;
   lambda: number;
 }
 
-function noiseLevel(s: number): NoiseLevel {
+export function noiseLevel(s: number): NoiseLevel {
   const alpha = f32(1 / f32(Math.sqrt(f32(f32(s * s) + 1))));
   const sigma = f32(s * alpha);
   // ln 0 = -Infinity gives λ = +Infinity at the final zero sigma; the update formulas stay finite.
@@ -88,24 +122,21 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
     return this.sigmas;
   }
 
-  constructor(config?: SchedulerConfig) {
-    super(dpmSolverMultistep, config);
+  constructor(
+    config?: SchedulerConfig,
+    definition: SchedulerDefinition<string, DPMSolverConfig> = dpmSolverMultistep,
+  ) {
+    super(definition, config);
   }
 
   protected computeTimesteps(n: number): void {
-    let timesteps = dpmTimesteps(this.config, n);
-    const table = sigmasFromAlphasCumprod(this.alphasCumprod);
-    let sigmas: number[];
-    if (this.config.use_karras_sigmas) {
-      // Karras range is the full table here (σ_{T-1} … σ_0), unlike Euler.
-      sigmas = karrasSigmas(table[table.length - 1], table[0], n);
-      const logSigmas = logSigmaTable(table);
-      timesteps = sigmas.map((s) => roundHalfEven(sigmaToT(s, logSigmas)));
-    } else {
-      sigmas = timesteps.map((t) => interpIndex(t, table));
-    }
-    const last = this.config.final_sigmas_type === 'sigma_min' ? table[0] : 0;
-    this.sigmas = [...sigmas, last].map(f32);
+    const { timesteps, sigmas } = multistepSchedule(
+      this.config,
+      this.alphasCumprod,
+      n,
+      this.config.final_sigmas_type,
+    );
+    this.sigmas = sigmas;
     this.timestepList = timesteps;
     this.initNoiseSigma = 1;
     this.lowerOrderNums = 0;
@@ -116,7 +147,7 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
     this.lowerOrderNums = 0;
   }
 
-  protected stepHost: HostStep = (modelOutput, timestep, sample, _options) => {
+  protected stepHost: HostStep = (modelOutput, timestep, sample, options = {}) => {
     this.requireTimesteps();
     const k = this.currentStepIndex(timestep);
     const M = this.timestepList.length;
@@ -147,7 +178,12 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
     else if (cfg.solver_order === 2 || this.lowerOrderNums < 2 || second) order = 2;
     else order = 3;
 
-    const prevSample = this.update(order, k, sample);
+    // The SDE algorithm draws at every step, the last included (its noise is then multiplied by σ = 0).
+    const noise =
+      cfg.algorithm_type === 'sde-dpmsolver++'
+        ? drawNoise(options.noise, sample.shape, this.className)
+        : null;
+    const prevSample = noise ? this.sdeUpdate(order, k, sample, noise) : this.update(order, k, sample);
     if (this.lowerOrderNums < cfg.solver_order) this.lowerOrderNums += 1;
     this.stepIndex = k + 1;
     return prevSample;
@@ -188,6 +224,32 @@ export class DPMSolverMultistepScheduler extends BaseScheduler<DPMSolverConfig> 
     const d2 = mul(diff, f32(1 / f32(r0 + r1)));
     const d2Coeff = f32(t.alpha * f32(f32(f32(phi + h) / f32(h * h)) - 0.5));
     return sub(add(base, mul(d1, heunCoeff)), mul(d2, d2Coeff));
+  }
+
+  /**
+   * sde-dpmsolver++ (DPM++ 2M SDE, docs/spec/diffusion.md §7.7): the update from sigma k to k + 1 with
+   * `e^{-h}` in place of the deterministic weights and fresh noise times `σ(t)·sqrt(1 − e^{-2h})`; orders 1 and 2.
+   */
+  private sdeUpdate(order: 1 | 2 | 3, k: number, sample: HostTensor, noise: HostTensor): HostTensor {
+    const outs = this.modelOutputs;
+    const t = noiseLevel(this.sigmas[k + 1]);
+    const s0 = noiseLevel(this.sigmas[k]);
+    const h = f32(t.lambda - s0.lambda);
+    const decay = f32(Math.exp(f32(-2 * h)));
+    const sampleCoeff = f32(f32(t.sigma / s0.sigma) * f32(Math.exp(-h)));
+    const dataCoeff = f32(t.alpha * f32(1 - decay));
+    const noiseCoeff = f32(t.sigma * f32(Math.sqrt(f32(1 - decay))));
+    const m0 = outs[outs.length - 1];
+    const base = add(mul(sample, sampleCoeff), mul(m0, dataCoeff));
+    if (order === 1) return add(base, mul(noise, noiseCoeff));
+    const s1 = noiseLevel(this.sigmas[k - 1]);
+    const r0 = f32(f32(s0.lambda - s1.lambda) / h);
+    const d1 = mul(sub(m0, outs[outs.length - 2]), f32(1 / r0));
+    const d1Coeff =
+      this.config.solver_type === 'midpoint'
+        ? f32(0.5 * dataCoeff)
+        : f32(t.alpha * f32(f32(f32(1 - decay) / f32(-2 * h)) + 1));
+    return add(add(base, mul(d1, d1Coeff)), mul(noise, noiseCoeff));
   }
 
   protected noised(original: HostTensor, noise: HostTensor, timestep: number): HostTensor {

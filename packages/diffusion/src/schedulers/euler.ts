@@ -5,7 +5,7 @@ import { oneOf, SHARED_DEFAULTS } from './config.js';
 import { defineScheduler } from './definition.js';
 import { sigmasFromAlphasCumprod } from './noise-schedule.js';
 import { f32, interpIndex } from './numeric.js';
-import { karrasSigmas, logSigmaTable, sigmaToT } from './sigmas.js';
+import { karrasSigmas, logSigmaTable, sigmaInitNoise, sigmaToT } from './sigmas.js';
 import { eulerTimesteps } from './spacing.js';
 import type { SchedulerConfig, SharedSchedulerConfig } from './types.js';
 
@@ -68,12 +68,7 @@ export abstract class EulerFamilyScheduler<C extends SharedSchedulerConfig> exte
     }
     this.timestepList = timesteps;
     this.sigmas = [...sigmas.map(f32), 0];
-    const maxSigma = Math.max(...this.sigmas);
-    const spacing = this.config.timestep_spacing;
-    this.initNoiseSigma =
-      spacing === 'linspace' || spacing === 'trailing'
-        ? maxSigma
-        : f32(Math.sqrt(f32(f32(maxSigma * maxSigma) + 1)));
+    this.initNoiseSigma = sigmaInitNoise(this.sigmas, this.config.timestep_spacing);
   }
 
   /** The Karras sigma range when the class uses Karras sigmas (given the interpolated sigmas), else null. */
@@ -81,9 +76,14 @@ export abstract class EulerFamilyScheduler<C extends SharedSchedulerConfig> exte
     return null;
   }
 
+  /** The sigma the UNet input is scaled for at step index `k` (a class with intermediate evaluations overrides it). */
+  protected inputSigma(k: number): number {
+    return this.sigmas[k];
+  }
+
   protected override scaleInput(sample: HostTensor, timestep: number): HostTensor {
     this.requireTimesteps();
-    const sigma = this.sigmas[this.currentStepIndex(timestep)];
+    const sigma = this.inputSigma(this.currentStepIndex(timestep));
     const divisor = f32(Math.sqrt(f32(f32(sigma * sigma) + 1)));
     return div(sample, divisor);
   }

@@ -1,5 +1,6 @@
 import { InvalidArgument } from '@tiffin/core';
 import { readSchedulerConfig } from './config.js';
+import type { SchedulerDefinition } from './definition.js';
 import { SCHEDULER_NAMES, SCHEDULERS, type SchedulerName, schedulerDefinition } from './registry.js';
 import type { ResolvedSchedulerConfig, Scheduler, SchedulerConfig } from './types.js';
 
@@ -40,16 +41,21 @@ export function resolveSchedulerConfig(
 }
 
 /**
- * The scheduler name for a folder config's `_class_name` (e.g. `PNDMScheduler` → `pndm`), or
- * undefined for classes this package does not implement.
+ * The scheduler name for a folder config's `_class_name` (e.g. `PNDMScheduler` → `pndm`; the SDE variant when
+ * the config says so), or undefined for classes this package does not implement.
  */
-export function schedulerNameForClass(className: string | undefined): SchedulerName | undefined {
-  return SCHEDULERS.find((s) => s.className === className)?.name;
+export function schedulerNameForClass(
+  className: string | undefined,
+  config: SchedulerConfig = {},
+): SchedulerName | undefined {
+  const candidates = (SCHEDULERS as readonly SchedulerDefinition[]).filter((s) => s.className === className);
+  const variant = candidates.find((s) => s.matchesFolder?.(config));
+  return (variant ?? candidates[0])?.name as SchedulerName | undefined;
 }
 
 /** A scheduler for a model folder's own config (the "default" scheduler). */
 export function createSchedulerFromFolderConfig(config: SchedulerConfig): Scheduler {
-  const name = schedulerNameForClass(config._class_name);
+  const name = schedulerNameForClass(config._class_name, config);
   if (!name) {
     throw new InvalidArgument(
       `scheduler class ${JSON.stringify(config._class_name)} is not supported; supported: ${SCHEDULERS.map((s) => s.className).join(', ')}`,

@@ -1,4 +1,5 @@
 import { f32, linspace } from './numeric.js';
+import type { TimestepSpacing } from './types.js';
 
 /** Karras et al. noise levels between σmax and σmin, ρ = 7 (float64, like diffusers). */
 export function karrasSigmas(sigmaMax: number, sigmaMin: number, n: number): number[] {
@@ -29,4 +30,15 @@ export function sigmaToT(sigma: number, logSigmas: Float32Array): number {
 /** `ln σ_i` of a float32 sigma table, stored float32 (np.log on a float32 array). */
 export function logSigmaTable(sigmas: Float32Array): Float32Array {
   return sigmas.map((s) => Math.log(s));
+}
+
+/**
+ * `init_noise_sigma` of the sigma (k-diffusion) schedulers: the largest sigma for `linspace` / `trailing` spacing,
+ * else `sqrt(max² + 1)` (docs/spec/diffusion.md §7.5), in float32.
+ */
+export function sigmaInitNoise(sigmas: readonly number[], spacing: TimestepSpacing): number {
+  const maxSigma = Math.max(...sigmas.filter((s) => !Number.isNaN(s)));
+  return spacing === 'linspace' || spacing === 'trailing'
+    ? maxSigma
+    : f32(Math.sqrt(f32(f32(maxSigma * maxSigma) + 1)));
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 import { fileURLToPath } from 'node:url';
+import type { HostTensor } from '../../src/latents/host-tensor.js';
 
 /** The diffusers reference fixtures, kept in the repository (see fixtures/sd-reference/README.md). */
 export const FIXTURE_DIR =
@@ -109,4 +110,15 @@ export function compareSummary(data: ArrayLike<number>, s: Summary): SummaryComp
     stdRel: rel(std, s.std),
     absSumRel: rel(absSum, s.abs_sum),
   };
+}
+
+/**
+ * The closed-form model of the scheduler fixtures (schedulers.json, docs/spec/diffusion.md §13):
+ * m(x_in, t) = 0.5 · tanh(x_in) · cos(t/300) + 0.1 · sin(t/70), in float32 like the reference's torch maths.
+ */
+export function closedFormModel(x: HostTensor, t: number): HostTensor {
+  const f = Math.fround;
+  const c = f(Math.cos(f(t / 300)));
+  const s = f(0.1 * f(Math.sin(f(t / 70))));
+  return { data: x.data.map((v) => f(f(f(0.5 * f(Math.tanh(v))) * c) + s)), shape: x.shape };
 }

@@ -150,12 +150,15 @@ describe('from_config (docs/spec/diffusion.md §7.8)', () => {
   });
   it('picks the class from the folder config', () => {
     expect(createSchedulerFromFolderConfig({ ...SD, _class_name: 'PNDMScheduler' }).name).toBe('pndm');
-    expect(() => createSchedulerFromFolderConfig({ _class_name: 'LMSDiscreteScheduler' })).toThrow(
+    expect(() => createSchedulerFromFolderConfig({ _class_name: 'DEISMultistepScheduler' })).toThrow(
       /not supported/,
     );
+    const sde = { ...SD, _class_name: 'DPMSolverMultistepScheduler', algorithm_type: 'sde-dpmsolver++' };
+    expect(createSchedulerFromFolderConfig(sde).name).toBe('dpmpp_2m_sde');
+    expect(createSchedulerFromFolderConfig({ ...sde, algorithm_type: 'dpmsolver++' }).name).toBe('dpmpp_2m');
   });
   it('rejects unknown names and unsupported options clearly', () => {
-    expect(() => createScheduler('lms' as 'ddim', SD)).toThrow(InvalidArgument);
+    expect(() => createScheduler('deis' as 'ddim', SD)).toThrow(InvalidArgument);
     expect(() => createScheduler('ddim', { ...SD, beta_schedule: 'sigmoid' })).toThrow(ConfigError);
     expect(() => createScheduler('ddim', { ...SD, rescale_betas_zero_snr: true })).toThrow(
       /rescale_betas_zero_snr/,

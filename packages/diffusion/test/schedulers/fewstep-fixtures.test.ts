@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { HostTensor } from '../../src/latents/host-tensor.js';
 import { createScheduler, type SchedulerName } from '../../src/schedulers/index.js';
 import { detInput } from '../../src/weights/deterministic.js';
-import { type Full, fixture, maxAbsDiff } from '../helpers/fixtures.js';
+import { closedFormModel, type Full, fixture, maxAbsDiff } from '../helpers/fixtures.js';
 
 /**
  * The few-step schedulers against diffusers 0.27.2 (`fewstep.json`, written by reference/fewstep_reference.py):
@@ -23,13 +23,6 @@ interface Case {
 const cases = fixture('fewstep.json').schedulers as Record<string, Case>;
 const f = Math.fround;
 
-/** m(x_in, t) = 0.5 · tanh(x_in) · cos(t/300) + 0.1 · sin(t/70), in float32 like the reference's torch maths. */
-function dummyModel(x: HostTensor, t: number): HostTensor {
-  const c = f(Math.cos(f(t / 300)));
-  const s = f(0.1 * f(Math.sin(f(t / 70))));
-  return { data: x.data.map((v) => f(f(f(0.5 * f(Math.tanh(v))) * c) + s)), shape: x.shape };
-}
-
 describe('few-step schedulers vs diffusers 0.27.2 (fewstep.json)', () => {
   for (const [key, c] of Object.entries(cases)) {
     it(key, () => {
@@ -48,7 +41,7 @@ describe('few-step schedulers vs diffusers 0.27.2 (fewstep.json)', () => {
         shape,
       };
       for (const t of scheduler.timesteps) {
-        const m = dummyModel(scheduler.scaleModelInput(x, t), t);
+        const m = closedFormModel(scheduler.scaleModelInput(x, t), t);
         x = scheduler.step(m, t, x, { noise }).prevSample;
       }
       const err = maxAbsDiff(x.data, c.final.data);

@@ -29,11 +29,27 @@ describe('scheduler registry', () => {
     }
     expect(declared).toBe(SCHEDULERS.length);
     expect(new Set(SCHEDULER_NAMES).size).toBe(SCHEDULER_NAMES.length);
-    expect(new Set(Object.values(SCHEDULER_CLASS_NAMES)).size).toBe(SCHEDULER_NAMES.length);
+    // A class behind two names (DPM++ 2M and its SDE algorithm) marks the variant, which a folder config selects.
+    const variants = SCHEDULERS.filter((s) => 'matchesFolder' in s).length;
+    expect(new Set(Object.values(SCHEDULER_CLASS_NAMES)).size).toBe(SCHEDULER_NAMES.length - variants);
   });
 
   it('keeps the public names and order', () => {
-    expect(SCHEDULER_NAMES).toEqual(['pndm', 'ddim', 'euler', 'euler_a', 'dpmpp_2m', 'lcm']);
+    expect(SCHEDULER_NAMES).toEqual([
+      'pndm',
+      'ddim',
+      'euler',
+      'euler_a',
+      'dpmpp_2m',
+      'lcm',
+      'unipc',
+      'dpmpp_2m_sde',
+      'dpmpp_sde',
+      'heun',
+      'lms',
+      'kdpm2',
+      'kdpm2_a',
+    ]);
     expect(SCHEDULER_CLASS_NAMES.dpmpp_2m).toBe('DPMSolverMultistepScheduler');
   });
 
@@ -43,8 +59,10 @@ describe('scheduler registry', () => {
       expect(scheduler.name).toBe(definition.name);
       expect(scheduler.className).toBe(definition.className);
       expect(Object.keys(scheduler.config).sort()).toEqual(Object.keys(definition.defaults).sort());
-      expect(schedulerNameForClass(definition.className)).toBe(definition.name);
-      expect(createSchedulerFromFolderConfig({ _class_name: definition.className }).name).toBe(
+      // A variant's folder config names it (dpmpp_2m_sde: algorithm_type sde-dpmsolver++).
+      const folder = 'matchesFolder' in definition ? { algorithm_type: 'sde-dpmsolver++' } : {};
+      expect(schedulerNameForClass(definition.className, folder)).toBe(definition.name);
+      expect(createSchedulerFromFolderConfig({ ...folder, _class_name: definition.className }).name).toBe(
         definition.name,
       );
       // The shared checks apply to every class.
