@@ -1,7 +1,6 @@
-import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
+import type { ServerHandle } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDiffusionService } from '../../src/service/diffusion-service.js';
-import { tinyDir } from '../helpers/tiny.js';
+import { serveTiny } from './compat-helpers.js';
 
 /**
  * The compatible APIs as route groups (docs/a1111-api.md, docs/openai-images-api.md): A1111's `/sdapi/v1/*` opened
@@ -14,19 +13,7 @@ const USERS = ['ann:secret', 'bo:pa:ss'];
 let handle: ServerHandle;
 
 beforeAll(async () => {
-  const sd = createDiffusionService({
-    modelDir: tinyDir('sd1'),
-    backend: 'wasm',
-    logger: new MemoryLogger(),
-    a1111ApiAuth: USERS,
-  });
-  handle = await serve(sd.service, {
-    port: 0,
-    host: '127.0.0.1',
-    logger: false,
-    handleSignals: false,
-    apiToken: TOKEN,
-  });
+  handle = await serveTiny({ a1111ApiAuth: USERS }, { apiToken: TOKEN });
 }, 120_000);
 
 afterAll(async () => {

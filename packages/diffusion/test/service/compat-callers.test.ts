@@ -1,8 +1,6 @@
-import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
+import type { ServerHandle } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDiffusionService } from '../../src/service/diffusion-service.js';
-import { tinyDir } from '../helpers/tiny.js';
-import { callFrom, waitFor } from './compat-helpers.js';
+import { callFrom, serveTiny, waitFor } from './compat-helpers.js';
 
 /**
  * Each client owns its A1111 jobs: `/sdapi/v1/progress`, `/interrupt` and `/skip` act on the caller's own
@@ -15,12 +13,7 @@ const B = '127.0.0.2';
 let handle: ServerHandle;
 
 beforeAll(async () => {
-  const sd = createDiffusionService({
-    modelDir: tinyDir('sd1'),
-    backend: 'wasm',
-    logger: new MemoryLogger(),
-  });
-  handle = await serve(sd.service, { port: 0, host: '127.0.0.1', logger: false, handleSignals: false });
+  handle = await serveTiny();
 }, 120_000);
 
 afterAll(async () => {

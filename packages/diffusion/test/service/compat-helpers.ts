@@ -1,7 +1,32 @@
 import { request } from 'node:http';
-import type { ServerHandle } from '@tiffin/core';
-import type { DiffusionService } from '../../src/service/diffusion-service.js';
+import { MemoryLogger, type ServeOptions, type ServerHandle, serve } from '@tiffin/core';
+import {
+  createDiffusionService,
+  type DiffusionService,
+  type DiffusionServiceOptions,
+} from '../../src/service/diffusion-service.js';
 import type { ProgressEvent } from '../../src/service/progress.js';
+import { tinyDir } from '../helpers/tiny.js';
+
+/** The tiny SD 1.x service (`options` added) served on 127.0.0.1, quiet, on a free port. */
+export async function serveTiny(
+  options: Partial<DiffusionServiceOptions> = {},
+  serveOptions: ServeOptions = {},
+): Promise<ServerHandle> {
+  const sd = createDiffusionService({
+    modelDir: tinyDir('sd1'),
+    backend: 'wasm',
+    logger: new MemoryLogger(),
+    ...options,
+  });
+  return serve(sd.service, {
+    port: 0,
+    host: '127.0.0.1',
+    logger: false,
+    handleSignals: false,
+    ...serveOptions,
+  });
+}
 
 /** A JSON answer: its status and parsed body. */
 export interface JsonAnswer<T = Record<string, unknown>> {
