@@ -9,7 +9,7 @@ export { Cancelled } from './errors/index.js';
 export { LmdbTaskStore, type LmdbTaskStoreOptions } from './tasks/lmdb-task-store.js';
 export { MemoryTaskStore, type MemoryTaskStoreOptions } from './tasks/memory-task-store.js';
 export { pushedEvents } from './tasks/pushed-events.js';
-export { clientShare, MAX_DETAIL_BYTES } from './tasks/task-bounds.js';
+export { clientShare } from './tasks/task-bounds.js';
 export {
   TaskInterrupted,
   TaskNotDone,

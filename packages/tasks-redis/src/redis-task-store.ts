@@ -3,7 +3,6 @@ import {
   type CancelAnswer,
   type ClaimedTask,
   isFinalEvent,
-  MAX_DETAIL_BYTES,
   queuedEvent,
   type SubmitOptions,
   type TaskEvent,
@@ -148,14 +147,13 @@ export class RedisTaskStore implements TaskStore {
   async progress(id: string, { step, totalSteps, detail }: TaskProgress): Promise<void> {
     const lease = this.leases.get(id);
     if (!lease) return;
-    const small = detail && JSON.stringify(detail).length <= MAX_DETAIL_BYTES ? detail : {};
     await lease.job.updateProgress({ step, total_steps: totalSteps });
     await this.channel.publish({
       id,
       kind: 'event',
       event: {
         event: 'step',
-        data: { request_id: id, status: 'step', step, total_steps: totalSteps, ...small },
+        data: { request_id: id, status: 'step', step, total_steps: totalSteps, ...detail },
       },
     });
   }

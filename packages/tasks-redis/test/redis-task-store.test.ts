@@ -1,8 +1,7 @@
 import type { TaskStore } from '@tiffin/core';
-import { describeTaskRoutes, describeTaskStore } from '@tiffin/core/testing';
+import { describeTaskRoutes, describeTaskStore, describeTaskWebhooks } from '@tiffin/core/testing';
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
-import { describeTaskWebhooks } from '../../core/test/tasks/task-webhook-contract.js';
 import { RedisTaskStore } from '../src/index.js';
 import { describeOnRedis } from './describe-on-redis.js';
 

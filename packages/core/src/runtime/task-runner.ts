@@ -4,6 +4,7 @@ import { BufferedHttpRequest, type HttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
 import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import { boundedProgress } from '../tasks/runner/progress-detail.js';
 import { TaskResultTooLarge } from '../tasks/task-errors.js';
 import type { ClaimedTask, TaskRequest, TaskResult, TaskStore, TaskView } from '../tasks/task-store.js';
 import { ApiCall } from './api-call.js';
@@ -144,7 +145,10 @@ export class TaskRunner {
       requestId: id,
       api: this.service.apis.get(task.api),
       abort,
-      task: { id, report: (progress) => void this.store.progress(id, progress).catch(() => {}) },
+      task: {
+        id,
+        report: (progress) => void this.store.progress(id, boundedProgress(progress)).catch(() => {}),
+      },
     });
     let outcome: 'succeeded' | 'failed' | 'cancelled' = 'succeeded';
     let code: string | undefined;

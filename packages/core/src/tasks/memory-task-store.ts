@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Cancelled, type ErrorBody, truncateForMessage } from '../errors/index.js';
 import { ExpiryQueue } from './expiry-queue.js';
 import { pushedEvents } from './pushed-events.js';
-import { clientShare, MAX_DETAIL_BYTES, TASK_OVERHEAD_BYTES } from './task-bounds.js';
+import { clientShare, TASK_OVERHEAD_BYTES } from './task-bounds.js';
 import {
   TaskInterrupted,
   TaskNotDone,
@@ -193,12 +193,11 @@ export class MemoryTaskStore implements TaskStore {
     if (entry?.view.status !== 'running') return;
     entry.view.step = step;
     entry.view.total_steps = totalSteps ?? entry.view.total_steps;
-    const small = detail && JSON.stringify(detail).length <= MAX_DETAIL_BYTES ? detail : {};
     // Not awaited: a step lost in a crash is reported again when the task runs again.
     void this.persist(entry).catch(() => {});
     this.emit(entry, {
       event: 'step',
-      data: { request_id: id, status: 'step', step, total_steps: entry.view.total_steps, ...small },
+      data: { request_id: id, status: 'step', step, total_steps: entry.view.total_steps, ...detail },
     });
   }
 

@@ -1,6 +1,3 @@
-/** Most bytes of one progress event's detail (JSON); a larger detail is dropped, the step kept. */
-export const MAX_DETAIL_BYTES = 256 * 1024;
-
 /** Bytes counted for a task beyond its request and answer (its view, its entry), so that empty ones count too. */
 export const TASK_OVERHEAD_BYTES = 1024;
 

@@ -85,7 +85,10 @@ export interface TaskResult {
 export interface TaskProgress {
   step: number;
   totalSteps: number | null;
-  /** A small JSON object sent with the step event (a preview, a timestep). */
+  /**
+   * A small JSON object sent with the step event (a preview, a timestep); the runner drops one over 256 KiB
+   * before a store is given it (`tasks/runner/progress-detail.ts`).
+   */
   detail?: Readonly<Record<string, unknown>>;
 }
 

@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeTaskStore } from '@tiffin/core/testing';
+import { describeTaskStore, describeTaskWebhooks } from '@tiffin/core/testing';
 import { afterAll } from 'vitest';
 import { LmdbTaskStore } from '../../src/tasks/lmdb-task-store.js';
 import type { TaskStore } from '../../src/tasks/task-store.js';
-import { describeTaskWebhooks } from './task-webhook-contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tiffin-lmdb-tasks-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

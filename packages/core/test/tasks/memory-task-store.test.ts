@@ -1,8 +1,7 @@
-import { describeTaskStore } from '@tiffin/core/testing';
+import { describeTaskStore, describeTaskWebhooks } from '@tiffin/core/testing';
 import { expect, it } from 'vitest';
 import { MemoryTaskStore } from '../../src/tasks/memory-task-store.js';
 import { TASK_OVERHEAD_BYTES } from '../../src/tasks/task-bounds.js';
-import { describeTaskWebhooks } from './task-webhook-contract.js';
 
 describeTaskStore('MemoryTaskStore', (limits) => new MemoryTaskStore(limits));
 
