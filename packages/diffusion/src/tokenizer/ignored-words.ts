@@ -9,8 +9,8 @@ import { ClipTokenizer } from './clip-tokenizer.js';
 /** Most words one answer names, and most bytes of their header value (`Tiffin-Ignored-Words`). */
 export const MAX_IGNORED_WORDS = 32;
 export const MAX_IGNORED_HEADER_BYTES = 1024;
-/** Distinct words of one prompt looked at (a prompt is bounded by `maxPromptLength` already). */
-const MAX_WORDS_CHECKED = 2048;
+/** Distinct words of one prompt looked at: the encoder reads at most 600 tokens (8 chunks of 75), a word is one or more. */
+const MAX_WORDS_CHECKED = 600;
 /** Longest word named (longer ones are cut). */
 const MAX_WORD_CHARS = 64;
 const TOKEN_EMBEDDING = 'text_model.embeddings.token_embedding.weight';
@@ -109,18 +109,12 @@ async function zeroEmbeddingRows(componentDir: string): Promise<Set<number>> {
     const handle = await open(path, 'r');
     try {
       const buffer = Buffer.alloc(rowsPerRead * rowBytes);
+      const zeroRow = Buffer.alloc(rowBytes);
       for (let first = 0; first < rows; first += rowsPerRead) {
         const count = Math.min(rowsPerRead, rows - first);
         await handle.read(buffer, 0, count * rowBytes, entry.begin + first * rowBytes);
-        for (let r = 0; r < count; r++) {
-          let nonZero = false;
-          for (let b = r * rowBytes; b < (r + 1) * rowBytes; b++)
-            if (buffer[b] !== 0) {
-              nonZero = true;
-              break;
-            }
-          if (!nonZero) zero.add(first + r);
-        }
+        for (let r = 0; r < count; r++)
+          if (zeroRow.compare(buffer, r * rowBytes, (r + 1) * rowBytes) === 0) zero.add(first + r);
       }
     } finally {
       await handle.close();
