@@ -429,6 +429,13 @@ export const ERROR_CODES = {
     package: '@tiffin/diffusion',
     meaning: 'the multipart body is malformed',
   },
+  IMAGE_TOO_LARGE: {
+    status: 400,
+    type: 'BadInput',
+    package: '@tiffin/diffusion',
+    meaning:
+      "an uploaded image has more pixels than the model accepts (a 422 on A1111's routes, `image_too_large` on OpenAI's)",
+  },
   SAMPLER_NOT_SERVED: {
     status: 422,
     type: 'UnprocessableEntity',

@@ -4,7 +4,13 @@ import fc from 'fast-check';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { infotext, parseInfotext } from '../../src/service/compat/a1111/infotext.js';
-import { resolveSampler, samplerListing, servedSamplers } from '../../src/service/compat/a1111/samplers.js';
+import {
+  A1111_SAMPLER_LIST,
+  isServed,
+  resolveSampler,
+  samplerListing,
+  servedSamplers,
+} from '../../src/service/compat/a1111/samplers.js';
 import { readPngText, withPngText } from '../../src/service/png-text.js';
 
 /**
@@ -142,12 +148,13 @@ describe("A1111's sampler names", () => {
 
   it('refuses, naming it and the served ones, a sampler whose scheduler Tiffin does not run', () => {
     const served = servedSamplers().map((x) => x.name);
+    // The samplers whose scheduler this package does not implement (yet), whichever they are today.
+    const notYet = A1111_SAMPLER_LIST.filter((x) => !isServed(x)).map((x) => [x.name, '']);
+    expect(notYet.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['DPM fast', 'DPM adaptive', 'Restart']),
+    );
     for (const [name, schedule] of [
-      ['UniPC', ''],
-      ['DPM++ SDE Karras', ''],
-      ['DPM++ 2M SDE Karras', ''],
-      ['Heun', ''],
-      ['LMS', ''],
+      ...notYet,
       ['Euler a', 'Karras'],
       ['Euler', 'Beta'],
       ['No Such Sampler', ''],

@@ -1,8 +1,15 @@
 import sharp, { type Metadata } from 'sharp';
 import type { UploadedImage } from './generator.js';
 
-/** Uploaded bytes that are no image sharp can read, or larger than allowed. */
-export class UnreadableImage extends Error {}
+/** Uploaded bytes that are no image sharp can read, or (`tooLarge`) an image with more pixels than allowed. */
+export class UnreadableImage extends Error {
+  constructor(
+    message: string,
+    readonly tooLarge = false,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Uploaded image bytes as 8-bit pixels (RGB, or RGBA when `keepAlpha` and it has alpha): the size is read from
@@ -15,14 +22,18 @@ export async function decodeUpload(
 ): Promise<UploadedImage> {
   let meta: Metadata;
   try {
-    meta = await sharp(bytes, { limitInputPixels: maxPixels }).metadata();
+    // The header alone, with no pixel bound: an image over the bound is a size error below, not an unreadable one.
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch {
     throw new UnreadableImage('is not a PNG, JPEG or WebP image');
   }
   const { width, height } = meta;
   if (!width || !height) throw new UnreadableImage('is not a PNG, JPEG or WebP image');
   if (width * height > maxPixels)
-    throw new UnreadableImage(`is ${width}×${height}, larger than this model accepts`);
+    throw new UnreadableImage(
+      `is ${width}×${height} (${width * height} pixels), larger than the ${maxPixels} pixels this model accepts`,
+      true,
+    );
   try {
     let pipeline = sharp(bytes, { limitInputPixels: maxPixels });
     pipeline =

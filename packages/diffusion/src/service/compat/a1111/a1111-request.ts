@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { UnprocessableEntity } from '@tiffin/core';
 import type { Generator } from '../../generator.js';
 import { promptLoras } from './prompt-loras.js';
-import { A1111_SAMPLERS, samplerNameOf } from './samplers.js';
+import { resolveSampler, samplerNameOf } from './samplers.js';
 
 /** An A1111 txt2img/img2img body as Tiffin runs it: the kind's body per iteration, and what `info` reports. */
 export interface A1111Plan {
@@ -15,6 +15,8 @@ export interface A1111Plan {
   /** The request's fields as A1111 echoes them in `parameters` (defaults filled in). */
   parameters: Record<string, unknown>;
   samplerName: string;
+  /** The schedule type as A1111's infotext names it (`Karras`); null when the request named no sampler. */
+  scheduleLabel: string | null;
 }
 
 const MAX_ITERATIONS = 16;
@@ -42,12 +44,12 @@ function str(body: Record<string, unknown>, field: string, fallback: string): st
 export function a1111Plan(body: Record<string, unknown>, generator: Generator, img2img: boolean): A1111Plan {
   const { prompt, loras } = promptLoras(str(body, 'prompt', ''));
   const negative = str(body, 'negative_prompt', '');
-  const samplerName = str(body, 'sampler_name', '') || str(body, 'sampler_index', '');
-  const sampler = samplerName ? A1111_SAMPLERS[samplerName] : undefined;
-  if (samplerName && !sampler)
-    throw new UnprocessableEntity(
-      `sampler_name ${JSON.stringify(samplerName.slice(0, 64))} is not one of ${Object.keys(A1111_SAMPLERS).join(', ')}`,
-    );
+  // A1111 1.9+ names the schedule apart (`scheduler`); older clients put it in the name (`DPM++ 2M Karras`).
+  const sampler = resolveSampler(
+    str(body, 'sampler_name', '') || str(body, 'sampler_index', ''),
+    str(body, 'scheduler', ''),
+  );
+  const samplerName = sampler?.samplerName ?? samplerNameOf(generator.defaults.scheduler);
   const steps = num(body, 'steps', generator.defaults.num_inference_steps);
   const cfg = num(body, 'cfg_scale', generator.defaults.guidance_scale);
   const batchSize = num(body, 'batch_size', 1);
@@ -70,7 +72,7 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
     lora_weights: loras.length > 0 ? loras : null,
     output_format: 'png',
     ...(sampler ? { scheduler: sampler.scheduler } : {}),
-    ...(sampler?.karras ? { use_karras_sigmas: true } : {}),
+    ...(sampler && sampler.karras !== null ? { use_karras_sigmas: sampler.karras } : {}),
     ...(img2img ? { strength: num(body, 'denoising_strength', 0.75) } : { width, height }),
   };
   const parameters = {
@@ -84,7 +86,8 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
     seed: requestedSeed,
     batch_size: batchSize,
     n_iter: iterations,
-    sampler_name: samplerName || samplerNameOf(generator.defaults.scheduler),
+    sampler_name: samplerName,
+    ...(sampler ? { scheduler: sampler.scheduleLabel } : {}),
     // Images are not echoed back: they are in the request already, and large.
     ...(img2img ? { init_images: null, mask: null } : {}),
   };
@@ -94,6 +97,7 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
     batchSize,
     iterations,
     parameters,
-    samplerName: samplerName || samplerNameOf(generator.defaults.scheduler),
+    samplerName,
+    scheduleLabel: sampler?.scheduleLabel ?? null,
   };
 }

@@ -1,14 +1,19 @@
-import { type Service, UnprocessableEntity } from '@tiffin/core';
+import { BadInput, type Service, UnprocessableEntity } from '@tiffin/core';
 import { GenerationCancelled } from '../../../pipeline/cancel.js';
 import type { Generator } from '../../generator.js';
 import { encodeGenerated } from '../../output-format.js';
+import type { JobImage } from '../../worker-protocol.js';
 import { callerOf } from '../caller.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import { compatRequest, type UploadedImage } from '../generator.js';
 import { a1111Errors } from './a1111-error.js';
+import { a1111Image } from './a1111-images.js';
+import { a1111InfoRoutes } from './a1111-info-routes.js';
+import { A1111Options } from './a1111-options.js';
 import { A1111Progress } from './a1111-progress.js';
 import { type A1111Plan, a1111Plan } from './a1111-request.js';
-import { A1111_SAMPLERS } from './samplers.js';
+import { type ServedModel, servedModel } from './model-hash.js';
+import { partialImage } from './partial-image.js';
 
 /** A route group as `Service.group` takes it, and the context its handlers get (signal and body reader in `state`). */
 type RouteGroup = Parameters<Service['group']>[0];
@@ -34,6 +39,10 @@ export function a1111Routes(
   rules: Pick<RouteGroup, 'auth' | 'timeout'> = {},
 ): RouteGroup {
   const progress = new A1111Progress();
+  // The model's name and hash (its weights hashed once, in the background from the start) and the settings.
+  const model = (): Promise<ServedModel> => servedModel(generator.modelDir);
+  model().catch(() => {});
+  const options = new A1111Options(model);
   const routes: RouteGroup['routes'] = {
     '/sdapi/v1/txt2img': { POST: (ctx) => generate(ctx, false) },
     '/sdapi/v1/img2img': { POST: (ctx) => generate(ctx, true) },
@@ -52,29 +61,6 @@ export function a1111Routes(
         return {};
       },
     },
-    '/sdapi/v1/samplers': {
-      GET: () => {
-        return Object.entries(A1111_SAMPLERS).map(([name, s]) => ({
-          name,
-          aliases: [s.scheduler],
-          options: s.karras ? { scheduler: 'karras' } : {},
-        }));
-      },
-    },
-    '/sdapi/v1/sd-models': {
-      GET: () => {
-        return [
-          {
-            title: generator.modelName,
-            model_name: generator.modelName,
-            hash: null,
-            sha256: null,
-            filename: generator.modelName,
-            config: null,
-          },
-        ];
-      },
-    },
     '/sdapi/v1/loras': {
       GET: async () => {
         return (await generator.listLoras()).map((l) => {
@@ -83,17 +69,7 @@ export function a1111Routes(
         });
       },
     },
-    '/sdapi/v1/options': {
-      GET: () => {
-        // options: read-only, what this service runs with.
-        return {
-          sd_model_checkpoint: generator.modelName,
-          sd_checkpoint_hash: null,
-          samples_format: 'png',
-          CLIP_stop_at_last_layers: 1,
-        };
-      },
-    },
+    ...a1111InfoRoutes({ model, options, readJson }),
   };
   return { prefix: A1111_PREFIX, errors: a1111Errors, maxBodySize: MAX_IMG2IMG_BYTES, ...rules, routes };
 
@@ -138,8 +114,12 @@ export function a1111Routes(
         mask = await base64Image(body.mask, 'mask', maxPixels);
     }
     const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, ctx.state.signal);
+    const context = { plan, model: await model(), options };
     const images: string[] = [];
     const seeds: number[] = [];
+    const infotexts: string[] = [];
+    // The latest preview of the generation under way, which an interrupt answers as A1111 answers its partial image.
+    let latest: { no: number; preview: JobImage } | undefined;
     try {
       for (let i = 0; i < plan.iterations; i++) {
         const signal = job.begin(i);
@@ -152,32 +132,60 @@ export function a1111Routes(
             preview: true,
           });
           const stop = generator.events.subscribe((e) => {
-            if (e.type === 'step') job.stepped(e.step, e.totalSteps, e.preview?.image);
+            if (e.type !== 'step') return;
+            job.stepped(e.step, e.totalSteps, e.preview?.image);
+            if (e.preview) latest = { no: i, preview: e.preview.image };
           }, run.jobId);
           result = await run.result.finally(stop);
         } catch (err) {
           const stop = err instanceof GenerationCancelled ? job.stoppedBy() : undefined;
           // Interrupted: A1111 answers with the images made so far; skipped: it goes on with the next generation.
-          if (stop === 'interrupted') break;
+          if (stop === 'interrupted') {
+            if (latest?.no === i) {
+              const seed = plan.seed + i * plan.batchSize;
+              const { width, height, data } = partialImage(latest.preview, plan, image, generator.maxSize);
+              const made = await a1111Image(data, width, height, seed, context);
+              images.push(made.base64);
+              infotexts.push(made.infotext);
+              seeds.push(seed);
+            }
+            break;
+          }
           if (stop === 'skipped') continue;
           throw err;
         }
         for (let k = 0; k < result.images.length; k++) {
           const [height, width] = result.images[k].shape;
-          const png = await encodeGenerated(result.images[k].data as Uint8Array, width, height, 'png');
-          images.push(png.toString('base64'));
+          const made = await a1111Image(
+            result.images[k].data as Uint8Array,
+            width,
+            height,
+            result.seeds[k],
+            context,
+          );
+          images.push(made.base64);
+          infotexts.push(made.infotext);
           seeds.push(result.seeds[k]);
         }
       }
     } finally {
       end();
     }
-    return { images, parameters: plan.parameters, info: JSON.stringify(info(plan, seeds)) };
+    return {
+      images,
+      parameters: plan.parameters,
+      info: JSON.stringify(info(plan, seeds, infotexts, context.model)),
+    };
   }
 }
 
 /** `info` as A1111 writes it: the generation's settings and every image's seed. */
-function info(plan: A1111Plan, seeds: number[]): Record<string, unknown> {
+function info(
+  plan: A1111Plan,
+  seeds: number[],
+  infotexts: string[],
+  model: ServedModel,
+): Record<string, unknown> {
   const p = plan.parameters;
   return {
     prompt: p.prompt,
@@ -196,13 +204,11 @@ function info(plan: A1111Plan, seeds: number[]): Record<string, unknown> {
     steps: p.steps,
     batch_size: plan.batchSize,
     restore_faces: false,
-    sd_model_name: null,
+    sd_model_name: model.name,
+    sd_model_hash: model.hash?.short ?? null,
     denoising_strength: p.denoising_strength ?? null,
     index_of_first_image: 0,
-    infotexts: seeds.map(
-      (seed) =>
-        `${p.prompt}\nNegative prompt: ${p.negative_prompt}\nSteps: ${p.steps}, Sampler: ${plan.samplerName}, CFG scale: ${p.cfg_scale}, Seed: ${seed}, Size: ${p.width}x${p.height}`,
-    ),
+    infotexts,
     job_timestamp: new Date().toISOString().replace(/\D/g, '').slice(0, 14),
     clip_skip: 1,
     is_using_inpainting_conditioning: false,
@@ -231,6 +237,9 @@ async function base64Image(value: unknown, field: string, maxPixels: number): Pr
   try {
     return await decodeUpload(new Uint8Array(bytes), maxPixels);
   } catch (err) {
+    // Over the size bound: a size error (A1111's group answers it as a 422), never "not an image".
+    if (err instanceof UnreadableImage && err.tooLarge)
+      throw new BadInput(`${field} ${err.message}`, { code: 'IMAGE_TOO_LARGE' });
     if (err instanceof UnreadableImage) throw new UnprocessableEntity(`${field} ${err.message}`);
     throw err;
   }

@@ -169,7 +169,13 @@ export function resolveSampler(samplerName: string, scheduleName: string): Resol
   const asked = { sampler: samplerName.slice(0, 64), scheduler: scheduleName.slice(0, 64) || null };
   if (!sampler) throw notServed(`sampler ${JSON.stringify(samplerName.slice(0, 64))}`, asked);
   if (!isServed(sampler)) throw notServed(`sampler ${JSON.stringify(sampler.name)}`, asked);
-  const effective = type === 'automatic' ? sampler.defaultSchedule : type;
+  // Automatic: the sampler's own default schedule where this service runs it, else the scheduler's own sigmas.
+  const effective =
+    type !== 'automatic'
+      ? type
+      : scheduleServed(sampler.defaultSchedule, sampler.scheduler)
+        ? sampler.defaultSchedule
+        : 'automatic';
   if (!scheduleServed(effective, sampler.scheduler))
     throw notServed(`sampler ${JSON.stringify(sampler.name)} with schedule type ${label(effective)}`, asked);
   return {
@@ -228,9 +234,3 @@ export function scheduleListing(): Array<Record<string, unknown>> {
     need_inner_model: false,
   }));
 }
-
-/** The served samplers by name, with their scheduler and whether their default schedule is Karras. */
-export const A1111_SAMPLERS: Readonly<Record<string, { scheduler: string; karras: boolean }>> =
-  Object.fromEntries(
-    servedSamplers().map((x) => [x.name, { scheduler: x.scheduler, karras: x.defaultSchedule === 'karras' }]),
-  );

@@ -1,12 +1,14 @@
 import { NotFound, type Service } from '@tiffin/core';
-import sharp from 'sharp';
 import type { Generator } from '../../generator.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
+import { fittedSize } from '../fitted-size.js';
 import { compatRequest, type UploadedImage } from '../generator.js';
 import { invalidRequest, openAIErrors } from './openai-error.js';
-import { imagesRequest } from './openai-request.js';
+import { type ImagesRequest, imagesRequest } from './openai-request.js';
 import { type ImagesAnswer, imagesAnswer } from './openai-response.js';
+import { imageEventStream, streamRequest } from './openai-stream.js';
 import { ResultStore } from './result-store.js';
+import { combinedImage, MAX_EDIT_IMAGES, resizedTo } from './several-images.js';
 
 /** A route group as `Service.group` takes it, and the context its handlers get (signal and body reader in `state`). */
 type RouteGroup = Parameters<Service['group']>[0];
@@ -87,10 +89,12 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
     ctx: ParameterizedContext,
     kind: 'generations' | 'edits' | 'variations',
     signal: AbortSignal,
-  ): Promise<ImagesAnswer> {
+  ): Promise<ImagesAnswer | undefined> {
     const maxPixels = generator.maxSize * generator.maxSize;
     if (kind === 'generations') {
-      const request = imagesRequest(await readJson(ctx), generator, 'generations');
+      const json = await readJson(ctx);
+      const request = imagesRequest(json, generator, 'generations');
+      const streamed = streamRequest(json);
       const [width, height] = request.size ?? [generator.defaultSize, generator.defaultSize];
       requireKind('text2img', 'generations');
       const body = {
@@ -100,23 +104,32 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
         num_images_per_prompt: request.n,
         seed: request.seed,
       };
-      const images = await generator.start({ request: compatRequest(generator, body), signal }).result;
+      const text2img = compatRequest(generator, body);
+      if (streamed.stream)
+        return stream(ctx, 'generations', text2img, signal, streamed.partialImages, request, {
+          width,
+          height,
+        });
+      const images = await generator.start({ request: text2img, signal }).result;
       return imagesAnswer(images, request, store, originOf(ctx));
     }
     const form = await readForm(ctx);
     const fields: Record<string, unknown> = {};
     for (const [name, value] of form.entries()) if (typeof value === 'string') fields[name] = value;
     const request = imagesRequest(fields, generator, kind);
-    const image = await uploaded(form, ['image', 'image[]'], 'image', maxPixels);
+    const streamed = kind === 'edits' ? streamRequest(fields) : { stream: false, partialImages: 0 };
+    // Several `image[]` parts (the openai SDK's form of an image list) are one edit of all of them.
+    const images = await uploadedAll(form, ['image', 'image[]'], 'image', maxPixels);
+    const image = images.length > 0 ? await combinedImage(images) : undefined;
     if (!image)
       throw invalidRequest('image is required: a PNG, JPEG or WebP file', {
         param: 'image',
         code: 'MISSING_REQUIRED_PARAMETER',
       });
-    const sized = request.size ? await resized(image, request.size) : image;
+    const sized = request.size ? await resizedTo(image, ...request.size) : image;
     const common = { prompt: request.prompt, num_images_per_prompt: request.n, seed: request.seed };
     const mask = kind === 'edits' ? await uploaded(form, ['mask'], 'mask', maxPixels, true) : undefined;
-    let images: Awaited<ReturnType<Generator['start']>['result']>;
+    let edit: ReturnType<typeof compatRequest>;
     if (mask) {
       requireKind('inpaint', kind);
       if (mask.width !== image.width || mask.height !== image.height)
@@ -124,18 +137,46 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
           param: 'mask',
           code: 'INVALID_IMAGE_DIMENSIONS',
         });
-      const maskSized = request.size ? await resized(mask, request.size) : mask;
-      const inpaint = compatRequest(generator, common, {
-        image: sized,
-        mask: repaintWhereTransparent(maskSized),
-      });
-      images = await generator.start({ request: inpaint, signal }).result;
+      const maskSized = request.size ? await resizedTo(mask, ...request.size) : mask;
+      edit = compatRequest(generator, common, { image: sized, mask: repaintWhereTransparent(maskSized) });
     } else {
       requireKind('img2img', kind);
-      const redraw = compatRequest(generator, common, { image: sized });
-      images = await generator.start({ request: redraw, signal }).result;
+      edit = compatRequest(generator, common, { image: sized });
     }
-    return imagesAnswer(images, request, store, originOf(ctx));
+    if (streamed.stream) {
+      const size = fittedSize(sized.width, sized.height, generator.maxSize);
+      return stream(ctx, 'edits', edit, signal, streamed.partialImages, request, size);
+    }
+    const edited = await generator.start({ request: edit, signal }).result;
+    return imagesAnswer(edited, request, store, originOf(ctx));
+  }
+
+  /** A `stream: true` answer: its server-sent events, the partial images from the generation's step previews. */
+  function stream(
+    ctx: ParameterizedContext,
+    route: 'generations' | 'edits',
+    request: ReturnType<typeof compatRequest>,
+    signal: AbortSignal,
+    partialImages: number,
+    images: ImagesRequest,
+    size: { width: number; height: number },
+  ): undefined {
+    ctx.type = 'text/event-stream';
+    ctx.set('cache-control', 'no-cache');
+    ctx.body = imageEventStream({
+      route,
+      partialImages,
+      format: images.outputFormat,
+      size,
+      run: (onPreview) => {
+        const run = generator.start({ request, signal, preview: partialImages > 0 });
+        const stop = generator.events.subscribe((e) => {
+          if (e.type === 'step' && e.preview) onPreview(e.step, e.totalSteps, e.preview.image);
+        }, run.jobId);
+        return run.result.finally(stop);
+      },
+    });
+    return undefined;
   }
 
   function requireKind(name: string, route: string): void {
@@ -191,27 +232,46 @@ async function uploaded(
 ): Promise<UploadedImage | undefined> {
   const value = names.map((n) => form.get(n)).find((v) => v !== null);
   if (value === undefined || value === null) return undefined;
+  return decodedPart(value, param, maxPixels, keepAlpha);
+}
+
+/** Every file among `names`, in order, decoded: at most {@link MAX_EDIT_IMAGES}, as OpenAI's API bounds them. */
+async function uploadedAll(
+  form: FormData,
+  names: readonly string[],
+  param: string,
+  maxPixels: number,
+): Promise<UploadedImage[]> {
+  const values = names.flatMap((n) => form.getAll(n));
+  if (values.length > MAX_EDIT_IMAGES)
+    throw invalidRequest(`at most ${MAX_EDIT_IMAGES} images per edit, not ${values.length}`, {
+      param,
+      code: 'INVALID_VALUE',
+    });
+  const images: UploadedImage[] = [];
+  for (const value of values) images.push(await decodedPart(value, param, maxPixels, false));
+  return images;
+}
+
+/** One form part as an image: a file sharp can read within `maxPixels` (a size error over it). */
+async function decodedPart(
+  value: File | string,
+  param: string,
+  maxPixels: number,
+  keepAlpha: boolean,
+): Promise<UploadedImage> {
   if (typeof value === 'string')
     throw invalidRequest(`${param} must be a file`, { param, code: 'INVALID_IMAGE' });
   try {
     return await decodeUpload(new Uint8Array(await value.arrayBuffer()), maxPixels, keepAlpha);
   } catch (err) {
+    // Over the size bound: a size error the client can act on, never "not an image".
+    if (err instanceof UnreadableImage && err.tooLarge)
+      throw invalidRequest(`${param} ${err.message}`, { param, code: 'IMAGE_TOO_LARGE' });
     if (err instanceof UnreadableImage)
       throw invalidRequest(`${param} ${err.message}`, { param, code: 'INVALID_IMAGE' });
     throw err;
   }
-}
-
-/** An image resized to `size` (the client's `size` for an edit or variation). */
-async function resized(image: UploadedImage, [width, height]: [number, number]): Promise<UploadedImage> {
-  if (image.width === width && image.height === height) return image;
-  const { data, info } = await sharp(image.data, {
-    raw: { width: image.width, height: image.height, channels: image.channels as 1 | 2 | 3 | 4 },
-  })
-    .resize(width, height, { fit: 'fill' })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { width: info.width, height: info.height, channels: info.channels, data: new Uint8Array(data) };
 }
 
 /**

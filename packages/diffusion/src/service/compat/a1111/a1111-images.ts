@@ -1,0 +1,52 @@
+import { encodeGenerated } from '../../output-format.js';
+import { withPngText } from '../../png-text.js';
+import type { A1111Options } from './a1111-options.js';
+import type { A1111Plan } from './a1111-request.js';
+import { infotext } from './infotext.js';
+import type { ServedModel } from './model-hash.js';
+
+/** What every image of one A1111 request is written with. */
+export interface A1111ImageContext {
+  plan: A1111Plan;
+  model: ServedModel;
+  options: A1111Options;
+}
+
+/** The infotext of the image made with `seed`, as the request's settings give it. */
+export function imageInfotext({ plan, model, options }: A1111ImageContext, seed: number): string {
+  const p = plan.parameters;
+  const honoured = options.current;
+  return infotext({
+    prompt: String(p.prompt),
+    negativePrompt: String(p.negative_prompt ?? ''),
+    steps: Number(p.steps),
+    sampler: plan.samplerName,
+    scheduleType: plan.scheduleLabel,
+    cfgScale: Number(p.cfg_scale),
+    seed,
+    width: Number(p.width),
+    height: Number(p.height),
+    modelHash: honoured.add_model_hash_to_info ? (model.hash?.short ?? null) : null,
+    model: honoured.add_model_name_to_info ? model.name : null,
+    denoisingStrength: typeof p.denoising_strength === 'number' ? p.denoising_strength : null,
+  });
+}
+
+/**
+ * One generated RGB image as A1111 answers it: base64 in the settings' `samples_format` (PNG by default), a PNG
+ * with its infotext in a `parameters` text chunk as A1111 writes it (unless `enable_pnginfo` is off).
+ */
+export async function a1111Image(
+  pixels: Uint8Array,
+  width: number,
+  height: number,
+  seed: number,
+  context: A1111ImageContext,
+): Promise<{ base64: string; infotext: string }> {
+  const text = imageInfotext(context, seed);
+  const { format, quality } = context.options.output;
+  let bytes = await encodeGenerated(pixels, width, height, format, format === 'png' ? undefined : quality);
+  if (format === 'png' && context.options.current.enable_pnginfo)
+    bytes = withPngText(bytes, { parameters: text });
+  return { base64: bytes.toString('base64'), infotext: text };
+}
