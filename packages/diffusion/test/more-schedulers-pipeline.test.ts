@@ -61,4 +61,23 @@ describe('A1111 samplers’ schedulers in the tiny sd1 pipeline match diffusers 
       });
     }
   }
+
+  it('DPM++ SDE with a seed draws from that image’s Brownian tree: the same image again, another seed another', async () => {
+    const run = (seed: number) =>
+      tiny.pipes.onnxruntime.text2img({
+        prompt_embeds: { shape: [1, 77, 32], data: detInput('pipe/prompt_embeds', [1, 77, 32]) },
+        height: 32,
+        width: 32,
+        num_inference_steps: 2,
+        guidance_scale: 0,
+        scheduler: 'dpmpp_sde',
+        use_karras_sigmas: true,
+        // Given latents: the seed changes only the SDE noise.
+        latents: detInput('pipe/latents', [1, 4, 16, 16]),
+        seed,
+      });
+    const [a, again, other] = [await run(7), await run(7), await run(8)];
+    expect(again.images[0].data).toEqual(a.images[0].data);
+    expect(maxAbsDiff(other.images[0].data, a.images[0].data)).toBeGreaterThan(0);
+  });
 });

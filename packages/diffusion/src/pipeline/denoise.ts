@@ -39,6 +39,7 @@ export async function denoise(
   const warmup = timesteps.length - totalSteps * order;
   let step = 0;
   const source = run.noise.schedulerSource();
+  const brownian = run.noise.brownianSource();
   let latents = start.latents;
   throwIfCancelled(request.signal, 0, totalSteps);
   for (let i = 0; i < timesteps.length; i++) {
@@ -48,7 +49,11 @@ export async function denoise(
     const scaled = start.unetExtra ? concat([scaledLatents, start.unetExtra], -1) : scaledLatents;
     const raw = await predictor.predictOnHost(scaled, t, context, unetLora, textTime);
     const modelOutput = guided ? guide(raw, params.guidance_scale, params.guidance_rescale) : raw;
-    latents = scheduler.step(modelOutput, t, latents, { noise: source, eta: params.eta }).prevSample;
+    latents = scheduler.step(modelOutput, t, latents, {
+      noise: source,
+      eta: params.eta,
+      brownian,
+    }).prevSample;
     if (start.afterStep) latents = start.afterStep(latents, i);
     const done = i === timesteps.length - 1 || (i + 1 > warmup && (i + 1) % order === 0);
     if (done) {

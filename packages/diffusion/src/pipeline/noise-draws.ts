@@ -1,6 +1,7 @@
 import { type HostTensor, NCHW_TO_NHWC, transpose } from '../latents/host-tensor.js';
+import { BrownianTree } from '../schedulers/brownian-tree.js';
 import { GaussianNoise } from '../schedulers/gaussian-noise.js';
-import type { NoiseSource } from '../schedulers/types.js';
+import type { BrownianNoise, NoiseSource } from '../schedulers/types.js';
 import type { InjectedNoise, NoisePurpose } from './types.js';
 
 /** The seed of image `k` of a request seeded `seed` (A1111's convention), within 32 bits. */
@@ -41,6 +42,27 @@ export class NoiseDraws {
     const out = new Float32Array(batch * perImage);
     for (let k = 0; k < batch; k++) out.set(this.source(k).fill(perImage), k * perImage);
     return out;
+  }
+
+  /**
+   * DPM++ SDE's Brownian noise (docs/spec/diffusion.md §7.10): one tree per image, seeded by the image's seed, over
+   * the sample's values of that image. None with injected noise: the scheduler then draws from `schedulerSource`.
+   */
+  brownianSource(): BrownianNoise | undefined {
+    if (this.injected) return undefined;
+    return (shape, sigmaMin, sigmaMax) => {
+      const batch = shape[0];
+      const per = shape.slice(1).reduce((a, b) => a * b, 1);
+      const trees = Array.from(
+        { length: batch },
+        (_, k) => new BrownianTree(`brownian/${imageSeed(this.seed, k)}`, sigmaMin, sigmaMax, per),
+      );
+      return (from, to) => {
+        const data = new Float32Array(batch * per);
+        for (let k = 0; k < batch; k++) data.set(trees[k].increment(from, to), k * per);
+        return { data, shape };
+      };
+    };
   }
 
   /** The source the scheduler draws its per-step noise from (DDIM with η > 0, Euler A). */

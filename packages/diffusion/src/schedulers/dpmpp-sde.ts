@@ -9,7 +9,7 @@ import { EulerFamilyScheduler } from './euler.js';
 import { NO_SAMPLE_PREDICTION } from './kdpm2.js';
 import { f32 } from './numeric.js';
 import { sigmaInitNoise, sigmaToT } from './sigmas.js';
-import type { SchedulerConfig, SharedSchedulerConfig } from './types.js';
+import type { SchedulerConfig, SharedSchedulerConfig, StepOptions } from './types.js';
 
 /** DPMSolverSDEScheduler's config: the shared keys, Karras sigmas and the noise sampler's seed. */
 export type DPMSolverSDEConfig = SharedSchedulerConfig & {
@@ -51,12 +51,15 @@ const sigmaOf = (t: number) => f32(Math.exp(-t));
  * DPMSolverSDEScheduler (docs/spec/diffusion.md §7.10): k-diffusion's DPM++ SDE, a stochastic midpoint method in
  * `t = −ln σ`: an ancestral DPM++ step to the midpoint, the model there, then the step from the saved sample, each
  * with noise of the interval times σ_up; the last is an Euler step to 0. Timesteps `t_0, t½_0, t_1, …, t½_{N-2},
- * t_{N-1}`, order 2. The noise of an interval comes from `options.noise` (fresh draws of the image's own source).
+ * t_{N-1}`, order 2. The noise of an interval is `options.brownian`'s (a Brownian tree seeded per image in the
+ * service), else fresh draws from `options.noise` (as the reference fixtures give it).
  */
 export class DPMSolverSDEScheduler extends EulerFamilyScheduler<DPMSolverSDEConfig> {
   override readonly order: number = 2;
   private saved: HostTensor | null = null;
   private midpointSigma: number | null = null;
+  /** The generation's Brownian noise over its sigma range (made at the first step, as diffusers makes its sampler). */
+  private interval: ((from: number, to: number) => HostTensor) | null = null;
 
   constructor(config?: SchedulerConfig) {
     super(dpmSolverSde, config);
@@ -85,8 +88,23 @@ export class DPMSolverSDEScheduler extends EulerFamilyScheduler<DPMSolverSDEConf
   }
 
   override dispose(): void {
+    this.endPair();
+    this.interval = null;
+  }
+
+  private endPair(): void {
     this.saved = null;
     this.midpointSigma = null;
+  }
+
+  /** The noise of the interval [from, to]: the Brownian noise when given, else a fresh draw. */
+  private noiseFor(shape: readonly number[], from: number, to: number, options: StepOptions): HostTensor {
+    if (!options.brownian) return drawNoise(options.noise, shape, this.className);
+    if (!this.interval) {
+      const positive = this.sigmas.filter((s) => s > 0);
+      this.interval = options.brownian([...shape], Math.min(...positive), Math.max(...positive));
+    }
+    return this.interval(from, to);
   }
 
   protected override inputSigma(k: number): number {
@@ -104,7 +122,7 @@ export class DPMSolverSDEScheduler extends EulerFamilyScheduler<DPMSolverSDEConf
     const x0 = this.predictOriginal(modelOutput, sample, first ? sigma : sigmaOf(tProposed));
     this.stepIndex = k + 1;
     if (sigmaNext === 0) {
-      this.dispose();
+      this.endPair();
       return add(sample, mul(div(sub(sample, x0), sigma), f32(sigmaNext - sigma)));
     }
     const tNext = first ? tProposed : tOf(sigmaNext);
@@ -118,12 +136,12 @@ export class DPMSolverSDEScheduler extends EulerFamilyScheduler<DPMSolverSDEConf
     const ancestralT = tOf(sigmaDown);
     const ratio = f32(sigmaOf(ancestralT) / sigmaOf(t));
     const expm1 = f32(Math.expm1(f32(t - ancestralT)));
-    const noise = drawNoise(options.noise, sample.shape, this.className);
+    const noise = this.noiseFor(sample.shape, sigmaFrom, sigmaTo, options);
     const next = add(sub(mul(from, ratio), mul(x0, expm1)), mul(noise, sigmaUp));
     if (first) {
       this.saved = copy(sample);
       this.midpointSigma = sigmaTo;
-    } else this.dispose();
+    } else this.endPair();
     return next;
   };
 }

@@ -31,9 +31,22 @@ export interface SchedulerConfig {
  */
 export type NoiseSource = (shape: number[]) => AnyTensor | Float32Array;
 
+/**
+ * Brownian-motion noise (docs/spec/diffusion.md §7.10): given a sample's shape and the sigma range a generation runs
+ * over, the draws of an interval, `(W(to) − W(from)) / sqrt|to − from|` (standard normal), the same for an interval
+ * whatever else was asked.
+ */
+export type BrownianNoise = (
+  shape: number[],
+  sigmaMin: number,
+  sigmaMax: number,
+) => (from: number, to: number) => HostTensor;
+
 export interface StepOptions {
   /** Required by schedulers that draw noise (Euler ancestral; DDIM with eta > 0); ignored by others. */
   noise?: NoiseSource;
+  /** DPM++ SDE's noise, seeded per image; without it that scheduler takes fresh draws from `noise`. */
+  brownian?: BrownianNoise;
   /** DDIM only (docs/spec/diffusion.md §7.3); other schedulers ignore it, as diffusers does. Default 0. */
   eta?: number;
 }
