@@ -6,6 +6,7 @@ import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { stringify } from 'yaml';
+import { checkKedaMinimum, DEFAULT_PROMETHEUS_SERVER, kedaScaledObject } from './keda.js';
 import { kubernetesLabelValue, kubernetesName, SERVICE_NAME_ANNOTATION } from './kubernetes-names.js';
 import { CONTAINER_PORT, CONTAINER_UID } from './runtime-files.js';
 
@@ -13,10 +14,23 @@ import { CONTAINER_PORT, CONTAINER_UID } from './runtime-files.js';
 export interface KubernetesOptions {
   /** Image reference the Deployment runs; default `<name>:<version>` (what `tiffin containerize` tags). */
   image?: string;
-  /** Replicas at start and the autoscaler's minimum. */
+  /** Replicas at start and the autoscaler's minimum (unless `minReplicas` says otherwise). */
   replicas?: number;
-  /** The autoscaler's maximum (scales on CPU use). */
+  /** The autoscaler's minimum when not `replicas`: 0 scales to zero (KEDA on a Redis task queue only). */
+  minReplicas?: number;
+  /** The autoscaler's maximum. */
   maxReplicas?: number;
+  /**
+   * `cpu` (default): a HorizontalPodAutoscaler on CPU use; `keda`: a KEDA ScaledObject on the task queue and
+   * the calls in flight (KEDA installed in the cluster).
+   */
+  autoscale?: 'cpu' | 'keda';
+  /** The Prometheus KEDA asks for the service's own metrics (`--autoscale keda`). */
+  prometheusServer?: string;
+  /** Waiting tasks per replica KEDA aims at. */
+  targetQueueLength?: number;
+  /** Calls in flight per replica KEDA aims at. */
+  targetInFlight?: number;
   /** Average CPU use, in percent of the request, that the autoscaler aims at. */
   targetCpuPercent?: number;
   cpuRequest?: string;
@@ -39,6 +53,10 @@ export interface KubernetesOptions {
 export const DEFAULT_KUBERNETES_OPTIONS = {
   replicas: 1,
   maxReplicas: 5,
+  autoscale: 'cpu',
+  prometheusServer: DEFAULT_PROMETHEUS_SERVER,
+  targetQueueLength: 5,
+  targetInFlight: 4,
   targetCpuPercent: 80,
   cpuRequest: '250m',
   memoryRequest: '256Mi',
@@ -47,7 +65,7 @@ export const DEFAULT_KUBERNETES_OPTIONS = {
   startupSeconds: 300,
   tasks: 'disk',
   taskApis: false,
-} as const satisfies Required<Omit<KubernetesOptions, 'image'>>;
+} as const satisfies Required<Omit<KubernetesOptions, 'image' | 'minReplicas'>>;
 
 /** One Kubernetes object as written to YAML. */
 export interface KubernetesObject {
@@ -63,9 +81,15 @@ const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
 export type ResolvedKubernetesOptions = Required<Omit<KubernetesOptions, 'image'>> &
   Pick<KubernetesOptions, 'image'>;
 
+type GivenDefaults = Omit<ResolvedKubernetesOptions, 'minReplicas'> & { minReplicas?: number };
+
 /** The options with their defaults filled in; a bad value is an InvalidArgument naming it. */
 export function resolveKubernetesOptions(given: KubernetesOptions = {}): ResolvedKubernetesOptions {
-  const options: ResolvedKubernetesOptions = { ...DEFAULT_KUBERNETES_OPTIONS, ...definedOnly(given) };
+  const merged: GivenDefaults = { ...DEFAULT_KUBERNETES_OPTIONS, ...definedOnly(given) };
+  const options: ResolvedKubernetesOptions = {
+    ...merged,
+    minReplicas: merged.minReplicas ?? merged.replicas,
+  };
   const positive = (name: string, value: number) => {
     if (!Number.isInteger(value) || value < 1)
       throw new InvalidArgument(`${name} must be a whole number of at least 1, got ${value}`);
@@ -73,6 +97,18 @@ export function resolveKubernetesOptions(given: KubernetesOptions = {}): Resolve
   positive('replicas', options.replicas);
   positive('maxReplicas', options.maxReplicas);
   positive('targetCpuPercent', options.targetCpuPercent);
+  positive('targetQueueLength', options.targetQueueLength);
+  positive('targetInFlight', options.targetInFlight);
+  if (options.autoscale !== 'cpu' && options.autoscale !== 'keda')
+    throw new InvalidArgument(`autoscale must be cpu or keda, got '${options.autoscale}'`);
+  if (!/^https?:\/\/[^\s]+$/.test(options.prometheusServer))
+    throw new InvalidArgument(`prometheusServer '${options.prometheusServer}' is not an http(s) URL`);
+  if (!Number.isInteger(options.minReplicas) || options.minReplicas < 0)
+    throw new InvalidArgument(`minReplicas must be a whole number of at least 0, got ${options.minReplicas}`);
+  if (options.minReplicas > options.replicas)
+    throw new InvalidArgument(
+      `minReplicas (${options.minReplicas}) must be at most replicas (${options.replicas})`,
+    );
   positive('startupSeconds', options.startupSeconds);
   if (options.maxReplicas < options.replicas)
     throw new InvalidArgument(
@@ -87,6 +123,7 @@ export function resolveKubernetesOptions(given: KubernetesOptions = {}): Resolve
   if (options.image !== undefined && !/^[^\s]+$/.test(options.image))
     throw new InvalidArgument(`image '${options.image}' is not an image reference`);
   tasksEnv(options.tasks, 'check');
+  checkKedaMinimum(options.minReplicas, options.tasks, options.autoscale);
   if (options.taskApis && !isSharedTasks(options.tasks)) {
     // Replicas of their own would each keep their own tasks: a status asked of another one answers 404.
     if (options.replicas > 1 || (given.maxReplicas ?? 1) > 1)
@@ -99,7 +136,7 @@ export function resolveKubernetesOptions(given: KubernetesOptions = {}): Resolve
 }
 
 /**
- * Deployment, Service, HorizontalPodAutoscaler and PodDisruptionBudget for the image of package
+ * Deployment, Service, HorizontalPodAutoscaler (or with `autoscale: 'keda'` a KEDA ScaledObject) and PodDisruptionBudget for the image of package
  * `<name>:<version>`. Object, container and label names are the service name made legal for Kubernetes
  * (`kubernetesName`); the service name itself stays in the `tiffin/service-name` annotation. The pod runs as the image's non-root user with a read-only root filesystem (only
  * /tmp, where TIFFIN_HOME points, is writable), no privilege escalation and no capabilities.
@@ -183,25 +220,38 @@ export function kubernetesManifests(
 
   const service = clusterIpService(metadata, selector, 'http', 80);
 
-  const autoscaler = {
-    apiVersion: 'autoscaling/v2',
-    kind: 'HorizontalPodAutoscaler',
-    metadata,
-    spec: {
-      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name },
-      minReplicas: settings.replicas,
-      maxReplicas: settings.maxReplicas,
-      metrics: [
-        {
-          type: 'Resource',
-          resource: {
-            name: 'cpu',
-            target: { type: 'Utilization', averageUtilization: settings.targetCpuPercent },
+  const autoscaler =
+    settings.autoscale === 'keda'
+      ? kedaScaledObject(metadata, {
+          name,
+          serviceName,
+          minReplicas: settings.minReplicas,
+          maxReplicas: settings.maxReplicas,
+          tasks: settings.tasks,
+          redisHost: redisName(serviceName),
+          prometheusServer: settings.prometheusServer,
+          queueTarget: settings.targetQueueLength,
+          inFlightTarget: settings.targetInFlight,
+        })
+      : ({
+          apiVersion: 'autoscaling/v2',
+          kind: 'HorizontalPodAutoscaler',
+          metadata,
+          spec: {
+            scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+            minReplicas: settings.minReplicas,
+            maxReplicas: settings.maxReplicas,
+            metrics: [
+              {
+                type: 'Resource',
+                resource: {
+                  name: 'cpu',
+                  target: { type: 'Utilization', averageUtilization: settings.targetCpuPercent },
+                },
+              },
+            ],
           },
-        },
-      ],
-    },
-  } satisfies IHorizontalPodAutoscaler;
+        } satisfies IHorizontalPodAutoscaler);
 
   // maxUnavailable (not minAvailable) so a single replica never blocks a node drain forever.
   const disruptionBudget = {

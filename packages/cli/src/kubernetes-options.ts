@@ -1,12 +1,15 @@
 import { DEFAULT_KUBERNETES_OPTIONS, type KubernetesOptions } from '@tiffin/build';
 import type { Command } from 'commander';
-import { parsePositiveInt } from './options.js';
+import { parseNonNegativeInt, parsePositiveInt } from './options.js';
 
 /** The manifest options `tiffin build`, `tiffin diffusion build` and `tiffin kubernetes` share. */
 export interface KubernetesFlags {
   image?: string;
   replicas?: number;
   maxReplicas?: number;
+  minReplicas?: number;
+  autoscale?: string;
+  prometheus?: string;
   cpu?: string;
   memory?: string;
   cpuLimit?: string;
@@ -26,6 +29,19 @@ export function kubernetesOptions(command: Command, defaults: KubernetesOptions 
       parsePositiveInt,
     )
     .option('--max-replicas <n>', `the autoscaler's maximum (default ${d.maxReplicas})`, parsePositiveInt)
+    .option(
+      '--min-replicas <n>',
+      "the autoscaler's minimum when not --replicas; 0 scales to zero (--autoscale keda with --tasks on Redis)",
+      parseNonNegativeInt,
+    )
+    .option(
+      '--autoscale <kind>',
+      `cpu (a HorizontalPodAutoscaler) or keda (a KEDA ScaledObject on the task queue and the calls in flight) (default ${d.autoscale})`,
+    )
+    .option(
+      '--prometheus <url>',
+      `the Prometheus KEDA reads the service's metrics from (default ${d.prometheusServer})`,
+    )
     .option('--cpu <quantity>', `CPU request per replica (default ${d.cpuRequest})`)
     .option('--memory <quantity>', `memory request per replica (default ${d.memoryRequest})`)
     .option('--cpu-limit <quantity>', `CPU limit per replica (default ${d.cpuLimit})`)
@@ -46,6 +62,9 @@ export function kubernetesOptionsFrom(
     image: flags.image,
     replicas: flags.replicas,
     maxReplicas: flags.maxReplicas,
+    minReplicas: flags.minReplicas,
+    autoscale: flags.autoscale as KubernetesOptions['autoscale'],
+    prometheusServer: flags.prometheus,
     cpuRequest: flags.cpu,
     memoryRequest: flags.memory,
     cpuLimit: flags.cpuLimit,
