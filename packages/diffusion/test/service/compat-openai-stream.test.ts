@@ -39,6 +39,11 @@ const square = (background: string) =>
 /** Tiffin's `seed` extension makes two calls comparable; the SDK passes unknown fields through. */
 const seeded = { seed: 5 } as object;
 
+/** A 32×32 generation of the same prompt and seed: streamed with `partial_images`, or answered plainly. */
+const generation = { model: 'tiny', prompt: 'a red circle', size: '32x32' as never, ...seeded };
+const streamedGeneration = (partial_images: number) =>
+  client.images.generate({ ...generation, stream: true, partial_images });
+
 const pngSize = async (b64: string) => {
   const meta = await sharp(Buffer.from(b64, 'base64')).metadata();
   return `${meta.format} ${meta.width}x${meta.height}`;
@@ -46,14 +51,7 @@ const pngSize = async (b64: string) => {
 
 describe('OpenAI image streams, as the openai SDK reads them', () => {
   it('streams partial images, then the image the plain call answers', async () => {
-    const stream = await client.images.generate({
-      model: 'tiny',
-      prompt: 'a red circle',
-      size: '32x32' as never,
-      stream: true,
-      partial_images: 2,
-      ...seeded,
-    });
+    const stream = await streamedGeneration(2);
     const events: Array<{ type: string; index?: number; b64: string; size: string }> = [];
     for await (const event of stream)
       events.push({
@@ -71,24 +69,12 @@ describe('OpenAI image streams, as the openai SDK reads them', () => {
       expect(e.size).toBe('32x32');
       expect(await pngSize(e.b64)).toBe('png 32x32');
     }
-    const plain = await client.images.generate({
-      model: 'tiny',
-      prompt: 'a red circle',
-      size: '32x32' as never,
-      ...seeded,
-    });
+    const plain = await client.images.generate(generation);
     expect(events[2].b64).toBe(plain.data?.[0]?.b64_json);
   }, 120_000);
 
   it('sends only the final image with partial_images 0, and edits as image_edit events', async () => {
-    const none = await client.images.generate({
-      model: 'tiny',
-      prompt: 'a red circle',
-      size: '32x32' as never,
-      stream: true,
-      partial_images: 0,
-      ...seeded,
-    });
+    const none = await streamedGeneration(0);
     const types: string[] = [];
     for await (const event of none) types.push(event.type);
     expect(types).toEqual(['image_generation.completed']);
