@@ -34,8 +34,6 @@ export {
   type TaskOperation,
 } from './inference-api.js';
 export type { MountedMiddleware, MountOptions } from './mount.js';
-export type { MountState } from './mount-state.js';
-export type { GroupAuth, GroupHandler, GroupRoutes, RouteGroupOptions } from './route-group.js';
 export type { ServiceCounter } from './service-counter.js';
 
 const SERVICE_NAME = /^[a-z0-9](?:[a-z0-9._-]{0,61}[a-z0-9])?$/;
