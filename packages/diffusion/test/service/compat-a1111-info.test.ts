@@ -159,6 +159,12 @@ describe("A1111's listings and settings", () => {
     expect(other.status).toBe(422);
     expect(other.body.detail).toContain('not found');
     expect((await call('POST', 'options', { jpeg_quality: 'high' })).status).toBe(422);
+    // Hostile settings: too many keys, a key named __proto__, a body that is no object: 4xx, nothing changed.
+    const many = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, i]));
+    expect((await call('POST', 'options', many)).status).toBe(422);
+    const proto = await call('POST', 'options', JSON.parse('{"__proto__": {"samples_format": "webp"}}'));
+    expect(proto.headers.get('x-tiffin-ignored-options')).toBe('__proto__');
+    expect((await call('POST', 'options', [1, 2])).status).toBe(422);
     expect((await call('GET', 'options')).body).toMatchObject({ samples_format: 'png' });
   }, 120_000);
 });

@@ -102,6 +102,13 @@ describe('OpenAI image streams, as the openai SDK reads them', () => {
     expect(refused).toBeInstanceOf(APIError);
     expect((refused as APIError).status).toBe(400);
     expect((refused as APIError & { param?: string }).param).toBe('partial_images');
+    const res = await fetch(`${server.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'x', stream: 'maybe' }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { param: string } }).error.param).toBe('stream');
   });
 });
 
