@@ -1,5 +1,5 @@
 import { UnprocessableEntity } from '@tiffin/core';
-import { SCHEDULER_NAMES } from '../../../schedulers/registry.js';
+import { KARRAS_SCHEDULER_NAMES, SCHEDULER_NAMES } from '../../../schedulers/registry.js';
 
 /**
  * A1111's samplers (its 1.9+ list, `modules/sd_samplers_*.py`) and the Tiffin scheduler each runs on. `scheduler`
@@ -47,7 +47,7 @@ export const SCHEDULE_TYPES: ReadonlyArray<{ name: ScheduleType; label: string; 
   ];
 
 /** The schedule types Tiffin runs: the scheduler's own sigmas, or Karras sigmas where the scheduler takes them. */
-const KARRAS_SCHEDULERS: ReadonlySet<string> = new Set(['euler', 'dpmpp_2m']);
+const KARRAS_SCHEDULERS: ReadonlySet<string> = new Set(KARRAS_SCHEDULER_NAMES);
 
 const s = (
   name: string,
@@ -132,7 +132,12 @@ function findSampler(name: string): A1111Sampler | undefined {
 function notServed(what: string, detail: Record<string, unknown>): UnprocessableEntity {
   const served = servedSamplers().map((x) => x.name);
   return new UnprocessableEntity(
-    `${what} is not served by this service (yet); the samplers it runs: ${served.join(', ')}, with schedule type Automatic or Karras (Karras on ${[...KARRAS_SCHEDULERS].map((k) => A1111_SAMPLER_LIST.find((x) => x.scheduler === k)?.name).join(' and ')})`,
+    `${what} is not served by this service (yet); the samplers it runs: ${served.join(', ')}, with schedule type Automatic or Karras (Karras on ${[
+      ...KARRAS_SCHEDULERS,
+    ]
+      .map((k) => A1111_SAMPLER_LIST.find((x) => x.scheduler === k)?.name)
+      .filter(Boolean)
+      .join(', ')})`,
     { code: 'SAMPLER_NOT_SERVED', detail: { ...detail, served } },
   );
 }
