@@ -96,7 +96,7 @@ export function commonParameters(
       .boolean()
       .nullable()
       .default(null)
-      .describe("Karras noise levels (euler, dpmpp_2m); null: the model's"),
+      .describe("Karras noise levels (not ddim, pndm, euler_a, lcm); null: the model's"),
     num_images_per_prompt: z.int().min(1).max(limits.maxImages).default(1),
     guidance_rescale: z.number().min(0).max(1).default(0).describe('φ of diffusers guidance_rescale'),
     clip_skip: z.int().min(0).max(24).default(0).describe('Use the (k+1)-th last text encoder layer'),

@@ -1,7 +1,7 @@
 import { ddim } from './ddim.js';
 import type { SchedulerDefinition } from './definition.js';
 import { dpmSolverMultistep } from './dpm-solver.js';
-import { dpmSolverMultistepSde } from './dpm-solver-sde.js';
+import { dpmSolverMultistepSde, dpmSolverMultistepSdeHeun } from './dpm-solver-sde.js';
 import { dpmSolverSde } from './dpmpp-sde.js';
 import { euler } from './euler.js';
 import { eulerAncestral } from './euler-ancestral.js';
@@ -26,6 +26,7 @@ export const SCHEDULERS = [
   dpmSolverMultistep,
   lcm,
   uniPC,
+  dpmSolverMultistepSdeHeun,
   dpmSolverMultistepSde,
   dpmSolverSde,
   heun,
@@ -41,8 +42,8 @@ export type SchedulerName = (typeof SCHEDULERS)[number]['name'];
 export const SCHEDULER_NAMES: readonly SchedulerName[] = SCHEDULERS.map((s) => s.name);
 
 /**
- * diffusers class name behind each scheduler name (what `_class_name` says in a model folder). Two names share
- * DPMSolverMultistepScheduler: `dpmpp_2m` and its SDE algorithm, `dpmpp_2m_sde`.
+ * diffusers class name behind each scheduler name (what `_class_name` says in a model folder). Three names share
+ * DPMSolverMultistepScheduler: `dpmpp_2m` and its SDE algorithm, `dpmpp_2m_sde` (and `dpmpp_2m_sde_heun`).
  */
 export const SCHEDULER_CLASS_NAMES: Readonly<Record<SchedulerName, string>> = Object.fromEntries(
   SCHEDULERS.map((s) => [s.name, s.className]),

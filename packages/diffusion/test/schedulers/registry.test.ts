@@ -29,7 +29,7 @@ describe('scheduler registry', () => {
     }
     expect(declared).toBe(SCHEDULERS.length);
     expect(new Set(SCHEDULER_NAMES).size).toBe(SCHEDULER_NAMES.length);
-    // A class behind two names (DPM++ 2M and its SDE algorithm) marks the variant, which a folder config selects.
+    // A class behind several names (DPM++ 2M and its SDE algorithms) marks the variants a folder config selects.
     const variants = SCHEDULERS.filter((s) => 'matchesFolder' in s).length;
     expect(new Set(Object.values(SCHEDULER_CLASS_NAMES)).size).toBe(SCHEDULER_NAMES.length - variants);
   });
@@ -43,6 +43,7 @@ describe('scheduler registry', () => {
       'dpmpp_2m',
       'lcm',
       'unipc',
+      'dpmpp_2m_sde_heun',
       'dpmpp_2m_sde',
       'dpmpp_sde',
       'heun',
@@ -60,7 +61,13 @@ describe('scheduler registry', () => {
       expect(scheduler.className).toBe(definition.className);
       expect(Object.keys(scheduler.config).sort()).toEqual(Object.keys(definition.defaults).sort());
       // A variant's folder config names it (dpmpp_2m_sde: algorithm_type sde-dpmsolver++).
-      const folder = 'matchesFolder' in definition ? { algorithm_type: 'sde-dpmsolver++' } : {};
+      const folder =
+        'matchesFolder' in definition
+          ? {
+              algorithm_type: 'sde-dpmsolver++',
+              solver_type: definition.name.endsWith('_heun') ? 'heun' : undefined,
+            }
+          : {};
       expect(schedulerNameForClass(definition.className, folder)).toBe(definition.name);
       expect(createSchedulerFromFolderConfig({ ...folder, _class_name: definition.className }).name).toBe(
         definition.name,

@@ -60,6 +60,8 @@ describe('two-call schedulers (Heun, KDPM2, KDPM2 ancestral, DPM++ SDE)', () => 
     expect(createScheduler('dpmpp_2m_sde', { algorithm_type: 'dpmsolver++' }).config.algorithm_type).toBe(
       'sde-dpmsolver++',
     );
+    const heun = createScheduler('dpmpp_2m_sde_heun', { solver_type: 'midpoint' }).config;
+    expect([heun.algorithm_type, heun.solver_type]).toEqual(['sde-dpmsolver++', 'heun']);
   });
 
   it('the stochastic ones need noise; DPM++ SDE takes the Brownian noise when given', () => {
