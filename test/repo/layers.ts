@@ -19,6 +19,8 @@ export const PACKAGE_LAYERS: Readonly<Record<string, readonly string[]>> = {
   '@tiffin/tfjs': ['@tiffin/core'],
   // Task APIs on Redis through BullMQ: only the CLI composes it (`--tasks redis://…`), so core stays free of it.
   '@tiffin/tasks-redis': ['@tiffin/core'],
+  // The OpenTelemetry SDK and OTLP exporters, configured by OTEL_* variables: the CLI loads it only when tracing.
+  '@tiffin/otel': [],
   '@tiffin/diffusion': [
     '@tiffin/core',
     '@tiffin/io-image',
@@ -35,6 +37,7 @@ export const PACKAGE_LAYERS: Readonly<Record<string, readonly string[]>> = {
     '@tiffin/diffusion',
     '@tiffin/demo-model',
     '@tiffin/onnx',
+    '@tiffin/otel',
     '@tiffin/tasks-redis',
     '@tiffin/tfjs',
   ],
@@ -59,6 +62,8 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
   store: ['errors'],
   tasks: ['errors'],
   threads: ['errors'],
+  // OpenTelemetry spans and the per-call timeline (Server-Timing) over the OTel API alone: a no-op without an SDK.
+  tracing: [],
   ndarray: ['encoding', 'errors'],
   // The pure wire forms, no transport: gRPC messages and Struct values, v2 tensors and datatypes.
   wire: ['encoding', 'errors', 'limits', 'ndarray'],
@@ -72,10 +77,11 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
   openapi: ['io', 'service'],
   models: ['context', 'errors', 'io', 'ndarray', 'service', 'signature', 'store', 'threads', 'wire'],
   // The one caller of API functions: invoke, gate, deadlines, batcher, the task runner.
-  runtime: ['context', 'errors', 'http', 'io', 'limits', 'logging', 'service', 'tasks'],
+  runtime: ['context', 'errors', 'http', 'io', 'limits', 'logging', 'service', 'tasks', 'tracing'],
   // The transports on top: the v2 protocol's bodies and model metadata, HTTP (with the v2 routes), gRPC.
   'inference-protocol': ['encoding', 'errors', 'ndarray', 'runtime', 'service', 'wire'],
   server: [
+    'cache',
     'context',
     'errors',
     'http',
@@ -87,6 +93,7 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
     'runtime',
     'service',
     'tasks',
+    'tracing',
     'wire',
   ],
   grpc: [
@@ -99,6 +106,7 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
     'runtime',
     'server',
     'service',
+    'tracing',
     'wire',
   ],
   // The contract suites a task store runs in its vitest tests (`@tiffin/core/testing`), the store alone and

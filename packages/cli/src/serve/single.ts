@@ -8,6 +8,7 @@ import {
 } from '@tiffin/core';
 import { loadService, type ServiceTarget } from '../service-loader.js';
 import { type TaskStoreFlags, useTaskStore } from './task-store.js';
+import { useTracing } from './tracing.js';
 
 export interface GrpcServeOptions {
   /** Also (or only) serve the APIs over gRPC. */
@@ -34,6 +35,7 @@ export async function serveInProcess(
   // A service module, or a service made here (a model served with zero code).
   const service = typeof target === 'function' ? await target() : await loadService(target);
   await useTaskStore(service, tasks);
+  await useTracing(service);
   if (!grpc.enabled) {
     await serve(service, { ...options, handleSignals: true });
     return;

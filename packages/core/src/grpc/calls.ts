@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { Metadata } from '@grpc/grpc-js';
+import type { Tracer } from '@opentelemetry/api';
 import { grpcErrorAnswer } from '../errors/error-answer.js';
 import { GrpcStatus, isTiffinError, truncateForMessage } from '../errors/index.js';
 import { BufferedHttpRequest } from '../http/request.js';
@@ -9,6 +10,7 @@ import { ApiCall } from '../runtime/api-call.js';
 import { LazyAbort } from '../runtime/lazy-abort.js';
 import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import { endRpcSpan, grpcServerCall, withCall } from '../tracing/tracing.js';
 import { callMetrics, type GrpcMetrics } from './metrics.js';
 
 /** Marks a request whose bytes did not decode (see `tolerantDefinition`). */
@@ -61,6 +63,8 @@ export interface ApiCallDeps {
   logger: Logger;
   /** The bounds descriptors check, as over HTTP. */
   limits: Readonly<Limits>;
+  /** Traces every call when set, with the RPC semantic conventions (docs/observability.md). */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -76,7 +80,7 @@ export function runApiCall<Req, Res>(
   callback: grpc.sendUnaryData<Res>,
   work: (start: (api: InferenceApi) => ApiCall) => Promise<Res>,
 ): void {
-  const { svc, metrics, logger, limits } = deps;
+  const { svc, metrics, logger, limits, tracer } = deps;
   const started = process.hrtime.bigint();
   // A name the service does not have is one label, not one per string a client sends.
   const known = svc.apis.has(apiName) ? apiName : '<unknown>';
@@ -85,13 +89,18 @@ export function runApiCall<Req, Res>(
   const requestId = newRequestId();
   const abort = new LazyAbort();
   let apiCall: ApiCall | undefined;
+  const traced = tracer ? grpcServerCall(tracer, call) : undefined;
   const start = (api: InferenceApi): ApiCall => {
     apiCall = new ApiCall(grpcRequest(call, api, abort, limits), svc.state, { requestId, api, abort });
+    apiCall.trace = traced;
     return apiCall;
   };
   call.on('cancelled', () => abort.abort(new Error('call cancelled')));
-  const finish = (code: number) => bound.finish(code, Number(process.hrtime.bigint() - started) / 1e9);
-  work(start)
+  const finish = (code: number) => {
+    bound.finish(code, Number(process.hrtime.bigint() - started) / 1e9);
+    if (traced?.span) endRpcSpan(traced.span, code);
+  };
+  withCall(traced, work, start)
     .then(
       (response) => {
         finish(GrpcStatus.OK);

@@ -19,6 +19,7 @@ import { type AuthCheck, bearerAuth, resolveApiToken } from '../server/auth.js';
 import { DEFAULT_SERVER_OPTIONS } from '../server/options.js';
 import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import { resolveTracer } from '../tracing/tracing.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from '../wire/proto/messages.js';
 import { rejectUndecodable, runApiCall, stackOf, tolerantDefinition } from './calls.js';
 import { addHealthService } from './health.js';
@@ -162,6 +163,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
       registry: options.metricsRegistry,
       limits: resolveLimits(options.limits),
       maxBufferedBytes: options.maxBufferedBytes,
+      tracer: resolveTracer(undefined),
     });
   const metrics = grpcMetrics(options.metricsRegistry);
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...definedOnly(options) };
@@ -189,7 +191,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, logger));
 
-  const deps = { svc, metrics, logger, limits: runtime.limits };
+  const deps = { svc, metrics, logger, limits: runtime.limits, tracer: runtime.tracer };
   // Float/double NDArrays are read and written as blocks of bytes; everything else through protobufjs.
   const protocol = loadProtocol();
   const base = inferenceServiceDefinition();

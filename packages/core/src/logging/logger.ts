@@ -16,6 +16,8 @@ export interface AccessLogEntry {
   responseType?: string | undefined;
   /** Milliseconds from the request's arrival to its answer being ready (the server writes them to the microsecond). */
   ms: number;
+  /** The request's trace id, when the server traces (docs/observability.md). */
+  traceId?: string | undefined;
 }
 
 export interface Logger {
@@ -71,7 +73,9 @@ export class JsonLineLogger implements Logger {
     if (entry.requestType !== undefined) line += `,"requestType":${jsonString(entry.requestType)}`;
     if (entry.requestLength !== undefined) line += `,"requestLength":${jsonString(entry.requestLength)}`;
     if (entry.responseType !== undefined) line += `,"responseType":${jsonString(entry.responseType)}`;
-    this.destination.write(`${line},"ms":${entry.ms}}\n`);
+    if (entry.traceId !== undefined) line += `,"ms":${entry.ms},"traceId":"${entry.traceId}"`;
+    else line += `,"ms":${entry.ms}`;
+    this.destination.write(`${line}}\n`);
   }
 
   flush(): void {

@@ -1,6 +1,7 @@
 import { Context, type ServiceState, type TaskCall } from '../context/context.js';
 import type { HttpRequest } from '../http/request.js';
 import type { InferenceApi } from '../service/service.js';
+import type { CallTrace } from '../tracing/call-trace.js';
 import type { BodyReservation } from './body-budget.js';
 import type { Invocation } from './invocation.js';
 import type { LazyAbort } from './lazy-abort.js';
@@ -26,6 +27,7 @@ export class ApiCall extends Context implements Invocation {
   timedOut = false;
   override task: TaskCall | undefined;
   bodyReservation: BodyReservation | undefined = undefined;
+  trace: CallTrace | undefined = undefined;
 
   constructor(request: HttpRequest, state: ServiceState, init: ApiCallInit) {
     super(request, state, init.requestId, init.task);

@@ -2,6 +2,7 @@ import { BatchContext, type Context } from '../context/context.js';
 import { ServiceUnavailable } from '../errors/index.js';
 import type { AnyBatching } from '../io/batching.js';
 import type { BatchOptions } from '../service/service.js';
+import { BatchTrace } from '../tracing/batch-trace.js';
 import type { BatchMetrics } from './batch-metrics.js';
 import { CostModel } from './cost-model.js';
 import type { Invocation } from './invocation.js';
@@ -211,8 +212,17 @@ export class Batcher {
     const first = batch[0]!;
     const ctx = new BatchContext(first.ctx.request, first.ctx.state, first.invocation.requestId, rows);
     const started = performance.now();
+    // Only when a caller has a timeline (Server-Timing, tracing).
+    const timed = batch.some((p) => p.invocation.trace !== undefined)
+      ? new BatchTrace(
+          batch.map((p) => p.invocation.trace),
+          batch.map((p) => p.enqueuedAt),
+          rows,
+        )
+      : undefined;
     try {
-      const output = await this.fn(merged, ctx);
+      const output = await (timed ? timed.run(() => this.fn(merged, ctx)) : this.fn(merged, ctx));
+      timed?.end();
       this.cost.observe(rows, performance.now() - started);
       // A function on other threads (the option is set) takes the next batch while these answers are written;
       // one on this thread would run it before them, so its slot opens only once they are out.
@@ -230,6 +240,7 @@ export class Batcher {
         }
       }
     } catch (err) {
+      timed?.end(err);
       this.cost.observe(rows, performance.now() - started);
       if (batch.length === 1 || err instanceof ServiceUnavailable) for (const p of batch) p.reject(err);
       else await this.runHalves(batch);

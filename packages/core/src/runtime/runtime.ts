@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { Context } from '../context/context.js';
 import { GatewayTimeout, ServiceUnavailable } from '../errors/index.js';
@@ -5,6 +6,9 @@ import type { AnyBatching } from '../io/batching.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
+import type { CallTrace } from '../tracing/call-trace.js';
+import { ApiQueue } from './admission/api-queue.js';
+import { QueueMetrics } from './admission/queue-metrics.js';
 import type { RuntimeCall } from './api-call.js';
 import { BatchMetrics } from './batch-metrics.js';
 import { Batcher, type BatchFunction } from './batcher.js';
@@ -37,6 +41,8 @@ export interface RuntimeOptions {
   limits?: Readonly<Limits>;
   /** Bytes of request bodies held across all calls in flight (default 256 MiB); see `BodyBudget`. */
   maxBufferedBytes?: number;
+  /** The tracer every transport's server spans and the task runner's spans use (absent: no tracing). */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -61,6 +67,8 @@ export class Runtime {
   readonly bodyBudget: BodyBudget;
   private readonly deadlines = new Deadlines();
   private readonly batchers = new Map<string, Batcher>();
+  /** The queues of the APIs that declare a `concurrency` of their own (docs/spec/io-descriptors.md §10.9). */
+  private readonly queues = new Map<string, ApiQueue>();
 
   constructor(
     readonly service: Service,
@@ -73,6 +81,7 @@ export class Runtime {
       options.retryAfter,
       registry ? bodyBudgetMetrics(registry, service.name, () => this.bodyBudget.held) : undefined,
     );
+    this.makeQueues();
     const metrics = options.registry ? new BatchMetrics(options.registry, service.name) : undefined;
     for (const api of service.apis.values()) {
       if (!api.batching) continue;
@@ -81,6 +90,11 @@ export class Runtime {
       const output = api.output.batching as AnyBatching;
       this.batchers.set(api.name, new Batcher(api.name, fn, input, output, api.batching, metrics));
     }
+  }
+
+  /** The tracer of this runtime's transports (absent: they make no span). */
+  get tracer(): Tracer | undefined {
+    return this.options.tracer;
   }
 
   /** Input bounds every transport applies to calls through this runtime. */
@@ -98,14 +112,53 @@ export class Runtime {
     return this.batchers.get(apiName);
   }
 
+  /** The queue of an API with a `concurrency` of its own (tests, diagnostics). */
+  queue(apiName: string): ApiQueue | undefined {
+    return this.queues.get(apiName);
+  }
+
+  private makeQueues(): void {
+    const metrics = this.options.registry
+      ? new QueueMetrics(this.options.registry, this.service.name)
+      : undefined;
+    const remainingMs = (call: Invocation) =>
+      this.deadlineSeconds(call) * 1000 - (performance.now() - call.startedAt);
+    for (const api of this.service.apis.values()) {
+      const own = api.admission;
+      if (!own) continue;
+      const options = {
+        concurrency: own.concurrency,
+        size: own.queue,
+        perClient: own.perClient,
+        retryAfter: this.options.retryAfter,
+        remainingMs,
+      };
+      this.queues.set(api.name, new ApiQueue(api.name, options, metrics));
+    }
+  }
+
   /**
    * Take a concurrency permit for `call` until it closes (or `release` is called earlier, as for an event
-   * stream, which has a gate of its own); throws the 503 when none is free.
+   * stream, which has a gate of its own): the server's (503 at once when none is free), or for an API with a
+   * queue of its own one of its slots, the promise of one when the call waits (docs/spec/io-descriptors.md
+   * §10.9: 503 or 429 when it may not wait, its abort when its deadline passes while it waits).
    */
-  admit(call: Invocation): () => void {
-    const release = this.gate.enter();
-    call.onClose.push(release);
-    return release;
+  admit(call: Invocation): (() => void) | Promise<() => void> {
+    const queue = call.api?.admission ? this.queues.get(call.api.name) : undefined;
+    const entered = queue ? queue.enter(call) : this.gate.enter();
+    if (!isThenable(entered)) {
+      call.onClose.push(entered);
+      return entered;
+    }
+    return entered.then((release) => {
+      // A call that ended as its slot came (closed, timed out) hands the slot on at once.
+      if (call.timedOut || call.abort.isAborted) {
+        release();
+        throw call.abort.isAborted ? abortReason(call) : new ServiceUnavailable('The call ended while it waited');
+      }
+      call.onClose.push(release);
+      return release;
+    });
   }
 
   /**
@@ -155,8 +208,13 @@ export class Runtime {
     });
   }
 
+  /** The call's deadline in seconds: the API's, a mount's or the server's, shortened by the client's own. */
   private deadlineSeconds(call: Invocation): number {
-    return call.api ? (call.api.timeout ?? this.options.timeout) : (call.ownTimeout ?? this.options.timeout);
+    const server = call.api
+      ? (call.api.timeout ?? this.options.timeout)
+      : (call.ownTimeout ?? this.options.timeout);
+    const client = call.clientTimeout;
+    return client !== undefined && client < server ? client : server;
   }
 
   /** The call's deadline passed: mark it, abort its work, and say so. */
@@ -182,12 +240,20 @@ export class Runtime {
     codec: TransportCodec<Message, Answer>,
   ): Answer | Promise<Answer> {
     this.assertReady();
+    // With a timeline (Server-Timing, tracing) each step is timed: `mark` is when the next one started.
+    const timeline = call.trace;
+    let mark = timeline ? performance.now() : 0;
     const input = codec.decode(message, call);
     // Only a batchable API has a batcher: no lookup for the others.
     const batcher = api.batching ? this.batchers.get(api.name) : undefined;
-    if (isThenable(input) || batcher) return this.invokeLater(api, call, input, codec, batcher);
-    const output: unknown = api.fn(input as never, call);
-    return isThenable(output) ? this.encodeLater(output, call, codec) : codec.encode(output, call);
+    if (isThenable(input) || batcher) return this.invokeLater(api, call, input, codec, batcher, mark);
+    if (timeline) mark = timeline.step('decode', mark);
+    const output: unknown = timeline
+      ? timeline.run(() => api.fn(input as never, call))
+      : api.fn(input as never, call);
+    if (isThenable(output)) return this.encodeLater(output, call, codec, mark);
+    if (timeline) mark = timeline.step('run', mark);
+    return timeline ? timedEncode(timeline, codec.encode(output, call), mark) : codec.encode(output, call);
   }
 
   /** `invoke` from a step that did not answer at once on. */
@@ -197,19 +263,36 @@ export class Runtime {
     decoded: unknown,
     codec: TransportCodec<never, Answer>,
     batcher: Batcher | undefined,
+    decodeStart: number,
   ): Promise<Answer> {
     const input = await decoded;
-    const result: unknown = batcher ? batcher.submit(input, call, call) : api.fn(input as never, call);
+    const timeline = call.trace;
+    let mark = timeline ? timeline.step('decode', decodeStart) : 0;
+    // The batcher times the queue and the batch itself, for each of its callers.
+    const result: unknown = batcher
+      ? batcher.submit(input, call, call)
+      : timeline
+        ? timeline.run(() => api.fn(input as never, call))
+        : api.fn(input as never, call);
+    const output = isThenable(result) ? await result : result;
+    if (timeline && !batcher) mark = timeline.step('run', mark);
+    else if (timeline) mark = performance.now();
     // `return await`: returning the promise itself would cost an async function two more microtask turns.
-    return await codec.encode(isThenable(result) ? await result : result, call);
+    return await (timeline
+      ? timedEncode(timeline, codec.encode(output, call), mark)
+      : codec.encode(output, call));
   }
 
   private async encodeLater<Answer>(
     result: PromiseLike<unknown>,
     call: RuntimeCall,
     codec: TransportCodec<never, Answer>,
+    runStart: number,
   ): Promise<Answer> {
-    return await codec.encode(await result, call);
+    const output = await result;
+    const timeline = call.trace;
+    if (!timeline) return await codec.encode(output, call);
+    return await timedEncode(timeline, codec.encode(output, call), timeline.step('run', runStart));
   }
 
   /** `invoke` as a promise whatever its steps did (a transport that needs one: the deadline race). */
@@ -233,7 +316,37 @@ export class Runtime {
     message: Message,
     codec: TransportCodec<Message, Answer>,
   ): Promise<Answer> {
-    this.admit(call);
-    return this.withDeadline(call, this.invokeAsPromise(api, call, message, codec));
+    // The deadline covers the wait for a slot too (docs/spec/io-descriptors.md §10.9).
+    let admitted: ReturnType<Runtime['admit']>;
+    try {
+      admitted = this.admit(call);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const work = isThenable(admitted)
+      ? admitted.then(() => this.invokeAsPromise(api, call, message, codec))
+      : this.invokeAsPromise(api, call, message, codec);
+    return this.withDeadline(call, work);
   }
+}
+
+/** An encode's answer, its time counted on the call's timeline once it is there. */
+function timedEncode<Answer>(
+  timeline: CallTrace,
+  answer: Answer | Promise<Answer>,
+  start: number,
+): Answer | Promise<Answer> {
+  if (!isThenable(answer)) {
+    timeline.step('encode', start);
+    return answer;
+  }
+  return (answer as Promise<Answer>).then((value) => {
+    timeline.step('encode', start);
+    return value;
+  });
+}
+
+/** Why a call's abort fired (its deadline's 504, its client gone), as the error its wait rejects with. */
+function abortReason(call: Invocation): unknown {
+  return call.abort.signal.reason;
 }

@@ -8,6 +8,7 @@ import { TaskMetrics } from '../runtime/task-metrics.js';
 import { TaskRunner } from '../runtime/task-runner.js';
 import { TaskWebhooks } from '../runtime/task-webhook.js';
 import type { Service } from '../service/service.js';
+import { resolveTracer } from '../tracing/tracing.js';
 import { bearerAuth } from './auth.js';
 import { EventStreams } from './event-streams.js';
 import { type BodyReading, Exchange } from './exchange.js';
@@ -59,6 +60,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   );
   const logger = resolved.logger === false ? silentLogger : resolved.logger;
   const lifecycle = new AppLifecycle(service);
+  const tracer = resolveTracer(resolved.tracing);
   const metrics = new ServerMetrics(service.name, service.version ?? '0.0.0');
   for (const counter of service.counters) metrics.serviceCounter(counter);
   const runtime = new Runtime(service, {
@@ -70,6 +72,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     registry: metrics.registry,
     limits: resolved.limits,
     maxBufferedBytes: resolved.maxBufferedBytes,
+    tracer,
   });
   const routes = new RouteTable();
   const bodyTimeoutMs = resolved.bodyTimeout * 1000;
@@ -155,6 +158,8 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     auth: authInMounts ? undefined : authCheck,
     body: { limit: resolved.maxBodySize, idleMs: bodyTimeoutMs },
     hooks: service.requestHooks,
+    tracer,
+    serverTiming: resolved.serverTiming,
   });
   const responseFailed = (err: Error, requestId: string | undefined): void =>
     logger.log('error', 'response failed', { requestId, error: err.message, stack: err.stack });

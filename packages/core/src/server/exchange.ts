@@ -14,6 +14,7 @@ import type { LazyAbort } from '../runtime/lazy-abort.js';
 import { applyResponseContext } from '../runtime/response-context.js';
 import type { HookCall } from '../service/request-hooks.js';
 import type { InferenceApi } from '../service/service.js';
+import type { CallTrace } from '../tracing/call-trace.js';
 import type { InProgress } from './metrics.js';
 import { DEFAULT_SERVER_OPTIONS } from './options.js';
 import { errorBytes } from './raw-answers.js';
@@ -67,6 +68,7 @@ export class Exchange extends Context implements RequestState, HttpRequest, Hook
   timedOut = false;
   override task: Invocation['task'] = undefined;
   bodyReservation: BodyReservation | undefined = undefined;
+  trace: CallTrace | undefined = undefined;
   sendUntil: number | undefined = undefined;
   /** The deadline watching the request's work while it runs (the pipeline's; none for an answer given at once). */
   deadlineWatch: DeadlineWatch | undefined = undefined;

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import type { Logger } from '../logging/logger.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../runtime/body-budget.js';
@@ -47,6 +48,14 @@ export interface ServerOptions {
   metrics?: boolean;
   /** Where structured logs go; `false` silences them. Default: JSON lines on stdout. */
   logger?: Logger | false;
+  /**
+   * OpenTelemetry traces of every request (docs/observability.md): absent or `true`, through the global tracer
+   * provider when an SDK is registered before the server is made (none: no span, no cost); a `Tracer`, through
+   * it; `false`, none.
+   */
+  tracing?: boolean | Tracer;
+  /** `Server-Timing` on API answers: the queue, decode, run and encode milliseconds (default true). */
+  serverTiming?: boolean;
   /** Seconds to wait for in-flight requests on shutdown before closing connections (default 30). */
   drainTimeout?: number;
   /** Serve the interactive API page at `/` (default true). */
@@ -105,6 +114,8 @@ export interface ResolvedServerOptions {
   cors: CorsOptions;
   metrics: boolean;
   logger: Logger | false;
+  tracing?: boolean | Tracer;
+  serverTiming: boolean;
   drainTimeout: number;
   apiPage: boolean;
   inferenceProtocol: boolean;
@@ -132,6 +143,7 @@ export const DEFAULT_SERVER_OPTIONS: Omit<ResolvedServerOptions, 'logger' | 'lim
   retryAfter: 1,
   cors: { enabled: false },
   metrics: true,
+  serverTiming: true,
   drainTimeout: 30,
   apiPage: true,
   inferenceProtocol: true,

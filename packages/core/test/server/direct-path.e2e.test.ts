@@ -14,7 +14,7 @@ interface RawResponse {
   body: string;
 }
 
-const VOLATILE = new Set(['date', 'x-request-id']);
+const VOLATILE = new Set(['date', 'x-request-id', 'server-timing']);
 
 function call(
   url: string,

@@ -1,9 +1,12 @@
 import type { ServerResponse } from 'node:http';
+import type { Tracer } from '@opentelemetry/api';
 import { type AccessLogEntry, type Logger, silentLogger } from '../../logging/logger.js';
 import { UNLIMITED_PATHS } from '../../runtime/concurrency-gate.js';
 import { LazyAbort } from '../../runtime/lazy-abort.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { ErrorHook, RequestHook, RequestHooks } from '../../service/request-hooks.js';
+import { CallTrace } from '../../tracing/call-trace.js';
+import { withCall } from '../../tracing/tracing.js';
 import type { AuthCheck } from '../auth.js';
 import { type BodyGuardOptions, guardBody } from '../body-guard.js';
 import type { Exchange } from '../exchange.js';
@@ -12,6 +15,7 @@ import type { ServerMetrics } from '../metrics.js';
 import { NOSNIFF } from '../raw-answers.js';
 import { requestIdFor } from '../request-id.js';
 import type { RouteTable } from '../routes/route-table.js';
+import { endHttpCall, httpServerCall } from './http-span.js';
 import { writeError } from './write-error.js';
 
 /** A step around the routed handler (CORS): call `next` to go on. */
@@ -53,6 +57,10 @@ export interface RequestPipelineDeps {
   body: BodyGuardOptions;
   /** The service's `onRequest`, `onResponse` and `onError` hooks (read per request: empty lists cost nothing). */
   hooks: RequestHooks;
+  /** Traces every request when set (docs/observability.md); absent: no span is made. */
+  tracer: Tracer | undefined;
+  /** Whether API answers carry `Server-Timing` (queue, decode, run, encode). */
+  serverTiming: boolean;
 }
 
 /** A promise that never settles: the side of a race that must not win. */
@@ -77,7 +85,7 @@ type AnsweredBy = ServerResponse & { [EXCHANGE]?: Exchange };
  * instead of a middleware per concern: each layer costs an async frame, a closure and header work per request.
  */
 export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
-  const { routes, lifecycle, runtime, metrics, logger, cors, auth, body, hooks } = deps;
+  const { routes, lifecycle, runtime, metrics, logger, cors, auth, body, hooks, tracer, serverTiming } = deps;
   const logging = logger !== silentLogger;
 
   // The route's work, not under the deadline yet (the caller puts it there): undefined when it answered at once.
@@ -200,6 +208,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     if (ctx.inProgress)
       metrics?.finish(ctx.inProgress, ctx.status, ctx.endpoint, start, HEALTH_PATHS.has(path));
     ctx.setChecked('x-request-id', ctx.requestId);
+    const timeline = ctx.trace;
+    if (serverTiming && timeline && ctx.api) ctx.set('server-timing', timeline.serverTiming());
     if (lifecycle.isDraining) ctx.set('connection', 'close');
     if (logging) {
       const entry: AccessLogEntry = {
@@ -213,6 +223,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
         // To the microsecond: the digits beyond are noise, and a shorter number is cheaper to write.
         ms: Math.round((performance.now() - start) * 1000) / 1000,
       };
+      if (timeline?.span) entry.traceId = timeline.traceId;
       if (logger.access) logger.access(entry);
       else logger.log('info', 'request', { ...entry });
     }
@@ -224,8 +235,24 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     // Counted out first: a close callback that throws must not leave the request in flight (drain waits on it).
     lifecycle.requestEnded();
     if (!this.writableFinished) ctx.abort.abort(new Error('client disconnected'));
+    if (ctx.trace?.span) endHttpCall(ctx);
     for (const fn of ctx.onClose) fn();
   }
+
+  /** The request's route work, on the fast path or (CORS, `onRequest` hooks) as a promise. */
+  const begin = (ctx: Exchange, dispatch: Dispatch, end: (err: unknown, failed: boolean) => void): void => {
+    if (cors || hooks.onRequest.length > 0) {
+      guarded(ctx, dispatch).then(
+        () => end(undefined, false),
+        (err: unknown) => end(err, true),
+      );
+      return;
+    }
+    // An API route runs a tick later (its body is then in the buffer); any other at once, so that the guard of
+    // a body it does not read itself (`admittedAfterBody`) sees every byte arrive.
+    if (ctx.api) process.nextTick(proceed, ctx, dispatch, end);
+    else proceed(ctx, dispatch, end);
+  };
 
   return (ctx, dispatch, answered, broken) => {
     const start = performance.now();
@@ -250,6 +277,8 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     (res as AnsweredBy)[EXCHANGE] = ctx;
     res.on('close', closed);
     ctx.inProgress = metrics && path !== '/metrics' ? metrics.start(ctx.endpoint) : undefined;
+    if (tracer) ctx.trace = httpServerCall(tracer, ctx, match?.path);
+    else if (serverTiming && match?.api) ctx.trace = new CallTrace(undefined, undefined, undefined);
 
     // Settled once: by the work, or by its deadline first (the work's late end is then only logged).
     let settled = false;
@@ -273,17 +302,9 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
         broken(ctx, bug);
       }
     };
-    if (cors || hooks.onRequest.length > 0) {
-      guarded(ctx, dispatch).then(
-        () => end(undefined, false),
-        (err: unknown) => end(err, true),
-      );
-      return;
-    }
-    // An API route runs a tick later (its body is then in the buffer); any other at once, so that the guard of
-    // a body it does not read itself (`admittedAfterBody`) sees every byte arrive.
-    if (ctx.api) process.nextTick(proceed, ctx, dispatch, end);
-    else proceed(ctx, dispatch, end);
+    // Traced, the route, the mounts and the API function run with the request's span as the active context.
+    if (tracer) withCall(ctx.trace, begin, ctx, dispatch, end);
+    else begin(ctx, dispatch, end);
   };
 }
 
