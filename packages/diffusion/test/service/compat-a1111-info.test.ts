@@ -186,6 +186,25 @@ describe("A1111's sampler names", () => {
   }, 120_000);
 });
 
+describe("A1111's img2img infotext", () => {
+  it('names the image size and the denoising strength', async () => {
+    const init = await sharp({ create: { width: 40, height: 24, channels: 3, background: '#c02020' } })
+      .png()
+      .toBuffer();
+    const answer = await call('POST', 'img2img', {
+      prompt: 'x',
+      steps: 2,
+      seed: 1,
+      denoising_strength: 0.5,
+      init_images: [init.toString('base64')],
+    });
+    expect(answer.status, JSON.stringify(answer.body).slice(0, 200)).toBe(200);
+    const { parameters } = readPngText(Buffer.from(answer.body.images?.[0] ?? '', 'base64'));
+    expect(parameters).toContain('Size: 40x24');
+    expect(parameters).toMatch(/Denoising strength: 0\.5$/);
+  }, 120_000);
+});
+
 describe('an A1111 upload over the bound', () => {
   it('is a size error named as one, not "not a PNG"', async () => {
     const big = await sharp({ create: { width: 4200, height: 4200, channels: 3, background: '#c02020' } })

@@ -12,8 +12,13 @@ export interface A1111ImageContext {
   options: A1111Options;
 }
 
-/** The infotext of the image made with `seed`, as the request's settings give it. */
-export function imageInfotext({ plan, model, options }: A1111ImageContext, seed: number): string {
+/** The infotext of the `width`×`height` image made with `seed`, as the request's settings give it. */
+function imageInfotext(
+  { plan, model, options }: A1111ImageContext,
+  seed: number,
+  width: number,
+  height: number,
+): string {
   const p = plan.parameters;
   const honoured = options.current;
   return infotext({
@@ -24,8 +29,9 @@ export function imageInfotext({ plan, model, options }: A1111ImageContext, seed:
     scheduleType: plan.scheduleLabel,
     cfgScale: Number(p.cfg_scale),
     seed,
-    width: Number(p.width),
-    height: Number(p.height),
+    // The image's own size: an img2img answer has its upload's (fitted) size, whatever `width` said.
+    width,
+    height,
     modelHash: honoured.add_model_hash_to_info ? (model.hash?.short ?? null) : null,
     model: honoured.add_model_name_to_info ? model.name : null,
     denoisingStrength: typeof p.denoising_strength === 'number' ? p.denoising_strength : null,
@@ -43,7 +49,7 @@ export async function a1111Image(
   seed: number,
   context: A1111ImageContext,
 ): Promise<{ base64: string; infotext: string }> {
-  const text = imageInfotext(context, seed);
+  const text = imageInfotext(context, seed, width, height);
   const { format, quality } = context.options.output;
   let bytes = await encodeGenerated(pixels, width, height, format, format === 'png' ? undefined : quality);
   if (format === 'png' && context.options.current.enable_pnginfo)
