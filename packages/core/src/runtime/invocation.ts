@@ -1,6 +1,7 @@
 import type { TaskCall } from '../context/context.js';
 import type { InferenceApi } from '../service/service.js';
 import type { CallTrace } from '../tracing/call-trace.js';
+import type { CallTrace } from '../tracing/call-trace.js';
 import type { BodyReservation } from './body-budget.js';
 import type { DeadlineWatch } from './deadlines.js';
 import type { LazyAbort } from './lazy-abort.js';
@@ -42,6 +43,11 @@ export interface Invocation {
   client?: string | undefined;
   /** Seconds of the client's own deadline (`Tiffin-Timeout`, gRPC's deadline, v2 `parameters.timeout`); the server's caps it. */
   clientTimeout?: number | undefined;
+  /**
+   * The call's timeline (`Server-Timing`) and, when traced, its server span (docs/observability.md); absent when
+   * the server does neither.
+   */
+  trace?: CallTrace | undefined;
   /** The call's share of the body budget, made by `BodyBudget.reservationFor` when a body is first read. */
   bodyReservation?: BodyReservation;
 }
