@@ -1,7 +1,6 @@
 import type { TaskCall } from '../context/context.js';
 import type { InferenceApi } from '../service/service.js';
 import type { CallTrace } from '../tracing/call-trace.js';
-import type { CallTrace } from '../tracing/call-trace.js';
 import type { BodyReservation } from './body-budget.js';
 import type { DeadlineWatch } from './deadlines.js';
 import type { LazyAbort } from './lazy-abort.js';
@@ -32,17 +31,6 @@ export interface Invocation {
   ownTimeout?: number | undefined;
   /** Set when the call runs as a task: its id and where `ctx.progress` reports go. */
   task?: TaskCall;
-  /**
-   * The call's timeline (`Server-Timing`) and, when traced, its server span (docs/observability.md); absent when
-   * the server does neither.
-   */
-  trace?: CallTrace | undefined;
-  /** RFC 9218 urgency the client asked for, 0 (most urgent) to 7; unset: 3 (docs/spec/io-descriptors.md §10.9). */
-  urgency?: number | undefined;
-  /** Who made the call, for an API queue's client share (the peer's address, as a task's submit counts it). */
-  client?: string | undefined;
-  /** Seconds of the client's own deadline (`Tiffin-Timeout`, gRPC's deadline, v2 `parameters.timeout`); the server's caps it. */
-  clientTimeout?: number | undefined;
   /**
    * The call's timeline (`Server-Timing`) and, when traced, its server span (docs/observability.md); absent when
    * the server does neither.
