@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SchedulerName } from '../src/schedulers/registry.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { fixture, maxAbsDiff } from './helpers/fixtures.js';
-import { fixtureNoise, tinyOnBothEngines } from './helpers/tiny.js';
+import { referenceCaseRequest, tinyOnBothEngines } from './helpers/tiny.js';
 
 /**
  * The schedulers behind A1111's sampler names in the tiny SD 1.x pipeline against diffusers 0.27.2
@@ -28,26 +28,9 @@ describe('A1111 samplers’ schedulers in the tiny sd1 pipeline match diffusers 
   for (const engine of ['onnxruntime', 'wasm'] as const) {
     for (const [key, c] of Object.entries(cases)) {
       it(`${key} on ${engine}`, async () => {
-        const guided = c.guidance_scale > 1;
         const progress: number[] = [];
         const out = await tiny.pipes[engine].text2img({
-          prompt_embeds: { shape: [1, 77, 32], data: detInput('pipe/prompt_embeds', [1, 77, 32]) },
-          ...(guided
-            ? {
-                negative_prompt_embeds: {
-                  shape: [1, 77, 32],
-                  data: detInput('pipe/negative_prompt_embeds', [1, 77, 32]),
-                },
-              }
-            : {}),
-          height: 32,
-          width: 32,
-          num_inference_steps: c.steps,
-          guidance_scale: c.guidance_scale,
-          scheduler: c.scheduler,
-          scheduler_config: c.config_overrides,
-          latents: detInput('pipe/latents', [1, 4, 16, 16]),
-          noise: fixtureNoise(),
+          ...referenceCaseRequest(c),
           onProgress: ({ step, totalSteps }) => {
             progress.push(step);
             expect(totalSteps).toBe(c.steps);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import type { FromPretrainedOptions } from '../../src/pipeline/pipeline.js';
 import { StableDiffusionPipeline } from '../../src/pipeline/pipeline.js';
-import type { InjectedNoise, RequestLora } from '../../src/pipeline/types.js';
+import type { InjectedNoise, RequestLora, Text2ImgRequest } from '../../src/pipeline/types.js';
 import type { TinyFlavour } from '../../src/tiny/tiny-configs.js';
 import { writeTinyPipeline } from '../../src/tiny/write-tiny-pipeline.js';
 import { detInput } from '../../src/weights/deterministic.js';
@@ -89,4 +89,35 @@ export async function tinyOnnxImage(
   } finally {
     pipe.dispose();
   }
+}
+
+/** A reference pipeline case's scheduler and guidance (fewstep.json, more_schedulers.json → `pipelines`). */
+export interface SchedulerPipelineCase {
+  scheduler: Text2ImgRequest['scheduler'];
+  config_overrides: Record<string, unknown>;
+  steps: number;
+  guidance_scale: number;
+}
+
+/**
+ * The text2img request of a reference pipeline case on the tiny SD 1.x folder: given prompt embeddings (and negative
+ * ones with guidance), 32 × 32, latents `pipe/latents` and the fixtures' noise draws.
+ */
+export function referenceCaseRequest(c: SchedulerPipelineCase): Text2ImgRequest {
+  const embeds = (name: string) => ({
+    shape: [1, 77, 32] as [number, number, number],
+    data: detInput(name, [1, 77, 32]),
+  });
+  return {
+    prompt_embeds: embeds('pipe/prompt_embeds'),
+    ...(c.guidance_scale > 1 ? { negative_prompt_embeds: embeds('pipe/negative_prompt_embeds') } : {}),
+    height: 32,
+    width: 32,
+    num_inference_steps: c.steps,
+    guidance_scale: c.guidance_scale,
+    scheduler: c.scheduler,
+    scheduler_config: c.config_overrides,
+    latents: detInput('pipe/latents', [1, 4, 16, 16]),
+    noise: fixtureNoise(),
+  };
 }
