@@ -54,6 +54,12 @@ const txt2img = (extra: Record<string, unknown> = {}) =>
     ...extra,
   });
 
+/** A `width`×`height` PNG of one colour. */
+const solidPng = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: '#c02020' } })
+    .png()
+    .toBuffer();
+
 const expectedHash = () =>
   createHash('sha256')
     .update(readFileSync(join(modelDir, 'unet', 'diffusion_pytorch_model.safetensors')))
@@ -101,9 +107,7 @@ describe("A1111's infotext, model hash and png-info", () => {
   }, 120_000);
 
   it('refuses hostile png-info bodies with a 4xx in A1111 shape', async () => {
-    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
-      .png()
-      .toBuffer();
+    const png = await solidPng(8, 8);
     const lying = Buffer.from(png);
     lying.writeUInt32BE(0x7fffffff, 8); // IHDR declares a chunk of 2 GiB.
     for (const body of [
@@ -188,9 +192,7 @@ describe("A1111's sampler names", () => {
 
 describe("A1111's img2img infotext", () => {
   it('names the image size and the denoising strength', async () => {
-    const init = await sharp({ create: { width: 40, height: 24, channels: 3, background: '#c02020' } })
-      .png()
-      .toBuffer();
+    const init = await solidPng(40, 24);
     const answer = await call('POST', 'img2img', {
       prompt: 'x',
       steps: 2,
@@ -207,9 +209,7 @@ describe("A1111's img2img infotext", () => {
 
 describe('an A1111 upload over the bound', () => {
   it('is a size error named as one, not "not a PNG"', async () => {
-    const big = await sharp({ create: { width: 4200, height: 4200, channels: 3, background: '#c02020' } })
-      .png()
-      .toBuffer();
+    const big = await solidPng(4200, 4200);
     const answer = await call('POST', 'img2img', {
       prompt: 'x',
       steps: 2,
