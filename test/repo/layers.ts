@@ -78,6 +78,8 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
   models: ['context', 'errors', 'io', 'ndarray', 'service', 'signature', 'store', 'threads', 'wire'],
   // The one caller of API functions: invoke, gate, deadlines, batcher, the task runner.
   runtime: ['context', 'errors', 'http', 'io', 'limits', 'logging', 'service', 'tasks', 'tracing'],
+  // The response cache in front of an API's function and HTTP codec: keys, stores, single flight.
+  cache: ['context', 'errors', 'http', 'runtime', 'service'],
   // The transports on top: the v2 protocol's bodies and model metadata, HTTP (with the v2 routes), gRPC.
   'inference-protocol': ['encoding', 'errors', 'ndarray', 'runtime', 'service', 'wire'],
   server: [

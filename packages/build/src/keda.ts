@@ -100,7 +100,10 @@ export function kedaScaledObject(
         name: 'task-queue',
         metadata: {
           serverAddress: settings.prometheusServer,
-          query: `sum(tiffin_api_server_tasks_queued{service_name=${service}})`,
+          // A shared store (a Redis URL in a Secret) reports the whole queue from every replica: one each.
+          query: settings.tasks.startsWith('secret:')
+            ? `sum(max by (api_name) (tiffin_api_server_tasks_queued{service_name=${service}}))`
+            : `sum(tiffin_api_server_tasks_queued{service_name=${service}})`,
           threshold: String(settings.queueTarget),
         },
       };

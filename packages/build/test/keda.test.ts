@@ -109,6 +109,11 @@ describe('--autoscale keda', () => {
       query: 'sum(tiffin_api_server_tasks_queued{service_name="my_service"})',
       threshold: '5',
     });
+    // A shared store's replicas each report the whole queue: counted once.
+    const shared = scaledObject({ autoscale: 'keda', tasks: 'secret:tasks-redis', maxReplicas: 3 });
+    expect(shared.keda.spec.triggers[0]?.metadata.query).toBe(
+      'sum(max by (api_name) (tiffin_api_server_tasks_queued{service_name="my_service"}))',
+    );
   });
 
   it('scales to zero only when asked, and only on a queue KEDA reads with no replica running', () => {

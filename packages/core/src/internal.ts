@@ -4,7 +4,10 @@
  * promise: applications import from `@tiffin/core`. Listed one by one, and only what some package imports:
  * `test/repo/internal-entry.test.ts` fails on a name nobody imports, so a name that is no longer needed goes.
  */
+
+export type { CachedAnswer, ResponseCacheStore } from './cache/response-cache.js';
 export { jsonEncoderRules } from './encoding/json-encoder.js';
+export { errorAnswer } from './errors/error-answer.js';
 export {
   BadInput,
   Cancelled,
@@ -17,7 +20,6 @@ export {
   NotFound,
   TiffinError,
 } from './errors/index.js';
-export { errorAnswer } from './errors/error-answer.js';
 export { truncateForMessage } from './errors/truncate.js';
 export { inferenceServiceDefinition, inferenceV2ServiceDefinition } from './grpc/proto.js';
 export { GRPC_INPUT_NOT_READABLE } from './grpc/server.js';

@@ -1,5 +1,11 @@
 import type { TaskStoreStats } from '@tiffin/core/tasks';
-import { JOB_FIELDS, jobKeyPrefix, waitAndActiveKeys } from './bullmq-assumptions.js';
+import {
+  JOB_FIELDS,
+  jobKey,
+  jobKeyPrefix,
+  WAIT_LIST_ORDER,
+  waitAndActiveKeys,
+} from './bullmq-assumptions.js';
 import type { StoreContext } from './store-context.js';
 
 /** Jobs read per list when `stats` breaks the queue down by API (bounded however long the queue grows). */
@@ -23,4 +29,17 @@ export async function queueStats(
   for (let k = 0; k + 2 < flat.length; k += 3)
     unfinished[String(flat[k])] = { queued: Number(flat[k + 1]), running: Number(flat[k + 2]) };
   return { unfinished, interrupted: { ...interrupted } };
+}
+
+/**
+ * When the job claimed next was added (ms since the epoch), or null with none waiting: the wait list's claim end
+ * (`WAIT_LIST_ORDER`), then that job's `timestamp`. A job claimed in between reads as none or the next one.
+ */
+export async function oldestQueuedAt(ctx: StoreContext): Promise<number | null> {
+  const [wait] = waitAndActiveKeys(ctx.queue);
+  const redis = ctx.connections.commands;
+  const id = await redis.lindex(wait, WAIT_LIST_ORDER.claimedFrom === 'tail' ? -1 : 0);
+  if (id === null) return null;
+  const added = await redis.hget(jobKey(ctx.queue, id), JOB_FIELDS.timestamp);
+  return added === null ? null : Number(added);
 }

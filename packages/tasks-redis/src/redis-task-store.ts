@@ -16,7 +16,7 @@ import {
 import { Queue, Worker } from 'bullmq';
 import { BULLMQ_PREFIX, eventsStreamKey } from './bullmq-assumptions.js';
 import { HeldBytes } from './held-bytes.js';
-import { queueStats } from './queue-stats.js';
+import { oldestQueuedAt, queueStats } from './queue-stats.js';
 import { QueuedHint } from './queued-hint.js';
 import { type Message, StoreChannel } from './store-channel.js';
 import { defineStoreCommands } from './store-commands.js';
@@ -191,6 +191,11 @@ export class RedisTaskStore implements TaskStore {
   /** Waiting and running tasks by API, from BullMQ's lists in one bounded script (what `/metrics` shows). */
   async stats(): Promise<TaskStoreStats> {
     return this.connections.reach(() => queueStats(this.ctx, this.claims.interrupted));
+  }
+
+  /** The oldest waiting job's submit time: the wait list's tail (claimed next), one bounded round trip. */
+  async oldestQueuedAt(): Promise<number | null> {
+    return this.connections.reach(() => oldestQueuedAt(this.ctx));
   }
 
   onCancel(id: string, listener: () => void): () => void {

@@ -99,6 +99,19 @@ export class TaskMetrics {
       'Tasks running now, by API (a shared store counts every replica’s)',
       'running',
     );
+    new Gauge({
+      name: 'tiffin_api_server_tasks_oldest_queued_seconds',
+      help: 'Age of the oldest task waiting to start in the task store (a shared store: every replica’s), 0 with none',
+      labelNames: ['service_name'],
+      registers: [registry],
+      async collect() {
+        const oldest = await metrics.store.oldestQueuedAt?.().catch(() => undefined);
+        this.reset();
+        if (oldest === undefined) return;
+        const age = oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000);
+        this.set({ service_name: serviceName }, age);
+      },
+    });
   }
 
   submitted(api: string): void {

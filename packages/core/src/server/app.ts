@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import compose from 'koa-compose';
+import { responseCacheDeps } from '../cache/cache-deps.js';
 import { defaultLogger, type Logger, silentLogger } from '../logging/logger.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -83,10 +84,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     retryAfter: resolved.retryAfter,
   });
 
+  const cache = responseCacheDeps(service, resolved.cache, metrics);
   let taskRunner: TaskRunner | undefined;
   let taskMetrics: TaskMetrics | undefined;
   for (const api of service.apis.values()) {
-    const handler = apiHandler(api, { runtime, eventStreams });
+    const handler = apiHandler(api, { runtime, eventStreams, cache });
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
     if (!api.task) continue;

@@ -1,4 +1,5 @@
 import type { Tracer } from '@opentelemetry/api';
+import type { ResponseCacheStore } from '../cache/response-cache.js';
 import { type LimitOptions, type Limits, resolveLimits } from '../limits/limits.js';
 import type { Logger } from '../logging/logger.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../runtime/body-budget.js';
@@ -48,6 +49,11 @@ export interface ServerOptions {
   metrics?: boolean;
   /** Where structured logs go; `false` silences them. Default: JSON lines on stdout. */
   logger?: Logger | false;
+  /**
+   * Where the answers of APIs with `cache` are kept (docs/cache.md): default this process's memory, 64 MiB,
+   * least recently used first out; a shared store (`RedisResponseCache`) for replicas.
+   */
+  cache?: ResponseCacheStore;
   /**
    * OpenTelemetry traces of every request (docs/observability.md): absent or `true`, through the global tracer
    * provider when an SDK is registered before the server is made (none: no span, no cost); a `Tracer`, through
@@ -114,6 +120,7 @@ export interface ResolvedServerOptions {
   cors: CorsOptions;
   metrics: boolean;
   logger: Logger | false;
+  cache?: ResponseCacheStore;
   tracing?: boolean | Tracer;
   serverTiming: boolean;
   drainTimeout: number;

@@ -1,6 +1,7 @@
 import { InvalidArgument, TiffinError } from '../errors/index.js';
 import type { IODescriptor } from '../io/descriptor.js';
 import {
+  type ApiCacheSettings,
   type ApiFunction,
   type ApiOptions,
   type BatchApiFunction,
@@ -69,6 +70,7 @@ export function registeredApi<I extends IODescriptor, O extends IODescriptor>(
     batching: options.batchable ? batchOptions(name, options) : undefined,
     task,
     taskAttempts: attempts,
+    cache: cacheSettings(name, options.cache, options.batchable === true),
     fn: fn as unknown as ApiFunction<IODescriptor, IODescriptor>,
   };
 }
@@ -120,4 +122,24 @@ function batchOptions(api: string, options: ApiOptions<IODescriptor, IODescripto
     'a number > 0',
   );
   return resolved;
+}
+
+/** The API's cache settings from its options (docs/cache.md), checked; undefined without `cache`. */
+function cacheSettings(
+  name: string,
+  given: ApiOptions<IODescriptor, IODescriptor>['cache'],
+  batchable: boolean,
+): ApiCacheSettings | undefined {
+  if (given === undefined || given === false) return undefined;
+  if (batchable) throw new InvalidArgument(`API ${name}: cache is not supported with batchable`);
+  const options = given === true ? {} : given;
+  const ttl = options.ttl ?? 300;
+  const maxBytes = options.maxBytes ?? 1024 * 1024;
+  if (typeof ttl !== 'number' || !(ttl >= 0) || !Number.isFinite(ttl))
+    throw new InvalidArgument(`API ${name}: cache.ttl must be a number of seconds >= 0, got ${String(ttl)}`);
+  if (!Number.isInteger(maxBytes) || maxBytes < 1)
+    throw new InvalidArgument(
+      `API ${name}: cache.maxBytes must be a whole number >= 1, got ${String(maxBytes)}`,
+    );
+  return { ttlMs: ttl * 1000, maxBytes, when: options.when };
 }

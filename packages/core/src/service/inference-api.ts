@@ -73,6 +73,31 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
   maxConcurrentBatches?: number;
   /** @deprecated Spelled `maxConcurrentBatches`: an option of Tiffin's own, so camelCase. */
   max_concurrent_batches?: number;
+  /**
+   * Keep answers and send them again for the same input (docs/cache.md): `true` (5 minutes, 1 MiB an answer)
+   * or `{ ttl, maxBytes, when }`. The key is the service's version, the API and the decoded input; not for
+   * batchable APIs.
+   */
+  cache?: boolean | ApiCacheOptions;
+}
+
+/** An API's response cache (`ApiOptions.cache`). */
+export interface ApiCacheOptions {
+  /** Seconds an answer is kept (default 300; 0: until evicted). */
+  ttl?: number;
+  /** Answers over this many bytes are not kept (default 1 MiB). */
+  maxBytes?: number;
+  /** Whether this decoded input may be cached (e.g. only a seeded generation); default every input. */
+  when?: (input: unknown) => boolean;
+}
+
+/** An API's cache settings as registered. */
+export interface ApiCacheSettings {
+  /** How long an answer is kept, in ms (0: until evicted). */
+  ttlMs: number;
+  /** Answers over this many bytes are not kept. */
+  maxBytes: number;
+  when: ((input: unknown) => boolean) | undefined;
 }
 
 /** Options of a batchable API. */
@@ -99,6 +124,8 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
   readonly task: boolean;
   /** Times one of its tasks may start (`ApiOptions.task.attempts`). */
   readonly taskAttempts: number;
+  /** The API's response cache (`ApiOptions.cache`), or undefined. */
+  readonly cache?: ApiCacheSettings | undefined;
   readonly fn: ApiFunction<I, O>;
 }
 

@@ -300,6 +300,14 @@ export class MemoryTaskStore implements TaskStore {
     return this.sweep();
   }
 
+  async oldestQueuedAt(): Promise<number | null> {
+    for (const id of this.waiting) {
+      const entry = this.tasks.get(id);
+      if (entry?.view.status === 'queued' && entry.request) return Date.parse(entry.view.created_at);
+    }
+    return null;
+  }
+
   async stats(): Promise<TaskStoreStats> {
     const unfinished: TaskStoreStats['unfinished'] = {};
     for (const { view } of this.tasks.values()) {

@@ -206,6 +206,12 @@ export interface TaskStore {
    * store, bounded). Optional: a store without it reports no depth.
    */
   stats?(): Promise<TaskStoreStats>;
+  /**
+   * When the oldest task still waiting to start was submitted (ms since the epoch), over every process that
+   * shares the store, or null when none waits; `/metrics` reads it at scrape time
+   * (`tiffin_api_server_tasks_oldest_queued_seconds`). Optional.
+   */
+  oldestQueuedAt?(): Promise<number | null>;
   /** Let go of what the store holds open (files, connections); running tasks' leases lapse. */
   close?(): Promise<void>;
 }

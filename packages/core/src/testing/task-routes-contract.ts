@@ -192,6 +192,7 @@ export function describeTaskRoutes(
     });
 
     it('get before done is 409; cancel twice is 200 both times and ends cancelled; get after it stays 409', async () => {
+      const before = Date.now();
       const running = await submit('count', { steps: 2000, ms: 5 });
       const queued = await submit('count', { steps: 1 });
       const behind = await submit('count', { steps: 1 });
@@ -201,6 +202,10 @@ export function describeTaskRoutes(
       const text = await metrics();
       expect(sample(text, 'tiffin_api_server_tasks_running', { api_name: 'count' })).toBe(1);
       expect(sample(text, 'tiffin_api_server_tasks_queued', { api_name: 'count' })).toBe(2);
+      // The oldest waiting task's age, from the store: no older than this test's first submit.
+      const oldest = sample(text, 'tiffin_api_server_tasks_oldest_queued_seconds');
+      expect(oldest).toBeGreaterThanOrEqual(0);
+      expect(oldest).toBeLessThanOrEqual((Date.now() - before) / 1000 + 0.001);
       // The task behind hears its place, and its new place once the task ahead of it leaves the queue.
       const places = await fetch(url(`/count/events?id=${behind}`));
       const heard = sseReader(places);
@@ -276,6 +281,7 @@ export function describeTaskRoutes(
       // Nothing unfinished now.
       expect(sample(text, 'tiffin_api_server_tasks_queued', { api_name: 'count' }) ?? 0).toBe(0);
       expect(sample(text, 'tiffin_api_server_tasks_running', { api_name: 'count' }) ?? 0).toBe(0);
+      expect(sample(text, 'tiffin_api_server_tasks_oldest_queued_seconds') ?? 0).toBe(0);
       expect(sample(text, 'tiffin_api_server_task_store_errors_total')).toBeUndefined();
     });
 

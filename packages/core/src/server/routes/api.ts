@@ -1,3 +1,4 @@
+import { type ResponseCacheDeps, withResponseCache } from '../../cache/api-cache.js';
 import type { HttpResponse } from '../../http/response.js';
 import { descriptorHttpCodec } from '../../runtime/http-codec.js';
 import { isThenable, type Runtime } from '../../runtime/runtime.js';
@@ -9,6 +10,8 @@ export interface ApiRouteDeps {
   runtime: Runtime;
   /** The gate and bounds of event-stream answers. */
   eventStreams: EventStreams;
+  /** The service's response cache (APIs with `cache`), or undefined. */
+  cache?: ResponseCacheDeps | undefined;
 }
 
 /**
@@ -20,12 +23,13 @@ export interface ApiRouteDeps {
  * promise of the answer.
  */
 export function apiHandler(
-  api: InferenceApi,
+  declared: InferenceApi,
   deps: ApiRouteDeps,
 ): (ctx: Exchange) => Promise<void> | undefined {
   const { runtime, eventStreams } = deps;
-  // The handler's status, headers and cookies are applied by the exchange as it takes the answer.
-  const codec = descriptorHttpCodec(api);
+  // The handler's status, headers and cookies are applied by the exchange as it takes the answer; an API with
+  // `cache` gets the cache in front of its function and codec (docs/cache.md).
+  const { api, codec } = withResponseCache(declared, descriptorHttpCodec(declared), deps.cache);
 
   /** The exchange takes the descriptor's answer (an event stream trades its API permit for a stream's). */
   const take = (ctx: Exchange, response: HttpResponse, release: () => void): void => {
