@@ -11,6 +11,8 @@ export interface ReceivedSpan {
   kind: number;
   attributes: Record<string, unknown>;
   links: Array<{ traceId: string; spanId: string }>;
+  /** The names of its events. */
+  events: string[];
   status: { code: number };
   /** The resource's attributes (service.name…). */
   resource: Record<string, unknown>;
@@ -26,9 +28,10 @@ message KeyValue { string key = 1; AnyValue value = 2; }
 message Resource { repeated KeyValue attributes = 1; }
 message Link { bytes trace_id = 1; bytes span_id = 2; }
 message Status { string message = 2; int32 code = 3; }
+message Event { string name = 2; }
 message Span {
   bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5; int32 kind = 6;
-  repeated KeyValue attributes = 9; repeated Link links = 13; Status status = 15;
+  repeated KeyValue attributes = 9; repeated Event events = 11; repeated Link links = 13; Status status = 15;
 }
 message ScopeSpans { repeated Span spans = 2; }
 message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
@@ -74,6 +77,7 @@ function spansOf(body: Json, encoding: ReceivedSpan['encoding']): ReceivedSpan[]
             traceId: hex(l.traceId, encoding),
             spanId: hex(l.spanId, encoding),
           })),
+          events: ((s.events ?? []) as Json[]).map((e) => e.name as string),
           status: { code: Number((s.status as Json | undefined)?.code ?? 0) },
           resource,
           encoding,

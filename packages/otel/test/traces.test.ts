@@ -20,6 +20,7 @@ const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 const TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
 const SERVER = 2;
+const CONSUMER = 5;
 
 let gateOpen: () => void = () => {};
 let batchCalls = 0;
@@ -28,6 +29,10 @@ const svc = new Service('traced')
     // A span of the user's own, through the OTel API's active context: a child of the call's run span.
     trace.getTracer('user-code').startSpan('user work').end();
     return value;
+  })
+  .api({ name: 'steps', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true }, (n, ctx) => {
+    for (let k = 1; k <= (n as number); k++) ctx.progress(k, n as number);
+    return n;
   })
   .api(
     {
@@ -163,6 +168,30 @@ describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
     );
     expect(byName(two, 'queue').parentSpanId).toBe(byName(two, 'POST /shout').spanId);
     expect(byName(two, 'run').links[0]?.spanId).toBe(batch.spanId);
+  });
+});
+
+describe('traces of tasks', () => {
+  it('a task’s run continues its submit’s trace (the context is stored with the task), its steps as events', async () => {
+    const traceId = '5'.repeat(32);
+    const submit = await fetch(`${base}/steps/submit`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+      body: '3',
+    });
+    expect(submit.status).toBe(202);
+    const spans = await spansOf(traceId, 'task steps');
+    const submitted = byName(spans, 'POST /steps/submit');
+    expect(submitted.parentSpanId).toBe(CALLER_SPAN);
+    const run = byName(spans, 'task steps');
+    expect(run).toMatchObject({ parentSpanId: submitted.spanId, kind: CONSUMER });
+    expect(run.attributes).toMatchObject({
+      'tiffin.api': 'steps',
+      'tiffin.task.attempt': 1,
+      'tiffin.task.outcome': 'succeeded',
+    });
+    expect(run.events.filter((e) => e === 'step')).toHaveLength(3);
+    expect(byName(spans, 'run').parentSpanId).toBe(run.spanId);
   });
 });
 

@@ -7,6 +7,7 @@ import type { InferenceApi, Service } from '../service/service.js';
 import { boundedProgress } from '../tasks/runner/progress-detail.js';
 import { TaskResultTooLarge } from '../tasks/task-errors.js';
 import type { ClaimedTask, TaskRequest, TaskResult, TaskStore, TaskView } from '../tasks/task-store.js';
+import { endTaskRun, taskRunCall, withSubmitContext } from '../tracing/task-trace.js';
 import { ApiCall } from './api-call.js';
 import { httpCodec } from './http-codec.js';
 import type { Invocation } from './invocation.js';
@@ -75,7 +76,10 @@ export class TaskRunner {
     const stored: TaskRequest = {
       method: request.method,
       url: request.url,
-      headers: [...request.headers.entries()].filter(([name]) => !NOT_KEPT.has(name)),
+      headers: withSubmitContext(
+        [...request.headers.entries()].filter(([name]) => !NOT_KEPT.has(name)),
+        (request as Partial<Invocation>).trace,
+      ),
       body: await request.body(),
     };
     const view = await this.store.submit(api.name, stored, { attempts: api.taskAttempts, client });
@@ -141,15 +145,22 @@ export class TaskRunner {
     const stopCancel = this.store.onCancel(id, () => abort.abort(new Cancelled(`task ${id} was cancelled`)));
     // The submitted request again, as the API's input descriptor reads it, with the task's abort signal.
     const request = replay(task.request, abort, this.runtime);
+    const tracer = this.runtime.tracer;
+    const traced = tracer ? taskRunCall(tracer, task.request.headers, task.api, id, task.attempt) : undefined;
     const call = new ApiCall(request, this.service.state, {
       requestId: id,
       api: this.service.apis.get(task.api),
       abort,
       task: {
         id,
-        report: (progress) => void this.store.progress(id, boundedProgress(progress)).catch(() => {}),
+        report: (progress) => {
+          // A generation's steps are events of its run's span.
+          traced?.span?.addEvent('step', { step: progress.step, 'step.total': progress.totalSteps ?? -1 });
+          void this.store.progress(id, boundedProgress(progress)).catch(() => {});
+        },
       },
     });
+    call.trace = traced;
     let outcome: 'succeeded' | 'failed' | 'cancelled' = 'succeeded';
     let code: string | undefined;
     try {
@@ -171,6 +182,7 @@ export class TaskRunner {
       await this.store.fail(id, body, outcome).catch(() => {});
     } finally {
       stopCancel();
+      endTaskRun(traced, outcome);
       for (const fn of call.onClose) fn();
       this.metrics?.ended(task.api, outcome, (performance.now() - claimedAt) / 1000, code);
       await this.tellWebhook(task);

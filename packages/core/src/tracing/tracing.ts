@@ -59,9 +59,10 @@ export function serverCall<Carrier>(
   carrier: Carrier,
   getter: TextMapGetter<Carrier>,
   attributes: Attributes,
+  kind: SpanKind = SpanKind.SERVER,
 ): CallTrace {
   const parent = propagation.extract(ROOT_CONTEXT, carrier, getter);
-  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const span = tracer.startSpan(name, { kind, attributes }, parent);
   return new CallTrace(tracer, span, trace.setSpan(parent, span));
 }
 
