@@ -114,7 +114,10 @@ export function a1111Routes(
         mask = await base64Image(body.mask, 'mask', maxPixels);
     }
     const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, ctx.state.signal);
-    const context = { plan, model: await model(), options };
+    // The model's hash is awaited only where an image is written: a first request does not wait on hashing.
+    const hashed = model();
+    hashed.catch(() => {});
+    const context = async () => ({ plan, model: await hashed, options });
     const images: string[] = [];
     const seeds: number[] = [];
     const infotexts: string[] = [];
@@ -144,7 +147,7 @@ export function a1111Routes(
             if (latest?.no === i) {
               const seed = plan.seed + i * plan.batchSize;
               const { width, height, data } = partialImage(latest.preview, plan, image, generator.maxSize);
-              const made = await a1111Image(data, width, height, seed, context);
+              const made = await a1111Image(data, width, height, seed, await context());
               images.push(made.base64);
               infotexts.push(made.infotext);
               seeds.push(seed);
@@ -161,7 +164,7 @@ export function a1111Routes(
             width,
             height,
             result.seeds[k],
-            context,
+            await context(),
           );
           images.push(made.base64);
           infotexts.push(made.infotext);
@@ -174,7 +177,7 @@ export function a1111Routes(
     return {
       images,
       parameters: plan.parameters,
-      info: JSON.stringify(info(plan, seeds, infotexts, context.model)),
+      info: JSON.stringify(info(plan, seeds, infotexts, await hashed)),
     };
   }
 }
