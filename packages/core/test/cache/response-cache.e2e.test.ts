@@ -92,7 +92,7 @@ describe('the response cache (docs/cache.md)', () => {
     await (await post('big', '{"n":100000}')).text();
     const huge = await post('big', '{"n":100000}');
     expect(huge.headers.get('tiffin-cache')).toBe('miss');
-    expect((await huge.json()).text).toHaveLength(100000);
+    expect(((await huge.json()) as { text: string }).text).toHaveLength(100000);
     expect(calls.big).toBe(3);
 
     expect((await post('boom', '{}')).status).toBe(400);
