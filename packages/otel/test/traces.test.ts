@@ -21,6 +21,7 @@ const CALLER_SPAN = '00f067aa0ba902b7';
 const TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
 const SERVER = 2;
 const CONSUMER = 5;
+const ERROR = 2;
 
 let gateOpen: () => void = () => {};
 let batchCalls = 0;
@@ -29,6 +30,9 @@ const svc = new Service('traced')
     // A span of the user's own, through the OTel API's active context: a child of the call's run span.
     trace.getTracer('user-code').startSpan('user work').end();
     return value;
+  })
+  .api({ name: 'boom', input: new JSONDescriptor(), output: new JSONDescriptor() }, () => {
+    throw new Error('a bug');
   })
   .api({ name: 'steps', input: new JSONDescriptor(), output: new JSONDescriptor(), task: true }, (n, ctx) => {
     for (let k = 1; k <= (n as number); k++) ctx.progress(k, n as number);
@@ -142,6 +146,20 @@ describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
     const server = byName(await spansOf(traceId, 'POST /echo'), 'POST /echo');
     expect(server.attributes['http.response.status_code']).toBe(400);
     expect(server.status.code).toBe(0);
+  });
+
+  it('a 500 is the server’s: an error span, and the error log names the trace', async () => {
+    const traceId = 'bbbbccccddddeeeeffff000011112222';
+    const res = await fetch(`${base}/boom`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+      body: '1',
+    });
+    expect(res.status).toBe(500);
+    const server = byName(await spansOf(traceId, 'POST /boom'), 'POST /boom');
+    expect(server.status.code).toBe(ERROR);
+    expect(server.events).toContain('exception');
+    expect(logger.records.find((r) => r.msg === 'unhandled error')?.traceId).toBe(traceId);
   });
 
   it('a batch is a span of its own, linked to each of its callers; each caller’s queue wait is a child', async () => {

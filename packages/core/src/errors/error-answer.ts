@@ -74,7 +74,7 @@ const CLIENT_ERRORS: ReadonlyMap<number, { type: string; code: string }> = new M
  * 5xx TiffinErrors other than 503 are logged as errors with their stack; without a `logger` the caller has
  * logged the error already.
  */
-export function errorAnswer(err: unknown, requestId: string, logger?: Logger): ErrorAnswer {
+export function errorAnswer(err: unknown, requestId: string, logger?: Logger, traceId?: string): ErrorAnswer {
   if (isTiffinError(err)) {
     const status = err.httpStatus;
     // A 503 is the server saying "not now" (starting, draining, at its concurrency limit): a state the
@@ -82,6 +82,7 @@ export function errorAnswer(err: unknown, requestId: string, logger?: Logger): E
     if (status >= 500 && status !== 503) {
       logger?.log('error', 'request failed', {
         requestId,
+        ...(traceId ? { traceId } : {}),
         status,
         type: err.name,
         error: err.message,
@@ -100,7 +101,13 @@ export function errorAnswer(err: unknown, requestId: string, logger?: Logger): E
     return { status, body: { error, type, code } };
   }
   const e = err instanceof Error ? err : new Error(String(err));
-  logger?.log('error', 'unhandled error', { requestId, status: 500, error: e.message, stack: e.stack });
+  logger?.log('error', 'unhandled error', {
+    requestId,
+    ...(traceId ? { traceId } : {}),
+    status: 500,
+    error: e.message,
+    stack: e.stack,
+  });
   return { status: 500, body: internalErrorBody(requestId) };
 }
 

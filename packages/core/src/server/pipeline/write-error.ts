@@ -10,7 +10,10 @@ import type { ServerMetrics } from '../metrics.js';
  * A request inside a route group is answered in the group's shape (its `errorMapper`), counted by the catalog's.
  */
 export function writeError(ctx: Exchange, err: unknown, logger: Logger, metrics?: ServerMetrics): void {
-  const answer = errorAnswer(err, ctx.requestId, logger);
+  const trace = ctx.trace;
+  // The error logs name the request's trace; a server fault is recorded on its span (docs/observability.md).
+  const answer = errorAnswer(err, ctx.requestId, logger, trace?.traceId);
+  if (answer.status >= 500 && trace?.recording && err instanceof Error) trace.span?.recordException(err);
   metrics?.errorAnswered(ctx.api?.name ?? ctx.endpoint, answer.status, answer.body.code);
   let status = answer.status;
   let body: Buffer | undefined;
