@@ -23,10 +23,12 @@ export interface KedaSettings {
 export const DEFAULT_PROMETHEUS_SERVER = 'http://prometheus-operated.monitoring.svc:9090';
 
 /**
- * The wait list of the Redis task store's default queue (`@tiffin/tasks-redis`: BullMQ keys
- * `tiffin:<queue>:<name>`, queue `tiffin`): the tasks no replica has claimed yet.
+ * The wait list of a service's queue in the Redis task store (`@tiffin/tasks-redis`: BullMQ keys
+ * `tiffin:<queue>:<name>`; `tiffin serve` names the queue after the service): the tasks no replica has claimed.
  */
-export const REDIS_TASKS_WAIT_LIST = 'tiffin:tiffin:wait';
+export function redisTasksWaitList(serviceName: string): string {
+  return `tiffin:${serviceName}:wait`;
+}
 
 interface Trigger {
   type: string;
@@ -88,7 +90,7 @@ export function kedaScaledObject(
         name: 'task-queue',
         metadata: {
           address: redis.address,
-          listName: REDIS_TASKS_WAIT_LIST,
+          listName: redisTasksWaitList(settings.serviceName),
           listLength: String(settings.queueTarget),
           activationListLength: '0',
           databaseIndex: redis.databaseIndex,

@@ -82,7 +82,7 @@ describe('--autoscale keda', () => {
     expect(queue.type).toBe('redis');
     expect(queue.metadata).toMatchObject({
       address: 'my-service-redis:6379',
-      listName: 'tiffin:tiffin:wait',
+      listName: 'tiffin:my_service:wait',
       databaseIndex: '0',
     });
     expect(inFlight.type).toBe('prometheus');
