@@ -6,6 +6,7 @@ import { parsePort, parsePositiveInt, parseSeconds } from '../options.js';
 import { loadOptions, type ModelFlags, modelOptions, serviceOptions } from '../serve/model-flags.js';
 import { resolveModelTarget } from '../serve/model-target.js';
 import { serveWithReload } from '../serve/reload.js';
+import { cacheOption, responseCacheFrom } from '../serve/cache-option.js';
 import { serveInProcess } from '../serve/single.js';
 import { type TaskOptionFlags, taskOptions, taskStoreFlags, webhookOptions } from '../serve/task-options.js';
 import { serveWithWorkers } from '../serve/workers.js';
@@ -14,6 +15,7 @@ import { loadService, parseServiceTarget } from '../service-loader.js';
 interface ServeFlags extends ModelFlags, TaskOptionFlags {
   port: number;
   host: string;
+  cache?: string;
   reload?: boolean;
   workers: number;
   timeout?: number;
@@ -121,7 +123,7 @@ export function registerServe(program: Command): void {
       'require `Authorization: Bearer <token>` on API calls, / and /docs.json (and gRPC calls); default $TIFFIN_API_TOKEN',
     )
     .option('--metrics-auth', 'with a token: require it for /metrics too');
-  modelOptions(taskOptions(command)).action(async (spec: string, flags: ServeFlags) => {
+  modelOptions(taskOptions(cacheOption(command))).action(async (spec: string, flags: ServeFlags) => {
     try {
       if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
       const model = await resolveModelTarget(spec);
@@ -144,6 +146,7 @@ export function registerServe(program: Command): void {
         apiToken: flags.apiToken,
         metricsAuth: flags.metricsAuth,
         webhooks: webhookOptions(flags),
+        cache: await responseCacheFrom(flags.cache),
         cors: flags.cors
           ? {
               enabled: true,
