@@ -140,17 +140,14 @@ if (wanted('mount')) {
   console.log(`  load average: ${loadAverage()}\n`);
 }
 
-if (wanted('cache')) {
-  progress.step('Running the benchmark: response cache hit against a plain call');
-  const { benchResponseCache } = await import('./response-cache.js');
-  const c = await benchResponseCache({ seconds, rounds });
-  console.log(`Response cache: the JSON echo API, every cached call a hit (${c.pinning}):`);
-  for (const [name, s] of Object.entries(c.rps))
-    console.log(
-      `  ${name.padEnd(8)} req/s ${fmtSpread(s)}   server CPU us/req ${fmtSpread(c.cpuUs[name]!, 1)}`,
-    );
-  console.log(`  ratio hit / plain echo            ${fmtSpread(c.hitVsPlain, 3)}x`);
-  console.log(`  ratio hit / 1 ms function         ${fmtSpread(c.workHitVsWork, 2)}x`);
+if (wanted('tracing')) {
+  progress.step('Running the benchmark: OpenTelemetry tracing off and on, JavaScript CPU per JSON echo');
+  const { benchTracingOverhead } = await import('./tracing-overhead.js');
+  const t = benchTracingOverhead({ rounds: echoRounds });
+  console.log(`Tracing: JavaScript CPU per JSON echo over in-memory sockets, us (${t.pinning}):`);
+  for (const [name, s] of Object.entries(t.cpuUs)) console.log(`  ${name.padEnd(22)} ${fmtSpread(s, 1)}`);
+  for (const [name, s] of Object.entries(t.vsOff))
+    console.log(`  cost ratio off / ${name.padEnd(22)} ${fmtSpread(s, 3)}x   (1 = no cost)`);
   console.log(`  load average: ${loadAverage()}\n`);
 }
 

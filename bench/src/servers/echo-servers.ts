@@ -48,6 +48,9 @@ export async function echoServer(kind: EchoKind): Promise<Server> {
     await app.ready();
     return server!;
   }
+  // Before the server is made, as `tiffin serve` does: `BENCH_TRACING=sampled|unsampled` (bench-tracing.ts).
+  if (process.env.BENCH_TRACING)
+    await (await import('./bench-tracing.js')).startBenchTracing(process.env.BENCH_TRACING);
   const core = (await import(process.env.BENCH_CORE ?? '@tiffin/core')) as typeof import('@tiffin/core');
   const { createApp, JSON: JSONDescriptor, Service } = core;
   const svc = new Service('bench_echo');
@@ -59,6 +62,8 @@ export async function echoServer(kind: EchoKind): Promise<Server> {
   const app = createApp(svc, {
     logger: kind === 'tiffin-log' ? undefined : false,
     maxConcurrency: 1_000_000,
+    // `BENCH_SERVER_TIMING=0`: no `Server-Timing` header (an older build given by BENCH_CORE ignores the option).
+    ...(process.env.BENCH_SERVER_TIMING === '0' ? { serverTiming: false } : {}),
   });
   await app.lifecycle.startup();
   return createServer(app.requestListener());

@@ -199,7 +199,8 @@ export class Runtime {
     const batcher = api.batching ? this.batchers.get(api.name) : undefined;
     if (isThenable(input) || batcher) return this.invokeLater(api, call, input, codec, batcher, mark);
     if (timeline) mark = timeline.step('decode', mark);
-    const output: unknown = timeline
+    // Only a recorded call runs the function inside its span (a closure); a timed one just calls it.
+    const output: unknown = timeline?.recording
       ? timeline.run(() => api.fn(input as never, call))
       : api.fn(input as never, call);
     if (isThenable(output)) return this.encodeLater(output, call, codec, mark);
@@ -222,7 +223,7 @@ export class Runtime {
     // The batcher times the queue and the batch itself, for each of its callers.
     const result: unknown = batcher
       ? batcher.submit(input, call, call)
-      : timeline
+      : timeline?.recording
         ? timeline.run(() => api.fn(input as never, call))
         : api.fn(input as never, call);
     const output = isThenable(result) ? await result : result;
