@@ -151,6 +151,20 @@ if (wanted('tracing')) {
   console.log(`  load average: ${loadAverage()}\n`);
 }
 
+if (wanted('cache')) {
+  progress.step('Running the benchmark: response cache hit against a plain call');
+  const { benchResponseCache } = await import('./response-cache.js');
+  const c = await benchResponseCache({ seconds, rounds });
+  console.log(`Response cache: the JSON echo API, every cached call a hit (${c.pinning}):`);
+  for (const [name, s] of Object.entries(c.rps))
+    console.log(
+      `  ${name.padEnd(8)} req/s ${fmtSpread(s)}   server CPU us/req ${fmtSpread(c.cpuUs[name]!, 1)}`,
+    );
+  console.log(`  ratio hit / plain echo            ${fmtSpread(c.hitVsPlain, 3)}x`);
+  console.log(`  ratio hit / 1 ms function         ${fmtSpread(c.workHitVsWork, 2)}x`);
+  console.log(`  load average: ${loadAverage()}\n`);
+}
+
 if (wanted('jscost')) {
   progress.step('Running the benchmark: JavaScript CPU per request');
   const { benchHttpJsCost } = await import('./http-js-cost.js');
