@@ -14,10 +14,7 @@ const MOST_LINES = 500;
  * never grow, and leaves this list once it is at 500 lines or fewer (the check fails until it is taken off), so
  * the list only shrinks. Never add a file to it: split the file.
  */
-const OVER_THE_LIMIT: Readonly<Record<string, number>> = {
-  // The NumpyNdarray descriptor: its checks, wire forms and batching in one class.
-  'packages/core/src/io/descriptors/numpy-ndarray.ts': 556,
-};
+const OVER_THE_LIMIT: Readonly<Record<string, number>> = {};
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SCRIPT = /\.(c|m)?[jt]sx?$/;
