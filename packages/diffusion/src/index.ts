@@ -6,6 +6,7 @@
 
 export { BACKEND_NAMES, BACKEND_PREFERENCE, type BackendChoice, type BackendName } from './backend.js';
 export { assertBackendPackages, backendPackageNames, missingBackendPackages } from './backend-packages.js';
+export { SingleFileError, type SingleFileOptions, singleFileToDiffusers } from './checkpoints/single-file.js';
 export {
   type DiffusionOnnxOptions,
   ONNX_WEIGHT_FORMATS,
@@ -72,5 +73,4 @@ export { clipVocabFromMerges } from './tokenizer/byte-symbols.js';
 export { ClipTokenizer, type ClipTokenizerOptions } from './tokenizer/clip-tokenizer.js';
 export { ModelFolderError } from './weights/folder.js';
 export { SafetensorsError } from './weights/safetensors.js';
-export { SingleFileError, type SingleFileOptions, singleFileToDiffusers } from './weights/single-file.js';
 export { WeightShapeError } from './weights/weight-spec.js';

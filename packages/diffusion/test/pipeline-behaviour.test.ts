@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClipTextEncoder } from '../src/models/clip-text-encoder.js';
-import type { UNet2DConditionModel } from '../src/models/unet.js';
+import type { ClipTextEncoder } from '../src/engines/tfjs/clip-text-encoder.js';
+import type { UNet2DConditionModel } from '../src/engines/tfjs/unet.js';
 import { StableDiffusionPipeline } from '../src/pipeline/pipeline.js';
 import type { GenerationProgress } from '../src/pipeline/types.js';
 import { detWeight } from '../src/weights/deterministic.js';

@@ -11,8 +11,8 @@ import { contextWidth, type UNetConfig, validateUNetConfig } from '../src/archit
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
 import { buildSdxlTextEncoderGraph, SDXL_TEXT_ENCODER_IO } from '../src/engines/onnx/text-encoder-graph.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
-import { ClipTextEncoder } from '../src/models/clip-text-encoder.js';
-import { UNet2DConditionModel } from '../src/models/unet.js';
+import { ClipTextEncoder } from '../src/engines/tfjs/clip-text-encoder.js';
+import { UNet2DConditionModel } from '../src/engines/tfjs/unet.js';
 import { sdxlBaseUNetConfig } from '../src/tiny/sdxl-random.js';
 import { sdxlTinyConfigs } from '../src/tiny/sdxl-tiny-configs.js';
 import { detInput, detWeight } from '../src/weights/deterministic.js';

@@ -6,13 +6,13 @@ import { type ClipTextConfig, clipTextWeightSpecs } from '../src/architectures/c
 import { unetWeightSpecs } from '../src/architectures/unet.js';
 import type { UNetConfig } from '../src/architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../src/architectures/vae.js';
+import { assertNotPickle } from '../src/checkpoints/checkpoint-error.js';
+import { openClipRef, unetLdmKey, vaeLdmKey } from '../src/checkpoints/ldm-keys.js';
+import { SingleFileError, singleFileToDiffusers } from '../src/checkpoints/single-file.js';
 import { sdxlTinyFolderConfigs } from '../src/tiny/sdxl-tiny-configs.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { SafetensorsFile, type TensorToWrite, writeSafetensors } from '../src/weights/safetensors.js';
-import { assertNotPickle } from '../src/weights/single-file/checkpoint-error.js';
-import { openClipRef, unetLdmKey, vaeLdmKey } from '../src/weights/single-file/ldm-keys.js';
-import { SingleFileError, singleFileToDiffusers } from '../src/weights/single-file.js';
 import { maxAbsDiff } from './helpers/fixtures.js';
 import { fixtureNoise, openTinyPipeline, tinyDir } from './helpers/tiny.js';
 

@@ -7,7 +7,7 @@ import { timeIdsEmbedding, timestepEmbedding } from '../src/architectures/timest
 import { unetWeightSpecs } from '../src/architectures/unet.js';
 import { contextWidth, hasTextTimeEmbedding, type UNetConfig } from '../src/architectures/unet-config.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
-import { UNet2DConditionModel } from '../src/models/unet.js';
+import { UNet2DConditionModel } from '../src/engines/tfjs/unet.js';
 import type { SchedulerName } from '../src/schedulers/registry.js';
 import { UNET_FAMILIES, type UNetFamilyName } from '../src/tiny/unet-families.js';
 import { writeTinyPipeline } from '../src/tiny/write-tiny-pipeline.js';

@@ -1,4 +1,4 @@
-import { DeclareOps } from '../ops/declare/declare-ops.js';
+import { DeclareOps } from '../ops/declare-ops.js';
 import type { Ops } from '../ops/ops.js';
 import type { WeightSpec } from '../weights/weight-spec.js';
 

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { InvalidArgument, ModelStore, NotFound, type StoredModel } from '@tiffin/core';
 import { tiffinHome } from '@tiffin/core/internal';
-import { singleFileToDiffusers } from '../weights/single-file.js';
+import { singleFileToDiffusers } from '../checkpoints/single-file.js';
 import { type DownloadProgress, downloadPipeline } from './download.js';
 import { type RepoFile, selectTinyAutoencoderFiles } from './select-files.js';
 

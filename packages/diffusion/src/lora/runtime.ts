@@ -1,7 +1,7 @@
 import type * as tf from '@tensorflow/tfjs';
+import type { LowRankBranch, LowRankBranchesByName } from '../engines/tfjs/low-rank.js';
 import { type HostTensor, transpose } from '../latents/host-tensor.js';
 import { toTf } from '../latents/tfjs-interop.js';
-import type { LowRankBranch, LowRankBranchesByName } from '../ops/tfjs/low-rank.js';
 import { resolveForApply } from './resolve.js';
 import type { ApplyLoraOptions, LoraComponent, LoraFile, LoraTarget, ResolvedLoraModule } from './types.js';
 

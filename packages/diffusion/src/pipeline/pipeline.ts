@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
+import { type SingleFileOptions, singleFileToDiffusers } from '../checkpoints/single-file.js';
 import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import { div } from '../latents/float32-math.js';
 import { type HostTensor, NHWC_TO_NCHW, transpose } from '../latents/host-tensor.js';
@@ -11,7 +12,6 @@ import { createScheduler, type SchedulerName, schedulerNameForClass } from '../s
 import { KARRAS_SCHEDULER_NAMES } from '../schedulers/registry.js';
 import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
-import { type SingleFileOptions, singleFileToDiffusers } from '../weights/single-file.js';
 import type {
   EngineComponents,
   LoadComponentsOptions,

@@ -5,7 +5,6 @@ import { clipTextWeightSpecs } from '../../architectures/clip-text.js';
 import { tinyDecoderWeightSpecs } from '../../architectures/tiny-autoencoder.js';
 import { unetWeightSpecs } from '../../architectures/unet.js';
 import { vaeWeightSpecs } from '../../architectures/vae.js';
-import type { AttentionKind } from '../../ops/onnx/onnx-ops.js';
 import type { SdxlComponents } from '../../pipeline/components.js';
 import { readPipelineFolderConfigs, readTinyAutoencoderFolder } from '../../pipeline/folder-configs.js';
 import type { SchedulerConfig } from '../../schedulers/types.js';
@@ -22,6 +21,7 @@ import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cac
 import { LoraInputs } from './lora-inputs.js';
 import { OnnxLoraTarget } from './lora-target.js';
 import { OnnxTextEncoder, OnnxTinyDecoder, OnnxUNet, OnnxVae } from './models.js';
+import type { AttentionKind } from './onnx-ops.js';
 import { type OpenedSession, openOptimizedSession } from './optimized-cache.js';
 import { buildSdxlTextEncoderGraph, buildTextEncoderGraph } from './text-encoder-graph.js';
 import { buildTinyDecoderGraph } from './tiny-decoder-graph.js';

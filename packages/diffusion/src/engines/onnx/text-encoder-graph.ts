@@ -5,8 +5,8 @@ import {
   clipTextEmbeds,
   clipTextHiddenStates,
 } from '../../architectures/clip-text.js';
-import { type AttentionOptions, OnnxOps } from '../../ops/onnx/onnx-ops.js';
 import type { GraphBuilder } from './graph-builder.js';
+import { type AttentionOptions, OnnxOps } from './onnx-ops.js';
 
 /** Graph output: final_layer_norm of every hidden state, `[layers + 1, B, L, D]` (index `layers - clip_skip`). */
 export const TEXT_ENCODER_OUTPUT = 'normed_hidden_states';

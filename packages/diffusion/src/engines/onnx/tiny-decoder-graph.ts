@@ -1,7 +1,7 @@
 import { DataType } from '@tiffin/onnx';
 import { type TinyAutoencoderConfig, tinyDecode } from '../../architectures/tiny-autoencoder.js';
-import { type AttentionOptions, OnnxOps } from '../../ops/onnx/onnx-ops.js';
 import type { GraphBuilder } from './graph-builder.js';
+import { type AttentionOptions, OnnxOps } from './onnx-ops.js';
 
 export const TINY_DECODER_IO = { input: 'latents', output: 'image' } as const;
 

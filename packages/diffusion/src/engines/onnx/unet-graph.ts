@@ -2,8 +2,8 @@ import { DataType } from '@tiffin/onnx';
 import { TIME_IDS } from '../../architectures/timestep-embedding.js';
 import { unetForward } from '../../architectures/unet.js';
 import { contextWidth, hasTextTimeEmbedding, type UNetConfig } from '../../architectures/unet-config.js';
-import { type AttentionOptions, OnnxOps } from '../../ops/onnx/onnx-ops.js';
 import type { GraphBuilder } from './graph-builder.js';
+import { type AttentionOptions, OnnxOps } from './onnx-ops.js';
 
 export const UNET_INPUTS = {
   /** NHWC [B, h, w, in_channels] */

@@ -1,7 +1,7 @@
 import { DataType } from '@tiffin/onnx';
 import { type VaeConfig, vaeDecode, vaeEncode } from '../../architectures/vae.js';
-import { type AttentionOptions, OnnxOps } from '../../ops/onnx/onnx-ops.js';
 import type { GraphBuilder } from './graph-builder.js';
+import { type AttentionOptions, OnnxOps } from './onnx-ops.js';
 
 export const VAE_DECODER_IO = { input: 'latents', output: 'image' } as const;
 export const VAE_ENCODER_IO = { input: 'image', mean: 'mean', std: 'std' } as const;

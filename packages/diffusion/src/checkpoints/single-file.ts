@@ -5,10 +5,10 @@ import { modelsDir } from '@tiffin/core/internal';
 import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-text.js';
 import { unetWeightSpecs } from '../architectures/unet.js';
 import { vaeWeightSpecs } from '../architectures/vae.js';
-import { readJson } from './folder.js';
-import { SafetensorsFile } from './safetensors.js';
-import { assertNotPickle, SingleFileError } from './single-file/checkpoint-error.js';
-import { configsFromFolder, inferConfigs } from './single-file/inferred-configs.js';
+import { readJson } from '../weights/folder.js';
+import { SafetensorsFile } from '../weights/safetensors.js';
+import { assertNotPickle, SingleFileError } from './checkpoint-error.js';
+import { configsFromFolder, inferConfigs } from './inferred-configs.js';
 import {
   CLIP_L,
   OPEN_CLIP,
@@ -18,10 +18,10 @@ import {
   type SourceRef,
   unetLdmKey,
   vaeLdmKey,
-} from './single-file/ldm-keys.js';
-import { writeComponent } from './single-file/write-component.js';
+} from './ldm-keys.js';
+import { writeComponent } from './write-component.js';
 
-export { SingleFileError } from './single-file/checkpoint-error.js';
+export { SingleFileError } from './checkpoint-error.js';
 
 /**
  * Single-file SD 1.x / 2.x checkpoints in the original LDM (CompVis / Stability) key layout, and SDXL ones in

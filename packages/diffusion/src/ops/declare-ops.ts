@@ -1,5 +1,5 @@
-import type { WeightKind, WeightSpec } from '../../weights/weight-spec.js';
-import type { AttentionShape, ConvPadding, EmbeddingTables, Ops } from '../ops.js';
+import type { WeightKind, WeightSpec } from '../weights/weight-spec.js';
+import type { AttentionShape, ConvPadding, EmbeddingTables, Ops } from './ops.js';
 
 /** A value's logical shape: images `[B, C, H, W]`, sequences `[B, L, D]`. */
 export type Shape = readonly number[];

@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
-import { type UNetConfig, validateUNetConfig } from '../architectures/unet-config.js';
-import type { ComponentLora, HostTextTime, UNetEngine } from '../engines/engine-models.js';
-import type { HostTensor } from '../latents/host-tensor.js';
-import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from '../ops/tfjs/low-rank.js';
-import type { WeightStore } from '../weights/store.js';
+import { type UNetConfig, validateUNetConfig } from '../../architectures/unet-config.js';
+import type { HostTensor } from '../../latents/host-tensor.js';
+import type { WeightStore } from '../../weights/store.js';
+import type { ComponentLora, HostTextTime, UNetEngine } from '../engine-models.js';
 import { onTfjs } from './host-boundary.js';
+import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from './low-rank.js';
 import { type TextTimeInputs, type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';
 
 /** UNet2DConditionModel (`architectures/unet.ts`) run eagerly on TF.js, NHWC. */

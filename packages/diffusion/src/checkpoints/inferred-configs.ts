@@ -1,11 +1,11 @@
 import { basename, join } from 'node:path';
-import type { ClipTextConfig } from '../../architectures/clip-text.js';
-import type { UNetConfig } from '../../architectures/unet-config.js';
-import type { VaeConfig } from '../../architectures/vae.js';
-import { sdxlTinyFolderConfigs } from '../../tiny/sdxl-tiny-configs.js';
-import { tinyConfigs } from '../../tiny/tiny-configs.js';
-import { readJson } from '../folder.js';
-import type { SafetensorsFile } from '../safetensors.js';
+import type { ClipTextConfig } from '../architectures/clip-text.js';
+import type { UNetConfig } from '../architectures/unet-config.js';
+import type { VaeConfig } from '../architectures/vae.js';
+import { sdxlTinyFolderConfigs } from '../tiny/sdxl-tiny-configs.js';
+import { tinyConfigs } from '../tiny/tiny-configs.js';
+import { readJson } from '../weights/folder.js';
+import type { SafetensorsFile } from '../weights/safetensors.js';
 import { SingleFileError } from './checkpoint-error.js';
 import { CLIP_L, OPEN_CLIP, SGM_CLIP_L, SGM_OPEN_CLIP, UNET, VAE } from './ldm-keys.js';
 

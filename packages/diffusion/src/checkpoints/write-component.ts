@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { SafetensorsFile } from '../safetensors.js';
-import type { WeightSpec } from '../weight-spec.js';
+import type { SafetensorsFile } from '../weights/safetensors.js';
+import type { WeightSpec } from '../weights/weight-spec.js';
 import { SingleFileError } from './checkpoint-error.js';
 import type { SourceRef } from './ldm-keys.js';
 

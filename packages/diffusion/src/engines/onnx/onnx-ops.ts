@@ -1,5 +1,5 @@
-import type { GraphBuilder } from '../../engines/onnx/graph-builder.js';
-import type { AttentionShape, ConvPadding, EmbeddingTables, Ops } from '../ops.js';
+import type { AttentionShape, ConvPadding, EmbeddingTables, Ops } from '../../ops/ops.js';
+import type { GraphBuilder } from './graph-builder.js';
 
 const int = (value: number) => ({ kind: 'int', value }) as const;
 const ints = (value: readonly number[]) => ({ kind: 'ints', value }) as const;

@@ -5,13 +5,13 @@ import {
   clipTextEmbeds,
   clipTextHiddenStates,
   eosPositions,
-} from '../architectures/clip-text.js';
-import type { ComponentLora, TextEncoderEngine } from '../engines/engine-models.js';
-import type { HostTensor } from '../latents/host-tensor.js';
-import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from '../ops/tfjs/low-rank.js';
-import { TfjsOps } from '../ops/tfjs/tfjs-ops.js';
-import type { WeightStore } from '../weights/store.js';
+} from '../../architectures/clip-text.js';
+import type { HostTensor } from '../../latents/host-tensor.js';
+import type { WeightStore } from '../../weights/store.js';
+import type { ComponentLora, TextEncoderEngine } from '../engine-models.js';
 import { onTfjs } from './host-boundary.js';
+import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from './low-rank.js';
+import { TfjsOps } from './tfjs-ops.js';
 
 export interface ClipTextOutput {
   /** [B, L, D] after the final LayerNorm. */

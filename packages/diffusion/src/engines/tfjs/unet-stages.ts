@@ -1,8 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
-import { timeIdsEmbedding, timestepEmbedding } from '../architectures/timestep-embedding.js';
-import { unetStageDefinitions } from '../architectures/unet.js';
-import type { UNetConfig } from '../architectures/unet-config.js';
-import { TfjsOps, type Weights } from '../ops/tfjs/tfjs-ops.js';
+import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
+import { unetStageDefinitions } from '../../architectures/unet.js';
+import type { UNetConfig } from '../../architectures/unet-config.js';
+import { TfjsOps, type Weights } from './tfjs-ops.js';
 
 /** Tensors handed from one UNet stage to the next (NHWC). */
 export interface UNetActivations {

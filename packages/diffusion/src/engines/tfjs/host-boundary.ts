@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
-import type { HostTensor } from '../latents/host-tensor.js';
-import { fromTf } from '../latents/tfjs-interop.js';
+import type { HostTensor } from '../../latents/host-tensor.js';
+import { fromTf } from '../../latents/tfjs-interop.js';
 
 /** `O` with each TF.js tensor read back to the host. */
 type OnHost<O> = { [K in keyof O]: O[K] extends tf.Tensor ? HostTensor : HostTensor | undefined };

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import type { AttentionShape, ConvPadding, EmbeddingTables, Ops } from '../ops.js';
+import type { AttentionShape, ConvPadding, EmbeddingTables, Ops } from '../../ops/ops.js';
 import { attention, conv2d, gelu, groupNorm, layerNorm, linear, quickGelu, silu } from './layers.js';
 
 /** Weight lookup by full diffusers name, in TF.js layout (`WeightStore.get`). */

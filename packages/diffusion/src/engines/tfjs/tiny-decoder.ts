@@ -3,12 +3,12 @@ import {
   type TinyAutoencoderConfig,
   tinyDecode,
   tinyDecoderScaleFactor,
-} from '../architectures/tiny-autoencoder.js';
-import type { TinyDecoderEngine } from '../engines/engine-models.js';
-import type { HostTensor } from '../latents/host-tensor.js';
-import { TfjsOps } from '../ops/tfjs/tfjs-ops.js';
-import type { WeightStore } from '../weights/store.js';
+} from '../../architectures/tiny-autoencoder.js';
+import type { HostTensor } from '../../latents/host-tensor.js';
+import type { WeightStore } from '../../weights/store.js';
+import type { TinyDecoderEngine } from '../engine-models.js';
 import { onTfjs } from './host-boundary.js';
+import { TfjsOps } from './tfjs-ops.js';
 
 /** The tiny autoencoder's decoder (`architectures/tiny-autoencoder.ts`) run eagerly on TF.js, NHWC. */
 export class TinyDecoder implements TinyDecoderEngine {

@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
-import { type VaeConfig, vaeDecode, vaeEncode } from '../architectures/vae.js';
-import type { VaeEngine } from '../engines/engine-models.js';
-import type { HostTensor } from '../latents/host-tensor.js';
-import { TfjsOps } from '../ops/tfjs/tfjs-ops.js';
-import type { WeightStore } from '../weights/store.js';
+import { type VaeConfig, vaeDecode, vaeEncode } from '../../architectures/vae.js';
+import type { HostTensor } from '../../latents/host-tensor.js';
+import type { WeightStore } from '../../weights/store.js';
+import type { VaeEngine } from '../engine-models.js';
 import { onTfjs } from './host-boundary.js';
+import { TfjsOps } from './tfjs-ops.js';
 
 export interface LatentDistribution {
   /** NHWC [B, h, w, latent_channels]. */
