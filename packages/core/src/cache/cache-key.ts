@@ -1,4 +1,35 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, type Hash as NodeHash } from 'node:crypto';
+
+/**
+ * The digest fed in pieces: short text is gathered and hashed in one update per 8 KiB (one `update` per value
+ * would cost more than the walk itself), bytes go straight in.
+ */
+class Hash {
+  private readonly hash: NodeHash = createHash('sha256');
+  private pending = '';
+
+  update(part: string | Uint8Array): void {
+    if (typeof part === 'string') {
+      this.pending += part;
+      if (this.pending.length >= 8192) this.flush();
+      return;
+    }
+    this.flush();
+    this.hash.update(part);
+  }
+
+  digest(): string {
+    this.flush();
+    return this.hash.digest('hex');
+  }
+
+  private flush(): void {
+    if (this.pending === '') return;
+    // UTF-16 code units, as JavaScript holds text: lossless for a lone surrogate (UTF-8 would make it U+FFFD).
+    this.hash.update(this.pending, 'utf16le');
+    this.pending = '';
+  }
+}
 
 /** Deepest nesting and most values a decoded input may have to be cached; past them it is not (no key). */
 const MAX_DEPTH = 64;
@@ -13,17 +44,16 @@ const MAX_NODES = 100_000;
  * then the call is not cached.
  */
 export function cacheKey(service: string, version: string, api: string, input: unknown): string | undefined {
-  const hash = createHash('sha256');
+  const hash = new Hash();
   for (const part of [service, version, api]) text(hash, part);
   const budget = { nodes: 0 };
   if (!feed(hash, input, 0, budget)) return undefined;
-  return hash.digest('hex');
+  return hash.digest();
 }
 
 function text(hash: Hash, value: string): void {
-  const bytes = Buffer.from(value, 'utf8');
-  hash.update(`s${bytes.length}:`);
-  hash.update(bytes);
+  // The length delimits the text: no two texts share a form.
+  hash.update(`s${value.length}:${value}`);
 }
 
 function feed(hash: Hash, value: unknown, depth: number, budget: { nodes: number }): boolean {

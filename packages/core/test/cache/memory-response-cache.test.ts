@@ -60,6 +60,8 @@ describe('cacheKey', () => {
       new NDArray(new Float32Array([1]), [1, 1]),
       { a: '1' },
       { a: 1 },
+      '\ud800',
+      '\ufffd',
     ];
     expect(new Set(distinct.map(key)).size).toBe(distinct.length);
     expect(cacheKey('svc', '2', 'api', 1)).not.toBe(key(1));
