@@ -21,6 +21,7 @@ import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { resolveTracer } from '../tracing/tracing.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from '../wire/proto/messages.js';
+import { grpcCallOptions } from './call-options.js';
 import { rejectUndecodable, runApiCall, stackOf, tolerantDefinition } from './calls.js';
 import { addHealthService } from './health.js';
 import { INFERENCE_V2_PROBE_METHODS, inferenceV2Implementation } from './inference-v2.js';
@@ -312,7 +313,9 @@ async function handleCall(
   if (!api || !codec) {
     throw new NotFound(`given 'api_name' is not defined in ${svc.name}: '${truncateForMessage(apiName)}'`);
   }
-  return runtime.call(api, start(api), message, codec);
+  const apiCall = start(api);
+  grpcCallOptions(apiCall, call);
+  return runtime.call(api, apiCall, message, codec);
 }
 
 /** An API's proto side: the accepted oneof member in, `protoFields[0]` out. */

@@ -36,6 +36,12 @@ export interface Invocation {
    * the server does neither.
    */
   trace?: CallTrace | undefined;
+  /** RFC 9218 urgency the client asked for, 0 (most urgent) to 7; unset: 3 (docs/spec/io-descriptors.md §10.9). */
+  urgency?: number | undefined;
+  /** Who made the call, for an API queue's client share (the peer's address, as a task's submit counts it). */
+  client?: string | undefined;
+  /** Seconds of the client's own deadline (`Tiffin-Timeout`, gRPC's deadline, v2 `parameters.timeout`); the server's caps it. */
+  clientTimeout?: number | undefined;
   /** The call's share of the body budget, made by `BodyBudget.reservationFor` when a body is first read. */
   bodyReservation?: BodyReservation;
 }

@@ -7,6 +7,8 @@ import { DEFAULT_LIMITS, type Limits } from '../limits/limits.js';
 import type { Logger } from '../logging/logger.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import type { CallTrace } from '../tracing/call-trace.js';
+import { ApiQueue } from './admission/api-queue.js';
+import { QueueMetrics } from './admission/queue-metrics.js';
 import type { RuntimeCall } from './api-call.js';
 import { BatchMetrics } from './batch-metrics.js';
 import { Batcher, type BatchFunction } from './batcher.js';
@@ -65,6 +67,8 @@ export class Runtime {
   readonly bodyBudget: BodyBudget;
   private readonly deadlines = new Deadlines();
   private readonly batchers = new Map<string, Batcher>();
+  /** The queues of the APIs that declare a `concurrency` of their own (docs/spec/io-descriptors.md §10.9). */
+  private readonly queues = new Map<string, ApiQueue>();
 
   constructor(
     readonly service: Service,
@@ -77,6 +81,7 @@ export class Runtime {
       options.retryAfter,
       registry ? bodyBudgetMetrics(registry, service.name, () => this.bodyBudget.held) : undefined,
     );
+    this.makeQueues();
     const metrics = options.registry ? new BatchMetrics(options.registry, service.name) : undefined;
     for (const api of service.apis.values()) {
       if (!api.batching) continue;
@@ -107,14 +112,65 @@ export class Runtime {
     return this.batchers.get(apiName);
   }
 
+  /** The queue of an API with a `concurrency` of its own (tests, diagnostics). */
+  queue(apiName: string): ApiQueue | undefined {
+    return this.queues.get(apiName);
+  }
+
+  private makeQueues(): void {
+    const metrics = this.options.registry
+      ? new QueueMetrics(this.options.registry, this.service.name)
+      : undefined;
+    const remainingMs = (call: Invocation) =>
+      this.deadlineSeconds(call) * 1000 - (performance.now() - call.startedAt);
+    for (const api of this.service.apis.values()) {
+      const own = api.admission;
+      if (!own) continue;
+      const options = {
+        concurrency: own.concurrency,
+        size: own.queue,
+        perClient: own.perClient,
+        retryAfter: this.options.retryAfter,
+        remainingMs,
+      };
+      this.queues.set(api.name, new ApiQueue(api.name, options, metrics));
+    }
+  }
+
   /**
-   * Take a concurrency permit for `call` until it closes (or `release` is called earlier, as for an event
-   * stream, which has a gate of its own); throws the 503 when none is free.
+   * Take one of the server's concurrency permits for `call` until it closes (or `release` is called earlier,
+   * as for an event stream, which has a gate of its own); throws the 503 when none is free.
    */
   admit(call: Invocation): () => void {
     const release = this.gate.enter();
     call.onClose.push(release);
     return release;
+  }
+
+  /**
+   * `admit` for a call of an API: for an API with a queue of its own, one of its slots instead, the promise of
+   * one when the call waits (docs/spec/io-descriptors.md §10.9: 503 or 429 when it may not wait, its abort's
+   * reason when its deadline passes or its client leaves while it waits).
+   */
+  admitCall(call: Invocation): (() => void) | Promise<() => void> {
+    const queue = call.api?.admission ? this.queues.get(call.api.name) : undefined;
+    if (!queue) return this.admit(call);
+    const entered = queue.enter(call);
+    if (!isThenable(entered)) {
+      call.onClose.push(entered);
+      return entered;
+    }
+    return entered.then((release) => {
+      // A call that ended as its slot came (closed, timed out) hands the slot on at once.
+      if (call.timedOut || call.abort.isAborted) {
+        release();
+        throw call.abort.isAborted
+          ? abortReason(call)
+          : new ServiceUnavailable('The call ended while it waited');
+      }
+      call.onClose.push(release);
+      return release;
+    });
   }
 
   /**
@@ -156,6 +212,15 @@ export class Runtime {
     if (watch) this.deadlines.move(watch, this.deadlineSeconds(call), call.startedAt);
   }
 
+  /**
+   * Count the call's deadline again from its start, as its client's own (`clientTimeout`, read once the body
+   * is in: v2 `parameters.timeout`) may have shortened it while its work was already watched.
+   */
+  rewatch(call: Invocation): void {
+    const watch = call.deadlineWatch;
+    if (watch) this.deadlines.move(watch, this.deadlineSeconds(call), call.startedAt);
+  }
+
   /** Log a call's failure that came after its deadline had answered it. */
   failedAfterDeadline(call: Invocation, err: unknown): void {
     this.options.logger.log('warn', 'handler failed after its timeout', {
@@ -164,8 +229,13 @@ export class Runtime {
     });
   }
 
+  /** The call's deadline in seconds: the API's, a mount's or the server's, shortened by the client's own. */
   private deadlineSeconds(call: Invocation): number {
-    return call.api ? (call.api.timeout ?? this.options.timeout) : (call.ownTimeout ?? this.options.timeout);
+    const server = call.api
+      ? (call.api.timeout ?? this.options.timeout)
+      : (call.ownTimeout ?? this.options.timeout);
+    const client = call.clientTimeout;
+    return client !== undefined && client < server ? client : server;
   }
 
   /** The call's deadline passed: mark it, abort its work, and say so. */
@@ -268,8 +338,17 @@ export class Runtime {
     message: Message,
     codec: TransportCodec<Message, Answer>,
   ): Promise<Answer> {
-    this.admit(call);
-    return this.withDeadline(call, this.invokeAsPromise(api, call, message, codec));
+    // The deadline covers the wait for a slot too (docs/spec/io-descriptors.md §10.9).
+    let admitted: ReturnType<Runtime['admitCall']>;
+    try {
+      admitted = this.admitCall(call);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const work = isThenable(admitted)
+      ? admitted.then(() => this.invokeAsPromise(api, call, message, codec))
+      : this.invokeAsPromise(api, call, message, codec);
+    return this.withDeadline(call, work);
   }
 }
 

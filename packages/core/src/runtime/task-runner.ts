@@ -12,7 +12,7 @@ import { ApiCall } from './api-call.js';
 import { httpCodec } from './http-codec.js';
 import type { Invocation } from './invocation.js';
 import { LazyAbort } from './lazy-abort.js';
-import type { Runtime } from './runtime.js';
+import { isThenable, type Runtime } from './runtime.js';
 import type { TaskMetrics } from './task-metrics.js';
 import { TaskWebhooks, WEBHOOK_URL_HEADER } from './task-webhook.js';
 
@@ -222,9 +222,12 @@ export class TaskRunner {
     for (;;) {
       if (call.abort.isAborted) throw abortReason(call.abort);
       try {
-        this.runtime.admit(call);
+        // An API with a queue of its own: the run waits there, in its turn (without the queue's bound).
+        const admitted = this.runtime.admitCall(call);
+        if (isThenable(admitted)) await admitted;
         return;
-      } catch {
+      } catch (err) {
+        if (call.abort.isAborted || call.api?.admission) throw err;
         cancelled ??= aborted(call.abort);
         await Promise.race([this.runtime.gate.whenFree(), cancelled]);
       }

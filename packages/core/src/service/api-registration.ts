@@ -1,6 +1,7 @@
 import { InvalidArgument, TiffinError } from '../errors/index.js';
 import type { IODescriptor } from '../io/descriptor.js';
 import {
+  type ApiAdmission,
   type ApiCacheSettings,
   type ApiFunction,
   type ApiOptions,
@@ -67,12 +68,31 @@ export function registeredApi<I extends IODescriptor, O extends IODescriptor>(
     doc: options.doc ?? '',
     example: options.example,
     timeout: options.timeout,
+    admission: admissionOf(name, options),
     batching: options.batchable ? batchOptions(name, options) : undefined,
     task,
     taskAttempts: attempts,
     cache: cacheSettings(name, options.cache, options.batchable === true),
     fn: fn as unknown as ApiFunction<IODescriptor, IODescriptor>,
   };
+}
+
+/** An API's own queue from its options, checked; undefined when it declares no `concurrency`. */
+function admissionOf(api: string, options: ApiOptions<IODescriptor, IODescriptor>): ApiAdmission | undefined {
+  const { concurrency, queue, queuePerClient } = options;
+  if (concurrency === undefined) {
+    if (queue !== undefined || queuePerClient !== undefined)
+      throw new InvalidArgument(`API '${api}': queue and queuePerClient need concurrency`);
+    return undefined;
+  }
+  const count = (name: string, value: number | undefined, min: number) => {
+    if (value !== undefined && !(Number.isInteger(value) && value >= min))
+      throw new InvalidArgument(`API '${api}': ${name} must be an integer >= ${min}, got ${String(value)}`);
+  };
+  count('concurrency', concurrency, 1);
+  count('queue', queue, 0);
+  count('queuePerClient', queuePerClient, 1);
+  return { concurrency, queue: queue ?? 0, perClient: queuePerClient };
 }
 
 /** The paths an API answers on: its route, and with `task` its task routes. */

@@ -53,6 +53,18 @@ export interface ApiOptions<I extends IODescriptor, O extends IODescriptor> {
   /** Per-API timeout in seconds (overrides the server's); a task's run has the same limit. */
   timeout?: number;
   /**
+   * Calls of this API that run at once (docs/server.md, queues): set, the API has a queue of its own and its
+   * calls no longer count against the server's `maxConcurrency`. Calls past it wait (`queue`), most urgent first.
+   */
+  concurrency?: number;
+  /**
+   * Calls that may wait for one of the `concurrency` slots (default 0 with `concurrency`: refused at once); one
+   * more is refused with 503 `API_QUEUE_FULL` and a `Retry-After` from the queue's measured drain rate.
+   */
+  queue?: number;
+  /** Calls one client may have waiting (default a quarter of `queue`); one more gets 429 `API_QUEUE_CLIENT_FULL`. */
+  queuePerClient?: number;
+  /**
    * Serve the API as a task too (docs/tasks.md): besides `POST /<route>`, `POST /<route>/submit` answers 202
    * `{ id }` at once and the call runs in the background through the same path; `GET /<route>/status?id=`,
    * `GET /<route>/get?id=` (the answer `POST /<route>` would have given), `POST /<route>/cancel?id=` and
@@ -120,6 +132,8 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
   readonly timeout: number | undefined;
   /** Set when the API is batchable: then `fn` is a `BatchApiFunction`, called by the runtime's batcher. */
   readonly batching: BatchOptions | undefined;
+  /** The API's own queue (`ApiOptions.concurrency`, `queue`, `queuePerClient`); undefined: the server's gate. */
+  readonly admission: ApiAdmission | undefined;
   /** Whether the API is also served as a task (`/<route>/submit` and friends). */
   readonly task: boolean;
   /** Times one of its tasks may start (`ApiOptions.task.attempts`). */
@@ -127,6 +141,13 @@ export interface InferenceApi<I extends IODescriptor = IODescriptor, O extends I
   /** The API's response cache (`ApiOptions.cache`), or undefined. */
   readonly cache?: ApiCacheSettings | undefined;
   readonly fn: ApiFunction<I, O>;
+}
+
+/** How many calls of one API run at once and how many may wait (`ApiOptions.concurrency` and `queue`). */
+export interface ApiAdmission {
+  readonly concurrency: number;
+  readonly queue: number;
+  readonly perClient: number | undefined;
 }
 
 /** The task settings of one API (`ApiOptions.task`). */

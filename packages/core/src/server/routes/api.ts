@@ -1,5 +1,6 @@
 import { type ResponseCacheDeps, withResponseCache } from '../../cache/api-cache.js';
 import type { HttpResponse } from '../../http/response.js';
+import { applyCallOptions, httpCallOptions } from '../../runtime/admission/call-options.js';
 import { descriptorHttpCodec } from '../../runtime/http-codec.js';
 import { isThenable, type Runtime } from '../../runtime/runtime.js';
 import type { InferenceApi } from '../../service/service.js';
@@ -43,6 +44,17 @@ export function apiHandler(
     );
   };
 
+  /** The call with its permit: invoke, and take the answer. */
+  const run = (ctx: Exchange, release: () => void): Promise<void> | undefined => {
+    // The exchange is the call (and the API function's context) and the message the descriptors read, with
+    // the body in hand: descriptors that need not wait answer at once (no microtask turn per step).
+    const answer = runtime.invoke(api, ctx, ctx, codec);
+    // Any thenable a descriptor returns is awaited, not only a native promise.
+    if (isThenable(answer)) return Promise.resolve(answer).then((response) => take(ctx, response, release));
+    take(ctx, answer, release);
+    return undefined;
+  };
+
   const handle = (ctx: Exchange): Promise<void> | undefined => {
     // The permit is taken once the body is in (descriptors read the same, buffered body): a client that
     // declares a body and stalls holds a socket until the body timeout, never one of the API permits. A body
@@ -53,14 +65,14 @@ export function apiHandler(
         return handle(ctx);
       });
     }
-    const release = runtime.admit(ctx);
-    // The exchange is the call (and the API function's context) and the message the descriptors read, with
-    // the body in hand: descriptors that need not wait answer at once (no microtask turn per step).
-    const answer = runtime.invoke(api, ctx, ctx, codec);
-    // Any thenable a descriptor returns is awaited, not only a native promise.
-    if (isThenable(answer)) return Promise.resolve(answer).then((response) => take(ctx, response, release));
-    take(ctx, answer, release);
-    return undefined;
+    const release = runtime.admitCall(ctx);
+    // A call that waits in its API's queue: the request's deadline, armed by the pipeline, covers the wait.
+    if (isThenable(release)) return release.then((permit) => run(ctx, permit));
+    return run(ctx, release);
   };
-  return handle;
+  return (ctx: Exchange): Promise<void> | undefined => {
+    // The client's deadline and urgency, read before the pipeline arms the request's deadline.
+    applyCallOptions(ctx, httpCallOptions(ctx.req));
+    return handle(ctx);
+  };
 }
