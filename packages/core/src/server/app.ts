@@ -4,6 +4,7 @@ import compose from 'koa-compose';
 import { responseCacheDeps } from '../cache/cache-deps.js';
 import { defaultLogger, type Logger, silentLogger } from '../logging/logger.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
+import { watchQueueDepth } from '../runtime/queue-readiness.js';
 import { Runtime } from '../runtime/runtime.js';
 import { TaskMetrics } from '../runtime/task-metrics.js';
 import { TaskRunner } from '../runtime/task-runner.js';
@@ -85,6 +86,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   });
 
   const cache = responseCacheDeps(service, resolved.cache, metrics);
+  if (resolved.readyMaxQueue !== undefined) watchQueueDepth(service, resolved.readyMaxQueue);
   let taskRunner: TaskRunner | undefined;
   let taskMetrics: TaskMetrics | undefined;
   for (const api of service.apis.values()) {

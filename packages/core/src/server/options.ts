@@ -55,6 +55,11 @@ export interface ServerOptions {
    */
   cache?: ResponseCacheStore;
   /**
+   * `/readyz` fails while more tasks than this wait to start in the service's task store (`--ready-max-queue`;
+   * default: never), so a load balancer sends new work elsewhere (docs/deploy.md).
+   */
+  readyMaxQueue?: number;
+  /**
    * OpenTelemetry traces of every request (docs/observability.md): absent or `true`, through the global tracer
    * provider when an SDK is registered before the server is made (none: no span, no cost); a `Tracer`, through
    * it; `false`, none.
@@ -121,6 +126,7 @@ export interface ResolvedServerOptions {
   metrics: boolean;
   logger: Logger | false;
   cache?: ResponseCacheStore;
+  readyMaxQueue?: number;
   tracing?: boolean | Tracer;
   serverTiming: boolean;
   drainTimeout: number;
