@@ -38,7 +38,7 @@ export type {
   SaveFrameworkModelOptions,
 } from './models/framework.js';
 export { saveFrameworkModel } from './models/framework-store.js';
-export { deferredModelService } from './models/model-service.js';
+export { addModelApi, deferredModelService, type ModelDescription } from './models/model-service.js';
 export type { LoadedModel, ModelRunner } from './models/runner.js';
 export { serveRunnerInThread } from './models/runner-thread.js';
 export {
@@ -52,6 +52,11 @@ export { type DType, roundToFloat16 } from './ndarray/dtype.js';
 export { NDArray } from './ndarray/ndarray.js';
 export { buildOpenApiDocument } from './openapi/document.js';
 export { applyResponseContext } from './runtime/response-context.js';
+export type {
+  ModelRepositoryControl,
+  RepositoryIndexEntry,
+  RepositoryModelState,
+} from './service/model-control.js';
 export { Service } from './service/service.js';
 export type { NamedTensors } from './signature/named-tensors.js';
 export {

@@ -66,19 +66,6 @@ export function modelList(models: ReadonlyMap<string, ModelAdapter>) {
   };
 }
 
-/**
- * The model repository index (`POST /v2/repository/index`, the form Triton's and KServe's clients read): every
- * served model, ready when the server is.
- */
-export function repositoryIndex(models: ReadonlyMap<string, ModelAdapter>, ready: boolean) {
-  return [...models.values()].map((m) => ({
-    name: m.name,
-    version: '',
-    state: ready ? 'READY' : 'UNAVAILABLE',
-    reason: '',
-  }));
-}
-
 /** Model metadata (`$metadata_model_response`): Tiffin's models have no versions. */
 export interface ModelMetadata {
   name: string;

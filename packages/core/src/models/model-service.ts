@@ -128,16 +128,12 @@ function pick(tensors: NamedTensors, names: readonly string[]): NamedTensors {
   return out;
 }
 
-function buildModelService(
-  model: ModelDescription,
-  runner: () => ModelRunner,
-  options: ModelServiceOptions,
-): Service {
+/** What serving one model takes: its API (route left to the caller), the function it calls and the service doc. */
+function modelApiParts(model: ModelDescription, runner: () => ModelRunner, options: ModelServiceOptions) {
   const signature = servedSignature(model, options.outputs);
   if (signature.inputs.length === 0 || signature.outputs.length === 0)
     throw new InvalidArgument(`Model '${model.name}' has no inputs or no outputs to serve`);
   const single = signature.inputs.length === 1 && signature.outputs.length === 1;
-  const modelName = apiName(model.name);
   const input: IODescriptor = single
     ? new SignatureNdarray(model.name, signature.inputs[0]!, signature)
     : new ModelTensors(model.name, signature);
@@ -159,13 +155,8 @@ function buildModelService(
   const doc =
     options.doc ??
     `Model \`${model.tag ?? model.name}\` (${model.module}).\n\nInputs: ${signature.inputs.map(describeTensor).join('; ')}\n\nOutputs: ${signature.outputs.map(describeTensor).join('; ')}${batching ? `\n\nBatched along dimension ${signature.batch_dim}.` : ''}\n\nOpen Inference Protocol: model \`${model.name}\` at \`/v2/models/${encodeURIComponent(model.name)}\` (\`GET /v2/models\` lists the served models).`;
-  const svc = new Service(options.name ?? serviceName(model.name), {
-    doc,
-    models: model.tag ? [model.tag] : [],
-  });
   const api: ApiOptions<IODescriptor, IODescriptor> = {
-    name: modelName,
-    route: '/predict',
+    name: apiName(model.name),
     // The Open Inference Protocol serves the model under its own name (`ch_PP-OCRv4_det_infer`, not the API's).
     protocolName: model.name,
     input,
@@ -181,7 +172,34 @@ function buildModelService(
       maxConcurrentBatches: model.instances,
     });
   }
-  svc.api(api as ApiOptions<IODescriptor, IODescriptor> & { batchable?: false }, call as never);
+  return { api: api as ApiOptions<IODescriptor, IODescriptor> & { batchable?: false }, call, doc };
+}
+
+/**
+ * One model's API on a service that serves several (a model repository): the zero-code API of `modelService`
+ * at `route`, calling whatever runner `runner()` gives at call time (so a reloaded model serves the next call).
+ */
+export function addModelApi(
+  svc: Service,
+  model: ModelDescription,
+  runner: () => ModelRunner,
+  options: ModelServiceOptions & { route: string },
+): void {
+  const { api, call, doc } = modelApiParts(model, runner, options);
+  svc.api({ ...api, route: options.route, doc: options.doc ?? doc }, call as never);
+}
+
+function buildModelService(
+  model: ModelDescription,
+  runner: () => ModelRunner,
+  options: ModelServiceOptions,
+): Service {
+  const { api, call, doc } = modelApiParts(model, runner, options);
+  const svc = new Service(options.name ?? serviceName(model.name), {
+    doc,
+    models: model.tag ? [model.tag] : [],
+  });
+  svc.api({ ...api, route: '/predict' }, call as never);
   // No runner left is a model that cannot answer: not ready, so traffic goes elsewhere, while /livez stays up.
   svc.addReadinessCheck(() => {
     let runnerNow: ModelRunner;

@@ -140,7 +140,7 @@ export class ServerMetrics {
     this.register({
       name: `${METRICS_PREFIX}${counter.name}`,
       help: counter.help,
-      type: 'counter',
+      type: counter.kind ?? 'counter',
       aggregator: 'sum',
       values: () =>
         [...counter.counts.values()].map((series) => ({

@@ -3,6 +3,8 @@ export interface ServiceCounter {
   readonly name: string;
   readonly help: string;
   readonly labels: readonly string[];
+  /** `gauge` for a value set rather than counted (`Service.gauge`); default `counter`. */
+  readonly kind?: 'counter' | 'gauge';
   /** The count per label values (joined by NUL). */
   readonly counts: ReadonlyMap<string, { readonly values: readonly string[]; readonly value: number }>;
 }
@@ -15,15 +17,28 @@ export function serviceCounter(
   name: string,
   help: string,
   labels: readonly string[],
-): { counter: ServiceCounter; count: (values: readonly string[]) => void } {
+  kind: 'counter' | 'gauge' = 'counter',
+): {
+  counter: ServiceCounter;
+  count: (values: readonly string[], by?: number) => void;
+  set: (values: readonly string[], value: number) => void;
+} {
   const counts = new Map<string, { values: readonly string[]; value: number }>();
+  const series = (values: readonly string[]) => {
+    const key = values.join('\0');
+    const found = counts.get(key);
+    if (found) return found;
+    const created = { values: [...values], value: 0 };
+    counts.set(key, created);
+    return created;
+  };
   return {
-    counter: { name, help, labels, counts },
-    count: (values) => {
-      const key = values.join('\0');
-      const series = counts.get(key);
-      if (series) series.value++;
-      else counts.set(key, { values: [...values], value: 1 });
+    counter: { name, help, labels, counts, kind },
+    count: (values, by = 1) => {
+      series(values).value += by;
+    },
+    set: (values, value) => {
+      series(values).value = value;
     },
   };
 }

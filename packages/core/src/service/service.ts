@@ -13,6 +13,7 @@ import type {
   BatchApiOptions,
   InferenceApi,
 } from './inference-api.js';
+import type { ModelRepositoryControl } from './model-control.js';
 import { type MountedMiddleware, type MountOptions, mountedMiddleware } from './mount.js';
 import type { ErrorHook, RequestHook, RequestHooks } from './request-hooks.js';
 import { groupRules, type RouteGroupOptions, routeTableMiddleware } from './route-group.js';
@@ -98,6 +99,7 @@ export class Service<Apis extends ApiTypesMap = {}> {
   readonly taskLimits: Readonly<Partial<MemoryTaskStoreOptions>>;
   /** Whether the task store is the default one, which `useTaskStore` may replace. */
   private taskStoreIsDefault: boolean;
+  private repository: ModelRepositoryControl | undefined;
   /** Tasks run at once in this process. */
   readonly taskConcurrency: number;
 
@@ -253,10 +255,25 @@ export class Service<Apis extends ApiTypesMap = {}> {
    * `tiffin_api_server_<name>` with `labels` and the service's name and version. The returned function counts
    * one event under `values` (one per label, each from a small closed set: bounded series).
    */
-  counter(name: string, help: string, labels: readonly string[]): (values: readonly string[]) => void {
+  counter(
+    name: string,
+    help: string,
+    labels: readonly string[],
+  ): (values: readonly string[], by?: number) => void {
     const { counter, count } = serviceCounter(name, help, labels);
     this.counterList.push(counter);
     return count;
+  }
+
+  /** A gauge of the service's own (a value set, not counted), served on `/metrics` as `counter()`'s are. */
+  gauge(
+    name: string,
+    help: string,
+    labels: readonly string[],
+  ): (values: readonly string[], value: number) => void {
+    const { counter, set } = serviceCounter(name, help, labels, 'gauge');
+    this.counterList.push(counter);
+    return set;
   }
 
   /** The counters made with `counter()`. */
@@ -273,6 +290,20 @@ export class Service<Apis extends ApiTypesMap = {}> {
   addReadinessCheck(check: ReadinessCheck): this {
     this.readinessChecks.push(check);
     return this;
+  }
+
+  /**
+   * Serve many models from a repository whose models load and unload at run time: the repository extension of
+   * the Open Inference Protocol (HTTP and gRPC) and per-model readiness ask `control` (docs/model-repository.md).
+   */
+  useModelRepository(control: ModelRepositoryControl): this {
+    this.repository = control;
+    return this;
+  }
+
+  /** The repository `useModelRepository` set, if any. */
+  get modelRepository(): ModelRepositoryControl | undefined {
+    return this.repository;
   }
 
   /** The first failing readiness check's reason, or `null` when every check passes. */
