@@ -1,9 +1,16 @@
 import type * as tf from '@tensorflow/tfjs';
-import type { LowRankBranch, LowRankBranchesByName } from '../engines/tfjs/low-rank.js';
 import { type HostTensor, transpose } from '../latents/host-tensor.js';
 import { toTf } from '../latents/tfjs-interop.js';
 import { resolveForApply } from './resolve.js';
-import type { ApplyLoraOptions, LoraComponent, LoraFile, LoraTarget, ResolvedLoraModule } from './types.js';
+import type {
+  ApplyLoraOptions,
+  LoraComponent,
+  LoraFile,
+  LoraTarget,
+  LowRankBranch,
+  LowRankBranchesByName,
+  ResolvedLoraModule,
+} from './types.js';
 
 /** One low-rank pair on the host, in the layout of {@link LowRankBranch}, `scale · alpha/r` folded into `up`. */
 export interface HostLowRankBranch {

@@ -126,3 +126,19 @@ export interface AppliedLora {
   /** Restores the weights (idempotent). */
   unmerge(): void;
 }
+
+/**
+ * A low-rank branch added to a Linear or Conv layer at run time (unfused LoRA, docs/spec/diffusion.md §9.3):
+ * `y = x·W + (x·down)·up` for a Linear, `y = conv(x, W) + conv1×1(conv(x, down), up)` for a conv,
+ * where `down` uses W's kernel, stride and padding. The request scale and alpha/rank are already
+ * folded into `up`.
+ */
+export interface LowRankBranch {
+  /** Linear: `[in, r]`; conv: `[kh, kw, in, r]` (tf.conv2d filter layout). */
+  readonly down: tf.Tensor;
+  /** `[r, out]` for both kinds (a 1×1 conv is a matMul over channels). */
+  readonly up: tf.Tensor2D;
+}
+
+/** Branches per base weight name of one component (`down_blocks.1.attentions.0.proj_in.weight`). */
+export type LowRankBranchesByName = ReadonlyMap<string, readonly LowRankBranch[]>;

@@ -3,6 +3,7 @@ import { clipTextWeightSpecs } from '../architectures/clip-text.js';
 import { tinyDecoderWeightSpecs } from '../architectures/tiny-autoencoder.js';
 import { unetWeightSpecs } from '../architectures/unet.js';
 import { vaeWeightSpecs } from '../architectures/vae.js';
+import { readPipelineFolderConfigs, readTinyAutoencoderFolder } from '../engines/folder-configs.js';
 import type { OnnxTextEncoder, OnnxTinyDecoder, OnnxUNet, OnnxVae } from '../engines/onnx/models.js';
 import { ClipTextEncoder } from '../engines/tfjs/clip-text-encoder.js';
 import { TinyDecoder } from '../engines/tfjs/tiny-decoder.js';
@@ -13,7 +14,6 @@ import type { SchedulerConfig } from '../schedulers/types.js';
 import type { ClipTokenizer } from '../tokenizer/clip-tokenizer.js';
 import { componentWeightFiles, loadWeightsInto, type ModelIndex } from '../weights/folder.js';
 import { WeightStore } from '../weights/store.js';
-import { readPipelineFolderConfigs, readTinyAutoencoderFolder } from './folder-configs.js';
 import { PipelineWeightTarget } from './weight-target.js';
 
 /** The text encoder of either engine (tfjs answers at once, onnxruntime with a promise). */

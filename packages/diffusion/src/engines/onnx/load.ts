@@ -5,8 +5,6 @@ import { clipTextWeightSpecs } from '../../architectures/clip-text.js';
 import { tinyDecoderWeightSpecs } from '../../architectures/tiny-autoencoder.js';
 import { unetWeightSpecs } from '../../architectures/unet.js';
 import { vaeWeightSpecs } from '../../architectures/vae.js';
-import type { SdxlComponents } from '../../pipeline/components.js';
-import { readPipelineFolderConfigs, readTinyAutoencoderFolder } from '../../pipeline/folder-configs.js';
 import type { SchedulerConfig } from '../../schedulers/types.js';
 import type { ClipTokenizer } from '../../tokenizer/clip-tokenizer.js';
 import {
@@ -16,6 +14,7 @@ import {
   type ModelIndex,
 } from '../../weights/folder.js';
 import { checkedShape, type WeightSpec } from '../../weights/weight-spec.js';
+import { readPipelineFolderConfigs, readTinyAutoencoderFolder } from '../folder-configs.js';
 import type { GraphPrecision, SourceTensor, WeightSource } from './graph-builder.js';
 import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cache.js';
 import { LoraInputs } from './lora-inputs.js';
@@ -58,6 +57,14 @@ export interface OnnxLoadOptions extends OnnxRuntimeOptions {
   log?: (message: string) => void;
 }
 
+/** SDXL's second text encoder and tokenizer on onnxruntime (docs/spec/diffusion.md §10). */
+export interface OnnxSdxlComponents {
+  tokenizer2: ClipTokenizer;
+  textEncoder2: OnnxTextEncoder;
+  /** No negative prompt → zero negative embeddings (model_index.json `force_zeros_for_empty_prompt`). */
+  forceZerosForEmptyPrompt: boolean;
+}
+
 export interface OnnxComponents {
   index: ModelIndex;
   tokenizer: ClipTokenizer;
@@ -71,7 +78,7 @@ export interface OnnxComponents {
   unexpectedWeights: Record<string, string[]>;
   runtime: ResolvedRuntime;
   /** SDXL's second encoder and tokenizer (an SDXL folder). */
-  sdxl?: SdxlComponents;
+  sdxl?: OnnxSdxlComponents;
 }
 
 /** A weight source that checks every declared weight's presence and torch shape before building. */
@@ -262,7 +269,7 @@ export async function loadOnnxComponents(
     const teLora = new LoraInputs(ort, teGraph.loraBranches);
     const unetLora = new LoraInputs(ort, unetGraph.loraBranches);
     const textEncoder = new OnnxTextEncoder(teConfig, ort, await open(teGraph), teLora, sdxl !== undefined);
-    let sdxlComponents: SdxlComponents | undefined;
+    let sdxlComponents: OnnxSdxlComponents | undefined;
     if (sdxl && te2Graph) {
       const te2Lora = new LoraInputs(ort, te2Graph.loraBranches);
       const textEncoder2 = new OnnxTextEncoder(sdxl.te2Config, ort, await open(te2Graph), te2Lora, true);
@@ -286,8 +293,7 @@ export async function loadOnnxComponents(
     const loraTarget = new OnnxLoraTarget();
     loraTarget.add('unet', unetLora, unetSpecs);
     loraTarget.add('text_encoder', teLora, teSpecs);
-    if (sdxlComponents)
-      loraTarget.add('text_encoder_2', (sdxlComponents.textEncoder2 as OnnxTextEncoder).lora, te2Specs);
+    if (sdxlComponents) loraTarget.add('text_encoder_2', sdxlComponents.textEncoder2.lora, te2Specs);
     return {
       sdxl: sdxlComponents,
       index,

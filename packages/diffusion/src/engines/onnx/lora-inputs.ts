@@ -3,7 +3,7 @@ import type { Tensor as OrtTensor } from 'onnxruntime-node';
 import type { AnyTensor } from '../../latents/tfjs-interop.js';
 import { asHost } from '../../latents/tfjs-interop.js';
 import type { HostBranchesByName } from '../../lora/runtime.js';
-import type { LowRankBranchesByName } from '../tfjs/low-rank.js';
+import type { LowRankBranchesByName } from '../../lora/types.js';
 
 /** A request's run-time branches: host arrays (the pipeline's) or TF.js tensors (a TF.js caller's). */
 export type RequestBranches = HostBranchesByName | LowRankBranchesByName;

@@ -8,6 +8,7 @@ import type { UNetConfig } from '../../architectures/unet-config.js';
 import type { VaeConfig } from '../../architectures/vae.js';
 import type { HostTensor } from '../../latents/host-tensor.js';
 import { type AnyTensor, asHost, toTf } from '../../latents/tfjs-interop.js';
+import type { LowRankBranchesByName } from '../../lora/types.js';
 import type {
   ComponentLora,
   HostTextTime,
@@ -16,10 +17,12 @@ import type {
   UNetEngine,
   VaeEngine,
 } from '../engine-models.js';
-import type { ClipTextOutput, SdxlTextEncoding } from '../tfjs/clip-text-encoder.js';
-import type { LowRankBranchesByName } from '../tfjs/low-rank.js';
-import type { TextTimeInputs } from '../tfjs/unet-stages.js';
-import type { LatentDistribution } from '../tfjs/vae.js';
+import type {
+  ClipTextOutput,
+  LatentDistribution,
+  SdxlTextEncoding,
+  TextTimeInputs,
+} from '../tensor-forms.js';
 import type { LoraInputs, RequestBranches } from './lora-inputs.js';
 import { SDXL_TEXT_ENCODER_IO, TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
 import { TINY_DECODER_IO } from './tiny-decoder-graph.js';

@@ -7,24 +7,13 @@ import {
   eosPositions,
 } from '../../architectures/clip-text.js';
 import type { HostTensor } from '../../latents/host-tensor.js';
+import type { LowRankBranchesByName } from '../../lora/types.js';
 import type { WeightStore } from '../../weights/store.js';
 import type { ComponentLora, TextEncoderEngine } from '../engine-models.js';
+import type { ClipTextOutput, SdxlTextEncoding } from '../tensor-forms.js';
 import { onTfjs } from './host-boundary.js';
-import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from './low-rank.js';
+import { branchesByTensor, withLowRankBranches } from './low-rank.js';
 import { TfjsOps } from './tfjs-ops.js';
-
-export interface ClipTextOutput {
-  /** [B, L, D] after the final LayerNorm. */
-  lastHiddenState: tf.Tensor3D;
-}
-
-/** What SDXL takes from each of its two text encoders. */
-export interface SdxlTextEncoding {
-  /** `hidden_states[-2]` `[B, L, D]` (no final LayerNorm). */
-  penultimate: tf.Tensor3D;
-  /** The projected pooled output `[B, projection_dim]`; only from an encoder with `text_projection`. */
-  textEmbeds?: tf.Tensor2D;
-}
 
 /** The CLIP text encoder (`architectures/clip-text.ts`) run eagerly on TF.js. */
 export class ClipTextEncoder implements TextEncoderEngine {

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
 import { unetStageDefinitions } from '../../architectures/unet.js';
 import type { UNetConfig } from '../../architectures/unet-config.js';
+import type { TextTimeInputs } from '../tensor-forms.js';
 import { TfjsOps, type Weights } from './tfjs-ops.js';
 
 /** Tensors handed from one UNet stage to the next (NHWC). */
@@ -31,12 +32,6 @@ export interface UNetStage {
     context: tf.Tensor,
     textTime?: TextTimeInputs,
   ): UNetActivations;
-}
-
-/** SDXL's added conditioning as the caller has it: pooled text embeds `[B, P]` and six time ids per row. */
-export interface TextTimeInputs {
-  textEmbeds: tf.Tensor;
-  timeIds: readonly (readonly number[])[];
 }
 
 /** The UNet's stages on TF.js, in execution order. */

@@ -1,11 +1,13 @@
 import * as tf from '@tensorflow/tfjs';
 import { type UNetConfig, validateUNetConfig } from '../../architectures/unet-config.js';
 import type { HostTensor } from '../../latents/host-tensor.js';
+import type { LowRankBranchesByName } from '../../lora/types.js';
 import type { WeightStore } from '../../weights/store.js';
 import type { ComponentLora, HostTextTime, UNetEngine } from '../engine-models.js';
+import type { TextTimeInputs } from '../tensor-forms.js';
 import { onTfjs } from './host-boundary.js';
-import { branchesByTensor, type LowRankBranchesByName, withLowRankBranches } from './low-rank.js';
-import { type TextTimeInputs, type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';
+import { branchesByTensor, withLowRankBranches } from './low-rank.js';
+import { type UNetActivations, type UNetStage, unetStages } from './unet-stages.js';
 
 /** UNet2DConditionModel (`architectures/unet.ts`) run eagerly on TF.js, NHWC. */
 export class UNet2DConditionModel implements UNetEngine {

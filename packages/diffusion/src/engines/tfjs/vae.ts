@@ -3,14 +3,9 @@ import { type VaeConfig, vaeDecode, vaeEncode } from '../../architectures/vae.js
 import type { HostTensor } from '../../latents/host-tensor.js';
 import type { WeightStore } from '../../weights/store.js';
 import type { VaeEngine } from '../engine-models.js';
+import type { LatentDistribution } from '../tensor-forms.js';
 import { onTfjs } from './host-boundary.js';
 import { TfjsOps } from './tfjs-ops.js';
-
-export interface LatentDistribution {
-  /** NHWC [B, h, w, latent_channels]. */
-  mean: tf.Tensor4D;
-  std: tf.Tensor4D;
-}
 
 /** AutoencoderKL (`architectures/vae.ts`) run eagerly on TF.js, NHWC. */
 export class AutoencoderKL implements VaeEngine {
