@@ -18,7 +18,6 @@ import { OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
 // A caller's trace context, as an upstream service sends it (W3C Trace Context).
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
-const TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
 const SERVER = 2;
 const CONSUMER = 5;
 const ERROR = 2;
@@ -97,13 +96,17 @@ async function spansOf(traceId: string, serverName: string): Promise<ReceivedSpa
 
 const byName = (spans: ReceivedSpan[], name: string) => spans.find((s) => s.name === name) as ReceivedSpan;
 
+/** POST `body` as JSON to `url`, the caller's span `CALLER_SPAN` of trace `traceId` in its `traceparent`. */
+const post = (url: string, traceId: string, body: string) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+    body,
+  });
+
 describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
   it('continue the caller’s trace: a server span with the HTTP conventions, its steps and the user’s span', async () => {
-    const res = await fetch(`${base}/echo`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', traceparent: TRACEPARENT },
-      body: '{"a":1}',
-    });
+    const res = await post(`${base}/echo`, CALLER_TRACE, '{"a":1}');
     expect(res.status).toBe(200);
     const timing = res.headers.get('server-timing') ?? '';
     expect(timing).toMatch(/^decode;dur=[\d.]+, run;dur=[\d.]+, encode;dur=[\d.]+$/);
@@ -137,11 +140,7 @@ describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
 
   it('a 400 is the client’s: its span carries the status, not an error', async () => {
     const traceId = 'aaaabbbbccccddddeeeeffff00001111';
-    const res = await fetch(`${base}/echo`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
-      body: '{"a":',
-    });
+    const res = await post(`${base}/echo`, traceId, '{"a":');
     expect(res.status).toBe(400);
     const server = byName(await spansOf(traceId, 'POST /echo'), 'POST /echo');
     expect(server.attributes['http.response.status_code']).toBe(400);
@@ -150,11 +149,7 @@ describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
 
   it('a 500 is the server’s: an error span, and the error log names the trace', async () => {
     const traceId = 'bbbbccccddddeeeeffff000011112222';
-    const res = await fetch(`${base}/boom`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
-      body: '1',
-    });
+    const res = await post(`${base}/boom`, traceId, '1');
     expect(res.status).toBe(500);
     const server = byName(await spansOf(traceId, 'POST /boom'), 'POST /boom');
     expect(server.status.code).toBe(ERROR);
@@ -192,11 +187,7 @@ describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
 describe('traces of tasks', () => {
   it('a task’s run continues its submit’s trace (the context is stored with the task), its steps as events', async () => {
     const traceId = '5'.repeat(32);
-    const submit = await fetch(`${base}/steps/submit`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
-      body: '3',
-    });
+    const submit = await post(`${base}/steps/submit`, traceId, '3');
     expect(submit.status).toBe(202);
     const spans = await spansOf(traceId, 'task steps');
     const submitted = byName(spans, 'POST /steps/submit');
@@ -220,12 +211,7 @@ describe('tracing from code', () => {
     const traced = await serve(svc, { port: 0, logger: false, tracing: json.provider.getTracer('mine') });
     const untraced = await serve(svc, { port: 0, logger: false, tracing: false });
     try {
-      const call = (url: string, traceId: string) =>
-        fetch(`${url}/echo`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
-          body: '1',
-        });
+      const call = (url: string, traceId: string) => post(`${url}/echo`, traceId, '1');
       const off = 'f'.repeat(32);
       expect((await call(untraced.url, off)).status).toBe(200);
       expect((await call(traced.url, 'e'.repeat(32))).status).toBe(200);

@@ -209,7 +209,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
       metrics?.finish(ctx.inProgress, ctx.status, ctx.endpoint, start, HEALTH_PATHS.has(path));
     ctx.setChecked('x-request-id', ctx.requestId);
     const timeline = ctx.trace;
-    if (serverTiming && timeline && ctx.api) ctx.set('server-timing', timeline.serverTiming());
+    if (serverTiming && timeline && ctx.api) ctx.setChecked('server-timing', timeline.serverTiming());
     if (lifecycle.isDraining) ctx.set('connection', 'close');
     if (logging) {
       const entry: AccessLogEntry = {
