@@ -4,7 +4,13 @@ import { type BackendChoice, type BackendName, selectBackend } from '../backend.
 import { type SingleFileOptions, singleFileToDiffusers } from '../checkpoints/single-file.js';
 import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import { div } from '../latents/float32-math.js';
-import { type HostTensor, NHWC_TO_NCHW, transpose } from '../latents/host-tensor.js';
+import {
+  type HostTensor,
+  hostTensor,
+  NCHW_TO_NHWC,
+  NHWC_TO_NCHW,
+  transpose,
+} from '../latents/host-tensor.js';
 import { mergeLora } from '../lora/merge.js';
 import { combineRuntimeLoras, prepareRuntimeLora, type RuntimeLora } from '../lora/runtime.js';
 import type { AppliedLora, LoraTarget } from '../lora/types.js';
@@ -49,6 +55,7 @@ import type {
   Img2ImgRequest,
   InpaintRequest,
   RequestLora,
+  RgbImage,
   Text2ImgRequest,
 } from './types.js';
 
@@ -174,23 +181,35 @@ export class StableDiffusionPipeline {
     );
   }
 
-  /** img2img: the shared seams starting from the noised latents of the request's image. */
+  /** img2img: the shared seams starting from the noised latents of the request's image (or its `init_latents`). */
   async img2img(request: Img2ImgRequest): Promise<GenerationResult> {
     this.refuseInpaintingUnet('img2img');
-    if (!request.image) throw new InvalidArgument('img2img needs an image');
+    const source = this.img2imgSource(request);
     const defaults = this.requestDefaults(request);
     const params = validateParameters(
       img2imgParameters(NO_LIMITS, this.family, defaults),
       withPromptDefault(request),
     );
-    const { image } = request;
-    return this.generate(
-      request,
-      { ...params, height: image.height, width: image.width },
-      defaults,
-      'img2img',
-      (run) => img2imgLatents(run, this.vae, image, params.strength),
+    const [height, width] =
+      'shape' in source
+        ? source.shape.slice(1, 3).map((s) => s * this.vae.scaleFactor)
+        : [source.height, source.width];
+    return this.generate(request, { ...params, height, width }, defaults, 'img2img', (run) =>
+      img2imgLatents(run, this.vae, source, params.strength, request.second_pass === true),
     );
+  }
+
+  /** What img2img starts from: the image, or the given latents (NCHW) as NHWC. */
+  private img2imgSource(request: Img2ImgRequest): RgbImage | HostTensor {
+    const given = request.init_latents;
+    if (!given) {
+      if (!request.image) throw new InvalidArgument('img2img needs an image');
+      return request.image;
+    }
+    const channels = this.unet.config.in_channels;
+    if (given.shape.length !== 4 || given.shape[1] !== channels)
+      throw new InvalidArgument(`init_latents must be NCHW with ${channels} channels`);
+    return transpose(hostTensor(given.data, given.shape), NCHW_TO_NHWC);
   }
 
   /** The defaults a request's left-out fields take: the model's, then its LoRAs' own, in order. */

@@ -134,9 +134,17 @@ export interface Text2ImgRequest extends CommonRequest {
 }
 
 export interface Img2ImgRequest extends CommonRequest {
-  image: RgbImage;
+  /** The picture to start from; not needed with `init_latents`. */
+  image?: RgbImage;
+  /**
+   * Latents to start from instead of an image's (NCHW C order [B or 1, 4, H/8, W/8], VAE-scaled as `return_latents`
+   * gives them): a hires fix's upscaled first pass. The output size is theirs × the VAE factor.
+   */
+  init_latents?: { shape: readonly number[]; data: Float32Array };
   /** 0–1, default 0.8. */
   strength?: number;
+  /** A hires fix's second pass: strength 0 then decodes the start unchanged instead of being refused. */
+  second_pass?: boolean;
 }
 
 /** An inpainting mask: grey levels (1 value per pixel) or RGB (3), uint8 0–255; white is repainted. */

@@ -11,6 +11,7 @@ import {
   sdxlRules,
   text2imgFields,
 } from '../pipeline/parameters.js';
+import { hiresField } from './hires-request.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './output-format.js';
 
 export type { GenerationLimits } from '../pipeline/parameters.js';
@@ -105,6 +106,7 @@ export function text2imgSchema(
       ...loraDefaultedFields(limits, family, defaults),
       ...outputFields(),
       lora_weights: loraField(limits.maxLoras),
+      hires: hiresField(limits),
     })
     .superRefine(sdxlRules(family, 'text2img'));
 }

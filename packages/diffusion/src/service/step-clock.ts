@@ -90,5 +90,11 @@ export function jobCost(input: JobInput): JobCost {
       ? params.num_inference_steps
       : Math.min(Math.floor(params.num_inference_steps * strength), params.num_inference_steps);
   const batch = params.num_images_per_prompt * (params.guidance_scale > 1 ? 2 : 1);
-  return { steps, unitsPerStep: latentPixels * batch };
+  const { hires } = input;
+  if (!hires) return { steps, unitsPerStep: latentPixels * batch };
+  // A hires fix's second pass, counted in first-pass steps by its latent size.
+  const hiresSteps = hires.steps > 0 ? hires.steps : params.num_inference_steps;
+  const second = Math.min(Math.floor(hiresSteps * hires.strength), hiresSteps);
+  const ratio = ((hires.height / VAE_GRID) * (hires.width / VAE_GRID)) / latentPixels;
+  return { steps: steps + Math.ceil(second * ratio), unitsPerStep: latentPixels * batch };
 }

@@ -38,6 +38,24 @@ export interface JobInput {
   image?: JobImage;
   /** inpaint: white repaints, black keeps (RGB grey levels, same size as `image`). */
   mask?: JobImage;
+  /** text2img: a hires fix's second pass (docs/diffusion-service.md, "Hires fix"). */
+  hires?: JobHires;
+}
+
+/** How a hires fix upscales the first pass: its latents (bilinear or nearest) or its decoded image (Lanczos). */
+export type HiresUpscaler = 'latent' | 'latent-nearest' | 'lanczos';
+
+/** A hires fix: the first pass upscaled to `width` × `height`, then re-drawn as img2img with `strength`. */
+export interface JobHires {
+  width: number;
+  height: number;
+  upscaler: HiresUpscaler;
+  strength: number;
+  /** The second pass's steps (before the strength's share). */
+  steps: number;
+  /** The second pass's prompts (null: the first pass's). */
+  prompt: string | null;
+  negative_prompt: string | null;
 }
 
 /** One LoRA of a job. */

@@ -1,4 +1,6 @@
 import { jsonModel } from '@tiffin/io-json';
+import { text2imgHires } from '../hires-fix.js';
+import { hiresJob } from '../hires-request.js';
 import {
   generationParameters,
   leftOutFields,
@@ -16,19 +18,26 @@ export const text2img: GenerationKind = {
   doc: 'Generate an image from a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
   input: ({ limits, defaultSize, family, defaults }) =>
     jsonModel(text2imgSchema(limits, defaultSize, family, defaults)),
-  toRequest(value, { defaulted }) {
+  toRequest(value, { defaulted, limits }) {
     const body = value as Text2ImgBody;
+    const hires = hiresJob(body.hires, body.width, body.height, limits.maxSize);
     return {
       input: {
         kind: 'text2img',
         params: generationParameters(body, defaulted),
         height: body.height,
         width: body.width,
+        ...(hires ? { hires } : {}),
       },
       loras: requestLoras(body.lora_weights),
       leftOut: leftOutFields(body),
       output: requestedOutput(body),
     };
   },
-  run: (pipe, input, common) => pipe.text2img({ ...common, height: input.height, width: input.width }),
+  run: (pipe, input, common) => {
+    const size = { height: input.height, width: input.width };
+    return input.hires
+      ? text2imgHires(pipe, common, size, input.hires)
+      : pipe.text2img({ ...common, ...size });
+  },
 };

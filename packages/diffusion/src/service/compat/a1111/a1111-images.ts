@@ -29,12 +29,17 @@ function imageInfotext(
     scheduleType: plan.scheduleLabel,
     cfgScale: Number(p.cfg_scale),
     seed,
-    // The image's own size: an img2img answer has its upload's (fitted) size, whatever `width` said.
-    width,
-    height,
+    // The image's own size: an img2img answer has its upload's (fitted) size, whatever `width` said; a hires
+    // fix's is its first pass's, as A1111 writes it.
+    width: plan.hires ? Number(p.width) : width,
+    height: plan.hires ? Number(p.height) : height,
     modelHash: honoured.add_model_hash_to_info ? (model.hash?.short ?? null) : null,
     model: honoured.add_model_name_to_info ? model.name : null,
     denoisingStrength: typeof p.denoising_strength === 'number' ? p.denoising_strength : null,
+    hiresUpscale: plan.hires?.upscale,
+    hiresResize: plan.hires?.resize,
+    hiresSteps: plan.hires?.steps,
+    hiresUpscaler: plan.hires?.upscaler,
   });
 }
 

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { UnprocessableEntity } from '@tiffin/core';
 import type { Generator } from '../../generator.js';
+import { type A1111Hires, a1111Hires } from './a1111-hires.js';
 import { promptLoras } from './prompt-loras.js';
 import { resolveSampler, samplerNameOf } from './samplers.js';
 
@@ -17,6 +18,8 @@ export interface A1111Plan {
   samplerName: string;
   /** The schedule type as A1111's infotext names it (`Karras`); null when the request named no sampler. */
   scheduleLabel: string | null;
+  /** txt2img's hires fix (`enable_hr`), null without. */
+  hires: A1111Hires | null;
 }
 
 const MAX_ITERATIONS = 16;
@@ -39,7 +42,8 @@ function str(body: Record<string, unknown>, field: string, fallback: string): st
 /**
  * The common A1111 fields mapped onto the kinds' own: prompt (its `<lora:name:weight>` tags as `lora_weights`),
  * negative_prompt, steps, cfg_scale, width, height, seed (-1: random), sampler_name, batch_size, n_iter,
- * denoising_strength. Other fields (restore_faces, hires fix, scripts, …) are ignored.
+ * denoising_strength, and txt2img's hires fix (`enable_hr`, `a1111Hires`). Other fields (restore_faces, scripts, …)
+ * are ignored.
  */
 export function a1111Plan(body: Record<string, unknown>, generator: Generator, img2img: boolean): A1111Plan {
   const { prompt, loras } = promptLoras(str(body, 'prompt', ''));
@@ -63,6 +67,7 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
   const seed = requestedSeed === -1 ? randomInt(0, 2 ** 31) : requestedSeed;
   const width = num(body, 'width', generator.defaultSize);
   const height = num(body, 'height', generator.defaultSize);
+  const hires = img2img ? null : a1111Hires(body, width, height, generator.maxSize);
   const kindBody: Record<string, unknown> = {
     prompt,
     negative_prompt: negative || null,
@@ -74,6 +79,7 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
     ...(sampler ? { scheduler: sampler.scheduler } : {}),
     ...(sampler && sampler.karras !== null ? { use_karras_sigmas: sampler.karras } : {}),
     ...(img2img ? { strength: num(body, 'denoising_strength', 0.75) } : { width, height }),
+    ...(hires ? { hires: hires.body } : {}),
   };
   const parameters = {
     ...body,
@@ -88,6 +94,7 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
     n_iter: iterations,
     sampler_name: samplerName,
     ...(sampler ? { scheduler: sampler.scheduleLabel } : {}),
+    ...(hires ? { denoising_strength: hires.strength } : {}),
     // Images are not echoed back: they are in the request already, and large.
     ...(img2img ? { init_images: null, mask: null } : {}),
   };
@@ -99,5 +106,6 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
     parameters,
     samplerName,
     scheduleLabel: sampler?.scheduleLabel ?? null,
+    hires,
   };
 }

@@ -21,6 +21,11 @@ export interface InfotextFields {
   modelHash: string | null;
   model: string | null;
   denoisingStrength: number | null;
+  /** The hires fix's fields (txt2img with `enable_hr`): A1111's `Hires upscale` / `Hires resize`, `Hires steps`, `Hires upscaler`. */
+  hiresUpscale?: number | null;
+  hiresResize?: string | null;
+  hiresSteps?: number | null;
+  hiresUpscaler?: string | null;
 }
 
 /** A value as A1111 quotes it: JSON-quoted when it holds a comma, a colon or a newline. */
@@ -40,6 +45,10 @@ export function infotext(f: InfotextFields): string {
     ['Model hash', f.modelHash],
     ['Model', f.model],
     ['Denoising strength', f.denoisingStrength],
+    ['Hires upscale', f.hiresUpscale ?? null],
+    ['Hires resize', f.hiresResize ?? null],
+    ['Hires steps', f.hiresSteps ?? null],
+    ['Hires upscaler', f.hiresUpscaler ?? null],
   ];
   const line = params
     .filter((p): p is [string, string | number] => p[1] !== null && p[1] !== undefined)
