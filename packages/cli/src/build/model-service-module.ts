@@ -38,7 +38,11 @@ export async function writeModelServiceModule(
     await symlink(dirname(require.resolve(`${name}/package.json`)), link, 'dir');
   }
   const { store: _store, ...load } = loadOptions(flags);
-  const { batching, outputs } = serviceOptions(flags);
+  const { batching, outputs, concurrency, queue } = serviceOptions(flags);
+  // The model's own queue (--concurrency, --queue), as `tiffin serve` gives it.
+  const admission =
+    (concurrency === undefined ? '' : `\n  concurrency: ${concurrency},`) +
+    (queue === undefined ? '' : `\n  queue: ${queue},`);
   const file = join(dir, 'model-service.mjs');
   await writeFile(
     file,
@@ -52,7 +56,7 @@ export default await deferredModelService({
   module: ${JSON.stringify(target.framework.module)},
   load: (tag) => framework.loadModel(tag, load),
   instances: load.instances,
-  batching: ${JSON.stringify(batching)},${outputs ? `\n  outputs: ${JSON.stringify(outputs)},` : ''}
+  batching: ${JSON.stringify(batching)},${outputs ? `\n  outputs: ${JSON.stringify(outputs)},` : ''}${admission}
 });
 `,
   );

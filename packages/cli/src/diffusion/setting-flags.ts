@@ -7,11 +7,13 @@ import {
 } from '@tiffin/diffusion';
 import { parseOrtProviders, parseOrtThreads } from '@tiffin/onnx';
 import { type Command, InvalidArgumentError } from 'commander';
-import { parsePositiveInt, parseSeconds } from '../options.js';
+import { parseNonNegativeInt, parsePositiveInt, parseSeconds } from '../options.js';
 
 /** What the service does at run time: request bounds, queue, jobs, engine threads (`start` runs with them, `build` records them). */
 export interface ServiceSettingFlags {
   maxQueue: number;
+  concurrency?: number;
+  queue?: number;
   /** Absent: twice the model's own size. */
   maxSize?: number;
   maxSteps: number;
@@ -70,6 +72,16 @@ export const ENGINE_HELP =
 export const serviceSettingOptions = (command: Command): Command =>
   command
     .option('--max-queue <n>', 'requests waiting behind the running one before 503', parsePositiveInt, 4)
+    .option(
+      '--concurrency <n>',
+      "requests of each generation API that run at once, with a queue of the API's own (ordered by Priority: u=)",
+      parsePositiveInt,
+    )
+    .option(
+      '--queue <n>',
+      'requests of each generation API that wait for one of --concurrency before 503 (default 0)',
+      parseNonNegativeInt,
+    )
     .option(
       '--max-size <px>',
       "largest height/width accepted (multiple of 8; default twice the model's size)",
@@ -143,6 +155,7 @@ export function serviceSettings(
       maxPromptLength: flags.maxPromptLength,
     },
     maxQueue: flags.maxQueue,
+    ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency, queue: flags.queue ?? 0 }),
     maxJobs: flags.maxJobs,
     jobResultTtl: flags.jobTtl,
     timeout: flags.timeout,

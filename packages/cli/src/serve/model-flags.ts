@@ -12,6 +12,8 @@ export interface ModelFlags {
   threads?: number;
   executionProviders?: string[];
   outputs?: string[];
+  concurrency?: number;
+  queue?: number;
 }
 
 /** commander parser for `cuda,cpu`. */
@@ -46,6 +48,8 @@ export function serviceOptions(flags: ModelFlags): ModelServiceOptions {
       ? { max_batch_size: flags.maxBatchSize, max_latency_ms: flags.maxLatencyMs }
       : false,
     ...(flags.outputs ? { outputs: flags.outputs } : {}),
+    ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
+    ...(flags.queue === undefined ? {} : { queue: flags.queue }),
   };
 }
 
@@ -82,5 +86,15 @@ export function modelOptions(command: Command): Command {
       '--outputs <list>',
       "model: serve only these outputs, in this order, e.g. scores,boxes (default: all of the model's)",
       parseOutputList,
+    )
+    .option(
+      '--concurrency <n>',
+      "model: calls that run at once, with a queue of the model's own (default: the server's --max-concurrency)",
+      parsePositiveInt,
+    )
+    .option(
+      '--queue <n>',
+      'model: calls that wait for one of --concurrency, most urgent (Priority: u=0..7) first; past it 503 (default 0)',
+      parseNonNegativeInt,
     );
 }

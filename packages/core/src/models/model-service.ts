@@ -25,6 +25,10 @@ export interface ModelServiceOptions {
    * outputs answers only these: the others are left out before anything is encoded. An unknown name is an error.
    */
   outputs?: readonly string[];
+  /** Calls of the model that run at once, with a queue of their own (`ApiOptions.concurrency`; docs/server.md, queues). */
+  concurrency?: number;
+  /** Calls that may wait for one of them (`ApiOptions.queue`). */
+  queue?: number;
 }
 
 /** A name the service and API rules accept: `Iris v2` → service `iris-v2`, API (and protocol model) `iris_v2`. */
@@ -162,6 +166,8 @@ function modelApiParts(model: ModelDescription, runner: () => ModelRunner, optio
     input,
     output,
     doc: `Run ${model.name}`,
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.queue === undefined ? {} : { queue: options.queue }),
   };
   if (batching) {
     Object.assign(api, {

@@ -136,10 +136,12 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
    */
   const output = new GeneratedImagesOutput();
   const timeout = options.timeout ?? 600;
+  const admission =
+    options.concurrency === undefined ? {} : { concurrency: options.concurrency, queue: options.queue ?? 0 };
   for (const name of kinds) {
     const kind = GENERATION_KINDS[name];
     service.api(
-      { name, input: kind.input(context), output, timeout, doc: kind.doc, task: true },
+      { name, input: kind.input(context), output, timeout, doc: kind.doc, task: true, ...admission },
       async (value, ctx) => {
         const task = ctx.taskId !== undefined;
         const request = kind.toRequest(value, context);

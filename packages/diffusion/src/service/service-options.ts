@@ -47,6 +47,13 @@ export interface DiffusionServiceOptions {
    * CPU is slow). When given, also the OpenAI and A1111 routes' deadline; left out, theirs is the server's `timeout`.
    */
   timeout?: number;
+  /**
+   * Generations of each kind's API that run at once, with a queue of the API's own (`ApiOptions.concurrency`;
+   * docs/server.md, queues): waiting requests are ordered by their `Priority: u=` and then by arrival.
+   */
+  concurrency?: number;
+  /** Requests of each kind's API that may wait for one of `concurrency` (`ApiOptions.queue`, default 0). */
+  queue?: number;
   /** Model store tags the service uses (so `tiffin build` packages them). */
   models?: string[];
   /** Where per-step progress lines go (default JSON lines on stderr). */
