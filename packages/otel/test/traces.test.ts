@@ -53,6 +53,13 @@ const svc = new Service('traced')
     },
   );
 
+// A mounted middleware of the user's: it runs inside the request's server span.
+svc.mount(async (ctx, next) => {
+  if (ctx.path !== '/hello') return await next();
+  trace.getTracer('user-code').startSpan('in the mount').end();
+  ctx.body = 'hi';
+});
+
 const receiver = new OtlpReceiver();
 const logger = new MemoryLogger();
 let tracing: Tracing;
@@ -136,6 +143,19 @@ describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
     // The access-log line names the trace.
     const line = logger.records.find((r) => r.msg === 'request' && r.traceId === CALLER_TRACE);
     expect(line).toMatchObject({ path: '/echo', status: 200 });
+  });
+
+  it('a mounted route runs inside the server span', async () => {
+    const traceId = '7'.repeat(32);
+    const res = await fetch(`${base}/hello`, { headers: { traceparent: `00-${traceId}-${CALLER_SPAN}-01` } });
+    expect(await res.text()).toBe('hi');
+    // No route pattern: the span is named by its method alone.
+    const spans = await spansOf(traceId, 'GET');
+    const server = byName(spans, 'GET');
+    expect(server).toMatchObject({ parentSpanId: CALLER_SPAN, kind: SERVER });
+    expect(server.attributes['http.route']).toBeUndefined();
+    expect(server.attributes).toMatchObject({ 'url.path': '/hello', 'http.response.status_code': 200 });
+    expect(byName(spans, 'in the mount').parentSpanId).toBe(server.spanId);
   });
 
   it('a 400 is the client’s: its span carries the status, not an error', async () => {

@@ -126,8 +126,13 @@ export interface GrpcErrorAnswer {
  * `errorAnswer` for gRPC: the same catalog, message and logging, with the gRPC status the error's class
  * gives (`TiffinError.grpcStatus`) or, for an error of another kind, the one its HTTP status maps to.
  */
-export function grpcErrorAnswer(err: unknown, requestId: string, logger?: Logger): GrpcErrorAnswer {
-  const { status, body } = errorAnswer(err, requestId, logger);
+export function grpcErrorAnswer(
+  err: unknown,
+  requestId: string,
+  logger?: Logger,
+  traceId?: string,
+): GrpcErrorAnswer {
+  const { status, body } = errorAnswer(err, requestId, logger, traceId);
   const code = isTiffinError(err)
     ? err.grpcStatus
     : status === 500

@@ -107,7 +107,7 @@ export function runApiCall<Req, Res>(
         callback(null, response);
       },
       (err: unknown) => {
-        const { code, details } = grpcErrorAnswer(err, requestId, logger);
+        const { code, details } = grpcErrorAnswer(err, requestId, logger, traced?.traceId);
         finish(code);
         callback({ code, details, metadata: errorMetadata(err) });
       },

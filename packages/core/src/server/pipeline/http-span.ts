@@ -26,6 +26,7 @@ export function httpServerCall(tracer: Tracer, ctx: Exchange, route: string | un
 /** The request's answer is out (or its client gone): its span ends with the status and the route as routed. */
 export function endHttpCall(ctx: Exchange): void {
   const span = ctx.trace?.span;
-  if (span)
-    endHttpSpan(span, ctx.method, ctx.status, ctx.endpoint === 'unmatched' ? undefined : ctx.endpoint);
+  // A plain mounted middleware has no route pattern (its metrics label is `mounted`): the span keeps no route.
+  const route = ctx.endpoint === 'unmatched' || ctx.endpoint === 'mounted' ? undefined : ctx.endpoint;
+  if (span) endHttpSpan(span, ctx.method, ctx.status, route);
 }
