@@ -1,6 +1,6 @@
 /** Usage: npx tsx --conditions=source scripts/make-unet-family-folders.ts <dir>: one tiny folder per UNet family. */
 import { join } from 'node:path';
-import { UNET_FAMILIES, type UNetFamilyName } from '../src/tiny/unet-families.js';
+import { UNET_FAMILIES, type UNetFamilyName } from '../src/families/unet-families.js';
 import { writeTinyPipeline } from '../src/tiny/write-tiny-pipeline.js';
 
 const [dir] = process.argv.slice(2);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { unetWeightSpecs } from '../src/architectures/unet.js';
 import { type UNetConfig, validateUNetConfig } from '../src/architectures/unet-config.js';
+import { UNET_FAMILIES, type UNetFamilyName } from '../src/families/unet-families.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
-import { tinyFamilyUNet, UNET_FAMILIES, type UNetFamilyName } from '../src/tiny/unet-families.js';
+import { tinyFamilyUNet } from '../src/tiny/tiny-families.js';
 
 const base = tinyConfigs('sd1').unet as unknown as UNetConfig;
 const full = (name: UNetFamilyName): UNetConfig => ({ ...base, ...UNET_FAMILIES[name].unet }) as UNetConfig;

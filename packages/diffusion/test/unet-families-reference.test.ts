@@ -8,8 +8,8 @@ import { unetWeightSpecs } from '../src/architectures/unet.js';
 import { contextWidth, hasTextTimeEmbedding, type UNetConfig } from '../src/architectures/unet-config.js';
 import { buildUNetGraph, UNET_INPUTS, UNET_OUTPUT } from '../src/engines/onnx/unet-graph.js';
 import { UNet2DConditionModel } from '../src/engines/tfjs/unet.js';
+import { UNET_FAMILIES, type UNetFamilyName } from '../src/families/unet-families.js';
 import type { SchedulerName } from '../src/schedulers/registry.js';
-import { UNET_FAMILIES, type UNetFamilyName } from '../src/tiny/unet-families.js';
 import { writeTinyPipeline } from '../src/tiny/write-tiny-pipeline.js';
 import { detInput } from '../src/weights/deterministic.js';
 import { loadWeightsInto } from '../src/weights/folder.js';
@@ -26,7 +26,7 @@ import { networkSuite } from './helpers/graph-session.js';
 import { fixtureNoise, openTinyPipeline } from './helpers/tiny.js';
 
 /**
- * UNets shaped like distilled and pruned families (src/tiny/unet-families.ts: BK-SDM small/tiny, SDXS, SSD-1B,
+ * UNets shaped like distilled and pruned families (src/families/unet-families.ts: BK-SDM small/tiny, SDXS, SSD-1B,
  * Segmind Vega, and every remaining per-block field at once) against diffusers 0.27.2 (`unet_configs.json`, written
  * by reference/unet_configs_reference.py from the folders writeTinyPipeline writes): the UNet at two timesteps on
  * TF.js and onnxruntime, for the SD 1.x/2.x rows text2img with and without guidance within one 8-bit level, and for the

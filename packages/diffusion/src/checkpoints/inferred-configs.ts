@@ -2,8 +2,7 @@ import { basename, join } from 'node:path';
 import type { ClipTextConfig } from '../architectures/clip-text.js';
 import type { UNetConfig } from '../architectures/unet-config.js';
 import type { VaeConfig } from '../architectures/vae.js';
-import { sdxlTinyFolderConfigs } from '../tiny/sdxl-tiny-configs.js';
-import { tinyConfigs } from '../tiny/tiny-configs.js';
+import { type PipelineFlavour, sdReferenceConfigs, sdxlReferenceConfigs } from '../families/pipelines.js';
 import { readJson } from '../weights/folder.js';
 import type { SafetensorsFile } from '../weights/safetensors.js';
 import { SingleFileError } from './checkpoint-error.js';
@@ -11,7 +10,7 @@ import { CLIP_L, OPEN_CLIP, SGM_CLIP_L, SGM_OPEN_CLIP, UNET, VAE } from './ldm-k
 
 /** The diffusers configs of a single-file checkpoint: read off its tensor shapes, or taken from a diffusers folder. */
 export interface Inferred {
-  flavour: 'sd1' | 'sd2' | 'sdxl';
+  flavour: PipelineFlavour;
   modelIndex: unknown;
   scheduler: Record<string, unknown>;
   textEncoder: ClipTextConfig & Record<string, unknown>;
@@ -63,7 +62,7 @@ function openClipConfig(
   const layers = countLayers(has, (i) => `${prefix}transformer.resblocks.${i}.ln_1.weight`);
   const [V, D] = shape(`${prefix}token_embedding.weight`);
   return {
-    ...tinyConfigs('sd1').textEncoder,
+    ...sdReferenceConfigs('sd2').textEncoder,
     hidden_act: 'gelu',
     hidden_size: D,
     intermediate_size: shape(`${prefix}transformer.resblocks.0.mlp.c_fc.weight`)[0],
@@ -87,7 +86,7 @@ function clipLConfig(f: SafetensorsFile, root: string): ClipTextConfig & Record<
   const layers = countLayers(has, (i) => `${prefix}encoder.layers.${i}.layer_norm1.weight`);
   const [V, D] = shape(`${prefix}embeddings.token_embedding.weight`);
   return {
-    ...tinyConfigs('sd1').textEncoder,
+    ...sdReferenceConfigs('sd1').textEncoder,
     hidden_act: 'quick_gelu',
     hidden_size: D,
     intermediate_size: shape(`${prefix}encoder.layers.0.mlp.fc1.weight`)[0],
@@ -118,7 +117,7 @@ export function inferConfigs(f: SafetensorsFile, predictionType: string): Inferr
     sampleSize: sd2 && v ? 96 : 64,
   });
   const flavour = sd2 ? 'sd2' : 'sd1';
-  const { modelIndex, scheduler } = tinyConfigs(flavour);
+  const { modelIndex, scheduler } = sdReferenceConfigs(flavour);
   return {
     flavour,
     modelIndex,
@@ -154,7 +153,7 @@ function inferSdxlConfigs(f: SafetensorsFile): Inferred {
       `${basename(f.path)}: label_emb.0.0 takes ${added} inputs, not text_projection's ${textEncoder2.projection_dim} + 6 time-id embeddings`,
     );
   const { unet, vae } = inferUNetVae(f, { heads: (C) => C.map((c) => c / 64), sampleSize: 128 });
-  const folder = sdxlTinyFolderConfigs();
+  const folder = sdxlReferenceConfigs();
   return {
     flavour: 'sdxl',
     modelIndex: folder.modelIndex,
@@ -178,7 +177,8 @@ function inferUNetVae(
 ): { unet: UNetConfig; vae: VaeConfig & Record<string, unknown> } {
   const has = (k: string) => f.entries.has(k);
   const shape = (k: string) => f.entry(k).shape;
-  const tiny = tinyConfigs('sd1');
+  // What shapes do not tell is the same in every flavour's reference row.
+  const ref = sdReferenceConfigs('sd1');
   // UNet: channels per level from each level's first resnet, n resnets per level from the block count.
   let blocks = 1;
   while (
@@ -216,7 +216,7 @@ function inferUNetVae(
     `${UNET}input_blocks.${1 + firstAttn * (n + 1)}.1.transformer_blocks.0.attn2.to_k.weight`,
   )[1];
   const unet = {
-    ...tiny.unet,
+    ...ref.unet,
     block_out_channels: C,
     down_block_types: cross.map((x) => (x ? 'CrossAttnDownBlock2D' : 'DownBlock2D')),
     up_block_types: [...cross].reverse().map((x) => (x ? 'CrossAttnUpBlock2D' : 'UpBlock2D')),
@@ -236,7 +236,7 @@ function inferUNetVae(
     (_, i) => shape(`${VAE}encoder.down.${i}.block.0.conv1.weight`)[0],
   );
   const vae = {
-    ...tiny.vae,
+    ...ref.vae,
     block_out_channels: vaeC,
     down_block_types: vaeC.map(() => 'DownEncoderBlock2D'),
     up_block_types: vaeC.map(() => 'UpDecoderBlock2D'),

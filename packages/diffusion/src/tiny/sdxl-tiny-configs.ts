@@ -1,5 +1,6 @@
 import type { ClipTextConfig } from '../architectures/clip-text.js';
 import type { UNetConfig } from '../architectures/unet-config.js';
+import { sdxlReferenceConfigs } from '../families/pipelines.js';
 import { tinyConfigs } from './tiny-configs.js';
 
 /**
@@ -57,47 +58,14 @@ export function sdxlTinyConfigs(): {
 }
 
 /**
- * The diffusers JSON of the tiny SDXL folder (flavour "sdxl", docs/spec/diffusion.md §11.1): the layout and field
- * names of stabilityai/stable-diffusion-xl-base-1.0 (StableDiffusionXLPipeline, EulerDiscreteScheduler, tokenizer_2
- * padding with "!", VAE scaling 0.13025) around the networks of {@link sdxlTinyConfigs}.
+ * The diffusers JSON of the tiny SDXL folder (flavour "sdxl", docs/spec/diffusion.md §11.1): SDXL base 1.0's
+ * model index and scheduler (`families/pipelines.ts`; tokenizer_2 padding with "!", VAE scaling 0.13025) around the
+ * networks of {@link sdxlTinyConfigs}.
  */
 export function sdxlTinyFolderConfigs() {
   const sd = tinyConfigs('sd2');
   const net = sdxlTinyConfigs();
-  const modelIndex = {
-    _class_name: 'StableDiffusionXLPipeline',
-    _diffusers_version: '0.27.2',
-    // Not SDXL's null: false keeps diffusers from watermarking when invisible-watermark happens to be installed.
-    add_watermarker: false,
-    feature_extractor: [null, null],
-    force_zeros_for_empty_prompt: true,
-    image_encoder: [null, null],
-    scheduler: ['diffusers', 'EulerDiscreteScheduler'],
-    text_encoder: ['transformers', 'CLIPTextModel'],
-    text_encoder_2: ['transformers', 'CLIPTextModelWithProjection'],
-    tokenizer: ['transformers', 'CLIPTokenizer'],
-    tokenizer_2: ['transformers', 'CLIPTokenizer'],
-    unet: ['diffusers', 'UNet2DConditionModel'],
-    vae: ['diffusers', 'AutoencoderKL'],
-  };
-  const scheduler = {
-    _class_name: 'EulerDiscreteScheduler',
-    _diffusers_version: '0.27.2',
-    beta_end: 0.012,
-    beta_schedule: 'scaled_linear',
-    beta_start: 0.00085,
-    clip_sample: false,
-    interpolation_type: 'linear',
-    num_train_timesteps: 1000,
-    prediction_type: 'epsilon',
-    sample_max_value: 1.0,
-    set_alpha_to_one: false,
-    skip_prk_steps: true,
-    steps_offset: 1,
-    timestep_spacing: 'leading',
-    trained_betas: null,
-    use_karras_sigmas: false,
-  };
+  const { modelIndex, scheduler } = sdxlReferenceConfigs();
   const encoderJson = (c: ClipTextConfig, architecture: string) => ({
     ...sd.textEncoder,
     architectures: [architecture],

@@ -1,55 +1,25 @@
-/** The spec-11 tiny pipeline configurations, flavours "sd1" and "sd2" ("sdxl": sdxl-tiny-configs.ts). */
+import { type PipelineFlavour, type SdFlavour, sdReferenceConfigs } from '../families/pipelines.js';
+
+/**
+ * The spec-11 tiny pipeline configurations, flavours "sd1" and "sd2" ("sdxl": sdxl-tiny-configs.ts): the real
+ * family's reference configs (`families/pipelines.ts`) at tiny widths, depths and vocabulary.
+ */
 
 /** The tiny SD 1.x / 2.x flavours (one text encoder). */
-export type TinySdFlavour = 'sd1' | 'sd2';
+export type TinySdFlavour = SdFlavour;
 /** Every tiny pipeline flavour writeTinyPipeline can write. */
-export type TinyFlavour = TinySdFlavour | 'sdxl';
+export type TinyFlavour = PipelineFlavour;
 
 export function tinyConfigs(flavour: TinySdFlavour) {
   const sd2 = flavour === 'sd2';
-  const schedulerClass = sd2 ? 'DDIMScheduler' : 'PNDMScheduler';
-  const modelIndex = {
-    _class_name: 'StableDiffusionPipeline',
-    _diffusers_version: '0.27.2',
-    feature_extractor: [null, null],
-    image_encoder: [null, null],
-    requires_safety_checker: false,
-    safety_checker: [null, null],
-    scheduler: ['diffusers', schedulerClass],
-    text_encoder: ['transformers', 'CLIPTextModel'],
-    tokenizer: ['transformers', 'CLIPTokenizer'],
-    unet: ['diffusers', 'UNet2DConditionModel'],
-    vae: ['diffusers', 'AutoencoderKL'],
-  };
-  const scheduler = {
-    _class_name: schedulerClass,
-    _diffusers_version: '0.27.2',
-    beta_end: 0.012,
-    beta_schedule: 'scaled_linear',
-    beta_start: 0.00085,
-    clip_sample: false,
-    num_train_timesteps: 1000,
-    prediction_type: sd2 ? 'v_prediction' : 'epsilon',
-    set_alpha_to_one: false,
-    skip_prk_steps: true,
-    steps_offset: 1,
-    timestep_spacing: 'leading',
-    trained_betas: null,
-  };
+  const ref = sdReferenceConfigs(flavour);
+  // The tiny tokenizer (tiny-tokenizer.ts: 569 entries, BOS 567, EOS 568) in a 1000-row embedding.
   const textEncoder = {
-    architectures: ['CLIPTextModel'],
-    attention_dropout: 0.0,
+    ...ref.textEncoder,
     bos_token_id: 567,
-    dropout: 0.0,
     eos_token_id: 568,
-    hidden_act: sd2 ? 'gelu' : 'quick_gelu',
     hidden_size: 32,
-    initializer_factor: 1.0,
-    initializer_range: 0.02,
     intermediate_size: 37,
-    layer_norm_eps: 1e-5,
-    max_position_embeddings: 77,
-    model_type: 'clip_text_model',
     num_attention_heads: 4,
     num_hidden_layers: 2,
     pad_token_id: sd2 ? 0 : 568,
@@ -57,89 +27,22 @@ export function tinyConfigs(flavour: TinySdFlavour) {
     vocab_size: 1000,
   };
   const unet = {
-    _class_name: 'UNet2DConditionModel',
-    _diffusers_version: '0.27.2',
-    act_fn: 'silu',
-    addition_embed_type: null,
-    addition_embed_type_num_heads: 64,
-    addition_time_embed_dim: null,
+    ...ref.unet,
     attention_head_dim: sd2 ? [2, 4] : 8,
-    attention_type: 'default',
     block_out_channels: [32, 64],
-    center_input_sample: false,
-    class_embed_type: null,
-    class_embeddings_concat: false,
-    conv_in_kernel: 3,
-    conv_out_kernel: 3,
     cross_attention_dim: 32,
-    cross_attention_norm: null,
     down_block_types: ['DownBlock2D', 'CrossAttnDownBlock2D'],
-    downsample_padding: 1,
-    dropout: 0.0,
-    dual_cross_attention: false,
-    encoder_hid_dim: null,
-    encoder_hid_dim_type: null,
-    flip_sin_to_cos: true,
-    freq_shift: 0,
-    in_channels: 4,
-    layers_per_block: 2,
-    mid_block_only_cross_attention: null,
-    mid_block_scale_factor: 1,
-    mid_block_type: 'UNetMidBlock2DCrossAttn',
-    norm_eps: 1e-5,
-    norm_num_groups: 32,
-    num_attention_heads: null,
-    num_class_embeds: null,
-    only_cross_attention: false,
-    out_channels: 4,
-    projection_class_embeddings_input_dim: null,
-    resnet_out_scale_factor: 1.0,
-    resnet_skip_time_act: false,
-    resnet_time_scale_shift: 'default',
-    reverse_transformer_layers_per_block: null,
     sample_size: 16,
-    time_cond_proj_dim: null,
-    time_embedding_act_fn: null,
-    time_embedding_dim: null,
-    time_embedding_type: 'positional',
-    timestep_post_act: null,
-    transformer_layers_per_block: 1,
     up_block_types: ['CrossAttnUpBlock2D', 'UpBlock2D'],
-    upcast_attention: false,
-    use_linear_projection: sd2,
   };
   const vae = {
-    _class_name: 'AutoencoderKL',
-    _diffusers_version: '0.27.2',
-    act_fn: 'silu',
+    ...ref.vae,
     block_out_channels: [32, 64],
     down_block_types: ['DownEncoderBlock2D', 'DownEncoderBlock2D'],
-    force_upcast: true,
-    in_channels: 3,
-    latent_channels: 4,
-    latents_mean: null,
-    latents_std: null,
     layers_per_block: 1,
-    norm_num_groups: 32,
-    out_channels: 3,
     sample_size: 32,
-    scaling_factor: 0.18215,
     up_block_types: ['UpDecoderBlock2D', 'UpDecoderBlock2D'],
   };
-  const pad = sd2 ? '!' : '<|endoftext|>';
-  const specialTokens = {
-    bos_token: '<|startoftext|>',
-    eos_token: '<|endoftext|>',
-    pad_token: pad,
-    unk_token: '<|endoftext|>',
-  };
-  const tokenizerConfig = {
-    ...specialTokens,
-    model_max_length: 77,
-    do_lower_case: true,
-    tokenizer_class: 'CLIPTokenizer',
-    errors: 'replace',
-    add_prefix_space: false,
-  };
+  const { modelIndex, scheduler, specialTokens, tokenizerConfig } = ref;
   return { modelIndex, scheduler, textEncoder, unet, vae, specialTokens, tokenizerConfig };
 }

@@ -4,13 +4,14 @@ import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-
 import { unetWeightSpecs } from '../architectures/unet.js';
 import { contextWidth, type UNetConfig } from '../architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
+import { UNET_FAMILIES, type UNetFamilyName } from '../families/unet-families.js';
 import { detWeight } from '../weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../weights/safetensors.js';
 import type { WeightSpec } from '../weights/weight-spec.js';
 import { sdxlTinyFolderConfigs } from './sdxl-tiny-configs.js';
 import { type TinyFlavour, tinyConfigs } from './tiny-configs.js';
+import { tinyFamilyUNet } from './tiny-families.js';
 import { tinyTokenizerFiles } from './tiny-tokenizer.js';
-import { tinyFamilyUNet, UNET_FAMILIES, type UNetFamilyName } from './unet-families.js';
 
 export interface WriteTinyPipelineOptions {
   flavour?: TinyFlavour;
@@ -18,7 +19,7 @@ export interface WriteTinyPipelineOptions {
   dtype?: 'F32' | 'F16' | 'BF16';
   /** The UNet's input channels: 9 writes an inpainting UNet (default: the flavour's 4). */
   unetInChannels?: number;
-  /** A UNet shaped like a model family (`unet-families.ts`), in that family's flavour of folder. */
+  /** A UNet shaped like a model family (`families/unet-families.ts`), in that family's flavour of folder. */
   unetFamily?: UNetFamilyName;
 }
 

@@ -1,10 +1,10 @@
 import type { UNetConfig } from '../architectures/unet-config.js';
-import type { TinyFlavour } from './tiny-configs.js';
+import type { PipelineFlavour } from './pipelines.js';
 
 /**
  * The UNet2DConditionModel fields that give distilled and pruned model families their shape (docs/spec/diffusion.md
- * §5.1), at their published sizes, and the tiny folders derived from them for the fidelity tests (§11.1). Tiny
- * configs are derived from this table, never the reverse.
+ * §5.1), at their published sizes. The tiny folders of the fidelity tests (§11.1) are derived from this table
+ * (`tiny/tiny-families.ts`), never the reverse.
  *
  * Sources (no hub access where this was written, so each row says how far it was checked): the BK-SDM paper
  * (arXiv 2305.15798: BK-SDM-Small keeps one resnet-attention pair per stage and drops the mid block, Tiny also drops
@@ -20,8 +20,8 @@ import type { TinyFlavour } from './tiny-configs.js';
 export interface UNetFamily {
   /** The models this row stands for. */
   readonly models: string;
-  /** The tiny pipeline flavour the derived folder is built around (its text encoders and VAE). */
-  readonly flavour: TinyFlavour;
+  /** The pipeline flavour the family is built around (its text encoders and VAE). */
+  readonly flavour: PipelineFlavour;
   readonly unet: Partial<UNetConfig>;
 }
 
@@ -147,45 +147,3 @@ export const UNET_FAMILIES = {
 } as const satisfies Record<string, UNetFamily>;
 
 export type UNetFamilyName = keyof typeof UNET_FAMILIES;
-
-/** Tiny widths: 320 → 32, wider → 64 (a multiple of the tiny norm's 32 groups). */
-const tinyChannels = (c: number) => (c <= 320 ? 32 : 64);
-/** The most heads up to the family's count that divide the tiny width. */
-const tinyHeads = (h: number, channels: number) => {
-  for (let k = Math.min(h, channels / 4); k > 1; k--) if (channels % k === 0) return k;
-  return 1;
-};
-/** Depths halved, rounded up: 0 stays 0 and unequal depths stay unequal. */
-const tinyDepths = (v: unknown): unknown =>
-  Array.isArray(v) ? v.map(tinyDepths) : typeof v === 'number' ? Math.ceil(v / 2) : v;
-const each = <T, U>(v: T | readonly T[], f: (x: T, i: number) => U): U | U[] =>
-  Array.isArray(v) ? (v as readonly T[]).map(f) : f(v as T, 0);
-
-/** The tiny UNet config of a family (the fields its folder's base flavour does not already fix). */
-export function tinyFamilyUNet(name: UNetFamilyName, context: number): Partial<UNetConfig> {
-  const u: Partial<UNetConfig> = UNET_FAMILIES[name].unet;
-  const C = (u.block_out_channels as number[]).map(tinyChannels);
-  const heads = u.attention_head_dim as number | readonly number[];
-  const out: Partial<UNetConfig> = {
-    ...u,
-    block_out_channels: C,
-    attention_head_dim: Array.isArray(heads)
-      ? heads.map((h, i) => tinyHeads(h, C[i]))
-      : tinyHeads(heads as number, Math.min(...C)),
-    cross_attention_dim: each(u.cross_attention_dim as number | readonly number[], () => context),
-  };
-  if (u.transformer_layers_per_block !== undefined)
-    out.transformer_layers_per_block = tinyDepths(
-      u.transformer_layers_per_block,
-    ) as UNetConfig['transformer_layers_per_block'];
-  if (u.reverse_transformer_layers_per_block !== undefined)
-    out.reverse_transformer_layers_per_block = tinyDepths(
-      u.reverse_transformer_layers_per_block,
-    ) as UNetConfig['reverse_transformer_layers_per_block'];
-  if (u.addition_embed_type === 'text_time') {
-    out.addition_time_embed_dim = 8;
-    // The tiny SDXL encoder 2's projection (40) and six time ids of 8.
-    out.projection_class_embeddings_input_dim = 40 + 6 * 8;
-  }
-  return out;
-}
