@@ -6,9 +6,15 @@ import {
   coreFolderImports,
   coreFolderViolations,
   coreSources,
+  DIFFUSION_FOLDER_LAYERS,
+  DIFFUSION_FOLDERS,
   descriptorImports,
+  folderCycles,
+  folderImports,
+  folderViolations,
   layerViolations,
   PACKAGE_LAYERS,
+  packageSources,
   tiffinImports,
   workspaceSources,
 } from './layers.js';
@@ -16,6 +22,17 @@ import {
 const root = join(import.meta.dirname, '..', '..');
 const packages = workspaceSources(root);
 const core = coreSources(root);
+const diffusion = packageSources(root, 'diffusion');
+
+/** The table's entries that allow a folder not listed below them (the table is read bottom up). */
+const reachesUp = (table: Readonly<Record<string, readonly string[]>>) => {
+  const order = Object.keys(table);
+  return Object.entries(table).flatMap(([folder, allowed]) =>
+    allowed
+      .filter((below) => order.indexOf(below) >= order.indexOf(folder))
+      .map((up) => `${folder} -> ${up}`),
+  );
+};
 
 describe('package layers (test/repo/layers.ts)', () => {
   it('sees every package and its imports (no vacuous pass)', () => {
@@ -54,13 +71,7 @@ describe('folder layers inside @tiffin/core (CORE_FOLDER_LAYERS)', () => {
 
   it('the folders form layers: no cycle among them, and the table lists each folder above what it imports', () => {
     expect(coreFolderCycles(core)).toEqual([]);
-    const order = Object.keys(CORE_FOLDER_LAYERS);
-    const reachesUp = Object.entries(CORE_FOLDER_LAYERS).flatMap(([folder, allowed]) =>
-      allowed
-        .filter((below) => order.indexOf(below) >= order.indexOf(folder))
-        .map((up) => `${folder} -> ${up}`),
-    );
-    expect(reachesUp).toEqual([]);
+    expect(reachesUp(CORE_FOLDER_LAYERS)).toEqual([]);
   });
 
   it('finds a planted cycle between folders, two-way and longer, even where the table allows each import', () => {
@@ -117,5 +128,71 @@ describe('folder layers inside @tiffin/core (CORE_FOLDER_LAYERS)', () => {
     expect(descriptorImports(planted)).toEqual([
       { pkg: '@tiffin/core', file: 'server/routes/a.ts', imports: 'io/descriptors/text.js' },
     ]);
+  });
+});
+
+describe('folder layers inside @tiffin/diffusion (DIFFUSION_FOLDER_LAYERS)', () => {
+  const folderOf = (file: string) => DIFFUSION_FOLDERS.folderOf(file);
+
+  it('sees every folder of diffusion, each engine apart, and the imports between them (no vacuous pass)', () => {
+    const folders = new Set(diffusion.map((f) => folderOf(f.file)).filter((f) => f !== null));
+    expect([...folders].sort()).toEqual(Object.keys(DIFFUSION_FOLDER_LAYERS).sort());
+    expect(folderOf('engines/onnx/load.ts')).toBe('engines/onnx');
+    expect(folderOf('engines/engine-models.ts')).toBe('engines');
+    expect(folderOf('backend.ts')).toBe('.');
+    expect(folderOf('testing.ts')).toBeNull();
+    const pipeline = diffusion.filter((f) => f.file.startsWith('pipeline/'));
+    const reached = pipeline.flatMap((f) => folderImports(DIFFUSION_FOLDERS, f.file, f.source));
+    expect(reached).toEqual(expect.arrayContaining(['engines/onnx', 'engines/tfjs', 'architectures']));
+  });
+
+  it('each folder imports only the folders listed for it: no engine reaches into the other, tiny/ only from tests', () => {
+    expect(folderViolations(DIFFUSION_FOLDERS, diffusion, DIFFUSION_FOLDER_LAYERS)).toEqual([]);
+    for (const [folder, allowed] of Object.entries(DIFFUSION_FOLDER_LAYERS))
+      expect(allowed, folder).not.toContain('tiny');
+    expect(DIFFUSION_FOLDER_LAYERS['engines/onnx']).not.toContain('engines/tfjs');
+    expect(DIFFUSION_FOLDER_LAYERS['engines/tfjs']).not.toContain('engines/onnx');
+  });
+
+  it('the folders form layers: no cycle among them, and the table lists each folder above what it imports', () => {
+    expect(folderCycles(DIFFUSION_FOLDERS, diffusion)).toEqual([]);
+    expect(reachesUp(DIFFUSION_FOLDER_LAYERS)).toEqual([]);
+  });
+
+  it('refuses an import that climbs: one engine into the other, conversion into tiny/, a dynamic one, an entry', () => {
+    const planted = [
+      { file: 'engines/onnx/models.ts', source: "import type { LatentDistribution } from '../tfjs/vae.js';" },
+      {
+        file: 'checkpoints/inferred-configs.ts',
+        source: "import { tinyConfigs } from '../tiny/tiny-configs.js';",
+      },
+      { file: 'engines/tfjs/unet.ts', source: "const p = await import('../../pipeline/pipeline.js');" },
+      { file: 'service/generator.ts', source: "import { createPipeline } from '../index.js';" },
+      { file: 'architectures/unet.ts', source: "// import { TfjsOps } from '../engines/tfjs/tfjs-ops.js';" },
+      { file: 'index.ts', source: "export * from './tiny/tiny-configs.js';" },
+      { file: 'models/unet.ts', source: '' },
+    ];
+    expect(folderViolations(DIFFUSION_FOLDERS, planted, DIFFUSION_FOLDER_LAYERS)).toEqual([
+      { pkg: '@tiffin/diffusion', file: 'engines/onnx/models.ts', imports: 'engines/tfjs/' },
+      { pkg: '@tiffin/diffusion', file: 'checkpoints/inferred-configs.ts', imports: 'tiny/' },
+      { pkg: '@tiffin/diffusion', file: 'engines/tfjs/unet.ts', imports: 'pipeline/' },
+      { pkg: '@tiffin/diffusion', file: 'service/generator.ts', imports: 'index.js/' },
+      {
+        pkg: '@tiffin/diffusion',
+        file: 'models/unet.ts',
+        imports: '(folder models/ has no layer in DIFFUSION_FOLDER_LAYERS)',
+      },
+    ]);
+    const cycle = [
+      {
+        file: 'engines/onnx/load.ts',
+        source: "import type { SdxlComponents } from '../../pipeline/components.js';",
+      },
+      {
+        file: 'pipeline/components.ts',
+        source: "import type { OnnxUNet } from '../engines/onnx/models.js';",
+      },
+    ];
+    expect(folderCycles(DIFFUSION_FOLDERS, cycle)).toEqual([['engines/onnx', 'pipeline', 'engines/onnx']]);
   });
 });

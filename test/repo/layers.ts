@@ -117,6 +117,78 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
+ * The folders inside @tiffin/diffusion (`packages/diffusion/src/<folder>/`), bottom up, as CORE_FOLDER_LAYERS is
+ * for core: each engine is its own folder (`engines/onnx`, `engines/tfjs`), `engines` alone is what both share,
+ * and `.` is the root's own files other than the entries (the backend choice). The entries (index.ts, tfjs.ts,
+ * testing.ts) gather every folder. `tiny/` (the test models) is in no folder's list: only testing.ts and the tests
+ * reach it. ARCHITECTURE.md draws the same layers.
+ */
+export const DIFFUSION_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
+  // Which TF.js backend runs (names, optional packages, selection).
+  '.': [],
+  // Host float32 tensors and their maths; the one bridge to TF.js tensors.
+  latents: [],
+  // safetensors, the weight store, diffusers folders, weight declarations.
+  weights: [],
+  tokenizer: ['weights'],
+  schedulers: ['latents'],
+  // The operation interface the architectures are defined over, and the shape-only backend (DeclareOps).
+  ops: ['weights'],
+  // Each network defined once over `ops/ops.ts` (docs/spec/diffusion.md §5).
+  architectures: ['ops', 'weights'],
+  // The real model families' configs: what tiny/ shrinks and checkpoint conversion defaults to.
+  families: ['architectures'],
+  lora: ['latents', 'weights'],
+  // Single-file LDM/SGM checkpoints converted to diffusers folders.
+  checkpoints: ['architectures', 'families', 'weights'],
+  // What both engines share: the models' contract as the pipeline calls them, the folder configs.
+  engines: ['architectures', 'latents', 'lora', 'schedulers', 'tokenizer', 'weights'],
+  // The two engines, each over its own implementation of the ops; neither imports the other.
+  'engines/onnx': [
+    'architectures',
+    'engines',
+    'latents',
+    'lora',
+    'ops',
+    'schedulers',
+    'tokenizer',
+    'weights',
+  ],
+  'engines/tfjs': ['architectures', 'engines', 'latents', 'lora', 'ops', 'weights'],
+  pipeline: [
+    '.',
+    'architectures',
+    'checkpoints',
+    'engines',
+    'engines/onnx',
+    'engines/tfjs',
+    'latents',
+    'lora',
+    'schedulers',
+    'tokenizer',
+    'weights',
+  ],
+  hub: ['checkpoints', 'pipeline'],
+  // The HTTP service and its compat layers; the ONNX engine's options are part of its own.
+  service: ['.', 'engines/onnx', 'latents', 'lora', 'pipeline', 'schedulers', 'tokenizer', 'weights'],
+  // The tiny test models, shrunk from the families' configs.
+  tiny: ['architectures', 'families', 'tokenizer', 'weights'],
+};
+
+const DIFFUSION_ENTRIES = ['index', 'tfjs', 'testing'];
+
+export const DIFFUSION_FOLDERS: FolderScheme = {
+  pkg: '@tiffin/diffusion',
+  table: 'DIFFUSION_FOLDER_LAYERS',
+  folderOf: (file) => {
+    const parts = file.split('/');
+    if (parts.length === 1) return DIFFUSION_ENTRIES.includes(file.replace(/\.[^.]+$/, '')) ? null : '.';
+    if (parts[0] === 'engines' && parts.length > 2) return `engines/${parts[1]}`;
+    return parts[0] as string;
+  },
+};
+
+/**
  * The transports and the runtime under them call descriptors through the `IODescriptor` contract
  * (`io/descriptor.ts`), never a descriptor class: no transport switches on which descriptor an API has.
  */
@@ -144,16 +216,60 @@ export function descriptorImports(files: ReadonlyArray<{ file: string; source: s
 const RELATIVE =
   /^\s*(?:import|export)\b[^;'"]*?(?:from\s*)?['"](\.{1,2}\/[^'"]+)['"]|\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
 
-/** The core folders that `file` (a path relative to `packages/core/src`) imports by relative path, not its own. */
-export function coreFolderImports(file: string, source: string): string[] {
-  const own = file.split('/')[0];
+/**
+ * How a package's files fall into folders for a folder-layer table: `folderOf` names the folder of a file (a path
+ * relative to the package's src), or null for an entry that gathers every folder and is not checked.
+ */
+export interface FolderScheme {
+  pkg: string;
+  /** The table's name, for the message of a folder it does not list. */
+  table: string;
+  folderOf(file: string): string | null;
+}
+
+export const CORE_FOLDERS: FolderScheme = {
+  pkg: '@tiffin/core',
+  table: 'CORE_FOLDER_LAYERS',
+  folderOf: (file) => (file.includes('/') ? (file.split('/')[0] as string) : null),
+};
+
+/** The folders that `file` imports by relative path, not its own; an entry imported from a folder is its file name. */
+export function folderImports(scheme: FolderScheme, file: string, source: string): string[] {
+  const own = scheme.folderOf(file);
   const code = source.replace(COMMENT, '$1');
   return [...code.matchAll(RELATIVE)]
-    .map(
-      (m) =>
-        posix.normalize(posix.join(posix.dirname(file), (m[1] ?? m[2]) as string)).split('/')[0] as string,
-    )
+    .map((m) => {
+      const target = posix.normalize(posix.join(posix.dirname(file), (m[1] ?? m[2]) as string));
+      return scheme.folderOf(target) ?? target;
+    })
     .filter((folder) => folder !== own);
+}
+
+/** The core folders that `file` (a path relative to `packages/core/src`) imports by relative path, not its own. */
+export function coreFolderImports(file: string, source: string): string[] {
+  return folderImports(CORE_FOLDERS, file, source);
+}
+
+/** Imports between a package's folders that its table does not allow; files are relative to the package's src. */
+export function folderViolations(
+  scheme: FolderScheme,
+  files: ReadonlyArray<{ file: string; source: string }>,
+  layers: Readonly<Record<string, readonly string[]>>,
+): LayerViolation[] {
+  const out: LayerViolation[] = [];
+  for (const { file, source } of files) {
+    const folder = scheme.folderOf(file);
+    if (folder === null) continue; // the entries gather every folder
+    const allowed = layers[folder];
+    if (!allowed) {
+      out.push({ pkg: scheme.pkg, file, imports: `(folder ${folder}/ has no layer in ${scheme.table})` });
+      continue;
+    }
+    for (const target of folderImports(scheme, file, source)) {
+      if (!allowed.includes(target)) out.push({ pkg: scheme.pkg, file, imports: `${target}/` });
+    }
+  }
+  return out;
 }
 
 /** Imports between core's folders that CORE_FOLDER_LAYERS does not allow; files are relative to core's src. */
@@ -161,38 +277,24 @@ export function coreFolderViolations(
   files: ReadonlyArray<{ file: string; source: string }>,
   layers: Readonly<Record<string, readonly string[]>> = CORE_FOLDER_LAYERS,
 ): LayerViolation[] {
-  const out: LayerViolation[] = [];
-  for (const { file, source } of files) {
-    if (!file.includes('/')) continue; // index.ts, internal.ts: the entries gather every folder
-    const folder = file.split('/')[0] as string;
-    const allowed = layers[folder];
-    if (!allowed) {
-      out.push({
-        pkg: '@tiffin/core',
-        file,
-        imports: `(folder ${folder}/ has no layer in CORE_FOLDER_LAYERS)`,
-      });
-      continue;
-    }
-    for (const target of coreFolderImports(file, source)) {
-      if (!allowed.includes(target)) out.push({ pkg: '@tiffin/core', file, imports: `${target}/` });
-    }
-  }
-  return out;
+  return folderViolations(CORE_FOLDERS, files, layers);
 }
 
 /**
- * The cycles among core's folders: the folder graph of what the files import (not of what the table allows), each
- * cycle as the folders on it, the first repeated at the end (`['io', 'grpc', 'io']`). Folders in a cycle cannot be
- * drawn as layers, whatever the table says, so the check fails on any.
+ * The cycles among a package's folders: the folder graph of what the files import (not of what the table allows),
+ * each cycle as the folders on it, the first repeated at the end (`['io', 'grpc', 'io']`). Folders in a cycle cannot
+ * be drawn as layers, whatever the table says, so the check fails on any.
  */
-export function coreFolderCycles(files: ReadonlyArray<{ file: string; source: string }>): string[][] {
+export function folderCycles(
+  scheme: FolderScheme,
+  files: ReadonlyArray<{ file: string; source: string }>,
+): string[][] {
   const edges = new Map<string, Set<string>>();
   for (const { file, source } of files) {
-    if (!file.includes('/')) continue;
-    const from = file.split('/')[0] as string;
+    const from = scheme.folderOf(file);
+    if (from === null) continue;
     const targets = edges.get(from) ?? new Set<string>();
-    for (const target of coreFolderImports(file, source)) targets.add(target);
+    for (const target of folderImports(scheme, file, source)) targets.add(target);
     edges.set(from, targets);
   }
   const cycles: string[][] = [];
@@ -214,13 +316,23 @@ export function coreFolderCycles(files: ReadonlyArray<{ file: string; source: st
   return cycles;
 }
 
-/** Every source file under packages/core/src, with its path relative to that folder. */
-export function coreSources(root: string): Array<{ file: string; source: string }> {
-  const src = join(root, 'packages', 'core', 'src');
+/** The cycles among core's folders (see folderCycles). */
+export function coreFolderCycles(files: ReadonlyArray<{ file: string; source: string }>): string[][] {
+  return folderCycles(CORE_FOLDERS, files);
+}
+
+/** Every source file under packages/<dir>/src, with its path relative to that folder. */
+export function packageSources(root: string, dir: string): Array<{ file: string; source: string }> {
+  const src = join(root, 'packages', dir, 'src');
   return sourceFiles(src).map((file) => ({
     file: relative(src, file).split('\\').join('/'),
     source: readFileSync(file, 'utf8'),
   }));
+}
+
+/** Every source file under packages/core/src, with its path relative to that folder. */
+export function coreSources(root: string): Array<{ file: string; source: string }> {
+  return packageSources(root, 'core');
 }
 
 export interface LayerViolation {
