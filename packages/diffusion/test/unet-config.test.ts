@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { unetWeightSpecs } from '../src/architectures/unet.js';
 import { type UNetConfig, validateUNetConfig } from '../src/architectures/unet-config.js';
+import { sdReferenceConfigs } from '../src/families/pipelines.js';
 import { UNET_FAMILIES, type UNetFamilyName } from '../src/families/unet-families.js';
 import { tinyConfigs } from '../src/tiny/tiny-configs.js';
 import { tinyFamilyUNet } from '../src/tiny/tiny-families.js';
 
 const base = tinyConfigs('sd1').unet as unknown as UNetConfig;
-const full = (name: UNetFamilyName): UNetConfig => ({ ...base, ...UNET_FAMILIES[name].unet }) as UNetConfig;
+/** A family's UNet at full size: its row over SD 1.5's reference config. */
+const full = (name: UNetFamilyName): UNetConfig =>
+  ({ ...sdReferenceConfigs('sd1').unet, ...UNET_FAMILIES[name].unet }) as unknown as UNetConfig;
 const params = (c: UNetConfig) =>
   unetWeightSpecs(c).reduce((n, s) => n + s.shape.reduce((a, b) => a * b, 1), 0);
 const names = (c: UNetConfig) => unetWeightSpecs(c).map((s) => s.name);
