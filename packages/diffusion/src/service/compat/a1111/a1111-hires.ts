@@ -1,4 +1,5 @@
 import { UnprocessableEntity } from '@tiffin/core';
+import type { HiresBody } from '../../hires-request.js';
 import type { HiresUpscaler } from '../../worker-protocol.js';
 import { promptLoras } from './prompt-loras.js';
 
@@ -15,7 +16,7 @@ const DEFAULT_STRENGTH = 0.75;
 
 /** A txt2img request's hires fix: the native `hires` body, and what its infotext says of it (A1111's names). */
 export interface A1111Hires {
-  body: Record<string, unknown>;
+  body: NonNullable<HiresBody>;
   strength: number;
   /** `Hires upscale` (by scale) or `Hires resize` (`WxH`, by hr_resize_x/y). */
   upscale: number | null;
