@@ -23,6 +23,7 @@ import {
   resolveVaeTiny,
   VAE_TINY_HELP,
 } from '../diffusion/model-resolution.js';
+import { type ModelsDirFlags, modelsDirOptions, modelsDirSettings } from '../diffusion/models-dir-flags.js';
 import {
   ENGINE_HELP,
   parsePipelineKinds,
@@ -38,7 +39,7 @@ import { type TaskOptionFlags, taskOptions, taskStoreFlags, webhookOptions } fro
 import { stepProgress } from '../step-progress.js';
 import { containerizeOptions, containerizePackage } from './containerize.js';
 
-interface StartFlags extends ModelFlags, ServiceSettingFlags, TaskOptionFlags {
+interface StartFlags extends ModelFlags, ServiceSettingFlags, TaskOptionFlags, ModelsDirFlags {
   loraWeights?: string;
   vaeTiny?: string;
   loraDir?: string;
@@ -107,6 +108,7 @@ export function registerDiffusion(program: Command): void {
         // Before resolving (maybe downloading) the model: a missing optional backend package fails now.
         assertBackendPackages(flags.backend);
         const settings = serviceSettings(flags, flags.backend, '--backend');
+        const checkpoints = modelsDirSettings(flags);
         if (flags.loraWeights && !existsSync(flags.loraWeights))
           throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
         const model = await resolveModel(flags, name);
@@ -118,6 +120,7 @@ export function registerDiffusion(program: Command): void {
           loraWeights: flags.loraWeights,
           loraDir: loraDirFor(name, flags.loraDir),
           ...settings,
+          ...checkpoints,
           models: model.tag ? [model.tag] : [],
           a1111ApiAuth,
         });
@@ -135,6 +138,7 @@ export function registerDiffusion(program: Command): void {
       }
     });
   taskOptions(start);
+  modelsDirOptions(start);
 
   modelOptions(
     diffusion

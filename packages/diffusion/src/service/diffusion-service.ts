@@ -16,6 +16,7 @@ import {
   readLoraDefaults,
   readModelDefaults,
 } from '../pipeline/model-defaults.js';
+import { CheckpointCatalog, startCheckpoint } from './checkpoint-catalog.js';
 import { a1111Routes } from './compat/a1111/a1111-routes.js';
 import { openAIRoutes } from './compat/openai/openai-routes.js';
 import { logGenerations } from './generation-log.js';
@@ -96,6 +97,11 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       loraCacheSize: options.loraCacheSize ?? 4,
       loraCacheBytes: options.loraCacheBytes ?? 512 * 1024 ** 2,
     },
+    catalog: new CheckpointCatalog(
+      startCheckpoint(modelDir),
+      options.modelsDir === undefined ? undefined : resolve(options.modelsDir),
+    ),
+    maxLoadedModels: options.maxLoadedModels,
     loraDirs: [options.loraDir, baseLora && dirname(baseLora), process.env.TIFFIN_LORA_DIR],
     maxQueue: options.maxQueue ?? 4,
   });
@@ -202,6 +208,25 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         : {}),
       max_size: limits.maxSize,
     }),
+  );
+
+  service.api(
+    {
+      name: 'models',
+      input: new QueryInput(z.object({})),
+      output: new JSONDescriptor(),
+      doc: "GET: the checkpoints a request may name in model (the start model first, the default; then --models-dir's), and which are loaded.",
+    },
+    async () => {
+      const { catalog, pipelines } = generator;
+      catalog.refresh();
+      const loaded = new Set(pipelines.loaded);
+      return {
+        default: catalog.start.name,
+        max_loaded: pipelines.maxLoaded,
+        models: catalog.list().map((c) => ({ name: c.name, loaded: loaded.has(c.path) })),
+      };
+    },
   );
 
   service.api(

@@ -4,14 +4,16 @@ import { Cancelled } from '@tiffin/core/internal';
 import type { BackendName } from '../backend.js';
 import { assertBackendPackages } from '../backend-packages.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
+import { type Checkpoint, CheckpointCatalog, startCheckpoint } from './checkpoint-catalog.js';
 import { type GenerationEventBase, GenerationEvents, StepPreview } from './generation-events.js';
 import { type GenerationOrigin, GenerationQueue } from './generation-queue.js';
 import type { GeneratedImages } from './images-output.js';
 import type { GenerationKindName, GenerationRequest, KindContext } from './kinds/index.js';
 import { type LoraListing, LoraRoots } from './lora-roots.js';
 import { prepareGeneration } from './prepare-generation.js';
+import { ResidentPipelines } from './resident-pipelines.js';
 import { jobCost } from './step-clock.js';
-import { type JobOutcome, ModelWorkerHost } from './worker-host.js';
+import type { JobOutcome, ModelWorkerHost } from './worker-host.js';
 import type { WorkerInit } from './worker-protocol.js';
 
 /** What a generator is made of: the model, what its kinds know of it, and its worker's settings. */
@@ -21,8 +23,12 @@ export interface GeneratorOptions {
   context: KindContext;
   /** The model folder's name (what the compatible APIs list). */
   modelName: string;
-  /** The model worker's start settings. */
+  /** The model worker's start settings (its `modelDir` the start model's). */
   worker: WorkerInit;
+  /** The checkpoints requests may choose (the start model the default; default: the start model alone). */
+  catalog?: CheckpointCatalog;
+  /** Pipelines kept loaded at once, least recently used evicted first (default 1). */
+  maxLoadedModels?: number;
   /** Folders per-request LoRA files may come from; missing ones hold none. */
   loraDirs: ReadonlyArray<string | undefined>;
   /** Requests that may wait behind the running one before a 503. */
@@ -65,13 +71,21 @@ export class Generator {
   readonly kinds: readonly string[];
   readonly context: KindContext;
   readonly modelName: string;
+  /** The checkpoints requests may choose by name (`model`). */
+  readonly catalog: CheckpointCatalog;
+  /** The loaded model workers, one per checkpoint, under `--max-loaded-models`. */
+  readonly pipelines: ResidentPipelines;
   private host: ModelWorkerHost | undefined;
   private roots: LoraRoots | undefined;
+  private logger: Logger | undefined;
 
   constructor(private readonly options: GeneratorOptions) {
     this.kinds = options.kinds;
     this.context = options.context;
     this.modelName = options.modelName;
+    this.catalog =
+      options.catalog ?? new CheckpointCatalog(startCheckpoint(options.worker.modelDir), undefined);
+    this.pipelines = new ResidentPipelines(options.worker, options.maxLoadedModels ?? 1);
     this.queue = new GenerationQueue(options.maxQueue, 1);
   }
 
@@ -81,7 +95,8 @@ export class Generator {
     // Same default as the worker's backend selection: the option, else $TIFFIN_TF_BACKEND.
     assertBackendPackages(worker.backend ?? (process.env.TIFFIN_TF_BACKEND as BackendName | undefined));
     const roots = await LoraRoots.create(this.options.loraDirs);
-    const host = await ModelWorkerHost.start(worker);
+    const host = await this.pipelines.acquire(this.catalog.start);
+    this.logger = logger;
     this.roots = roots;
     this.host = host;
     const { warmUp } = host;
@@ -89,6 +104,8 @@ export class Generator {
     this.queue.clock.recordStep(warmUp.unitsPerStep, warmUp.stepSeconds);
     logger.log('info', 'diffusion model ready', {
       modelDir: worker.modelDir,
+      checkpoints: this.catalog.list().length,
+      maxLoadedModels: this.pipelines.maxLoaded,
       backend: host.backend,
       defaultSize: host.defaultSize,
       loraRoots: roots.directories,
@@ -96,14 +113,14 @@ export class Generator {
     });
   }
 
-  /** Let the running generation finish, then stop the worker. */
+  /** Let the running generation finish, then stop the workers. */
   async close(): Promise<void> {
-    await this.host?.close();
+    await this.pipelines.close();
   }
 
-  /** Why the worker can no longer generate (it crashed or exited), or `undefined` while it can. */
+  /** Why a loaded worker can no longer generate (it crashed or exited), or `undefined` while all can. */
   get failureReason(): string | undefined {
-    return this.host?.failureReason;
+    return this.pipelines.failureReason;
   }
 
   /** The model's folder (or checkpoint file), as the service was started with it. */
@@ -172,15 +189,19 @@ export class Generator {
   ): Promise<GeneratedImages> {
     const { host, roots } = this;
     if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
+    // An unknown checkpoint is refused now (404), before the request takes a place in the queue.
+    const checkpoint = this.catalog.resolve(request.model);
     const { input, loras } = await prepareGeneration(roots, request, this.context.limits.maxSteps);
     const emit = this.events.emit.bind(this.events);
     emit({ ...base, type: 'queued', position: this.queue.ahead(base.origin) });
     let outcome: JobOutcome;
     try {
       outcome = await this.queue.submit(
-        (job) => {
+        async (job) => {
+          // Its turn came: the generations ahead have finished, so a switch never stops one on the old model.
+          const worker = await this.workerFor(checkpoint);
           emit({ ...base, type: 'started' });
-          return host.run(base.id, input, {
+          return worker.run(base.id, input, {
             loras,
             signal,
             preview,
@@ -208,5 +229,19 @@ export class Generator {
       format: request.output.format,
       quality: request.output.quality,
     };
+  }
+
+  /** The worker of `checkpoint`, loaded (and the least recently used evicted) when it is not resident. */
+  private async workerFor(checkpoint: Checkpoint): Promise<ModelWorkerHost> {
+    const before = this.pipelines.loads;
+    const started = performance.now();
+    const worker = await this.pipelines.acquire(checkpoint);
+    if (this.pipelines.loads !== before)
+      this.logger?.log('info', 'diffusion checkpoint loaded', {
+        model: checkpoint.name,
+        seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
+        loaded: this.pipelines.loaded.length,
+      });
+    return worker;
   }
 }

@@ -61,6 +61,16 @@ function outputFields() {
   };
 }
 
+/** `model`: the checkpoint to generate with, by the name the service lists (`GET /models`). */
+function modelField() {
+  return z
+    .string()
+    .max(255)
+    .nullable()
+    .default(null)
+    .describe("Checkpoint to generate with, as GET /models lists it (null: the service's start model)");
+}
+
 /** Fields a request's LoRA may bring defaults for (an LCM-LoRA: its scheduler, 4 steps, no guidance). */
 export const LORA_DEFAULTED_FIELDS = ['scheduler', 'num_inference_steps', 'guidance_scale'] as const;
 export type LoraDefaultedField = (typeof LORA_DEFAULTED_FIELDS)[number];
@@ -106,6 +116,7 @@ export function text2imgSchema(
       ...loraDefaultedFields(limits, family, defaults),
       ...outputFields(),
       lora_weights: loraField(limits.maxLoras),
+      model: modelField(),
       hires: hiresField(limits),
     })
     .superRefine(sdxlRules(family, 'text2img'));
@@ -123,6 +134,7 @@ export function img2imgSchema(
       ...loraDefaultedFields(limits, family, defaults),
       ...outputFields(),
       lora_weights: loraField(limits.maxLoras),
+      model: modelField(),
     })
     .superRefine(sdxlRules(family, 'img2img'));
 }
@@ -139,6 +151,7 @@ export function inpaintSchema(
       ...loraDefaultedFields(limits, family, defaults),
       ...outputFields(),
       lora_weights: loraField(limits.maxLoras),
+      model: modelField(),
     })
     .superRefine(inpaintRules(family));
 }

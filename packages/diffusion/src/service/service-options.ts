@@ -15,6 +15,13 @@ export interface DiffusionServiceOptions {
    * all three, or `inpaint` alone for an inpainting model (a UNet with 9 input channels).
    */
   pipeline?: DiffusionPipelineKind | readonly DiffusionPipelineKind[];
+  /**
+   * Folder of checkpoints requests may choose (A1111's `--ckpt-dir`): every diffusers folder and single-file
+   * `.safetensors` checkpoint directly in it, by its name (`model`, `sd_model_checkpoint`); `modelDir` is the default.
+   */
+  modelsDir?: string;
+  /** Pipelines kept loaded at once, least recently used evicted first (default 1). */
+  maxLoadedModels?: number;
   /** LoRA merged into the model at start, for every request. Its folder becomes a LoRA root. */
   loraWeights?: string;
   /**

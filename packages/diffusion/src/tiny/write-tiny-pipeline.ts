@@ -21,14 +21,19 @@ export interface WriteTinyPipelineOptions {
   unetInChannels?: number;
   /** A UNet shaped like a model family (`families/unet-families.ts`), in that family's flavour of folder. */
   unetFamily?: UNetFamilyName;
+  /** Another set of the deterministic weights (a second checkpoint that draws other images); default 0. */
+  weightSeed?: number;
 }
 
 function weightsFor(
   specs: readonly WeightSpec[],
   dtype: 'F32' | 'F16' | 'BF16',
+  seed = 0,
 ): Record<string, TensorToWrite> {
   const out: Record<string, TensorToWrite> = {};
-  for (const s of specs) out[s.name] = { shape: s.shape, data: detWeight(s.name, s.shape), dtype };
+  // Seed 0 is the reference weights (docs/spec/diffusion.md §11.3); another seed draws from other names.
+  const drawn = (name: string) => (seed === 0 ? name : `${seed}:${name}`);
+  for (const s of specs) out[s.name] = { shape: s.shape, data: detWeight(drawn(s.name), s.shape), dtype };
   return out;
 }
 
@@ -81,6 +86,7 @@ export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions
   const family = options.unetFamily;
   const flavour = family ? UNET_FAMILIES[family].flavour : (options.flavour ?? 'sd1');
   const dtype = options.dtype ?? 'F32';
+  const seed = options.weightSeed ?? 0;
   const base = flavour === 'sdxl' ? sdxlTinyFolderConfigs() : tinyConfigs(flavour);
   const unet: Record<string, unknown> = { ...base.unet };
   if (family) Object.assign(unet, tinyFamilyUNet(family, contextWidth(base.unet as UNetConfig)));
@@ -90,20 +96,20 @@ export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions
   writePipelineConfigs(dir, c);
   writeSafetensors(
     join(dir, 'text_encoder/model.safetensors'),
-    weightsFor(clipTextWeightSpecs(c.textEncoder as ClipTextConfig), dtype),
+    weightsFor(clipTextWeightSpecs(c.textEncoder as ClipTextConfig), dtype, seed),
   );
   if ('textEncoder2' in c)
     writeSafetensors(
       join(dir, 'text_encoder_2/model.safetensors'),
-      weightsFor(clipTextWeightSpecs(c.textEncoder2 as ClipTextConfig, true), dtype),
+      weightsFor(clipTextWeightSpecs(c.textEncoder2 as ClipTextConfig, true), dtype, seed),
     );
   writeSafetensors(
     join(dir, 'unet/diffusion_pytorch_model.safetensors'),
-    weightsFor(unetWeightSpecs(c.unet as unknown as UNetConfig), dtype),
+    weightsFor(unetWeightSpecs(c.unet as unknown as UNetConfig), dtype, seed),
   );
   writeSafetensors(
     join(dir, 'vae/diffusion_pytorch_model.safetensors'),
-    weightsFor(vaeWeightSpecs(c.vae as VaeConfig), dtype),
+    weightsFor(vaeWeightSpecs(c.vae as VaeConfig), dtype, seed),
   );
   return dir;
 }

@@ -39,6 +39,7 @@ export const img2img: GenerationKind = {
       loras: requestLoras(parts.data.lora_weights),
       leftOut: leftOutFields(parts.data),
       output: requestedOutput(parts.data),
+      model: parts.data.model,
     };
   },
   run: (pipe, input, common) =>

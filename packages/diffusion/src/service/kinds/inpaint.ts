@@ -50,6 +50,7 @@ export const inpaint: GenerationKind = {
       loras: requestLoras(parts.data.lora_weights),
       leftOut: leftOutFields(parts.data),
       output: requestedOutput(parts.data),
+      model: parts.data.model,
     };
   },
   run: (pipe, input, common) =>

@@ -28,6 +28,8 @@ export interface GenerationRequest {
   leftOut: LoraDefaultedField[];
   /** The answer's format and quality as the body asks. */
   output: RequestedOutput;
+  /** The checkpoint the request chose by name (`model`); null or absent: the service's start model. */
+  model?: string | null;
 }
 
 /**

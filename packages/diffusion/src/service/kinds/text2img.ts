@@ -32,6 +32,7 @@ export const text2img: GenerationKind = {
       loras: requestLoras(body.lora_weights),
       leftOut: leftOutFields(body),
       output: requestedOutput(body),
+      model: body.model,
     };
   },
   run: (pipe, input, common) => {

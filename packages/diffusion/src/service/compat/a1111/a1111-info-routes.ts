@@ -1,6 +1,7 @@
 import { type Service, UnprocessableEntity } from '@tiffin/core';
 import sharp from 'sharp';
 import { isPng, readPngText } from '../../png-text.js';
+import type { A1111Checkpoints } from './a1111-checkpoints.js';
 import type { A1111Options } from './a1111-options.js';
 import { parseInfotext } from './infotext.js';
 import type { ServedModel } from './model-hash.js';
@@ -12,8 +13,10 @@ type Ctx = Parameters<NonNullable<Routes[string][string]>>[0];
 
 /** What the info routes answer from. */
 export interface A1111InfoDeps {
-  /** The served model (its hash computed once). */
+  /** The checkpoint generations use now (`sd_model_checkpoint`; its hash computed once). */
   model(): Promise<ServedModel>;
+  /** Every checkpoint a request may name. */
+  checkpoints: A1111Checkpoints;
   options: A1111Options;
   /** The request's JSON object body, read within `maxBytes` (A1111's 422 for one that is no JSON object). */
   readJson(ctx: Ctx, maxBytes: number): Promise<Record<string, unknown>>;
@@ -50,29 +53,25 @@ export function a1111InfoRoutes(deps: A1111InfoDeps): Routes {
     '/sdapi/v1/schedulers': { GET: () => scheduleListing() },
     '/sdapi/v1/upscalers': { GET: () => UPSCALERS },
     '/sdapi/v1/sd-models': {
-      GET: async () => {
-        const model = await deps.model();
-        return [
-          {
-            title: model.title,
-            model_name: model.name,
-            hash: model.hash?.short ?? null,
-            sha256: model.hash?.sha256 ?? null,
-            // A1111 gives the file's path; a client never sees the server's paths here.
-            filename: model.file,
-            config: null,
-          },
-        ];
-      },
+      GET: async () =>
+        (await deps.checkpoints.listed()).map((model) => ({
+          title: model.title,
+          model_name: model.name,
+          hash: model.hash?.short ?? null,
+          sha256: model.hash?.sha256 ?? null,
+          // A1111 gives the file's path; a client never sees the server's paths here.
+          filename: model.file,
+          config: null,
+        })),
     },
     '/sdapi/v1/cmd-flags': {
       GET: async () => ({ api: true, nowebui: true, ckpt: (await deps.model()).file, api_log: false }),
     },
     '/sdapi/v1/prompt-styles': { GET: () => [] },
     '/sdapi/v1/refresh-checkpoints': {
-      // The one model is looked at again: a changed weight file is hashed anew (the cache keys on size and time).
+      // The models folder is looked at again: a changed weight file is hashed anew (the cache keys on size and time).
       POST: async (ctx) => {
-        await deps.model();
+        await deps.checkpoints.listed();
         return answerNull(ctx);
       },
     },

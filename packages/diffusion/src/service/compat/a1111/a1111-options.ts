@@ -1,6 +1,7 @@
 import { UnprocessableEntity } from '@tiffin/core';
+import type { Checkpoint } from '../../checkpoint-catalog.js';
 import type { OutputFormat } from '../../output-format.js';
-import type { ServedModel } from './model-hash.js';
+import type { A1111Checkpoints } from './a1111-checkpoints.js';
 
 /** The A1111 settings this service honours (`POST /sdapi/v1/options`), with A1111's defaults. */
 export interface HonouredOptions {
@@ -45,14 +46,23 @@ function checked(key: keyof HonouredOptions, value: unknown): HonouredOptions[ke
 
 /**
  * A1111's settings (`/sdapi/v1/options`) as this service keeps them: the few it can honour (`HonouredOptions`),
- * the served checkpoint (`sd_model_checkpoint`: naming another model is a 422), and every other key accepted and
- * reported as ignored. Like A1111's, the settings are the server's, shared by its clients.
+ * the checkpoint generations use (`sd_model_checkpoint`: one of `--models-dir`'s; an unknown one is a 422), and
+ * every other key accepted and reported as ignored. Like A1111's, the settings are the server's, shared by its
+ * clients: one client's `sd_model_checkpoint` is every client's (a request's `override_settings` is its own).
  */
 export class A1111Options {
   private values: HonouredOptions = { ...DEFAULTS };
+  private chosen: Checkpoint;
 
-  /** `model`: the served model, whose title, name, file name or hashes `sd_model_checkpoint` may name. */
-  constructor(private readonly model: () => Promise<ServedModel>) {}
+  /** `checkpoints`: the checkpoints `sd_model_checkpoint` may name by title, name, file name or hash. */
+  constructor(private readonly checkpoints: A1111Checkpoints) {
+    this.chosen = checkpoints.start;
+  }
+
+  /** The checkpoint generations use unless a request's `override_settings` names another. */
+  get checkpoint(): Checkpoint {
+    return this.chosen;
+  }
 
   get current(): Readonly<HonouredOptions> {
     return this.values;
@@ -69,21 +79,18 @@ export class A1111Options {
     const keys = Object.keys(body);
     if (keys.length > MAX_KEYS) throw refuse(`at most ${MAX_KEYS} settings at once`);
     const next = { ...this.values };
+    let checkpoint = this.chosen;
     const ignored: string[] = [];
     for (const key of keys) {
       const value = body[key];
       if (key === 'sd_model_checkpoint') {
-        const m = await this.model();
-        const aliases = [m.title, m.name, m.file, m.hash?.short, m.hash?.sha256];
-        if (value !== null && !aliases.includes(String(value)))
-          throw refuse(
-            `model ${JSON.stringify(String(value).slice(0, 200))} not found: this service serves ${JSON.stringify(m.title)} only`,
-          );
+        if (value !== null) checkpoint = await this.checkpoints.find(value);
       } else if (Object.hasOwn(DEFAULTS, key)) {
         (next as Record<string, unknown>)[key] = checked(key as keyof HonouredOptions, value);
       } else ignored.push(key.slice(0, 200));
     }
     this.values = next;
+    this.chosen = checkpoint;
     return ignored;
   }
 }

@@ -6,6 +6,7 @@ import type { JobImage } from '../../worker-protocol.js';
 import { callerOf } from '../caller.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import { compatRequest, type UploadedImage } from '../generator.js';
+import { A1111Checkpoints } from './a1111-checkpoints.js';
 import { a1111Errors } from './a1111-error.js';
 import { a1111Image } from './a1111-images.js';
 import { a1111InfoRoutes } from './a1111-info-routes.js';
@@ -39,10 +40,12 @@ export function a1111Routes(
   rules: Pick<RouteGroup, 'auth' | 'timeout'> = {},
 ): RouteGroup {
   const progress = new A1111Progress();
-  // The model's name and hash (its weights hashed once, in the background from the start) and the settings.
-  const model = (): Promise<ServedModel> => servedModel(generator.modelDir);
+  // The checkpoints, the settings (the global `sd_model_checkpoint` among them) and the chosen model's name and
+  // hash (its weights hashed once, in the background from the start).
+  const checkpoints = new A1111Checkpoints(generator.catalog);
+  const options = new A1111Options(checkpoints);
+  const model = (): Promise<ServedModel> => servedModel(options.checkpoint.path);
   model().catch(() => {});
-  const options = new A1111Options(model);
   const routes: RouteGroup['routes'] = {
     '/sdapi/v1/txt2img': { POST: (ctx) => generate(ctx, false) },
     '/sdapi/v1/img2img': { POST: (ctx) => generate(ctx, true) },
@@ -69,9 +72,18 @@ export function a1111Routes(
         });
       },
     },
-    ...a1111InfoRoutes({ model, options, readJson }),
+    ...a1111InfoRoutes({ model, checkpoints, options, readJson }),
   };
   return { prefix: A1111_PREFIX, errors: a1111Errors, maxBodySize: MAX_IMG2IMG_BYTES, ...rules, routes };
+
+  /** The checkpoint `override_settings.sd_model_checkpoint` names (a 422 for an unknown one), else the global one. */
+  async function overridden(settings: unknown) {
+    const named =
+      typeof settings === 'object' && settings !== null
+        ? (settings as Record<string, unknown>).sd_model_checkpoint
+        : undefined;
+    return named === undefined || named === null ? options.checkpoint : checkpoints.find(named);
+  }
 
   async function progressAnswer(caller: string, skipImage: boolean) {
     const snap = progress.snapshot(caller);
@@ -113,9 +125,11 @@ export function a1111Routes(
       if (body.mask !== undefined && body.mask !== null && body.mask !== '')
         mask = await base64Image(body.mask, 'mask', maxPixels);
     }
+    // This request's checkpoint: its `override_settings.sd_model_checkpoint`, else the global setting's.
+    const checkpoint = await overridden(body.override_settings);
     const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, ctx.state.signal);
     // The model's hash is awaited only where an image is written: a first request does not wait on hashing.
-    const hashed = model();
+    const hashed = servedModel(checkpoint.path);
     hashed.catch(() => {});
     const context = async () => ({ plan, model: await hashed, options });
     const images: string[] = [];
@@ -126,7 +140,7 @@ export function a1111Routes(
     try {
       for (let i = 0; i < plan.iterations; i++) {
         const signal = job.begin(i);
-        const seeded = { ...plan.body, seed: plan.seed + i * plan.batchSize };
+        const seeded = { ...plan.body, seed: plan.seed + i * plan.batchSize, model: checkpoint.name };
         let result: Awaited<ReturnType<Generator['start']>['result']>;
         try {
           const run = generator.start({

@@ -37,7 +37,11 @@ export const openAIErrors: ErrorMapper = ({ status, body }) => {
     type:
       status === 401 ? 'invalid_authentication' : status >= 500 ? 'server_error' : 'invalid_request_error',
     param: typeof detail?.param === 'string' ? detail.param : null,
-    code: OPENAI_CODES[body.code] ?? body.code.toLowerCase(),
+    // An unknown `model` is OpenAI's own 404 `model_not_found`.
+    code:
+      body.code === 'NOT_FOUND' && detail?.param === 'model'
+        ? 'model_not_found'
+        : (OPENAI_CODES[body.code] ?? body.code.toLowerCase()),
   };
   return { status, body: { error } satisfies OpenAIErrorBody };
 };

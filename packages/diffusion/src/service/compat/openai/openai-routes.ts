@@ -1,4 +1,5 @@
 import { NotFound, type Service } from '@tiffin/core';
+import { echoedName } from '../../checkpoint-catalog.js';
 import type { Generator } from '../../generator.js';
 import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import { fittedSize } from '../fitted-size.js';
@@ -76,12 +77,7 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
       '/v1/images/generations': { POST: (ctx) => serveImages(ctx, 'generations', ctx.state.signal) },
       '/v1/images/edits': { POST: (ctx) => serveImages(ctx, 'edits', ctx.state.signal) },
       '/v1/images/variations': { POST: (ctx) => serveImages(ctx, 'variations', ctx.state.signal) },
-      '/v1/models': {
-        GET: () => ({
-          object: 'list',
-          data: [{ id: modelId, object: 'model', created: 0, owned_by: 'tiffin' }],
-        }),
-      },
+      '/v1/models': { GET: () => ({ object: 'list', data: listedModels() }) },
     },
   };
 
@@ -104,7 +100,7 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
         num_images_per_prompt: request.n,
         seed: request.seed,
       };
-      const text2img = compatRequest(generator, body);
+      const text2img = compatRequest(generator, { ...body, model: chosenModel(json.model) });
       if (streamed.stream)
         return stream(ctx, 'generations', text2img, signal, streamed.partialImages, request, {
           width,
@@ -127,7 +123,12 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
         code: 'MISSING_REQUIRED_PARAMETER',
       });
     const sized = request.size ? await resizedTo(image, ...request.size) : image;
-    const common = { prompt: request.prompt, num_images_per_prompt: request.n, seed: request.seed };
+    const common = {
+      prompt: request.prompt,
+      num_images_per_prompt: request.n,
+      seed: request.seed,
+      model: chosenModel(fields.model),
+    };
     const mask = kind === 'edits' ? await uploaded(form, ['mask'], 'mask', maxPixels, true) : undefined;
     let edit: ReturnType<typeof compatRequest>;
     if (mask) {
@@ -177,6 +178,38 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
       },
     });
     return undefined;
+  }
+
+  /**
+   * `GET /v1/models`: the service's name (its start model); with a models folder, every checkpoint by its name too.
+   */
+  function listedModels() {
+    const entry = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'tiffin' });
+    const { catalog } = generator;
+    if (!catalog.selectable) return [entry(modelId)];
+    catalog.refresh();
+    return [entry(modelId), ...catalog.list().map((c) => entry(c.name))];
+  }
+
+  /**
+   * The checkpoint `model` names: absent or the service's name is the start model. Without a models folder any
+   * other `model` is ignored as before (clients send `dall-e-3`); with one, a name it does not list is a 404
+   * `model_not_found` naming `param: "model"`.
+   */
+  function chosenModel(value: unknown): string | null {
+    const { catalog } = generator;
+    if (!catalog.selectable || value === undefined || value === null || value === '' || value === modelId)
+      return null;
+    const name = typeof value === 'string' ? value : String(value);
+    if (!catalog.find(name))
+      throw new NotFound(
+        `The model ${echoedName(name)} does not exist on this service (see GET /v1/models)`,
+        {
+          code: 'NOT_FOUND',
+          detail: { param: 'model' },
+        },
+      );
+    return name;
   }
 
   function requireKind(name: string, route: string): void {
