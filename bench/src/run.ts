@@ -165,6 +165,26 @@ if (wanted('cache')) {
   console.log(`  load average: ${loadAverage()}\n`);
 }
 
+if (wanted('priority')) {
+  progress.step('Running the benchmark: high-priority latency under a saturating low-priority load');
+  const { benchQueuePriority } = await import('./queue-priority.js');
+  const q = await benchQueuePriority({ seconds, rounds });
+  console.log(
+    `API queue priorities: concurrency 2, 2 ms calls, 64 low-priority connections back to back, one high-priority caller (${q.pinning}):`,
+  );
+  for (const [name, r] of [
+    ['with u=0 / u=7', q.with],
+    ['without (FIFO)', q.without],
+  ] as const)
+    console.log(
+      `  ${name}  high p50 ms ${fmtSpread(r.p50, 2)}   p99 ms ${fmtSpread(r.p99, 2)}   low req/s ${fmtSpread(r.lowRps)}`,
+    );
+  console.log(
+    `  ratio with / without priorities: p50 ${fmtSpread(q.p50Ratio, 3)}x   p99 ${fmtSpread(q.p99Ratio, 3)}x`,
+  );
+  console.log(`  load average: ${loadAverage()}\n`);
+}
+
 if (wanted('jscost')) {
   progress.step('Running the benchmark: JavaScript CPU per request');
   const { benchHttpJsCost } = await import('./http-js-cost.js');
