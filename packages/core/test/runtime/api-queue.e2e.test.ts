@@ -172,6 +172,39 @@ describe('an API queue', () => {
   });
 });
 
+describe('over the Open Inference Protocol', () => {
+  const infer = (api: string, text: string, parameters: Record<string, unknown>) =>
+    fetch(`${handle.url}/v2/models/${api}/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        inputs: [{ name: 'input', datatype: 'BYTES', shape: [1], data: [text] }],
+        parameters,
+      }),
+    });
+
+  it('orders by parameters.priority and expires by parameters.timeout while queued, without running', async () => {
+    const { answer: holding } = await hold('ordered', 'v2');
+    const low = infer('ordered', 'v2-low', { priority: 7 });
+    await until(async () => (await depth('ordered')) === 1);
+    const high = infer('ordered', 'v2-high', { priority: 0 });
+    const expired = infer('ordered', 'v2-late', { timeout: 0.2 });
+    expect((await expired).status).toBe(504);
+    release('v2');
+    expect([(await holding).status, (await low).status, (await high).status]).toEqual([200, 200, 200]);
+    expect(runs.ordered?.filter((r) => r.includes('v2'))).toEqual(['hold:v2', 'v2-high', 'v2-low']);
+  });
+
+  it.each([['x'], [-1], [0], [1e400], [null]])(
+    'refuses parameters.timeout %j with 400 INVALID_TIMEOUT',
+    async (timeout) => {
+      const res = await infer('plain', 'x', { timeout });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { code: string }).code).toBe('INVALID_TIMEOUT');
+    },
+  );
+});
+
 describe("a client's Priority and Tiffin-Timeout, hostile", () => {
   it.each([
     'u=99',

@@ -32,6 +32,8 @@ export function apiHandler(
   // `cache` gets the cache in front of its function and codec (docs/cache.md).
   const { api, codec } = withResponseCache(declared, descriptorHttpCodec(declared), deps.cache);
 
+  const queued = api.admission !== undefined;
+
   /** The exchange takes the descriptor's answer (an event stream trades its API permit for a stream's). */
   const take = (ctx: Exchange, response: HttpResponse, release: () => void): void => {
     if (ctx.timedOut) return;
@@ -71,8 +73,10 @@ export function apiHandler(
     return run(ctx, release);
   };
   return (ctx: Exchange): Promise<void> | undefined => {
-    // The client's deadline and urgency, read before the pipeline arms the request's deadline.
-    applyCallOptions(ctx, httpCallOptions(ctx.req));
+    // The client's deadline and urgency, read before the pipeline arms the request's deadline (a call that
+    // names no deadline to an API without a queue of its own, most calls, costs one lookup).
+    if (queued || ctx.req.headers['tiffin-timeout'] !== undefined)
+      applyCallOptions(ctx, httpCallOptions(ctx.req));
     return handle(ctx);
   };
 }
