@@ -147,7 +147,7 @@ if (wanted('tracing')) {
   console.log(`Tracing: JavaScript CPU per JSON echo over in-memory sockets, us (${t.pinning}):`);
   for (const [name, s] of Object.entries(t.cpuUs)) console.log(`  ${name.padEnd(22)} ${fmtSpread(s, 1)}`);
   for (const [name, s] of Object.entries(t.vsOff))
-    console.log(`  cost ratio off / ${name.padEnd(22)} ${fmtSpread(s, 3)}x   (1 = no cost)`);
+    console.log(`  CPU ratio ${name.padEnd(22)} / off ${fmtSpread(s, 3)}x   (above 1: costs more)`);
   console.log(`  load average: ${loadAverage()}\n`);
 }
 

@@ -15,7 +15,7 @@ const VARIANTS: ReadonlyArray<readonly [string, Record<string, string>]> = [
 export interface TracingResult {
   /** Server CPU µs per JSON echo of each variant (and of `base`, the build BENCH_BASE_CORE names). */
   cpuUs: Record<string, Spread>;
-  /** Per-round cost ratios against tracing off (its CPU per request / the variant's: below 1 costs more). */
+  /** Per-round CPU ratios against tracing off (the variant's CPU per request / off's: above 1 costs more). */
   vsOff: Record<string, Spread>;
   pinning: string;
 }
@@ -51,7 +51,7 @@ export function benchTracingOverhead({ rounds = 3, requests = 20_000 } = {}): Tr
     vsOff: Object.fromEntries(
       Object.entries(runs)
         .filter(([name]) => name !== 'off')
-        .map(([name, values]) => [name, spread(values.map((v, i) => off[i]! / v))]),
+        .map(([name, values]) => [name, spread(values.map((v, i) => v / off[i]!))]),
     ),
     pinning: pinning.description,
   };
