@@ -78,7 +78,7 @@ export function withResponseCache(
 
   const cachedFn = (input: unknown, ctx: Context): unknown => {
     if (settings.when && !settings.when(input)) return fn(input, ctx);
-    const key = cacheKey(deps.service, deps.version, api.name, input);
+    const key = cacheKey(deps.service, deps.version, api.name, varied(input, ctx.request, settings.vary));
     if (key === undefined) return fn(input, ctx);
     if (noCache(ctx.request)) return lead(key, input, ctx);
     const waiting = flights.get(key);
@@ -127,6 +127,11 @@ export function withResponseCache(
   };
   const wrapped = Object.create(api, { fn: { value: cachedFn, enumerable: true } }) as InferenceApi;
   return { api: wrapped, codec: cachedCodec };
+}
+
+/** The input with the values of the request headers the answer varies on (`cache.vary`), as the key sees it. */
+function varied(input: unknown, request: HttpRequest, vary: readonly string[]): unknown {
+  return vary.length === 0 ? input : [input, vary.map((name) => request.headers.get(name))];
 }
 
 /** A store's answer; a store that fails is a miss (the cache must never fail a call). */

@@ -161,5 +161,10 @@ function cacheSettings(
     throw new InvalidArgument(
       `API ${name}: cache.maxBytes must be a whole number >= 1, got ${String(maxBytes)}`,
     );
-  return { ttlMs: ttl * 1000, maxBytes, when: options.when };
+  const vary = (options.vary ?? []).map((header) => {
+    if (typeof header !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header))
+      throw new InvalidArgument(`API ${name}: cache.vary must list header names, got ${String(header)}`);
+    return header.toLowerCase();
+  });
+  return { ttlMs: ttl * 1000, maxBytes, when: options.when, vary };
 }

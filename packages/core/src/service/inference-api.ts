@@ -101,6 +101,8 @@ export interface ApiCacheOptions {
   maxBytes?: number;
   /** Whether this decoded input may be cached (e.g. only a seeded generation); default every input. */
   when?: (input: unknown) => boolean;
+  /** Request headers the answer depends on besides the input (e.g. `accept`): their values join the key. */
+  vary?: readonly string[];
 }
 
 /** An API's cache settings as registered. */
@@ -110,6 +112,8 @@ export interface ApiCacheSettings {
   /** Answers over this many bytes are not kept. */
   maxBytes: number;
   when: ((input: unknown) => boolean) | undefined;
+  /** Lower-cased names of the request headers whose values join the key. */
+  vary: readonly string[];
 }
 
 /** Options of a batchable API. */

@@ -3,7 +3,7 @@ import { BadInput, JSONDescriptor, Service } from '../../src/index.js';
 import { start } from '../server/helpers.js';
 
 /** A service whose functions count their runs; `slow` waits for the test to let it go. */
-const calls: Record<string, number> = { echo: 0, big: 0, slow: 0, seeded: 0, boom: 0 };
+const calls: Record<string, number> = { echo: 0, big: 0, slow: 0, seeded: 0, boom: 0, greet: 0 };
 let release: () => void = () => {};
 let released = new Promise<void>((resolve) => {
   release = resolve;
@@ -32,6 +32,10 @@ svc.api(
     return { got: input, run: calls.seeded };
   },
 );
+svc.api({ ...json(), cache: { vary: ['Accept-Language'] } }, function greet(_input, ctx) {
+  calls.greet = (calls.greet ?? 0) + 1;
+  return { hello: ctx.request.headers.get('accept-language') === 'fr' ? 'bonjour' : 'hello' };
+});
 svc.api({ ...json(), cache: true }, function boom() {
   calls.boom = (calls.boom ?? 0) + 1;
   throw new BadInput('no');
@@ -104,6 +108,18 @@ describe('the response cache (docs/cache.md)', () => {
     expect((await post('seeded', '{"prompt":"a","seed":7}')).headers.get('tiffin-cache')).toBe('miss');
     expect((await post('seeded', '{"prompt":"a","seed":7}')).headers.get('tiffin-cache')).toBe('hit');
     expect(calls.seeded).toBe(3);
+  });
+
+  it('keys on the request headers the API varies on (vary), beside the input', async () => {
+    const fr = { 'accept-language': 'fr' };
+    expect(await (await post('greet', '{}', fr)).json()).toEqual({ hello: 'bonjour' });
+    const en = await post('greet', '{}', { 'accept-language': 'en' });
+    expect(en.headers.get('tiffin-cache')).toBe('miss');
+    expect(await en.json()).toEqual({ hello: 'hello' });
+    const again = await post('greet', '{}', fr);
+    expect(again.headers.get('tiffin-cache')).toBe('hit');
+    expect(await again.json()).toEqual({ hello: 'bonjour' });
+    expect(calls.greet).toBe(2);
   });
 
   it('computes identical concurrent misses once (single flight)', async () => {
