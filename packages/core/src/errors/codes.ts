@@ -5,7 +5,6 @@
  * added here first. The gRPC status follows from the HTTP status (`grpcStatusForHttp`) unless `grpc` says
  * otherwise; `grpcStatusOfCode` reads it.
  */
-import { ADMISSION_CODES } from './admission-codes.js';
 import { GrpcStatus, type GrpcStatusCode, type GrpcStatusName, grpcStatusForHttp } from './grpc-status.js';
 
 export interface ErrorCodeEntry {
@@ -192,13 +191,37 @@ export const ERROR_CODES = {
     package: core,
     meaning: 'the batch queue cannot serve the request within its latency budget; retry after `Retry-After`',
   },
-  // The API queues' refusals and the client's deadline (admission-codes.ts).
-  ...ADMISSION_CODES,
   MODEL_RUN_FAILED: {
     status: 500,
     type: 'ModelRunFailed',
     package: core,
     meaning: 'the model runtime failed on a well-formed input',
+  },
+  MODEL_NOT_IN_REPOSITORY: {
+    status: 404,
+    type: 'NotFound',
+    package: core,
+    meaning: 'the model repository has no model of that name (or the name is not one a repository serves)',
+  },
+  MODEL_CONTROL_DISABLED: {
+    status: 400,
+    type: 'InvalidArgument',
+    package: core,
+    meaning:
+      'model control is off (`--model-control none`): the repository loads and unloads nothing on request',
+  },
+  MODEL_LOAD_FAILED: {
+    status: 400,
+    type: 'InvalidArgument',
+    package: core,
+    meaning:
+      'the model could not be loaded (the message and the index `reason` say why); the one serving stays',
+  },
+  MODEL_NOT_LOADED: {
+    status: 503,
+    type: 'ServiceUnavailable',
+    package: core,
+    meaning: 'the model is unloaded (or unloading); load it, or retry once it is back',
   },
   TASK_ID_REQUIRED: {
     status: 400,

@@ -7,6 +7,7 @@ import type {
   ModelRequestMessage,
 } from '../inference-protocol/grpc-messages.js';
 import { inferRequestFromProto, inferResponseToProto } from '../inference-protocol/grpc-tensors.js';
+import { protocolModelReady } from '../inference-protocol/repository-requests.js';
 import {
   type ModelAdapter,
   modelMetadata,
@@ -14,12 +15,11 @@ import {
   serverMetadata,
 } from '../inference-protocol/models.js';
 import type { Logger } from '../logging/logger.js';
-import { v2CallOptions } from '../runtime/admission/call-options.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { newRequestId } from '../server/request-id.js';
-import { grpcCallOptions } from './call-options.js';
 import { type ApiCallDeps, rejectUndecodable, runApiCall } from './calls.js';
 import { INFERENCE_V2_SERVICE_NAME } from './proto.js';
+import { repositoryV2Implementation } from './repository-v2.js';
 
 /** Methods that stay open with a token set, like `/v2/health/*` over HTTP (orchestrator probes). */
 export const INFERENCE_V2_PROBE_METHODS: ReadonlySet<string> = new Set([
@@ -77,10 +77,7 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
     runApiCall(deps, name, call, callback, async (start) => {
       const model = modelNamed(name, message.model_version);
       const infer = inferRequestFromProto(message);
-      const apiCall = start(model.api);
-      grpcCallOptions(apiCall, call);
-      v2CallOptions(apiCall, infer.request.parameters);
-      const outputs = await runtime.call(model.api, apiCall, infer.request, model.codec);
+      const outputs = await runtime.call(model.api, start(model.api), infer.request, model.codec);
       return inferResponseToProto(model.name, infer, outputs);
     });
   };
@@ -89,8 +86,8 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
     ServerLive: unary(logger, 'ServerLiveRequest', () => ({ live: true })),
     ServerReady: unary(logger, 'ServerReadyRequest', () => ({ ready: isReady() })),
     ModelReady: unary<ModelRequestMessage, { ready: boolean }>(logger, 'ModelReadyRequest', (req) => {
-      modelNamed(req.name, req.version);
-      return { ready: isReady() };
+      const model = modelNamed(req.name, req.version);
+      return { ready: protocolModelReady(svc, model.name, isReady()) };
     }),
     // gRPC carries tensors as raw bytes natively; the HTTP-only binary_tensor_data extension is not announced.
     ServerMetadata: unary(logger, 'ServerMetadataRequest', () => serverMetadata(svc, [])),
@@ -100,5 +97,6 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
       (req) => modelMetadata(modelNamed(req.name, req.version)),
     ),
     ModelInfer,
+    ...repositoryV2Implementation(svc, () => models.keys(), isReady, logger),
   } as grpc.UntypedServiceImplementation;
 }

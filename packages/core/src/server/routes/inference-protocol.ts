@@ -4,15 +4,15 @@ import {
   modelList,
   modelMetadata,
   protocolModels,
-  repositoryIndex,
   serverMetadata,
 } from '../../inference-protocol/models.js';
+import { protocolModelReady } from '../../inference-protocol/repository-requests.js';
 import { readInferRequest } from '../../io/infer-request-body.js';
 import type { Limits } from '../../limits/limits.js';
-import { applyCallOptions, httpCallOptions, v2CallOptions } from '../../runtime/admission/call-options.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { Service } from '../../service/service.js';
 import type { Exchange } from '../exchange.js';
+import { registerModelRepository } from './model-repository.js';
 import type { RouteTable } from './route-table.js';
 
 /** The extensions `GET /v2` announces. */
@@ -40,11 +40,8 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
       ctx.get(HEADER_LENGTH) || undefined,
       deps.limits.maxDepth,
     );
-    // As on the API's own route: the permit once the body is in, the client's urgency and deadline first.
-    applyCallOptions(ctx, httpCallOptions(ctx.req));
-    v2CallOptions(ctx, infer.parameters);
-    deps.runtime.rewatch(ctx);
-    await deps.runtime.admitCall(ctx);
+    // As on the API's own route: the permit once the body is in.
+    deps.runtime.admit(ctx);
     const outputs = await deps.runtime.invoke(model.api, ctx, infer, model.codec);
     const { body, headers } = writeInferResponse(model.name, infer, outputs);
     if (ctx.timedOut) return;
@@ -73,13 +70,16 @@ export function registerInferenceProtocol(
   const infer = new Map<string, (ctx: Exchange) => Promise<void>>();
   const models = protocolModels(service);
   add('/v2/models', { GET: (ctx) => json(ctx, 200, modelList(models)) });
-  add('/v2/repository/index', { POST: (ctx) => json(ctx, 200, repositoryIndex(models, isReady())) });
+  registerModelRepository(add, service, models, isReady, deps.limits.maxDepth);
   for (const [name, model] of models) {
     // A model name that is not a path segment as it stands (a space, '/', non-ASCII) is served URL-encoded.
     const base = `/v2/models/${encodeURIComponent(name)}`;
     add(base, { GET: (ctx) => json(ctx, 200, modelMetadata(model)) });
     add(`${base}/ready`, {
-      GET: (ctx) => json(ctx, isReady() ? 200 : 503, { name, ready: isReady() }),
+      GET: (ctx) => {
+        const ready = protocolModelReady(service, name, isReady());
+        json(ctx, ready ? 200 : 503, { name, ready });
+      },
     });
     const handler = inferHandler(model, deps);
     if (!routes.match(`${base}/infer`)) {
