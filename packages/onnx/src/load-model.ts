@@ -8,6 +8,7 @@ import {
   startModel,
 } from '@tiffin/core/internal';
 import { inspectOnnx } from './inspect.js';
+import { inspectOnnxOffThread } from './inspect-thread.js';
 import { isOnnxPath, locateOnnx } from './model-file.js';
 import { type OnnxRunnerInit, openSessionRunner } from './runtime/session-runner.js';
 import { MODULE } from './save-model.js';
@@ -20,7 +21,8 @@ export type LoadOnnxModelOptions = LoadFrameworkModelOptions;
 async function resolveModel(tagOrPath: string, options: LoadOnnxModelOptions): Promise<ResolvedModel> {
   if (await isOnnxPath(tagOrPath)) {
     const located = await locateOnnx(tagOrPath);
-    const { signature } = await inspectOnnx(located.file, options.signatures);
+    const inspect = options.inspectOffThread ? inspectOnnxOffThread : inspectOnnx;
+    const { signature } = await inspect(located.file, options.signatures);
     return modelOnDisk(located.name, located.file, signature);
   }
   return resolveStoredModel(tagOrPath, MODULE, options);

@@ -33,6 +33,12 @@ export interface LoadFrameworkModelOptions {
    * inputs; the caller's typed arrays that own their buffer are detached by `run`, so only for inputs used once.
    */
   transferInputs?: boolean;
+  /**
+   * Read a model file's signature in a short-lived worker thread instead of on the calling one (default false):
+   * a runtime that opens the file synchronously then never stalls the event loop. A model repository loading
+   * models while others serve sets it (docs/model-repository.md).
+   */
+  inspectOffThread?: boolean;
   /** Override the stored (or inferred) signature at load time. */
   signatures?: SignatureOverrides;
   /** The store to load from (default: `$TIFFIN_HOME/models`). */

@@ -83,6 +83,8 @@ export function repositoryService(dir: string, flags: RepositoryFlags & ModelFla
       open: async (entry) =>
         (await frameworkModule(entry.module)).loadModel(entry.source, {
           ...loadOptions(flags),
+          // Other models keep answering while this one opens.
+          inspectOffThread: true,
           ...(entry.config.instances ? { instances: entry.config.instances } : {}),
         }),
     });
