@@ -235,7 +235,24 @@ export class Generator {
   private async workerFor(checkpoint: Checkpoint): Promise<ModelWorkerHost> {
     const before = this.pipelines.loads;
     const started = performance.now();
-    const worker = await this.pipelines.acquire(checkpoint);
+    let worker: ModelWorkerHost;
+    try {
+      worker = await this.pipelines.acquire(checkpoint);
+    } catch (err) {
+      // A checkpoint that does not load fails its request and leaves the others serving; the client is told
+      // why by the checkpoint's name, never by its server path (the log has the path).
+      this.logger?.log('warn', 'diffusion checkpoint failed to load', {
+        model: checkpoint.name,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      if (err instanceof Error) {
+        const dir = this.catalog.dir;
+        let message = err.message.split(checkpoint.path).join(checkpoint.name);
+        if (dir !== undefined) message = message.split(dir).join('<models-dir>');
+        err.message = message;
+      }
+      throw err;
+    }
     if (this.pipelines.loads !== before)
       this.logger?.log('info', 'diffusion checkpoint loaded', {
         model: checkpoint.name,

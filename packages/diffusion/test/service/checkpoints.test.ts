@@ -21,6 +21,8 @@ for (const dir of [alpha, beta])
 // Not checkpoints: a folder without model_index.json, a text file, a hidden folder.
 mkdirSync(join(models, 'notes'));
 writeFileSync(join(models, 'readme.txt'), 'not a model\n');
+// A single-file checkpoint is listed by its file name; this one is broken, so choosing it fails to load.
+writeFileSync(join(models, 'gamma.safetensors'), 'not safetensors');
 const logger = new MemoryLogger();
 let server: ServerHandle;
 
@@ -95,13 +97,13 @@ describe('checkpoints per request', () => {
   it('lists the checkpoints of the folder in every API', async () => {
     const listed = await call('GET', '/models');
     expect(listed.json).toMatchObject({ default: 'alpha', max_loaded: 1 });
-    expect(listed.json.models.map((m: { name: string }) => m.name)).toEqual(['alpha', 'beta']);
+    const names = ['alpha', 'beta', 'gamma.safetensors'];
+    expect(listed.json.models.map((m: { name: string }) => m.name)).toEqual(names);
     const v1 = await call('GET', '/v1/models');
-    expect(v1.json.data.map((m: { id: string }) => m.id)).toEqual(['stable-diffusion', 'alpha', 'beta']);
+    expect(v1.json.data.map((m: { id: string }) => m.id)).toEqual(['stable-diffusion', ...names]);
     const sd = await call('GET', '/sdapi/v1/sd-models');
-    expect(sd.json).toHaveLength(2);
-    const [a, b] = sd.json as unknown as Array<{ model_name: string; hash: string; title: string }>;
-    expect([a.model_name, b.model_name]).toEqual(['alpha', 'beta']);
+    const [a, b, c] = sd.json as unknown as Array<{ model_name: string; hash: string; title: string }>;
+    expect([a.model_name, b.model_name, c.model_name]).toEqual(['alpha', 'beta', 'gamma']);
     expect(a.hash).not.toBe(b.hash);
     expect(b.title).toBe(`beta [${b.hash}]`);
   });
@@ -114,7 +116,12 @@ describe('checkpoints per request', () => {
     expect(listed.json.models).toEqual([
       { name: 'alpha', loaded: false },
       { name: 'beta', loaded: true },
+      { name: 'gamma.safetensors', loaded: false },
     ]);
+    // A checkpoint that does not load fails its request alone, named without its server path.
+    const broken = await call('POST', '/text2img', { ...prompt, model: 'gamma' });
+    expect(broken.status).toBeGreaterThanOrEqual(400);
+    expect(broken.bytes.toString()).not.toContain(models);
     // Back to alpha: reloaded, the same image as before the switch.
     expect(await native('alpha')).toEqual(a);
     const loads = logger.records.filter((r) => r.msg === 'diffusion checkpoint loaded');
@@ -152,7 +159,7 @@ describe('checkpoints per request', () => {
   }, 120_000);
 
   it("answers an unknown or hostile name in each API's own error shape", async () => {
-    for (const name of ['gamma', 'notes', 'readme.txt', ...hostile]) {
+    for (const name of ['delta', 'notes', 'readme.txt', ...hostile]) {
       const nat = await call('POST', '/text2img', { ...prompt, model: name });
       expect([404, 400]).toContain(nat.status);
       expect(['NOT_FOUND', 'INVALID_INPUT']).toContain(nat.json.code);
