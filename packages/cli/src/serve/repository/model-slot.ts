@@ -166,7 +166,13 @@ export class ModelSlot {
         throw new ServiceUnavailable(`Model '${this.name}' is not loaded: ${this.reason}`, {
           code: 'MODEL_NOT_LOADED',
         });
-      await withSignal(this.load(), signal);
+      // A load that fails on a call is the server's state, not the caller's mistake: 503 with the reason.
+      await withSignal(this.load(), signal).catch((err: unknown) => {
+        if ((err as { code?: unknown }).code !== 'MODEL_LOAD_FAILED') throw err;
+        throw new ServiceUnavailable(`Model '${this.name}' is not loaded: ${this.reason}`, {
+          code: 'MODEL_NOT_LOADED',
+        });
+      });
     }
     const resident = this.resident;
     if (!resident)
