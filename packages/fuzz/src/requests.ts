@@ -97,6 +97,38 @@ const extraHeaders: fc.Arbitrary<Array<[string, string]>> = fc.oneof(
       .map(([k, v]) => [[k, v]] as Array<[string, string]>),
   },
   {
+    // A call's urgency and deadline (docs/server.md, queues): out of range, malformed, huge; never a 5xx.
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        fc.oneof(
+          fc.constantFrom(
+            'u=0',
+            'u=7, i',
+            'u=99',
+            'u=-1',
+            'u=1.5',
+            'u="0"',
+            'u=',
+            ',,',
+            `u=0, ${'x'.repeat(9000)}`,
+          ),
+          fc.stringMatching(/^[\x20-\x7e]{0,80}$/),
+        ),
+        fc.oneof(
+          fc.constantFrom('0.5', '30', '1e400', 'NaN', '-1', '0', 'Infinity', '9'.repeat(400), '1, 2'),
+          fc.stringMatching(/^[\x20-\x7e]{0,40}$/),
+        ),
+      )
+      .map(
+        ([priority, timeout]) =>
+          [
+            ['priority', priority],
+            ['tiffin-timeout', timeout],
+          ] as Array<[string, string]>,
+      ),
+  },
+  {
     weight: 1,
     arbitrary: fc.constant([
       ['authorization', 'Bearer x'],
