@@ -25,9 +25,10 @@ const ERROR = 2;
 let gateOpen: () => void = () => {};
 let batchCalls = 0;
 const svc = new Service('traced')
-  .api({ name: 'echo', input: new JSONDescriptor(), output: new JSONDescriptor() }, (value: unknown) => {
+  .api({ name: 'echo', input: new JSONDescriptor(), output: new JSONDescriptor() }, (value: unknown, ctx) => {
     // A span of the user's own, through the OTel API's active context: a child of the call's run span.
     trace.getTracer('user-code').startSpan('user work').end();
+    ctx.span?.setAttribute('user.note', 'set through ctx.span');
     return value;
   })
   .api({ name: 'boom', input: new JSONDescriptor(), output: new JSONDescriptor() }, () => {
@@ -140,6 +141,7 @@ describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
     for (const step of ['decode', 'run', 'encode'])
       expect(byName(spans, step).parentSpanId).toBe(server.spanId);
     expect(byName(spans, 'user work').parentSpanId).toBe(byName(spans, 'run').spanId);
+    expect(byName(spans, 'run').attributes['user.note']).toBe('set through ctx.span');
     // The access-log line names the trace.
     const line = logger.records.find((r) => r.msg === 'request' && r.traceId === CALLER_TRACE);
     expect(line).toMatchObject({ path: '/echo', status: 200 });

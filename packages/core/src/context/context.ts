@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Span, trace } from '@opentelemetry/api';
 import type { HttpRequest } from '../http/request.js';
 import type { Cookie } from '../http/response.js';
 import type { TaskProgress } from '../tasks/task-store.js';
@@ -87,6 +88,15 @@ export class Context {
   /** The task's id when this call runs as a task (`/<api>/submit`); undefined for a synchronous call. */
   get taskId(): string | undefined {
     return this.task?.id;
+  }
+
+  /**
+   * The span this code runs in when the request is traced (docs/observability.md): in an API function its `run`
+   * span (in a batched one the `batch` span), in a mounted route the request's; undefined when not traced. Add
+   * attributes or events to it, or start child spans through the OpenTelemetry API's active context.
+   */
+  get span(): Span | undefined {
+    return trace.getActiveSpan();
   }
 
   /**
