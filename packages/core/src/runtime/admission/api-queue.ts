@@ -45,6 +45,8 @@ export class ApiQueue {
   private waiting = 0;
   /** Live (not yet left) waiting calls per urgency level. */
   private readonly live: number[] = new Array(LOWEST_URGENCY + 1).fill(0);
+  /** Entries of calls that left (deadline, client gone) still in their level, behind its head. */
+  private readonly dead: number[] = new Array(LOWEST_URGENCY + 1).fill(0);
   private readonly perClient = new Map<string, number>();
   private readonly share: number;
   /** Start times (performance.now()) of the calls running now. */
@@ -207,7 +209,16 @@ export class ApiQueue {
     if (waiter.done) return;
     this.settle(waiter);
     waiter.reject(reason);
-    // Its entry stays in its level as a dead one, skipped when the head reaches it.
+    // Its entry stays in its level as a dead one, skipped when the head reaches it; a level whose head does not
+    // move (a less urgent one, under load) drops its dead entries once they outnumber the live ones.
+    const u = waiter.urgency;
+    this.dead[u] = (this.dead[u] as number) + 1;
+    if ((this.dead[u] as number) > 64 && (this.dead[u] as number) > (this.live[u] as number)) {
+      const level = this.levels[u] as Waiter[];
+      this.levels[u] = level.slice(this.heads[u]).filter((w) => !w.done);
+      this.heads[u] = 0;
+      this.dead[u] = 0;
+    }
   }
 
   private settle(waiter: Waiter): void {
@@ -227,7 +238,10 @@ export class ApiQueue {
   private liveHead(u: number): Waiter | undefined {
     const level = this.levels[u] as Waiter[];
     let head = this.heads[u] as number;
-    while (head < level.length && (level[head] as Waiter).done) head++;
+    while (head < level.length && (level[head] as Waiter).done) {
+      head++;
+      this.dead[u] = Math.max(0, (this.dead[u] as number) - 1);
+    }
     this.heads[u] = head;
     this.compact(u);
     return level[this.heads[u] as number];
