@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type Logger, NDArray, ServiceUnavailable } from '@tiffin/core';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { BadInput, type Logger, NDArray, ServiceUnavailable } from '@tiffin/core';
 import { Cancelled } from '@tiffin/core/internal';
 import type { BackendName } from '../backend.js';
 import { assertBackendPackages } from '../backend-packages.js';
@@ -10,6 +12,7 @@ import { type GenerationOrigin, GenerationQueue } from './generation-queue.js';
 import type { GeneratedImages } from './images-output.js';
 import type { GenerationKindName, GenerationRequest, KindContext } from './kinds/index.js';
 import { type LoraListing, LoraRoots } from './lora-roots.js';
+import { pipelineFamily } from './model-config.js';
 import { prepareGeneration } from './prepare-generation.js';
 import { ResidentPipelines } from './resident-pipelines.js';
 import { jobCost } from './step-clock.js';
@@ -191,6 +194,7 @@ export class Generator {
     if (!host || !roots) throw new ServiceUnavailable('The model is still loading; try again shortly');
     // An unknown checkpoint is refused now (404), before the request takes a place in the queue.
     const checkpoint = this.catalog.resolve(request.model);
+    this.assertSameFamily(checkpoint);
     const { input, loras } = await prepareGeneration(roots, request, this.context.limits.maxSteps);
     const emit = this.events.emit.bind(this.events);
     emit({ ...base, type: 'queued', position: this.queue.ahead(base.origin) });
@@ -229,6 +233,24 @@ export class Generator {
       format: request.output.format,
       quality: request.output.quality,
     };
+  }
+
+  /**
+   * Requests are checked against the start model's family (SDXL's fields, sizes): a folder of another family is
+   * refused (400) rather than run with bounds made for another model. A single file's family is known once loaded.
+   */
+  private assertSameFamily(checkpoint: Checkpoint): void {
+    if (checkpoint === this.catalog.start || !existsSync(join(checkpoint.path, 'model_index.json'))) return;
+    let family: string;
+    try {
+      family = pipelineFamily(checkpoint.path);
+    } catch {
+      return; // Unreadable: its load says why.
+    }
+    if (family !== this.context.family)
+      throw new BadInput(
+        `model ${JSON.stringify(checkpoint.name)} is an ${family === 'sdxl' ? 'SDXL' : 'SD 1.x/2.x'} checkpoint; this service serves ${this.context.family === 'sdxl' ? 'SDXL' : 'SD 1.x/2.x'} checkpoints (its start model's family)`,
+      );
   }
 
   /** The worker of `checkpoint`, loaded (and the least recently used evicted) when it is not resident. */

@@ -18,6 +18,8 @@ const beta = writeTinyPipeline(join(models, 'beta'), { weightSeed: 7 });
 // Two steps whatever the API (OpenAI's has no steps field).
 for (const dir of [alpha, beta])
   writeFileSync(join(dir, 'tiffin_defaults.json'), '{"num_inference_steps": 2}');
+// Another family than the start model's: listed, refused by a request (its bounds are not the start model's).
+writeTinyPipeline(join(models, 'xl'), { flavour: 'sdxl' });
 // Not checkpoints: a folder without model_index.json, a text file, a hidden folder.
 mkdirSync(join(models, 'notes'));
 writeFileSync(join(models, 'readme.txt'), 'not a model\n');
@@ -97,7 +99,7 @@ describe('checkpoints per request', () => {
   it('lists the checkpoints of the folder in every API', async () => {
     const listed = await call('GET', '/models');
     expect(listed.json).toMatchObject({ default: 'alpha', max_loaded: 1 });
-    const names = ['alpha', 'beta', 'gamma.safetensors'];
+    const names = ['alpha', 'beta', 'gamma.safetensors', 'xl'];
     expect(listed.json.models.map((m: { name: string }) => m.name)).toEqual(names);
     const v1 = await call('GET', '/v1/models');
     expect(v1.json.data.map((m: { id: string }) => m.id)).toEqual(['stable-diffusion', ...names]);
@@ -117,11 +119,15 @@ describe('checkpoints per request', () => {
       { name: 'alpha', loaded: false },
       { name: 'beta', loaded: true },
       { name: 'gamma.safetensors', loaded: false },
+      { name: 'xl', loaded: false },
     ]);
     // A checkpoint that does not load fails its request alone, named without its server path.
     const broken = await call('POST', '/text2img', { ...prompt, model: 'gamma' });
     expect(broken.status).toBeGreaterThanOrEqual(400);
     expect(broken.bytes.toString()).not.toContain(models);
+    const xl = await call('POST', '/text2img', { ...prompt, model: 'xl' });
+    expect(xl.status).toBe(400);
+    expect(xl.json.error).toMatch(/SDXL checkpoint/);
     // Back to alpha: reloaded, the same image as before the switch.
     expect(await native('alpha')).toEqual(a);
     const loads = logger.records.filter((r) => r.msg === 'diffusion checkpoint loaded');
