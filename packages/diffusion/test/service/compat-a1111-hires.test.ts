@@ -6,6 +6,7 @@ import { createDiffusionService, type DiffusionService } from '../../src/service
 import type { GenerationEvent } from '../../src/service/generation-events.js';
 import { resizeLanczos } from '../../src/service/lanczos-resize.js';
 import { tinyDir } from '../helpers/tiny.js';
+import { callFrom, type JsonAnswer } from './compat-helpers.js';
 
 /**
  * A1111's hires fix as its clients send it (`enable_hr` and the `hr_*` fields on `/sdapi/v1/txt2img`) and the native
@@ -25,19 +26,10 @@ afterAll(async () => {
   await server?.close();
 });
 
-interface Answer {
-  status: number;
-  body: Record<string, unknown> & { images?: string[]; info?: string; detail?: string; error?: string };
-}
+type Answer = JsonAnswer<{ images?: string[]; info?: string }>;
 
-async function post(path: string, body: unknown): Promise<Answer> {
-  const res = await fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as Answer['body'] };
-}
+const post = (path: string, body: unknown): Promise<Answer> =>
+  callFrom(server, '127.0.0.1', 'POST', path, body);
 
 const base = { prompt: 'a red circle', negative_prompt: 'blue', steps: 3, seed: 7, width: 32, height: 32 };
 const txt2img = (extra: Record<string, unknown> = {}) => post('/sdapi/v1/txt2img', { ...base, ...extra });
