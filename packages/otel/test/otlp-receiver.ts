@@ -7,6 +7,8 @@ export interface ReceivedSpan {
   traceId: string;
   spanId: string;
   parentSpanId: string;
+  /** The W3C tracestate it carries ('' for none). */
+  traceState: string;
   name: string;
   kind: number;
   attributes: Record<string, unknown>;
@@ -30,7 +32,7 @@ message Link { bytes trace_id = 1; bytes span_id = 2; }
 message Status { string message = 2; int32 code = 3; }
 message Event { string name = 2; }
 message Span {
-  bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5; int32 kind = 6;
+  bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4; string name = 5; int32 kind = 6;
   repeated KeyValue attributes = 9; repeated Event events = 11; repeated Link links = 13; Status status = 15;
 }
 message ScopeSpans { repeated Span spans = 2; }
@@ -70,6 +72,7 @@ function spansOf(body: Json, encoding: ReceivedSpan['encoding']): ReceivedSpan[]
           traceId: hex(s.traceId, encoding),
           spanId: hex(s.spanId, encoding),
           parentSpanId: hex(s.parentSpanId, encoding),
+          traceState: (s.traceState as string | undefined) ?? '',
           name: s.name as string,
           kind: Number(s.kind ?? 0),
           attributes: attributes(s.attributes),

@@ -114,7 +114,15 @@ const post = (url: string, traceId: string, body: string) =>
 
 describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
   it('continue the caller’s trace: a server span with the HTTP conventions, its steps and the user’s span', async () => {
-    const res = await post(`${base}/echo`, CALLER_TRACE, '{"a":1}');
+    const res = await fetch(`${base}/echo`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
+        tracestate: 'vendor=abc',
+      },
+      body: '{"a":1}',
+    });
     expect(res.status).toBe(200);
     const timing = res.headers.get('server-timing') ?? '';
     expect(timing).toMatch(/^decode;dur=[\d.]+, run;dur=[\d.]+, encode;dur=[\d.]+$/);
@@ -122,6 +130,7 @@ describe('traces of HTTP calls (OTLP/HTTP protobuf to a real receiver)', () => {
     const server = byName(spans, 'POST /echo');
     expect(server).toMatchObject({
       parentSpanId: CALLER_SPAN,
+      traceState: 'vendor=abc',
       kind: SERVER,
       encoding: 'protobuf',
       status: { code: 0 },
