@@ -3,16 +3,22 @@ import { modelService, type ServeOptions } from '@tiffin/core';
 import { type Command, Option } from 'commander';
 import { reportError } from '../errors.js';
 import { parseNonNegativeInt, parsePort, parsePositiveInt, parseSeconds } from '../options.js';
+import { cacheOption, responseCacheFrom } from '../serve/cache-option.js';
 import { loadOptions, type ModelFlags, modelOptions, serviceOptions } from '../serve/model-flags.js';
 import { resolveModelTarget } from '../serve/model-target.js';
 import { serveWithReload } from '../serve/reload.js';
-import { cacheOption, responseCacheFrom } from '../serve/cache-option.js';
+import {
+  isRepositoryTarget,
+  type RepositoryFlags,
+  repositoryOptions,
+  repositoryService,
+} from '../serve/repository/repository-flags.js';
 import { serveInProcess } from '../serve/single.js';
 import { type TaskOptionFlags, taskOptions, taskStoreFlags, webhookOptions } from '../serve/task-options.js';
 import { serveWithWorkers } from '../serve/workers.js';
 import { loadService, parseServiceTarget } from '../service-loader.js';
 
-interface ServeFlags extends ModelFlags, TaskOptionFlags {
+interface ServeFlags extends ModelFlags, TaskOptionFlags, RepositoryFlags {
   port: number;
   host: string;
   cache?: string;
@@ -49,7 +55,7 @@ export function registerServe(program: Command): void {
     .description('Serve a service over HTTP (TypeScript files run without a build step)')
     .argument(
       '<service>',
-      'service module, e.g. service.ts or service.ts:myService (default export, else `svc`), a built package tag (name[:version]), or a model to serve with zero code: model.onnx, a TF.js model.json folder, or a store tag with its module (onnx:iris:latest)',
+      'service module, e.g. service.ts or service.ts:myService (default export, else `svc`), a built package tag (name[:version]), or a model to serve with zero code: model.onnx, a TF.js model.json folder, a folder of models (a model repository, docs/model-repository.md), or a store tag with its module (onnx:iris:latest)',
     )
     .addOption(
       new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
@@ -129,77 +135,88 @@ export function registerServe(program: Command): void {
       'require `Authorization: Bearer <token>` on API calls, / and /docs.json (and gRPC calls); default $TIFFIN_API_TOKEN',
     )
     .option('--metrics-auth', 'with a token: require it for /metrics too');
-  modelOptions(taskOptions(cacheOption(command))).action(async (spec: string, flags: ServeFlags) => {
-    try {
-      if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
-      const model = await resolveModelTarget(spec);
-      // A package tag (`name[:version]`) serves that built package's entry module.
-      const options: ServeOptions = {
-        port: flags.port,
-        host: flags.host,
-        timeout: flags.timeout,
-        maxConcurrency: flags.maxConcurrency,
-        readyMaxQueue: flags.readyMaxQueue,
-        maxBodySize: flags.maxBodySize,
-        maxBufferedBytes: flags.maxBufferedBytes,
-        headersTimeout: flags.headersTimeout,
-        bodyTimeout: flags.bodyTimeout,
-        sendTimeout: flags.sendTimeout,
-        minSendRate: flags.minSendRate,
-        maxStreams: flags.maxStreams,
-        streamIdleTimeout: flags.streamIdleTimeout,
-        streamLifetime: flags.streamLifetime,
-        metrics: flags.metrics,
-        apiToken: flags.apiToken,
-        metricsAuth: flags.metricsAuth,
-        webhooks: webhookOptions(flags),
-        cache: await responseCacheFrom(flags.cache),
-        cors: flags.cors
-          ? {
-              enabled: true,
-              access_control_allow_origins: flags.cors,
-              access_control_allow_methods: ['GET', 'POST', 'OPTIONS'],
-            }
-          : undefined,
-      };
-      const grpc = {
-        enabled: flags.grpc === true,
-        port: flags.grpcPort,
-        http: flags.http,
-        messageTimeout: flags.grpcMessageTimeout,
-        connectionIdle: flags.grpcConnectionIdle,
-        connectionAge: flags.grpcConnectionAge,
-      };
-      const tasks = taskStoreFlags(flags);
-      if (model) {
-        if (flags.reload || flags.workers > 1)
-          throw new Error('--reload and --workers serve service files; a model scales with --instances');
-        const load = async () => {
-          const loaded = await model.framework.loadModel(model.source, loadOptions(flags));
-          try {
-            return modelService(loaded, serviceOptions(flags));
-          } catch (err) {
-            // A flag the model refuses (an unknown --outputs name): its runner threads must not keep the process.
-            await loaded.close();
-            throw err;
-          }
+  repositoryOptions(modelOptions(taskOptions(cacheOption(command)))).action(
+    async (spec: string, flags: ServeFlags) => {
+      try {
+        if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
+        const repository = await isRepositoryTarget(spec, flags);
+        const model = repository ? null : await resolveModelTarget(spec);
+        // A package tag (`name[:version]`) serves that built package's entry module.
+        const options: ServeOptions = {
+          port: flags.port,
+          host: flags.host,
+          timeout: flags.timeout,
+          maxConcurrency: flags.maxConcurrency,
+          readyMaxQueue: flags.readyMaxQueue,
+          maxBodySize: flags.maxBodySize,
+          maxBufferedBytes: flags.maxBufferedBytes,
+          headersTimeout: flags.headersTimeout,
+          bodyTimeout: flags.bodyTimeout,
+          sendTimeout: flags.sendTimeout,
+          minSendRate: flags.minSendRate,
+          maxStreams: flags.maxStreams,
+          streamIdleTimeout: flags.streamIdleTimeout,
+          streamLifetime: flags.streamLifetime,
+          metrics: flags.metrics,
+          apiToken: flags.apiToken,
+          metricsAuth: flags.metricsAuth,
+          webhooks: webhookOptions(flags),
+          cache: await responseCacheFrom(flags.cache),
+          cors: flags.cors
+            ? {
+                enabled: true,
+                access_control_allow_origins: flags.cors,
+                access_control_allow_methods: ['GET', 'POST', 'OPTIONS'],
+              }
+            : undefined,
         };
-        await serveInProcess(load, options, grpc);
-        return;
+        const grpc = {
+          enabled: flags.grpc === true,
+          port: flags.grpcPort,
+          http: flags.http,
+          messageTimeout: flags.grpcMessageTimeout,
+          connectionIdle: flags.grpcConnectionIdle,
+          connectionAge: flags.grpcConnectionAge,
+        };
+        const tasks = taskStoreFlags(flags);
+        if (repository) {
+          if (flags.reload || flags.workers > 1)
+            throw new Error(
+              '--reload and --workers serve service files; a repository reloads with --model-control poll',
+            );
+          await serveInProcess(repositoryService(spec, flags), options, grpc);
+          return;
+        }
+        if (model) {
+          if (flags.reload || flags.workers > 1)
+            throw new Error('--reload and --workers serve service files; a model scales with --instances');
+          const load = async () => {
+            const loaded = await model.framework.loadModel(model.source, loadOptions(flags));
+            try {
+              return modelService(loaded, serviceOptions(flags));
+            } catch (err) {
+              // A flag the model refuses (an unknown --outputs name): its runner threads must not keep the process.
+              await loaded.close();
+              throw err;
+            }
+          };
+          await serveInProcess(load, options, grpc);
+          return;
+        }
+        const target = parseServiceTarget(await resolveServeArgument(spec));
+        if (flags.reload) {
+          // Validate once up front so a typo is a one-line error, not a restart loop.
+          await loadService(target);
+          const childArgs = process.argv.slice(1).filter((arg) => arg !== '--reload');
+          serveWithReload(target.file, childArgs);
+        } else if (flags.workers > 1) {
+          await serveWithWorkers(target, options, flags.workers, tasks);
+        } else {
+          await serveInProcess(target, options, grpc, tasks);
+        }
+      } catch (err) {
+        reportError(err);
       }
-      const target = parseServiceTarget(await resolveServeArgument(spec));
-      if (flags.reload) {
-        // Validate once up front so a typo is a one-line error, not a restart loop.
-        await loadService(target);
-        const childArgs = process.argv.slice(1).filter((arg) => arg !== '--reload');
-        serveWithReload(target.file, childArgs);
-      } else if (flags.workers > 1) {
-        await serveWithWorkers(target, options, flags.workers, tasks);
-      } else {
-        await serveInProcess(target, options, grpc, tasks);
-      }
-    } catch (err) {
-      reportError(err);
-    }
-  });
+    },
+  );
 }
