@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => servers.close());
 
 describe('a zero-code model with --concurrency and --queue', () => {
-  it('serves through its own queue: the callers' Priority and Tiffin-Timeout taken, its depth and oldest age on /metrics', async () => {
+  it('serves through its own queue: Priority and Tiffin-Timeout taken, its depth and oldest age on /metrics', async () => {
     const calls = [0, 7, 3].map((u) =>
       fetch(`${url}/predict`, {
         method: 'POST',
