@@ -108,19 +108,25 @@ describe('A1111 hires fix', () => {
     expect(Buffer.from(nativeImage.data).equals(Buffer.from(fixed.data))).toBe(true);
   });
 
-  it('progress counts both passes as one run of steps', async () => {
+  it('progress counts both passes as one run of steps, each image of a batch its own second pass', async () => {
     const steps: Array<[number, number]> = [];
     const stop = sd.generator.events.subscribe((e: GenerationEvent) => {
       if (e.type === 'step') steps.push([e.step, e.totalSteps]);
     });
     try {
-      // 4 first-pass steps, then 4 × 0.5 = 2 second-pass steps.
-      const answer = await txt2img({ steps: 4, enable_hr: true, denoising_strength: 0.5 });
+      // 4 first-pass steps, then 4 × 0.5 = 2 second-pass steps for each of the 2 images.
+      const hires = { steps: 4, enable_hr: true, denoising_strength: 0.5, hr_upscaler: 'Lanczos' };
+      const answer = await txt2img({ ...hires, batch_size: 2 });
       expect(answer.status).toBe(200);
+      expect(answer.body.images).toHaveLength(2);
+      const sizes = await Promise.all(
+        (answer.body.images ?? []).map(async (b64) => (await pixels(Buffer.from(b64, 'base64'))).width),
+      );
+      expect(sizes).toEqual([64, 64]);
     } finally {
       stop();
     }
-    expect(steps).toEqual([1, 2, 3, 4, 5, 6].map((s) => [s, 6]));
+    expect(steps).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((s) => [s, 8]));
   });
 
   it('refuses hostile hires values with a 422 naming the field, before any work', async () => {
