@@ -5,6 +5,7 @@
  * added here first. The gRPC status follows from the HTTP status (`grpcStatusForHttp`) unless `grpc` says
  * otherwise; `grpcStatusOfCode` reads it.
  */
+import { ADMISSION_CODES } from './admission-codes.js';
 import { GrpcStatus, type GrpcStatusCode, type GrpcStatusName, grpcStatusForHttp } from './grpc-status.js';
 
 export interface ErrorCodeEntry {
@@ -191,6 +192,8 @@ export const ERROR_CODES = {
     package: core,
     meaning: 'the batch queue cannot serve the request within its latency budget; retry after `Retry-After`',
   },
+  // The API queues' refusals and the client's deadline (admission-codes.ts).
+  ...ADMISSION_CODES,
   MODEL_RUN_FAILED: {
     status: 500,
     type: 'ModelRunFailed',

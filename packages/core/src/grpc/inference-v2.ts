@@ -15,8 +15,10 @@ import {
   serverMetadata,
 } from '../inference-protocol/models.js';
 import type { Logger } from '../logging/logger.js';
+import { v2CallOptions } from '../runtime/admission/call-options.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { newRequestId } from '../server/request-id.js';
+import { grpcCallOptions } from './call-options.js';
 import { type ApiCallDeps, rejectUndecodable, runApiCall } from './calls.js';
 import { INFERENCE_V2_SERVICE_NAME } from './proto.js';
 import { repositoryV2Implementation } from './repository-v2.js';
@@ -77,7 +79,10 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
     runApiCall(deps, name, call, callback, async (start) => {
       const model = modelNamed(name, message.model_version);
       const infer = inferRequestFromProto(message);
-      const outputs = await runtime.call(model.api, start(model.api), infer.request, model.codec);
+      const apiCall = start(model.api);
+      grpcCallOptions(apiCall, call);
+      v2CallOptions(apiCall, infer.request.parameters);
+      const outputs = await runtime.call(model.api, apiCall, infer.request, model.codec);
       return inferResponseToProto(model.name, infer, outputs);
     });
   };

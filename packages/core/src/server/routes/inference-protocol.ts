@@ -9,6 +9,7 @@ import {
 import { protocolModelReady } from '../../inference-protocol/repository-requests.js';
 import { readInferRequest } from '../../io/infer-request-body.js';
 import type { Limits } from '../../limits/limits.js';
+import { applyCallOptions, httpCallOptions, v2CallOptions } from '../../runtime/admission/call-options.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { Service } from '../../service/service.js';
 import type { Exchange } from '../exchange.js';
@@ -40,8 +41,11 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
       ctx.get(HEADER_LENGTH) || undefined,
       deps.limits.maxDepth,
     );
-    // As on the API's own route: the permit once the body is in.
-    deps.runtime.admit(ctx);
+    // As on the API's own route: the permit once the body is in, the client's urgency and deadline first.
+    applyCallOptions(ctx, httpCallOptions(ctx.req));
+    v2CallOptions(ctx, infer.parameters);
+    deps.runtime.rewatch(ctx);
+    await deps.runtime.admitCall(ctx);
     const outputs = await deps.runtime.invoke(model.api, ctx, infer, model.codec);
     const { body, headers } = writeInferResponse(model.name, infer, outputs);
     if (ctx.timedOut) return;
