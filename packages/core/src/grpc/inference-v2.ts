@@ -7,13 +7,13 @@ import type {
   ModelRequestMessage,
 } from '../inference-protocol/grpc-messages.js';
 import { inferRequestFromProto, inferResponseToProto } from '../inference-protocol/grpc-tensors.js';
-import { protocolModelReady } from '../inference-protocol/repository-requests.js';
 import {
   type ModelAdapter,
   modelMetadata,
   protocolModels,
   serverMetadata,
 } from '../inference-protocol/models.js';
+import { protocolModelReady } from '../inference-protocol/repository-requests.js';
 import type { Logger } from '../logging/logger.js';
 import { v2CallOptions } from '../runtime/admission/call-options.js';
 import type { Runtime } from '../runtime/runtime.js';
