@@ -4,7 +4,6 @@
  * promise: applications import from `@tiffin/core`. Listed one by one, and only what some package imports:
  * `test/repo/internal-entry.test.ts` fails on a name nobody imports, so a name that is no longer needed goes.
  */
-
 export type { CachedAnswer, ResponseCacheStore } from './cache/response-cache.js';
 export { jsonEncoderRules } from './encoding/json-encoder.js';
 export { errorAnswer } from './errors/error-answer.js';
