@@ -78,7 +78,7 @@ export async function benchQueuePriority({ seconds = 5, rounds = 3, lowClients =
   const server = await startServer(['--import', 'tsx', SERVER], pinning.serverPrefix);
   const unpin = pinning.pinLoadGenerator();
   try {
-    const url = new URL('/work', server.url);
+    const url = new URL('/job', server.url);
     await round(url, 1, lowClients, true);
     const withP: Round[] = [];
     const without: Round[] = [];

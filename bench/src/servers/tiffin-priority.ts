@@ -15,7 +15,7 @@ svc.api(
     queue: 100_000,
     queuePerClient: 100_000,
   },
-  async function work(input) {
+  async function job(input) {
     await new Promise((resolve) => setTimeout(resolve, workMs));
     return input;
   },

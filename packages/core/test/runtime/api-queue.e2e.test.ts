@@ -36,7 +36,7 @@ async function body(name: string, input: string): Promise<string> {
 const service = new Service('queued')
   .api(api('ordered', 1, 8, 8), (input: string) => body('ordered', input))
   .api(api('expiring', 1, 8, 8), (input: string) => body('expiring', input))
-  .api(api('shared', 1, 4), (input: string) => body('shared', input))
+  .api(api('pooled', 1, 4), (input: string) => body('pooled', input))
   .api(api('bounded', 1, 2, 2), (input: string) => body('bounded', input))
   .api(api('measured', 1, 8, 8), (input: string) => body('measured', input))
   .api({ name: 'plain', input: new PlainText(), output: new PlainText() }, (input: string) => input);
@@ -129,18 +129,18 @@ describe('an API queue', () => {
   });
 
   it("keeps one client to its share of the queue (a quarter), leaving room for another's", async () => {
-    const { answer: holding } = await hold('shared', 'slot');
-    const mine = post('/shared', 'mine');
-    await until(async () => (await depth('shared')) === 1);
-    const refused = await post('/shared', 'greedy');
+    const { answer: holding } = await hold('pooled', 'slot');
+    const mine = post('/pooled', 'mine');
+    await until(async () => (await depth('pooled')) === 1);
+    const refused = await post('/pooled', 'greedy');
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { code: string }).code).toBe('API_QUEUE_CLIENT_FULL');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    const other = postFrom('127.0.0.2', '/shared', 'other');
-    await until(async () => (await depth('shared')) === 2);
+    const other = postFrom('127.0.0.2', '/pooled', 'other');
+    await until(async () => (await depth('pooled')) === 2);
     release('slot');
     expect([(await holding).status, (await mine).status, await other]).toEqual([200, 200, 200]);
-    expect(runs.shared).toEqual(['hold:slot', 'mine', 'other']);
+    expect(runs.pooled).toEqual(['hold:slot', 'mine', 'other']);
   });
 
   it('refuses a call past the bound with 503 API_QUEUE_FULL and a Retry-After', async () => {
