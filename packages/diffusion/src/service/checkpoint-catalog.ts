@@ -37,8 +37,19 @@ export function echoedName(name: string): string {
  * only: a name is looked up among the entries listed, never joined to a path, so `../x`, an absolute path or any
  * other name that is not an entry finds nothing (`NOT_FOUND`) and nothing outside the folder is ever opened.
  */
+/** A folder's modification time (its entries changed), or undefined when it cannot be read. */
+function folderMtimeMs(dir: string): number | undefined {
+  try {
+    return statSync(dir).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
 export class CheckpointCatalog {
   private entries: Checkpoint[] = [];
+  /** The folder's mtime when it was last read: a name not found re-reads it only once the folder changed. */
+  private readMtimeMs: number | undefined;
 
   /** `start`: the start model (the default); `dir`: the models folder, if any. */
   constructor(
@@ -64,6 +75,7 @@ export class CheckpointCatalog {
     if (this.dir !== undefined) {
       const dir = resolve(this.dir);
       let names: string[] = [];
+      this.readMtimeMs = folderMtimeMs(dir);
       try {
         names = readdirSync(dir).sort();
       } catch {
@@ -85,7 +97,14 @@ export class CheckpointCatalog {
   find(name: string): Checkpoint | undefined {
     const match = (c: Checkpoint) => c.name === name || c.name === `${name}.safetensors`;
     let found = this.entries.find(match);
-    if (!found && this.selectable && name.length <= 255) {
+    // One stat per unknown name, not a read of the whole folder: a client naming models that do not exist
+    // costs the event loop little.
+    if (
+      !found &&
+      this.dir !== undefined &&
+      name.length <= 255 &&
+      folderMtimeMs(resolve(this.dir)) !== this.readMtimeMs
+    ) {
       this.refresh();
       found = this.entries.find(match);
     }
