@@ -1,4 +1,4 @@
-import { type Metric, Registry } from 'prom-client';
+import { type Metric, type OpenMetricsContentType, Registry } from 'prom-client';
 import type { ServiceCounter } from '../service/service.js';
 
 /** Metric name prefix (docs/spec/io-descriptors.md §10.6, D6). */
@@ -18,12 +18,22 @@ interface RequestSeries {
   count: number;
   sum: number;
   buckets: Float64Array;
+  /** The last sampled request's exemplar in each bucket (the last one `+Inf`), made on the first one. */
+  exemplars?: Array<Exemplar | undefined>;
+}
+
+/** An OpenMetrics exemplar as prom-client's registry renders it: `# {trace_id="…"} value timestamp`. */
+interface Exemplar {
+  labelSet: Labels;
+  value: number;
+  timestamp: number;
 }
 
 interface MetricValue {
   value: number;
   labels: Labels;
   metricName?: string;
+  exemplar?: Exemplar;
 }
 
 /** The shape prom-client's registry renders (what its own metric classes return from `get()`). */
@@ -162,6 +172,29 @@ export class ServerMetrics {
     if (status === 429 || status === 503 || status === 504) this.shed([apiName, code]);
   }
 
+  /**
+   * The registry's metrics as text: the Prometheus text format, or OpenMetrics (`openMetrics`, asked for with
+   * `Accept: application/openmetrics-text`), whose histogram buckets carry exemplars naming the trace of a
+   * sampled request. The OpenMetrics text is rendered by a registry of its own made for the scrape, so the
+   * renaming of counters it does (`_total`) never reaches the Prometheus one.
+   */
+  async exposition(openMetrics: boolean): Promise<{ text: string; contentType: string }> {
+    if (!openMetrics) return { text: await this.registry.metrics(), contentType: this.registry.contentType };
+    const open = new Registry<OpenMetricsContentType>();
+    open.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    for (const metric of this.registry.getMetricsAsArray()) {
+      const view = {
+        name: metric.name,
+        help: metric.help,
+        type: metric.type,
+        // The rendered name is the view's, which the registry strips of `_total` for counters.
+        get: async () => ({ ...(await metricValues(metric as unknown as Metric)), name: view.name }),
+      };
+      open.registerMetric(view as unknown as Metric);
+    }
+    return { text: await open.metrics(), contentType: open.contentType };
+  }
+
   private register(def: Omit<CollectedMetric, 'values'> & { values: () => MetricValue[] }): void {
     const { values, ...meta } = def;
     const metric = { ...meta, get: async (): Promise<CollectedMetric> => ({ ...meta, values: values() }) };
@@ -188,7 +221,14 @@ export class ServerMetrics {
    * performance.now() reading: a plain double, no BigInt per request), under the endpoint it was routed to in
    * the end (a mounted route's pattern); a health check does not move the last-request time.
    */
-  finish(started: InProgress, status: number, routedTo: string, begin: number, isHealth: boolean): void {
+  finish(
+    started: InProgress,
+    status: number,
+    routedTo: string,
+    begin: number,
+    isHealth: boolean,
+    traceId?: string,
+  ): void {
     started.value--;
     const now = performance.now();
     const seconds = (now - begin) / 1000;
@@ -199,11 +239,17 @@ export class ServerMetrics {
     }
     series.count++;
     series.sum += seconds;
-    for (let i = 0; i < DURATION_BUCKETS.length; i++) {
-      if (seconds <= DURATION_BUCKETS[i]!) {
-        series.buckets[i]!++;
-        break;
-      }
+    let bucket = 0;
+    while (bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]!) bucket++;
+    if (bucket < DURATION_BUCKETS.length) series.buckets[bucket]!++;
+    // A sampled request's trace is its bucket's exemplar (OpenMetrics only: the Prometheus text has none).
+    if (traceId !== undefined) {
+      series.exemplars ??= new Array(DURATION_BUCKETS.length + 1);
+      series.exemplars[bucket] = {
+        labelSet: { trace_id: traceId },
+        value: seconds,
+        timestamp: Date.now() / 1000,
+      };
     }
     // Kept as the reading in hand (no clock read per request); made wall-clock time when scraped.
     if (!isHealth) this.lastRequestAt = now;
@@ -245,16 +291,35 @@ function histogramValues(name: string, s: RequestSeries): MetricValue[] {
   let cumulative = 0;
   for (let i = 0; i < DURATION_BUCKETS.length; i++) {
     cumulative += s.buckets[i]!;
-    out.push({
+    const value: MetricValue = {
       value: cumulative,
       labels: { le: String(DURATION_BUCKETS[i]), ...s.labels },
       metricName: `${name}_bucket`,
-    });
+    };
+    const exemplar = s.exemplars?.[i];
+    if (exemplar) value.exemplar = exemplar;
+    out.push(value);
   }
-  out.push({ value: s.count, labels: { le: '+Inf', ...s.labels }, metricName: `${name}_bucket` });
+  const inf: MetricValue = {
+    value: s.count,
+    labels: { le: '+Inf', ...s.labels },
+    metricName: `${name}_bucket`,
+  };
+  const exemplar = s.exemplars?.[DURATION_BUCKETS.length];
+  if (exemplar) inf.exemplar = exemplar;
+  out.push(inf);
   out.push({ value: s.sum, labels: s.labels, metricName: `${name}_sum` });
   out.push({ value: s.count, labels: s.labels, metricName: `${name}_count` });
   return out;
+}
+
+/** A metric's values as the registry renders them (prom-client's histograms and summaries have their own getter). */
+function metricValues(metric: Metric): Promise<CollectedMetric> {
+  const own = metric as unknown as {
+    getForPromString?: () => Promise<CollectedMetric>;
+    get: () => Promise<CollectedMetric>;
+  };
+  return own.getForPromString ? own.getForPromString() : own.get();
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   type Context as OtelContext,
   type Span,
   SpanStatusCode,
+  TraceFlags,
   type Tracer,
   trace,
 } from '@opentelemetry/api';
@@ -43,6 +44,12 @@ export class CallTrace {
   /** The request's trace id, when traced (the access log and error logs carry it). */
   get traceId(): string | undefined {
     return this.span?.spanContext().traceId;
+  }
+
+  /** The trace id when the request is sampled (its spans are exported): what a metrics exemplar may name. */
+  get sampledTraceId(): string | undefined {
+    const span = this.span?.spanContext();
+    return span && (span.traceFlags & TraceFlags.SAMPLED) !== 0 ? span.traceId : undefined;
   }
 
   /**

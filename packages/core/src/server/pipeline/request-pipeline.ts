@@ -205,10 +205,18 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     const path = ctx.path;
     const start = ctx.startedAt;
     // The endpoint as routed: a mounted route's pattern is known only once it answered.
-    if (ctx.inProgress)
-      metrics?.finish(ctx.inProgress, ctx.status, ctx.endpoint, start, HEALTH_PATHS.has(path));
-    ctx.setChecked('x-request-id', ctx.requestId);
     const timeline = ctx.trace;
+    if (ctx.inProgress)
+      metrics?.finish(
+        ctx.inProgress,
+        ctx.status,
+        ctx.endpoint,
+        start,
+        HEALTH_PATHS.has(path),
+        // A sampled request's trace becomes its latency bucket's exemplar.
+        timeline?.sampledTraceId,
+      );
+    ctx.setChecked('x-request-id', ctx.requestId);
     if (serverTiming && timeline && ctx.api) ctx.setChecked('server-timing', timeline.serverTiming());
     if (lifecycle.isDraining) ctx.set('connection', 'close');
     if (logging) {
