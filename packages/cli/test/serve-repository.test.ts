@@ -1,108 +1,14 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { inferenceV2ProtoPath } from '@tiffin/core';
-import { DataType, encodeModel } from '@tiffin/onnx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './grpc-clients.js';
-import { ModelServers, postJson } from './model-servers.js';
+import { ModelServers } from './model-servers.js';
+import { type IndexRow, index, predict, rowOf, until, v2, v2Grpc, writeScale } from './repository-clients.js';
 
 /** `tiffin serve DIR` on a model repository, driven as a user drives Triton's: HTTP, v2 and gRPC (docs/model-repository.md). */
 
 const servers = new ModelServers();
-
-/** `scale`: y[b, 2] = x[b, 2] · k, so a rewritten file answers differently with the same signature. */
-function writeScale(path: string, k: number): void {
-  const bytes = new Uint8Array(Float32Array.of(k).buffer);
-  writeFileSync(
-    path,
-    encodeModel({
-      opsets: { '': 17 },
-      graph: {
-        name: 'scale',
-        nodes: [{ opType: 'Mul', inputs: ['x', 'k'], outputs: ['y'] }],
-        initializers: [{ name: 'k', dataType: DataType.FLOAT, dims: [], data: { kind: 'raw', bytes } }],
-        inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', 2] }],
-        outputs: [{ name: 'y', elemType: DataType.FLOAT, shape: ['batch', 2] }],
-      },
-    }),
-  );
-}
-
-interface IndexRow {
-  name: string;
-  version: string;
-  state: string;
-  reason: string;
-}
-
-async function index(url: string, body?: unknown): Promise<IndexRow[]> {
-  const res = await fetch(`${url}/v2/repository/index`, {
-    method: 'POST',
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as IndexRow[];
-}
-
-async function rowOf(url: string, name: string): Promise<IndexRow | undefined> {
-  return (await index(url)).find((r) => r.name === name);
-}
-
-/** Wait for the poll watcher to have seen a change: the index row of `name` until `ok` holds (at most ~20 s). */
-async function until(
-  url: string,
-  name: string,
-  ok: (row: IndexRow | undefined) => boolean,
-): Promise<IndexRow | undefined> {
-  for (let i = 0; i < 200; i++) {
-    const row = await rowOf(url, name);
-    if (ok(row)) return row;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return rowOf(url, name);
-}
-
-async function predict(
-  url: string,
-  name: string,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  return postJson(`${url}/${name}/predict`, [[1, 2]]);
-}
-
-async function v2(url: string, name: string) {
-  return postJson(`${url}/v2/models/${name}/infer`, {
-    inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 2], data: [1, 2] }],
-  });
-}
-
-type Unary = (req: unknown, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
-
-function v2Grpc(port: number): Record<string, (req: unknown) => Promise<unknown>> {
-  const pkg = grpc.loadPackageDefinition(
-    protoLoader.loadSync(inferenceV2ProtoPath(), { keepCase: true, longs: String }),
-  ) as unknown as { inference: { GRPCInferenceService: grpc.ServiceClientConstructor } };
-  const client = new pkg.inference.GRPCInferenceService(
-    `127.0.0.1:${port}`,
-    grpc.credentials.createInsecure(),
-  );
-  const call =
-    (method: string) =>
-    (req: unknown): Promise<unknown> =>
-      new Promise((resolve, reject) =>
-        (client as unknown as Record<string, Unary>)[method]!.call(client, req, (err, res) =>
-          err ? reject(err) : resolve(res),
-        ),
-      );
-  return {
-    index: call('RepositoryIndex'),
-    load: call('RepositoryModelLoad'),
-    unload: call('RepositoryModelUnload'),
-    ready: call('ModelReady'),
-    infer: call('ModelInfer'),
-  };
-}
 
 beforeAll(() => servers.open('tiffin-repository-'));
 afterAll(() => servers.close());
@@ -182,12 +88,20 @@ describe('tiffin serve DIR --model-control poll: a folder of models changed whil
     expect([refused.status, refused.json.code]).toEqual([503, 'MODEL_NOT_LOADED']);
     expect((await fetch(`${url}/v2/models/triple/ready`)).status).toBe(503);
 
+    // A file added while serving loads on its own and is served under its name on every transport.
     writeScale(join(repo, 'late.onnx'), 5);
-    const late = await until(url, 'late', (r) => r !== undefined);
-    expect([late?.state, late?.reason]).toEqual([
-      'UNAVAILABLE',
-      'added while serving: restart the server to serve it',
-    ]);
+    const late = await until(url, 'late', (r) => r?.state === 'READY');
+    expect([late?.state, late?.reason]).toEqual(['READY', '']);
+    expect((await predict(url, 'late')).json).toEqual([[5, 10]]);
+    const lateGrpc = (await rpc.infer({
+      model_name: 'late',
+      inputs: [{ name: 'x', datatype: 'FP32', shape: [1, 2], contents: { fp32_contents: [1, 2] } }],
+    })) as { outputs: Array<{ contents: { fp32_contents: number[] } }> };
+    expect(lateGrpc.outputs[0]!.contents.fp32_contents).toEqual([5, 10]);
+    rmSync(join(repo, 'late.onnx'));
+    expect((await until(url, 'late', (r) => r?.state === 'UNAVAILABLE'))?.reason).toBe(
+      'removed from the repository',
+    );
   });
 
   it('loads and unloads through the repository API over HTTP and gRPC; hostile names are 4xx', async () => {

@@ -9,6 +9,7 @@ import type {
 import { inferRequestFromProto, inferResponseToProto } from '../inference-protocol/grpc-tensors.js';
 import {
   type ModelAdapter,
+  modelAdapterFor,
   modelMetadata,
   protocolModels,
   serverMetadata,
@@ -59,6 +60,10 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
   // As `/v2/health/ready`: started, not draining, and every readiness check of the service passing.
   const isReady = () => deps.isReady() && svc.notReadyReason() === null;
   const models = protocolModels(svc);
+  svc.watchApis((api) => {
+    const model = modelAdapterFor(api);
+    if (model && !models.has(model.name)) models.set(model.name, model);
+  });
 
   /** The model a request names; an unknown one (or a version, which Tiffin's models do not have) → NOT_FOUND. */
   const modelNamed = (name: string | undefined, version: string | undefined): ModelAdapter => {

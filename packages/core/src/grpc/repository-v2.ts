@@ -43,7 +43,7 @@ export function repositoryV2Implementation(
 ): grpc.UntypedServiceImplementation {
   return {
     RepositoryIndex: answered<IndexRequest, unknown>(logger, 'RepositoryIndexRequest', async (req) => ({
-      models: indexOf(svc.modelRepository, modelNames(), isReady(), req.ready === true),
+      models: await indexOf(svc.modelRepository, modelNames(), isReady(), req.ready === true),
     })),
     RepositoryModelLoad: answered<ControlRequest, unknown>(
       logger,

@@ -191,6 +191,8 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
   });
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, logger));
+  // An API registered while serving (a repository's new model) is called by name from then on.
+  svc.watchApis((api) => codecs.set(api.name, protoCodec(api, logger)));
 
   const deps = { svc, metrics, logger, limits: runtime.limits, tracer: runtime.tracer };
   // Float/double NDArrays are read and written as blocks of bytes; everything else through protobufjs.

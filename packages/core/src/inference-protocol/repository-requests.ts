@@ -41,7 +41,7 @@ export function indexOf(
   names: Iterable<string>,
   serverReady: boolean,
   readyOnly: boolean,
-): RepositoryIndexEntry[] {
+): RepositoryIndexEntry[] | Promise<RepositoryIndexEntry[]> {
   if (control) return control.index(readyOnly);
   const all = [...names].map(
     (name): RepositoryIndexEntry => ({

@@ -69,6 +69,8 @@ export class Runtime {
   private readonly batchers = new Map<string, Batcher>();
   /** The queues of the APIs that declare a `concurrency` of their own (docs/spec/io-descriptors.md §10.9). */
   private readonly queues = new Map<string, ApiQueue>();
+  private readonly queueMetrics: QueueMetrics | undefined;
+  private readonly batchMetrics: BatchMetrics | undefined;
 
   constructor(
     readonly service: Service,
@@ -81,15 +83,33 @@ export class Runtime {
       options.retryAfter,
       registry ? bodyBudgetMetrics(registry, service.name, () => this.bodyBudget.held) : undefined,
     );
-    this.makeQueues();
-    const metrics = options.registry ? new BatchMetrics(options.registry, service.name) : undefined;
-    for (const api of service.apis.values()) {
-      if (!api.batching) continue;
-      const fn = api.fn as unknown as BatchFunction;
-      const input = api.input.batching as AnyBatching;
-      const output = api.output.batching as AnyBatching;
-      this.batchers.set(api.name, new Batcher(api.name, fn, input, output, api.batching, metrics));
+    this.queueMetrics = registry ? new QueueMetrics(registry, service.name) : undefined;
+    this.batchMetrics = registry ? new BatchMetrics(registry, service.name) : undefined;
+    for (const api of service.apis.values()) this.addApi(api);
+    // An API registered while serving (a repository's new model) gets its queue and batcher too.
+    service.watchApis((api) => this.addApi(api));
+  }
+
+  /** The batcher and queue of one API (at start, or for one registered while serving). */
+  private addApi(api: InferenceApi): void {
+    const own = api.admission;
+    if (own && !this.queues.has(api.name)) {
+      const remainingMs = (call: Invocation) =>
+        this.deadlineSeconds(call) * 1000 - (performance.now() - call.startedAt);
+      const options = {
+        concurrency: own.concurrency,
+        size: own.queue,
+        perClient: own.perClient,
+        retryAfter: this.options.retryAfter,
+        remainingMs,
+      };
+      this.queues.set(api.name, new ApiQueue(api.name, options, this.queueMetrics));
     }
+    if (!api.batching || this.batchers.has(api.name)) return;
+    const fn = api.fn as unknown as BatchFunction;
+    const input = api.input.batching as AnyBatching;
+    const output = api.output.batching as AnyBatching;
+    this.batchers.set(api.name, new Batcher(api.name, fn, input, output, api.batching, this.batchMetrics));
   }
 
   /** The tracer of this runtime's transports (absent: they make no span). */
@@ -115,26 +135,6 @@ export class Runtime {
   /** The queue of an API with a `concurrency` of its own (tests, diagnostics). */
   queue(apiName: string): ApiQueue | undefined {
     return this.queues.get(apiName);
-  }
-
-  private makeQueues(): void {
-    const metrics = this.options.registry
-      ? new QueueMetrics(this.options.registry, this.service.name)
-      : undefined;
-    const remainingMs = (call: Invocation) =>
-      this.deadlineSeconds(call) * 1000 - (performance.now() - call.startedAt);
-    for (const api of this.service.apis.values()) {
-      const own = api.admission;
-      if (!own) continue;
-      const options = {
-        concurrency: own.concurrency,
-        size: own.queue,
-        perClient: own.perClient,
-        retryAfter: this.options.retryAfter,
-        remainingMs,
-      };
-      this.queues.set(api.name, new ApiQueue(api.name, options, metrics));
-    }
   }
 
   /**

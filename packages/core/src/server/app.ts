@@ -9,7 +9,7 @@ import { Runtime } from '../runtime/runtime.js';
 import { TaskMetrics } from '../runtime/task-metrics.js';
 import { TaskRunner } from '../runtime/task-runner.js';
 import { TaskWebhooks } from '../runtime/task-webhook.js';
-import type { Service } from '../service/service.js';
+import type { InferenceApi, Service } from '../service/service.js';
 import { resolveTracer } from '../tracing/tracing.js';
 import { bearerAuth } from './auth.js';
 import { EventStreams } from './event-streams.js';
@@ -89,11 +89,11 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
   if (resolved.readyMaxQueue !== undefined) watchQueueDepth(service, resolved.readyMaxQueue);
   let taskRunner: TaskRunner | undefined;
   let taskMetrics: TaskMetrics | undefined;
-  for (const api of service.apis.values()) {
+  const serveApi = (api: InferenceApi): void => {
     const handler = apiHandler(api, { runtime, eventStreams, cache });
     // The methods the input descriptor reads its value from (POST for bodies; GET for query parameters).
     routes.add(api.route, Object.fromEntries(api.input.httpMethods.map((m) => [m, handler])), api);
-    if (!api.task) continue;
+    if (!api.task) return;
     if (!taskRunner) {
       taskMetrics = new TaskMetrics(metrics.registry, service.name, () => service.tasks);
       const runner = new TaskRunner(
@@ -117,8 +117,14 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     });
     for (const [operation, methods] of Object.entries(operations))
       routes.add(`${api.route}/${operation}`, methods, api);
-  }
+  };
+  for (const api of service.apis.values()) serveApi(api);
   let docsJson: string | undefined;
+  // An API registered while serving (a repository's new model) is routed, and the API page shows it.
+  service.watchApis((api) => {
+    serveApi(api);
+    docsJson = undefined;
+  });
   routes.add('/docs.json', {
     GET: (ctx) => {
       docsJson ??= JSON.stringify(buildOpenApiDocument(service));

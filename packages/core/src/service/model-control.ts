@@ -16,8 +16,8 @@ export interface RepositoryIndexEntry {
 }
 
 export interface ModelRepositoryControl {
-  /** Every model of the repository (only the ready ones with `readyOnly`). */
-  index(readyOnly: boolean): RepositoryIndexEntry[];
+  /** Every model of the repository (only the ready ones with `readyOnly`), the folder read again as Triton's is. */
+  index(readyOnly: boolean): RepositoryIndexEntry[] | Promise<RepositoryIndexEntry[]>;
   /** Load (or reload) a model; a failed load rejects and keeps the model that was serving. */
   load(name: string): Promise<void>;
   /** Unload a model once the calls in flight on it finish. */

@@ -100,6 +100,7 @@ export class Service<Apis extends ApiTypesMap = {}> {
   /** Whether the task store is the default one, which `useTaskStore` may replace. */
   private taskStoreIsDefault: boolean;
   private repository: ModelRepositoryControl | undefined;
+  private readonly apiWatchers: Array<(api: InferenceApi) => void> = [];
   /** Tasks run at once in this process. */
   readonly taskConcurrency: number;
 
@@ -166,11 +167,25 @@ export class Service<Apis extends ApiTypesMap = {}> {
   ): Service<WithApi<Apis, N, I, O>> {
     const api = registeredApi(this.name, this.apiMap, options, fn);
     this.apiMap.set(api.name, api);
+    for (const watcher of this.apiWatchers) watcher(api);
     return this as unknown as Service<WithApi<Apis, N, I, O>>;
   }
 
   get apis(): ReadonlyMap<string, InferenceApi> {
     return this.apiMap;
+  }
+
+  /**
+   * Call `watcher` with every API registered from now on: the transports of a running server serve an API
+   * added while it serves (a model copied into a repository's folder, docs/model-repository.md). Returns the
+   * function that stops watching.
+   */
+  watchApis(watcher: (api: InferenceApi) => void): () => void {
+    this.apiWatchers.push(watcher);
+    return () => {
+      const at = this.apiWatchers.indexOf(watcher);
+      if (at >= 0) this.apiWatchers.splice(at, 1);
+    };
   }
 
   /**

@@ -48,6 +48,10 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
   private readonly slots = new Map<string, ModelSlot>();
   /** Names the index lists but no API serves, with the reason (a broken model at start, a name refused). */
   private readonly unserved = new Map<string, string>();
+  /** Loads of models not served yet, by name: concurrent loads of one new model share one. */
+  private readonly adding = new Map<string, Promise<ModelSlot>>();
+  /** The fingerprint of a model that failed to load: `poll` tries it again once its files change. */
+  private readonly failedPrints = new Map<string, string>();
   private readonly metrics: RepositoryMetrics;
   private stopWatching: (() => Promise<void>) | undefined;
   readonly service: Service;
@@ -81,23 +85,7 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
       if (!only || only.includes(name)) this.unserved.set(name, reason);
     for (const entry of scan.entries.values()) {
       if (only && !only.includes(entry.name)) continue;
-      const slot = new ModelSlot(entry.name, entry, this);
-      await slot.load().catch((err: unknown) => this.logFailure(slot, err));
-      if (!slot.description) {
-        this.unserved.set(entry.name, slot.reason);
-        continue;
-      }
-      try {
-        addModelApi(this.service, slot.description, () => slot.runner(), {
-          ...this.options.defaults,
-          ...entry.config,
-          route: `/${entry.name}/predict`,
-        });
-        this.slots.set(entry.name, slot);
-      } catch (err) {
-        await slot.close();
-        this.unserved.set(entry.name, `not served: ${(err as Error).message}`);
-      }
+      await this.serve(entry).catch((err: unknown) => this.unserved.set(entry.name, (err as Error).message));
     }
     if (this.slots.size === 0)
       throw new CLIException(
@@ -112,6 +100,44 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
       await this.stopWatching?.();
       await Promise.all([...this.slots.values()].map((s) => s.close()));
     });
+  }
+
+  /**
+   * Load one entry and serve it under its name (at start, or a model added to the folder while serving: its
+   * routes join the running server's). Rejects with the reason; nothing is served then.
+   */
+  private serve(entry: RepositoryEntry): Promise<ModelSlot> {
+    const pending = this.adding.get(entry.name);
+    if (pending) return pending;
+    const adding = this.serveNow(entry).finally(() => this.adding.delete(entry.name));
+    this.adding.set(entry.name, adding);
+    return adding;
+  }
+
+  private async serveNow(entry: RepositoryEntry): Promise<ModelSlot> {
+    const slot = new ModelSlot(entry.name, entry, this);
+    this.failedPrints.set(entry.name, entry.fingerprint);
+    await slot.load().catch((err: unknown) => this.logFailure(slot, err));
+    if (!slot.description) throw new Error(slot.reason);
+    try {
+      addModelApi(this.service, slot.description, () => slot.runner(), {
+        ...this.options.defaults,
+        ...entry.config,
+        route: `/${entry.name}/predict`,
+      });
+    } catch (err) {
+      await slot.close();
+      throw new Error(`not served: ${(err as Error).message}`);
+    }
+    this.slots.set(entry.name, slot);
+    this.unserved.delete(entry.name);
+    this.failedPrints.delete(entry.name);
+    return slot;
+  }
+
+  /** Whether `--model` (if given) lets this name be served. */
+  private wanted(name: string): boolean {
+    return !this.options.only || this.options.only.includes(name);
   }
 
   private logFailure(slot: ModelSlot, err: unknown): void {
@@ -135,13 +161,11 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
       slot.entry = entry;
       await slot.load().catch((err: unknown) => this.logFailure(slot, err));
     }
-    for (const name of scan.entries.keys()) {
-      if (
-        !this.slots.has(name) &&
-        !this.unserved.has(name) &&
-        (!this.options.only || this.options.only.includes(name))
-      )
-        this.unserved.set(name, 'added while serving: restart the server to serve it');
+    // A model added while serving, or one that failed and changed since, loads on its own.
+    for (const entry of scan.entries.values()) {
+      if (this.slots.has(entry.name) || !this.wanted(entry.name)) continue;
+      if (this.failedPrints.get(entry.name) === entry.fingerprint) continue;
+      await this.serve(entry).catch((err: unknown) => this.unserved.set(entry.name, (err as Error).message));
     }
   }
 
@@ -166,7 +190,23 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
     return slot;
   }
 
-  index(readyOnly: boolean): RepositoryIndexEntry[] {
+  /** The folder as it is now (Triton reads the repository again for its index): a new model is listed too. */
+  async index(readyOnly: boolean): Promise<RepositoryIndexEntry[]> {
+    const scan = await scanRepository(this.options.dir).catch(() => null);
+    if (scan) {
+      for (const name of [...this.unserved.keys()])
+        if (!scan.entries.has(name) && !scan.refused.has(name) && !this.adding.has(name))
+          this.unserved.delete(name);
+      for (const [name, reason] of scan.refused) if (this.wanted(name)) this.unserved.set(name, reason);
+      for (const name of scan.entries.keys())
+        if (!this.slots.has(name) && !this.unserved.has(name) && this.wanted(name))
+          this.unserved.set(
+            name,
+            this.options.control === 'poll'
+              ? 'added while serving: loading'
+              : 'in the repository, not loaded: POST /v2/repository/models/<name>/load loads it',
+          );
+    }
     const rows: RepositoryIndexEntry[] = [...this.slots.values()].map((s) => ({
       name: s.name,
       version: s.entry.version,
@@ -174,13 +214,17 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
       reason: s.reason,
     }));
     for (const [name, reason] of this.unserved)
-      rows.push({ name, version: '', state: 'UNAVAILABLE', reason });
+      rows.push({ name, version: '', state: this.adding.has(name) ? 'LOADING' : 'UNAVAILABLE', reason });
     rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return readyOnly ? rows.filter((r) => r.state === 'READY') : rows;
   }
 
-  /** Load or reload from the folder as it is now (Triton's load reads the repository again). */
+  /**
+   * Load or reload from the folder as it is now (Triton's load reads the repository again): a model copied into
+   * the folder while serving is loaded and served from then on.
+   */
   async load(name: string): Promise<void> {
+    if (!this.slots.has(name)) return this.loadNew(name);
     const slot = this.controlled(name);
     const entry = (await scanRepository(this.options.dir)).entries.get(name);
     if (!entry) {
@@ -189,6 +233,32 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
     }
     slot.entry = entry;
     await slot.load();
+  }
+
+  private async loadNew(name: string): Promise<void> {
+    const scan = await scanRepository(this.options.dir);
+    const entry = scan.entries.get(name);
+    const refused = scan.refused.get(name);
+    if ((!entry && refused === undefined) || !this.wanted(name))
+      throw new NotFound(`The model repository has no model '${truncateForMessage(name)}'`, {
+        code: 'MODEL_NOT_IN_REPOSITORY',
+      });
+    if (this.options.control === 'none')
+      throw new InvalidArgument(
+        'Model control is off (--model-control none): this server loads and unloads nothing on request',
+        { code: 'MODEL_CONTROL_DISABLED' },
+      );
+    if (!entry) {
+      this.unserved.set(name, refused as string);
+      throw new InvalidArgument(`Model '${name}' is not served: ${refused}`, { code: 'MODEL_LOAD_FAILED' });
+    }
+    try {
+      await this.serve(entry);
+    } catch (err) {
+      const reason = (err as Error).message;
+      this.unserved.set(name, reason);
+      throw new InvalidArgument(reason, { code: 'MODEL_LOAD_FAILED' });
+    }
   }
 
   async unload(name: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { HEADER_LENGTH, writeInferResponse } from '../../inference-protocol/infer-body.js';
 import {
   type ModelAdapter,
+  modelAdapterFor,
   modelList,
   modelMetadata,
   protocolModels,
@@ -74,8 +75,8 @@ export function registerInferenceProtocol(
   const infer = new Map<string, (ctx: Exchange) => Promise<void>>();
   const models = protocolModels(service);
   add('/v2/models', { GET: (ctx) => json(ctx, 200, modelList(models)) });
-  registerModelRepository(add, service, models, isReady, deps.limits.maxDepth);
-  for (const [name, model] of models) {
+  registerModelRepository(routes, add, service, models, isReady, deps.limits.maxDepth);
+  const serveModel = (name: string, model: ModelAdapter): void => {
     // A model name that is not a path segment as it stands (a space, '/', non-ASCII) is served URL-encoded.
     const base = `/v2/models/${encodeURIComponent(name)}`;
     add(base, { GET: (ctx) => json(ctx, 200, modelMetadata(model)) });
@@ -90,6 +91,14 @@ export function registerInferenceProtocol(
       routes.add(`${base}/infer`, { POST: handler }, model.api);
       infer.set(`${base}/infer`, handler);
     }
-  }
+  };
+  for (const [name, model] of models) serveModel(name, model);
+  // An API added while serving (a repository's new model) is a protocol model from then on.
+  service.watchApis((api) => {
+    const model = modelAdapterFor(api);
+    if (!model || models.has(model.name)) return;
+    models.set(model.name, model);
+    serveModel(model.name, model);
+  });
   return infer;
 }

@@ -15,8 +15,17 @@ export interface Route {
  * Exact-path routing with the answers of docs/spec/io-descriptors.md §10.1: unknown path → 404, known path with another method →
  * 405 with `allow`, a trailing slash on a known path → 307 to the path without it. GET routes answer HEAD.
  */
+/** Routes of one path segment's every value (`/v2/repository/models/{name}/load`): handlers made for the segment. */
+interface Template {
+  readonly prefix: string;
+  readonly suffix: string;
+  readonly route: Route;
+  readonly handlersFor: (segment: string) => Record<string, RouteHandler>;
+}
+
 export class RouteTable {
   private readonly routes = new Map<string, Route>();
+  private readonly templates: Template[] = [];
 
   add(path: string, methods: Record<string, RouteHandler>, api?: InferenceApi): void {
     const handlers = new Map<string, RouteHandler>();
@@ -25,8 +34,39 @@ export class RouteTable {
     this.routes.set(path, { path, api, handlers });
   }
 
+  /**
+   * Serve `prefix + segment + suffix` for every segment (one URL-decoded path segment) no exact route has, with
+   * `handlersFor(segment)`; its endpoint (metrics, logs) is the template's path, so series stay bounded.
+   */
+  addTemplate(
+    prefix: string,
+    suffix: string,
+    methods: readonly string[],
+    handlersFor: (segment: string) => Record<string, RouteHandler>,
+  ): void {
+    const handlers = new Map(methods.map((m) => [m.toUpperCase(), (() => undefined) as RouteHandler]));
+    const route = { path: `${prefix}{name}${suffix}`, api: undefined, handlers };
+    this.templates.push({ prefix, suffix, route, handlersFor });
+  }
+
   match(path: string): Route | undefined {
-    return this.routes.get(path);
+    return this.routes.get(path) ?? this.templated(path)?.template.route;
+  }
+
+  private templated(path: string): { template: Template; segment: string } | undefined {
+    for (const template of this.templates) {
+      const { prefix, suffix } = template;
+      if (path.length <= prefix.length + suffix.length || !path.startsWith(prefix) || !path.endsWith(suffix))
+        continue;
+      const raw = path.slice(prefix.length, path.length - suffix.length);
+      if (raw.includes('/')) continue;
+      try {
+        return { template, segment: decodeURIComponent(raw) };
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
   }
 
   /**
@@ -36,9 +76,20 @@ export class RouteTable {
    */
   dispatch(ctx: Exchange): Promise<void> | undefined {
     const route = this.routes.get(ctx.path);
-    if (!route) return this.unrouted(ctx);
+    if (!route) return this.dispatchTemplated(ctx);
     const handler = route.handlers.get(ctx.method);
     if (!handler) return this.methodNotAllowed(ctx, route);
+    const result = handler(ctx);
+    return result instanceof Promise ? result : undefined;
+  }
+
+  private dispatchTemplated(ctx: Exchange): Promise<void> | undefined {
+    const found = this.templated(ctx.path);
+    if (!found) return this.unrouted(ctx);
+    if (!found.template.route.handlers.has(ctx.method))
+      return this.methodNotAllowed(ctx, found.template.route);
+    const handler = found.template.handlersFor(found.segment)[ctx.method];
+    if (!handler) return this.methodNotAllowed(ctx, found.template.route);
     const result = handler(ctx);
     return result instanceof Promise ? result : undefined;
   }
