@@ -15,11 +15,13 @@ const params = (c: UNetConfig) =>
 const names = (c: UNetConfig) => unetWeightSpecs(c).map((s) => s.name);
 
 describe('UNet configs of distilled families (docs/spec/diffusion.md §5.1)', () => {
-  it('declare the published sizes: BK-SDM small 482.3M and tiny 323.4M, Vega 745M, SSD-1B 1.3B parameters', () => {
+  it('declare the published sizes: BK-SDM small 482.3M and tiny 323.4M, Vega 745M, SSD-1B 1.3B, the refiner 2.26B parameters', () => {
     expect(params(full('bk-sdm-small')) / 1e6).toBeCloseTo(482.3, 1);
     expect(params(full('bk-sdm-tiny')) / 1e6).toBeCloseTo(323.4, 1);
     expect(Math.round(params(full('segmind-vega')) / 1e6)).toBe(745);
     expect(Math.round(params(full('ssd-1b')) / 1e8) / 10).toBe(1.3);
+    // The SDXL refiner's UNet: 2.26B, its fp16 file's 4.52 GB.
+    expect(Math.round(params(full('sdxl-refiner')) / 1e7) / 100).toBe(2.26);
   });
 
   it('accept every family at full and tiny size', () => {

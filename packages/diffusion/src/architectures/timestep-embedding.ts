@@ -28,12 +28,14 @@ export function timestepEmbedding(
   return out;
 }
 
-/** SDXL's time ids per row: original height and width, crop top and left, target height and width. */
+/** SDXL base's time ids per row: original height and width, crop top and left, target height and width. */
 export const TIME_IDS = 6;
+/** The SDXL refiner's (`requires_aesthetics_score`): original size, crop top-left, aesthetic score. */
+export const AESTHETIC_TIME_IDS = 5;
 
 /**
- * SDXL's micro-conditioning: each row's six time ids (original size, crop top-left, target size) embedded like a
- * timestep and concatenated → `[B, 6·dim]` row-major.
+ * SDXL's micro-conditioning: each row's time ids (six for the base model, five with an aesthetic score) embedded like
+ * a timestep and concatenated → `[B, n·dim]` row-major. The UNet reads only the concatenation's width.
  */
 export function timeIdsEmbedding(
   timeIds: readonly (readonly number[])[],
@@ -41,12 +43,13 @@ export function timeIdsEmbedding(
   flipSinToCos: boolean,
   freqShift: number,
 ): Float32Array {
-  const out = new Float32Array(timeIds.length * TIME_IDS * dim);
+  const n = timeIds[0]?.length ?? 0;
+  const out = new Float32Array(timeIds.length * n * dim);
   for (let b = 0; b < timeIds.length; b++) {
     const row = timeIds[b];
-    if (row.length !== TIME_IDS) throw new RangeError(`time ids: ${TIME_IDS} per row, got ${row.length}`);
-    for (let k = 0; k < TIME_IDS; k++)
-      out.set(timestepEmbedding(row[k], dim, flipSinToCos, freqShift), (b * TIME_IDS + k) * dim);
+    if (row.length !== n || n < 1) throw new RangeError(`time ids: ${n} per row, got ${row.length}`);
+    for (let k = 0; k < n; k++)
+      out.set(timestepEmbedding(row[k], dim, flipSinToCos, freqShift), (b * n + k) * dim);
   }
   return out;
 }

@@ -23,6 +23,11 @@ export interface UNetFamily {
   /** The pipeline flavour the family is built around (its text encoders and VAE). */
   readonly flavour: PipelineFlavour;
   readonly unet: Partial<UNetConfig>;
+  /**
+   * The folder's `requires_aesthetics_score` (SDXL refiner): five time ids, the last an aesthetic score, in place of
+   * the target size. Such folders are refused by the pipeline; the UNet itself runs on both engines.
+   */
+  readonly requiresAestheticsScore?: boolean;
 }
 
 const SD_DOWN = ['CrossAttnDownBlock2D', 'CrossAttnDownBlock2D', 'CrossAttnDownBlock2D', 'DownBlock2D'];
@@ -116,6 +121,28 @@ export const UNET_FAMILIES = {
       use_linear_projection: true,
       transformer_layers_per_block: [0, 1, 2],
       ...SDXL_ADDED,
+    },
+  },
+  /**
+   * SDXL refiner 1.0's UNet (its published config: four blocks, transformer depth 4, context from encoder 2 alone,
+   * an added embedding of 1280 pooled + 5 × 256 time-id features).
+   */
+  'sdxl-refiner': {
+    models: 'stabilityai/stable-diffusion-xl-refiner-1.0 (its UNet)',
+    flavour: 'sdxl',
+    requiresAestheticsScore: true,
+    unet: {
+      block_out_channels: [384, 768, 1536, 1536],
+      down_block_types: ['DownBlock2D', 'CrossAttnDownBlock2D', 'CrossAttnDownBlock2D', 'DownBlock2D'],
+      up_block_types: ['UpBlock2D', 'CrossAttnUpBlock2D', 'CrossAttnUpBlock2D', 'UpBlock2D'],
+      layers_per_block: 2,
+      attention_head_dim: [6, 12, 24, 24],
+      cross_attention_dim: 1280,
+      use_linear_projection: true,
+      transformer_layers_per_block: 4,
+      addition_embed_type: 'text_time',
+      addition_time_embed_dim: 256,
+      projection_class_embeddings_input_dim: 2560,
     },
   },
   /**

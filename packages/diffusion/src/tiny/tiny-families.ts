@@ -1,5 +1,6 @@
+import { AESTHETIC_TIME_IDS, TIME_IDS } from '../architectures/timestep-embedding.js';
 import type { UNetConfig } from '../architectures/unet-config.js';
-import { UNET_FAMILIES, type UNetFamilyName } from '../families/unet-families.js';
+import { UNET_FAMILIES, type UNetFamily, type UNetFamilyName } from '../families/unet-families.js';
 
 /**
  * The tiny UNets of the model families (`families/unet-families.ts`, docs/spec/diffusion.md §11.1): each family's
@@ -42,8 +43,9 @@ export function tinyFamilyUNet(name: UNetFamilyName, context: number): Partial<U
     ) as UNetConfig['reverse_transformer_layers_per_block'];
   if (u.addition_embed_type === 'text_time') {
     out.addition_time_embed_dim = 8;
-    // The tiny SDXL encoder 2's projection (40) and six time ids of 8.
-    out.projection_class_embeddings_input_dim = 40 + 6 * 8;
+    // The tiny SDXL encoder 2's projection (40) and six time ids of 8 (five with an aesthetic score).
+    const ids = (UNET_FAMILIES[name] as UNetFamily).requiresAestheticsScore ? AESTHETIC_TIME_IDS : TIME_IDS;
+    out.projection_class_embeddings_input_dim = 40 + ids * 8;
   }
   return out;
 }

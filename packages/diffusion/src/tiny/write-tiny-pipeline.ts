@@ -4,7 +4,7 @@ import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-
 import { unetWeightSpecs } from '../architectures/unet.js';
 import { contextWidth, type UNetConfig } from '../architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
-import { UNET_FAMILIES, type UNetFamilyName } from '../families/unet-families.js';
+import { UNET_FAMILIES, type UNetFamily, type UNetFamilyName } from '../families/unet-families.js';
 import { detWeight } from '../weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../weights/safetensors.js';
 import type { WeightSpec } from '../weights/weight-spec.js';
@@ -92,7 +92,12 @@ export function writeTinyPipeline(dir: string, options: WriteTinyPipelineOptions
   if (family) Object.assign(unet, tinyFamilyUNet(family, contextWidth(base.unet as UNetConfig)));
   // An inpainting UNet takes the mask and the masked image's latents beside the latents (9 channels).
   if (options.unetInChannels !== undefined) unet.in_channels = options.unetInChannels;
-  const c = { ...base, unet };
+  // An SDXL refiner's folder says so in its index (diffusers then builds its five-id time conditioning).
+  const refiner = family && (UNET_FAMILIES[family] as UNetFamily).requiresAestheticsScore;
+  const modelIndex = refiner
+    ? { ...(base.modelIndex as object), requires_aesthetics_score: true }
+    : base.modelIndex;
+  const c = { ...base, modelIndex, unet };
   writePipelineConfigs(dir, c);
   writeSafetensors(
     join(dir, 'text_encoder/model.safetensors'),

@@ -60,6 +60,10 @@ export function readModelIndex(dir: string): ModelIndex {
     throw new ModelFolderError(
       'model_index.json has text_encoder_2 but no text_encoder: SDXL refiner folders are not supported (only the SDXL base layout)',
     );
+  if (raw.requires_aesthetics_score === true)
+    throw new ModelFolderError(
+      'model_index.json has requires_aesthetics_score: SDXL refiner folders are not supported (no aesthetic score time ids)',
+    );
   const required = ['text_encoder', 'tokenizer', 'unet', 'vae', 'scheduler'];
   if (components.text_encoder_2?.[1]) required.push('text_encoder_2', 'tokenizer_2');
   for (const slot of required) {

@@ -1,5 +1,4 @@
 import { DataType } from '@tiffin/onnx';
-import { TIME_IDS } from '../../architectures/timestep-embedding.js';
 import { unetForward } from '../../architectures/unet.js';
 import { contextWidth, hasTextTimeEmbedding, type UNetConfig } from '../../architectures/unet-config.js';
 import type { GraphBuilder } from './graph-builder.js';
@@ -14,7 +13,7 @@ export const UNET_INPUTS = {
   context: 'encoder_hidden_states',
   /** SDXL (`text_time`): pooled, projected text embeds [B, P] */
   textEmbeds: 'text_embeds',
-  /** SDXL: the six time ids' sinusoidal embeddings [B, 6·addition_time_embed_dim] (`timeIdsEmbedding`) */
+  /** SDXL: the time ids' sinusoidal embeddings [B, n·addition_time_embed_dim], n = 6 (5 with an aesthetic score) */
   timeIds: 'time_ids_embedding',
 } as const;
 export const UNET_OUTPUT = 'out_sample';
@@ -26,19 +25,13 @@ export function buildUNetGraph(g: GraphBuilder, c: UNetConfig, opts: AttentionOp
   const sample = g.input(UNET_INPUTS.sample, DataType.FLOAT, ['batch', 'height', 'width', c.in_channels]);
   const proj = g.input(UNET_INPUTS.timeProj, DataType.FLOAT, [1, C0]);
   const context = g.input(UNET_INPUTS.context, DataType.FLOAT, ['batch', 'sequence', contextWidth(c)]);
+  // The split between pooled embeds and time ids is the caller's (six ids for SDXL base, five with the refiner's
+  // aesthetic score): the added embedding reads their concatenation, whose width the weights fix.
   const textTime = hasTextTimeEmbedding(c)
-    ? () => {
-        const pooled =
-          (c.projection_class_embeddings_input_dim as number) -
-          TIME_IDS * (c.addition_time_embed_dim as number);
-        return {
-          textEmbeds: g.input(UNET_INPUTS.textEmbeds, DataType.FLOAT, ['batch', pooled]),
-          timeIds: g.input(UNET_INPUTS.timeIds, DataType.FLOAT, [
-            'batch',
-            TIME_IDS * (c.addition_time_embed_dim as number),
-          ]),
-        };
-      }
+    ? () => ({
+        textEmbeds: g.input(UNET_INPUTS.textEmbeds, DataType.FLOAT, ['batch', 'pooled_width']),
+        timeIds: g.input(UNET_INPUTS.timeIds, DataType.FLOAT, ['batch', 'time_ids_width']),
+      })
     : undefined;
   const out = unetForward(o, c, o.fromNhwc(sample), { timeProj: () => proj, context, textTime });
   g.output(o.toNhwc(out), UNET_OUTPUT, DataType.FLOAT, ['batch', 'height', 'width', c.out_channels]);
