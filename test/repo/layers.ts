@@ -58,12 +58,12 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
   http: ['errors', 'limits'],
   // Bytes and JSON: strict UTF-8, the exact JSON parser, the compact writer, the encoder rules.
   encoding: ['errors', 'limits'],
+  // OpenTelemetry spans and the per-call timeline (Server-Timing) over the OTel API alone: a no-op without an SDK.
+  tracing: [],
   // The stores and worker threads stand apart: serving reads the model store, no server or packaging in them.
   store: ['errors'],
   tasks: ['errors'],
-  threads: ['errors'],
-  // OpenTelemetry spans and the per-call timeline (Server-Timing) over the OTel API alone: a no-op without an SDK.
-  tracing: [],
+  threads: ['errors', 'tracing'],
   ndarray: ['encoding', 'errors'],
   // The pure wire forms, no transport: gRPC messages and Struct values, v2 tensors and datatypes.
   wire: ['encoding', 'errors', 'limits', 'ndarray'],
@@ -75,7 +75,18 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
   io: ['context', 'encoding', 'errors', 'http', 'limits', 'ndarray', 'signature', 'threads', 'wire'],
   service: ['context', 'errors', 'io', 'tasks'],
   openapi: ['io', 'service'],
-  models: ['context', 'errors', 'io', 'ndarray', 'service', 'signature', 'store', 'threads', 'wire'],
+  models: [
+    'context',
+    'errors',
+    'io',
+    'ndarray',
+    'service',
+    'signature',
+    'store',
+    'threads',
+    'tracing',
+    'wire',
+  ],
   // The one caller of API functions: invoke, gate, deadlines, batcher, the task runner.
   runtime: ['context', 'errors', 'http', 'io', 'limits', 'logging', 'service', 'tasks', 'tracing'],
   // The response cache in front of an API's function and HTTP codec: keys, stores, single flight.

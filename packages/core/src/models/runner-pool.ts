@@ -3,6 +3,7 @@ import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { Cancelled, InvalidArgument, ServiceUnavailable } from '../errors/index.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
 import { workerStart } from '../threads/worker-start.js';
+import { endThreadCall, type ThreadCall, threadCall } from '../tracing/thread-span.js';
 import { rebuildError } from './model-errors.js';
 import type { ModelRunner } from './runner.js';
 import { fromWire, toWire } from './wire-tensors.js';
@@ -51,6 +52,8 @@ interface Call {
   done?: boolean;
   /** Stops listening to the caller's signal. */
   unlisten?: () => void;
+  /** The caller's traced call, when a recording span was active: its `runner` span is made on the answer. */
+  trace?: ThreadCall;
 }
 
 /** A runner thread's JavaScript heap by default: its inputs and outputs pass through it, its model does not. */
@@ -207,8 +210,19 @@ export class RunnerPool implements ModelRunner {
     instance.current.delete(outcome.id);
     call.unlisten?.();
     if (call.done) return;
-    if ('outputs' in outcome) call.resolve(fromWire(outcome.outputs));
-    else call.reject(rebuildError(this.options.model, outcome.error));
+    if ('outputs' in outcome) {
+      if (call.trace) this.traced(call.trace, outcome.ms);
+      call.resolve(fromWire(outcome.outputs));
+    } else {
+      const err = rebuildError(this.options.model, outcome.error);
+      if (call.trace) this.traced(call.trace, outcome.ms, err);
+      call.reject(err);
+    }
+  }
+
+  /** A traced call's `runner` span: its time in the pool, its wait for a thread and the thread's own time. */
+  private traced(trace: ThreadCall, runMs: number | undefined, error?: Error): void {
+    endThreadCall(trace, 'runner', { 'tiffin.model': this.options.model }, runMs, error);
   }
 
   /** A thread died: its call fails, and the pool goes on with the others (or fails every call when none is left). */
@@ -218,8 +232,11 @@ export class RunnerPool implements ModelRunner {
     this.all.splice(at, 1);
     const idleAt = this.idle.indexOf(instance);
     if (idleAt >= 0) this.idle.splice(idleAt, 1);
-    for (const call of instance.current.values())
-      call.reject(rebuildError(this.options.model, { message: err.message, type: 'Error' }));
+    for (const call of instance.current.values()) {
+      const lost = rebuildError(this.options.model, { message: err.message, type: 'Error' });
+      if (call.trace) this.traced(call.trace, undefined, lost);
+      call.reject(lost);
+    }
     instance.current.clear();
     if (!this.closed) this.replace();
     this.failIfEmpty(err);
@@ -267,8 +284,10 @@ export class RunnerPool implements ModelRunner {
   private send(instance: Instance, calls: Call[]): void {
     const wire: WireCall[] = [];
     const moved = new Set<ArrayBuffer>();
+    const now = calls.some((c) => c.trace) ? performance.now() : 0;
     for (const call of calls) {
       instance.current.set(call.id, call);
+      if (call.trace) call.trace.sent = now;
       const input = toWire(call.inputs, this.options.transferInputs === true);
       for (const buffer of input.moved) moved.add(buffer);
       wire.push({ id: call.id, inputs: input.tensors });
@@ -298,6 +317,8 @@ export class RunnerPool implements ModelRunner {
     }
     return new Promise<NamedTensors>((resolve, reject) => {
       const call: Call = { id: this.nextId++, inputs, resolve, reject };
+      const traced = threadCall();
+      if (traced) call.trace = traced;
       if (signal) {
         const onAbort = () => this.drop(call, signal);
         signal.addEventListener('abort', onAbort, { once: true });

@@ -51,16 +51,20 @@ export function serveRunnerInThread(load: RunnerLoader): void {
             continue;
           }
           const started = performance.now();
+          let outcome: WireOutcome;
           try {
             const outputs = await runner.run(fromWire(call.inputs));
             const wire = toWire(outputs, true);
             for (const buffer of wire.moved) moved.add(buffer);
-            held.push({ id: call.id, outputs: wire.tensors });
+            outcome = { id: call.id, outputs: wire.tensors };
           } catch (err) {
-            held.push({ id: call.id, error: wireError(err) });
+            outcome = { id: call.id, error: wireError(err) };
           }
           const ended = performance.now();
           lastRunMs = ended - started;
+          // The thread's own time on the call: the caller's `runner` span carries it (docs/observability.md).
+          outcome.ms = lastRunMs;
+          held.push(outcome);
           if (held.length === 1) heldSince = ended;
         }
         flush();

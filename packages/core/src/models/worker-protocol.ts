@@ -7,8 +7,10 @@ export interface WireCall {
   inputs: WireTensor[];
 }
 
-/** How one call ended, as it crosses back. */
-export type WireOutcome = { id: number; outputs: WireTensor[] } | { id: number; error: WireError };
+/** How one call ended, as it crosses back, with the milliseconds the thread spent on it (`ms`, its own clock). */
+export type WireOutcome =
+  | { id: number; outputs: WireTensor[]; ms?: number }
+  | { id: number; error: WireError; ms?: number };
 
 /**
  * What the runner pool sends a worker thread. `run` carries the calls that were waiting when the thread

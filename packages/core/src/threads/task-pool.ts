@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
+import { endThreadCall, type ThreadCall, threadCall } from '../tracing/thread-span.js';
 import type { TaskAnswer, TaskBoot, TaskCall } from './task-protocol.js';
 import { rebuildTiffinError } from './thread-errors.js';
 import { workerStart } from './worker-start.js';
@@ -20,6 +21,8 @@ interface Job {
   transfer: ArrayBuffer[];
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
+  /** The caller's traced call, when a recording span was active: its `thread` span is made on the answer. */
+  trace?: ThreadCall;
 }
 
 /** Threads by default: cores minus one for the event loop, 1 to 4. */
@@ -51,7 +54,10 @@ export class TaskPool {
   /** Run `task(...args)` in a thread; `transfer` lists buffers moved there instead of copied. */
   run<T>(task: string, args: unknown[], transfer: ArrayBuffer[] = []): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ call: { task, args }, transfer, resolve: resolve as (v: unknown) => void, reject });
+      const job: Job = { call: { task, args }, transfer, resolve: resolve as (v: unknown) => void, reject };
+      const traced = threadCall();
+      if (traced) job.trace = traced;
+      this.queue.push(job);
       this.pump();
     });
   }
@@ -86,6 +92,7 @@ export class TaskPool {
 
   private assign(worker: Worker, job: Job): void {
     const id = this.nextId++;
+    if (job.trace) job.trace.sent = performance.now();
     worker.ref();
     const done = () => {
       worker.off('message', onMessage);
@@ -99,15 +106,21 @@ export class TaskPool {
       this.idle.push(worker);
       if ('error' in answer) {
         const { error } = answer;
-        job.reject(
-          rebuildTiffinError(error) ?? Object.assign(new Error(error.message), { name: error.type }),
-        );
-      } else job.resolve(answer.value);
+        const err =
+          rebuildTiffinError(error) ?? Object.assign(new Error(error.message), { name: error.type });
+        if (job.trace) this.traced(job, answer.ms, err);
+        job.reject(err);
+      } else {
+        if (job.trace) this.traced(job, answer.ms);
+        job.resolve(answer.value);
+      }
       this.pump();
     };
     const fail = (why: string) => {
       done();
-      job.reject(new Error(`${this.options.name} stopped: ${why}`));
+      const err = new Error(`${this.options.name} stopped: ${why}`);
+      if (job.trace) this.traced(job, undefined, err);
+      job.reject(err);
       this.pump();
     };
     const onError = (err: Error) => fail(err.message);
@@ -116,5 +129,11 @@ export class TaskPool {
     worker.once('error', onError);
     worker.once('exit', onExit);
     worker.postMessage({ id, ...job.call } satisfies TaskCall, job.transfer);
+  }
+
+  /** A traced call's `thread` span: its time in the pool, its wait for a thread and the thread's own time. */
+  private traced(job: Job, runMs: number | undefined, error?: Error): void {
+    const attributes = { 'tiffin.thread.pool': this.options.name, 'tiffin.thread.task': job.call.task };
+    endThreadCall(job.trace as ThreadCall, 'thread', attributes, runMs, error);
   }
 }

@@ -7,8 +7,10 @@ export interface TaskCall {
   args: unknown[];
 }
 
-/** What a task thread sends back. */
-export type TaskAnswer = { id: number; value: unknown } | { id: number; error: WireError };
+/** What a task thread sends back, with the milliseconds it spent on the call (`ms`, its own clock). */
+export type TaskAnswer =
+  | { id: number; value: unknown; ms?: number }
+  | { id: number; error: WireError; ms?: number };
 
 /** What `TaskPool` hands each thread in `workerData` (the source bootstrap reads `entry`). */
 export interface TaskBoot {

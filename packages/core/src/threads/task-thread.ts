@@ -28,14 +28,17 @@ export function serveTasksInThread(tasks: Record<string, Task>): void {
       post({ id, error: { message: `no task '${task}' in this thread`, type: 'Error' } });
       return;
     }
+    // The thread's own time on the call: the caller's `thread` span carries it (docs/observability.md).
+    const started = performance.now();
     Promise.resolve()
       .then(() => run(...args))
       .then(
-        (value) =>
-          value instanceof Transferring
-            ? post({ id, value: value.value }, value.transfer)
-            : post({ id, value }),
-        (err: unknown) => post({ id, error: wireError(err) }),
+        (value) => {
+          const ms = performance.now() - started;
+          if (value instanceof Transferring) post({ id, value: value.value, ms }, value.transfer);
+          else post({ id, value, ms });
+        },
+        (err: unknown) => post({ id, error: wireError(err), ms: performance.now() - started }),
       );
   });
 }

@@ -1,5 +1,6 @@
 import { context, type Link, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { CallTrace } from './call-trace.js';
+import { TRACER_KEY } from './thread-span.js';
 
 /**
  * One run of a batch as its callers' timelines see it (docs/observability.md): each caller's queue wait and run,
@@ -8,6 +9,7 @@ import type { CallTrace } from './call-trace.js';
  */
 export class BatchTrace {
   private readonly span: Span | undefined;
+  private readonly tracer: CallTrace['tracer'];
   private readonly started = performance.now();
 
   constructor(
@@ -25,6 +27,7 @@ export class BatchTrace {
         links.push({ context: call.span.spanContext() });
       }
     }
+    this.tracer = tracer;
     this.span = tracer?.startSpan('batch', {
       root: true,
       links,
@@ -35,7 +38,9 @@ export class BatchTrace {
 
   /** Run the batched function with the batch span active (spans it makes are the batch's children). */
   run<T>(fn: () => T): T {
-    return this.span ? context.with(trace.setSpan(ROOT_CONTEXT, this.span), fn) : fn();
+    return this.span
+      ? context.with(trace.setSpan(ROOT_CONTEXT, this.span).setValue(TRACER_KEY, this.tracer), fn)
+      : fn();
   }
 
   /** The batch ran (or failed with `error`): each caller's run is counted and linked to the batch span. */

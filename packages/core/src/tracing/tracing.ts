@@ -13,6 +13,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { CallTrace } from './call-trace.js';
+import { TRACER_KEY } from './thread-span.js';
 
 /** The instrumentation scope of Tiffin's spans. */
 export const TRACER_NAME = '@tiffin/core';
@@ -63,7 +64,7 @@ export function serverCall<Carrier>(
 ): CallTrace {
   const parent = propagation.extract(ROOT_CONTEXT, carrier, getter);
   const span = tracer.startSpan(name, { kind, attributes }, parent);
-  return new CallTrace(tracer, span, trace.setSpan(parent, span));
+  return new CallTrace(tracer, span, trace.setSpan(parent, span).setValue(TRACER_KEY, tracer));
 }
 
 /** The headers of a Node request as a carrier (lower-case names, as Node gives them). */
