@@ -78,6 +78,14 @@ describe('UNet configs of distilled families (docs/spec/diffusion.md §5.1)', ()
       ],
       [{ act_fn: 'gelu' }, /act_fn = "gelu" is not supported/],
       [{ attention_head_dim: 3 }, /attention heads 3 do not divide block 0's 32 channels/],
+      // diffusers' other added embeddings: named with what they need (image embeddings Tiffin has no encoder for).
+      [{ addition_embed_type: 'text' }, /addition_embed_type text is not supported \(DeepFloyd IF's/],
+      [
+        { addition_embed_type: 'text_image' },
+        /text_image is not supported \(Kandinsky 2\.1's: .*image_embeds/,
+      ],
+      [{ addition_embed_type: 'image' }, /addition_embed_type image is not supported \(Kandinsky 2\.2's/],
+      [{ addition_embed_type: 'image_hint' }, /image_hint is not supported \(Kandinsky 2\.2 ControlNet's/],
     ];
     for (const [patch, message] of refused) {
       let error: unknown;

@@ -73,7 +73,23 @@ export interface UNetConditioningSupport {
 /** SDXL's added embedding is fed by a caller that supports it, else rejected like any unknown architecture. */
 export const hasTextTimeEmbedding = (c: UNetConfig): boolean => c.addition_embed_type === 'text_time';
 
+/**
+ * The added embeddings diffusers 0.27 builds besides SDXL's `text_time`, each with what it would need here. None
+ * belongs to a latent pipeline this package serves: the image ones need an image encoder or a prior's embeddings.
+ */
+const ADDED_EMBEDDINGS_NOT_BUILT: Readonly<Record<string, string>> = {
+  text: "DeepFloyd IF's attention-pooled text embedding of a pixel-space UNet (encoder_hid_dim, no VAE)",
+  text_image: "Kandinsky 2.1's: it needs CLIP image embeddings (image_embeds) from an image encoder or prior",
+  image: "Kandinsky 2.2's: it needs CLIP image embeddings (image_embeds) from an image encoder or prior",
+  image_hint: "Kandinsky 2.2 ControlNet's: it needs CLIP image embeddings and a hint image",
+};
+
 export function validateUNetConfig(c: UNetConfig, support: UNetConditioningSupport = {}): void {
+  const added = c.addition_embed_type;
+  if (typeof added === 'string' && added in ADDED_EMBEDDINGS_NOT_BUILT)
+    throw new Error(
+      `unet/config.json: addition_embed_type ${added} is not supported (${ADDED_EMBEDDINGS_NOT_BUILT[added]})`,
+    );
   for (const [key, def] of Object.entries(REQUIRED_DEFAULTS)) {
     if (key === 'addition_embed_type' && support.textTime && hasTextTimeEmbedding(c)) {
       if (!c.addition_time_embed_dim || !c.projection_class_embeddings_input_dim)
