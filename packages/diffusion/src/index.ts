@@ -26,6 +26,7 @@ export {
   DEFAULT_SDXL_MODEL_ID,
   type ResolvedModel,
   type ResolveModelOptions,
+  resolveControlNet,
   resolveDiffusionModel,
   resolveTinyAutoencoder,
 } from './hub/model-source.js';

@@ -9,6 +9,7 @@ import {
 } from '@tiffin/diffusion';
 import { type Command, Option } from 'commander';
 import { API_AUTH_HELP, parseApiAuth } from '../diffusion/api-auth.js';
+import { CONTROLNET_HELP, collectControlNet, resolveControlNets } from '../diffusion/controlnet-flags.js';
 import {
   type BuildFlags,
   buildDiffusionPackage,
@@ -34,6 +35,7 @@ import {
 import { reportError } from '../errors.js';
 import { kubernetesOptions } from '../kubernetes-options.js';
 import { parsePort } from '../options.js';
+import { cacheOption, responseCacheFrom } from '../serve/cache-option.js';
 import { serveInProcess } from '../serve/single.js';
 import { type TaskOptionFlags, taskOptions, taskStoreFlags, webhookOptions } from '../serve/task-options.js';
 import { stepProgress } from '../step-progress.js';
@@ -42,6 +44,7 @@ import { containerizeOptions, containerizePackage } from './containerize.js';
 interface StartFlags extends ModelFlags, ServiceSettingFlags, TaskOptionFlags, ModelsDirFlags {
   loraWeights?: string;
   vaeTiny?: string;
+  controlnet?: Array<[string, string]>;
   loraDir?: string;
   pipeline?: DiffusionPipelineKind[];
   port: number;
@@ -50,6 +53,8 @@ interface StartFlags extends ModelFlags, ServiceSettingFlags, TaskOptionFlags, M
   apiToken?: string;
   metricsAuth?: boolean;
   apiAuth?: string;
+  /** `--cache memory|redis://…`: where the response cache keeps answers. */
+  cache?: string;
 }
 
 /** `tiffin diffusion start|download|build`: serve Stable Diffusion without writing a service. */
@@ -77,6 +82,7 @@ export function registerDiffusion(program: Command): void {
       "folder of LoRA files requests may name in lora_weights (also $TIFFIN_LORA_DIR; for demo, default the demo's own: swap-red-blue)",
     )
     .option('--vae-tiny <folder|id>', VAE_TINY_HELP)
+    .option('--controlnet <name=folder|id>', CONTROLNET_HELP, collectControlNet)
     .option(
       '--pipeline <kinds>',
       'generation APIs to serve, comma-separated: text2img, img2img, inpaint (default: all three; inpaint alone for an inpainting model)',
@@ -113,10 +119,12 @@ export function registerDiffusion(program: Command): void {
           throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
         const model = await resolveModel(flags, name);
         const vaeTiny = flags.vaeTiny ? await resolveVaeTiny(flags.vaeTiny) : undefined;
+        const { controlnets } = await resolveControlNets(flags.controlnet);
         const { service } = createDiffusionService({
           modelDir: model.dir,
           pipeline: flags.pipeline,
           vaeTiny: vaeTiny?.dir,
+          controlnets,
           loraWeights: flags.loraWeights,
           loraDir: loraDirFor(name, flags.loraDir),
           ...settings,
@@ -130,6 +138,8 @@ export function registerDiffusion(program: Command): void {
           apiToken: flags.apiToken,
           metricsAuth: flags.metricsAuth,
           webhooks: webhookOptions(flags),
+          // Where --cache-ttl keeps answers: memory, or a Redis the replicas share (--cache redis://…).
+          cache: await responseCacheFrom(flags.cache),
         };
         // As `tiffin serve` runs a service: its image jobs (/text2img/submit …) in the --tasks store.
         await serveInProcess(async () => service, options, undefined, taskStoreFlags(flags));
@@ -138,6 +148,7 @@ export function registerDiffusion(program: Command): void {
       }
     });
   taskOptions(start);
+  cacheOption(start);
   modelsDirOptions(start);
 
   modelOptions(
@@ -195,6 +206,7 @@ export function registerDiffusion(program: Command): void {
     .option('--version <version>', 'package version (default: a hash of its content)')
     .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)')
     .option('--containerize', 'then build a container image from the package (image options below)');
+  modelsDirOptions(build);
   kubernetesOptions(containerizeOptions(build), DIFFUSION_KUBERNETES_DEFAULTS).action(
     async (name: string, flags: BuildFlags) => {
       const progress = stepProgress();

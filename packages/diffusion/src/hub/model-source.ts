@@ -5,7 +5,7 @@ import { InvalidArgument, ModelStore, NotFound, type StoredModel } from '@tiffin
 import { tiffinHome } from '@tiffin/core/internal';
 import { singleFileToDiffusers } from '../checkpoints/single-file.js';
 import { type DownloadProgress, downloadPipeline } from './download.js';
-import { type RepoFile, selectTinyAutoencoderFiles } from './select-files.js';
+import { type RepoFile, selectControlNetFiles, selectTinyAutoencoderFiles } from './select-files.js';
 
 /** The module recorded in the manifest of models this package downloads. */
 export const DIFFUSION_MODEL_MODULE = 'tiffin.diffusion';
@@ -77,6 +77,24 @@ export async function resolveTinyAutoencoder(options: ResolveModelOptions): Prom
     return { dir: local, downloaded: false };
   }
   return fromStoreOrHub(options, '--vae-tiny', 'madebyollin/taesd', selectTinyAutoencoderFiles);
+}
+
+/**
+ * A ControlNet (`--controlnet name=<folder|file|id>`): a local diffusers `ControlNetModel` folder (its
+ * `config.json` beside the weights) or single-file `.safetensors` as it is, else a hub id from the model store or
+ * downloaded into it (its config and weights only, as a tiny autoencoder's).
+ */
+export async function resolveControlNet(options: ResolveModelOptions): Promise<ResolvedModel> {
+  const local = resolve(options.modelId);
+  if (existsSync(local)) {
+    const file = statSync(local).isFile();
+    if (file ? !local.endsWith('.safetensors') : !existsSync(join(local, 'config.json')))
+      throw new InvalidArgument(
+        `${local} is not a ControlNet (a diffusers ControlNetModel folder with config.json, or a .safetensors file)`,
+      );
+    return { dir: local, downloaded: false };
+  }
+  return fromStoreOrHub(options, '--controlnet', 'lllyasviel/sd-controlnet-canny', selectControlNetFiles);
 }
 
 /** A hub id's store entry (`owner--name:revision`), downloaded with `select`'s files first when absent. */

@@ -67,6 +67,16 @@ export function selectPipelineFiles(listed: readonly RepoFile[]): RepoFile[] {
  * and one safetensors file at the top (the full-precision one when there are several).
  */
 export function selectTinyAutoencoderFiles(listed: readonly RepoFile[]): RepoFile[] {
+  return selectConfigAndWeights(listed, 'a diffusers AutoencoderTiny');
+}
+
+/** A diffusers `ControlNetModel` repository (`lllyasviel/sd-controlnet-canny`): the same two files at its top. */
+export function selectControlNetFiles(listed: readonly RepoFile[]): RepoFile[] {
+  return selectConfigAndWeights(listed, 'a diffusers ControlNetModel');
+}
+
+/** `config.json` and the safetensors weights (f32, else f16) at a single-model repository's top. */
+function selectConfigAndWeights(listed: readonly RepoFile[], what: string): RepoFile[] {
   const files = listed.filter((f) => unsafeRelativePath(f.path) === null && !f.path.includes('/'));
   const config = files.find((f) => f.path === 'config.json');
   const weights = files.filter((f) => f.path.endsWith('.safetensors'));
@@ -75,7 +85,7 @@ export function selectTinyAutoencoderFiles(listed: readonly RepoFile[]): RepoFil
     weights.find((f) => f.path === 'diffusion_pytorch_model.fp16.safetensors');
   if (!config || !pick)
     throw new Error(
-      'The repository is not a diffusers AutoencoderTiny (config.json and diffusion_pytorch_model.safetensors at its top)',
+      `The repository is not ${what} (config.json and diffusion_pytorch_model.safetensors at its top)`,
     );
   return [config, pick];
 }

@@ -76,12 +76,16 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
     ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)),
   };
   const defaulted = defaultedValues(limits, family, defaults);
+  const controlnets = Object.fromEntries(
+    Object.entries(options.controlnets ?? {}).map(([name, folder]) => [name, resolve(folder)]),
+  );
   const context: KindContext = {
     limits,
     defaultSize: defaultImageSize(modelDir),
     family,
     defaults,
     defaulted,
+    controlnets: Object.keys(controlnets),
   };
   const logger = options.logger ?? new JsonLineLogger((line) => process.stderr.write(line));
   const generator = new Generator({
@@ -96,6 +100,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       baseLoraPath: baseLora,
       loraCacheSize: options.loraCacheSize ?? 4,
       loraCacheBytes: options.loraCacheBytes ?? 512 * 1024 ** 2,
+      controlnets,
     },
     catalog: new CheckpointCatalog(
       startCheckpoint(modelDir),
@@ -215,7 +220,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       name: 'models',
       input: new QueryInput(z.object({})),
       output: new JSONDescriptor(),
-      doc: "GET: the checkpoints a request may name in model (the start model first, the default; then --models-dir's), and which are loaded.",
+      doc: "GET: the checkpoints a request may name in model (the start model first, the default; then --models-dir's), which are loaded, and the ControlNets a request may name in controlnet[].model.",
     },
     async () => {
       const { catalog, pipelines } = generator;
@@ -225,6 +230,8 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
         default: catalog.start.name,
         max_loaded: pipelines.maxLoaded,
         models: catalog.list().map((c) => ({ name: c.name, loaded: loaded.has(c.path) })),
+        // The names requests give in controlnet[].model, in the order they were loaded.
+        controlnets: Object.keys(controlnets),
       };
     },
   );

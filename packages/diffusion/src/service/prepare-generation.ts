@@ -22,7 +22,10 @@ export async function prepareGeneration(
   const loras = await Promise.all(
     request.loras.map(async (l) => ({ path: await roots.resolve(l.path), name: l.path, weight: l.weight })),
   );
-  return { input: withLoraDefaults(request, loras, maxSteps), loras };
+  const input = withLoraDefaults(request, loras, maxSteps);
+  // ControlNet images are decoded (and their module run) only for a request that got this far.
+  if (!request.controlnet) return { input, loras };
+  return { input: { ...input, controlnet: await request.controlnet() }, loras };
 }
 
 function withLoraDefaults(request: GenerationRequest, loras: JobLora[], maxSteps: number): JobInput {

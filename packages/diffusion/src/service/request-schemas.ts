@@ -11,6 +11,7 @@ import {
   sdxlRules,
   text2imgFields,
 } from '../pipeline/parameters.js';
+import { controlnetField, DEFAULT_MAX_CONTROLNETS } from './controlnet/controlnet-schema.js';
 import { hiresField } from './hires-request.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './output-format.js';
 
@@ -20,13 +21,22 @@ export type { GenerationLimits } from '../pipeline/parameters.js';
  * The service's bounds unless configured: 150 steps, 4 images, prompts of 10,000 characters, 4 LoRAs per request;
  * `maxSize` here (1024 px) is the library's fallback: the service takes twice the model's own size.
  */
-export const DEFAULT_GENERATION_LIMITS: GenerationLimits & { maxLoras: number } = {
+export const DEFAULT_GENERATION_LIMITS: ServiceLimits = {
   maxSize: 1024,
   maxSteps: 150,
   maxImages: 4,
   maxPromptLength: 10_000,
   maxLoras: 4,
+  maxControlNets: DEFAULT_MAX_CONTROLNETS,
 };
+
+/** The library's bounds and the service's own: LoRAs and ControlNet units per request. */
+export type ServiceLimits = GenerationLimits & { maxLoras: number; maxControlNets?: number };
+
+/** `controlnet`, bounded by the service's count. */
+function controlnetOf(limits: ServiceLimits) {
+  return controlnetField(limits.maxControlNets ?? DEFAULT_MAX_CONTROLNETS);
+}
 
 /** One LoRA of a request with its weight (diffusers' adapter weight / A1111's `<lora:name:weight>`). */
 const loraEntry = z.object({
@@ -105,7 +115,7 @@ function loraDefaultedFields(limits: GenerationLimits, family: PipelineFamily, d
  * (and ignored) like the reference service does.
  */
 export function text2imgSchema(
-  limits: GenerationLimits & { maxLoras: number },
+  limits: ServiceLimits,
   defaultSize: number,
   family: PipelineFamily = 'sd',
   defaults: ModelDefaults = {},
@@ -117,6 +127,7 @@ export function text2imgSchema(
       ...outputFields(),
       lora_weights: loraField(limits.maxLoras),
       model: modelField(),
+      controlnet: controlnetOf(limits),
       hires: hiresField(limits),
     })
     .superRefine(sdxlRules(family, 'text2img'));
@@ -124,7 +135,7 @@ export function text2imgSchema(
 
 /** The `data` part of `POST /img2img`. */
 export function img2imgSchema(
-  limits: GenerationLimits & { maxLoras: number },
+  limits: ServiceLimits,
   family: PipelineFamily = 'sd',
   defaults: ModelDefaults = {},
 ) {
@@ -135,13 +146,14 @@ export function img2imgSchema(
       ...outputFields(),
       lora_weights: loraField(limits.maxLoras),
       model: modelField(),
+      controlnet: controlnetOf(limits),
     })
     .superRefine(sdxlRules(family, 'img2img'));
 }
 
 /** The `data` part of `POST /inpaint`. */
 export function inpaintSchema(
-  limits: GenerationLimits & { maxLoras: number },
+  limits: ServiceLimits,
   family: PipelineFamily = 'sd',
   defaults: ModelDefaults = {},
 ) {
@@ -152,6 +164,7 @@ export function inpaintSchema(
       ...outputFields(),
       lora_weights: loraField(limits.maxLoras),
       model: modelField(),
+      controlnet: controlnetOf(limits),
     })
     .superRefine(inpaintRules(family));
 }

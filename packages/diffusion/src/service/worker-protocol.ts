@@ -17,6 +17,8 @@ export interface WorkerInit {
   /** How many parsed per-request LoRA files the worker keeps, and how many bytes of them at most. */
   loraCacheSize: number;
   loraCacheBytes?: number;
+  /** ControlNets loaded beside the model, by the name requests use (`--controlnet name=folder`). */
+  controlnets?: Readonly<Record<string, string>>;
 }
 
 /** Generation parameters shared by both pipelines, already validated by the request schema. */
@@ -40,6 +42,18 @@ export interface JobInput {
   mask?: JobImage;
   /** text2img: a hires fix's second pass (docs/diffusion-service.md, "Hires fix"). */
   hires?: JobHires;
+  /** ControlNet units, their maps already at the output size (docs/diffusion-service.md, "ControlNet"). */
+  controlnet?: JobControlNet[];
+}
+
+/** One ControlNet unit of a job: a loaded ControlNet's name, its conditioning map and its weights. */
+export interface JobControlNet {
+  model: string;
+  image: JobImage;
+  conditioning_scale: number;
+  guidance_start: number;
+  guidance_end: number;
+  guess_mode: boolean;
 }
 
 /** How a hires fix upscales the first pass: its latents (bilinear or nearest) or its decoded image (Lanczos). */

@@ -1,5 +1,12 @@
 import sharp, { type Metadata } from 'sharp';
-import type { UploadedImage } from './generator.js';
+
+/** Decoded 8-bit pixels of an upload (compat/generator.ts's `UploadedImage`, declared here so decoding depends on no kind). */
+export interface DecodedUpload {
+  width: number;
+  height: number;
+  channels: number;
+  data: Uint8Array;
+}
 
 /** Uploaded bytes that are no image sharp can read, or (`tooLarge`) an image with more pixels than allowed. */
 export class UnreadableImage extends Error {
@@ -19,7 +26,7 @@ export async function decodeUpload(
   bytes: Uint8Array,
   maxPixels: number,
   keepAlpha = false,
-): Promise<UploadedImage> {
+): Promise<DecodedUpload> {
   let meta: Metadata;
   try {
     // The header alone, with no pixel bound: an image over the bound is a size error below, not an unreadable one.

@@ -9,6 +9,7 @@ import {
   requestedOutput,
   requestLoras,
 } from '../request-schemas.js';
+import { controlnetRequest } from '../controlnet/controlnet-request.js';
 import { jobImage, rgbInput, uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 
@@ -24,7 +25,7 @@ export const img2img: GenerationKind = {
       img: new Image({ maxPixels: uploadMaxPixels(limits) }),
       data: jsonModel(img2imgSchema(limits, family, defaults)),
     }),
-  toRequest(value, { limits, defaulted }) {
+  toRequest(value, { limits, defaulted, controlnets }) {
     const parts = value as { img: TiffinImage; data: Img2ImgBody };
     const image = rgbInput('img', parts.img, limits);
     return {
@@ -40,6 +41,12 @@ export const img2img: GenerationKind = {
       leftOut: leftOutFields(parts.data),
       output: requestedOutput(parts.data),
       model: parts.data.model,
+      controlnet: controlnetRequest(
+        parts.data.controlnet,
+        { names: controlnets ?? [], maxPixels: uploadMaxPixels(limits) },
+        image.width,
+        image.height,
+      ),
     };
   },
   run: (pipe, input, common) =>

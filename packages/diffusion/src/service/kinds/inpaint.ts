@@ -9,6 +9,7 @@ import {
   requestedOutput,
   requestLoras,
 } from '../request-schemas.js';
+import { controlnetRequest } from '../controlnet/controlnet-request.js';
 import { jobImage, rgbInput, uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 
@@ -27,7 +28,7 @@ export const inpaint: GenerationKind = {
       mask_image: new Image({ maxPixels: uploadMaxPixels(limits) }),
       data: jsonModel(inpaintSchema(limits, family, defaults)),
     }),
-  toRequest(value, { limits, defaulted }) {
+  toRequest(value, { limits, defaulted, controlnets }) {
     const parts = value as { image: TiffinImage; mask_image: TiffinImage; data: InpaintBody };
     const { image: picture, mask_image: mask } = parts;
     if (mask.width !== picture.width || mask.height !== picture.height)
@@ -51,6 +52,12 @@ export const inpaint: GenerationKind = {
       leftOut: leftOutFields(parts.data),
       output: requestedOutput(parts.data),
       model: parts.data.model,
+      controlnet: controlnetRequest(
+        parts.data.controlnet,
+        { names: controlnets ?? [], maxPixels: uploadMaxPixels(limits) },
+        image.width,
+        image.height,
+      ),
     };
   },
   run: (pipe, input, common) =>

@@ -3,6 +3,7 @@ import type { ModelDefaults } from '../../pipeline/model-defaults.js';
 import type { GenerationParameters, PipelineFamily } from '../../pipeline/parameters.js';
 import type { StableDiffusionPipeline } from '../../pipeline/pipeline.js';
 import type { CommonRequest, GenerationResult } from '../../pipeline/types.js';
+import type { PendingControlNets } from '../controlnet/controlnet-request.js';
 import type { DEFAULT_GENERATION_LIMITS, LoraDefaultedField, RequestedOutput } from '../request-schemas.js';
 import type { GenerationKindName, JobInput } from '../worker-protocol.js';
 
@@ -18,6 +19,8 @@ export interface KindContext {
   defaults: ModelDefaults;
   /** The values a request's left-out LoRA-defaulted fields take unless its LoRAs say otherwise. */
   defaulted: Pick<GenerationParameters, LoraDefaultedField>;
+  /** The ControlNets the service loaded, by name (none when absent). */
+  controlnets?: readonly string[];
 }
 
 /** One generation as a request gives it: its input for the model worker and the LoRA names it asks for. */
@@ -30,6 +33,8 @@ export interface GenerationRequest {
   output: RequestedOutput;
   /** The checkpoint the request chose by name (`model`); null or absent: the service's start model. */
   model?: string | null;
+  /** Its ControlNet units, decoded and run through their modules when it is admitted. */
+  controlnet?: PendingControlNets;
 }
 
 /**

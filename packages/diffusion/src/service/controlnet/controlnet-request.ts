@@ -1,0 +1,96 @@
+import { BadInput } from '@tiffin/core';
+import { decodeUpload, UnreadableImage } from '../compat/decode-upload.js';
+import { resizeLanczos } from '../lanczos-resize.js';
+import type { JobControlNet } from '../worker-protocol.js';
+import { cannyEdges } from './canny.js';
+import type { ControlNetBody } from './controlnet-schema.js';
+
+/** A request's ControlNet units as the worker gets them, prepared once the request is admitted. */
+export type PendingControlNets = () => Promise<JobControlNet[]>;
+
+/** What the service knows of its ControlNets when it reads a request. */
+export interface ControlNetContext {
+  /** The names the service loaded (`--controlnet name=folder`), in order. */
+  names: readonly string[];
+  /** The header bound of an uploaded image (the img2img upload's). */
+  maxPixels: number;
+}
+
+/**
+ * A body's `controlnet` units checked against the loaded ControlNets (400 naming the field, `controlnet[0].model`)
+ * and their base64 read now; their images are decoded, resized to the generation's `width`×`height` (Pillow's
+ * Lanczos, as diffusers' control image processor) and run through their module when the request is admitted.
+ */
+export function controlnetRequest(
+  units: readonly ControlNetBody[] | null | undefined,
+  context: ControlNetContext,
+  width: number,
+  height: number,
+): PendingControlNets | undefined {
+  if (!units || units.length === 0) return undefined;
+  if (context.names.length === 0)
+    throw new BadInput(
+      'controlnet: this service has no ControlNet loaded (start it with --controlnet <name>=<folder>)',
+      { code: 'INVALID_VALUE' },
+    );
+  const read = units.map((u, i) => {
+    if (!context.names.includes(u.model))
+      throw new BadInput(
+        `controlnet[${i}].model: unknown ControlNet ${JSON.stringify(u.model)} (this service has ${context.names.join(', ')})`,
+        { code: 'INVALID_VALUE' },
+      );
+    return { unit: u, bytes: base64Bytes(u.image, `controlnet[${i}].image`) };
+  });
+  return () =>
+    Promise.all(
+      read.map(async ({ unit: u, bytes }, i) => ({
+        model: u.model,
+        image: conditioningMap(
+          await decoded(bytes, `controlnet[${i}].image`, context.maxPixels),
+          u,
+          width,
+          height,
+        ),
+        conditioning_scale: u.conditioning_scale,
+        guidance_start: u.guidance_start,
+        guidance_end: u.guidance_end,
+        guess_mode: u.guess_mode,
+      })),
+    );
+}
+
+/** The image at the generation's size, through its module: what ControlNet is conditioned on. */
+function conditioningMap(
+  picture: { width: number; height: number; data: Uint8Array },
+  u: ControlNetBody,
+  width: number,
+  height: number,
+) {
+  const sized =
+    picture.width === width && picture.height === height ? picture : resizeLanczos(picture, width, height);
+  return u.module === 'canny' ? cannyEdges(sized, u.low_threshold, u.high_threshold) : sized;
+}
+
+const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}$/;
+
+/** A base64 string (or a `data:` URL) as bytes; 400 for anything else. */
+export function base64Bytes(value: string, field: string): Uint8Array {
+  const comma = value.startsWith('data:') ? value.indexOf(',') : -1;
+  const text = value.slice(comma + 1).trim();
+  if (text.length === 0 || !BASE64.test(text))
+    throw new BadInput(`${field} must be a base64 PNG, JPEG or WebP image`, { code: 'INVALID_IMAGE' });
+  return new Uint8Array(Buffer.from(text, 'base64'));
+}
+
+/** Decoded RGB pixels of an image (its size checked from its header first); 400 for a non-image or one too large. */
+async function decoded(bytes: Uint8Array, field: string, maxPixels: number) {
+  try {
+    return await decodeUpload(bytes, maxPixels);
+  } catch (err) {
+    if (err instanceof UnreadableImage)
+      throw new BadInput(`${field} ${err.message}`, {
+        code: err.tooLarge ? 'IMAGE_TOO_LARGE' : 'INVALID_IMAGE',
+      });
+    throw err;
+  }
+}
