@@ -38,11 +38,12 @@ export async function writeModelServiceModule(
     await symlink(dirname(require.resolve(`${name}/package.json`)), link, 'dir');
   }
   const { store: _store, ...load } = loadOptions(flags);
-  const { batching, outputs, concurrency, queue } = serviceOptions(flags);
-  // The model's own queue (--concurrency, --queue), as `tiffin serve` gives it.
+  const { batching, outputs, concurrency, queue, cache } = serviceOptions(flags);
+  // The model's own queue (--concurrency, --queue) and response cache (--cache-ttl), as `tiffin serve` gives them.
   const admission =
     (concurrency === undefined ? '' : `\n  concurrency: ${concurrency},`) +
-    (queue === undefined ? '' : `\n  queue: ${queue},`);
+    (queue === undefined ? '' : `\n  queue: ${queue},`) +
+    (cache === undefined ? '' : `\n  cache: ${JSON.stringify(cache)},`);
   const file = join(dir, 'model-service.mjs');
   await writeFile(
     file,

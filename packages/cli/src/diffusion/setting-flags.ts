@@ -14,6 +14,8 @@ export interface ServiceSettingFlags {
   maxQueue: number;
   concurrency?: number;
   queue?: number;
+  /** Seconds a seeded request's answer is kept (the response cache); absent: no cache. */
+  cacheTtl?: number;
   /** Absent: twice the model's own size. */
   maxSize?: number;
   maxSteps: number;
@@ -80,6 +82,11 @@ export const serviceSettingOptions = (command: Command): Command =>
     .option(
       '--queue <n>',
       'requests of each generation API that wait for one of --concurrency before 503 (default 0)',
+      parseNonNegativeInt,
+    )
+    .option(
+      '--cache-ttl <seconds>',
+      'keep the answers of seeded generation requests this long and send them again for the same request (Tiffin-Cache: hit; where: --cache); default off',
       parseNonNegativeInt,
     )
     .option(
@@ -156,6 +163,7 @@ export function serviceSettings(
     },
     maxQueue: flags.maxQueue,
     ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency, queue: flags.queue ?? 0 }),
+    ...(flags.cacheTtl === undefined ? {} : { cache: { ttl: flags.cacheTtl } }),
     maxJobs: flags.maxJobs,
     jobResultTtl: flags.jobTtl,
     timeout: flags.timeout,

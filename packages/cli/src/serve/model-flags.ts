@@ -14,6 +14,7 @@ export interface ModelFlags {
   outputs?: string[];
   concurrency?: number;
   queue?: number;
+  cacheTtl?: number;
 }
 
 /** commander parser for `cuda,cpu`. */
@@ -50,6 +51,7 @@ export function serviceOptions(flags: ModelFlags): ModelServiceOptions {
     ...(flags.outputs ? { outputs: flags.outputs } : {}),
     ...(flags.concurrency === undefined ? {} : { concurrency: flags.concurrency }),
     ...(flags.queue === undefined ? {} : { queue: flags.queue }),
+    ...(flags.cacheTtl === undefined ? {} : { cache: { ttl: flags.cacheTtl } }),
   };
 }
 
@@ -95,6 +97,11 @@ export function modelOptions(command: Command): Command {
     .option(
       '--queue <n>',
       'model: calls that wait for one of --concurrency, most urgent (Priority: u=0..7) first; past it 503 (default 0)',
+      parseNonNegativeInt,
+    )
+    .option(
+      '--cache-ttl <seconds>',
+      'model: keep answers this long and send them again for the same input (Tiffin-Cache: hit; where: --cache; 0: until evicted); a batched model needs --no-batching',
       parseNonNegativeInt,
     );
 }

@@ -78,7 +78,12 @@ export function withResponseCache(
 
   const cachedFn = (input: unknown, ctx: Context): unknown => {
     if (settings.when && !settings.when(input)) return fn(input, ctx);
-    const key = cacheKey(deps.service, deps.version, api.name, varied(input, ctx.request, settings.vary));
+    const key = cacheKey(
+      deps.service,
+      versionOf(deps.version, settings.version),
+      api.name,
+      varied(input, ctx.request, settings.vary),
+    );
     if (key === undefined) return fn(input, ctx);
     if (noCache(ctx.request)) return lead(key, input, ctx);
     const waiting = flights.get(key);
@@ -127,6 +132,12 @@ export function withResponseCache(
   };
   const wrapped = Object.create(api, { fn: { value: cachedFn, enumerable: true } }) as InferenceApi;
   return { api: wrapped, codec: cachedCodec };
+}
+
+/** The service's version with the API's own (`cache.version`: a model's tag, its files' fingerprint). */
+function versionOf(service: string, own: string | (() => string) | undefined): string {
+  if (own === undefined) return service;
+  return `${service}/${typeof own === 'function' ? own() : own}`;
 }
 
 /** The input with the values of the request headers the answer varies on (`cache.vary`), as the key sees it. */

@@ -29,6 +29,12 @@ export interface ModelServiceOptions {
   concurrency?: number;
   /** Calls that may wait for one of them (`ApiOptions.queue`). */
   queue?: number;
+  /**
+   * Keep answers and send them again for the same input (`ApiOptions.cache`; docs/cache.md), keyed by the
+   * model's tag (or its files, in a repository) besides the input. Not with batching: a batched model is
+   * served with `batching: false` to be cached.
+   */
+  cache?: boolean | { ttl?: number; maxBytes?: number };
 }
 
 /** A name the service and API rules accept: `Iris v2` → service `iris-v2`, API (and protocol model) `iris_v2`. */
@@ -133,7 +139,12 @@ function pick(tensors: NamedTensors, names: readonly string[]): NamedTensors {
 }
 
 /** What serving one model takes: its API (route left to the caller), the function it calls and the service doc. */
-function modelApiParts(model: ModelDescription, runner: () => ModelRunner, options: ModelServiceOptions) {
+function modelApiParts(
+  model: ModelDescription,
+  runner: () => ModelRunner,
+  options: ModelServiceOptions,
+  cacheVersion: string | (() => string) = model.tag ?? model.name,
+) {
   const signature = servedSignature(model, options.outputs);
   if (signature.inputs.length === 0 || signature.outputs.length === 0)
     throw new InvalidArgument(`Model '${model.name}' has no inputs or no outputs to serve`);
@@ -148,6 +159,10 @@ function modelApiParts(model: ModelDescription, runner: () => ModelRunner, optio
   const outName = signature.outputs[0]!.name;
   const outNames = signature.outputs.map((t) => t.name);
   const batching = signature.batchable && options.batching !== false ? (options.batching ?? {}) : null;
+  if (batching && options.cache)
+    throw new InvalidArgument(
+      `Model '${model.name}' is batched and the response cache keeps single calls' answers: serve it without batching (--no-batching) to cache it`,
+    );
   // A call alone carries its caller's signal, so a call whose client left or timed out never waits for a
   // runner; a batch is made of callers still there (the batcher drops the others) and serves several.
   const signalOf = (ctx: Context) => (batching ? undefined : ctx.request.signal);
@@ -168,6 +183,9 @@ function modelApiParts(model: ModelDescription, runner: () => ModelRunner, optio
     doc: `Run ${model.name}`,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.queue === undefined ? {} : { queue: options.queue }),
+    ...(options.cache
+      ? { cache: { ...(options.cache === true ? {} : options.cache), version: cacheVersion } }
+      : {}),
   };
   if (batching) {
     Object.assign(api, {
@@ -189,9 +207,13 @@ export function addModelApi(
   svc: Service,
   model: ModelDescription,
   runner: () => ModelRunner,
-  options: ModelServiceOptions & { route: string },
+  options: ModelServiceOptions & {
+    route: string;
+    /** What joins the cache's key besides the input (default the model's tag): its files, so a reload is new keys. */
+    cacheVersion?: () => string;
+  },
 ): void {
-  const { api, call, doc } = modelApiParts(model, runner, options);
+  const { api, call, doc } = modelApiParts(model, runner, options, options.cacheVersion);
   svc.api({ ...api, route: options.route, doc: options.doc ?? doc }, call as never);
 }
 

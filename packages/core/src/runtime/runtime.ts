@@ -155,6 +155,26 @@ export class Runtime {
   admitCall(call: Invocation): (() => void) | Promise<() => void> {
     const queue = call.api?.admission ? this.queues.get(call.api.name) : undefined;
     if (!queue) return this.admit(call);
+    return this.enterQueue(call, queue);
+  }
+
+  /**
+   * A permit of API `apiName`'s own queue for a request that is no call of it (a route group's route that
+   * does the API's work, as a compatible API's does), held until the request closes; undefined when that API
+   * has no queue of its own. The request's `urgency` and `client` order and share it as a call's would.
+   */
+  admitTo(call: Invocation, apiName: string): Promise<void> | undefined {
+    const queue = this.queues.get(apiName);
+    if (!queue) return undefined;
+    try {
+      const entered = this.enterQueue(call, queue);
+      return isThenable(entered) ? entered.then(() => undefined) : Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private enterQueue(call: Invocation, queue: ApiQueue): (() => void) | Promise<() => void> {
     const entered = queue.enter(call);
     if (!isThenable(entered)) {
       call.onClose.push(entered);

@@ -192,6 +192,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
           reading,
           auth: authInMounts,
           retime: (exchange, seconds) => runtime.retime(exchange, seconds),
+          admitTo: (exchange, api) => runtime.admitTo(exchange, api),
           koaContext: (exchange) => {
             const ctx =
               koaContexts.get(exchange) ?? app.createContext<MountState>(exchange.req, exchange.res);

@@ -166,5 +166,8 @@ function cacheSettings(
       throw new InvalidArgument(`API ${name}: cache.vary must list header names, got ${String(header)}`);
     return header.toLowerCase();
   });
-  return { ttlMs: ttl * 1000, maxBytes, when: options.when, vary };
+  const { version } = options;
+  if (version !== undefined && typeof version !== 'string' && typeof version !== 'function')
+    throw new InvalidArgument(`API ${name}: cache.version must be a string or a function returning one`);
+  return { ttlMs: ttl * 1000, maxBytes, when: options.when, vary, version };
 }

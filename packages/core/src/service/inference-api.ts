@@ -103,6 +103,11 @@ export interface ApiCacheOptions {
   when?: (input: unknown) => boolean;
   /** Request headers the answer depends on besides the input (e.g. `accept`): their values join the key. */
   vary?: readonly string[];
+  /**
+   * What the answers depend on besides the service's version and the input (a model's tag, its files'
+   * fingerprint), read for each call: it joins the key, so a new one is a new set of keys.
+   */
+  version?: string | (() => string);
 }
 
 /** An API's cache settings as registered. */
@@ -114,6 +119,8 @@ export interface ApiCacheSettings {
   when: ((input: unknown) => boolean) | undefined;
   /** Lower-cased names of the request headers whose values join the key. */
   vary: readonly string[];
+  /** What joins the service's version in the key (`ApiCacheOptions.version`), or undefined. */
+  version: string | (() => string) | undefined;
 }
 
 /** Options of a batchable API. */

@@ -16,4 +16,12 @@ export interface MountState {
    * (503 `BODY_BUDGET_FULL`). For a route without a body parser of its own.
    */
   body(maxBytes?: number): Promise<Buffer>;
+  /**
+   * Wait for a slot of API `api`'s own queue (its `concurrency` and `queue`; docs/server.md, queues), held until
+   * the request ends: for a route that does that API's work, so its calls and the route's share one bound and one
+   * order (the request's RFC 9218 `Priority`, then arrival; its client's share). Resolves at once for an API
+   * without a queue of its own; rejects with the queue's 503 `API_QUEUE_FULL` or 429 `API_QUEUE_CLIENT_FULL`
+   * (with `Retry-After`), or when the request ends while it waits.
+   */
+  queue(api: string): Promise<void>;
 }

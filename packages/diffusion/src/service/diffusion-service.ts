@@ -20,6 +20,7 @@ import { CheckpointCatalog, startCheckpoint } from './checkpoint-catalog.js';
 import { a1111Routes } from './compat/a1111/a1111-routes.js';
 import { openAIRoutes } from './compat/openai/openai-routes.js';
 import { logGenerations } from './generation-log.js';
+import { generationCache, generationVersion } from './generation-cache.js';
 import { generationPage } from './generation-page.js';
 import type { GenerationQueue } from './generation-queue.js';
 import { Generator } from './generator.js';
@@ -150,9 +151,28 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const admission =
     options.concurrency === undefined ? {} : { concurrency: options.concurrency, queue: options.queue ?? 0 };
   for (const name of kinds) {
+  // Seeded requests' answers, kept by every parameter, Accept and the model's files (docs/diffusion-service.md).
+  const cache = generationCache(
+    options.cache,
+    generationVersion({
+      modelDir,
+      loraWeights: baseLora,
+      vaeTiny: options.vaeTiny && resolve(options.vaeTiny),
+      engine: `${options.backend ?? process.env.TIFFIN_TF_BACKEND ?? ''} ${JSON.stringify(options.onnx ?? {})}`,
+    }),
+  );
     const kind = GENERATION_KINDS[name];
     service.api(
-      { name, input: kind.input(context), output, timeout, doc: kind.doc, task: true, ...admission },
+      {
+        name,
+        input: kind.input(context),
+        output,
+        timeout,
+        doc: kind.doc,
+        task: true,
+        ...admission,
+        ...(cache ? { cache } : {}),
+      },
       async (value, ctx) => {
         const task = ctx.taskId !== undefined;
         const request = kind.toRequest(value, context);

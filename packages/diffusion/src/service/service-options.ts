@@ -1,6 +1,7 @@
 import type { Logger } from '@tiffin/core';
 import type { BackendName } from '../backend.js';
 import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
+import type { GenerationCacheOptions } from './generation-cache.js';
 import type { GenerationKindName } from './kinds/index.js';
 import type { DEFAULT_GENERATION_LIMITS } from './request-schemas.js';
 
@@ -67,6 +68,13 @@ export interface DiffusionServiceOptions {
   concurrency?: number;
   /** Requests of each kind's API that may wait for one of `concurrency` (`ApiOptions.queue`, default 0). */
   queue?: number;
+  /**
+   * Keep the answers of seeded requests of the generation APIs and send them again for the same request
+   * (docs/diffusion-service.md, the response cache): the key is every parameter with the seed, `Accept` and the
+   * model's files; an unseeded request is never kept. Where answers live is the server's `cache` store (memory,
+   * or Redis with `--cache redis://…`). Default off.
+   */
+  cache?: boolean | GenerationCacheOptions;
   /** Model store tags the service uses (so `tiffin build` packages them). */
   models?: string[];
   /** Where per-step progress lines go (default JSON lines on stderr). */

@@ -124,6 +124,8 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
         ...this.options.defaults,
         ...entry.config,
         route: `/${entry.name}/predict`,
+        // --cache-ttl's key follows the files served now: a reload of changed files is new keys.
+        cacheVersion: () => `${slot.entry.version}/${slot.entry.fingerprint}`,
       });
     } catch (err) {
       await slot.close();

@@ -2,6 +2,9 @@ import type Koa from 'koa';
 import type { ParameterizedContext } from 'koa';
 import compose from 'koa-compose';
 import type { Unauthorized } from '../../errors/index.js';
+import { httpCallOptions } from '../../runtime/admission/call-options.js';
+import { urgencyOf } from '../../runtime/admission/priority.js';
+import type { Invocation } from '../../runtime/invocation.js';
 import type { MountState } from '../../service/mount-state.js';
 import type { MountedMiddleware } from '../../service/service.js';
 import type { AuthCheck } from '../auth.js';
@@ -29,6 +32,8 @@ export interface MountedHandlerDeps {
   auth: AuthCheck | undefined;
   /** Make the request's deadline `seconds` from its start (undefined: the server's); see `Runtime.retime`. */
   retime: (exchange: Exchange, seconds: number | undefined) => void;
+  /** A slot of an API's own queue for the request (`Runtime.admitTo`); undefined for an API without one. */
+  admitTo: (exchange: Exchange, api: string) => Promise<void> | undefined;
 }
 
 /** Metrics label of an answer from a mount that no router named a route for (a constant: bounded labels). */
@@ -73,7 +78,9 @@ export function mountedHandler(deps: MountedHandlerDeps): (exchange: Exchange) =
     (ctx.state as StateOf)[EXCHANGE] = exchange;
     Object.defineProperty(ctx.state, 'signal', SIGNAL);
     (ctx.state as StateOf)[READING] = reading;
+    (ctx.state as StateOf)[ADMIT] = deps.admitTo;
     ctx.state.body = readMountBody;
+    ctx.state.queue = queueMount;
     exchange.onClose.push(() => removeUploadedFiles(ctx.request));
     if (denied) DENIED.set(ctx, denied);
     // The status the context shows once the mounts passed the request on: Koa's 404, or the routes' answer.
@@ -123,8 +130,10 @@ type StateOf = MountState & {
   [GROUP_BODY_LIMIT]?: number;
   [READING]?: MountedHandlerDeps['reading'];
   [BODY]?: Promise<Buffer>;
+  [ADMIT]?: MountedHandlerDeps['admitTo'];
 };
 const READING = Symbol('tiffin.reading');
+const ADMIT = Symbol('tiffin.admit');
 const BODY = Symbol('tiffin.body');
 
 /** `ctx.state.body`: one function for every request (no closure per request), read through `readBody`. */
@@ -141,6 +150,20 @@ function readMountBody(this: StateOf, maxBytes?: number): Promise<Buffer> {
     reading.budget?.reservationFor(exchange),
   );
   return this[BODY];
+}
+
+/**
+ * `ctx.state.queue`: the request waits in an API's queue as a call of it would, ordered by its `Priority`
+ * (docs/spec/io-descriptors.md §10.9) and counted against its client's share.
+ */
+function queueMount(this: StateOf, api: string): Promise<void> {
+  const exchange = this[EXCHANGE] as Exchange;
+  const call: Invocation = exchange;
+  const fields = httpCallOptions(exchange.req);
+  const urgency = urgencyOf(fields.priority);
+  if (urgency !== undefined) call.urgency = urgency;
+  call.client = fields.client;
+  return (this[ADMIT] as MountedHandlerDeps['admitTo'])(exchange, api) ?? Promise.resolve();
 }
 
 /** `ctx.state.signal`: one getter for every request (no closure per request). */

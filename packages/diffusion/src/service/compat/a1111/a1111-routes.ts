@@ -126,6 +126,9 @@ export function a1111Routes(
         mask = await base64Image(body.mask, 'mask', maxPixels);
     }
     // This request's checkpoint: its `override_settings.sd_model_checkpoint`, else the global setting's.
+    // The kind's own queue (--concurrency, --queue), ordered by Priority, as its native API's calls are: the
+    // request holds one slot for all its iterations.
+    await ctx.state.queue(!image ? 'text2img' : mask ? 'inpaint' : 'img2img');
     const checkpoint = await overridden(body.override_settings);
     const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, ctx.state.signal);
     // The model's hash is awaited only where an image is written: a first request does not wait on hashing.

@@ -100,7 +100,9 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
         num_images_per_prompt: request.n,
         seed: request.seed,
       };
-      const text2img = compatRequest(generator, { ...body, model: chosenModel(json.model) });
+      const text2img = await compatRequest(generator, { ...body, model: chosenModel(json.model) });
+      // The kind's own queue (--concurrency, --queue), ordered by Priority, as its native API's calls are.
+      await ctx.state.queue(text2img.input.kind);
       if (streamed.stream)
         return stream(ctx, 'generations', text2img, signal, streamed.partialImages, request, {
           width,
@@ -147,6 +149,7 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
     if (streamed.stream) {
       const size = fittedSize(sized.width, sized.height, generator.maxSize);
       return stream(ctx, 'edits', edit, signal, streamed.partialImages, request, size);
+    await ctx.state.queue(edit.input.kind);
     }
     const edited = await generator.start({ request: edit, signal }).result;
     return imagesAnswer(edited, request, store, originOf(ctx));
