@@ -8,11 +8,13 @@ import { assertBackendPackages } from '../backend-packages.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
 import { type Checkpoint, CheckpointCatalog, startCheckpoint } from './checkpoint-catalog.js';
 import { type GenerationEventBase, GenerationEvents, StepPreview } from './generation-events.js';
+import { generationInfotext } from './generation-infotext.js';
 import { type GenerationOrigin, GenerationQueue } from './generation-queue.js';
 import type { GeneratedImages } from './images-output.js';
 import type { GenerationKindName, GenerationRequest, KindContext } from './kinds/index.js';
 import { type LoraListing, LoraRoots } from './lora-roots.js';
 import { pipelineFamily } from './model-config.js';
+import { type ServedModel, servedModel } from './model-hash.js';
 import { prepareGeneration } from './prepare-generation.js';
 import { ResidentPipelines } from './resident-pipelines.js';
 import { jobCost } from './step-clock.js';
@@ -196,6 +198,11 @@ export class Generator {
     const checkpoint = this.catalog.resolve(request.model);
     this.assertSameFamily(checkpoint);
     const { input, loras } = await prepareGeneration(roots, request, this.context.limits.maxSteps);
+    // The checkpoint's name and hash for the images' infotext, hashed (once, cached) while the job waits and runs.
+    const model: Promise<ServedModel | null> = Promise.resolve()
+      .then(() => servedModel(checkpoint.path))
+      .catch(() => null);
+    let defaultScheduler: string | null = null;
     const emit = this.events.emit.bind(this.events);
     emit({ ...base, type: 'queued', position: this.queue.ahead(base.origin) });
     let outcome: JobOutcome;
@@ -204,6 +211,7 @@ export class Generator {
         async (job) => {
           // Its turn came: the generations ahead have finished, so a switch never stops one on the old model.
           const worker = await this.workerFor(checkpoint);
+          defaultScheduler = worker.defaultScheduler;
           emit({ ...base, type: 'started' });
           return worker.run(base.id, input, {
             loras,
@@ -227,9 +235,13 @@ export class Generator {
       throw err;
     }
     emit({ ...base, type: 'done', seconds: outcome.seconds, seeds: outcome.seeds });
+    const record = { input, loras, defaultScheduler, model: await model };
     return {
       images: outcome.images.map((image) => new NDArray(image.data, [image.height, image.width, 3], 'uint8')),
       seeds: outcome.seeds,
+      infotexts: outcome.images.map((image, k) =>
+        generationInfotext(record, outcome.seeds[k], image.width, image.height),
+      ),
       format: request.output.format,
       quality: request.output.quality,
     };

@@ -28,6 +28,8 @@ export interface GeneratedImages {
   format?: OutputFormat | null;
   /** JPEG/WebP quality 1–100 (`output_quality`); sharp's default 80 when absent. */
   quality?: number | null;
+  /** Each image's A1111 infotext, written in its PNG's `parameters` text chunk (`generationInfotext`). */
+  infotexts?: string[];
 }
 
 /** The media type of a response with several images. */
@@ -54,14 +56,15 @@ export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> 
   async toHttpResponse(value: GeneratedImages, ctx: Context | null): Promise<HttpResponse> {
     const format = negotiateOutputFormat(ctx?.request.headers.get('accept'), value.format);
     const mediaType = outputMediaType(format);
-    const encode = (image: NDArray) => encodeImage(image, format, value.quality ?? undefined);
+    const encode = (k: number) =>
+      encodeImage(value.images[k], format, value.quality ?? undefined, value.infotexts?.[k]);
     if (value.images.length === 1) {
       ctx?.response.headers.set('x-seed', String(value.seeds[0]));
       const disposition: [string, string] = [
         'content-disposition',
         `attachment; filename="output.${format}"`,
       ];
-      return buildResponse({ body: await encode(value.images[0]), headers: [disposition], mediaType });
+      return buildResponse({ body: await encode(0), headers: [disposition], mediaType });
     }
     const boundary = randomBytes(16).toString('hex');
     const chunks: Buffer[] = [];
@@ -69,7 +72,7 @@ export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> 
       const head =
         `--${boundary}\r\ncontent-type: ${mediaType}\r\n` +
         `content-disposition: inline; filename="image-${k}.${format}"\r\nx-seed: ${value.seeds[k]}\r\n\r\n`;
-      chunks.push(Buffer.from(head, 'utf8'), await encode(value.images[k]), Buffer.from('\r\n'));
+      chunks.push(Buffer.from(head, 'utf8'), await encode(k), Buffer.from('\r\n'));
     }
     chunks.push(Buffer.from(`--${boundary}--\r\n`));
     // The handler's status, headers and cookies are applied by the runtime.
@@ -86,7 +89,7 @@ export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> 
     const format = value.format ?? negotiateOutputFormat(null, null);
     return {
       kind: outputMediaType(format),
-      content: await encodeImage(value.images[0], format, value.quality ?? undefined),
+      content: await encodeImage(value.images[0], format, value.quality ?? undefined, value.infotexts?.[0]),
     };
   }
 
@@ -122,8 +125,13 @@ export class GeneratedImagesOutput extends IODescriptor<never, GeneratedImages> 
   }
 }
 
-/** An HWC uint8 RGB image encoded as `format`. */
-function encodeImage(image: NDArray, format: OutputFormat, quality: number | undefined): Promise<Buffer> {
+/** An HWC uint8 RGB image encoded as `format`, with its infotext where A1111 writes it (`encodeGenerated`). */
+function encodeImage(
+  image: NDArray,
+  format: OutputFormat,
+  quality: number | undefined,
+  infotext: string | undefined,
+): Promise<Buffer> {
   const [height, width] = image.shape;
-  return encodeGenerated(image.data as Uint8Array, width, height, format, quality);
+  return encodeGenerated(image.data as Uint8Array, width, height, format, quality, infotext);
 }

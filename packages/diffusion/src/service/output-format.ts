@@ -1,5 +1,6 @@
 import { TiffinError } from '@tiffin/core';
 import sharp from 'sharp';
+import { withPngText } from './png-text.js';
 
 /** The image formats a generation API answers in. */
 export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp'] as const;
@@ -85,21 +86,30 @@ export function negotiateOutputFormat(
   throw refuse();
 }
 
-/** One RGB uint8 image (HWC) encoded as `format`; `quality` (1–100) for JPEG and WebP, sharp's default 80 else. */
-export function encodeGenerated(
+/**
+ * One RGB uint8 image (HWC) encoded as `format`; `quality` (1–100) for JPEG and WebP, sharp's default 80 else.
+ * `infotext` (A1111's generation parameters) goes where A1111 writes it: a PNG's `parameters` text chunk, a JPEG's
+ * or WebP's EXIF `UserComment` (written by libvips with the ASCII character code, so characters outside ASCII are
+ * transliterated there; the PNG keeps them exactly).
+ */
+export async function encodeGenerated(
   pixels: Uint8Array,
   width: number,
   height: number,
   format: OutputFormat,
   quality?: number,
+  infotext?: string,
 ): Promise<Buffer> {
-  const image = sharp(pixels, { raw: { width, height, channels: 3 } });
+  let image = sharp(pixels, { raw: { width, height, channels: 3 } });
+  if (infotext && format !== 'png') image = image.withExif({ IFD2: { UserComment: infotext } });
   switch (format) {
     case 'jpeg':
       return image.jpeg(quality === undefined ? {} : { quality }).toBuffer();
     case 'webp':
       return image.webp(quality === undefined ? {} : { quality }).toBuffer();
-    case 'png':
-      return image.png().toBuffer();
+    case 'png': {
+      const png = await image.png().toBuffer();
+      return infotext ? withPngText(png, { parameters: infotext }) : png;
+    }
   }
 }

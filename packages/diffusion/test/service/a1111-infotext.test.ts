@@ -3,7 +3,6 @@ import { UnprocessableEntity } from '@tiffin/core';
 import fc from 'fast-check';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { infotext, parseInfotext } from '../../src/service/compat/a1111/infotext.js';
 import {
   A1111_SAMPLER_LIST,
   isServed,
@@ -11,6 +10,7 @@ import {
   samplerListing,
   servedSamplers,
 } from '../../src/service/compat/a1111/samplers.js';
+import { infotext, parseInfotext } from '../../src/service/infotext.js';
 import { readPngText, withPngText } from '../../src/service/png-text.js';
 
 /**

@@ -174,10 +174,11 @@ describe('controls', () => {
 
 describe('LoRA per request', () => {
   it('accepts a list of LoRAs with weights: weight 1 is the plain name, another weight another image', async () => {
-    const bytes = async (body: unknown) => {
-      const res = await post('/text2img', body);
+    // The images' pixels (PNG image data): their infotexts name the LoRAs as the requests spelled them.
+    const bytes = async (body: Record<string, unknown>) => {
+      const res = await post('/text2img', { ...body, output_format: 'png' });
       expect(res.status).toBe(200);
-      return Buffer.from(await res.arrayBuffer());
+      return pngImageData(new Uint8Array(await res.arrayBuffer()));
     };
     const named = await bytes({ ...small, lora_weights: 'style.safetensors' });
     const listed = await bytes({ ...small, lora_weights: [{ path: 'style.safetensors', weight: 1 }] });

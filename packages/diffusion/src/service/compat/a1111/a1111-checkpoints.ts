@@ -1,6 +1,6 @@
 import { UnprocessableEntity } from '@tiffin/core';
 import { type Checkpoint, type CheckpointCatalog, echoedName } from '../../checkpoint-catalog.js';
-import { type ServedModel, servedModel } from './model-hash.js';
+import { type ServedModel, servedModel } from '../../model-hash.js';
 
 /** A title's hash suffix as A1111 writes it (`name [0123456789]`). */
 const TITLE_HASH = / \[[0-9a-f]{10}\]$/;

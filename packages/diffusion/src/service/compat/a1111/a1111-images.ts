@@ -1,9 +1,8 @@
+import { infotext } from '../../infotext.js';
+import type { ServedModel } from '../../model-hash.js';
 import { encodeGenerated } from '../../output-format.js';
-import { withPngText } from '../../png-text.js';
 import type { A1111Options } from './a1111-options.js';
 import type { A1111Plan } from './a1111-request.js';
-import { infotext } from './infotext.js';
-import type { ServedModel } from './model-hash.js';
 
 /** What every image of one A1111 request is written with. */
 export interface A1111ImageContext {
@@ -44,8 +43,9 @@ function imageInfotext(
 }
 
 /**
- * One generated RGB image as A1111 answers it: base64 in the settings' `samples_format` (PNG by default), a PNG
- * with its infotext in a `parameters` text chunk as A1111 writes it (unless `enable_pnginfo` is off).
+ * One generated RGB image as A1111 answers it: base64 in the settings' `samples_format` (PNG by default), with its
+ * infotext where A1111 writes it, a PNG's `parameters` text chunk or a JPEG's or WebP's EXIF `UserComment` (unless
+ * `enable_pnginfo` is off).
  */
 export async function a1111Image(
   pixels: Uint8Array,
@@ -56,8 +56,8 @@ export async function a1111Image(
 ): Promise<{ base64: string; infotext: string }> {
   const text = imageInfotext(context, seed, width, height);
   const { format, quality } = context.options.output;
-  let bytes = await encodeGenerated(pixels, width, height, format, format === 'png' ? undefined : quality);
-  if (format === 'png' && context.options.current.enable_pnginfo)
-    bytes = withPngText(bytes, { parameters: text });
+  const written = context.options.current.enable_pnginfo ? text : undefined;
+  const q = format === 'png' ? undefined : quality;
+  const bytes = await encodeGenerated(pixels, width, height, format, q, written);
   return { base64: bytes.toString('base64'), infotext: text };
 }

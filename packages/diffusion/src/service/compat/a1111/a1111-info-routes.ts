@@ -1,10 +1,10 @@
 import { type Service, UnprocessableEntity } from '@tiffin/core';
 import sharp from 'sharp';
+import { parseInfotext } from '../../infotext.js';
+import type { ServedModel } from '../../model-hash.js';
 import { isPng, readPngText } from '../../png-text.js';
 import type { A1111Checkpoints } from './a1111-checkpoints.js';
 import type { A1111Options } from './a1111-options.js';
-import { parseInfotext } from './infotext.js';
-import type { ServedModel } from './model-hash.js';
 import { samplerListing, scheduleListing } from './samplers.js';
 
 /** A route group's routes and the context its handlers get, as `Service.group` takes them. */

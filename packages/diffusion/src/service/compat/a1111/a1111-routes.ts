@@ -13,7 +13,7 @@ import { a1111InfoRoutes } from './a1111-info-routes.js';
 import { A1111Options } from './a1111-options.js';
 import { A1111Progress } from './a1111-progress.js';
 import { type A1111Plan, a1111Plan } from './a1111-request.js';
-import { type ServedModel, servedModel } from './model-hash.js';
+import { type ServedModel, servedModel } from '../../model-hash.js';
 import { partialImage } from './partial-image.js';
 
 /** A route group as `Service.group` takes it, and the context its handlers get (signal and body reader in `state`). */

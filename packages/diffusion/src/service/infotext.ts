@@ -1,6 +1,7 @@
 /**
- * A1111's infotext: the generation's parameters as one text, written in every PNG's `parameters` chunk, in
- * `info.infotexts`, and read back by `png-info` (A1111's `create_infotext` and `parse_generation_parameters`):
+ * A1111's infotext: the generation's parameters as one text, written in every PNG's `parameters` chunk (the native
+ * routes' and the A1111 routes'), in A1111's `info.infotexts`, and read back by `png-info` (A1111's
+ * `create_infotext` and `parse_generation_parameters`):
  *
  *     a red circle
  *     Negative prompt: blue
@@ -21,6 +22,8 @@ export interface InfotextFields {
   modelHash: string | null;
   model: string | null;
   denoisingStrength: number | null;
+  /** A1111's `Clip skip` (1: the last layer, left out): Tiffin's `clip_skip` + 1. */
+  clipSkip?: number | null;
   /** The hires fix's fields (txt2img with `enable_hr`): A1111's `Hires upscale` / `Hires resize`, `Hires steps`, `Hires upscaler`. */
   hiresUpscale?: number | null;
   hiresResize?: string | null;
@@ -45,6 +48,7 @@ export function infotext(f: InfotextFields): string {
     ['Model hash', f.modelHash],
     ['Model', f.model],
     ['Denoising strength', f.denoisingStrength],
+    ['Clip skip', f.clipSkip ?? null],
     ['Hires upscale', f.hiresUpscale ?? null],
     ['Hires resize', f.hiresResize ?? null],
     ['Hires steps', f.hiresSteps ?? null],
