@@ -27,6 +27,7 @@ export {
   type ResolvedModel,
   type ResolveModelOptions,
   resolveControlNet,
+  resolveControlNet,
   resolveDiffusionModel,
   resolveTinyAutoencoder,
 } from './hub/model-source.js';

@@ -17,6 +17,7 @@ import {
   readModelDefaults,
 } from '../pipeline/model-defaults.js';
 import { CheckpointCatalog, startCheckpoint } from './checkpoint-catalog.js';
+import { a1111ControlNetRoutes } from './compat/a1111/a1111-controlnet.js';
 import { a1111Routes } from './compat/a1111/a1111-routes.js';
 import { openAIRoutes } from './compat/openai/openai-routes.js';
 import { logGenerations } from './generation-log.js';
@@ -80,6 +81,9 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const controlnets = Object.fromEntries(
     Object.entries(options.controlnets ?? {}).map(([name, folder]) => [name, resolve(folder)]),
   );
+  const controlnets = Object.fromEntries(
+    Object.entries(options.controlnets ?? {}).map(([name, folder]) => [name, resolve(folder)]),
+  );
   const context: KindContext = {
     limits,
     defaultSize: defaultImageSize(modelDir),
@@ -101,6 +105,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       baseLoraPath: baseLora,
       loraCacheSize: options.loraCacheSize ?? 4,
       loraCacheBytes: options.loraCacheBytes ?? 512 * 1024 ** 2,
+      controlnets,
       controlnets,
     },
     catalog: new CheckpointCatalog(
@@ -211,6 +216,8 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   if (options.a1111Api !== false) {
     const auth = options.a1111ApiAuth?.length ? { basic: options.a1111ApiAuth } : 'bearer';
     service.group(a1111Routes(generator, { auth, ...compatMount }));
+    // The ControlNet extension's routes beside A1111's, under the same auth.
+    service.group(a1111ControlNetRoutes(generator, { auth, ...compatMount }));
   }
   if (options.openaiApi !== false)
     for (const group of openAIRoutes({ generator, modelId: service.name, ...compatMount }))

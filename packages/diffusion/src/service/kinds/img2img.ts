@@ -10,6 +10,7 @@ import {
   requestLoras,
 } from '../request-schemas.js';
 import { controlnetRequest } from '../controlnet/controlnet-request.js';
+import { controlnetRequest } from '../controlnet/controlnet-request.js';
 import { jobImage, rgbInput, uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 

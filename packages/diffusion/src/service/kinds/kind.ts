@@ -4,6 +4,7 @@ import type { GenerationParameters, PipelineFamily } from '../../pipeline/parame
 import type { StableDiffusionPipeline } from '../../pipeline/pipeline.js';
 import type { CommonRequest, GenerationResult } from '../../pipeline/types.js';
 import type { PendingControlNets } from '../controlnet/controlnet-request.js';
+import type { PendingControlNets } from '../controlnet/controlnet-request.js';
 import type { DEFAULT_GENERATION_LIMITS, LoraDefaultedField, RequestedOutput } from '../request-schemas.js';
 import type { GenerationKindName, JobInput } from '../worker-protocol.js';
 

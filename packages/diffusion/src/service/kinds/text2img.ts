@@ -1,5 +1,6 @@
 import { jsonModel } from '@tiffin/io-json';
 import { controlnetRequest } from '../controlnet/controlnet-request.js';
+import { controlnetRequest } from '../controlnet/controlnet-request.js';
 import { text2imgHires } from '../hires-fix.js';
 import { hiresJob } from '../hires-request.js';
 import {
@@ -10,6 +11,7 @@ import {
   type Text2ImgBody,
   text2imgSchema,
 } from '../request-schemas.js';
+import { uploadMaxPixels } from './images.js';
 import { uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { UnprocessableEntity } from '@tiffin/core';
 import type { Generator } from '../../generator.js';
+import { a1111ControlNet } from './a1111-controlnet.js';
 import { type A1111Hires, a1111Hires } from './a1111-hires.js';
 import { promptLoras } from './prompt-loras.js';
 import { resolveSampler, samplerNameOf } from './samplers.js';
@@ -42,8 +43,8 @@ function str(body: Record<string, unknown>, field: string, fallback: string): st
 /**
  * The common A1111 fields mapped onto the kinds' own: prompt (its `<lora:name:weight>` tags as `lora_weights`),
  * negative_prompt, steps, cfg_scale, width, height, seed (-1: random), sampler_name, batch_size, n_iter,
- * denoising_strength, and txt2img's hires fix (`enable_hr`, `a1111Hires`). Other fields (restore_faces, scripts, …)
- * are ignored.
+ * denoising_strength, txt2img's hires fix (`enable_hr`, `a1111Hires`) and the ControlNet extension's units
+ * (`alwayson_scripts.controlnet`, `a1111ControlNet`). Other fields (restore_faces, scripts, …) are ignored.
  */
 export function a1111Plan(body: Record<string, unknown>, generator: Generator, img2img: boolean): A1111Plan {
   const { prompt, loras } = promptLoras(str(body, 'prompt', ''));
@@ -68,6 +69,8 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
   const width = num(body, 'width', generator.defaultSize);
   const height = num(body, 'height', generator.defaultSize);
   const hires = img2img ? null : a1111Hires(body, width, height, generator.maxSize);
+  const initImage = img2img && Array.isArray(body.init_images) ? body.init_images[0] : undefined;
+  const controlnet = a1111ControlNet(body, generator.context.controlnets ?? [], initImage);
   const kindBody: Record<string, unknown> = {
     prompt,
     negative_prompt: negative || null,
@@ -80,6 +83,7 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
     ...(sampler && sampler.karras !== null ? { use_karras_sigmas: sampler.karras } : {}),
     ...(img2img ? { strength: num(body, 'denoising_strength', 0.75) } : { width, height }),
     ...(hires ? { hires: hires.body } : {}),
+    ...(controlnet ? { controlnet } : {}),
   };
   const parameters = {
     ...body,
@@ -97,6 +101,7 @@ export function a1111Plan(body: Record<string, unknown>, generator: Generator, i
     ...(hires ? { denoising_strength: hires.strength } : {}),
     // Images are not echoed back: they are in the request already, and large.
     ...(img2img ? { init_images: null, mask: null } : {}),
+    ...(controlnet ? { alwayson_scripts: {} } : {}),
   };
   return {
     body: kindBody,

@@ -23,8 +23,7 @@ type Ctx = Parameters<NonNullable<RouteGroup['routes'][string][string]>>[0];
 /** The paths of A1111's API: the group answers every one of them (an unknown one is its 404). */
 export const A1111_PREFIX = '/sdapi/v1';
 
-/** A txt2img body is prompts and numbers; an img2img body carries base64 images of at most the model's size. */
-const MAX_JSON_BYTES = 1024 * 1024;
+/** A txt2img or img2img body carries base64 images (init images, ControlNet units) of at most the model's size. */
 const MAX_IMG2IMG_BYTES = 32 * 1024 * 1024;
 
 /**
@@ -112,7 +111,7 @@ export function a1111Routes(
   }
 
   async function generate(ctx: Ctx, img2img: boolean) {
-    const body = await readJson(ctx, img2img ? MAX_IMG2IMG_BYTES : MAX_JSON_BYTES);
+    const body = await readJson(ctx, MAX_IMG2IMG_BYTES);
     const plan = a1111Plan(body, generator, img2img);
     const maxPixels = generator.maxSize * generator.maxSize;
     let image: UploadedImage | undefined;
