@@ -9,6 +9,8 @@ export default defineConfig({
     tfjs: 'src/tfjs.ts',
     testing: 'src/testing.ts',
     'model-worker': 'src/service/model-worker.ts',
+    // Uploads are resized in core's task threads, started on dist/resize-thread.js.
+    'resize-thread': 'src/service/kinds/resize-thread.ts',
   },
   format: ['esm'],
   // TF.js and its backends are optional peers, loaded lazily at run time when installed; never bundle them.

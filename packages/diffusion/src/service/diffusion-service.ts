@@ -180,7 +180,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       },
       async (value, ctx) => {
         const task = ctx.taskId !== undefined;
-        const request = kind.toRequest(value, context);
+        const request = await kind.toRequest(value, context);
         // The prompt's words the model cannot represent: a header now, and in every step event of a task.
         const ignored = ignoredWords.report(request.input.params, ctx);
         const named = ignored.length > 0 ? { ignored_words: ignored } : {};

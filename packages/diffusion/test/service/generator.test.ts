@@ -65,7 +65,7 @@ describe('Generator', () => {
   it('publishes one stream of events that a subscriber to every generation and one to a job both see', async () => {
     const every: GenerationEvent[] = [];
     const stopEvery = generator.events.subscribe((e) => every.push(e));
-    const handle = generator.start({ request: request(small), id: 'my-request', preview: true });
+    const handle = generator.start({ request: await request(small), id: 'my-request', preview: true });
     const own = eventsUntil(handle.jobId, (e) => e.type === 'done');
     const result = await handle.result;
     stopEvery();
@@ -95,15 +95,15 @@ describe('Generator', () => {
     const stop = generator.events.subscribe((e) => {
       if (e.type === 'started') started.push(e.id);
     });
-    const running = generator.start({ request: request(long), id: 'running' });
+    const running = generator.start({ request: await request(long), id: 'running' });
     await eventsUntil(running.jobId, (e) => e.type === 'step');
-    const waiting = generator.start({ request: request(small), id: 'waiting request' });
+    const waiting = generator.start({ request: await request(small), id: 'waiting request' });
     const queued = await eventsUntil(waiting.jobId, (e) => e.type === 'queued');
     expect(queued[0]).toMatchObject({ type: 'queued', position: 1 });
     // The queue holds one request: the next is refused at once, a task is not.
-    const refused = generator.start({ request: request(small), id: 'refused' });
+    const refused = generator.start({ request: await request(small), id: 'refused' });
     await expect(refused.result).rejects.toBeInstanceOf(QueueFullError);
-    const task = generator.start({ request: request(small), id: 'task', origin: 'task' });
+    const task = generator.start({ request: await request(small), id: 'task', origin: 'task' });
     const taskQueued = await eventsUntil(task.jobId, (e) => e.type === 'queued');
     // Only the running generation is ahead of the task: the request queued before it waits behind it.
     expect(taskQueued[0]).toMatchObject({ origin: 'task', position: 1 });
@@ -117,11 +117,11 @@ describe('Generator', () => {
 
   it('stops a running generation at its next step when its signal aborts, and drops a waiting one unrun', async () => {
     const controller = new AbortController();
-    const running = generator.start({ request: request(long), signal: controller.signal });
+    const running = generator.start({ request: await request(long), signal: controller.signal });
     const runningEvents = eventsUntil(running.jobId, (e) => e.type === 'cancelled');
     await eventsUntil(running.jobId, (e) => e.type === 'step');
     const waitingController = new AbortController();
-    const waiting = generator.start({ request: request(small), signal: waitingController.signal });
+    const waiting = generator.start({ request: await request(small), signal: waitingController.signal });
     const waitingEvents = eventsUntil(waiting.jobId, (e) => e.type === 'cancelled');
     await eventsUntil(waiting.jobId, (e) => e.type === 'queued');
     waitingController.abort(new Error('client gone'));

@@ -22,11 +22,11 @@ export interface CompatImages {
  * A compatible API's body (OpenAI Images, AUTOMATIC1111) as the generator's request: in the kind's own field names,
  * checked by the kind's schema, so bounds and defaults are the native API's. 400 for a kind the model does not serve.
  */
-export function compatRequest(
+export async function compatRequest(
   generator: Generator,
   body: Record<string, unknown>,
   { image, mask }: CompatImages = {},
-): GenerationRequest {
+): Promise<GenerationRequest> {
   const { context } = generator;
   const { limits, family, defaults } = context;
   const name: GenerationKindName = !image ? 'text2img' : mask ? 'inpaint' : 'img2img';

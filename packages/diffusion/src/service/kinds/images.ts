@@ -1,5 +1,6 @@
 import { BadInput } from '@tiffin/core';
-import { resizeLanczos } from '../lanczos-resize.js';
+import { siblingModule, TaskPool } from '@tiffin/core/descriptor';
+import type { Rgb8Image } from '../lanczos-resize.js';
 import type { GenerationLimits } from '../request-schemas.js';
 import type { JobImage, JobInput } from '../worker-protocol.js';
 
@@ -32,13 +33,29 @@ function fittedSide(side: number, fit: number, most: number): number {
   return scaled - (scaled % VAE_GRID);
 }
 
+let pool: TaskPool | undefined;
+
+/**
+ * Pillow's Lanczos resize (`resizeLanczos`) in core's task threads, not on the event loop: a 4096×4096 upload
+ * takes about 2 s of it, which would hold every other request (health checks, progress, other uploads) that long.
+ */
+function resizeOffThread(image: Rgb8Image, width: number, height: number): Promise<Rgb8Image> {
+  pool ??= new TaskPool({ name: 'upload resizing', module: siblingModule(import.meta.url, 'resize-thread') });
+  return pool.run<Rgb8Image>('resizeLanczos', [image, width, height]);
+}
+
 /**
  * An uploaded image as RGB uint8 with sides that are multiples of 8 (SD's VAE scale factor) and no longer
  * than the served `maxSize` (a larger upload is scaled down to fit, its aspect kept), by a Lanczos resize of
  * the whole picture, as diffusers' `VaeImageProcessor` does (it resizes with PIL's LANCZOS; `resizeLanczos`
- * matches it byte for byte), not by cropping.
+ * matches it byte for byte), not by cropping. The resize runs off the event loop (`resizeOffThread`); an image
+ * already of its size is copied as it is.
  */
-export function rgbInput(field: string, img: DecodedImage, limits: GenerationLimits): JobImage {
+export async function rgbInput(
+  field: string,
+  img: DecodedImage,
+  limits: GenerationLimits,
+): Promise<JobImage> {
   const fit = Math.min(1, limits.maxSize / Math.max(img.width, img.height));
   const width = fittedSide(img.width, fit, limits.maxSize);
   const height = fittedSide(img.height, fit, limits.maxSize);
@@ -49,7 +66,8 @@ export function rgbInput(field: string, img: DecodedImage, limits: GenerationLim
     );
   if (!(img.data instanceof Uint8Array) || img.channels !== 3)
     throw new BadInput(`${field} must decode to 8-bit RGB`);
-  return resizeLanczos({ width: img.width, height: img.height, data: img.data }, width, height);
+  if (width === img.width && height === img.height) return { width, height, data: img.data.slice() };
+  return resizeOffThread({ width: img.width, height: img.height, data: img.data }, width, height);
 }
 
 /** A job's image of one role, which its kind guarantees is there. */

@@ -10,7 +10,6 @@ import {
   requestLoras,
 } from '../request-schemas.js';
 import { controlnetRequest } from '../controlnet/controlnet-request.js';
-import { controlnetRequest } from '../controlnet/controlnet-request.js';
 import { jobImage, rgbInput, uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 
@@ -26,9 +25,9 @@ export const img2img: GenerationKind = {
       img: new Image({ maxPixels: uploadMaxPixels(limits) }),
       data: jsonModel(img2imgSchema(limits, family, defaults)),
     }),
-  toRequest(value, { limits, defaulted, controlnets }) {
+  async toRequest(value, { limits, defaulted, controlnets }) {
     const parts = value as { img: TiffinImage; data: Img2ImgBody };
-    const image = rgbInput('img', parts.img, limits);
+    const image = await rgbInput('img', parts.img, limits);
     return {
       input: {
         kind: 'img2img',

@@ -10,7 +10,6 @@ import {
   requestLoras,
 } from '../request-schemas.js';
 import { controlnetRequest } from '../controlnet/controlnet-request.js';
-import { controlnetRequest } from '../controlnet/controlnet-request.js';
 import { jobImage, rgbInput, uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 
@@ -29,7 +28,7 @@ export const inpaint: GenerationKind = {
       mask_image: new Image({ maxPixels: uploadMaxPixels(limits) }),
       data: jsonModel(inpaintSchema(limits, family, defaults)),
     }),
-  toRequest(value, { limits, defaulted, controlnets }) {
+  async toRequest(value, { limits, defaulted, controlnets }) {
     const parts = value as { image: TiffinImage; mask_image: TiffinImage; data: InpaintBody };
     const { image: picture, mask_image: mask } = parts;
     if (mask.width !== picture.width || mask.height !== picture.height)
@@ -37,8 +36,10 @@ export const inpaint: GenerationKind = {
         `mask_image is ${mask.width}×${mask.height} and image ${picture.width}×${picture.height}: they must be the same size`,
       );
     // Both through the same resize to multiples of 8; the mask as grey replicated to RGB (binarised later).
-    const image = rgbInput('image', picture, limits);
-    const maskRgb = rgbInput('mask_image', greyAsRgb(mask), limits);
+    const [image, maskRgb] = await Promise.all([
+      rgbInput('image', picture, limits),
+      rgbInput('mask_image', greyAsRgb(mask), limits),
+    ]);
     return {
       input: {
         kind: 'inpaint',

@@ -4,7 +4,6 @@ import type { GenerationParameters, PipelineFamily } from '../../pipeline/parame
 import type { StableDiffusionPipeline } from '../../pipeline/pipeline.js';
 import type { CommonRequest, GenerationResult } from '../../pipeline/types.js';
 import type { PendingControlNets } from '../controlnet/controlnet-request.js';
-import type { PendingControlNets } from '../controlnet/controlnet-request.js';
 import type { DEFAULT_GENERATION_LIMITS, LoraDefaultedField, RequestedOutput } from '../request-schemas.js';
 import type { GenerationKindName, JobInput } from '../worker-protocol.js';
 
@@ -51,8 +50,11 @@ export interface GenerationKind {
   readonly doc: string;
   /** The request descriptor (JSON, or multipart with images). */
   input(context: KindContext): IODescriptor;
-  /** A validated request value as a job for the worker (400 for what the schema could not check). */
-  toRequest(value: unknown, context: KindContext): GenerationRequest;
+  /**
+   * A validated request value as a job for the worker (400 for what the schema could not check); its uploads
+   * resized off the event loop.
+   */
+  toRequest(value: unknown, context: KindContext): Promise<GenerationRequest>;
   /** In the model worker: the pipeline call for a job of this kind. */
   run(pipe: StableDiffusionPipeline, input: JobInput, common: CommonRequest): Promise<GenerationResult>;
 }

@@ -1,6 +1,5 @@
 import { jsonModel } from '@tiffin/io-json';
 import { controlnetRequest } from '../controlnet/controlnet-request.js';
-import { controlnetRequest } from '../controlnet/controlnet-request.js';
 import { text2imgHires } from '../hires-fix.js';
 import { hiresJob } from '../hires-request.js';
 import {
@@ -12,7 +11,6 @@ import {
   text2imgSchema,
 } from '../request-schemas.js';
 import { uploadMaxPixels } from './images.js';
-import { uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 
 /** `POST /text2img`: an image from a prompt (JSON body). */
@@ -22,7 +20,7 @@ export const text2img: GenerationKind = {
   doc: 'Generate an image from a prompt (JPEG, PNG or WebP by output_format or Accept; several images: multipart/mixed).',
   input: ({ limits, defaultSize, family, defaults }) =>
     jsonModel(text2imgSchema(limits, defaultSize, family, defaults)),
-  toRequest(value, { defaulted, limits, controlnets }) {
+  async toRequest(value, { defaulted, limits, controlnets }) {
     const body = value as Text2ImgBody;
     const hires = hiresJob(body.hires, body.width, body.height, limits.maxSize);
     return {

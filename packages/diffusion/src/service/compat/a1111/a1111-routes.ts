@@ -146,7 +146,7 @@ export function a1111Routes(
         let result: Awaited<ReturnType<Generator['start']>['result']>;
         try {
           const run = generator.start({
-            request: compatRequest(generator, seeded, { image, mask }),
+            request: await compatRequest(generator, seeded, { image, mask }),
             signal,
             preview: true,
           });

@@ -132,7 +132,7 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
       model: chosenModel(fields.model),
     };
     const mask = kind === 'edits' ? await uploaded(form, ['mask'], 'mask', maxPixels, true) : undefined;
-    let edit: ReturnType<typeof compatRequest>;
+    let edit: Awaited<ReturnType<typeof compatRequest>>;
     if (mask) {
       requireKind('inpaint', kind);
       if (mask.width !== image.width || mask.height !== image.height)
@@ -141,10 +141,13 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
           code: 'INVALID_IMAGE_DIMENSIONS',
         });
       const maskSized = request.size ? await resizedTo(mask, ...request.size) : mask;
-      edit = compatRequest(generator, common, { image: sized, mask: repaintWhereTransparent(maskSized) });
+      edit = await compatRequest(generator, common, {
+        image: sized,
+        mask: repaintWhereTransparent(maskSized),
+      });
     } else {
       requireKind('img2img', kind);
-      edit = compatRequest(generator, common, { image: sized });
+      edit = await compatRequest(generator, common, { image: sized });
     }
     if (streamed.stream) {
       const size = fittedSize(sized.width, sized.height, generator.maxSize);
@@ -159,7 +162,7 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
   function stream(
     ctx: ParameterizedContext,
     route: 'generations' | 'edits',
-    request: ReturnType<typeof compatRequest>,
+    request: Awaited<ReturnType<typeof compatRequest>>,
     signal: AbortSignal,
     partialImages: number,
     images: ImagesRequest,
