@@ -27,7 +27,6 @@ export {
   type ResolvedModel,
   type ResolveModelOptions,
   resolveControlNet,
-  resolveControlNet,
   resolveDiffusionModel,
   resolveTinyAutoencoder,
 } from './hub/model-source.js';

@@ -20,8 +20,8 @@ import { CheckpointCatalog, startCheckpoint } from './checkpoint-catalog.js';
 import { a1111ControlNetRoutes } from './compat/a1111/a1111-controlnet.js';
 import { a1111Routes } from './compat/a1111/a1111-routes.js';
 import { openAIRoutes } from './compat/openai/openai-routes.js';
-import { logGenerations } from './generation-log.js';
 import { generationCache, generationVersion } from './generation-cache.js';
+import { logGenerations } from './generation-log.js';
 import { generationPage } from './generation-page.js';
 import type { GenerationQueue } from './generation-queue.js';
 import { Generator } from './generator.js';
@@ -81,9 +81,6 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const controlnets = Object.fromEntries(
     Object.entries(options.controlnets ?? {}).map(([name, folder]) => [name, resolve(folder)]),
   );
-  const controlnets = Object.fromEntries(
-    Object.entries(options.controlnets ?? {}).map(([name, folder]) => [name, resolve(folder)]),
-  );
   const context: KindContext = {
     limits,
     defaultSize: defaultImageSize(modelDir),
@@ -105,7 +102,6 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       baseLoraPath: baseLora,
       loraCacheSize: options.loraCacheSize ?? 4,
       loraCacheBytes: options.loraCacheBytes ?? 512 * 1024 ** 2,
-      controlnets,
       controlnets,
     },
     catalog: new CheckpointCatalog(
@@ -155,7 +151,6 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   const timeout = options.timeout ?? 600;
   const admission =
     options.concurrency === undefined ? {} : { concurrency: options.concurrency, queue: options.queue ?? 0 };
-  for (const name of kinds) {
   // Seeded requests' answers, kept by every parameter, Accept and the model's files (docs/diffusion-service.md).
   const cache = generationCache(
     options.cache,
@@ -166,6 +161,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       engine: `${options.backend ?? process.env.TIFFIN_TF_BACKEND ?? ''} ${JSON.stringify(options.onnx ?? {})}`,
     }),
   );
+  for (const name of kinds) {
     const kind = GENERATION_KINDS[name];
     service.api(
       {

@@ -32,12 +32,6 @@ export interface DiffusionServiceOptions {
    */
   controlnets?: Readonly<Record<string, string>>;
   /**
-   * ControlNets loaded beside the model, by the name requests give in `controlnet[].model` (`--controlnet
-   * name=folder`): diffusers `ControlNetModel` folders or single-file `.safetensors` (docs/diffusion-service.md,
-   * "ControlNet").
-   */
-  controlnets?: Readonly<Record<string, string>>;
-  /**
    * Tiny autoencoder folder (TAESD, diffusers `AutoencoderTiny` layout), loaded beside the model: requests decode
    * with it unless they ask for `decoder: "full"`, and previews are images it decodes.
    */
