@@ -84,5 +84,6 @@ export {
 } from './store/manifest.js';
 export { ModelStore } from './store/model-store.js';
 export { workerStart } from './threads/worker-start.js';
+export { endWorkSpan, tracedWork } from './tracing/work-span.js';
 export type { FileMessage } from './wire/proto/messages.js';
 export { floatBitsToHalf, fromHalfBits, toHalfBits } from './wire/v2/half-float.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { BadInput, type Logger, NDArray, ServiceUnavailable } from '@tiffin/core';
-import { Cancelled } from '@tiffin/core/internal';
+import { Cancelled, endWorkSpan, tracedWork } from '@tiffin/core/internal';
 import type { BackendName } from '../backend.js';
 import { assertBackendPackages } from '../backend-packages.js';
 import { GenerationCancelled } from '../pipeline/cancel.js';
@@ -204,12 +204,28 @@ export class Generator {
       .catch(() => null);
     let defaultScheduler: string | null = null;
     const emit = this.events.emit.bind(this.events);
-    emit({ ...base, type: 'queued', position: this.queue.ahead(base.origin) });
+    const position = this.queue.ahead(base.origin);
+    emit({ ...base, type: 'queued', position });
+    // Traced (docs/observability.md): the wait for its turn and the generation, children of the caller's span
+    // (the API's run span, a task's), whichever generation's end lets this one start.
+    const traced = tracedWork();
+    const queuedAt = performance.now();
+    let span: ReturnType<NonNullable<typeof traced>['start']> | undefined;
     let outcome: JobOutcome;
     try {
       outcome = await this.queue.submit(
         async (job) => {
+          traced
+            ?.start('generation queue', { 'tiffin.generation.ahead': position }, queuedAt)
+            .end(performance.now());
           // Its turn came: the generations ahead have finished, so a switch never stops one on the old model.
+          span = traced?.start('generation', {
+            'tiffin.generation.kind': input.kind,
+            'tiffin.generation.model': checkpoint.name,
+            'tiffin.generation.width': input.width,
+            'tiffin.generation.height': input.height,
+            'tiffin.generation.images': input.params.num_images_per_prompt ?? 1,
+          });
           const worker = await this.workerFor(checkpoint);
           defaultScheduler = worker.defaultScheduler;
           emit({ ...base, type: 'started' });
@@ -220,6 +236,8 @@ export class Generator {
             onProgress: (p) => {
               job.stepDone(p.step);
               const { step, totalSteps, timestep } = p;
+              if (step === 1) span?.setAttribute('tiffin.generation.steps', totalSteps);
+              span?.addEvent('step', { step, 'step.total': totalSteps, timestep });
               const image = p.preview ? { preview: new StepPreview(p.preview) } : {};
               emit({ ...base, type: 'step', step, totalSteps, timestep, ...image });
             },
@@ -228,11 +246,16 @@ export class Generator {
         { signal, cost: jobCost(input), origin: base.origin },
       );
     } catch (err) {
+      if (span) endWorkSpan(span, err);
       const message = err instanceof Error ? err.message : String(err);
       if (err instanceof GenerationCancelled)
         emit({ ...base, type: 'cancelled', reason: signal.reason, message });
       else emit({ ...base, type: 'failed', error: err, message });
       throw err;
+    }
+    if (span) {
+      span.setAttribute('tiffin.generation.worker_seconds', outcome.seconds);
+      endWorkSpan(span);
     }
     emit({ ...base, type: 'done', seconds: outcome.seconds, seeds: outcome.seeds });
     const record = { input, loras, defaultScheduler, model: await model };
