@@ -15,6 +15,7 @@ import type { ContainerizeFlags } from '../commands/containerize.js';
 import { type KubernetesFlags, kubernetesOptionsFrom } from '../kubernetes-options.js';
 import type { StepProgress } from '../step-progress.js';
 import { type ModelFlags, resolveModel, resolveVaeTiny } from './model-resolution.js';
+import { type ModelsDirFlags, modelsDirSettings } from './models-dir-flags.js';
 import { serviceModuleSource } from './service-module-source.js';
 import { type ServiceSettingFlags, serviceSettings } from './setting-flags.js';
 
@@ -27,7 +28,12 @@ export const DIFFUSION_KUBERNETES_DEFAULTS: KubernetesOptions = {
   startupSeconds: 900,
 };
 
-export interface BuildFlags extends ModelFlags, ContainerizeFlags, KubernetesFlags, ServiceSettingFlags {
+export interface BuildFlags
+  extends ModelFlags,
+    ContainerizeFlags,
+    KubernetesFlags,
+    ServiceSettingFlags,
+    ModelsDirFlags {
   /** `--backend` names the container build tool here (containerize's option), so the engine is `--engine`. */
   engine?: BackendName;
   pipeline?: DiffusionPipelineKind[];
@@ -38,6 +44,16 @@ export interface BuildFlags extends ModelFlags, ContainerizeFlags, KubernetesFla
   version?: string;
   containerize?: boolean;
   lockfile: boolean;
+}
+
+/**
+ * `--tasks` (the Kubernetes option, checked there) as the package's service starts with it: `disk`, `memory`, a
+ * `redis://` URL as given; `redis` and `secret:…` name a URL only the pod's $TIFFIN_TASKS_URL holds ('').
+ */
+function recordedTasks(tasks: string | undefined): string | undefined {
+  if (tasks === undefined || tasks === 'disk' || tasks === 'memory' || /^rediss?:\/\//.test(tasks))
+    return tasks;
+  return '';
 }
 
 /** The folder of this CLI package: generated service files live below it so `@tiffin/*` imports resolve. */
@@ -64,6 +80,8 @@ const importModule: ServiceModuleLoader = async (file) =>
  */
 export async function buildDiffusionPackage(flags: BuildFlags, pipelineName: string, progress: StepProgress) {
   const settings = serviceSettings(flags, flags.engine, '--engine');
+  const tasks = recordedTasks(flags.tasks);
+  const { modelsDir, maxLoadedModels } = modelsDirSettings(flags);
   // A TF.js engine's packages are optional peers: they must be installed here to be recorded in the package.
   assertBackendPackages(flags.engine);
   const store = new ModelStore();
@@ -106,12 +124,27 @@ export async function buildDiffusionPackage(flags: BuildFlags, pipelineName: str
       vaeTinyTag = saved.tag;
     }
   }
+  // The checkpoints folder is one store entry, so the package carries it as it carries the model.
+  let checkpointsTag: string | undefined;
+  if (modelsDir) {
+    progress.step(`Saving the checkpoints of ${basename(resolve(modelsDir))} to the model store`);
+    const saved = await store.save({
+      name: `${packageName}-checkpoints`,
+      dir: resolve(modelsDir),
+      module: 'tiffin.diffusion.checkpoints',
+      labels: { source: basename(resolve(modelsDir)) },
+    });
+    checkpointsTag = saved.tag;
+  }
   const source = serviceModuleSource({
     name: packageName,
     modelTag: model.tag as string,
     loraTag,
     loraWeights: flags.loraWeights ? basename(flags.loraWeights) : undefined,
     vaeTinyTag,
+    checkpointsTag,
+    maxLoadedModels,
+    tasks,
     pipeline: flags.pipeline,
     settings,
   });

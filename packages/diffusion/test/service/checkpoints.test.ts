@@ -185,4 +185,15 @@ describe('checkpoints per request', () => {
     }
     expect((await call('GET', '/sdapi/v1/options')).json.sd_model_checkpoint).toMatch(/^alpha /);
   }, 60_000);
+
+  it('finds a checkpoint folder copied in while serving: listed, and chosen by name', async () => {
+    const beta = await native('beta');
+    // A copy of beta under another name (the same weights): its answer is beta's image.
+    writeTinyPipeline(join(models, 'late'), { weightSeed: 7 });
+    const listed = await call('GET', '/models');
+    expect(listed.json.models.map((m: { name: string }) => m.name)).toContain('late');
+    expect(await native('late')).toEqual(beta);
+    const v1 = await call('GET', '/v1/models');
+    expect(v1.json.data.map((m: { id: string }) => m.id)).toContain('late');
+  }, 120_000);
 });
