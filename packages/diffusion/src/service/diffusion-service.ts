@@ -211,7 +211,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
   // users (Basic) as well as by the service's token.
   if (options.a1111Api !== false) {
     const auth = options.a1111ApiAuth?.length ? { basic: options.a1111ApiAuth } : 'bearer';
-    service.group(a1111Routes(generator, { auth, ...compatMount }));
+    service.group(a1111Routes(generator, { auth, ...compatMount }, ignoredWords));
     // The ControlNet extension's routes beside A1111's, under the same auth.
     service.group(a1111ControlNetRoutes(generator, { auth, ...compatMount }));
   }

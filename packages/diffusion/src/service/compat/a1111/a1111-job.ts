@@ -15,6 +15,8 @@ export interface A1111Snapshot {
     timestamp: string;
     interrupted: boolean;
     skipped: boolean;
+    /** The words of the prompt the model ignores (docs/spec/diffusion.md §3). */
+    ignoredWords: readonly string[];
   };
   preview: JobImage | undefined;
 }
@@ -36,6 +38,8 @@ export class A1111Job {
   private preview: JobImage | undefined;
   private interrupted = false;
   private skippedNo: number | undefined;
+  /** The words of the request's prompt the model ignores, as `/progress` reports them. */
+  ignoredWords: readonly string[] = [];
   private readonly onRequestEnd = () => this.job.abort(this.request.reason);
 
   constructor(
@@ -111,6 +115,7 @@ export class A1111Job {
         timestamp: this.timestamp,
         interrupted: this.interrupted,
         skipped: this.skippedNo === this.no,
+        ignoredWords: this.ignoredWords,
       },
       preview: this.preview,
     };

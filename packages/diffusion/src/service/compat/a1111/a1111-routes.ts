@@ -1,6 +1,9 @@
 import { BadInput, type Service, UnprocessableEntity } from '@tiffin/core';
 import { GenerationCancelled } from '../../../pipeline/cancel.js';
+import { ignoredWordsHeader } from '../../../tokenizer/ignored-words.js';
 import type { Generator } from '../../generator.js';
+import { IGNORED_WORDS_HEADER, type IgnoredWordsReport } from '../../ignored-words-report.js';
+import { type ServedModel, servedModel } from '../../model-hash.js';
 import { encodeGenerated } from '../../output-format.js';
 import type { JobImage } from '../../worker-protocol.js';
 import { callerOf } from '../caller.js';
@@ -13,7 +16,6 @@ import { a1111InfoRoutes } from './a1111-info-routes.js';
 import { A1111Options } from './a1111-options.js';
 import { A1111Progress } from './a1111-progress.js';
 import { type A1111Plan, a1111Plan } from './a1111-request.js';
-import { type ServedModel, servedModel } from '../../model-hash.js';
 import { partialImage } from './partial-image.js';
 
 /** A route group as `Service.group` takes it, and the context its handlers get (signal and body reader in `state`). */
@@ -37,6 +39,7 @@ const MAX_IMG2IMG_BYTES = 32 * 1024 * 1024;
 export function a1111Routes(
   generator: Generator,
   rules: Pick<RouteGroup, 'auth' | 'timeout'> = {},
+  ignoredWords?: IgnoredWordsReport,
 ): RouteGroup {
   const progress = new A1111Progress();
   // The checkpoints, the settings (the global `sd_model_checkpoint` among them) and the chosen model's name and
@@ -107,6 +110,7 @@ export function a1111Routes(
       },
       current_image: currentImage,
       textinfo: null,
+      ignored_words: snap?.job.ignoredWords ?? [],
     };
   }
 
@@ -130,6 +134,11 @@ export function a1111Routes(
     await ctx.state.queue(!image ? 'text2img' : mask ? 'inpaint' : 'img2img');
     const checkpoint = await overridden(body.override_settings);
     const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, ctx.state.signal);
+    // The prompt's words the model ignores (its `<lora:…>` tags removed): the native routes' header, and
+    // `ignored_words` in `info` and in `/progress` while the job runs.
+    job.ignoredWords = ignoredWords?.words({ prompt: String(plan.body.prompt ?? '') }) ?? [];
+    const ignoredHeader = ignoredWordsHeader(job.ignoredWords);
+    if (ignoredHeader !== undefined) ctx.set(IGNORED_WORDS_HEADER, ignoredHeader);
     // The model's hash is awaited only where an image is written: a first request does not wait on hashing.
     const hashed = servedModel(checkpoint.path);
     hashed.catch(() => {});
@@ -193,7 +202,10 @@ export function a1111Routes(
     return {
       images,
       parameters: plan.parameters,
-      info: JSON.stringify(info(plan, seeds, infotexts, await hashed)),
+      info: JSON.stringify({
+        ...info(plan, seeds, infotexts, await hashed),
+        ignored_words: job.ignoredWords,
+      }),
     };
   }
 }
