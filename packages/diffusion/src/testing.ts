@@ -17,6 +17,11 @@ export { GaussianNoise } from './schedulers/gaussian-noise.js';
 export { type LCMConfig, LCMScheduler } from './schedulers/lcm.js';
 export { type PNDMConfig, PNDMScheduler } from './schedulers/pndm.js';
 export type { TinyFlavour } from './tiny/tiny-configs.js';
+export {
+  tinyControlNetConfig,
+  type WriteTinyControlNetOptions,
+  writeTinyControlNet,
+} from './tiny/write-tiny-controlnet.js';
 export { type WriteTinyPipelineOptions, writeTinyPipeline } from './tiny/write-tiny-pipeline.js';
 export { detInput, detUniform, detWeight, fnv1a32 } from './weights/deterministic.js';
 export {

@@ -84,33 +84,38 @@ const ADDED_EMBEDDINGS_NOT_BUILT: Readonly<Record<string, string>> = {
   image_hint: "Kandinsky 2.2 ControlNet's: it needs CLIP image embeddings and a hint image",
 };
 
-export function validateUNetConfig(c: UNetConfig, support: UNetConditioningSupport = {}): void {
+/** `file`: the config's name in messages (a ControlNet's encoder half is checked as a UNet too). */
+export function validateUNetConfig(
+  c: UNetConfig,
+  support: UNetConditioningSupport = {},
+  file = 'unet/config.json',
+): void {
   const added = c.addition_embed_type;
   if (typeof added === 'string' && added in ADDED_EMBEDDINGS_NOT_BUILT)
     throw new Error(
-      `unet/config.json: addition_embed_type ${added} is not supported (${ADDED_EMBEDDINGS_NOT_BUILT[added]})`,
+      `${file}: addition_embed_type ${added} is not supported (${ADDED_EMBEDDINGS_NOT_BUILT[added]})`,
     );
   for (const [key, def] of Object.entries(REQUIRED_DEFAULTS)) {
     if (key === 'addition_embed_type' && support.textTime && hasTextTimeEmbedding(c)) {
       if (!c.addition_time_embed_dim || !c.projection_class_embeddings_input_dim)
         throw new Error(
-          'unet/config.json: addition_embed_type text_time needs addition_time_embed_dim and projection_class_embeddings_input_dim',
+          `${file}: addition_embed_type text_time needs addition_time_embed_dim and projection_class_embeddings_input_dim`,
         );
       continue;
     }
     const v = c[key];
     if (v !== undefined && v !== def) {
       throw new Error(
-        `unet/config.json: ${key} = ${JSON.stringify(v)} is not supported (only ${JSON.stringify(def)})`,
+        `${file}: ${key} = ${JSON.stringify(v)} is not supported (only ${JSON.stringify(def)})`,
       );
     }
   }
   if ((c.conv_in_kernel ?? 3) !== 3 || (c.conv_out_kernel ?? 3) !== 3)
-    throw new Error('unet/config.json: only 3×3 conv_in/conv_out kernels are supported');
+    throw new Error(`${file}: only 3×3 conv_in/conv_out kernels are supported`);
   // diffusers' get_activation maps both names to SiLU.
   if (c.act_fn !== undefined && c.act_fn !== 'silu' && c.act_fn !== 'swish')
-    throw new Error(`unet/config.json: act_fn = ${JSON.stringify(c.act_fn)} is not supported (only "silu")`);
-  validateBlocks(c);
+    throw new Error(`${file}: act_fn = ${JSON.stringify(c.act_fn)} is not supported (only "silu")`);
+  validateBlocks(c, file);
 }
 
 const DOWN_TYPES = new Set(['DownBlock2D', 'CrossAttnDownBlock2D']);
@@ -121,9 +126,9 @@ const isInt = (v: unknown, min: number, max = 64): boolean =>
   Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 
 /** The per-block fields against the block types, one line naming the first thing this engine cannot build. */
-function validateBlocks(c: UNetConfig): void {
+function validateBlocks(c: UNetConfig, file: string): void {
   const fail = (what: string): never => {
-    throw new Error(`unet/config.json: ${what}`);
+    throw new Error(`${file}: ${what}`);
   };
   const N = c.block_out_channels.length;
   if (

@@ -27,6 +27,17 @@ export interface UNetConditioning<T> {
    * the sinusoidal embedding of the six time ids `[B, 6·addition_time_embed_dim]` (`timeIdsEmbedding`).
    */
   textTime?(): { textEmbeds: T; timeIds: T };
+  /**
+   * A ControlNet's residuals (diffusers' `down_block_additional_residuals`, `mid_block_additional_residual`): one
+   * per down-path output, added to the skips once the down path is done, and one added to the mid block's output.
+   */
+  controlResiduals?(): ControlResiduals<T>;
+}
+
+/** What ControlNets add to a UNet's forward pass, in the order the down path produces its outputs. */
+export interface ControlResiduals<T> {
+  readonly down: readonly T[];
+  readonly mid: T;
 }
 
 /**
@@ -153,6 +164,7 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
     );
   });
   // No mid block (mid_block_type null): the last down block's output goes straight to the first up block.
+  // (A ControlNet needs the mid block: the pipeline refuses ControlNets for a UNet without one.)
   if (mid.kind !== 'none')
     stages.push({
       name: 'mid_block',
@@ -160,13 +172,21 @@ export function unetStageDefinitions(c: UNetConfig): UNetStageDefinition[] {
       run(o, a, cond) {
         const tembAct = needTemb(a);
         const Cm = C[N - 1];
+        // diffusers adds the ControlNet's residuals to the down path's outputs (the skips), not to the mid block's input.
+        const control = cond.controlResiduals?.();
+        if (control && control.down.length !== a.skips.length)
+          throw new Error(
+            `ControlNet residuals: ${control.down.length} for ${a.skips.length} down-path outputs`,
+          );
+        const skips = control ? a.skips.map((s, k) => o.add(s, control.down[k])) : a.skips;
         const attention =
           mid.kind === 'cross'
             ? { heads: mid.heads, depth: mid.depth, onlyCross: false, context: cond.context }
             : null;
         let h = layer(o, 'mid_block', 0, () => a.h, Cm, Cm, tembAct, attention);
         if (mid.kind === 'cross') h = resnet(o, 'mid_block.resnets.1', h, tembAct, norm, Cm, Cm);
-        return { h, skips: a.skips, tembAct };
+        if (control) h = o.add(h, control.mid);
+        return { h, skips, tembAct };
       },
     });
   up.forEach((b, i) => {

@@ -1,4 +1,5 @@
 import type { ClipTextConfig } from '../architectures/clip-text.js';
+import type { ControlNetConfig } from '../architectures/controlnet-config.js';
 import type { TinyAutoencoderConfig } from '../architectures/tiny-autoencoder.js';
 import type { UNetConfig } from '../architectures/unet-config.js';
 import type { VaeConfig } from '../architectures/vae.js';
@@ -40,16 +41,43 @@ export interface TextEncoderEngine {
   dispose(): void;
 }
 
+/** ControlNet residuals for the UNet (NHWC, batched like its sample): one per down-path output, and the mid one. */
+export interface HostControlResiduals {
+  down: HostTensor[];
+  mid: HostTensor;
+}
+
 export interface UNetEngine {
   readonly config: UNetConfig;
-  /** sample NHWC [B, h, w, C], timestep, context [B, 77, Dc] → NHWC noise prediction. */
+  /**
+   * sample NHWC [B, h, w, C], timestep, context [B, 77, Dc] → NHWC noise prediction; `control`: ControlNet
+   * residuals added to the down path's outputs and the mid block's (already scaled and summed).
+   */
   predictOnHost(
     sample: HostTensor,
     timestep: number,
     context: HostTensor,
     lora?: ComponentLora,
     textTime?: HostTextTime,
+    control?: HostControlResiduals,
   ): Promise<HostTensor>;
+  dispose(): void;
+}
+
+/** A ControlNet (`architectures/controlnet.ts`) as the pipeline calls it. */
+export interface ControlNetEngine {
+  readonly config: ControlNetConfig;
+  /**
+   * sample NHWC [B, h, w, C], timestep, context [B, L, Dc], conditioning image NHWC [B, 8h, 8w, 3] in [0, 1] →
+   * the unscaled residuals (NHWC).
+   */
+  residualsOnHost(
+    sample: HostTensor,
+    timestep: number,
+    context: HostTensor,
+    image: HostTensor,
+    textTime?: HostTextTime,
+  ): Promise<HostControlResiduals>;
   dispose(): void;
 }
 

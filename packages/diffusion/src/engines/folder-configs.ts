@@ -1,5 +1,11 @@
 import { join } from 'node:path';
 import type { ClipTextConfig } from '../architectures/clip-text.js';
+import { controlNetResidualChannels, downPathChannels } from '../architectures/controlnet.js';
+import {
+  type ControlNetConfig,
+  controlNetAsUNet,
+  validateControlNetConfig,
+} from '../architectures/controlnet-config.js';
 import { TIME_IDS } from '../architectures/timestep-embedding.js';
 import {
   type TinyAutoencoderConfig,
@@ -9,6 +15,7 @@ import {
 import {
   contextWidth,
   hasTextTimeEmbedding,
+  midBlockKind,
   type UNetConfig,
   validateUNetConfig,
 } from '../architectures/unet-config.js';
@@ -125,5 +132,33 @@ export function readTinyAutoencoderFolder(
     throw new ModelFolderError(
       `tiny autoencoder config.json: it decodes ${config.latent_channels} latent channels ×${tinyDecoderScaleFactor(config)}, the pipeline's VAE ${vae.latent_channels} ×${scale}`,
     );
+  return config;
+}
+
+/**
+ * A diffusers `ControlNetModel` folder (`config.json`, `diffusion_pytorch_model.safetensors`) given beside a
+ * pipeline, its config checked, and its residuals checked against the UNet's down path (`downPathChannels`).
+ */
+export function readControlNetFolder(
+  name: string,
+  dir: string,
+  unet: UNetConfig,
+  textTime: boolean,
+): ControlNetConfig {
+  let config: ControlNetConfig;
+  try {
+    config = validateControlNetConfig(readJson(join(dir, 'config.json'), 'config.json'), textTime);
+  } catch (e) {
+    throw new ModelFolderError(`controlnet "${name}": ${(e as Error).message}`);
+  }
+  const mine = controlNetResidualChannels(config);
+  const theirs = downPathChannels(unet);
+  const cross = contextWidth(controlNetAsUNet(config));
+  if (mine.join() !== theirs.join() || cross !== contextWidth(unet))
+    throw new ModelFolderError(
+      `controlnet "${name}": its residuals [${mine.join(', ')}] (context ${cross}) do not fit this UNet's down path [${theirs.join(', ')}] (context ${contextWidth(unet)}): a ControlNet of another model family`,
+    );
+  if (midBlockKind(unet) === 'none')
+    throw new ModelFolderError(`controlnet "${name}": this UNet has no mid block to take its residual`);
   return config;
 }

@@ -1,11 +1,18 @@
 import { join } from 'node:path';
 import { clipTextWeightSpecs } from '../architectures/clip-text.js';
+import { controlNetWeightSpecs } from '../architectures/controlnet.js';
 import { tinyDecoderWeightSpecs } from '../architectures/tiny-autoencoder.js';
 import { unetWeightSpecs } from '../architectures/unet.js';
 import { vaeWeightSpecs } from '../architectures/vae.js';
-import { readPipelineFolderConfigs, readTinyAutoencoderFolder } from '../engines/folder-configs.js';
+import type { ControlNetEngine } from '../engines/engine-models.js';
+import {
+  readControlNetFolder,
+  readPipelineFolderConfigs,
+  readTinyAutoencoderFolder,
+} from '../engines/folder-configs.js';
 import type { OnnxTextEncoder, OnnxTinyDecoder, OnnxUNet, OnnxVae } from '../engines/onnx/models.js';
 import { ClipTextEncoder } from '../engines/tfjs/clip-text-encoder.js';
+import { ControlNetModel } from '../engines/tfjs/controlnet.js';
 import { TinyDecoder } from '../engines/tfjs/tiny-decoder.js';
 import { UNet2DConditionModel } from '../engines/tfjs/unet.js';
 import { AutoencoderKL } from '../engines/tfjs/vae.js';
@@ -45,6 +52,8 @@ export interface EngineComponents {
   /** The engine's LoRA view (`unet.*`, `text_encoder.*` weight names). */
   loraTarget: LoraTarget;
   unexpectedWeights: Record<string, string[]>;
+  /** The ControlNets loaded beside the pipeline, by the name a request gives (`controlnets`). */
+  controlnets?: ReadonlyMap<string, ControlNetEngine>;
 }
 
 export interface PipelineComponents extends EngineComponents {
@@ -63,6 +72,11 @@ export interface LoadComponentsOptions {
   variant?: string;
   /** A tiny autoencoder folder (TAESD, diffusers `AutoencoderTiny` layout) whose decoder is loaded too. */
   vaeTiny?: string;
+  /**
+   * ControlNets loaded beside the pipeline, by the name requests give them (`controlnet: [{ model }]`): diffusers
+   * `ControlNetModel` folders, or single-file `.safetensors` (lllyasviel's `control_model.*` layout).
+   */
+  controlnets?: Readonly<Record<string, string>>;
 }
 
 /** Load a diffusers SD1/SD2/SDXL folder: configs, tokenizer and all weights (once per process). */
@@ -120,6 +134,17 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
             ),
           )
         : undefined;
+    const controlnets = new Map<string, ControlNetEngine>();
+    for (const [name, folder] of Object.entries(options.controlnets ?? {})) {
+      const config = readControlNetFolder(name, folder, unetConfig, sdxl !== undefined);
+      const store = new WeightStore(`controlnet ${name}`, controlNetWeightSpecs(config));
+      stores.push(store);
+      unexpectedWeights[`controlnet ${name}`] = loadWeightsInto(
+        store,
+        componentWeightFiles(folder, 'diffusion_pytorch_model'),
+      ).unexpected;
+      controlnets.set(name, new ControlNetModel(config, store));
+    }
     const loraTarget = new PipelineWeightTarget({
       unet: unet.weights,
       text_encoder: textEncoder.weights,
@@ -136,6 +161,7 @@ export function loadComponents(dir: string, options: LoadComponentsOptions = {})
       loraTarget,
       unexpectedWeights,
       sdxl: sdxlComponents,
+      controlnets,
     };
   } catch (e) {
     for (const s of stores) s.dispose();

@@ -1,4 +1,4 @@
-import type { HostTextTime, UNetEngine } from '../engines/engine-models.js';
+import type { HostControlResiduals, HostTextTime, UNetEngine } from '../engines/engine-models.js';
 import { add, mul, stdPerBatch, sub } from '../latents/float32-math.js';
 import { concat, type HostTensor, splitBatch } from '../latents/host-tensor.js';
 import { throwIfCancelled } from './cancel.js';
@@ -13,6 +13,16 @@ export interface Conditioning {
   context: HostTensor;
   /** SDXL's added conditioning (pooled text embeds and micro-conditioning time ids), same batch order. */
   textTime?: HostTextTime;
+  /**
+   * ControlNets' residuals for call `i` of `n` (one per timestep entry) on the scaled latents (the guidance batch),
+   * or undefined on a step without control.
+   */
+  control?: (
+    i: number,
+    n: number,
+    scaled: HostTensor,
+    t: number,
+  ) => Promise<HostControlResiduals | undefined>;
 }
 
 /**
@@ -47,7 +57,8 @@ export async function denoise(
     const input = guided ? concat([latents, latents]) : latents;
     const scaledLatents = scheduler.scaleModelInput(input, t);
     const scaled = start.unetExtra ? concat([scaledLatents, start.unetExtra], -1) : scaledLatents;
-    const raw = await predictor.predictOnHost(scaled, t, context, unetLora, textTime);
+    const control = await conditioning.control?.(i, timesteps.length, scaledLatents, t);
+    const raw = await predictor.predictOnHost(scaled, t, context, unetLora, textTime, control);
     const modelOutput = guided ? guide(raw, params.guidance_scale, params.guidance_rescale) : raw;
     latents = scheduler.step(modelOutput, t, latents, {
       noise: source,

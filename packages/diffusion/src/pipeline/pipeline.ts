@@ -1,7 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { InvalidArgument, ServiceUnavailable } from '@tiffin/core';
 import { type BackendChoice, type BackendName, selectBackend } from '../backend.js';
+import { controlNetSingleFileToDiffusers } from '../checkpoints/controlnet-single-file.js';
 import { type SingleFileOptions, singleFileToDiffusers } from '../checkpoints/single-file.js';
+import type { ControlNetEngine } from '../engines/engine-models.js';
 import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import { div } from '../latents/float32-math.js';
 import {
@@ -28,6 +30,8 @@ import type {
   VaeModel,
 } from './components.js';
 import { encodeSdPrompt, sdConditioning, sdxlConditioning } from './conditioning.js';
+import { controlNetResiduals } from './controlnet-residuals.js';
+import { prepareControlNets } from './controlnet-units.js';
 import { decodedPreview, isPreviewStep, type PreviewImage } from './decoded-preview.js';
 import { denoise } from './denoise.js';
 import { type DenoiseStart, GenerationRun } from './generation-run.js';
@@ -92,6 +96,8 @@ export class StableDiffusionPipeline {
   readonly loraTarget: LoraTarget;
   /** The model's own generation defaults (its `tiffin_defaults.json`), for fields a request leaves out. */
   readonly defaults: ModelDefaults;
+  /** The ControlNets loaded with the pipeline (`controlnets`), by the name requests give. */
+  private readonly controlnets: ReadonlyMap<string, ControlNetEngine>;
   /** Generations in flight, and whether one of them has a LoRA fused into the shared weights. */
   private inFlight = 0;
   private fusedInFlight = false;
@@ -114,6 +120,12 @@ export class StableDiffusionPipeline {
       throw new InvalidArgument(`scheduler class ${components.schedulerConfig._class_name} is not supported`);
     this.defaultScheduler = name;
     this.loraTarget = components.loraTarget;
+    this.controlnets = components.controlnets ?? new Map();
+  }
+
+  /** The names of the ControlNets loaded with the pipeline, in load order. */
+  get controlnetNames(): readonly string[] {
+    return [...this.controlnets.keys()];
   }
 
   static async fromPretrained(
@@ -122,6 +134,15 @@ export class StableDiffusionPipeline {
   ): Promise<StableDiffusionPipeline> {
     // A single-file LDM checkpoint (.safetensors) becomes a diffusers folder once (pickles refused).
     if (existsSync(dir) && statSync(dir).isFile()) dir = singleFileToDiffusers(dir, options.singleFile);
+    // Single-file ControlNets become diffusers folders once, like single-file checkpoints.
+    const controlnets = Object.fromEntries(
+      Object.entries(options.controlnets ?? {}).map(([name, path]) => [
+        name,
+        existsSync(path) && statSync(path).isFile()
+          ? controlNetSingleFileToDiffusers(path, options.singleFile?.cacheDir)
+          : path,
+      ]),
+    );
     const backend = await selectBackend(options.backend, options.log);
     // The TF.js engine's models are loaded only when it is chosen: onnxruntime runs without TF.js.
     const components: EngineComponents =
@@ -130,9 +151,10 @@ export class StableDiffusionPipeline {
             ...options.onnx,
             variant: options.variant,
             vaeTiny: options.vaeTiny,
+            controlnets,
             log: options.log,
           })
-        : (await import('./components.js')).loadComponents(dir, options);
+        : (await import('./components.js')).loadComponents(dir, { ...options, controlnets });
     const unexpected = Object.entries(components.unexpectedWeights).filter(([, v]) => v.length > 0);
     for (const [component, names] of unexpected)
       (options.log ?? console.warn)(
@@ -262,6 +284,13 @@ export class StableDiffusionPipeline {
     prepareLatents: (run: GenerationRun) => DenoiseStart | Promise<DenoiseStart>,
   ): Promise<GenerationResult> {
     const decoder = this.decoderFor(params);
+    const guided = params.guidance_scale > 1;
+    const controls = await prepareControlNets(request.controlnet, this.controlnets, {
+      width: params.width,
+      height: params.height,
+      batch: params.num_images_per_prompt,
+      guided,
+    });
     const run = this.begin(request, params, {
       ...defaults.scheduler_config,
       ...request.scheduler_config,
@@ -271,6 +300,9 @@ export class StableDiffusionPipeline {
         ? await sdxlConditioning(this, this.sdxl, run, kind)
         : await sdConditioning(this, run);
       const start = await prepareLatents(run);
+      if (controls.length)
+        conditioning.control = (i, n, input, timestep) =>
+          controlNetResiduals(controls, i, n, { input, timestep, guided, ...conditioning });
       const latents = await denoise(this.unet, run, conditioning, start);
       const images = await this.decode(run, latents, decoder);
       const result: GenerationResult = {
@@ -393,6 +425,7 @@ export class StableDiffusionPipeline {
     this.unet.dispose();
     this.vae.dispose();
     this.tinyDecoder?.dispose();
+    for (const net of this.controlnets.values()) net.dispose();
   }
 }
 

@@ -2,6 +2,7 @@ import type { HostTensor } from '../latents/host-tensor.js';
 import type { LoraFile } from '../lora/types.js';
 import type { SchedulerName } from '../schedulers/registry.js';
 import type { SchedulerConfig, TimestepSpacing } from '../schedulers/types.js';
+import type { ControlNetUnit } from './controlnet-units.js';
 import type { ModelDefaults } from './model-defaults.js';
 
 /** An RGB image, row-major HWC. Uint8 values 0–255, or floats in [0, 1]. */
@@ -109,6 +110,11 @@ export interface CommonRequest {
   prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
   negative_prompt_embeds?: { shape: [number, number, number]; data: Float32Array };
   noise?: InjectedNoise;
+  /**
+   * ControlNets guiding this request (names loaded with `controlnets`), summed as diffusers' MultiControlNet does;
+   * each image is resized to the output size as diffusers' control image processor does.
+   */
+  controlnet?: readonly ControlNetUnit[];
   /** LoRA(s) for this request only, applied together; the pipeline's weights are as before once it ends. */
   lora?: RequestLora | readonly RequestLora[];
   /**

@@ -2,6 +2,7 @@ import { basename, join } from 'node:path';
 import { loadOrt, type OnnxRuntimeOptions, type ResolvedRuntime, resolveRuntime } from '@tiffin/onnx';
 import type { InferenceSession } from 'onnxruntime-node';
 import { clipTextWeightSpecs } from '../../architectures/clip-text.js';
+import { controlNetWeightSpecs } from '../../architectures/controlnet.js';
 import { tinyDecoderWeightSpecs } from '../../architectures/tiny-autoencoder.js';
 import { unetWeightSpecs } from '../../architectures/unet.js';
 import { vaeWeightSpecs } from '../../architectures/vae.js';
@@ -14,7 +15,13 @@ import {
   type ModelIndex,
 } from '../../weights/folder.js';
 import { checkedShape, type WeightSpec } from '../../weights/weight-spec.js';
-import { readPipelineFolderConfigs, readTinyAutoencoderFolder } from '../folder-configs.js';
+import {
+  readControlNetFolder,
+  readPipelineFolderConfigs,
+  readTinyAutoencoderFolder,
+} from '../folder-configs.js';
+import { buildControlNetGraph } from './controlnet-graph.js';
+import { OnnxControlNet } from './controlnet-model.js';
 import type { GraphPrecision, SourceTensor, WeightSource } from './graph-builder.js';
 import { type CachedGraph, defaultGraphCacheDir, ensureGraph } from './graph-cache.js';
 import { LoraInputs } from './lora-inputs.js';
@@ -54,6 +61,11 @@ export interface OnnxLoadOptions extends OnnxRuntimeOptions {
   weights?: OnnxWeights;
   /** A tiny autoencoder folder (TAESD, diffusers `AutoencoderTiny` layout) whose decoder is loaded too. */
   vaeTiny?: string;
+  /**
+   * ControlNet folders (diffusers `ControlNetModel`) by name: each gets its graph (int8 with `weights: 'int8'`, as
+   * the UNet), and the UNet's graph takes their residuals.
+   */
+  controlnets?: Readonly<Record<string, string>>;
   log?: (message: string) => void;
 }
 
@@ -79,6 +91,8 @@ export interface OnnxComponents {
   runtime: ResolvedRuntime;
   /** SDXL's second encoder and tokenizer (an SDXL folder). */
   sdxl?: OnnxSdxlComponents;
+  /** The ControlNets given at load, by name. */
+  controlnets: ReadonlyMap<string, OnnxControlNet>;
 }
 
 /** A weight source that checks every declared weight's presence and torch shape before building. */
@@ -208,9 +222,36 @@ export async function loadOnnxComponents(
         buildSdxlTextEncoderGraph(g, sdxl.te2Config, opts, true),
       )
     : undefined;
-  const unetGraph = graph('unet', 'diffusion_pytorch_model', 'unet', unetSpecs, unetConfig, true, (g) =>
-    buildUNetGraph(g, unetConfig, opts),
-  );
+  const controlled = Object.entries(options.controlnets ?? {});
+  // With ControlNets, the UNet's graph takes their residuals as inputs (zeros on steps without control).
+  const unetGraph = controlled.length
+    ? graph(
+        'unet',
+        'diffusion_pytorch_model',
+        'unet_controlnet',
+        unetSpecs,
+        { unet: unetConfig, controlResiduals: true },
+        true,
+        (g) => buildUNetGraph(g, unetConfig, opts, true),
+      )
+    : graph('unet', 'diffusion_pytorch_model', 'unet', unetSpecs, unetConfig, true, (g) =>
+        buildUNetGraph(g, unetConfig, opts),
+      );
+  const controlGraphs = controlled.map(([name, folder]) => {
+    const config = readControlNetFolder(name, folder, unetConfig, sdxl !== undefined);
+    const specs = controlNetWeightSpecs(config);
+    const built = graph(
+      `controlnet ${name}`,
+      'diffusion_pytorch_model',
+      'controlnet',
+      specs,
+      config,
+      false,
+      (g) => buildControlNetGraph(g, config, opts),
+      folder,
+    );
+    return { name, config, built };
+  });
   const decGraph = graph('vae', 'diffusion_pytorch_model', 'vae_decoder', vaeSpecs, vaeConfig, false, (g) =>
     buildVaeDecoderGraph(g, vaeConfig, opts),
   );
@@ -290,6 +331,9 @@ export async function loadOnnxComponents(
       tinyGraph && tinyConfig
         ? new OnnxTinyDecoder(tinyConfig, ort, await open(tinyGraph, false))
         : undefined;
+    const controlnets = new Map<string, OnnxControlNet>();
+    for (const { name, config, built } of controlGraphs)
+      controlnets.set(name, new OnnxControlNet(config, ort, await open(built)));
     const loraTarget = new OnnxLoraTarget();
     loraTarget.add('unet', unetLora, unetSpecs);
     loraTarget.add('text_encoder', teLora, teSpecs);
@@ -306,6 +350,7 @@ export async function loadOnnxComponents(
       loraTarget,
       unexpectedWeights,
       runtime,
+      controlnets,
     };
   } catch (e) {
     for (const s of sessions) void s.release();

@@ -2,15 +2,18 @@ import type * as tf from '@tensorflow/tfjs';
 import type { OrtModule } from '@tiffin/onnx';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { type ClipTextConfig, eosPositions } from '../../architectures/clip-text.js';
+import { downPathChannels } from '../../architectures/controlnet.js';
 import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
 import { type TinyAutoencoderConfig, tinyDecoderScaleFactor } from '../../architectures/tiny-autoencoder.js';
 import type { UNetConfig } from '../../architectures/unet-config.js';
+import { perBlock } from '../../architectures/unet-config.js';
 import type { VaeConfig } from '../../architectures/vae.js';
 import type { HostTensor } from '../../latents/host-tensor.js';
 import { type AnyTensor, asHost, toTf } from '../../latents/tfjs-interop.js';
 import type { LowRankBranchesByName } from '../../lora/types.js';
 import type {
   ComponentLora,
+  HostControlResiduals,
   HostTextTime,
   TextEncoderEngine,
   TinyDecoderEngine,
@@ -26,7 +29,7 @@ import type {
 import type { LoraInputs, RequestBranches } from './lora-inputs.js';
 import { SDXL_TEXT_ENCODER_IO, TEXT_ENCODER_INPUT, TEXT_ENCODER_OUTPUT } from './text-encoder-graph.js';
 import { TINY_DECODER_IO } from './tiny-decoder-graph.js';
-import { UNET_INPUTS, UNET_OUTPUT } from './unet-graph.js';
+import { UNET_INPUTS, UNET_MID_RESIDUAL, UNET_OUTPUT, unetResidualInput } from './unet-graph.js';
 import { VAE_DECODER_IO, VAE_ENCODER_IO } from './vae-graph.js';
 
 /**
@@ -169,6 +172,7 @@ export class OnnxUNet implements UNetEngine {
     context: AnyTensor,
     lora?: RequestBranches | ComponentLora,
     textTime?: HostTextTime | TextTimeInputs,
+    control?: HostControlResiduals,
   ): Promise<HostTensor> {
     const c = this.config;
     const C0 = c.block_out_channels[0];
@@ -184,6 +188,9 @@ export class OnnxUNet implements UNetEngine {
         ids.length / textTime.timeIds.length,
       ]);
     }
+    if (this.session.inputNames.includes(UNET_MID_RESIDUAL))
+      Object.assign(added, this.residualFeeds(asHost(sample).shape, control));
+    else if (control) throw new Error('this UNet session was built without ControlNet residual inputs');
     const out = await this.session.run({
       ...added,
       [UNET_INPUTS.sample]: toOrt(this.ort, sample),
@@ -192,6 +199,42 @@ export class OnnxUNet implements UNetEngine {
       ...this.lora.feeds(hostBranches(lora)),
     });
     return fromOrt(out[UNET_OUTPUT]);
+  }
+
+  /** A ControlNet-ready graph's residual inputs: the given ones, or zeros (a step without control) shaped as its skips. */
+  private residualFeeds(
+    shape: readonly number[],
+    control: HostControlResiduals | undefined,
+  ): Record<string, OrtTensor> {
+    const feeds: Record<string, OrtTensor> = {};
+    if (control) {
+      control.down.forEach((d, k) => {
+        feeds[unetResidualInput(k)] = toOrt(this.ort, d);
+      });
+      feeds[UNET_MID_RESIDUAL] = toOrt(this.ort, control.mid);
+      return feeds;
+    }
+    const [B, H, W] = shape;
+    const c = this.config;
+    const N = c.block_out_channels.length;
+    const layers = perBlock(c.layers_per_block, N);
+    // Each level's size: a stride-2, padding-1 conv halves rounding up.
+    const sizes = [[H, W]];
+    for (let i = 1; i < N; i++) sizes.push(sizes[i - 1].map((d) => Math.ceil(d / 2)));
+    const levels = [0];
+    for (let i = 0; i < N; i++) {
+      for (let j = 0; j < layers[i]; j++) levels.push(i);
+      if (i < N - 1) levels.push(i + 1);
+    }
+    const zeros = (level: number, ch: number) => {
+      const [h, w] = sizes[level];
+      return new this.ort.Tensor('float32', new Float32Array(B * h * w * ch), [B, h, w, ch]);
+    };
+    downPathChannels(c).forEach((ch, k) => {
+      feeds[unetResidualInput(k)] = zeros(levels[k], ch);
+    });
+    feeds[UNET_MID_RESIDUAL] = zeros(N - 1, c.block_out_channels[N - 1]);
+    return feeds;
   }
 
   dispose(): void {

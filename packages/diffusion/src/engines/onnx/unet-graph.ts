@@ -1,4 +1,5 @@
 import { DataType } from '@tiffin/onnx';
+import { downPathChannels } from '../../architectures/controlnet.js';
 import { unetForward } from '../../architectures/unet.js';
 import { contextWidth, hasTextTimeEmbedding, type UNetConfig } from '../../architectures/unet-config.js';
 import type { GraphBuilder } from './graph-builder.js';
@@ -18,8 +19,20 @@ export const UNET_INPUTS = {
 } as const;
 export const UNET_OUTPUT = 'out_sample';
 
-/** The UNet (`architectures/unet.ts`) as a graph, NHWC in and out. */
-export function buildUNetGraph(g: GraphBuilder, c: UNetConfig, opts: AttentionOptions): void {
+/** The ControlNet residual inputs of a UNet graph built for ControlNets (NHWC, `k`: the down-path output). */
+export const unetResidualInput = (k: number): string => `down_block_residual_${k}`;
+export const UNET_MID_RESIDUAL = 'mid_block_residual';
+
+/**
+ * The UNet (`architectures/unet.ts`) as a graph, NHWC in and out. `controlResiduals`: with ControlNet residual inputs
+ * (`unetResidualInput(k)`, `UNET_MID_RESIDUAL`), fed zeros on steps without control.
+ */
+export function buildUNetGraph(
+  g: GraphBuilder,
+  c: UNetConfig,
+  opts: AttentionOptions,
+  controlResiduals = false,
+): void {
   const o = new OnnxOps(g, opts.kind);
   const C0 = c.block_out_channels[0];
   const sample = g.input(UNET_INPUTS.sample, DataType.FLOAT, ['batch', 'height', 'width', c.in_channels]);
@@ -33,6 +46,22 @@ export function buildUNetGraph(g: GraphBuilder, c: UNetConfig, opts: AttentionOp
         timeIds: g.input(UNET_INPUTS.timeIds, DataType.FLOAT, ['batch', 'time_ids_width']),
       })
     : undefined;
-  const out = unetForward(o, c, o.fromNhwc(sample), { timeProj: () => proj, context, textTime });
+  const controls = controlResiduals
+    ? () => {
+        const N = c.block_out_channels.length;
+        const down = downPathChannels(c).map((ch, k) =>
+          o.fromNhwc(g.input(unetResidualInput(k), DataType.FLOAT, ['batch', `rh${k}`, `rw${k}`, ch])),
+        );
+        const Cm = c.block_out_channels[N - 1];
+        const mid = o.fromNhwc(g.input(UNET_MID_RESIDUAL, DataType.FLOAT, ['batch', 'mh', 'mw', Cm]));
+        return { down, mid };
+      }
+    : undefined;
+  const out = unetForward(o, c, o.fromNhwc(sample), {
+    timeProj: () => proj,
+    context,
+    textTime,
+    controlResiduals: controls,
+  });
   g.output(o.toNhwc(out), UNET_OUTPUT, DataType.FLOAT, ['batch', 'height', 'width', c.out_channels]);
 }

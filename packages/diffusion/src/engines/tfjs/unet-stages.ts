@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
-import { unetStageDefinitions } from '../../architectures/unet.js';
+import { type ControlResiduals, unetStageDefinitions } from '../../architectures/unet.js';
 import type { UNetConfig } from '../../architectures/unet-config.js';
 import type { TextTimeInputs } from '../tensor-forms.js';
 import { TfjsOps, type Weights } from './tfjs-ops.js';
@@ -31,6 +31,7 @@ export interface UNetStage {
     timestep: number,
     context: tf.Tensor,
     textTime?: TextTimeInputs,
+    control?: ControlResiduals<tf.Tensor>,
   ): UNetActivations;
 }
 
@@ -43,7 +44,7 @@ export function unetStages(c: UNetConfig): UNetStage[] {
   return unetStageDefinitions(c).map((stage) => ({
     name: stage.name,
     prefixes: stage.prefixes,
-    run: (w, a, timestep, context, textTime) => {
+    run: (w, a, timestep, context, textTime, control) => {
       const [h, tembAct, ...skips] = tf.tidy(() => {
         const timeProj = () => tf.tensor2d(timestepEmbedding(timestep, C0, flip, shift), [1, C0]);
         const added = textTime
@@ -55,7 +56,12 @@ export function unetStages(c: UNetConfig): UNetStage[] {
               ]),
             })
           : undefined;
-        const next = stage.run(new TfjsOps(w), a, { timeProj, context, textTime: added });
+        const next = stage.run(new TfjsOps(w), a, {
+          timeProj,
+          context,
+          textTime: added,
+          controlResiduals: control && (() => control),
+        });
         return [next.h, next.tembAct as tf.Tensor, ...next.skips];
       });
       return { h, tembAct, skips };
