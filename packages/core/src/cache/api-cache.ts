@@ -3,7 +3,7 @@ import type { HttpRequest } from '../http/request.js';
 import type { HttpResponse } from '../http/response.js';
 import { applyResponseContext } from '../runtime/response-context.js';
 import type { InferenceApi } from '../service/inference-api.js';
-import { cacheKey } from './cache-key.js';
+import { cacheKey, versionOf } from './cache-key.js';
 import type { CachedAnswer, ResponseCacheStore } from './response-cache.js';
 import { answerBytes } from './response-cache.js';
 
@@ -134,12 +134,6 @@ export function withResponseCache(
   return { api: wrapped, codec: cachedCodec };
 }
 
-/** The service's version with the API's own (`cache.version`: a model's tag, its files' fingerprint). */
-function versionOf(service: string, own: string | (() => string) | undefined): string {
-  if (own === undefined) return service;
-  return `${service}/${typeof own === 'function' ? own() : own}`;
-}
-
 /** The input with the values of the request headers the answer varies on (`cache.vary`), as the key sees it. */
 function varied(input: unknown, request: HttpRequest, vary: readonly string[]): unknown {
   return vary.length === 0 ? input : [input, vary.map((name) => request.headers.get(name))];
@@ -159,7 +153,7 @@ function fromStore(
 }
 
 /** Whether the client asked for a fresh answer (`Cache-Control: no-cache`, or `Pragma: no-cache`). */
-function noCache(request: HttpRequest): boolean {
+export function noCache(request: HttpRequest): boolean {
   const control = request.headers.get('cache-control');
   if (control && /(^|[\s,])no-(cache|store)($|[\s,=])/i.test(control)) return true;
   return request.headers.get('pragma')?.toLowerCase() === 'no-cache';

@@ -51,6 +51,12 @@ export function cacheKey(service: string, version: string, api: string, input: u
   return hash.digest();
 }
 
+/** The service's version with the API's own (`cache.version`: a model's tag, its files' fingerprint). */
+export function versionOf(service: string, own: string | (() => string) | undefined): string {
+  if (own === undefined) return service;
+  return `${service}/${typeof own === 'function' ? own() : own}`;
+}
+
 function text(hash: Hash, value: string): void {
   // The length delimits the text: no two texts share a form.
   hash.update(`s${value.length}:${value}`);

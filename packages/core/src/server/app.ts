@@ -145,6 +145,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
       runtime,
       limits: resolved.limits,
       isReady: () => lifecycle.notReadyReason() === null,
+      cache,
     });
   }
   routes.add('/livez', { GET: liveHandler });

@@ -1,3 +1,6 @@
+import { CACHE_HEADER, noCache, type ResponseCacheDeps } from '../../cache/api-cache.js';
+import { ProtocolAnswerCache } from '../../cache/protocol-cache.js';
+import type { CachedAnswer } from '../../cache/response-cache.js';
 import { HEADER_LENGTH, writeInferResponse } from '../../inference-protocol/infer-body.js';
 import {
   type ModelAdapter,
@@ -13,6 +16,7 @@ import type { Limits } from '../../limits/limits.js';
 import { applyCallOptions, httpCallOptions, v2CallOptions } from '../../runtime/admission/call-options.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { Service } from '../../service/service.js';
+import type { InferRequest } from '../../wire/v2/infer-request.js';
 import type { Exchange } from '../exchange.js';
 import { registerModelRepository } from './model-repository.js';
 import type { RouteTable } from './route-table.js';
@@ -26,6 +30,18 @@ export interface InferenceProtocolDeps {
   runtime: Runtime;
   limits: Readonly<Limits>;
   isReady: () => boolean;
+  /** The service's response cache (APIs with `cache`), or undefined. */
+  cache?: ResponseCacheDeps | undefined;
+}
+
+/**
+ * What a v2 request's answer depends on: its id (echoed), tensors, requested outputs and parameters, less those
+ * that only say how the call waits (`priority`, `timeout`), and the API's `cache.vary` headers.
+ */
+function cacheableRequest(infer: InferRequest, ctx: Exchange, api: ModelAdapter['api']): unknown {
+  const { priority: _p, timeout: _t, ...parameters } = infer.parameters;
+  const vary = api.cache?.vary ?? [];
+  return [infer.id, parameters, infer.inputs, infer.outputs, vary.map((name) => ctx.get(name))];
 }
 
 function json(ctx: Exchange, status: number, body: unknown): void {
@@ -36,6 +52,7 @@ function json(ctx: Exchange, status: number, body: unknown): void {
 
 /** `POST /v2/models/{api}/infer`: tensors in, the API called through the runtime as on its own route, tensors out. */
 function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: Exchange) => Promise<void> {
+  const cached = deps.cache && model.api.cache ? new ProtocolAnswerCache(deps.cache, 'v2-http') : undefined;
   return async (ctx) => {
     const infer = await readInferRequest(
       await ctx.body(),
@@ -47,12 +64,20 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
     v2CallOptions(ctx, infer.parameters);
     deps.runtime.rewatch(ctx);
     await deps.runtime.admitCall(ctx);
-    const outputs = await deps.runtime.invoke(model.api, ctx, infer, model.codec);
-    const { body, headers } = writeInferResponse(model.name, infer, outputs);
+    const compute = async (): Promise<CachedAnswer> => {
+      const outputs = await deps.runtime.invoke(model.api, ctx, infer, model.codec);
+      const { body, headers } = writeInferResponse(model.name, infer, outputs);
+      return { status: 200, headers, body };
+    };
+    // An API with `cache` answers a repeated request from it (docs/cache.md, other protocols).
+    const { answer, cache } = cached
+      ? await cached.answer(model.api, cacheableRequest(infer, ctx, model.api), noCache(ctx), compute)
+      : { answer: await compute(), cache: undefined };
     if (ctx.timedOut) return;
-    ctx.status = 200;
-    for (const [name, value] of headers) ctx.set(name, value);
-    ctx.responseBody = body;
+    ctx.status = answer.status;
+    for (const [name, value] of answer.headers) ctx.set(name, value);
+    if (cache) ctx.set(CACHE_HEADER, cache);
+    ctx.responseBody = answer.body;
   };
 }
 
