@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeTinyPipeline } from '@tiffin/diffusion/testing';
 import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -223,6 +224,8 @@ describe('generation page at /ui in Chromium', () => {
     const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow as number).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(ARTEFACTS, 'phone.png'), fullPage: true });
+    // One model served: no checkpoint to choose, so no picker.
+    expect(await page.locator('#model-row').isHidden()).toBe(true);
 
     // Keyboard: from the prompt, Tab reaches the negative prompt next, and Enter on Generate submits.
     await page.getByLabel('Prompt', { exact: true }).focus();
@@ -452,6 +455,89 @@ describe('the page as people use A1111, ComfyUI and Fooocus', () => {
     expect(restored.equals(drawn)).toBe(true);
     await page.screenshot({ path: join(ARTEFACTS, 'history-restore.png'), fullPage: true });
     await page.context().close();
+  }, 300_000);
+});
+
+describe('the page of a service with --models-dir: the checkpoint picker', () => {
+  let served: CollectedProcess;
+  let modelsUrl: string;
+
+  beforeAll(async () => {
+    const models = mkdtempSync(join(tmpdir(), 'tiffin-page-models-'));
+    writeTinyPipeline(join(models, 'tiny'), { weightSeed: 3 });
+    served = spawnTiffin(['diffusion', 'start', 'demo', '--port', '0', '--models-dir', models], {
+      TIFFIN_HOME: mkdtempSync(join(tmpdir(), 'tiffin-page-home-')),
+    });
+    modelsUrl = await served.url;
+  }, 120_000);
+
+  afterAll(async () => {
+    served?.child.kill('SIGTERM');
+    await served?.done;
+  });
+
+  /** Generates with the form as it is; the first result's bytes. */
+  async function generate(page: Page): Promise<Buffer> {
+    await page.getByRole('button', { name: 'Generate' }).click();
+    await expect.poll(() => statusOf(page), { timeout: 90_000 }).toMatch(/^Done in/);
+    const [image] = await resultImages(page);
+    return image as Buffer;
+  }
+
+  it('lists the checkpoints of GET /models, sends the one picked as model, and stays accessible (axe-core)', async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${modelsUrl}/ui`);
+    await expect.poll(() => statusOf(page), { timeout: 20_000 }).toBe('Ready.');
+    const picker = page.getByLabel('Checkpoint');
+    expect(await picker.isVisible()).toBe(true);
+    const listed = (await (await fetch(`${modelsUrl}/models`)).json()) as {
+      default: string;
+      models: Array<{ name: string }>;
+    };
+    const offered = await picker
+      .locator('option')
+      .evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value));
+    expect(offered).toEqual(listed.models.map((m) => m.name));
+    expect(await picker.inputValue()).toBe(listed.default);
+
+    await page
+      .getByLabel('Prompt', { exact: true })
+      .fill('a small blue square at the top left on a black background');
+    await page.getByLabel('Steps').fill('2');
+    await page.getByLabel('Seed', { exact: true }).fill('11');
+    const sent: unknown[] = [];
+    page.on('request', (req) => {
+      if (req.method() === 'POST' && new URL(req.url()).pathname === '/text2img/submit')
+        sent.push(req.postDataJSON());
+    });
+    const byDefault = await generate(page);
+    await picker.selectOption('tiny');
+    const fromTiny = await generate(page);
+    // The picked checkpoint went as the native model field, and the answer is that checkpoint's.
+    expect(sent).toMatchObject([{ seed: 11 }, { seed: 11, model: 'tiny' }]);
+    expect((sent[0] as { model?: string }).model).toBeUndefined();
+    expect(fromTiny.equals(byDefault)).toBe(false);
+    const after = (await (await fetch(`${modelsUrl}/models`)).json()) as {
+      models: Array<{ name: string; loaded: boolean }>;
+    };
+    expect(after.models.find((m) => m.name === 'tiny')?.loaded).toBe(true);
+    const direct = await fetch(`${modelsUrl}/text2img`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...(sent[1] as object) }),
+    });
+    expect(Buffer.from(await direct.arrayBuffer()).equals(fromTiny)).toBe(true);
+
+    const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    await page.evaluate(axeSource);
+    const violations = await page.evaluate(async () => {
+      const axe = (globalThis as unknown as { axe: { run: () => Promise<AxeResults> } }).axe;
+      const result = await axe.run();
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+    });
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    await context.close();
   }, 300_000);
 });
 

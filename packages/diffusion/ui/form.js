@@ -50,6 +50,12 @@ export function setUpForm(info, onMode) {
   }
   const lora = /** @type {HTMLSelectElement} */ (el('lora'));
   for (const name of info.loras) lora.append(new Option(name, name));
+  // The checkpoint picker: only where there is a choice (a --models-dir beside the start model).
+  const model = /** @type {HTMLSelectElement} */ (el('model'));
+  for (const name of info.models)
+    model.append(new Option(name === info.defaultModel ? `${name} (the default)` : name, name));
+  model.value = info.defaultModel;
+  el('model-row').hidden = info.models.length < 2;
   selectMode(offered[0]);
 }
 
@@ -182,6 +188,8 @@ export function parameters() {
   if (fields().strength) p.strength = num('strength');
   const scheduler = input('scheduler').value;
   if (scheduler) p.scheduler = scheduler;
+  const model = input('model').value;
+  if (!el('model-row').hidden && model && model !== form.info?.defaultModel) p.model = model;
   const lora = input('lora').value;
   if (lora) p.lora_weights = [{ path: lora, weight: num('lora-weight') }];
   if (input('seed').value !== '') p.seed = num('seed');
@@ -216,6 +224,12 @@ export function restoreParameters(mode, p, seed) {
   const scheduler = /** @type {HTMLSelectElement} */ (el('scheduler'));
   scheduler.value = typeof p.scheduler === 'string' ? p.scheduler : '';
   if (scheduler.value !== (p.scheduler ?? '')) scheduler.value = '';
+  const model = /** @type {HTMLSelectElement} */ (el('model'));
+  model.value = typeof p.model === 'string' ? p.model : (form.info?.defaultModel ?? '');
+  if (typeof p.model === 'string' && model.value !== p.model) {
+    model.value = form.info?.defaultModel ?? '';
+    setFormError(`The checkpoint ${p.model} is not offered by this server.`);
+  }
   const lora = Array.isArray(p.lora_weights) ? p.lora_weights[0] : null;
   const select = /** @type {HTMLSelectElement} */ (el('lora'));
   select.value = lora?.path ?? '';

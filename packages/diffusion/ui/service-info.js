@@ -1,6 +1,7 @@
 // @ts-check
 // What the service serves, read from it: the generation APIs and their fields' bounds and defaults
-// (`/docs.json`), the model's own defaults and largest size (`/defaults`), and the LoRAs it allows (`/loras`).
+// (`/docs.json`), the model's own defaults and largest size (`/defaults`), the LoRAs it allows (`/loras`) and the
+// checkpoints a request may choose (`/models`).
 import { api, errorText } from './api.js';
 
 /** The generation kinds the page knows, in the order they are offered. */
@@ -9,7 +10,7 @@ export const MODES = /** @type {const} */ (['text2img', 'img2img', 'inpaint']);
 /** @typedef {(typeof MODES)[number]} Mode */
 /** @typedef {{ type?: string, default?: unknown, minimum?: number, maximum?: number, multipleOf?: number, maxLength?: number, enum?: unknown[], properties?: Record<string, Schema>, $ref?: string, anyOf?: Schema[], oneOf?: Schema[] }} Schema */
 /** @typedef {{ scheduler?: string, num_inference_steps?: number, guidance_scale?: number, width?: number, height?: number, max_size?: number }} ModelDefaults */
-/** @typedef {{ description: string, modes: Partial<Record<Mode, Schema>>, defaults: ModelDefaults, loras: string[] }} ServiceInfo */
+/** @typedef {{ description: string, modes: Partial<Record<Mode, Schema>>, defaults: ModelDefaults, loras: string[], models: string[], defaultModel: string }} ServiceInfo */
 
 /**
  * @param {Record<string, any>} doc
@@ -59,7 +60,14 @@ export async function loadService() {
   if (!res.ok) throw new Error(`could not read the service description: ${await errorText(res)}`);
   const doc = await res.json();
   /** @type {ServiceInfo} */
-  const info = { description: doc.info?.description ?? '', modes: {}, defaults: {}, loras: [] };
+  const info = {
+    description: doc.info?.description ?? '',
+    modes: {},
+    defaults: {},
+    loras: [],
+    models: [],
+    defaultModel: '',
+  };
   for (const mode of MODES) {
     const submit = doc.paths?.[`/${mode}/submit`]?.post;
     if (!submit) continue;
@@ -70,15 +78,23 @@ export async function loadService() {
   }
   if (!MODES.some((m) => info.modes[m]))
     throw new Error('this service serves no generation API the page knows');
-  const [defaults, loras] = await Promise.all([
+  const [defaults, loras, models] = await Promise.all([
     doc.paths?.['/defaults'] ? api('/defaults') : null,
     doc.paths?.['/loras'] ? api('/loras') : null,
+    doc.paths?.['/models'] ? api('/models') : null,
   ]);
   if (defaults?.ok) info.defaults = await defaults.json();
   if (loras?.ok) {
     const list = (await loras.json()).loras;
     for (const lora of Array.isArray(list) ? list : [])
       if (typeof lora?.name === 'string') info.loras.push(lora.name);
+  }
+  if (models?.ok) {
+    // The start model first (the default), then the checkpoints of --models-dir.
+    const listed = await models.json();
+    for (const model of Array.isArray(listed.models) ? listed.models : [])
+      if (typeof model?.name === 'string') info.models.push(model.name);
+    info.defaultModel = typeof listed.default === 'string' ? listed.default : (info.models[0] ?? '');
   }
   return info;
 }
