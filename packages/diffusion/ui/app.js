@@ -4,6 +4,7 @@
 // (service-info.js), runs every generation as a task so it can show progress and previews, cancel, queue
 // several and pick a running one up after a reload (jobs.js, task.js), and keeps a full-size history in this
 // browser (history.js). This file wires the form's controls to those.
+import { controlnetUnits, setUpControlNet } from './controlnet.js';
 import { el, input, setFormError, setStatus } from './dom.js';
 import {
   currentMode,
@@ -41,7 +42,9 @@ async function generate(event) {
   page.sending = true;
   try {
     setStatus('Submitting…');
-    const { init, picture, mask } = await submitBody(mode, params);
+    // The ControlNet picture goes with the request only: the history keeps the parameters without it.
+    const controlnet = controlnetUnits();
+    const { init, picture, mask } = await submitBody(mode, controlnet ? { ...params, controlnet } : params);
     const id = await submitTask(mode, init);
     enqueue({ id, mode, params, picture, mask });
   } catch (err) {
@@ -151,6 +154,7 @@ loadService().then(
     page.defaults = info.defaults;
     el('model-line').textContent = [info.description, defaultsText(info.defaults)].filter(Boolean).join(' ');
     setUpForm(info, () => setFormError(''));
+    void setUpControlNet();
     if (!resumeJobs()) setStatus('Ready.');
   },
   (err) => setStatus(err instanceof Error ? err.message : String(err), true),
