@@ -52,6 +52,7 @@ async function start(): Promise<void> {
       // The start-up LoRA's own defaults (an LCM-LoRA's scheduler keys) join the folder's.
       defaults: init.baseLoraPath ? readLoraDefaults(init.baseLoraPath) : undefined,
       vaeTiny: init.vaeTiny,
+      controlnets: init.controlnets,
       log: (line) => startLog.push(line),
     });
     if (init.baseLoraPath) mergeLora(pipe.loraTarget, new LoraCache(1).get(init.baseLoraPath));
@@ -159,7 +160,9 @@ async function runJob(
       const preview = job.preview && latents ? await pipe.preview(latents, step, totalSteps) : undefined;
       send({ type: 'progress', id: job.id, step, totalSteps, timestep, ...(preview ? { preview } : {}) });
     };
-    const common = { ...input.params, onProgress, signal, lora };
+    // ControlNet maps come at the output size (the service resized them and ran their module).
+    const controlnet = input.controlnet ? { controlnet: input.controlnet } : {};
+    const common = { ...input.params, onProgress, signal, lora, ...controlnet };
     const result: GenerationResult = await GENERATION_KINDS[input.kind].run(pipe, input, common);
     const images = result.images.map((image) => ({
       width: image.width,

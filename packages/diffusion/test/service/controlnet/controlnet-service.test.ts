@@ -3,16 +3,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeBmp } from '@tiffin/io-image';
+import sharp from 'sharp';
 import { createDiffusionService } from '../../../src/service/diffusion-service.js';
+import { writeTinyControlNet } from '../../../src/tiny/write-tiny-controlnet.js';
 import { writeTinyPipeline } from '../../../src/tiny/write-tiny-pipeline.js';
+import { pngImageData } from '../service-helpers.js';
 
 /**
  * The service's ControlNet surface over HTTP on the tiny model: the `controlnet` field in /docs.json, the
  * listings (`GET /models`, the extension's `/controlnet/*`) and what a request gets wrong, answered 400 (A1111: 422)
- * with a code and the field's name.
+ * with a code and the field's name; then a service with two tiny ControlNets (deterministic weights): a unit reaches
+ * the engine (scale 0 is the plain image, scale 1 is not), the same request gives the same bytes, and the A1111
+ * route's units give the native route's image.
  */
 const dirs: string[] = [];
 let plain: ServerHandle;
+let guided: ServerHandle;
 
 const unit = { model: 'edges', image: Buffer.from('not a picture').toString('base64') };
 
@@ -21,10 +28,20 @@ beforeAll(async () => {
   dirs.push(dir);
   const sd = createDiffusionService({ modelDir: dir, logger: new MemoryLogger() });
   plain = await serve(sd.service, { port: 0, host: '127.0.0.1', logger: false, handleSignals: false });
+  const edges = writeTinyControlNet(mkdtempSync(join(tmpdir(), 'tiffin-controlnet-a-')), { seed: 'a' });
+  const depth = writeTinyControlNet(mkdtempSync(join(tmpdir(), 'tiffin-controlnet-b-')), { seed: 'b' });
+  dirs.push(edges, depth);
+  const withNets = createDiffusionService({
+    modelDir: dir,
+    controlnets: { edges, depth },
+    logger: new MemoryLogger(),
+  });
+  guided = await serve(withNets.service, { port: 0, host: '127.0.0.1', logger: false, handleSignals: false });
 }, 180_000);
 
 afterAll(async () => {
   await plain?.close();
+  await guided?.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -74,5 +91,160 @@ describe('a service without ControlNets', () => {
     expect(((await res.json()) as { detail: string }).detail).toMatch(
       /alwayson_scripts\.controlnet\.args\[0\]\.model: unknown ControlNet "edges"/,
     );
+  });
+});
+
+/** A 32×32 picture with a bright disc: the Canny module finds its rim. */
+async function disc(): Promise<string> {
+  const raw = new Uint8Array(32 * 32 * 3);
+  for (let y = 0; y < 32; y++)
+    for (let x = 0; x < 32; x++)
+      raw.set((x - 15) ** 2 + (y - 17) ** 2 < 81 ? [240, 220, 60] : [20, 40 + x, 90], 3 * (y * 32 + x));
+  return (
+    await sharp(raw, { raw: { width: 32, height: 32, channels: 3 } })
+      .png()
+      .toBuffer()
+  ).toString('base64');
+}
+
+const generation = {
+  prompt: 'a red cat',
+  num_inference_steps: 2,
+  guidance_scale: 2,
+  seed: 7,
+  height: 32,
+  width: 32,
+};
+
+async function png(url: string, body: unknown): Promise<Buffer> {
+  const res = await post(url, { ...(body as object), output_format: 'png' });
+  expect(
+    res.status,
+    await res
+      .clone()
+      .text()
+      .then((t) => t.slice(0, 200)),
+  ).toBe(200);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+describe('a service with ControlNets', () => {
+  it('lists them by name', async () => {
+    expect(
+      ((await (await fetch(`${guided.url}/models`)).json()) as { controlnets: string[] }).controlnets,
+    ).toEqual(['edges', 'depth']);
+    expect(await (await fetch(`${guided.url}/controlnet/model_list`)).json()).toEqual({
+      model_list: ['edges', 'depth'],
+    });
+  });
+
+  it('guides text2img: scale 0 is the plain image, scale 1 another; the same request twice, the same bytes', async () => {
+    const image = await disc();
+    const url = `${guided.url}/text2img`;
+    const bare = await png(url, generation);
+    const off = await png(url, {
+      ...generation,
+      controlnet: [{ model: 'edges', image, module: 'canny', conditioning_scale: 0 }],
+    });
+    const on = { ...generation, controlnet: [{ model: 'edges', image, module: 'canny' }] };
+    const first = await png(url, on);
+    const second = await png(url, on);
+    expect(pngImageData(off).equals(pngImageData(bare))).toBe(true);
+    expect(pngImageData(first).equals(pngImageData(bare))).toBe(false);
+    expect(second.equals(first)).toBe(true);
+    // Two at once, with a window: another image again.
+    const both = await png(url, {
+      ...generation,
+      controlnet: [
+        { model: 'edges', image, module: 'canny' },
+        { model: 'depth', image, guidance_start: 0.5, conditioning_scale: 0.8 },
+      ],
+    });
+    expect(pngImageData(both).equals(pngImageData(first))).toBe(false);
+  });
+
+  it('guides img2img through the data part of its multipart body', async () => {
+    const raw = new Uint8Array(32 * 32 * 3).map((_, i) => (i * 37) % 256);
+    const picture = Buffer.from(encodeBmp(raw, 32, 32));
+    const send = async (controlnet: unknown) => {
+      const form = new FormData();
+      form.set('img', new Blob([new Uint8Array(picture)], { type: 'image/bmp' }), 'img.bmp');
+      const data = {
+        prompt: 'a cat',
+        num_inference_steps: 2,
+        seed: 3,
+        strength: 0.8,
+        output_format: 'png',
+        controlnet,
+      };
+      form.set('data', new Blob([JSON.stringify(data)], { type: 'application/json' }));
+      const res = await fetch(`${guided.url}/img2img`, { method: 'POST', body: form });
+      expect(res.status).toBe(200);
+      return pngImageData(Buffer.from(await res.arrayBuffer()));
+    };
+    const image = await disc();
+    expect((await send([{ model: 'edges', image }])).equals(await send(null))).toBe(false);
+  });
+
+  it('answers an unknown model and a non-image 400, naming the field', async () => {
+    const image = await disc();
+    const cases: Array<[unknown, string, RegExp]> = [
+      [
+        [{ model: 'pose', image }],
+        'INVALID_VALUE',
+        /^controlnet\[0\]\.model: unknown ControlNet "pose" \(this service has edges, depth\)/,
+      ],
+      [
+        [
+          { model: 'edges', image },
+          { model: 'depth', image: unit.image },
+        ],
+        'INVALID_IMAGE',
+        /^controlnet\[1\]\.image is not a PNG, JPEG or WebP image/,
+      ],
+      [
+        [{ model: 'edges', image: 'not base64 at all!' }],
+        'INVALID_IMAGE',
+        /^controlnet\[0\]\.image must be a base64/,
+      ],
+    ];
+    for (const [controlnet, code, message] of cases) {
+      const res = await post(`${guided.url}/text2img`, { ...generation, controlnet });
+      expect(res.status, String(message)).toBe(400);
+      expect(await res.json()).toMatchObject({ code, error: expect.stringMatching(message) });
+    }
+  });
+
+  it("gives A1111's txt2img with an alwayson_scripts unit the native route's image", async () => {
+    const image = await disc();
+    const native = await png(`${guided.url}/text2img`, {
+      ...generation,
+      controlnet: [{ model: 'edges', image, module: 'canny', conditioning_scale: 0.9, low_threshold: 80 }],
+    });
+    const res = await post(`${guided.url}/sdapi/v1/txt2img`, {
+      prompt: generation.prompt,
+      steps: 2,
+      cfg_scale: 2,
+      seed: 7,
+      width: 32,
+      height: 32,
+      alwayson_scripts: {
+        controlnet: {
+          args: [
+            {
+              enabled: true,
+              module: 'canny',
+              model: 'edges [0123abcd]',
+              weight: 0.9,
+              image,
+              threshold_a: 80,
+            },
+          ],
+        },
+      },
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { images: string[] };
+    expect(pngImageData(Buffer.from(answer.images[0], 'base64')).equals(pngImageData(native))).toBe(true);
   });
 });
