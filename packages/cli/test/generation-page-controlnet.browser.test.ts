@@ -97,7 +97,8 @@ describe('the ControlNet panel of the generation page', () => {
     await page.getByLabel('Seed', { exact: true }).fill('5');
     const sent: Array<Record<string, unknown>> = [];
     page.on('request', (req) => {
-      if (req.method() === 'POST' && new URL(req.url()).pathname === '/text2img/submit') sent.push(req.postDataJSON());
+      if (req.method() === 'POST' && new URL(req.url()).pathname === '/text2img/submit')
+        sent.push(req.postDataJSON());
     });
     const plain = await generate(page);
 
