@@ -33,32 +33,69 @@ export function controlNetLdmKey(name: string, layers: number, hintConvs: number
   return CONTROL + unetLdmKey(name, layers, () => false).slice(UNET.length);
 }
 
-/** The ControlNet config of an SD 1.x/2.x original file, from its shapes (the family's reference UNet otherwise). */
+/**
+ * The ControlNet config of an SD 1.x/2.x original file, read off its shapes: widths, resnets and attention per level,
+ * the hint block's widths; the heads as SD's (8 per block for a 768-wide context, 64 features a head for SD 2.x's
+ * 1024, which also projects linearly), since shapes do not tell them.
+ */
 function inferControlNetConfig(f: SafetensorsFile): ControlNetConfig {
   const file = basename(f.path);
+  const has = (k: string) => f.entries.has(CONTROL + k);
   const shape = (k: string) => {
-    if (!f.entries.has(CONTROL + k))
+    if (!has(k))
       throw new SingleFileError(
         `${file} is not a ControlNet in the original layout (no ${CONTROL}${k}): give a diffusers ControlNetModel folder`,
       );
     return f.entry(CONTROL + k).shape;
   };
   const C0 = shape('input_blocks.0.0.weight')[0];
-  const cross = shape('input_blocks.1.1.transformer_blocks.0.attn2.to_k.weight')[1];
-  const flavour = cross === 1024 ? 'sd2' : 'sd1';
-  const ref = sdReferenceConfigs(flavour).unet as unknown as ControlNetConfig;
-  if (C0 !== (ref.block_out_channels as number[])[0] || (cross !== 768 && cross !== 1024))
+  const channels: number[] = [];
+  const layers: number[] = [];
+  const attention: boolean[] = [];
+  let count = 0;
+  let attn = false;
+  for (
+    let k = 1;
+    has(`input_blocks.${k}.0.in_layers.2.weight`) || has(`input_blocks.${k}.0.op.weight`);
+    k++
+  ) {
+    if (has(`input_blocks.${k}.0.op.weight`)) {
+      layers.push(count);
+      attention.push(attn);
+      count = 0;
+      attn = false;
+      continue;
+    }
+    if (count === 0) channels.push(shape(`input_blocks.${k}.0.in_layers.2.weight`)[0]);
+    attn ||= has(`input_blocks.${k}.1.proj_in.weight`);
+    count++;
+  }
+  layers.push(count);
+  attention.push(attn);
+  if (channels.length !== layers.length || new Set(layers).size !== 1 || channels[0] !== C0)
     throw new SingleFileError(
-      `${file}: a ControlNet of ${C0} channels and context ${cross} is not SD 1.x/2.x's: give a diffusers ControlNetModel folder`,
+      `${file}: its input blocks are not a ControlNet's encoder (one resnet count per level)`,
     );
+  const first = attention.indexOf(true);
+  if (first < 0) throw new SingleFileError(`${file}: a ControlNet without cross-attention`);
+  const k1 = 1 + first * (layers[0] + 1);
+  const cross = shape(`input_blocks.${k1}.1.transformer_blocks.0.attn2.to_k.weight`)[1];
+  const sd2 = cross === 1024;
   const widths: number[] = [];
-  for (let k = 0; f.entries.has(`${CONTROL}input_hint_block.${k}.weight`); k += 2)
-    widths.push(f.entry(`${CONTROL}input_hint_block.${k}.weight`).shape[0]);
+  for (let k = 0; has(`input_hint_block.${k}.weight`); k += 2)
+    widths.push(shape(`input_hint_block.${k}.weight`)[0]);
   // conv_in, then (conv, strided conv) per width step, then conv_out: the distinct widths, in order.
   const hint = [widths[0], ...widths.slice(1, -1).filter((_, k) => k % 2 === 1)];
-  return controlNetConfigFrom(ref as unknown as Record<string, unknown>, {
+  const ref = sdReferenceConfigs(sd2 ? 'sd2' : 'sd1').unet as unknown as Record<string, unknown>;
+  return controlNetConfigFrom(ref, {
+    block_out_channels: channels,
+    layers_per_block: layers[0],
+    down_block_types: attention.map((a) => (a ? 'CrossAttnDownBlock2D' : 'DownBlock2D')),
+    cross_attention_dim: cross,
+    attention_head_dim: sd2 ? channels.map((c) => c / 64) : 8,
+    use_linear_projection: shape(`input_blocks.${k1}.1.proj_in.weight`).length === 2,
+    mid_block_type: has('middle_block.1.proj_in.weight') ? 'UNetMidBlock2DCrossAttn' : 'UNetMidBlock2D',
     conditioning_embedding_out_channels: hint,
-    use_linear_projection: shape('input_blocks.1.1.proj_in.weight').length === 2,
   });
 }
 
