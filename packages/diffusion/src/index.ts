@@ -36,12 +36,12 @@ export { prepareRuntimeLora, type RuntimeLora } from './lora/runtime.js';
 export type { AppliedLora, ApplyLoraOptions, LoraFile } from './lora/types.js';
 export { GenerationCancelled } from './pipeline/cancel.js';
 export type { LoadComponentsOptions, PipelineComponents, SdxlComponents } from './pipeline/components.js';
-export type { ControlNetUnit } from './pipeline/controlnet-units.js';
 export { LCM_LORA_DEFAULTS, type ModelDefaults } from './pipeline/model-defaults.js';
 export { FAMILY_DEFAULTS, type PipelineFamily } from './pipeline/parameters.js';
 export { type FromPretrainedOptions, StableDiffusionPipeline } from './pipeline/pipeline.js';
 export type {
   CommonRequest,
+  ControlNetUnit,
   GeneratedImage,
   GenerationProgress,
   GenerationResult,

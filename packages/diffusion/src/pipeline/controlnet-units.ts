@@ -3,27 +3,7 @@ import sharp from 'sharp';
 import type { ControlNetEngine } from '../engines/engine-models.js';
 import type { HostTensor } from '../latents/host-tensor.js';
 import { resizeLanczos } from '../latents/lanczos-resize.js';
-import type { RgbImage } from './types.js';
-
-/** One ControlNet applied to a request (diffusers' `StableDiffusionControlNetPipeline` arguments, per net). */
-export interface ControlNetUnit {
-  /** A name given at load (`controlnets`). */
-  model: string;
-  /** Encoded PNG/JPEG/WebP bytes, or decoded 8-bit RGB (HWC, `data` a Uint8Array of 3 values a pixel). */
-  image: Uint8Array | RgbImage;
-  /** Multiplies the residuals (default 1; 0 to 10). */
-  conditioning_scale?: number;
-  /** The share of the steps before which the net is off (default 0). */
-  guidance_start?: number;
-  /** The share of the steps after which the net is off (default 1; above `guidance_start`). */
-  guidance_end?: number;
-  /**
-   * diffusers' guess mode: the net sees the positive prompt only, its residuals go to the conditional half of the
-   * guidance batch, scaled from 0.1 (shallowest) to 1 (mid block) on a log scale. Forced by a net whose config has
-   * `global_pool_conditions`.
-   */
-  guess_mode?: boolean;
-}
+import type { ControlNetUnit, RgbImage } from './types.js';
 
 /** A client's mistake in `controlnet` (HTTP 400, INVALID_ARGUMENT); `field` names it (`controlnet[1].image`). */
 export class ControlNetRequestError extends InvalidArgument {
