@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JSONDescriptor, type ServerHandle, Service } from '../../src/index.js';
+import { start } from './helpers.js';
+
+/**
+ * `ctx.state.queue(api)` (docs/server.md, queues): a group's route that does an API's work waits in that API's
+ * queue beside its calls, by `Priority` and then arrival, holds its slot until the request ends, and past the
+ * bound is refused as a call is (503 `API_QUEUE_FULL`, `Retry-After`) through the group's error mapper; for an
+ * API without a queue of its own it goes on at once.
+ */
+const started: string[] = [];
+let open: () => void = () => {};
+const gate = new Promise<void>((resolve) => {
+  open = resolve;
+});
+
+let handle: ServerHandle;
+beforeAll(async () => {
+  const svc = new Service('queued_routes');
+  svc.api(
+    {
+      input: new JSONDescriptor(),
+      output: new JSONDescriptor(),
+      concurrency: 1,
+      queue: 2,
+      queuePerClient: 2,
+    },
+    async function work(input: { id: string }) {
+      started.push(input.id);
+      await gate;
+      return { id: input.id };
+    },
+  );
+  svc.api({ input: new JSONDescriptor(), output: new JSONDescriptor() }, function free() {
+    return { free: true };
+  });
+  svc.group({
+    prefix: '/compat',
+    errors: ({ status, body }) => ({ status, body: { failed: body.code } }),
+    routes: {
+      '/compat/work': {
+        POST: async (ctx) => {
+          const { id } = JSON.parse((await ctx.state.body()).toString('utf8')) as { id: string };
+          await ctx.state.queue('work');
+          started.push(id);
+          await gate;
+          return { id, via: 'compat' };
+        },
+      },
+      '/compat/free': {
+        GET: async (ctx) => {
+          await ctx.state.queue('free');
+          return { went: 'at once' };
+        },
+      },
+    },
+  });
+  handle = await start(svc);
+});
+afterAll(async () => {
+  await handle?.close();
+});
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${handle.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+
+async function depth(): Promise<number> {
+  const text = await (await fetch(`${handle.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('tiffin_api_server_queue_depth{api_name="work"'));
+  return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? Number.NaN);
+}
+
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 2000 && !(await condition()); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('ctx.state.queue', () => {
+  it('goes on at once for an API without a queue of its own', async () => {
+    const res = await fetch(`${handle.url}/compat/free`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ went: 'at once' });
+  });
+
+  it("waits in the API's queue by Priority beside its calls, and past the bound is refused in the group's shape", async () => {
+    const first = post('/work', { id: 'call' });
+    await until(() => started.length === 1);
+    const low = post('/compat/work', { id: 'route u=7' }, { priority: 'u=7' });
+    await until(async () => (await depth()) === 1);
+    const high = post('/work', { id: 'call u=0' }, { priority: 'u=0' });
+    await until(async () => (await depth()) === 2);
+
+    const refused = await post('/compat/work', { id: 'refused' });
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await refused.json()).toEqual({ failed: 'API_QUEUE_FULL' });
+
+    open();
+    expect((await Promise.all([first, low, high])).map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(started).toEqual(['call', 'call u=0', 'route u=7']);
+    // The route's slot was given back when its request ended: the queue is free again.
+    expect((await post('/compat/work', { id: 'after' })).status).toBe(200);
+  });
+});
