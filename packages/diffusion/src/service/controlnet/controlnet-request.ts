@@ -1,8 +1,7 @@
 import { BadInput } from '@tiffin/core';
 import { decodeUpload, UnreadableImage } from '../compat/decode-upload.js';
-import { resizeLanczos } from '../lanczos-resize.js';
+import { cannyOffThread, resizeOffThread } from '../kinds/images.js';
 import type { JobControlNet } from '../worker-protocol.js';
-import { cannyEdges } from './canny.js';
 import type { ControlNetBody } from './controlnet-schema.js';
 
 /** A request's ControlNet units as the worker gets them, prepared once the request is admitted. */
@@ -45,7 +44,7 @@ export function controlnetRequest(
     Promise.all(
       read.map(async ({ unit: u, bytes }, i) => ({
         model: u.model,
-        image: conditioningMap(
+        image: await conditioningMap(
           await decoded(bytes, `controlnet[${i}].image`, context.maxPixels),
           u,
           width,
@@ -59,16 +58,21 @@ export function controlnetRequest(
     );
 }
 
-/** The image at the generation's size, through its module: what ControlNet is conditioned on. */
-function conditioningMap(
+/**
+ * The image at the generation's size, through its module: what ControlNet is conditioned on. The resize and Canny
+ * run in the upload-resizing threads, off the event loop (a 4096×4096 picture's resize takes seconds).
+ */
+async function conditioningMap(
   picture: { width: number; height: number; data: Uint8Array },
   u: ControlNetBody,
   width: number,
   height: number,
 ) {
   const sized =
-    picture.width === width && picture.height === height ? picture : resizeLanczos(picture, width, height);
-  return u.module === 'canny' ? cannyEdges(sized, u.low_threshold, u.high_threshold) : sized;
+    picture.width === width && picture.height === height
+      ? picture
+      : await resizeOffThread(picture, width, height);
+  return u.module === 'canny' ? cannyOffThread(sized, u.low_threshold, u.high_threshold) : sized;
 }
 
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}$/;

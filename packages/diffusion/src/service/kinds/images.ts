@@ -39,9 +39,15 @@ let pool: TaskPool | undefined;
  * Pillow's Lanczos resize (`resizeLanczos`) in core's task threads, not on the event loop: a 4096×4096 upload
  * takes about 2 s of it, which would hold every other request (health checks, progress, other uploads) that long.
  */
-function resizeOffThread(image: Rgb8Image, width: number, height: number): Promise<Rgb8Image> {
+export function resizeOffThread(image: Rgb8Image, width: number, height: number): Promise<Rgb8Image> {
   pool ??= new TaskPool({ name: 'upload resizing', module: siblingModule(import.meta.url, 'resize-thread') });
   return pool.run<Rgb8Image>('resizeLanczos', [image, width, height]);
+}
+
+/** A ControlNet unit's Canny map (`cannyEdges`) in the same threads, for the same reason. */
+export function cannyOffThread(image: Rgb8Image, low: number, high: number): Promise<Rgb8Image> {
+  pool ??= new TaskPool({ name: 'upload resizing', module: siblingModule(import.meta.url, 'resize-thread') });
+  return pool.run<Rgb8Image>('cannyEdges', [image, low, high]);
 }
 
 /**
