@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnTiffin } from './cli-process.js';
 import { freePort } from './grpc-clients.js';
 import { ModelServers } from './model-servers.js';
 import { index, predict, rowOf, v2, v2Grpc, writeScale } from './repository-clients.js';
@@ -111,4 +112,52 @@ describe('tiffin serve DIR --max-loaded-models 1: a model added while serving', 
     expect((await predict(url, 'a')).json).toEqual([[2, 4]]);
     expect((await index(url, { ready: true })).map((r) => r.name)).toEqual(['a']);
   }, 60_000);
+});
+
+describe('tiffin serve onnx:a onnx:b: store tags served as a repository', () => {
+  const save = async (file: string, name: string) => {
+    const done = await spawnTiffin(['models', 'import', file, '--name', name], { TIFFIN_HOME: servers.home })
+      .done;
+    expect(done.stdout).toMatch(new RegExp(`Saved model ${name}:\\S+ \\(module onnx\\)`));
+  };
+
+  it('serves each tag under its store name; a load takes the newest version of a latest tag', async () => {
+    const files = join(servers.dir, 'to-import');
+    mkdirSync(files);
+    writeScale(join(files, 'a.onnx'), 2);
+    writeScale(join(files, 'b.onnx'), 3);
+    await save(join(files, 'a.onnx'), 'alpha');
+    await save(join(files, 'b.onnx'), 'beta');
+    const url = await servers.serve([
+      'onnx:alpha',
+      'onnx:beta:latest',
+      'onnx:gamma',
+      '--max-loaded-models',
+      '2',
+    ]);
+    expect((await predict(url, 'alpha')).json).toEqual([[2, 4]]);
+    expect((await v2(url, 'beta')).json.outputs).toMatchObject([{ data: [3, 6] }]);
+    const rows = await index(url);
+    expect(rows.map((r) => [r.name, r.state])).toEqual([
+      ['alpha', 'READY'],
+      ['beta', 'READY'],
+      ['gamma', 'UNAVAILABLE'],
+    ]);
+    expect(rows[2]!.reason).toMatch(/not in the model store/);
+
+    // A newer save of alpha: the load reads the store again and serves it.
+    writeScale(join(files, 'a.onnx'), 4);
+    await save(join(files, 'a.onnx'), 'alpha');
+    expect((await load(url, 'alpha')).status).toBe(200);
+    expect((await predict(url, 'alpha')).json).toEqual([[4, 8]]);
+    expect((await load(url, 'delta')).status).toBe(404);
+  }, 90_000);
+
+  it('refuses several arguments that are not all store tags', async () => {
+    const done = await spawnTiffin(['serve', 'onnx:alpha', 'service.ts', '--port', '0'], {
+      TIFFIN_HOME: servers.home,
+    }).done;
+    expect(done.code).not.toBe(0);
+    expect(done.stderr).toMatch(/several arguments must all be store tags/);
+  });
 });

@@ -180,7 +180,7 @@ describe.concurrent('tiffin serve errors: one line on stderr, exit code != 0', (
   it('prints help for the program and for serve', async () => {
     const top = cli(['--help'], false);
     await top.exited;
-    expect(top.stdoutLines.join('\n')).toContain('serve [options] <service>');
+    expect(top.stdoutLines.join('\n')).toContain('serve [options] <service...>');
     const sub = cli(['serve', '--help'], false);
     await sub.exited;
     expect(sub.stdoutLines.join('\n')).toContain('--workers <n>');

@@ -9,9 +9,11 @@ import { resolveModelTarget } from '../serve/model-target.js';
 import { serveWithReload } from '../serve/reload.js';
 import {
   isRepositoryTarget,
+  isStoreRepositoryTarget,
   type RepositoryFlags,
   repositoryOptions,
   repositoryService,
+  storeRepositoryService,
 } from '../serve/repository/repository-flags.js';
 import { serveInProcess } from '../serve/single.js';
 import { type TaskOptionFlags, taskOptions, taskStoreFlags, webhookOptions } from '../serve/task-options.js';
@@ -54,8 +56,8 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('Serve a service over HTTP (TypeScript files run without a build step)')
     .argument(
-      '<service>',
-      'service module, e.g. service.ts or service.ts:myService (default export, else `svc`), a built package tag (name[:version]), or a model to serve with zero code: model.onnx, a TF.js model.json folder, a folder of models (a model repository, docs/model-repository.md), or a store tag with its module (onnx:iris:latest)',
+      '<service...>',
+      'service module, e.g. service.ts or service.ts:myService (default export, else `svc`), a built package tag (name[:version]), or a model to serve with zero code: model.onnx, a TF.js model.json folder, a folder of models (a model repository, docs/model-repository.md), or a store tag with its module (onnx:iris:latest); several store tags (onnx:a onnx:b) are served as a repository',
     )
     .addOption(
       new Option('-p, --port <port>', 'port to listen on (0 picks a free one)')
@@ -136,10 +138,16 @@ export function registerServe(program: Command): void {
     )
     .option('--metrics-auth', 'with a token: require it for /metrics too');
   repositoryOptions(modelOptions(taskOptions(cacheOption(command)))).action(
-    async (spec: string, flags: ServeFlags) => {
+    async (specs: string[], flags: ServeFlags) => {
       try {
         if (!flags.http && !flags.grpc) throw new Error('--no-http needs --grpc (nothing would be served)');
-        const repository = await isRepositoryTarget(spec, flags);
+        const fromStore = isStoreRepositoryTarget(specs, flags);
+        if (specs.length > 1 && !fromStore)
+          throw new Error(
+            `tiffin serve takes one service, model or folder; several arguments must all be store tags with their module (onnx:a onnx:b), got ${specs.join(' ')}`,
+          );
+        const spec = specs[0] as string;
+        const repository = !fromStore && (await isRepositoryTarget(spec, flags));
         const model = repository ? null : await resolveModelTarget(spec);
         // A package tag (`name[:version]`) serves that built package's entry module.
         const options: ServeOptions = {
@@ -179,12 +187,13 @@ export function registerServe(program: Command): void {
           connectionAge: flags.grpcConnectionAge,
         };
         const tasks = taskStoreFlags(flags);
-        if (repository) {
+        if (repository || fromStore) {
           if (flags.reload || flags.workers > 1)
             throw new Error(
               '--reload and --workers serve service files; a repository reloads with --model-control poll',
             );
-          await serveInProcess(repositoryService(spec, flags), options, grpc);
+          const service = fromStore ? storeRepositoryService(specs, flags) : repositoryService(spec, flags);
+          await serveInProcess(service, options, grpc);
           return;
         }
         if (model) {

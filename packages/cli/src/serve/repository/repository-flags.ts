@@ -5,8 +5,9 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { parsePositiveInt } from '../../options.js';
 import { loadOptions, type ModelFlags, serviceOptions } from '../model-flags.js';
 import { frameworkModule } from '../model-target.js';
-import { scanRepository } from './entries.js';
+import { type RepositoryScan, scanRepository } from './entries.js';
 import { type ModelControlMode, ModelRepository } from './repository.js';
+import { areStoreTags, storeFolder, storeScan } from './store-entries.js';
 
 /** The flags of `tiffin serve DIR` on a model repository (docs/model-repository.md). */
 export interface RepositoryFlags {
@@ -70,11 +71,32 @@ export async function isRepositoryTarget(arg: string, flags: RepositoryFlags): P
   return !(only.length === 1 && refused.size === 0 && only[0]!.version === '' && only[0]!.module === 'onnx');
 }
 
+/**
+ * Whether `tiffin serve <args>` serves store tags as a repository: several tags (`onnx:a onnx:b`), or one
+ * with the repository flags (one tag alone stays the one model at `/predict` it always was).
+ */
+export function isStoreRepositoryTarget(specs: readonly string[], flags: RepositoryFlags): boolean {
+  return areStoreTags(specs) && (specs.length > 1 || repositoryFlagsGiven(flags));
+}
+
+/** The service of store tags served as a repository (docs/model-repository.md, "From the model store"). */
+export function storeRepositoryService(
+  tags: readonly string[],
+  flags: RepositoryFlags & ModelFlags,
+): () => Promise<Service> {
+  return repositoryService(storeFolder(), flags, storeScan(tags));
+}
+
 /** The service of a repository folder, made when the server starts (models loaded within the budget). */
-export function repositoryService(dir: string, flags: RepositoryFlags & ModelFlags): () => Promise<Service> {
+export function repositoryService(
+  dir: string,
+  flags: RepositoryFlags & ModelFlags,
+  scan?: () => Promise<RepositoryScan>,
+): () => Promise<Service> {
   return async () => {
     const repo = await ModelRepository.open({
       dir,
+      scan,
       only: flags.model,
       control: flags.modelControl ?? 'explicit',
       budget: { maxModels: flags.maxLoadedModels, maxBytes: flags.modelsMemory },

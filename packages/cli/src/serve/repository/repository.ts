@@ -9,7 +9,7 @@ import {
   type RepositoryIndexEntry,
   truncateForMessage,
 } from '@tiffin/core/internal';
-import { type RepositoryEntry, scanRepository } from './entries.js';
+import { type RepositoryEntry, type RepositoryScan, scanRepository } from './entries.js';
 import { ModelSlot, type SlotHost } from './model-slot.js';
 import { watchRepository } from './poll.js';
 import { type RepositoryMetrics, repositoryMetrics } from './repository-metrics.js';
@@ -18,7 +18,10 @@ import { evictionsFor, type ResidencyBudget } from './residency.js';
 export type ModelControlMode = 'explicit' | 'poll' | 'none';
 
 export interface RepositoryOptions {
+  /** The folder the repository is named after, and the one `poll` watches. */
   dir: string;
+  /** Read the repository as it is now (default: the models of `dir`; a store repository reads the store). */
+  scan?: () => Promise<RepositoryScan>;
   /** `--model`: serve only these (default every model of the folder). */
   only?: readonly string[];
   control: ModelControlMode;
@@ -74,7 +77,7 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
 
   private async start(): Promise<void> {
     const { dir, only } = this.options;
-    const scan = await scanRepository(dir);
+    const scan = await this.scan();
     for (const name of only ?? []) {
       if (!scan.entries.has(name))
         throw new CLIException(
@@ -142,6 +145,10 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
     return !this.options.only || this.options.only.includes(name);
   }
 
+  private scan(): Promise<RepositoryScan> {
+    return this.options.scan ? this.options.scan() : scanRepository(this.options.dir);
+  }
+
   private logFailure(slot: ModelSlot, err: unknown): void {
     this.options.logger.log('warn', 'model load failed', {
       model: slot.name,
@@ -151,7 +158,7 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
 
   /** `poll`: the folder changed; changed models reload (a failure keeps the serving one), removed ones unload. */
   async rescan(): Promise<void> {
-    const scan = await scanRepository(this.options.dir).catch(() => null);
+    const scan = await this.scan().catch(() => null);
     if (!scan) return;
     for (const slot of this.slots.values()) {
       const entry = scan.entries.get(slot.name);
@@ -194,7 +201,7 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
 
   /** The folder as it is now (Triton reads the repository again for its index): a new model is listed too. */
   async index(readyOnly: boolean): Promise<RepositoryIndexEntry[]> {
-    const scan = await scanRepository(this.options.dir).catch(() => null);
+    const scan = await this.scan().catch(() => null);
     if (scan) {
       for (const name of [...this.unserved.keys()])
         if (!scan.entries.has(name) && !scan.refused.has(name) && !this.adding.has(name))
@@ -228,7 +235,7 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
   async load(name: string): Promise<void> {
     if (!this.slots.has(name)) return this.loadNew(name);
     const slot = this.controlled(name);
-    const entry = (await scanRepository(this.options.dir)).entries.get(name);
+    const entry = (await this.scan()).entries.get(name);
     if (!entry) {
       slot.reason = `failed to load '${name}': it is no longer in the repository`;
       throw new InvalidArgument(slot.reason, { code: 'MODEL_LOAD_FAILED' });
@@ -238,7 +245,7 @@ export class ModelRepository implements ModelRepositoryControl, SlotHost {
   }
 
   private async loadNew(name: string): Promise<void> {
-    const scan = await scanRepository(this.options.dir);
+    const scan = await this.scan();
     const entry = scan.entries.get(name);
     const refused = scan.refused.get(name);
     if ((!entry && refused === undefined) || !this.wanted(name))
