@@ -110,6 +110,7 @@ export const CORE_FOLDER_LAYERS: Readonly<Record<string, readonly string[]>> = {
     'wire',
   ],
   grpc: [
+    'cache',
     'errors',
     'http',
     'inference-protocol',

@@ -55,6 +55,8 @@ export async function serveInProcess(
     runStartupHooks: !http,
     metricsRegistry: http?.app.metrics.registry,
     runtime: http?.app.runtime,
+    // And its response cache: v2 ModelInfer answers from it as the HTTP routes do.
+    cache: http?.app.cache,
     // Without an HTTP server the gRPC runtime is its own, so the limits go to it.
     limits: http ? undefined : options.limits,
     maxBufferedBytes: http ? undefined : options.maxBufferedBytes,

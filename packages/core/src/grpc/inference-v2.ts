@@ -1,4 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
+import type { ResponseCacheDeps } from '../cache/api-cache.js';
 import { grpcErrorAnswer } from '../errors/error-answer.js';
 import { NotFound, truncateForMessage } from '../errors/index.js';
 import type {
@@ -21,6 +22,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { newRequestId } from '../server/request-id.js';
 import { grpcCallOptions } from './call-options.js';
 import { type ApiCallDeps, rejectUndecodable, runApiCall } from './calls.js';
+import { GrpcInferCache } from './infer-cache.js';
 import { INFERENCE_V2_SERVICE_NAME } from './proto.js';
 import { repositoryV2Implementation } from './repository-v2.js';
 
@@ -34,6 +36,8 @@ export interface InferenceV2Deps extends ApiCallDeps {
   runtime: Runtime;
   /** Started and not draining (the service's readiness checks are added here). */
   isReady: () => boolean;
+  /** The service's response cache (the HTTP server's, APIs with `cache`), or undefined. */
+  cache?: ResponseCacheDeps | undefined;
 }
 
 type Handler<Req, Res> = (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => void;
@@ -60,6 +64,7 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
   // As `/v2/health/ready`: started, not draining, and every readiness check of the service passing.
   const isReady = () => deps.isReady() && svc.notReadyReason() === null;
   const models = protocolModels(svc);
+  const cached = deps.cache ? new GrpcInferCache(deps.cache) : undefined;
   svc.watchApis((api) => {
     const model = modelAdapterFor(api);
     if (model && !models.has(model.name)) models.set(model.name, model);
@@ -87,8 +92,14 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
       const apiCall = start(model.api);
       grpcCallOptions(apiCall, call);
       v2CallOptions(apiCall, infer.request.parameters);
-      const outputs = await runtime.call(model.api, apiCall, infer.request, model.codec);
-      return inferResponseToProto(model.name, infer, outputs);
+      const compute = async () =>
+        inferResponseToProto(
+          model.name,
+          infer,
+          await runtime.call(model.api, apiCall, infer.request, model.codec),
+        );
+      // An API with `cache` answers a repeated request from it (docs/cache.md, other protocols).
+      return cached ? cached.answer(model.api, infer, call, compute) : compute();
     });
   };
 

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import type { Registry } from 'prom-client';
+import type { ResponseCacheDeps } from '../cache/api-cache.js';
 import { grpcErrorAnswer } from '../errors/error-answer.js';
 import {
   ConfigError,
@@ -101,6 +102,11 @@ export interface GrpcServerOptions {
    * default limits (timeout 60 s, 128 calls at once).
    */
   runtime?: Runtime;
+  /**
+   * The HTTP server's response cache (`handle.app.cache`, with its `runtime`): v2 `ModelInfer` of an API with
+   * `cache` is answered from it (docs/cache.md, other protocols). Default: none.
+   */
+  cache?: ResponseCacheDeps | undefined;
   /**
    * Input bounds (nesting depth, multipart parts and names), as `serve({ limits })`; see docs/security.md.
    * With `runtime` given, that runtime's limits apply and this must be left out.
@@ -240,7 +246,7 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     services.push(INFERENCE_V2_SERVICE_NAME);
     server.addService(
       tolerantDefinition(inferenceV2ServiceDefinition()),
-      inferenceV2Implementation({ ...deps, runtime, isReady: () => serving }),
+      inferenceV2Implementation({ ...deps, runtime, isReady: () => serving, cache: options.cache }),
     );
   }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import compose from 'koa-compose';
+import type { ResponseCacheDeps } from '../cache/api-cache.js';
 import { responseCacheDeps } from '../cache/cache-deps.js';
 import { defaultLogger, type Logger, silentLogger } from '../logging/logger.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
@@ -45,6 +46,8 @@ export interface TiffinApp {
   metrics: ServerMetrics;
   /** The invocation core: gate, deadline, batching. Pass it to `serveGrpc` so both transports share it. */
   runtime: Runtime;
+  /** The service's response cache (APIs with `cache`), or undefined: pass it to `serveGrpc` with `runtime`. */
+  cache: ResponseCacheDeps | undefined;
   /** Serve one request (what the Koa app's own middleware and `requestListener()` call). */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /**
@@ -283,7 +286,7 @@ export function createApp(service: Service, options: ServerOptions = {}): Tiffin
     return app.middleware.length !== 1 ? app.callback() : listener;
   };
 
-  return { app, lifecycle, options: resolved, logger, metrics, runtime, handle, requestListener };
+  return { app, lifecycle, options: resolved, logger, metrics, runtime, cache, handle, requestListener };
 }
 
 /** Requests through the Koa app keep their headers on `res`, where the user's middleware sees them. */

@@ -1,5 +1,14 @@
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NDArray, NumpyNdarray, Service } from '../../src/index.js';
+import {
+  type GrpcServerHandle,
+  inferenceV2ProtoPath,
+  NDArray,
+  NumpyNdarray,
+  Service,
+  serveGrpc,
+} from '../../src/index.js';
 import { start } from '../server/helpers.js';
 
 /**
@@ -27,12 +36,64 @@ svc.api({ ...ndarray(), cache: { when: () => true } }, function judged(x: NDArra
 });
 
 let server: Awaited<ReturnType<typeof start>>;
+let rpc: GrpcServerHandle;
+let client: grpc.Client & Record<string, (...args: unknown[]) => grpc.ClientUnaryCall>;
 beforeAll(async () => {
   server = await start(svc);
+  // gRPC beside it, as `tiffin serve --grpc` runs it: the HTTP server's runtime and response cache.
+  rpc = await serveGrpc(svc, {
+    port: 0,
+    runtime: server.app.runtime,
+    cache: server.app.cache,
+    logger: false,
+  });
+  const definition = protoLoader.loadSync(inferenceV2ProtoPath(), {
+    keepCase: true,
+    longs: String,
+    defaults: true,
+  });
+  const pkg = grpc.loadPackageDefinition(definition) as unknown as {
+    inference: { GRPCInferenceService: grpc.ServiceClientConstructor };
+  };
+  client = new pkg.inference.GRPCInferenceService(
+    rpc.address,
+    grpc.credentials.createInsecure(),
+  ) as unknown as typeof client;
 });
 afterAll(async () => {
+  client?.close();
+  await rpc?.close();
   await server.close();
 });
+
+/** One ModelInfer: its answer and the `tiffin-cache` initial metadata it came with. */
+function grpcInfer(
+  request: Record<string, unknown>,
+  metadata = new grpc.Metadata(),
+): Promise<{
+  cache: string | undefined;
+  outputs: Array<{ contents: { fp32_contents: number[] } }>;
+  raw: Buffer[];
+}> {
+  return new Promise((resolve, reject) => {
+    let cache: string | undefined;
+    const call = client.ModelInfer!(
+      request,
+      metadata,
+      (err: grpc.ServiceError | null, res: Record<string, unknown>) =>
+        err
+          ? reject(err)
+          : resolve({
+              cache,
+              outputs: res.outputs as Array<{ contents: { fp32_contents: number[] } }>,
+              raw: res.raw_output_contents as Buffer[],
+            }),
+    );
+    call.on('metadata', (m: grpc.Metadata) => {
+      cache = m.get('tiffin-cache')[0]?.toString();
+    });
+  });
+}
 
 const infer = (api: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
   fetch(`${server.url}/v2/models/${api}/infer`, {
@@ -96,5 +157,45 @@ describe('the Open Inference Protocol with cache', () => {
     const text = await (await fetch(`${server.url}/metrics`)).text();
     expect(text).toMatch(/^tiffin_api_server_cache_hits_total\{api_name="double"[^}]*\} [1-9]/m);
     expect(text).toMatch(/^tiffin_api_server_cache_misses_total\{api_name="double"[^}]*\} [1-9]/m);
+  });
+});
+
+describe('gRPC ModelInfer with cache', () => {
+  const request = (data: number[], extra: Record<string, unknown> = {}) => ({
+    model_name: 'double',
+    inputs: [{ name: 'input', datatype: 'FP32', shape: [data.length], contents: { fp32_contents: data } }],
+    ...extra,
+  });
+
+  it('answers a repeated request from the cache with the same message, and says so in its metadata', async () => {
+    const before = runs.double ?? 0;
+    const first = await grpcInfer(request([3, 9]));
+    expect(first.cache).toBe('miss');
+    expect(first.outputs[0]?.contents.fp32_contents).toEqual([6, 18]);
+    const again = await grpcInfer(request([3, 9], { parameters: { priority: { int64_param: 0 } } }));
+    expect(again.cache).toBe('hit');
+    expect(again.outputs).toEqual(first.outputs);
+    expect(runs.double).toBe(before + 1);
+  });
+
+  it('keeps raw contents byte for byte, apart from the typed ones', async () => {
+    const raw = {
+      model_name: 'double',
+      inputs: [{ name: 'input', datatype: 'FP32', shape: [2] }],
+      raw_input_contents: [Buffer.from(new Float32Array([1.5, 2.5]).buffer)],
+    };
+    const first = await grpcInfer(raw);
+    expect(first.cache).toBe('miss');
+    const again = await grpcInfer(raw);
+    expect(again.cache).toBe('hit');
+    expect(Buffer.concat(again.raw)).toEqual(Buffer.concat(first.raw));
+    expect([...new Float32Array(new Uint8Array(Buffer.concat(again.raw)).buffer)]).toEqual([3, 5]);
+  });
+
+  it('runs the model for metadata cache-control: no-cache', async () => {
+    await grpcInfer(request([8]));
+    const metadata = new grpc.Metadata();
+    metadata.set('cache-control', 'no-cache');
+    expect((await grpcInfer(request([8]), metadata)).cache).toBe('miss');
   });
 });

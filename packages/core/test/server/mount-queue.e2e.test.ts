@@ -25,10 +25,11 @@ beforeAll(async () => {
       queue: 2,
       queuePerClient: 2,
     },
-    async function work(input: { id: string }) {
-      started.push(input.id);
+    async function work(input) {
+      const { id } = input as { id: string };
+      started.push(id);
       await gate;
-      return { id: input.id };
+      return { id };
     },
   );
   svc.api({ input: new JSONDescriptor(), output: new JSONDescriptor() }, function free() {
