@@ -234,4 +234,10 @@ if (wanted('clients')) {
   printClients(await benchClients({ seconds: Math.max(2, Math.round(seconds / 2)) }));
 }
 
+if (wanted('switch')) {
+  progress.step('Running the benchmark: model repository switching and memory');
+  const { benchModelSwitch, printModelSwitch } = await import('./model-switch.js');
+  printModelSwitch(await benchModelSwitch({ rounds }), rounds);
+}
+
 progress.done();
