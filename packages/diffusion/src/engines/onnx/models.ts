@@ -147,6 +147,8 @@ export class OnnxTextEncoder implements TextEncoderEngine {
 }
 
 export class OnnxUNet implements UNetEngine {
+  private readonly zeroResiduals = new Map<string, OrtTensor>();
+
   constructor(
     readonly config: UNetConfig,
     private readonly ort: OrtModule,
@@ -215,6 +217,9 @@ export class OnnxUNet implements UNetEngine {
       return feeds;
     }
     const [B, H, W] = shape;
+    // Zeros for the latest sample shape only (a different size drops the others).
+    if (!this.zeroResiduals.has(`${B}x${H}x${W}x${this.config.block_out_channels[0]}`))
+      this.zeroResiduals.clear();
     const c = this.config;
     const N = c.block_out_channels.length;
     const layers = perBlock(c.layers_per_block, N);
@@ -226,9 +231,16 @@ export class OnnxUNet implements UNetEngine {
       for (let j = 0; j < layers[i]; j++) levels.push(i);
       if (i < N - 1) levels.push(i + 1);
     }
+    // Read-only inputs: one zero tensor per shape, kept for the next step without control.
     const zeros = (level: number, ch: number) => {
       const [h, w] = sizes[level];
-      return new this.ort.Tensor('float32', new Float32Array(B * h * w * ch), [B, h, w, ch]);
+      const key = `${B}x${h}x${w}x${ch}`;
+      let t = this.zeroResiduals.get(key);
+      if (!t) {
+        t = new this.ort.Tensor('float32', new Float32Array(B * h * w * ch), [B, h, w, ch]);
+        this.zeroResiduals.set(key, t);
+      }
+      return t;
     };
     downPathChannels(c).forEach((ch, k) => {
       feeds[unetResidualInput(k)] = zeros(levels[k], ch);
