@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CANNY_MAX_PIXELS, cannyEdges } from '../../../src/service/controlnet/canny.js';
 
@@ -51,6 +52,32 @@ describe('cannyEdges', () => {
     expect(() => cannyEdges({ width: 2, height: 2, data: new Uint8Array(11) })).toThrow(/12 bytes/);
     expect(() => cannyEdges({ width: 1, height: 1, data: new Uint8Array(3) }, Number.NaN, 1)).toThrow(
       /finite/,
+    );
+  });
+
+  it('any picture and thresholds: a 0/255 map of its size, the same with the thresholds swapped, none above 2040', () => {
+    const picture = fc
+      .record({ width: fc.integer({ min: 1, max: 9 }), height: fc.integer({ min: 1, max: 9 }) })
+      .chain(({ width, height }) =>
+        fc
+          .uint8Array({ minLength: width * height * 3, maxLength: width * height * 3 })
+          .map((data) => ({ width, height, data })),
+      );
+    const threshold = fc.double({ min: -10, max: 3000, noNaN: true });
+    fc.assert(
+      fc.property(picture, threshold, threshold, (image, a, b) => {
+        const edges = cannyEdges(image, a, b);
+        expect([edges.width, edges.height, edges.data.length]).toEqual([
+          image.width,
+          image.height,
+          image.data.length,
+        ]);
+        expect(edges.data.every((v) => v === 0 || v === 255)).toBe(true);
+        expect(cannyEdges(image, b, a).data).toEqual(edges.data);
+        // The L1 magnitude of a 3×3 Sobel on 8-bit values is at most 2 × 4 × 255: nothing passes a higher threshold.
+        expect(cannyEdges(image, 2040, 2041).data.every((v) => v === 0)).toBe(true);
+      }),
+      { numRuns: 200 },
     );
   });
 });
