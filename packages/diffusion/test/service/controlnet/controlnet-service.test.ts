@@ -5,6 +5,7 @@ import { MemoryLogger, type ServerHandle, serve } from '@tiffin/core';
 import { encodeBmp } from '@tiffin/io-image';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cannyEdges } from '../../../src/service/controlnet/canny.js';
 import { createDiffusionService } from '../../../src/service/diffusion-service.js';
 import { writeTinyControlNet } from '../../../src/tiny/write-tiny-controlnet.js';
 import { writeTinyPipeline } from '../../../src/tiny/write-tiny-pipeline.js';
@@ -127,6 +128,35 @@ async function png(url: string, body: unknown): Promise<Buffer> {
   ).toBe(200);
   return Buffer.from(await res.arrayBuffer());
 }
+
+describe('POST /controlnet/detect', () => {
+  it("answers each picture's Canny map as a PNG, as the module makes it, and 422 for what it cannot run", async () => {
+    const image = await disc();
+    const res = await post(`${plain.url}/controlnet/detect`, {
+      controlnet_module: 'canny',
+      controlnet_input_images: [image, `data:image/png;base64,${image}`],
+      controlnet_threshold_a: 60,
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { images: string[]; info: string };
+    expect(answer.info).toBe('Success');
+    const picture = await sharp(Buffer.from(image, 'base64')).raw().toBuffer({ resolveWithObject: true });
+    const expected = cannyEdges({ width: 32, height: 32, data: new Uint8Array(picture.data) }, 60, 200);
+    for (const png of answer.images) {
+      const map = await sharp(Buffer.from(png, 'base64')).raw().toBuffer();
+      expect(new Uint8Array(map)).toEqual(expected.data);
+    }
+    expect(expected.data.some((v) => v === 255)).toBe(true);
+    for (const body of [
+      { controlnet_module: 'openpose', controlnet_input_images: [image] },
+      { controlnet_module: 'canny', controlnet_input_images: [] },
+      { controlnet_module: 'canny', controlnet_input_images: [unit.image] },
+    ]) {
+      const refused = await post(`${plain.url}/controlnet/detect`, body);
+      expect(refused.status).toBe(422);
+    }
+  });
+});
 
 describe('a service with ControlNets', () => {
   it('lists them by name', async () => {

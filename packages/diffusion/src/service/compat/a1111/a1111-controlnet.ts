@@ -1,10 +1,19 @@
 import { type Service, UnprocessableEntity } from '@tiffin/core';
 import { CANNY_DEFAULT_HIGH, CANNY_DEFAULT_LOW } from '../../controlnet/canny.js';
+import { base64Bytes } from '../../controlnet/controlnet-request.js';
 import { CONTROLNET_MODULES, type ControlNetModule } from '../../controlnet/controlnet-schema.js';
 import type { Generator } from '../../generator.js';
+import { cannyOffThread, uploadMaxPixels } from '../../kinds/images.js';
+import { encodeGenerated } from '../../output-format.js';
+import { decodeUpload, UnreadableImage } from '../decode-upload.js';
 import { a1111Errors } from './a1111-error.js';
 
 type RouteGroup = Parameters<Service['group']>[0];
+type Ctx = Parameters<NonNullable<RouteGroup['routes'][string][string]>>[0];
+
+/** `/controlnet/detect`: at most this many pictures a call, in a body of at most 32 MiB (A1111's img2img bound). */
+const MAX_DETECT_IMAGES = 4;
+const MAX_DETECT_BYTES = 32 * 1024 * 1024;
 
 /** A1111's `control_mode` by number or label: only Balanced and "ControlNet is more important" (guess mode) run. */
 const CONTROL_MODES: Record<string, boolean | null> = {
@@ -106,7 +115,7 @@ const EXTENSION_VERSION = 2;
 /**
  * The ControlNet extension's own routes, beside A1111's (`/controlnet/*`, the same auth and error shape): the
  * loaded ControlNets (`model_list`), the preprocessors served (`module_list`, with their sliders in
- * `module_detail`) and `version`.
+ * `module_detail`), `version`, and `detect`: a module's maps of pictures, as the extension previews them.
  */
 export function a1111ControlNetRoutes(
   generator: Generator,
@@ -118,6 +127,7 @@ export function a1111ControlNetRoutes(
     ...rules,
     routes: {
       '/controlnet/version': { GET: () => ({ version: EXTENSION_VERSION }) },
+      '/controlnet/detect': { POST: (ctx) => detect(ctx, uploadMaxPixels(generator.context.limits)) },
       '/controlnet/model_list': { GET: () => ({ model_list: [...(generator.context.controlnets ?? [])] }) },
       '/controlnet/module_list': {
         GET: () => ({
@@ -137,4 +147,54 @@ export function a1111ControlNetRoutes(
       },
     },
   };
+}
+
+/**
+ * `POST /controlnet/detect` (`controlnet_module`, `controlnet_input_images`, `controlnet_threshold_a`/`_b`): each
+ * picture's map as a base64 PNG, made at the picture's own size (`controlnet_processor_res` is not used: the
+ * generation routes make maps at the generation's size).
+ */
+async function detect(ctx: Ctx, maxPixels: number) {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse((await ctx.state.body(MAX_DETECT_BYTES)).toString('utf8'));
+  } catch {
+    throw new UnprocessableEntity('The body is not valid JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new UnprocessableEntity('The body must be a JSON object');
+  const module = String(body.controlnet_module ?? 'none').toLowerCase();
+  if (!(CONTROLNET_MODULES as readonly string[]).includes(module))
+    throw new UnprocessableEntity(
+      `controlnet_module ${JSON.stringify(body.controlnet_module)} is not served; this service runs ${CONTROLNET_MODULES.join(', ')}`,
+    );
+  const inputs = body.controlnet_input_images;
+  if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_DETECT_IMAGES)
+    throw new UnprocessableEntity(
+      `controlnet_input_images must be a list of 1 to ${MAX_DETECT_IMAGES} base64 images`,
+    );
+  const low = numberOr(body, 'controlnet_threshold_a', -1, 'body');
+  const high = numberOr(body, 'controlnet_threshold_b', -1, 'body');
+  const images: string[] = [];
+  for (const [i, value] of inputs.entries()) {
+    const field = `controlnet_input_images[${i}]`;
+    if (typeof value !== 'string') throw new UnprocessableEntity(`${field} must be a base64 image`);
+    let picture: Awaited<ReturnType<typeof decodeUpload>>;
+    try {
+      picture = await decodeUpload(base64Bytes(value, field), maxPixels);
+    } catch (err) {
+      if (err instanceof UnreadableImage) throw new UnprocessableEntity(`${field} ${err.message}`);
+      throw err;
+    }
+    const map =
+      module === 'canny'
+        ? await cannyOffThread(
+            picture,
+            low < 0 ? CANNY_DEFAULT_LOW : low,
+            high < 0 ? CANNY_DEFAULT_HIGH : high,
+          )
+        : picture;
+    images.push((await encodeGenerated(map.data, map.width, map.height, 'png')).toString('base64'));
+  }
+  return { images, info: 'Success' };
 }
