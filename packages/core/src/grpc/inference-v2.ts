@@ -20,9 +20,9 @@ import type { Logger } from '../logging/logger.js';
 import { v2CallOptions } from '../runtime/admission/call-options.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { newRequestId } from '../server/request-id.js';
+import { GrpcAnswerCache, inferKey } from './answer-cache.js';
 import { grpcCallOptions } from './call-options.js';
 import { type ApiCallDeps, rejectUndecodable, runApiCall } from './calls.js';
-import { GrpcInferCache } from './infer-cache.js';
 import { INFERENCE_V2_SERVICE_NAME } from './proto.js';
 import { repositoryV2Implementation } from './repository-v2.js';
 
@@ -64,7 +64,7 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
   // As `/v2/health/ready`: started, not draining, and every readiness check of the service passing.
   const isReady = () => deps.isReady() && svc.notReadyReason() === null;
   const models = protocolModels(svc);
-  const cached = deps.cache ? new GrpcInferCache(deps.cache) : undefined;
+  const cached = deps.cache ? new GrpcAnswerCache(deps.cache, 'v2-grpc') : undefined;
   svc.watchApis((api) => {
     const model = modelAdapterFor(api);
     if (model && !models.has(model.name)) models.set(model.name, model);
@@ -99,7 +99,7 @@ export function inferenceV2Implementation(deps: InferenceV2Deps): grpc.UntypedSe
           await runtime.call(model.api, apiCall, infer.request, model.codec),
         );
       // An API with `cache` answers a repeated request from it (docs/cache.md, other protocols).
-      return cached ? cached.answer(model.api, infer, call, compute) : compute();
+      return cached ? cached.answer(model.api, inferKey(infer), call, compute) : compute();
     });
   };
 

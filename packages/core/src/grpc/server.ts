@@ -22,6 +22,7 @@ import { newRequestId } from '../server/request-id.js';
 import type { InferenceApi, Service } from '../service/service.js';
 import { resolveTracer } from '../tracing/tracing.js';
 import type { ProtoField, ProtoPayload, RequestMessage, ResponseMessage } from '../wire/proto/messages.js';
+import { GrpcAnswerCache } from './answer-cache.js';
 import { grpcCallOptions } from './call-options.js';
 import { rejectUndecodable, runApiCall, stackOf, tolerantDefinition } from './calls.js';
 import { addHealthService } from './health.js';
@@ -103,8 +104,8 @@ export interface GrpcServerOptions {
    */
   runtime?: Runtime;
   /**
-   * The HTTP server's response cache (`handle.app.cache`, with its `runtime`): v2 `ModelInfer` of an API with
-   * `cache` is answered from it (docs/cache.md, other protocols). Default: none.
+   * The HTTP server's response cache (`handle.app.cache`, with its `runtime`): `Call` and v2 `ModelInfer` of an
+   * API with `cache` are answered from it (docs/cache.md, other protocols). Default: none.
    */
   cache?: ResponseCacheDeps | undefined;
   /**
@@ -196,6 +197,8 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
     ],
   });
   const codecs = new Map<string, TransportCodec<RequestMessage, ResponseMessage>>();
+  // APIs with `cache` answer a repeated Call from it (docs/cache.md, other protocols).
+  const callCache = options.cache ? new GrpcAnswerCache(options.cache, 'grpc-call') : undefined;
   for (const api of svc.apis.values()) codecs.set(api.name, protoCodec(api, logger));
   // An API registered while serving (a repository's new model) is called by name from then on.
   svc.watchApis((api) => codecs.set(api.name, protoCodec(api, logger)));
@@ -227,7 +230,9 @@ export async function serveGrpc(svc: Service, options: GrpcServerOptions = {}): 
         return;
       }
       const apiName = call.request.api_name ?? '';
-      runApiCall(deps, apiName, call, callback, (start) => handleCall(svc, runtime, codecs, call, start));
+      runApiCall(deps, apiName, call, callback, (start) =>
+        handleCall(svc, runtime, codecs, call, start, callCache),
+      );
     },
     ServiceMetadata: (
       _call: grpc.ServerUnaryCall<unknown, unknown>,
@@ -313,6 +318,7 @@ async function handleCall(
   codecs: ReadonlyMap<string, TransportCodec<RequestMessage, ResponseMessage>>,
   call: grpc.ServerUnaryCall<RequestMessage, ResponseMessage>,
   start: (api: InferenceApi) => ApiCall,
+  cache: GrpcAnswerCache | undefined,
 ): Promise<ResponseMessage> {
   const message = call.request;
   const apiName = message.api_name ?? '';
@@ -323,7 +329,10 @@ async function handleCall(
   }
   const apiCall = start(api);
   grpcCallOptions(apiCall, call);
-  return runtime.call(api, apiCall, message, codec);
+  const compute = () => runtime.call(api, apiCall, message, codec);
+  // The key is the request less its API's name (in the key already).
+  const { api_name: _name, ...asked } = message;
+  return cache ? cache.answer(api, asked, call, compute) : compute();
 }
 
 /** An API's proto side: the accepted oneof member in, `protoFields[0]` out. */

@@ -3,11 +3,15 @@ import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type GrpcServerHandle,
+  inferenceClientConstructor,
   inferenceV2ProtoPath,
   NDArray,
   NumpyNdarray,
+  type RequestMessage,
+  type ResponseMessage,
   Service,
   serveGrpc,
+  Text,
 } from '../../src/index.js';
 import { start } from '../server/helpers.js';
 
@@ -17,7 +21,7 @@ import { start } from '../server/helpers.js';
  * where the answer came from; `Cache-Control: no-cache` runs the function; `parameters.priority` and `timeout`
  * are not part of the key; an API with a `when` is not cached there.
  */
-const runs: Record<string, number> = { double: 0, judged: 0 };
+const runs: Record<string, number> = { double: 0, judged: 0, shout: 0 };
 const svc = new Service('tensors', { version: '2' });
 const ndarray = () => ({
   input: new NumpyNdarray({ dtype: 'float32' }),
@@ -33,6 +37,11 @@ svc.api({ ...ndarray(), cache: true }, function double(x: NDArray) {
 svc.api({ ...ndarray(), cache: { when: () => true } }, function judged(x: NDArray) {
   runs.judged = (runs.judged ?? 0) + 1;
   return x;
+});
+
+svc.api({ input: new Text(), output: new Text(), cache: true }, function shout(text: string) {
+  runs.shout = (runs.shout ?? 0) + 1;
+  return text.toUpperCase();
 });
 
 let server: Awaited<ReturnType<typeof start>>;
@@ -197,5 +206,46 @@ describe('gRPC ModelInfer with cache', () => {
     const metadata = new grpc.Metadata();
     metadata.set('cache-control', 'no-cache');
     expect((await grpcInfer(request([8]), metadata)).cache).toBe('miss');
+  });
+});
+
+describe("gRPC Call (Tiffin's own protocol) with cache", () => {
+  type CallClient = grpc.Client & {
+    Call(
+      req: RequestMessage,
+      metadata: grpc.Metadata,
+      cb: (err: grpc.ServiceError | null, res: ResponseMessage) => void,
+    ): grpc.ClientUnaryCall;
+  };
+  let native: CallClient;
+  beforeAll(() => {
+    const Ctor = inferenceClientConstructor();
+    native = new Ctor(rpc.address, grpc.credentials.createInsecure()) as unknown as CallClient;
+  });
+  afterAll(() => native?.close());
+
+  const shout = (text: string, metadata = new grpc.Metadata()) =>
+    new Promise<{ cache: string | undefined; text: unknown }>((resolve, reject) => {
+      let cache: string | undefined;
+      const call = native.Call(
+        { api_name: 'shout', text: { value: text } } as RequestMessage,
+        metadata,
+        (err, res) =>
+          err ? reject(err) : resolve({ cache, text: (res as { text?: { value?: string } }).text?.value }),
+      );
+      call.on('metadata', (m: grpc.Metadata) => {
+        cache = m.get('tiffin-cache')[0]?.toString();
+      });
+    });
+
+  it('answers a repeated Call from the cache, and runs afresh for cache-control: no-cache', async () => {
+    const before = runs.shout ?? 0;
+    expect(await shout('quiet')).toEqual({ cache: 'miss', text: 'QUIET' });
+    expect(await shout('quiet')).toEqual({ cache: 'hit', text: 'QUIET' });
+    expect(runs.shout).toBe(before + 1);
+    const metadata = new grpc.Metadata();
+    metadata.set('cache-control', 'no-cache');
+    expect((await shout('quiet', metadata)).cache).toBe('miss');
+    expect(runs.shout).toBe(before + 2);
   });
 });

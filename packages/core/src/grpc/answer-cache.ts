@@ -1,55 +1,59 @@
 import { type Metadata, Metadata as MetadataClass } from '@grpc/grpc-js';
 import { CACHE_HEADER, type ResponseCacheDeps } from '../cache/api-cache.js';
 import { ProtocolAnswerCache } from '../cache/protocol-cache.js';
-import type { ModelInferResponseMessage } from '../inference-protocol/grpc-messages.js';
 import type { GrpcInferRequest } from '../inference-protocol/grpc-tensors.js';
 import type { InferenceApi } from '../service/inference-api.js';
 
-/** What `ModelInfer` needs of its call: the client's metadata, and the initial metadata it answers with. */
-interface InferCall {
+/** What a cached gRPC method needs of its call: the client's metadata, and the initial metadata it answers with. */
+interface CachedCall {
   readonly metadata: Metadata;
   sendMetadata(metadata: Metadata): void;
 }
 
 /**
- * The response cache of the Open Inference Protocol's gRPC `ModelInfer` (docs/cache.md, other protocols): per
- * API with `cache`, keyed by the whole request (its id, tensors, requested outputs, parameters less `priority` and
- * `timeout`, raw or typed contents); the answer message is kept as bytes and sent again as the same message. The
- * client bypasses it with metadata `cache-control: no-cache`; initial metadata `tiffin-cache: hit|miss` says where
- * the answer came from.
+ * The response cache of a unary gRPC method (docs/cache.md, other protocols): Tiffin's `Call` and the Open
+ * Inference Protocol's `ModelInfer`, per API with `cache`. The key is the method's name with what the request
+ * asks (the caller's `key`: its whole message, less what only says how the call waits) and the API's `vary`
+ * metadata; the answer message is kept as bytes and sent again as the same message. The client bypasses it with
+ * metadata `cache-control: no-cache`; initial metadata `tiffin-cache: hit|miss` says where the answer came from.
  */
-export class GrpcInferCache {
+export class GrpcAnswerCache {
   private readonly caches = new Map<string, ProtocolAnswerCache>();
 
-  constructor(private readonly deps: ResponseCacheDeps) {}
+  constructor(
+    private readonly deps: ResponseCacheDeps,
+    /** The method, in the key: its answers are never another method's. */
+    private readonly method: string,
+  ) {}
 
-  async answer(
-    api: InferenceApi,
-    infer: GrpcInferRequest,
-    call: InferCall,
-    compute: () => Promise<ModelInferResponseMessage>,
-  ): Promise<ModelInferResponseMessage> {
+  async answer<T>(api: InferenceApi, key: unknown, call: CachedCall, compute: () => Promise<T>): Promise<T> {
     if (!api.cache) return compute();
     let cache = this.caches.get(api.name);
     if (!cache) {
-      cache = new ProtocolAnswerCache(this.deps, 'v2-grpc');
+      cache = new ProtocolAnswerCache(this.deps, this.method);
       this.caches.set(api.name, cache);
     }
-    const { request } = infer;
-    const { priority: _p, timeout: _t, ...parameters } = request.parameters;
-    const key = [infer.raw, request.id, parameters, request.inputs, request.outputs];
-    const { answer, cache: where } = await cache.answer(api, key, noCache(call.metadata), async () => ({
-      status: 200,
-      headers: [],
-      body: encodeMessage(await compute()),
-    }));
+    const vary = api.cache.vary.map((name) => call.metadata.get(name).map(String));
+    const { answer, cache: where } = await cache.answer(
+      api,
+      [key, vary],
+      noCache(call.metadata),
+      async () => ({ status: 200, headers: [], body: encodeMessage(await compute()) }),
+    );
     if (where) {
       const metadata = new MetadataClass();
       metadata.set(CACHE_HEADER, where);
       call.sendMetadata(metadata);
     }
-    return decodeMessage(answer.body);
+    return decodeMessage(answer.body) as T;
   }
+}
+
+/** What a v2 `ModelInfer` answer depends on: its raw or typed contents, id, tensors, outputs and parameters. */
+export function inferKey(infer: GrpcInferRequest): unknown {
+  const { request } = infer;
+  const { priority: _p, timeout: _t, ...parameters } = request.parameters;
+  return [infer.raw, request.id, parameters, request.inputs, request.outputs];
 }
 
 /** Metadata `cache-control: no-cache` (or `no-store`), or `pragma: no-cache`: a fresh answer. */
@@ -64,7 +68,7 @@ function noCache(metadata: Metadata): boolean {
 const BYTES = '$bytes';
 const BIGINT = '$bigint';
 
-function encodeMessage(message: ModelInferResponseMessage): Uint8Array {
+function encodeMessage(message: unknown): Uint8Array {
   return Buffer.from(
     JSON.stringify(message, function (this: Record<string, unknown>, key, value: unknown) {
       const raw = this[key];
@@ -96,7 +100,7 @@ function aligned(bytes: Buffer): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
-function decodeMessage(body: Uint8Array): ModelInferResponseMessage {
+function decodeMessage(body: Uint8Array): unknown {
   return JSON.parse(Buffer.from(body).toString('utf8'), (_key, value: unknown) => {
     if (typeof value !== 'object' || value === null) return value;
     const tagged = value as Record<string, unknown>;
@@ -106,5 +110,5 @@ function decodeMessage(body: Uint8Array): ModelInferResponseMessage {
     }
     if (typeof tagged[BIGINT] === 'string') return BigInt(tagged[BIGINT] as string);
     return value;
-  }) as ModelInferResponseMessage;
+  });
 }
