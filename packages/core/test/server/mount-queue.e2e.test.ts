@@ -25,7 +25,7 @@ beforeAll(async () => {
       queue: 2,
       queuePerClient: 2,
     },
-    async function work(input) {
+    async function paint(input) {
       const { id } = input as { id: string };
       started.push(id);
       await gate;
@@ -39,10 +39,10 @@ beforeAll(async () => {
     prefix: '/compat',
     errors: ({ status, body }) => ({ status, body: { failed: body.code } }),
     routes: {
-      '/compat/work': {
+      '/compat/paint': {
         POST: async (ctx) => {
           const { id } = JSON.parse((await ctx.state.body()).toString('utf8')) as { id: string };
-          await ctx.state.queue('work');
+          await ctx.state.queue('paint');
           started.push(id);
           await gate;
           return { id, via: 'compat' };
@@ -71,7 +71,7 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
 
 async function depth(): Promise<number> {
   const text = await (await fetch(`${handle.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('tiffin_api_server_queue_depth{api_name="work"'));
+  const line = text.split('\n').find((l) => l.startsWith('tiffin_api_server_queue_depth{api_name="paint"'));
   return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? Number.NaN);
 }
 
@@ -87,14 +87,14 @@ describe('ctx.state.queue', () => {
   });
 
   it("waits in the API's queue by Priority beside its calls, and past the bound is refused in the group's shape", async () => {
-    const first = post('/work', { id: 'call' });
+    const first = post('/paint', { id: 'call' });
     await until(() => started.length === 1);
-    const low = post('/compat/work', { id: 'route u=7' }, { priority: 'u=7' });
+    const low = post('/compat/paint', { id: 'route u=7' }, { priority: 'u=7' });
     await until(async () => (await depth()) === 1);
-    const high = post('/work', { id: 'call u=0' }, { priority: 'u=0' });
+    const high = post('/paint', { id: 'call u=0' }, { priority: 'u=0' });
     await until(async () => (await depth()) === 2);
 
-    const refused = await post('/compat/work', { id: 'refused' });
+    const refused = await post('/compat/paint', { id: 'refused' });
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await refused.json()).toEqual({ failed: 'API_QUEUE_FULL' });
@@ -103,6 +103,6 @@ describe('ctx.state.queue', () => {
     expect((await Promise.all([first, low, high])).map((r) => r.status)).toEqual([200, 200, 200]);
     expect(started).toEqual(['call', 'call u=0', 'route u=7']);
     // The route's slot was given back when its request ended: the queue is free again.
-    expect((await post('/compat/work', { id: 'after' })).status).toBe(200);
+    expect((await post('/compat/paint', { id: 'after' })).status).toBe(200);
   });
 });
