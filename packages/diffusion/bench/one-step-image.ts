@@ -7,12 +7,14 @@
  * sends it), the scheduler alone (set_timesteps, scale_model_input, the Euler step on the latents), then torch's
  * image; min/median/max over the rounds, the peak RSS and the load average are printed, and the ratios to torch.
  * What the image took beyond its measured parts is printed as unattributed (noisy on a busy machine: each part is
- * timed in its own call). `--size=128` (any multiple of 64) checks the script quickly.
+ * timed in its own call). `--beside=<folder>` also loads a second folder (e.g. a BK-SDM-tiny-shaped one,
+ * `scripts/make-sd15-random.ts <dir> --unet-family=bk-sdm-tiny`) and times its image after the first's in each round,
+ * with the ratio between them. `--size=128` (any multiple of 64) checks the script quickly.
  *
  * Usage (from packages/diffusion):
  *   nice -n 10 tsx --conditions=source bench/one-step-image.ts <sd15 folder> [--threads=2] [--runs=3]
  *     [--weights=int8] [--graphs=<dir, kept between runs>] [--torch-site=<PYTHONPATH for diffusers>] [--no-torch]
- *     [--size=512]
+ *     [--beside=<folder>] [--size=512]
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -39,6 +41,7 @@ const graphs = opt('graphs', join(tmpdir(), 'tiffin-bench-graphs'));
 const size = Number(opt('size', '512'));
 const torchSite = opt('torch-site', process.env.PYTHONPATH ?? '');
 const withTorch = !args.includes('--no-torch');
+const beside = opt('beside', '');
 if (!folder || size % 64 !== 0) {
   console.error(
     'usage: one-step-image <sd15 folder> [--threads=2] [--runs=3] [--weights=int8] [--graphs=dir] [--torch-site=dir] [--no-torch] [--size=512]',
@@ -127,15 +130,16 @@ function echoWorker(): {
 
 console.log(`load average at start: ${load()}; onnxruntime ${threads} threads, ${weights} weights, ${size}²`);
 const vaeTiny = taesdFolder(join(graphs, 'taesd-random'));
-const [loadSeconds, pipe] = await seconds(() =>
-  StableDiffusionPipeline.fromPretrained(folder, {
+const open = (dir: string) =>
+  StableDiffusionPipeline.fromPretrained(dir, {
     backend: 'onnxruntime',
     onnx: { intraOpThreads: threads, weights, cacheDir: graphs },
     vaeTiny,
     log: (m) => console.log(m),
-  }),
-);
+  });
+const [loadSeconds, pipe] = await seconds(() => open(folder));
 console.log(`pipeline loaded in ${loadSeconds.toFixed(1)} s`);
+const second = beside ? await open(beside) : undefined;
 const torch = withTorch ? await startTorch(vaeTiny) : undefined;
 const worker = echoWorker();
 
@@ -151,6 +155,8 @@ const request = {
 };
 const [warm] = await seconds(() => pipe.text2img({ ...request, seed: 0 }));
 console.log(`warm-up image: ${warm.toFixed(2)} s`);
+if (second) await second.text2img({ ...request, seed: 0 });
+const besideImages: number[] = [];
 
 const side = size / 8;
 const sample = { data: detInput('bench/latents', [1, side, side, 4]), shape: [1, side, side, 4] };
@@ -183,6 +189,7 @@ for (let r = 0; r < runs; r++) {
   // Alternated: Tiffin's whole image, each of its parts alone, then torch's image.
   const [image, out] = await seconds(() => pipe.text2img({ ...request, seed: r + 1 }));
   tiffin.image.push(image);
+  if (second) besideImages.push((await seconds(() => second.text2img({ ...request, seed: r + 1 })))[0]);
   const [text, context] = await seconds(() => pipe.encodePrompt(request.prompt));
   tiffin.text.push(text);
   const [unet] = await seconds(() => pipe.unet.predictOnHost(sample, 999, context));
@@ -230,6 +237,13 @@ console.log(
   `    beside the image: PNG encode ${fmt(tiffin.encode)}, worker round trip ${fmt(tiffin.copies)}`,
 );
 console.log(`    as served (image + PNG + round trip): ${fmt(served)}`);
+if (second) {
+  const per = besideImages.map((v, i) => v / tiffin.image[i]);
+  const { min, median, max } = stats(per);
+  console.log(
+    `  ${beside}: image ${fmt(besideImages)}, ${median.toFixed(2)}× the first folder's per round (${min.toFixed(2)}–${max.toFixed(2)})`,
+  );
+}
 if (torch) {
   console.log(`  diffusers on torch f32, without a text encoder: ${fmt(torchParts.image)}`);
   console.log(
@@ -250,3 +264,4 @@ if (torch) {
 }
 console.log(`load average at end: ${load()}`);
 pipe.dispose();
+second?.dispose();

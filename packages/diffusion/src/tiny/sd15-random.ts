@@ -3,6 +3,7 @@ import { type ClipTextConfig, clipTextWeightSpecs } from '../architectures/clip-
 import { unetWeightSpecs } from '../architectures/unet.js';
 import type { UNetConfig } from '../architectures/unet-config.js';
 import { type VaeConfig, vaeWeightSpecs } from '../architectures/vae.js';
+import { UNET_FAMILIES, type UNetFamilyName } from '../families/unet-families.js';
 import { writeSafetensorsStreamed } from '../weights/safetensors.js';
 import type { WeightSpec } from '../weights/weight-spec.js';
 import { tinyConfigs } from './tiny-configs.js';
@@ -42,6 +43,8 @@ export interface RandomPipelineOptions {
   /** Stored dtype (default F16, as SD1.5 is usually shared: 2.1 GB instead of 4.3 GB). */
   dtype?: 'F32' | 'F16';
   seed?: number;
+  /** An SD 1.x model family's UNet (`families/unet-families.ts`, e.g. `bk-sdm-tiny`) at its published size. */
+  unetFamily?: UNetFamilyName;
 }
 
 /**
@@ -79,7 +82,11 @@ export function randomWeightsWriter(
 export function writeSd15RandomPipeline(dir: string, options: RandomPipelineOptions = {}): string {
   const dtype = options.dtype ?? 'F16';
   const write = randomWeightsWriter(options.seed);
-  const c = sd15Configs();
+  const base = sd15Configs();
+  const family = options.unetFamily;
+  if (family && UNET_FAMILIES[family].flavour !== 'sd1')
+    throw new Error(`${family} is not an SD 1.x family (${UNET_FAMILIES[family].flavour})`);
+  const c = family ? { ...base, unet: { ...base.unet, ...UNET_FAMILIES[family].unet } } : base;
   writePipelineConfigs(dir, c);
   write(
     join(dir, 'text_encoder/model.safetensors'),
