@@ -166,6 +166,8 @@ export class Runtime {
   admitTo(call: Invocation, apiName: string): Promise<void> | undefined {
     const queue = this.queues.get(apiName);
     if (!queue) return undefined;
+    // The client's own deadline (`Tiffin-Timeout`) counts from the request's start, its wait included.
+    if (call.clientTimeout !== undefined) this.rewatch(call);
     try {
       const entered = this.enterQueue(call, queue);
       return isThenable(entered) ? entered.then(() => undefined) : Promise.resolve();

@@ -10,7 +10,7 @@ import { start } from './helpers.js';
  */
 const started: string[] = [];
 let open: () => void = () => {};
-const gate = new Promise<void>((resolve) => {
+let gate = new Promise<void>((resolve) => {
   open = resolve;
 });
 
@@ -104,5 +104,23 @@ describe('ctx.state.queue', () => {
     expect(started).toEqual(['call', 'call u=0', 'route u=7']);
     // The route's slot was given back when its request ended: the queue is free again.
     expect((await post('/compat/paint', { id: 'after' })).status).toBe(200);
+  });
+
+  it("counts a Tiffin-Timeout over the wait: a queued route's deadline passes and it never starts", async () => {
+    gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    started.length = 0;
+    const first = post('/compat/paint', { id: 'holder' });
+    await until(() => started.length === 1);
+    const late = await post('/compat/paint', { id: 'expires' }, { 'tiffin-timeout': '0.2' });
+    expect(late.status).toBe(504);
+    expect(await late.json()).toEqual({ failed: 'DEADLINE_EXCEEDED' });
+    const bad = await post('/compat/paint', { id: 'bad' }, { 'tiffin-timeout': 'soon' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ failed: 'INVALID_TIMEOUT' });
+    open();
+    expect((await first).status).toBe(200);
+    expect(started).toEqual(['holder']);
   });
 });

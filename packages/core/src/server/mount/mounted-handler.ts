@@ -3,6 +3,7 @@ import type { ParameterizedContext } from 'koa';
 import compose from 'koa-compose';
 import type { Unauthorized } from '../../errors/index.js';
 import { httpCallOptions } from '../../runtime/admission/call-options.js';
+import { timeoutOfField } from '../../runtime/admission/client-timeout.js';
 import { urgencyOf } from '../../runtime/admission/priority.js';
 import type { Invocation } from '../../runtime/invocation.js';
 import type { MountState } from '../../service/mount-state.js';
@@ -163,6 +164,14 @@ function queueMount(this: StateOf, api: string): Promise<void> {
   const urgency = urgencyOf(fields.priority);
   if (urgency !== undefined) call.urgency = urgency;
   call.client = fields.client;
+  // `Tiffin-Timeout` shortens the request's deadline as a call's (400 `INVALID_TIMEOUT` when unusable), the
+  // wait included: the runtime counts the deadline again before the request queues.
+  try {
+    const timeout = timeoutOfField(fields.timeout);
+    if (timeout !== undefined) call.clientTimeout = timeout;
+  } catch (err) {
+    return Promise.reject(err);
+  }
   return (this[ADMIT] as MountedHandlerDeps['admitTo'])(exchange, api) ?? Promise.resolve();
 }
 
