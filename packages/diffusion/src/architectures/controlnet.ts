@@ -13,7 +13,7 @@ import { hasTextTimeEmbedding, type UNetConfig } from './unet-config.js';
 import { unetLayout } from './unet-layout.js';
 
 /**
- * diffusers' `ControlNetModel` (docs/spec/diffusion.md §5.5 for the blocks it shares with the UNet): the UNet's time
+ * diffusers' `ControlNetModel` (docs/spec/diffusion.md §8.4; §5.5 for the blocks it shares with the UNet): the UNet's time
  * embedding, conv_in, down blocks and mid block (the same stage definitions as `unet.ts`), the conditioning image's
  * embedding added after conv_in, and a 1×1 "zero" conv on every down-path output and on the mid block's output.
  * The residuals come out unscaled: conditioning_scale, guess mode and global pooling are applied by the caller

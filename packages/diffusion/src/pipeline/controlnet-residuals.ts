@@ -4,7 +4,7 @@ import { concat, type HostTensor, splitBatch } from '../latents/host-tensor.js';
 import type { PreparedControlNet } from './controlnet-units.js';
 
 /**
- * diffusers' `controlnet_keep` for step `i` of `n` timesteps: the net is on unless the step begins before
+ * diffusers' `controlnet_keep` (docs/spec/diffusion.md §8.4) for step `i` of `n` timesteps: the net is on unless the step begins before
  * `guidance_start` or ends after `guidance_end` (as shares of the timesteps).
  */
 export const controlNetKeeps = (i: number, n: number, start: number, end: number): boolean =>

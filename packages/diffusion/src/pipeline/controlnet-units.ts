@@ -72,7 +72,7 @@ async function rgbOf(field: string, image: unknown): Promise<RgbImage & { data: 
 }
 
 /**
- * The conditioning image as diffusers' control image processor makes it (`VaeImageProcessor` with
+ * The conditioning image as diffusers' control image processor makes it (docs/spec/diffusion.md §8.4) (`VaeImageProcessor` with
  * `do_normalize=False`): RGB resized to the generation size with Pillow's Lanczos, values / 255, NHWC; then
  * repeated for each image of the request and, with guidance and not guess mode, for both halves of the batch.
  * A `bgr` net gets its channels flipped.
