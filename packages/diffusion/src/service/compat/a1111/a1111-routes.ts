@@ -129,10 +129,10 @@ export function a1111Routes(
         mask = await base64Image(body.mask, 'mask', maxPixels);
     }
     // This request's checkpoint: its `override_settings.sd_model_checkpoint`, else the global setting's.
+    const checkpoint = await overridden(body.override_settings);
     // The kind's own queue (--concurrency, --queue), ordered by Priority, as its native API's calls are: the
     // request holds one slot for all its iterations.
     await ctx.state.queue(!image ? 'text2img' : mask ? 'inpaint' : 'img2img');
-    const checkpoint = await overridden(body.override_settings);
     const { job, end } = progress.begin(callerOf(ctx.req), plan.iterations, ctx.state.signal);
     // The prompt's words the model ignores (its `<lora:…>` tags removed): the native routes' header, and
     // `ignored_words` in `info` and in `/progress` while the job runs.

@@ -149,10 +149,10 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
       requireKind('img2img', kind);
       edit = await compatRequest(generator, common, { image: sized });
     }
+    await ctx.state.queue(edit.input.kind);
     if (streamed.stream) {
       const size = fittedSize(sized.width, sized.height, generator.maxSize);
       return stream(ctx, 'edits', edit, signal, streamed.partialImages, request, size);
-    await ctx.state.queue(edit.input.kind);
     }
     const edited = await generator.start({ request: edit, signal }).result;
     return imagesAnswer(edited, request, store, originOf(ctx));
