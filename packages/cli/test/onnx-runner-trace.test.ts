@@ -37,7 +37,7 @@ it('an ONNX Runtime call is a `runner` span under the call’s run span, with it
     body: JSON.stringify(x),
   });
   const y = (await res.json()) as number[][];
-  linearExpected(x)[0]?.forEach((v, j) => expect(y[0]?.[j]).toBeCloseTo(v, 5));
+  for (const [j, v] of (linearExpected(x)[0] ?? []).entries()) expect(y[0]?.[j]).toBeCloseTo(v, 5);
   let spans: ReceivedSpan[] = [];
   await vi.waitFor(
     async () => {

@@ -1,6 +1,7 @@
 import { BadInput, Multipart } from '@tiffin/core';
 import { Image, type TiffinImage } from '@tiffin/io-image';
 import { jsonModel } from '@tiffin/io-json';
+import { controlnetRequest } from '../controlnet/controlnet-request.js';
 import {
   generationParameters,
   type InpaintBody,
@@ -9,7 +10,6 @@ import {
   requestedOutput,
   requestLoras,
 } from '../request-schemas.js';
-import { controlnetRequest } from '../controlnet/controlnet-request.js';
 import { jobImage, rgbInput, uploadMaxPixels } from './images.js';
 import type { GenerationKind } from './kind.js';
 
