@@ -164,10 +164,11 @@ export class Runtime {
    * has no queue of its own. The request's `urgency` and `client` order and share it as a call's would.
    */
   admitTo(call: Invocation, apiName: string): Promise<void> | undefined {
+    // The client's own deadline (`Tiffin-Timeout`) counts from the request's start, its wait included, in
+    // this queue or in the work's own (a generator's).
+    if (call.clientTimeout !== undefined) this.rewatch(call);
     const queue = this.queues.get(apiName);
     if (!queue) return undefined;
-    // The client's own deadline (`Tiffin-Timeout`) counts from the request's start, its wait included.
-    if (call.clientTimeout !== undefined) this.rewatch(call);
     try {
       const entered = this.enterQueue(call, queue);
       return isThenable(entered) ? entered.then(() => undefined) : Promise.resolve();

@@ -30,10 +30,10 @@ afterAll(async () => {
   console.info(`[compat deadline figures]\n  ${figures.join('\n  ')}`);
 }, 60_000);
 
-const post = (handle: ServerHandle, path: string, body: unknown) =>
+const post = (handle: ServerHandle, path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${handle.url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
 
@@ -62,8 +62,14 @@ describe("the A1111 routes under the server's timeout", () => {
       seed: 1,
     });
     await waitFor(() => sd.queue.size.running === 1);
-    // Queued behind it, and past its own deadline before the long one ends.
-    const queued = post(handle, '/sdapi/v1/txt2img', { prompt: 'queued', steps: 1, width: 8, height: 8 });
+    // Queued behind it, and past its own deadline (the client's 1 s) while the long one still runs: with the
+    // server's 3 s alone, its deadline would come after the long one's, and it could rightly start in between.
+    const queued = post(
+      handle,
+      '/sdapi/v1/txt2img',
+      { prompt: 'queued', steps: 1, width: 8, height: 8 },
+      { 'tiffin-timeout': '1' },
+    );
     await waitFor(() => sd.queue.size.waiting === 1);
     const first = await long;
     const sentAt = await sent;
