@@ -1,5 +1,6 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JSONDescriptor, type ServerHandle, Service } from '../../src/index.js';
+import { JSONDescriptor, type MemoryLogger, type ServerHandle, Service } from '../../src/index.js';
 import { start } from './helpers.js';
 
 /**
@@ -14,7 +15,7 @@ let gate = new Promise<void>((resolve) => {
   open = resolve;
 });
 
-let handle: ServerHandle;
+let handle: ServerHandle & { logs: MemoryLogger };
 beforeAll(async () => {
   const svc = new Service('queued_routes');
   svc.api(
@@ -122,5 +123,43 @@ describe('ctx.state.queue', () => {
     open();
     expect((await first).status).toBe(200);
     expect(started).toEqual(['holder']);
+  });
+
+  it('gives up the place of a request whose client leaves while it waits: it never starts, and is no 500', async () => {
+    gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    started.length = 0;
+    const since = handle.logs.records.length;
+    const first = post('/compat/paint', { id: 'holder' });
+    await until(() => started.length === 1);
+    // A route and a call of the API queue behind it; their clients destroy their sockets while they wait.
+    for (const [path, id] of [
+      ['/compat/paint', 'route left'],
+      ['/paint', 'call left'],
+    ]) {
+      const payload = JSON.stringify({ id });
+      const req = request(`${handle.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(payload.length) },
+      });
+      req.on('error', () => {});
+      req.end(payload);
+      await until(async () => (await depth()) === 1);
+      req.destroy();
+      await until(async () => (await depth()) === 0);
+      expect(await depth()).toBe(0);
+    }
+    const next = post('/compat/paint', { id: 'next' });
+    await until(async () => (await depth()) === 1);
+    open();
+    expect((await first).status).toBe(200);
+    expect((await next).status).toBe(200);
+    expect(started).toEqual(['holder', 'next']);
+    // Answered to nobody as cancelled (409 CANCELLED), never logged as the server's fault.
+    const records = handle.logs.records.slice(since);
+    const lines = records.filter((r) => r.msg === 'request' && r.status === 409);
+    expect(lines.map((r) => r.path)).toEqual(['/compat/paint', '/paint']);
+    expect(records.filter((r) => r.level === 'error' || Number(r.status) >= 500)).toEqual([]);
   });
 });

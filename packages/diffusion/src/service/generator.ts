@@ -21,6 +21,8 @@ import { jobCost } from './step-clock.js';
 import type { JobOutcome, ModelWorkerHost } from './worker-host.js';
 import type { WorkerInit } from './worker-protocol.js';
 
+const CANCELLED_LOADING = 'The request was cancelled while its checkpoint loaded, before generation started';
+
 /** What a generator is made of: the model, what its kinds know of it, and its worker's settings. */
 export interface GeneratorOptions {
   /** The kinds the service serves, and what they know of the model (limits, sizes, defaults). */
@@ -227,6 +229,9 @@ export class Generator {
             'tiffin.generation.images': input.params.num_images_per_prompt ?? 1,
           });
           const worker = await this.workerFor(checkpoint);
+          // Its client left (or its deadline passed) while the checkpoint loaded: the load is kept for the
+          // requests after it, but this generation never starts.
+          if (signal.aborted) throw new GenerationCancelled(CANCELLED_LOADING);
           defaultScheduler = worker.defaultScheduler;
           emit({ ...base, type: 'started' });
           return worker.run(base.id, input, {

@@ -1,5 +1,5 @@
 import { encodeErrorBody, errorAnswer } from '../../errors/error-answer.js';
-import { isTiffinError } from '../../errors/index.js';
+import { Cancelled, isTiffinError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Exchange } from '../exchange.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -9,7 +9,13 @@ import type { ServerMetrics } from '../metrics.js';
  * anything else → 500. Shed and timed-out answers are counted here, the one place every error answer passes.
  * A request inside a route group is answered in the group's shape (its `errorMapper`), counted by the catalog's.
  */
-export function writeError(ctx: Exchange, err: unknown, logger: Logger, metrics?: ServerMetrics): void {
+export function writeError(ctx: Exchange, thrown: unknown, logger: Logger, metrics?: ServerMetrics): void {
+  // The request's own abort reason thrown back (its client left while it waited in a queue) is no fault of the
+  // server: a cancelled request, 409 `CANCELLED`, as a generation whose client left is, never a logged 500.
+  const err =
+    ctx.abort.isAborted && !isTiffinError(thrown) && thrown === ctx.abort.signal.reason
+      ? new Cancelled('The request was cancelled: its client left')
+      : thrown;
   const trace = ctx.trace;
   // The error logs name the request's trace; a server fault is recorded on its span (docs/observability.md).
   const answer = errorAnswer(err, ctx.requestId, logger, trace?.traceId);
