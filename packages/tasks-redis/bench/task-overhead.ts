@@ -9,8 +9,11 @@
  * BullMQ within a round is the figure to read, with two that the machine's load does not change: the reads
  * redis-server made per task (each one a write a client sent it: a round trip, or several commands sent
  * together) and its CPU time per task. `pnpm --filter @tiffin/tasks-redis bench:tasks`
- * (TASKS=600 ROUNDS=3 IN_FLIGHT=16 CONCURRENCY=8 to change).
+ * (TASKS=600 ROUNDS=3 IN_FLIGHT=16 CONCURRENCY=8 to change; pinned as the figures in bench/README.md were taken:
+ * `REDIS_CPU=0 taskset -c 1 npx -y pnpm@10.34.9 --filter @tiffin/tasks-redis bench:tasks`; PROFILE=1 prints each Redis case's commands and
+ * scripts per task, `redis-profile.ts`).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -28,12 +31,15 @@ import { Redis } from 'ioredis';
 import { RedisTaskStore } from '../src/index.js';
 import { RedisServer } from '../test/redis-server.js';
 import { httpCall } from './http-call.js';
+import { profileRedis } from './redis-profile.js';
 
 const TASKS = Number(process.env.TASKS ?? 600);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
 const WARMUP = 100;
+/** PROFILE=1: each Redis case's commands and scripts per task (`redis-profile.ts`), which slows them. */
+const PROFILE = process.env.PROFILE === '1';
 const LIMITS = { maxTasks: 4096, maxClientTasks: 4096, resultTtl: 600 };
 
 interface Figures {
@@ -59,9 +65,11 @@ async function redisCounters(probe: Redis): Promise<{ reads: number; cpu: number
 
 /** `drive` with redis-server's counters read around it (the probe's own reads left out). */
 async function driveOnRedis(probe: Redis, count: number, one: () => Promise<void>): Promise<Figures> {
+  const profile = PROFILE ? await profileRedis(probe) : null;
   const before = await redisCounters(probe);
   const figures = await drive(count, one);
   const after = await redisCounters(probe);
+  if (profile) console.log(await profile.stop(count));
   const reads = (after.reads - before.reads - 1) / count;
   const inKb = (after.inBytes - before.inBytes) / 1024 / count;
   return { ...figures, redis: { reads, cpuUs: ((after.cpu - before.cpu) * 1e6) / count, inKb } };
@@ -145,6 +153,11 @@ const ANSWER: TaskResult = {
 async function storeAlone(store: TaskStore, probe?: Redis): Promise<Figures> {
   const idle: Array<() => void> = [];
   let stopped = false;
+  // As core's task runner does: told when tasks are queued (by another process, or handed back), which also
+  // tells the store that a claim follows each completion.
+  const stopWatching = store.onQueued?.(() => {
+    for (const wake of idle.splice(0)) wake();
+  });
   const runners = Array.from({ length: CONCURRENCY }, async () => {
     while (!stopped) {
       const task = await store.claim();
@@ -176,6 +189,7 @@ async function storeAlone(store: TaskStore, probe?: Redis): Promise<Figures> {
     return probe ? await driveOnRedis(probe, TASKS, one) : await drive(TASKS, one);
   } finally {
     stopped = true;
+    stopWatching?.();
     for (const wake of idle.splice(0)) wake();
     await Promise.all(runners);
     await store.close?.();
@@ -226,6 +240,9 @@ const cases: readonly Case[] = process.env.CASES
 
 async function main(): Promise<void> {
   const redis = await RedisServer.start('everysec');
+  // REDIS_CPU=0 (with the bench under `taskset -c 1`): redis-server on a CPU of its own, as the figures were taken.
+  if (process.env.REDIS_CPU !== undefined && redis.pid !== undefined)
+    execFileSync('taskset', ['-pc', process.env.REDIS_CPU, String(redis.pid)], { stdio: 'ignore' });
   /** A fresh store of the case's kind (its own queue or folder). */
   const open = async (c: Case, queue: string, folder: string): Promise<TaskStore> =>
     c.endsWith('memory')

@@ -20,7 +20,7 @@ export function unfinishedJobKeys(queue: Queue): [string, string, string, string
   return [wait, paused, active, delayed, prioritized] as [string, string, string, string, string];
 }
 
-/** The jobs left to claim: the wait list and the prioritized sorted set (`start-3.lua` counts them). */
+/** The jobs left to claim: the wait list and the prioritized sorted set (`start-4.lua` counts them). */
 export function claimableJobKeys(queue: Queue): [wait: string, prioritized: string] {
   const { wait, prioritized } = queue.keys;
   return [wait as string, prioritized as string];

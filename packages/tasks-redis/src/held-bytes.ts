@@ -17,6 +17,12 @@ import type { StoreCommands } from './store-commands.js';
 /** Bytes counted for a task beyond its request and answer (its view, its job), as the memory store counts them. */
 export const TASK_OVERHEAD_BYTES = 1024;
 
+/**
+ * The largest answer written in its job (BullMQ's return value, copied into the events stream) rather than kept
+ * apart, when its task's body was at least as large (`TaskSettlement`).
+ */
+export const INLINE_ANSWER_BYTES = 256;
+
 /** The default bound, the memory and disk stores' own. */
 export const DEFAULT_MAX_HELD_BYTES = 512 * 1024 * 1024;
 
@@ -70,9 +76,14 @@ export class HeldBytes {
     return [...this.countKeys, this.bodyKey(id), this.answerKey(id), this.events];
   }
 
-  /** `ended-9.lua`'s ARGV 9-13 for task `id` (`endedHeld`'s arguments). */
-  endArgs(id: string, succeeded: boolean): Array<string | number> {
-    return [id, succeeded ? '1' : '0', Date.now(), this.ttlMs, TASK_OVERHEAD_BYTES];
+  /**
+   * `ended-9.lua`'s ARGV 9-14 for task `id` (`endedHeld`'s arguments): `answer` is null for a task that did not
+   * succeed, `kept` for an answer kept apart (already counted), or the bytes of one written in the job.
+   */
+  endArgs(id: string, answer: number | 'kept' | null): Array<string | number> {
+    const succeeded = answer === null ? '0' : answer === 'kept' ? '1' : '2';
+    const inline = typeof answer === 'number' ? answer : 0;
+    return [id, succeeded, Date.now(), this.ttlMs, TASK_OVERHEAD_BYTES, inline];
   }
 
   /** The stored body of task `id` (null: none kept, as for a task queued before bodies were kept apart). */

@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 const COMMANDS = new URL('./commands/', import.meta.url);
 
 /** Every script, by file name without `.lua`; `tiffin` and its name in camel case is its method (`StoreCommands`). */
-const SCRIPTS = ['admit-10', 'keep-5', 'give-back-4', 'start-3', 'view-5', 'ended-9', 'stats-2'] as const;
+const SCRIPTS = ['admit-10', 'keep-5', 'give-back-4', 'start-4', 'view-5', 'ended-9', 'stats-2'] as const;
 
 const INCLUDE = /^--- @include "([a-z/-]+)"$/gm;
 
@@ -38,7 +38,8 @@ export interface StoreCommands {
   tiffinAdmit(...args: Array<string | number | Buffer>): Promise<number>;
   tiffinKeep(...args: Array<string | number | Buffer>): Promise<number>;
   tiffinGiveBack(...args: Array<string | number>): Promise<number>;
-  tiffinStart(...args: Array<string | number>): Promise<number>;
+  /** `start-4.lua`, its reply's body as bytes (ioredis's `Buffer` form of a script's method). */
+  tiffinStartBuffer(...args: Array<string | number>): Promise<[left: number, body: Buffer | null]>;
   tiffinView(...args: Array<string | number>): Promise<ViewReply>;
   tiffinEnded(...args: Array<string | number>): Promise<number>;
   tiffinStats(...args: Array<string | number>): Promise<Array<string | number>>;

@@ -11,8 +11,8 @@ import type { TaskLeases } from './task-leases.js';
 
 /**
  * A claim: a BullMQ job taken by hand (`Worker.getNextJob`), or one BullMQ handed over with the end of the one
- * before, started in one round trip (`start-3.lua`: its cancel mark read, its `started` event sent, the jobs left
- * counted) and held under a lease. A job started more times than its task's attempts allow (its process stopped
+ * before, started in one round trip (`start-4.lua`: its body and cancel mark read, its `started` event sent, the
+ * jobs left counted) and held under a lease. A job started more times than its task's attempts allow (its process stopped
  * each time) is ended `TASK_INTERRUPTED` instead, and one cancelled meanwhile ends cancelled: both are handed
  * over as ended, so the runner tells their webhooks.
  */
@@ -50,9 +50,6 @@ export class TaskClaims {
     const { job, token } = taken;
     const id = job.id as string;
     const data = job.data;
-    // The stored body, read in the same write as the start's script (`coalesceWrites`).
-    const body = ctx.held.body(id);
-    body.catch(() => {});
     const task: ClaimedTask = {
       id,
       api: data.api,
@@ -62,7 +59,7 @@ export class TaskClaims {
     // A task this claim ends instead of starting is handed over as ended: the runner tells its webhook.
     const ended = (): ClaimedTask => ({ ...task, ended: true });
     if (job.attemptsStarted > data.attempts) {
-      task.request = storedRequest(data, await body);
+      task.request = storedRequest(data, await ctx.held.body(id));
       if (await ctx.connections.commands.sismember(ctx.keys.cancelled, id)) {
         await this.endings.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
         return ended();
@@ -79,18 +76,16 @@ export class TaskClaims {
       kind: 'event',
       event: { event: 'started', data: { request_id: id, status: 'started' } },
     });
-    // The cancel mark read, the `started` event sent and the jobs left counted in one round trip.
+    // The body read, the cancel mark read, the `started` event sent and the jobs left counted in one script.
     const mark = hint.mark();
-    const [left, kept] = await Promise.all([
-      ctx.scripts.tiffinStart(
-        ctx.keys.cancelled,
-        ...claimableJobKeys(ctx.queue),
-        id,
-        ctx.keys.channel,
-        started,
-      ),
-      body,
-    ]);
+    const [left, kept] = await ctx.scripts.tiffinStartBuffer(
+      ctx.keys.cancelled,
+      ...claimableJobKeys(ctx.queue),
+      ctx.held.bodyKey(id),
+      id,
+      ctx.keys.channel,
+      started,
+    );
     task.request = storedRequest(data, kept);
     // None left, and no submit or message since the count: the next claim need not ask.
     if (left === 0) hint.noneLeft(mark);
@@ -98,7 +93,7 @@ export class TaskClaims {
       await this.endings.end(job, token, { status: 'cancelled', error: cancelledBody(id) });
       return ended();
     }
-    this.leases.hold(id, job, token);
+    this.leases.hold(id, job, token, kept?.byteLength ?? 0);
     return task;
   }
 

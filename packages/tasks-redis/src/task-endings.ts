@@ -22,8 +22,11 @@ import { finalEvent, finalTimes } from './task-views.js';
 /** How long an API's recent run times are kept after its last run (its queued tasks' estimate). */
 const RUNS_TTL_MS = 24 * 3600 * 1000;
 
-/** A task's end as `ended` takes it: failed or cancelled with its error, or succeeded after `seconds`. */
-export type TaskEnd = Ending | { status: 'succeeded'; seconds: number };
+/**
+ * A task's end as `ended` takes it: failed or cancelled with its error, or succeeded after `seconds`, its answer
+ * kept apart or, `inlineBytes` long, in its job.
+ */
+export type TaskEnd = Ending | { status: 'succeeded'; seconds: number; inlineBytes?: number | undefined };
 
 /**
  * How tasks end and what is kept of it: a claimed job ended as failed or cancelled, the bookkeeping after any
@@ -76,7 +79,7 @@ export class TaskEndings {
       id,
       keys.channel,
       this.channel.encode({ id, kind: 'event', event }),
-      ...held.endArgs(id, ending.status === 'succeeded'),
+      ...held.endArgs(id, ending.status === 'succeeded' ? (ending.inlineBytes ?? 'kept') : null),
     );
   }
 

@@ -7,6 +7,8 @@ export interface Lease {
   token: string;
   job: Job<JobData>;
   timer: NodeJS.Timeout;
+  /** The bytes of the request's body its task counts (`HeldBytes`; 0 when none was kept apart). */
+  bodyBytes: number;
 }
 
 /**
@@ -35,15 +37,15 @@ export class TaskLeases {
     return this.leases.has(id);
   }
 
-  /** Run claimed job `id` under `token`, its lock renewed until it is settled. */
-  hold(id: string, job: Job<JobData>, token: string): void {
+  /** Run claimed job `id` under `token` (its body counted `bodyBytes`), its lock renewed until it is settled. */
+  hold(id: string, job: Job<JobData>, token: string, bodyBytes: number): void {
     const timer = setInterval(
       // A third of the lease: two renewals may be lost (a slow Redis, a busy event loop) before it lapses.
       () => void job.extendLock(token, this.leaseMs).catch(() => {}),
       Math.floor(this.leaseMs / 3),
     );
     timer.unref();
-    this.leases.set(id, { token, job, timer });
+    this.leases.set(id, { token, job, timer, bodyBytes });
   }
 
   /**

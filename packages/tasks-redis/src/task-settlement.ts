@@ -1,5 +1,6 @@
 import type { ErrorBody } from '@tiffin/core';
 import { type TaskResult, TaskResultTooLarge } from '@tiffin/core/tasks';
+import { INLINE_ANSWER_BYTES } from './held-bytes.js';
 import { type EncodedAnswer, type Ending, endingError } from './job-records.js';
 import type { StoreContext } from './store-context.js';
 import type { TaskClaims } from './task-claims.js';
@@ -9,7 +10,10 @@ import type { TaskLeases } from './task-leases.js';
 /**
  * A running task's end, written through its lease: an answer kept (`keep-5.lua`, before BullMQ's completion, so a
  * reader that sees the task succeeded finds it) and the job completed, or the job failed with its ending; then
- * the bookkeeping (`TaskEndings.ended`). A task this process no longer holds is left alone.
+ * the bookkeeping (`TaskEndings.ended`). A small answer no larger than its task's body (`INLINE_ANSWER_BYTES`) is
+ * written in the job's return value instead, in BullMQ's completion: it takes the body's place in the count
+ * (`ended-9.lua`), which it cannot outgrow, so it needs no check and no script of its own. A task this process no
+ * longer holds is left alone.
  */
 export class TaskSettlement {
   constructor(
@@ -32,29 +36,37 @@ export class TaskSettlement {
       );
       return this.fail(id, tooLarge.toBody());
     }
-    // The body is kept apart, raw (`HeldBytes`): BullMQ copies a return value into its events stream.
-    const encoded: EncodedAnswer = { status: result.status, headers: result.headers, kept: true };
     const body = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
-    const full: Ending = {
+    // A small answer in the job itself, in base64 (as a job ended before answers were kept apart keeps it);
+    // a larger one kept apart, raw (`HeldBytes`): BullMQ copies a return value into its events stream.
+    const inline = size <= Math.min(INLINE_ANSWER_BYTES, lease.bodyBytes);
+    const encoded: EncodedAnswer = inline
+      ? { status: result.status, headers: result.headers, body: body.toString('base64') }
+      : { status: result.status, headers: result.headers, kept: true };
+    // Built only when it is the end: an error's stack costs more than the rest of a completion's own work.
+    const full = (): Ending => ({
       status: 'failed',
       error: new TaskResultTooLarge(
         `The task's answer (${size} bytes) does not fit in the ${ctx.held.max} bytes the other tasks leave`,
       ).toBody(),
-    };
+    });
     /** Whether the answer fits beside the bytes the other tasks hold (asked once, before the job completes). */
-    let fits: boolean | undefined;
+    let fits: boolean | undefined = inline || undefined;
     const started = lease.job.processedOn ?? Date.now();
     // The next queued job comes back with this one's end when this process's runner claims next.
     const next = this.claims.askNext();
     const write = async () => {
       fits ??= await ctx.held.keep(id, body);
-      if (!fits) return lease.job.moveToFailed(endingError(full), lease.token, false);
+      if (!fits) return lease.job.moveToFailed(endingError(full()), lease.token, false);
       const reply = await lease.job.moveToCompleted(encoded, lease.token, next !== null);
       next?.(reply, lease.token);
     };
     if (await this.leases.settle(id, write)) {
       const seconds = (Date.now() - started) / 1000;
-      await this.endings.ended(lease.job, fits ? { status: 'succeeded', seconds } : full).catch(() => {});
+      const end = fits
+        ? { status: 'succeeded' as const, seconds, inlineBytes: inline ? size : undefined }
+        : full();
+      await this.endings.ended(lease.job, end).catch(() => {});
     }
   }
 

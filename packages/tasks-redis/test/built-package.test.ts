@@ -53,14 +53,15 @@ describeOnRedis('the built package on a real redis-server', (redis) => {
 
     const store = await built.RedisTaskStore.open({ url: redis.url, queue: 'built', leaseMs: 1000 });
     try {
-      // admit-10, stats-2, view-5, start-3, keep-5, ended-9; then give-back-4 by a cancel while queued.
+      // admit-10, stats-2, view-5, start-4, keep-5, ended-9; then give-back-4 by a cancel while queued.
       const { id } = await store.submit('echo', bytes('hello'));
       expect((await store.stats()).unfinished).toEqual({ echo: { queued: 1, running: 0 } });
       expect(await store.status(id)).toMatchObject({ status: 'queued', queue_position: 1 });
       const task = await store.claim();
       expect(task?.request.body.toString()).toBe('hello');
-      await store.complete(id, { status: 200, headers: [], body: Buffer.from('HELLO') });
-      expect((await store.result(id)).body.toString()).toBe('HELLO');
+      // An answer larger than its body is kept apart (keep-5); a smaller one would be written in the job.
+      await store.complete(id, { status: 200, headers: [], body: Buffer.from('HELLO, WORLD') });
+      expect((await store.result(id)).body.toString()).toBe('HELLO, WORLD');
       const queued = await store.submit('echo', bytes('later'));
       expect(await store.cancel(queued.id)).toMatchObject({ status: 'cancelled' });
     } finally {

@@ -108,6 +108,25 @@ describeOnRedis('the bytes tasks hold on a real redis-server', (redis) => {
     await b.submit('api', submitted(size));
   });
 
+  it("counts a small answer written in its job in its body's place, serves it, and frees it when it expires", async () => {
+    const { stores, queue, probe } = await replicas({ resultTtl: 1 });
+    const [a, b] = stores;
+    const { id } = await a.submit('api', submitted(100));
+    const held = `tiffin:${queue}:held`;
+    expect(Number(await probe.hget(held, id))).toBe(100 + OVERHEAD);
+    await run(stores, answer(40));
+    // In the job (no key of its own), counted as its bytes and the overhead, until its time to live.
+    expect(await probe.exists(`tiffin:${queue}:answer:${id}`, `tiffin:${queue}:body:${id}`)).toBe(0);
+    expect(Number(await probe.hget(held, id))).toBe(40 + OVERHEAD);
+    expect(Number(await probe.get(`${held}:total`))).toBe(40 + OVERHEAD);
+    expect((await b.result(id)).body).toEqual(answer(40).body);
+    await sleep(1300);
+    // The next count's change purges it.
+    await b.submit('api', submitted(0));
+    expect(await probe.hget(held, id)).toBeNull();
+    expect(Number(await probe.get(`${held}:total`))).toBe(OVERHEAD);
+  });
+
   it("keeps no answer in BullMQ's events stream, and trims the stream by age", async () => {
     const size = 100_000;
     const { stores, queue, probe } = await replicas({ resultTtl: 1 });

@@ -78,6 +78,11 @@ export class RedisServer {
     await exited;
   }
 
+  /** The running server's process id (a benchmark pins it to a CPU of its own). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** Freeze it (SIGSTOP): connections stay open and nothing answers, as a Redis that hangs rather than refuses. */
   freeze(): void {
     this.child?.kill('SIGSTOP');
