@@ -12,12 +12,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { writeTinyPipeline } from '@tiffin/diffusion/testing';
+import { writeTinyControlNet, writeTinyPipeline } from '@tiffin/diffusion/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_DIR, collectOutput, type Exited, spawnTiffin } from './cli-process.js';
 
 /**
- * `tiffin diffusion build` end to end: build a package from the tiny pipeline, a LoRA folder and a tiny autoencoder, then run
+ * `tiffin diffusion build` end to end: build a package from the tiny pipeline, a LoRA folder, a tiny autoencoder and a
+ * tiny ControlNet, then run
  * it the two ways its README/Dockerfile give (`tiffin serve <tag>`, and `node server.mjs` in the package).
  */
 
@@ -136,6 +137,7 @@ beforeAll(async () => {
   const loras = join(work, 'loras');
   writeTinyLora(loras, 'style.safetensors', 'package-test');
   const vaeTiny = writeTinyAutoencoder(join(work, 'taesd'));
+  const controlnet = writeTinyControlNet(join(work, 'tiny-controlnet'));
   const built = await tiffin(
     [
       'diffusion',
@@ -147,6 +149,8 @@ beforeAll(async () => {
       loras,
       '--vae-tiny',
       vaeTiny,
+      '--controlnet',
+      `edges=${controlnet}`,
       '--name',
       'tiny-sd',
       '--version',
@@ -162,9 +166,11 @@ beforeAll(async () => {
   ).done;
   // stderr has only the steps, one line each as it starts (no terminal here): saving the model and LoRA, bundling...
   const steps = built.stderr.split('\n').filter(Boolean);
-  expect(steps.filter((line) => !line.endsWith('...'))).toEqual([]);
+  // A slow step adds `  still <step> (30 s)` lines (a loaded machine): progress too, not errors.
+  expect(steps.filter((line) => !line.endsWith('...') && !line.startsWith('  still '))).toEqual([]);
   expect(steps).toContain('Saving the LoRA files to the model store...');
   expect(steps).toContain('Saving the tiny autoencoder taesd to the model store...');
+  expect(steps).toContain('Saving the ControlNet edges (tiny-controlnet) to the model store...');
   expect(steps).toContain('Bundling the service code (esbuild)...');
   expect(built.code).toBe(0);
   expect(built.stdout).toContain('Successfully built package tiny-sd:1');
@@ -183,6 +189,12 @@ describe('a package built by tiffin diffusion build', () => {
     const [tinyVersion] = readdirSync(join(packageDir, 'models', 'tiny-sd-vae-tiny'));
     expect(
       readdirSync(join(packageDir, 'models', 'tiny-sd-vae-tiny', tinyVersion as string, 'files')).sort(),
+    ).toEqual(['config.json', 'diffusion_pytorch_model.safetensors']);
+    const [controlNetVersion] = readdirSync(join(packageDir, 'models', 'tiny-sd-controlnet-edges'));
+    expect(
+      readdirSync(
+        join(packageDir, 'models', 'tiny-sd-controlnet-edges', controlNetVersion as string, 'files'),
+      ).sort(),
     ).toEqual(['config.json', 'diffusion_pytorch_model.safetensors']);
     expect(readdirSync(join(packageDir, 'vendor')).sort()).toEqual([
       'tiffin-core',
@@ -279,6 +291,14 @@ describe('a package built by tiffin diffusion build', () => {
       expect(Buffer.from(full).equals(Buffer.from(fromPackage))).toBe(false);
       const styled = await jpeg(await text2img(url, { lora_weights: 'style.safetensors' }));
       expect(Buffer.from(styled).equals(Buffer.from(fromPackage))).toBe(false);
+      // It starts with the packaged ControlNet: listed, and a unit guides the image (any picture is a map).
+      const models = (await (await fetch(`${url}/models`)).json()) as { controlnets: string[] };
+      expect(models.controlnets).toEqual(['edges']);
+      const unit = { model: 'edges', image: Buffer.from(fromPackage).toString('base64') };
+      const guided = await jpeg(await text2img(url, { controlnet: [unit] }));
+      expect(Buffer.from(guided).equals(Buffer.from(fromPackage))).toBe(false);
+      const again = await jpeg(await text2img(url, { controlnet: [unit] }));
+      expect(Buffer.from(again).equals(Buffer.from(guided))).toBe(true);
     } finally {
       await stop(server);
     }

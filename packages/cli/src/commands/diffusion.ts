@@ -17,6 +17,7 @@ import {
 } from '../diffusion/diffusion-package.js';
 import {
   checkPipelineName,
+  controlNetsFor,
   loraDirFor,
   type ModelFlags,
   modelOptions,
@@ -119,7 +120,7 @@ export function registerDiffusion(program: Command): void {
           throw new CLIException(`--lora-weights ${flags.loraWeights} not found`);
         const model = await resolveModel(flags, name);
         const vaeTiny = flags.vaeTiny ? await resolveVaeTiny(flags.vaeTiny) : undefined;
-        const { controlnets } = await resolveControlNets(flags.controlnet);
+        const { controlnets } = await resolveControlNets(controlNetsFor(name, flags.controlnet));
         const { service } = createDiffusionService({
           modelDir: model.dir,
           pipeline: flags.pipeline,
@@ -180,7 +181,7 @@ export function registerDiffusion(program: Command): void {
       diffusion
         .command('build')
         .description(
-          'Package the model, LoRA files and the diffusion service into a deployable package, with the service settings given here',
+          'Package the model, LoRA files, ControlNets and the diffusion service into a deployable package, with the service settings given here',
         )
         .argument(
           '<pipeline>',
@@ -202,6 +203,11 @@ export function registerDiffusion(program: Command): void {
     .option('--lora-dir <dir>', 'folder of LoRA files packaged for per-request use')
     .option('--lora-weights <file>', 'LoRA packaged and merged at start')
     .option('--vae-tiny <folder|id>', `${VAE_TINY_HELP}; packaged, and the package starts with it`)
+    .option(
+      '--controlnet <name=folder|id>',
+      `${CONTROLNET_HELP}; packaged, and the package starts with them`,
+      collectControlNet,
+    )
     .option('--name <name>', 'package name (default stable-diffusion)')
     .option('--version <version>', 'package version (default: a hash of its content)')
     .option('--no-lockfile', 'skip package-lock.json (it is generated with npm from the npm registry)')

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,9 +14,10 @@ import {
 import type { ContainerizeFlags } from '../commands/containerize.js';
 import { type KubernetesFlags, kubernetesOptionsFrom } from '../kubernetes-options.js';
 import type { StepProgress } from '../step-progress.js';
+import { resolveControlNets } from './controlnet-flags.js';
 import { type ModelFlags, resolveModel, resolveVaeTiny } from './model-resolution.js';
 import { type ModelsDirFlags, modelsDirSettings } from './models-dir-flags.js';
-import { serviceModuleSource } from './service-module-source.js';
+import { type PackagedControlNet, serviceModuleSource } from './service-module-source.js';
 import { type ServiceSettingFlags, serviceSettings } from './setting-flags.js';
 
 /** A diffusion model needs far more than a small service: memory for the weights, minutes to load them. */
@@ -40,6 +41,8 @@ export interface BuildFlags
   loraDir?: string;
   loraWeights?: string;
   vaeTiny?: string;
+  /** `--controlnet name=<folder|file|hub id>`, repeatable: packaged, and the package starts with them. */
+  controlnet?: Array<[string, string]>;
   name?: string;
   version?: string;
   containerize?: boolean;
@@ -69,6 +72,38 @@ function cliPackageDir(): string {
     dir = dirname(dir);
   }
   throw new CLIException('Cannot find the @tiffin/cli package folder');
+}
+
+/**
+ * Each `--controlnet` as a store entry the package carries: a hub id's download is one already; a local folder or
+ * single `.safetensors` file is saved as one (a file keeps its name, recorded beside the tag).
+ */
+async function packagedControlNets(
+  store: ModelStore,
+  packageName: string,
+  pairs: BuildFlags['controlnet'],
+  progress: StepProgress,
+): Promise<PackagedControlNet[]> {
+  const packaged: PackagedControlNet[] = [];
+  for (const [name, source] of pairs ?? []) {
+    const { controlnets, tags } = await resolveControlNets([[name, source]]);
+    const dir = controlnets[name] as string;
+    if (tags[0]) {
+      packaged.push({ name, tag: tags[0] });
+      continue;
+    }
+    progress.step(`Saving the ControlNet ${name} (${basename(dir)}) to the model store`);
+    const file = statSync(dir).isFile();
+    const saved = await store.save({
+      // A store name: lower case, at most 63 characters, ending in a letter or digit.
+      name: `${packageName}-controlnet-${name.toLowerCase()}`.slice(0, 63).replace(/[._-]+$/, ''),
+      ...(file ? { paths: [dir] } : { dir }),
+      module: 'tiffin.diffusion.controlnet',
+      labels: { source: basename(dir), controlnet: name },
+    });
+    packaged.push({ name, tag: saved.tag, ...(file ? { file: basename(dir) } : {}) });
+  }
+  return packaged;
 }
 
 const importModule: ServiceModuleLoader = async (file) =>
@@ -124,6 +159,7 @@ export async function buildDiffusionPackage(flags: BuildFlags, pipelineName: str
       vaeTinyTag = saved.tag;
     }
   }
+  const controlnets = await packagedControlNets(store, packageName, flags.controlnet, progress);
   // The checkpoints folder is one store entry, so the package carries it as it carries the model.
   let checkpointsTag: string | undefined;
   if (modelsDir) {
@@ -142,6 +178,7 @@ export async function buildDiffusionPackage(flags: BuildFlags, pipelineName: str
     loraTag,
     loraWeights: flags.loraWeights ? basename(flags.loraWeights) : undefined,
     vaeTinyTag,
+    controlnets,
     checkpointsTag,
     maxLoadedModels,
     tasks,
