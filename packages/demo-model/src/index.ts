@@ -26,6 +26,15 @@ export function demoTinyDecoderDir(): string {
   return fileURLToPath(new URL('../vae-tiny', import.meta.url));
 }
 
+/**
+ * The demo model's Canny ControlNet, a diffusers `ControlNetModel` folder trained by `training/train_controlnet.py`:
+ * the edge map (`module: "canny"` of a 64×64 picture) gives the shape, its place and size; the prompt the colour
+ * and background. `tiffin diffusion start demo` loads it as `canny`.
+ */
+export function demoControlNetDir(): string {
+  return fileURLToPath(new URL('../controlnet-canny', import.meta.url));
+}
+
 export {
   BACKGROUND_NAMES,
   type BackgroundName,

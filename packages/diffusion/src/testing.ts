@@ -16,6 +16,7 @@ export { EulerAncestralDiscreteScheduler } from './schedulers/euler-ancestral.js
 export { GaussianNoise } from './schedulers/gaussian-noise.js';
 export { type LCMConfig, LCMScheduler } from './schedulers/lcm.js';
 export { type PNDMConfig, PNDMScheduler } from './schedulers/pndm.js';
+export { cannyEdges } from './service/controlnet/canny.js';
 export type { TinyFlavour } from './tiny/tiny-configs.js';
 export {
   tinyControlNetConfig,
