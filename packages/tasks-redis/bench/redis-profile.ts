@@ -1,8 +1,8 @@
 /**
  * Where redis-server's time goes per task (`PROFILE=1` on `task-overhead.ts`): every command it ran over a case,
  * from its `SLOWLOG` with every command logged, grouped by command and, for `EVALSHA`, by script (the store's
- * `commands/*.lua` and BullMQ's own, named from their SHA-1), as calls and µs per task; then the commands the
- * scripts ran inside, from `INFO commandstats`. The log's time is the command's execution alone (no reading,
+ * `commands/*.lua` and BullMQ's own, named from their SHA-1), as calls and µs per task (a script's time holds
+ * that of the commands it ran, which the log lists as well); then `INFO commandstats` over the same run. The log's time is the command's execution alone (no reading,
  * parsing or reply), so it sums to less than redis-server's CPU; logging every command costs some too, so a
  * profiled run's tasks/s are not the figure to read.
  */
@@ -85,9 +85,8 @@ export async function profileRedis(probe: Redis): Promise<Profile> {
         if (['slowlog', 'config', 'info'].includes(name) || s.calls === was.calls) continue;
         inner.set(name, { calls: s.calls - was.calls, usec: s.usec - was.usec });
       }
-      const total = [...top.values()].reduce((sum, s) => sum + s.usec, 0);
       return [
-        `commands as sent (SLOWLOG, execution only; ${(total / tasks).toFixed(1)} µs a task in all):`,
+        "commands (SLOWLOG, execution only; redis-server 7 logs a script's own commands too, inside its time):",
         '| command or script | calls per task | µs per task | µs per call |',
         '|---|---|---|---|',
         ...rows(top),
