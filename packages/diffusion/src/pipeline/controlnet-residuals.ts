@@ -18,6 +18,15 @@ function guessScales(n: number): number[] {
   );
 }
 
+/**
+ * A1111's soft injection (its ControlNet extension's "My prompt is more important" and "ControlNet is more
+ * important"): residual k of n weighs 0.825^(12 − k), so the mid block of an SD 1.x/2.x net (k = 12) keeps its
+ * weight and the shallowest gets 0.1; SDXL's 10 residuals take the first 10 of those 13 weights, as the extension does.
+ */
+export function softInjectionScales(n: number): number[] {
+  return Array.from({ length: n }, (_, k) => Math.fround(0.825 ** (12 - k)));
+}
+
 /** Each residual replaced by its mean over the pixels (NHWC), broadcast back to its size. */
 function pooled(x: HostTensor): HostTensor {
   const [B, H, W, C] = x.shape;
@@ -62,7 +71,7 @@ export async function controlNetResiduals(
   let total: HostControlResiduals | undefined;
   for (const u of nets) {
     if (!controlNetKeeps(i, n, u.start, u.end)) continue;
-    const half = u.guessMode && step.guided;
+    const half = (u.guessMode || u.controlMode === 'controlnet') && step.guided;
     const raw = await u.net.residualsOnHost(
       half ? positiveHalf(step.input) : step.input,
       step.timestep,
@@ -74,7 +83,9 @@ export async function controlNetResiduals(
     const scales =
       u.guessMode && !u.globalPool
         ? guessScales(all.length).map((s) => Math.fround(s * Math.fround(u.scale)))
-        : all.map(() => u.scale);
+        : u.controlMode !== 'balanced'
+          ? softInjectionScales(all.length).map((s) => Math.fround(s * Math.fround(u.scale)))
+          : all.map(() => u.scale);
     let scaled = all.map((r, k) => mul(r, scales[k]));
     if (u.globalPool) scaled = scaled.map(pooled);
     if (half)

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import type { ControlNetEngine } from '../engines/engine-models.js';
 import type { HostTensor } from '../latents/host-tensor.js';
 import { resizeLanczos } from '../latents/lanczos-resize.js';
-import type { ControlNetUnit, RgbImage } from './types.js';
+import type { ControlMode, ControlNetUnit, RgbImage } from './types.js';
 
 /** A client's mistake in `controlnet` (HTTP 400, INVALID_ARGUMENT); `field` names it (`controlnet[1].image`). */
 export class ControlNetRequestError extends InvalidArgument {
@@ -24,9 +24,13 @@ export interface PreparedControlNet {
   readonly start: number;
   readonly end: number;
   readonly guessMode: boolean;
+  /** A1111's control mode (`balanced` unless given). */
+  readonly controlMode: ControlMode;
   /** Residuals averaged over the pixels (`global_pool_conditions`). */
   readonly globalPool: boolean;
 }
+
+const CONTROL_MODES: readonly ControlMode[] = ['balanced', 'prompt', 'controlnet'];
 
 const number = (field: string, v: unknown, def: number, lo: number, hi: number): number => {
   if (v === undefined || v === null) return def;
@@ -125,13 +129,18 @@ export async function prepareControlNets(
       throw new ControlNetRequestError(`${at}.guidance_end`, `must be above guidance_start (${start})`);
     if (u.guess_mode !== undefined && typeof u.guess_mode !== 'boolean')
       throw new ControlNetRequestError(`${at}.guess_mode`, 'must be a boolean');
+    const controlMode = u.control_mode ?? 'balanced';
+    if (!CONTROL_MODES.includes(controlMode))
+      throw new ControlNetRequestError(`${at}.control_mode`, `must be one of ${CONTROL_MODES.join(', ')}`);
     const globalPool = net.config.global_pool_conditions === true;
     const guessMode = u.guess_mode === true || globalPool;
+    // "ControlNet is more important" feeds the conditional half only, as guess mode does.
+    const halfOnly = guessMode || controlMode === 'controlnet';
     const rgb = await rgbOf(`${at}.image`, u.image);
     const bgr = net.config.controlnet_conditioning_channel_order === 'bgr';
-    const copies = g.guided && !guessMode ? 2 * g.batch : g.batch;
+    const copies = g.guided && !halfOnly ? 2 * g.batch : g.batch;
     const image = conditioningImage(rgb, g.width, g.height, copies, bgr);
-    prepared.push({ net, image, scale, start, end, guessMode, globalPool });
+    prepared.push({ net, image, scale, start, end, guessMode, controlMode, globalPool });
   }
   return prepared;
 }

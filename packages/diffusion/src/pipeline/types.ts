@@ -73,7 +73,17 @@ export interface ControlNetUnit {
    * `global_pool_conditions`.
    */
   guess_mode?: boolean;
+  /**
+   * A1111's control mode as its ControlNet extension implements it (docs/a1111-api.md, ControlNet): `balanced`
+   * (default) scales every residual by `conditioning_scale`; `prompt` ("My prompt is more important") scales residual k
+   * of n by 0.825^(12 − k) more, on both halves of the guidance batch; `controlnet` ("ControlNet is more important")
+   * scales them so too and gives the unconditional half none.
+   */
+  control_mode?: ControlMode;
 }
+
+/** How a ControlNet's residuals weigh against the prompt (A1111's control modes). */
+export type ControlMode = 'balanced' | 'prompt' | 'controlnet';
 
 /**
  * A library request. Scalar parameters are validated by `parameters.ts` (the same rules as the HTTP API);

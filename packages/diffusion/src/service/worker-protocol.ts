@@ -1,6 +1,7 @@
 import type { BackendName } from '../backend.js';
 import type { DiffusionOnnxOptions } from '../engines/onnx/weight-format.js';
 import type { GenerationParameters } from '../pipeline/parameters.js';
+import type { ControlMode } from '../pipeline/types.js';
 import type { SchedulerName } from '../schedulers/registry.js';
 
 /** What the host hands the model worker at start (structured-clone safe). */
@@ -54,6 +55,7 @@ export interface JobControlNet {
   guidance_start: number;
   guidance_end: number;
   guess_mode: boolean;
+  control_mode: ControlMode;
 }
 
 /** How a hires fix upscales the first pass: its latents (bilinear or nearest) or its decoded image (Lanczos). */

@@ -1,7 +1,9 @@
 import { BadInput } from '@tiffin/core';
 import { decodeUpload, UnreadableImage } from '../compat/decode-upload.js';
 import { cannyOffThread, resizeOffThread } from '../kinds/images.js';
+import type { Rgb8Image } from '../lanczos-resize.js';
 import type { JobControlNet } from '../worker-protocol.js';
+import { fitControlImage, processorSize } from './control-image-fit.js';
 import type { ControlNetBody } from './controlnet-schema.js';
 
 /** A request's ControlNet units as the worker gets them, prepared once the request is admitted. */
@@ -54,25 +56,33 @@ export function controlnetRequest(
         guidance_start: u.guidance_start,
         guidance_end: u.guidance_end,
         guess_mode: u.guess_mode,
+        control_mode: u.control_mode,
       })),
     );
 }
 
 /**
- * The image at the generation's size, through its module: what ControlNet is conditioned on. The resize and Canny
- * run in the upload-resizing threads, off the event loop (a 4096×4096 picture's resize takes seconds).
+ * The image at the generation's size, through its module: what ControlNet is conditioned on. Without
+ * `processor_res` the picture meets the size by `resize_mode` and the module runs there (A1111's pixel perfect); with
+ * it, the module runs on the picture at that short side and its map meets the size by `resize_mode` (docs/a1111-api.md,
+ * ControlNet). The resizes and Canny run in the upload-resizing threads, off the event loop (a 4096×4096 picture's
+ * resize takes seconds).
  */
-async function conditioningMap(
-  picture: { width: number; height: number; data: Uint8Array },
-  u: ControlNetBody,
+export async function conditioningMap(
+  picture: Rgb8Image,
+  u: Pick<ControlNetBody, 'module' | 'low_threshold' | 'high_threshold' | 'resize_mode' | 'processor_res'>,
   width: number,
   height: number,
-) {
-  const sized =
-    picture.width === width && picture.height === height
-      ? picture
-      : await resizeOffThread(picture, width, height);
-  return u.module === 'canny' ? cannyOffThread(sized, u.low_threshold, u.high_threshold) : sized;
+): Promise<Rgb8Image> {
+  const module = (image: Rgb8Image) =>
+    u.module === 'canny' ? cannyOffThread(image, u.low_threshold, u.high_threshold) : image;
+  const mode = u.resize_mode ?? 'just_resize';
+  if (u.processor_res === null || u.processor_res === undefined)
+    return module(await fitControlImage(picture, width, height, mode, resizeOffThread));
+  const [pw, ph] = processorSize(picture, u.processor_res);
+  const atRes =
+    pw === picture.width && ph === picture.height ? picture : await resizeOffThread(picture, pw, ph);
+  return fitControlImage(await module(atRes), width, height, mode, resizeOffThread);
 }
 
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}$/;

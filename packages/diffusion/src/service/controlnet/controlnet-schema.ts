@@ -8,6 +8,13 @@ import { CANNY_DEFAULT_HIGH, CANNY_DEFAULT_LOW } from './canny.js';
 export const CONTROLNET_MODULES = ['none', 'canny'] as const;
 export type ControlNetModule = (typeof CONTROLNET_MODULES)[number];
 
+/** A1111's control modes, by the native names (docs/a1111-api.md, ControlNet). */
+export const CONTROL_MODES = ['balanced', 'prompt', 'controlnet'] as const;
+
+/** A1111's resize modes ("Just Resize", "Crop and Resize", "Resize and Fill"), by the native names. */
+export const RESIZE_MODES = ['just_resize', 'crop_and_resize', 'resize_and_fill'] as const;
+export type ResizeMode = (typeof RESIZE_MODES)[number];
+
 /** ControlNet units one request may carry unless the service says otherwise. */
 export const DEFAULT_MAX_CONTROLNETS = 4;
 
@@ -37,6 +44,28 @@ const unit = z
       .boolean()
       .default(false)
       .describe('Residuals on the conditional half only, scaled up the blocks (diffusers guess_mode)'),
+    control_mode: z
+      .enum(CONTROL_MODES)
+      .default('balanced')
+      .describe(
+        "A1111's control mode: balanced; prompt (My prompt is more important: residual k of 13 scaled by 0.825^(12-k)); controlnet (ControlNet is more important: so scaled, on the conditional half only)",
+      ),
+    resize_mode: z
+      .enum(RESIZE_MODES)
+      .default('just_resize')
+      .describe(
+        "How the image meets the generation's size (A1111's resize_mode): just_resize stretches it; crop_and_resize scales it to cover, then crops the middle; resize_and_fill scales it to fit, then fills the rest with its border's median colour",
+      ),
+    processor_res: z
+      .number()
+      .int()
+      .min(64)
+      .max(2048)
+      .nullable()
+      .default(null)
+      .describe(
+        "The module's resolution (A1111's processor_res): the picture's short side is resized to it, the module runs there, then the map meets the generation's size by resize_mode; null: the module runs at the generation's size (pixel perfect)",
+      ),
     low_threshold: z
       .number()
       .min(0)

@@ -26,7 +26,7 @@ const context = { names: ['edges', 'depth'], maxPixels: 4096 * 4096 };
 const parse = (units: unknown[]) => controlnetField(4).parse(units) ?? [];
 
 describe('controlnet units of a request', () => {
-  it('fills in the defaults: module none, scale 1, the whole schedule, Canny 100/200', () => {
+  it('fills in the defaults: module none, scale 1, the whole schedule, balanced, stretched at the size, Canny 100/200', () => {
     const [unit] = parse([{ model: 'edges', image: 'AAAA' }]);
     expect(unit).toEqual({
       model: 'edges',
@@ -36,6 +36,9 @@ describe('controlnet units of a request', () => {
       guidance_start: 0,
       guidance_end: 1,
       guess_mode: false,
+      control_mode: 'balanced',
+      resize_mode: 'just_resize',
+      processor_res: null,
       low_threshold: 100,
       high_threshold: 200,
     });
@@ -49,6 +52,10 @@ describe('controlnet units of a request', () => {
     expect(window.success).toBe(false);
     expect(window.error?.issues[0].path).toEqual([0, 'guidance_end']);
     expect(controlnetField(2).safeParse([{ ...one, conditioning_scale: -1 }]).success).toBe(false);
+    expect(controlnetField(2).safeParse([{ ...one, control_mode: 'loud' }]).success).toBe(false);
+    expect(controlnetField(2).safeParse([{ ...one, resize_mode: 'envelope' }]).success).toBe(false);
+    expect(controlnetField(2).safeParse([{ ...one, processor_res: 32 }]).success).toBe(false);
+    expect(controlnetField(2).safeParse([{ ...one, processor_res: 64.5 }]).success).toBe(false);
   });
 
   it('names the field of an unknown model, a service without ControlNets, and bytes that are no base64', () => {

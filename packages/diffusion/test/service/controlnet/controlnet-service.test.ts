@@ -268,6 +268,8 @@ describe('a service with ControlNets', () => {
               weight: 0.9,
               image,
               threshold_a: 80,
+              // The native route's map: made at the generation's size.
+              pixel_perfect: true,
             },
           ],
         },
@@ -276,5 +278,46 @@ describe('a service with ControlNets', () => {
     expect(res.status).toBe(200);
     const answer = (await res.json()) as { images: string[] };
     expect(pngImageData(Buffer.from(answer.images[0], 'base64')).equals(pngImageData(native))).toBe(true);
+  });
+
+  it("gives A1111's control_mode, resize_mode and processor_res the native fields' image", async () => {
+    const image = await disc();
+    const native = { control_mode: 'prompt', resize_mode: 'resize_and_fill', processor_res: 64 };
+    const fromNative = await png(`${guided.url}/text2img`, {
+      ...generation,
+      width: 48,
+      controlnet: [{ model: 'edges', image, module: 'canny', ...native }],
+    });
+    const balanced = await png(`${guided.url}/text2img`, {
+      ...generation,
+      width: 48,
+      controlnet: [{ model: 'edges', image, module: 'canny', ...native, control_mode: 'balanced' }],
+    });
+    expect(pngImageData(balanced).equals(pngImageData(fromNative))).toBe(false);
+    const res = await post(`${guided.url}/sdapi/v1/txt2img`, {
+      prompt: generation.prompt,
+      steps: 2,
+      cfg_scale: 2,
+      seed: 7,
+      width: 48,
+      height: 32,
+      alwayson_scripts: {
+        controlnet: {
+          args: [
+            {
+              module: 'canny',
+              model: 'edges',
+              image,
+              control_mode: 1,
+              resize_mode: 'Resize and Fill',
+              processor_res: 64,
+            },
+          ],
+        },
+      },
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { images: string[] };
+    expect(pngImageData(Buffer.from(answer.images[0], 'base64')).equals(pngImageData(fromNative))).toBe(true);
   });
 });

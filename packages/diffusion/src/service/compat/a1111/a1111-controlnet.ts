@@ -1,7 +1,12 @@
 import { type Service, UnprocessableEntity } from '@tiffin/core';
+import type { ControlMode } from '../../../pipeline/types.js';
 import { CANNY_DEFAULT_HIGH, CANNY_DEFAULT_LOW } from '../../controlnet/canny.js';
 import { base64Bytes } from '../../controlnet/controlnet-request.js';
-import { CONTROLNET_MODULES, type ControlNetModule } from '../../controlnet/controlnet-schema.js';
+import {
+  CONTROLNET_MODULES,
+  type ControlNetModule,
+  type ResizeMode,
+} from '../../controlnet/controlnet-schema.js';
 import type { Generator } from '../../generator.js';
 import { cannyOffThread, uploadMaxPixels } from '../../kinds/images.js';
 import { encodeGenerated } from '../../output-format.js';
@@ -15,15 +20,37 @@ type Ctx = Parameters<NonNullable<RouteGroup['routes'][string][string]>>[0];
 const MAX_DETECT_IMAGES = 4;
 const MAX_DETECT_BYTES = 32 * 1024 * 1024;
 
-/** A1111's `control_mode` by number or label: only Balanced and "ControlNet is more important" (guess mode) run. */
-const CONTROL_MODES: Record<string, boolean | null> = {
-  '0': false,
-  balanced: false,
-  '1': null,
-  'my prompt is more important': null,
-  '2': true,
-  'controlnet is more important': true,
+/** The extension's `control_mode` by number or label (matched without case), as the native names. */
+const CONTROL_MODES: Record<string, ControlMode> = {
+  '0': 'balanced',
+  balanced: 'balanced',
+  '1': 'prompt',
+  'my prompt is more important': 'prompt',
+  '2': 'controlnet',
+  'controlnet is more important': 'controlnet',
 };
+
+/** The extension's `resize_mode` by number or label (matched without case), as the native names. */
+const RESIZE_MODES: Record<string, ResizeMode> = {
+  '0': 'just_resize',
+  'just resize': 'just_resize',
+  '1': 'crop_and_resize',
+  'crop and resize': 'crop_and_resize',
+  '2': 'resize_and_fill',
+  'resize and fill': 'resize_and_fill',
+};
+
+/** The extension's default preprocessor resolution (`processor_res` -1 or absent, pixel perfect off). */
+const DEFAULT_PROCESSOR_RES = 512;
+
+/** A mode field by number or label: the native name, or a 422 listing what is served. */
+function modeOf<T>(table: Record<string, T>, value: unknown, fallback: T, field: string, served: string): T {
+  if (value === undefined || value === null) return fallback;
+  const mode = table[String(value).toLowerCase()];
+  if (mode === undefined)
+    throw new UnprocessableEntity(`${field} ${JSON.stringify(value)} is not one of ${served}`);
+  return mode;
+}
 
 /** `model: "control_v11p_sd15_canny [d14c016b]"`: the name without the hash A1111's model list appends. */
 const HASH_SUFFIX = /\s*\[[0-9a-fA-F]{8,10}\]$/;
@@ -55,9 +82,9 @@ function numberOr(unit: Record<string, unknown>, key: string, fallback: number, 
  * (default true), `module` (none or canny), `model` (a loaded ControlNet's name, A1111's ` [hash]` suffix
  * dropped; `None` disables the unit), `weight`, `image` or `input_image` (base64, or `{image}`; img2img without
  * one: the init image, as the extension does), `guidance_start`, `guidance_end`, `threshold_a` / `threshold_b`
- * (Canny's low and high; -1: 100 and 200), `control_mode` (Balanced, or "ControlNet is more important" as guess
- * mode). `processor_res`, `pixel_perfect` and `resize_mode` are read as pixel perfect: the map is made at the
- * generation's size, the picture resized whole (docs/a1111-api.md, ControlNet). Null when no unit is enabled.
+ * (Canny's low and high; -1: 100 and 200), `control_mode` and `resize_mode` (numbers or labels; default Balanced and
+ * "Crop and Resize", the extension's), `processor_res` (-1: 512) unless `pixel_perfect` (docs/a1111-api.md,
+ * ControlNet). Null when no unit is enabled.
  */
 export function a1111ControlNet(
   body: Record<string, unknown>,
@@ -82,11 +109,29 @@ export function a1111ControlNet(
       throw new UnprocessableEntity(
         `${field}.module ${JSON.stringify(unit.module)} is not served; this service runs ${CONTROLNET_MODULES.join(', ')} (bring other maps with module none)`,
       );
-    const mode = CONTROL_MODES[String(unit.control_mode ?? 0).toLowerCase()];
-    if (mode === undefined || mode === null)
-      throw new UnprocessableEntity(
-        `${field}.control_mode ${JSON.stringify(unit.control_mode)} is not served; Balanced (0) and "ControlNet is more important" (2) are`,
-      );
+    const controlMode = modeOf(
+      CONTROL_MODES,
+      unit.control_mode,
+      'balanced',
+      `${field}.control_mode`,
+      'Balanced (0), "My prompt is more important" (1), "ControlNet is more important" (2)',
+    );
+    const resizeMode = modeOf(
+      RESIZE_MODES,
+      unit.resize_mode,
+      'crop_and_resize',
+      `${field}.resize_mode`,
+      '"Just Resize" (0), "Crop and Resize" (1), "Resize and Fill" (2)',
+    );
+    // Pixel perfect, or no preprocessor: the map is made at the generation's size; else at processor_res (-1: 512).
+    const res = numberOr(unit, 'processor_res', -1, field);
+    const processorRes =
+      unit.pixel_perfect === true || module === 'none' ? null : res < 0 ? DEFAULT_PROCESSOR_RES : res;
+    if (
+      processorRes !== null &&
+      (!Number.isInteger(processorRes) || processorRes < 64 || processorRes > 2048)
+    )
+      throw new UnprocessableEntity(`${field}.processor_res must be -1 or an integer in [64, 2048]`);
     let image = unit.image ?? unit.input_image ?? initImage;
     if (typeof image === 'object' && image !== null && !Array.isArray(image))
       image = (image as { image?: unknown }).image;
@@ -101,7 +146,10 @@ export function a1111ControlNet(
       conditioning_scale: numberOr(unit, 'weight', 1, field),
       guidance_start: numberOr(unit, 'guidance_start', 0, field),
       guidance_end: numberOr(unit, 'guidance_end', 1, field),
-      guess_mode: mode || unit.guessmode === true,
+      guess_mode: unit.guessmode === true,
+      control_mode: controlMode,
+      resize_mode: resizeMode,
+      processor_res: processorRes,
       low_threshold: low < 0 ? CANNY_DEFAULT_LOW : low,
       high_threshold: high < 0 ? CANNY_DEFAULT_HIGH : high,
     });
