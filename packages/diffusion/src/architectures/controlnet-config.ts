@@ -1,3 +1,4 @@
+import { TIME_IDS, timeIdsEmbedding, timestepEmbedding } from './timestep-embedding.js';
 import { type UNetConfig, validateUNetConfig } from './unet-config.js';
 
 /**
@@ -64,6 +65,39 @@ export function controlNetConfigFrom(
   return Object.fromEntries(
     CONTROLNET_CONFIG_KEYS.filter((k) => merged[k] !== undefined).map((k) => [k, merged[k]]),
   ) as unknown as ControlNetConfig;
+}
+
+/** The sinusoidal inputs a ControlNet takes at a step, as both engines feed them (host arrays with their shapes). */
+export interface ControlNetTimeInputs {
+  /** The timestep's projection, [1, block_out_channels[0]]. */
+  timeProj: { data: Float32Array; shape: [number, number] };
+  /** SDXL's time ids' projection, [rows, 6 × addition_time_embed_dim], when the step has them. */
+  timeIds?: { data: Float32Array; shape: [number, number] };
+}
+
+/**
+ * The timestep (and SDXL's time ids) projected as diffusers' `ControlNetModel` projects them, with its defaults read
+ * here once (docs/spec/diffusion.md §5.1): `flip_sin_to_cos` true, `freq_shift` 0, the first block's width 320.
+ */
+export function controlNetTimeInputs(
+  c: ControlNetConfig,
+  timestep: number,
+  timeIds?: readonly (readonly number[])[],
+): ControlNetTimeInputs {
+  const C0 = (c.block_out_channels ?? [320])[0];
+  const flip = c.flip_sin_to_cos ?? true;
+  const shift = c.freq_shift ?? 0;
+  const inputs: ControlNetTimeInputs = {
+    timeProj: { data: timestepEmbedding(timestep, C0, flip, shift), shape: [1, C0] },
+  };
+  if (timeIds) {
+    const Dt = c.addition_time_embed_dim ?? 0;
+    inputs.timeIds = {
+      data: timeIdsEmbedding(timeIds, Dt, flip, shift),
+      shape: [timeIds.length, TIME_IDS * Dt],
+    };
+  }
+  return inputs;
 }
 
 /** The conditioning embedding's widths (diffusers' default when the config omits them). */

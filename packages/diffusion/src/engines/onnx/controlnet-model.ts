@@ -1,8 +1,7 @@
 import type { OrtModule } from '@tiffin/onnx';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { controlNetResidualChannels } from '../../architectures/controlnet.js';
-import type { ControlNetConfig } from '../../architectures/controlnet-config.js';
-import { TIME_IDS, timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
+import { type ControlNetConfig, controlNetTimeInputs } from '../../architectures/controlnet-config.js';
 import type { HostTensor } from '../../latents/host-tensor.js';
 import type { ControlNetEngine, HostControlResiduals, HostTextTime } from '../engine-models.js';
 import { CONTROLNET_INPUTS, CONTROLNET_MID_OUTPUT, controlNetDownOutput } from './controlnet-graph.js';
@@ -26,27 +25,16 @@ export class OnnxControlNet implements ControlNetEngine {
     textTime?: HostTextTime,
   ): Promise<HostControlResiduals> {
     const c = this.config;
-    const C0 = (c.block_out_channels ?? [320])[0];
-    const flip = c.flip_sin_to_cos ?? true;
-    const shift = c.freq_shift ?? 0;
+    const time = controlNetTimeInputs(c, timestep, textTime?.timeIds);
     const feeds: Record<string, OrtTensor> = {
       [CONTROLNET_INPUTS.sample]: ortOf(this.ort, sample),
       [CONTROLNET_INPUTS.image]: ortOf(this.ort, image),
       [CONTROLNET_INPUTS.context]: ortOf(this.ort, context),
-      [CONTROLNET_INPUTS.timeProj]: new this.ort.Tensor(
-        'float32',
-        timestepEmbedding(timestep, C0, flip, shift),
-        [1, C0],
-      ),
+      [CONTROLNET_INPUTS.timeProj]: ortOf(this.ort, time.timeProj),
     };
-    if (textTime) {
-      const Dt = c.addition_time_embed_dim ?? 0;
-      const ids = timeIdsEmbedding(textTime.timeIds, Dt, flip, shift);
+    if (textTime && time.timeIds) {
       feeds[CONTROLNET_INPUTS.textEmbeds] = ortOf(this.ort, textTime.textEmbeds);
-      feeds[CONTROLNET_INPUTS.timeIds] = new this.ort.Tensor('float32', ids, [
-        textTime.timeIds.length,
-        TIME_IDS * Dt,
-      ]);
+      feeds[CONTROLNET_INPUTS.timeIds] = ortOf(this.ort, time.timeIds);
     }
     const out = await this.session.run(feeds);
     const down = controlNetResidualChannels(c).map((_, k) => hostOf(out[controlNetDownOutput(k)]));

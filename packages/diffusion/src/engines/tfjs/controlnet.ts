@@ -1,7 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { controlNetForward } from '../../architectures/controlnet.js';
-import type { ControlNetConfig } from '../../architectures/controlnet-config.js';
-import { TIME_IDS, timeIdsEmbedding, timestepEmbedding } from '../../architectures/timestep-embedding.js';
+import { type ControlNetConfig, controlNetTimeInputs } from '../../architectures/controlnet-config.js';
 import type { HostTensor } from '../../latents/host-tensor.js';
 import type { WeightStore } from '../../weights/store.js';
 import type { ControlNetEngine, HostControlResiduals, HostTextTime } from '../engine-models.js';
@@ -23,25 +22,17 @@ export class ControlNetModel implements ControlNetEngine {
     textTime?: HostTextTime,
   ): Promise<HostControlResiduals> {
     const c = this.config;
-    const C0 = (c.block_out_channels ?? [320])[0];
-    const flip = c.flip_sin_to_cos ?? true;
-    const shift = c.freq_shift ?? 0;
-    const Dt = c.addition_time_embed_dim ?? 0;
+    const time = controlNetTimeInputs(c, timestep, textTime?.timeIds);
+    const ids = time.timeIds;
     const out = await onTfjs([sample, context, image, textTime?.textEmbeds], ([s, ctx, img, embeds]) =>
       tf.tidy(() => {
         const o = new TfjsOps((name) => this.weights.get(name));
         const r = controlNetForward(o, c, s as tf.Tensor, img as tf.Tensor, {
-          timeProj: () => tf.tensor2d(timestepEmbedding(timestep, C0, flip, shift), [1, C0]),
+          timeProj: () => tf.tensor2d(time.timeProj.data, time.timeProj.shape),
           context: ctx as tf.Tensor,
           textTime:
-            embeds && textTime
-              ? () => ({
-                  textEmbeds: embeds,
-                  timeIds: tf.tensor2d(timeIdsEmbedding(textTime.timeIds, Dt, flip, shift), [
-                    textTime.timeIds.length,
-                    TIME_IDS * Dt,
-                  ]),
-                })
+            embeds && ids
+              ? () => ({ textEmbeds: embeds, timeIds: tf.tensor2d(ids.data, ids.shape) })
               : undefined,
         });
         return Object.fromEntries([...r.down.map((d, k) => [`d${k}`, d]), ['mid', r.mid]]) as Record<
