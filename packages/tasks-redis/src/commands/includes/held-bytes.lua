@@ -34,16 +34,17 @@ end
 
 --[[
   What a task's end gives back: its body goes; a task that did not succeed (`succeeded` '0') keeps only its
-  `overhead` counted (an answer it kept on an earlier attempt goes), one whose answer is in its job ('2') that
-  answer's `inline` bytes and its overhead, for its time to live `ttl` from `now` (an answer kept apart, '1', was
+  `overhead` counted, one whose answer is in its job ('2') that answer's `inline` bytes and its overhead (either
+  way an answer it kept apart on an earlier attempt goes), for its time to live `ttl` from `now` (an answer kept apart, '1', was
   counted as it was kept); BullMQ's events stream loses its entries older than that time (their ids are BullMQ's
   clock in ms).
 ]]
 local function endedHeld(held, total, expiry, body, answer, events, id, succeeded, now, ttl, overhead, inline)
   redis.call('DEL', body)
   if succeeded ~= '1' then
+    redis.call('DEL', answer)
     local bytes = tonumber(overhead)
-    if succeeded == '2' then bytes = bytes + tonumber(inline or '0') else redis.call('DEL', answer) end
+    if succeeded == '2' then bytes = bytes + tonumber(inline or '0') end
     count(held, total, expiry, id, bytes, tonumber(now) + tonumber(ttl))
   end
   redis.call('XTRIM', events, 'MINID', string.format('%d', tonumber(now) - tonumber(ttl)))
