@@ -35,9 +35,9 @@ end
 --[[
   What a task's end gives back: its body goes; a task that did not succeed (`succeeded` '0') keeps only its
   `overhead` counted, one whose answer is in its job ('2') that answer's `inline` bytes and its overhead (either
-  way an answer it kept apart on an earlier attempt goes), for its time to live `ttl` from `now` (an answer kept apart, '1', was
-  counted as it was kept); BullMQ's events stream loses its entries older than that time (their ids are BullMQ's
-  clock in ms).
+  way an answer it kept apart on an earlier attempt goes), for its time to live `ttl` from `now` (an answer kept
+  apart, '1', was counted as it was kept); BullMQ's events stream loses its entries older than that time (their
+  ids are BullMQ's clock in ms).
 ]]
 local function endedHeld(held, total, expiry, body, answer, events, id, succeeded, now, ttl, overhead, inline)
   redis.call('DEL', body)
