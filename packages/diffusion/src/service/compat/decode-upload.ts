@@ -1,4 +1,5 @@
 import sharp, { type Metadata } from 'sharp';
+import { uploadThreads } from '../kinds/images.js';
 
 /** Decoded 8-bit pixels of an upload (compat/generator.ts's `UploadedImage`, declared here so decoding depends on no kind). */
 export interface DecodedUpload {
@@ -18,11 +19,28 @@ export class UnreadableImage extends Error {
   }
 }
 
+/** What the upload threads answer a decode with: the pixels (moved, not copied), or why the bytes are unreadable. */
+export type DecodeAnswer = { image: DecodedUpload } | { unreadable: string; tooLarge: boolean };
+
 /**
  * Uploaded image bytes as 8-bit pixels (RGB, or RGBA when `keepAlpha` and it has alpha): the size is read from
- * the header and refused over `maxPixels` before anything is decoded.
+ * the header and refused over `maxPixels` before anything is decoded. Decoded in the upload threads
+ * (`resize-thread.ts`): the pixels come back moved into a buffer of the event loop's own, so a resize after it
+ * can move them on (`rgbInput`'s `transfer`) where sharp's own buffer (external memory) would be copied, 50 MB
+ * for a 4096² upload, holding the loop. Only the compressed bytes are copied there.
  */
 export async function decodeUpload(
+  bytes: Uint8Array,
+  maxPixels: number,
+  keepAlpha = false,
+): Promise<DecodedUpload> {
+  const answer = await uploadThreads().run<DecodeAnswer>('decodeUpload', [bytes, maxPixels, keepAlpha]);
+  if ('unreadable' in answer) throw new UnreadableImage(answer.unreadable, answer.tooLarge);
+  return answer.image;
+}
+
+/** `decodeUpload` on the calling thread, its pixels in sharp's buffer (the upload threads' task). */
+export async function decodeUploadHere(
   bytes: Uint8Array,
   maxPixels: number,
   keepAlpha = false,

@@ -35,19 +35,42 @@ function fittedSide(side: number, fit: number, most: number): number {
 
 let pool: TaskPool | undefined;
 
+/** The upload threads (`resize-thread.ts`): decoding, resizing and Canny maps of uploads, off the event loop. */
+export function uploadThreads(): TaskPool {
+  pool ??= new TaskPool({ name: 'upload resizing', module: siblingModule(import.meta.url, 'resize-thread') });
+  return pool;
+}
+
+/**
+ * The buffer of `data` to move into a thread rather than copy, when it is the whole of a buffer of its own. A
+ * buffer Node cannot move (sharp's pixels are external memory) is copied by `postMessage` whatever the list says.
+ */
+export function movable(data: Uint8Array): ArrayBuffer[] {
+  const { buffer } = data;
+  return buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === buffer.byteLength
+    ? [buffer]
+    : [];
+}
+
 /**
  * Pillow's Lanczos resize (`resizeLanczos`) in core's task threads, not on the event loop: a 4096×4096 upload
  * takes about 2 s of it, which would hold every other request (health checks, progress, other uploads) that long.
+ * With `transfer`, the input's pixels are moved into the thread (the caller's copy is emptied), not copied: a
+ * 50 MB copy holds the loop for tens of milliseconds.
  */
-export function resizeOffThread(image: Rgb8Image, width: number, height: number): Promise<Rgb8Image> {
-  pool ??= new TaskPool({ name: 'upload resizing', module: siblingModule(import.meta.url, 'resize-thread') });
-  return pool.run<Rgb8Image>('resizeLanczos', [image, width, height]);
+export function resizeOffThread(
+  image: Rgb8Image,
+  width: number,
+  height: number,
+  transfer = false,
+): Promise<Rgb8Image> {
+  const moved = transfer ? movable(image.data) : [];
+  return uploadThreads().run<Rgb8Image>('resizeLanczos', [image, width, height], moved);
 }
 
 /** A ControlNet unit's Canny map (`cannyEdges`) in the same threads, for the same reason. */
 export function cannyOffThread(image: Rgb8Image, low: number, high: number): Promise<Rgb8Image> {
-  pool ??= new TaskPool({ name: 'upload resizing', module: siblingModule(import.meta.url, 'resize-thread') });
-  return pool.run<Rgb8Image>('cannyEdges', [image, low, high]);
+  return uploadThreads().run<Rgb8Image>('cannyEdges', [image, low, high]);
 }
 
 /**
@@ -55,12 +78,14 @@ export function cannyOffThread(image: Rgb8Image, low: number, high: number): Pro
  * than the served `maxSize` (a larger upload is scaled down to fit, its aspect kept), by a Lanczos resize of
  * the whole picture, as diffusers' `VaeImageProcessor` does (it resizes with PIL's LANCZOS; `resizeLanczos`
  * matches it byte for byte), not by cropping. The resize runs off the event loop (`resizeOffThread`); an image
- * already of its size is copied as it is.
+ * already of its size is copied as it is. With `transfer` (the caller has no more use for `img`), its pixels are
+ * moved into the resizing thread rather than copied.
  */
 export async function rgbInput(
   field: string,
   img: DecodedImage,
   limits: GenerationLimits,
+  { transfer = false }: { transfer?: boolean } = {},
 ): Promise<JobImage> {
   const fit = Math.min(1, limits.maxSize / Math.max(img.width, img.height));
   const width = fittedSide(img.width, fit, limits.maxSize);
@@ -73,7 +98,7 @@ export async function rgbInput(
   if (!(img.data instanceof Uint8Array) || img.channels !== 3)
     throw new BadInput(`${field} must decode to 8-bit RGB`);
   if (width === img.width && height === img.height) return { width, height, data: img.data.slice() };
-  return resizeOffThread({ width: img.width, height: img.height, data: img.data }, width, height);
+  return resizeOffThread({ width: img.width, height: img.height, data: img.data }, width, height, transfer);
 }
 
 /** A job's image of one role, which its kind guarantees is there. */

@@ -27,7 +27,9 @@ export const img2img: GenerationKind = {
     }),
   async toRequest(value, { limits, defaulted, controlnets }) {
     const parts = value as { img: TiffinImage; data: Img2ImgBody };
-    const image = await rgbInput('img', parts.img, limits);
+    // The upload is not read again: its pixels move into the resizing thread where Node can move them (a compatible
+    // route's, decoded in the upload threads); sharp's own buffer (external memory) is copied.
+    const image = await rgbInput('img', parts.img, limits, { transfer: true });
     return {
       input: {
         kind: 'img2img',

@@ -35,10 +35,11 @@ export const inpaint: GenerationKind = {
       throw new BadInput(
         `mask_image is ${mask.width}×${mask.height} and image ${picture.width}×${picture.height}: they must be the same size`,
       );
-    // Both through the same resize to multiples of 8; the mask as grey replicated to RGB (binarised later).
+    // Both through the same resize to multiples of 8; the mask as grey replicated to RGB (binarised later). Neither
+    // is read again: their pixels move into the resizing thread where Node can move them (see img2img).
     const [image, maskRgb] = await Promise.all([
-      rgbInput('image', picture, limits),
-      rgbInput('mask_image', greyAsRgb(mask), limits),
+      rgbInput('image', picture, limits, { transfer: true }),
+      rgbInput('mask_image', greyAsRgb(mask), limits, { transfer: true }),
     ]);
     return {
       input: {

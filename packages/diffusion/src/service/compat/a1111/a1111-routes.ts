@@ -3,6 +3,7 @@ import { GenerationCancelled } from '../../../pipeline/cancel.js';
 import { ignoredWordsHeader } from '../../../tokenizer/ignored-words.js';
 import type { Generator } from '../../generator.js';
 import { IGNORED_WORDS_HEADER, type IgnoredWordsReport } from '../../ignored-words-report.js';
+import { rgbInput } from '../../kinds/images.js';
 import { type ServedModel, servedModel } from '../../model-hash.js';
 import { encodeGenerated } from '../../output-format.js';
 import type { JobImage } from '../../worker-protocol.js';
@@ -127,6 +128,15 @@ export function a1111Routes(
       image = await base64Image(inits[0], 'init_images[0]', maxPixels);
       if (body.mask !== undefined && body.mask !== null && body.mask !== '')
         mask = await base64Image(body.mask, 'mask', maxPixels);
+      if (mask && (mask.width !== image.width || mask.height !== image.height))
+        throw new BadInput(
+          `mask is ${mask.width}×${mask.height} and init_images[0] ${image.width}×${image.height}: they must be the same size`,
+        );
+      // Fitted to the served size once for all its iterations, not by each: the decoded pixels move into the
+      // resizing thread rather than being copied (a 4096² upload's 50 MB would hold the event loop).
+      const { limits } = generator.context;
+      image = { ...(await rgbInput('init_images[0]', image, limits, { transfer: true })), channels: 3 };
+      if (mask) mask = { ...(await rgbInput('mask', mask, limits, { transfer: true })), channels: 3 };
     }
     // This request's checkpoint: its `override_settings.sd_model_checkpoint`, else the global setting's.
     const checkpoint = await overridden(body.override_settings);
