@@ -4,11 +4,12 @@ import { controlNetWeightSpecs } from '../architectures/controlnet.js';
 import { type ControlNetConfig, controlNetConfigFrom } from '../architectures/controlnet-config.js';
 import { detWeight } from '../weights/deterministic.js';
 import { type TensorToWrite, writeSafetensors } from '../weights/safetensors.js';
-import { type TinySdFlavour, tinyConfigs } from './tiny-configs.js';
+import { sdxlTinyFolderConfigs } from './sdxl-tiny-configs.js';
+import { type TinyFlavour, tinyConfigs } from './tiny-configs.js';
 
 export interface WriteTinyControlNetOptions {
-  /** The tiny pipeline flavour whose UNet it fits (default `sd1`). */
-  flavour?: TinySdFlavour;
+  /** The tiny pipeline flavour whose UNet it fits (default `sd1`; `sdxl`: a `text_time` net). */
+  flavour?: TinyFlavour;
   /** Names another set of deterministic weights (a second ControlNet); default `a`. */
   seed?: string;
 }
@@ -17,8 +18,9 @@ export interface WriteTinyControlNetOptions {
  * The ControlNet config matching a tiny pipeline's UNet (`tiny-configs.ts`): its encoder half, and a conditioning
  * embedding that downsamples ×2 (the tiny VAE's factor) through widths 8 and 16.
  */
-export function tinyControlNetConfig(flavour: TinySdFlavour = 'sd1'): ControlNetConfig {
-  return controlNetConfigFrom(tinyConfigs(flavour).unet, {
+export function tinyControlNetConfig(flavour: TinyFlavour = 'sd1'): ControlNetConfig {
+  const unet = flavour === 'sdxl' ? sdxlTinyFolderConfigs().unet : tinyConfigs(flavour).unet;
+  return controlNetConfigFrom(unet, {
     conditioning_channels: 3,
     conditioning_embedding_out_channels: [8, 16],
     controlnet_conditioning_channel_order: 'rgb',
