@@ -43,7 +43,7 @@ async function img2img(body: Record<string, unknown>): Promise<Answer> {
   return res.body;
 }
 
-describe('an A1111 upload over the served size', () => {
+describe('a compatible route’s upload over the served side', () => {
   it('is fitted once: each of n_iter generations is the one-iteration image of its seed', async () => {
     // Wider than the served side, within A1111's pixel bound (the served size's pixels).
     const init = await png(2 * most, most / 2);
@@ -80,5 +80,29 @@ describe('an A1111 upload over the served size', () => {
     expect(wrong.status).toBeGreaterThanOrEqual(400);
     expect(wrong.status).toBeLessThan(500);
     expect(JSON.stringify(wrong.body)).toMatch(/must be the same size/);
+  }, 120_000);
+
+  it('on OpenAI edits too: an image and an RGBA mask decoded in the upload threads, fitted to the served side', async () => {
+    const [width, height] = [2 * most, most / 2];
+    const image = Buffer.from(await png(width, height), 'base64');
+    const alpha = new Uint8Array(width * height * 4).map((_, i) =>
+      i % 4 === 3 ? (i % 8 < 4 ? 0 : 255) : 128,
+    );
+    const mask = await sharp(Buffer.from(alpha), { raw: { width, height, channels: 4 } })
+      .png()
+      .toBuffer();
+    for (const parts of [{ image }, { image, mask }]) {
+      const form = new FormData();
+      form.set('prompt', 'a red cat');
+      for (const [name, bytes] of Object.entries(parts))
+        form.set(name, new Blob([new Uint8Array(bytes)], { type: 'image/png' }), `${name}.png`);
+      const res = await fetch(`${server.url}/v1/images/edits`, { method: 'POST', body: form });
+      const body = (await res.json()) as { data: Array<{ b64_json: string }> };
+      expect(res.status, JSON.stringify(body).slice(0, 200)).toBe(200);
+      const { width: w, height: h } = await sharp(
+        Buffer.from(body.data[0]?.b64_json ?? '', 'base64'),
+      ).metadata();
+      expect([w, h]).toEqual([most, Math.floor(most / 4 / 8) * 8]);
+    }
   }, 120_000);
 });
