@@ -1,5 +1,5 @@
 import { CLIException } from '@tiffin/core/internal';
-import { demoLoraDir, demoModelDir, demoTinyDecoderDir } from '@tiffin/demo-model';
+import { demoControlNetDir, demoLoraDir, demoModelDir, demoTinyDecoderDir } from '@tiffin/demo-model';
 import {
   DEFAULT_MODEL_ID,
   DEFAULT_SDXL_MODEL_ID,
@@ -60,6 +60,19 @@ export async function resolveModel(flags: ModelFlags, pipelineName: string): Pro
 /** The LoRA directory `start` serves: `--lora-dir`, else for `demo` the demo's own LoRA files. */
 export function loraDirFor(pipelineName: string, loraDir: string | undefined): string | undefined {
   return loraDir ?? (pipelineName === DEMO ? demoLoraDir() : undefined);
+}
+
+/**
+ * The ControlNets `start` loads: the `--controlnet` pairs, and for `demo` the demo's Canny ControlNet as `canny`
+ * unless a `--controlnet canny=…` names another.
+ */
+export function controlNetsFor(
+  pipelineName: string,
+  pairs: ReadonlyArray<[string, string]> | undefined,
+): Array<[string, string]> {
+  const given = [...(pairs ?? [])];
+  if (pipelineName !== DEMO || given.some(([name]) => name === 'canny')) return given;
+  return [['canny', demoControlNetDir()], ...given];
 }
 
 /**
