@@ -234,6 +234,38 @@ describe('a package built by tiffin diffusion build', () => {
     expect(refused.stderr).toContain('--ort-threads applies to --engine onnxruntime, not wasm');
   });
 
+  it('packages the demo with its Canny ControlNet, as `diffusion start demo` loads it', async () => {
+    const demoHome = scratchDir('tiffin-diffusion-demo-package-');
+    const built = await tiffin(
+      [
+        'diffusion',
+        'build',
+        'demo',
+        '--name',
+        'demo-pkg',
+        '--version',
+        '1',
+        '--no-lockfile',
+        '--engine',
+        'wasm',
+      ],
+      { TIFFIN_HOME: demoHome },
+    ).done;
+    const steps = built.stderr.split('\n').filter(Boolean);
+    expect(steps.filter((line) => !line.endsWith('...') && !line.startsWith('  still '))).toEqual([]);
+    expect(built.code).toBe(0);
+    expect(steps).toContain('Saving the ControlNet canny (controlnet-canny) to the model store...');
+    const models = join(demoHome, 'packages', 'demo-pkg', '1', 'models', 'demo-pkg-controlnet-canny');
+    const [version] = readdirSync(models);
+    expect(readdirSync(join(models, version as string, 'files')).sort()).toEqual([
+      'config.json',
+      'diffusion_pytorch_model.safetensors',
+    ]);
+    // The generated service starts with it under the name `canny`.
+    const service = readFileSync(join(demoHome, 'packages', 'demo-pkg', '1', 'service.js'), 'utf8');
+    expect(service).toContain('canny');
+  }, 120_000);
+
   it('serves POST /text2img with `tiffin serve <tag>`, with a request LoRA from the packaged folder', async () => {
     const served = tiffin(['serve', 'tiny-sd:1', '--port', '0'], { TIFFIN_HOME: home });
     try {

@@ -15,7 +15,7 @@ import type { ContainerizeFlags } from '../commands/containerize.js';
 import { type KubernetesFlags, kubernetesOptionsFrom } from '../kubernetes-options.js';
 import type { StepProgress } from '../step-progress.js';
 import { resolveControlNets } from './controlnet-flags.js';
-import { type ModelFlags, resolveModel, resolveVaeTiny } from './model-resolution.js';
+import { controlNetsFor, type ModelFlags, resolveModel, resolveVaeTiny } from './model-resolution.js';
 import { type ModelsDirFlags, modelsDirSettings } from './models-dir-flags.js';
 import { type PackagedControlNet, serviceModuleSource } from './service-module-source.js';
 import { type ServiceSettingFlags, serviceSettings } from './setting-flags.js';
@@ -159,7 +159,13 @@ export async function buildDiffusionPackage(flags: BuildFlags, pipelineName: str
       vaeTinyTag = saved.tag;
     }
   }
-  const controlnets = await packagedControlNets(store, packageName, flags.controlnet, progress);
+  // `demo` carries the demo's Canny ControlNet, so the package serves what `diffusion start demo` does.
+  const controlnets = await packagedControlNets(
+    store,
+    packageName,
+    controlNetsFor(pipelineName, flags.controlnet),
+    progress,
+  );
   // The checkpoints folder is one store entry, so the package carries it as it carries the model.
   let checkpointsTag: string | undefined;
   if (modelsDir) {
