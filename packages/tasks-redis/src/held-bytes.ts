@@ -10,7 +10,7 @@ import type { StoreCommands } from './store-commands.js';
  * BullMQ's job (whose data and return value are JSON, and whose return value BullMQ copies into its events
  * stream): a body in `body:<id>`, dropped when its task ends; an answer in `answer:<id>`, expiring with it. The
  * scripts that change the count share `commands/includes/held-bytes.lua`: the submit's admission
- * (`admit-10.lua`), an answer's keeping (`keep-5.lua`), a task's end (`ended-9.lua`) and the give-back of a task
+ * (`admit-10.lua`), an answer's keeping (`keep-5.lua`), a task's end (`ended-10.lua`) and the give-back of a task
  * that ended without it (`give-back-4.lua`).
  */
 
@@ -71,13 +71,13 @@ export class HeldBytes {
     return [id, body, Date.now(), this.max, TASK_OVERHEAD_BYTES];
   }
 
-  /** `ended-9.lua`'s KEYS 4-9 for task `id` (`endedHeld`'s keys). */
+  /** `ended-10.lua`'s KEYS 4-9 for task `id` (`endedHeld`'s keys). */
   endKeys(id: string): string[] {
     return [...this.countKeys, this.bodyKey(id), this.answerKey(id), this.events];
   }
 
   /**
-   * `ended-9.lua`'s ARGV 9-14 for task `id` (`endedHeld`'s arguments): `answer` is null for a task that did not
+   * `ended-10.lua`'s ARGV 9-14 for task `id` (`endedHeld`'s arguments): `answer` is null for a task that did not
    * succeed, `kept` for an answer kept apart (already counted), or the bytes of one written in the job.
    */
   endArgs(id: string, answer: number | 'kept' | null): Array<string | number> {

@@ -76,6 +76,7 @@ export class RedisTaskStore implements TaskStore {
     const { name, leaseMs } = settings;
     const connections = await StoreConnections.open(options.url);
     const scripts = defineStoreCommands(connections.commands);
+    const workerScripts = defineStoreCommands(connections.worker);
     const queue = new Queue(name, { connection: connections.commands, prefix: BULLMQ_PREFIX });
     const worker = new Worker(name, null, {
       connection: connections.worker,
@@ -98,7 +99,16 @@ export class RedisTaskStore implements TaskStore {
       settings.maxHeldBytes,
     );
     const keys = new StoreKeys(name);
-    const store = new RedisTaskStore({ settings, connections, scripts, queue, worker, keys, held });
+    const store = new RedisTaskStore({
+      settings,
+      connections,
+      scripts,
+      workerScripts,
+      queue,
+      worker,
+      keys,
+      held,
+    });
     subscriber.on('message', (_channel, text: string) => store.received(text));
     // A stalled job this process's check put back in the queue: every process hears it may claim it.
     worker.on('stalled', (id: string) => store.requeued(id));

@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 const COMMANDS = new URL('./commands/', import.meta.url);
 
 /** Every script, by file name without `.lua`; `tiffin` and its name in camel case is its method (`StoreCommands`). */
-const SCRIPTS = ['admit-10', 'keep-5', 'give-back-4', 'start-4', 'view-5', 'ended-9', 'stats-2'] as const;
+const SCRIPTS = ['admit-10', 'keep-5', 'give-back-4', 'start-4', 'view-5', 'ended-10', 'stats-2'] as const;
 
 const INCLUDE = /^--- @include "([a-z/-]+)"$/gm;
 
@@ -41,7 +41,8 @@ export interface StoreCommands {
   /** `start-4.lua`, its reply's body as bytes (ioredis's `Buffer` form of a script's method). */
   tiffinStartBuffer(...args: Array<string | number>): Promise<[left: number, body: Buffer | null]>;
   tiffinView(...args: Array<string | number>): Promise<ViewReply>;
-  tiffinEnded(...args: Array<string | number>): Promise<number>;
+  /** `ended-10.lua`: 0 done, 1 the job has not finished (nothing done), 2 done already. */
+  tiffinEnded(...args: Array<string | number>): Promise<0 | 1 | 2>;
   tiffinStats(...args: Array<string | number>): Promise<Array<string | number>>;
 }
 
@@ -65,7 +66,7 @@ function scripts(): NonNullable<typeof loaded> {
   return loaded;
 }
 
-/** Defines every script on `redis` (the store's commands connection) and answers it as their methods. */
+/** Defines every script on `redis` (the store's commands connection, or the Worker's) and answers it as their methods. */
 export function defineStoreCommands(redis: Redis): StoreCommands {
   for (const { method, numberOfKeys, lua } of scripts()) redis.defineCommand(method, { numberOfKeys, lua });
   return redis as unknown as StoreCommands;

@@ -11,6 +11,11 @@ export interface StoreContext {
   readonly connections: StoreConnections;
   /** The scripts, on the commands connection (`commands/*.lua`). */
   readonly scripts: StoreCommands;
+  /**
+   * The same scripts on the Worker's connection, where BullMQ completes jobs: one sent there after a completion
+   * reaches Redis after it, in the same write.
+   */
+  readonly workerScripts: StoreCommands;
   readonly queue: Queue;
   /** The Worker the store claims through by hand (`getNextJob`), never run. */
   readonly worker: Worker;

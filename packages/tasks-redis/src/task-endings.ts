@@ -6,6 +6,7 @@ import {
   type TaskEvent,
 } from '@tiffin/core/tasks';
 import { Job } from 'bullmq';
+import { jobKey } from './bullmq-assumptions.js';
 import {
   cancelledBody,
   cancelledEnding,
@@ -30,7 +31,7 @@ export type TaskEnd = Ending | { status: 'succeeded'; seconds: number; inlineByt
 
 /**
  * How tasks end and what is kept of it: a claimed job ended as failed or cancelled, the bookkeeping after any
- * end (`ended-9.lua`: the client's slot, the cancel mark, the run time, the bytes, the final event), and a
+ * end (`ended-10.lua`: the client's slot, the cancel mark, the run time, the bytes, the final event), and a
  * cancel, which ends a task still waiting in the queue itself.
  */
 export class TaskEndings {
@@ -48,9 +49,10 @@ export class TaskEndings {
   /**
    * After a task's end is written: its client's slot back, its cancel mark gone, a success's run time kept for
    * its API's estimate (the most recent `RECENT_RUNS`, shared by every replica) and its final event sent, in one
-   * command (`ended-9.lua`).
+   * command (`ended-10.lua`), sent on `via` (the commands connection, or the Worker's behind a completion). It acts
+   * once the job has finished, and once a job: answers 1 when it arrived before the job's end (nothing done).
    */
-  async ended(job: Job<JobData>, ending: TaskEnd): Promise<void> {
+  async ended(job: Job<JobData>, ending: TaskEnd, via = this.ctx.scripts): Promise<0 | 1 | 2> {
     const { keys, held, settings } = this.ctx;
     const id = job.id as string;
     let event: TaskEvent;
@@ -66,11 +68,12 @@ export class TaskEndings {
       event = finalEvent(view);
     }
     const { client } = job.data;
-    await this.ctx.scripts.tiffinEnded(
+    return via.tiffinEnded(
       keys.runs(job.data.api),
       keys.clients,
       keys.cancelled,
       ...held.endKeys(id),
+      jobKey(this.ctx.queue, id),
       ending.status === 'succeeded' ? ending.seconds.toFixed(3) : '',
       RECENT_RUNS,
       RUNS_TTL_MS,

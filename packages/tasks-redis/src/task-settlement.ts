@@ -10,9 +10,9 @@ import type { TaskLeases } from './task-leases.js';
 /**
  * A running task's end, written through its lease: an answer kept (`keep-5.lua`, before BullMQ's completion, so a
  * reader that sees the task succeeded finds it) and the job completed, or the job failed with its ending; then
- * the bookkeeping (`TaskEndings.ended`). A small answer no larger than its task's body (`INLINE_ANSWER_BYTES`) is
+ * the bookkeeping (`TaskEndings.ended`), which a completion sends behind BullMQ's own without waiting for it. A small answer no larger than its task's body (`INLINE_ANSWER_BYTES`) is
  * written in the job's return value instead, in BullMQ's completion: it takes the body's place in the count
- * (`ended-9.lua`), which it cannot outgrow, so it needs no check and no script of its own. A task this process no
+ * (`ended-10.lua`), which it cannot outgrow, so it needs no check and no script of its own. A task this process no
  * longer holds is left alone.
  */
 export class TaskSettlement {
@@ -53,20 +53,33 @@ export class TaskSettlement {
     /** Whether the answer fits beside the bytes the other tasks hold (asked once, before the job completes). */
     let fits: boolean | undefined = inline || undefined;
     const started = lease.job.processedOn ?? Date.now();
+    const succeeded = () => ({
+      status: 'succeeded' as const,
+      seconds: (Date.now() - started) / 1000,
+      inlineBytes: inline ? size : undefined,
+    });
     // The next queued job comes back with this one's end when this process's runner claims next.
     const next = this.claims.askNext();
+    /** The bookkeeping sent behind the completion (`ended-10.lua`), without a round trip of its own. */
+    let behind: Promise<0 | 1 | 2> | undefined;
     const write = async () => {
       fits ??= await ctx.held.keep(id, body);
       if (!fits) return lease.job.moveToFailed(endingError(full()), lease.token, false);
-      const reply = await lease.job.moveToCompleted(encoded, lease.token, next !== null);
+      const completing = lease.job.moveToCompleted(encoded, lease.token, next !== null);
+      // BullMQ sends its completion within this turn of the event loop; the bookkeeping follows it on the same
+      // connection in the turn's check phase, so both leave in one write (`coalesceWrites`) and Redis runs them
+      // in that order. Should it arrive first all the same, it does nothing and is sent again below.
+      behind = new Promise<void>((sent) => setImmediate(sent)).then(() =>
+        this.endings.ended(lease.job, succeeded(), ctx.workerScripts),
+      );
+      behind.catch(() => {});
+      const reply = await completing;
       next?.(reply, lease.token);
     };
     if (await this.leases.settle(id, write)) {
-      const seconds = (Date.now() - started) / 1000;
-      const end = fits
-        ? { status: 'succeeded' as const, seconds, inlineBytes: inline ? size : undefined }
-        : full();
-      await this.endings.ended(lease.job, end).catch(() => {});
+      // Done behind the completion (0), or by an earlier try whose reply was lost (2).
+      if (fits && behind && (await behind.catch(() => 1)) !== 1) return;
+      await this.endings.ended(lease.job, fits ? succeeded() : full()).catch(() => {});
     }
   }
 

@@ -53,7 +53,7 @@ describeOnRedis('the built package on a real redis-server', (redis) => {
 
     const store = await built.RedisTaskStore.open({ url: redis.url, queue: 'built', leaseMs: 1000 });
     try {
-      // admit-10, stats-2, view-5, start-4, keep-5, ended-9; then give-back-4 by a cancel while queued.
+      // admit-10, stats-2, view-5, start-4, keep-5, ended-10; then give-back-4 by a cancel while queued.
       const { id } = await store.submit('echo', bytes('hello'));
       expect((await store.stats()).unfinished).toEqual({ echo: { queued: 1, running: 0 } });
       expect(await store.status(id)).toMatchObject({ status: 'queued', queue_position: 1 });

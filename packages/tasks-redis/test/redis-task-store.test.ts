@@ -49,6 +49,42 @@ describeOnRedis('on a real redis-server', (redis) => {
       await store.close();
     }
   });
+  it("sends an end's bookkeeping behind the completion: it acts once the job has finished, and once", async () => {
+    const store = await open('ended-once');
+    const { queue } = queues.get(store) as { queue: string };
+    const probe = new Redis(redis.url);
+    const clients = `tiffin:${queue}:clients`;
+    const request = { method: 'POST', url: '/api/submit', headers: [], body: Buffer.from('{"x":1}') };
+    try {
+      const { id } = await store.submit('api', request, { client: '10.0.0.1' });
+      expect(await probe.hget(clients, '10.0.0.1')).toBe('1');
+      const claimed = await store.claim();
+      expect(claimed?.id).toBe(id);
+      // Its bookkeeping arriving before the job's end (as it may, sent without waiting) does nothing.
+      const internals = store as unknown as {
+        endings: { ended(job: unknown, end: object): Promise<number> };
+        leases: { get(id: string): { job: unknown } | undefined };
+      };
+      const job = internals.leases.get(id)?.job;
+      const end = { status: 'succeeded', seconds: 0.01 };
+      expect(await internals.endings.ended(job, end)).toBe(1);
+      expect(await probe.hget(clients, '10.0.0.1')).toBe('1');
+      const events = store.events(id, AbortSignal.timeout(5000));
+      expect((await events.next()).value).toMatchObject({ event: 'started' });
+      await store.complete(id, { status: 200, headers: [], body: Buffer.from('{}') });
+      // Its final event, once.
+      expect((await events.next()).value).toMatchObject({ event: 'done' });
+      expect((await events.next()).done).toBe(true);
+      expect(await probe.hget(clients, '10.0.0.1')).toBe('0');
+      // Sent again (a lost reply retried), it does nothing: the client's slot is not given back twice.
+      expect(await internals.endings.ended(job, end)).toBe(2);
+      expect(await probe.hget(clients, '10.0.0.1')).toBe('0');
+      expect(await store.result(id)).toMatchObject({ status: 200 });
+    } finally {
+      probe.disconnect();
+      await store.close();
+    }
+  });
 });
 describeOnRedis('the task routes on a real redis-server', (redis) => {
   const queues = new WeakMap<TaskStore, { queue: string; limits: object }>();
