@@ -162,3 +162,32 @@ export function readControlNetFolder(
     throw new ModelFolderError(`controlnet "${name}": this UNet has no mid block to take its residual`);
   return config;
 }
+
+/**
+ * The ControlNets of `controlnets` that fit the UNet of diffusers folder `dir`, the others left out, each named to
+ * `log`: a service's other checkpoints (`--models-dir`) load the ControlNets of their family and refuse the rest
+ * per request, where its start model refuses any that does not fit at start.
+ */
+export function controlNetsFittingFolder(
+  dir: string,
+  controlnets: Readonly<Record<string, string>>,
+  log: (message: string) => void,
+): Record<string, string> {
+  const entries = Object.entries(controlnets);
+  if (entries.length === 0) return {};
+  const index = readModelIndex(dir);
+  const textTime = index.components.text_encoder_2?.[1] != null;
+  const unet = readJson(join(dir, 'unet/config.json'), 'unet/config.json') as unknown as UNetConfig;
+  validateUNetConfig(unet, { textTime });
+  const fitting: Record<string, string> = {};
+  for (const [name, folder] of entries) {
+    try {
+      readControlNetFolder(name, folder, unet, textTime);
+      fitting[name] = folder;
+    } catch (e) {
+      if (!(e instanceof ModelFolderError)) throw e;
+      log(`${e.message}; not loaded for this model`);
+    }
+  }
+  return fitting;
+}

@@ -4,6 +4,7 @@ import { type BackendChoice, type BackendName, selectBackend } from '../backend.
 import { controlNetSingleFileToDiffusers } from '../checkpoints/controlnet-single-file.js';
 import { type SingleFileOptions, singleFileToDiffusers } from '../checkpoints/single-file.js';
 import type { ControlNetEngine } from '../engines/engine-models.js';
+import { controlNetsFittingFolder } from '../engines/folder-configs.js';
 import { loadOnnxComponents, type OnnxLoadOptions } from '../engines/onnx/load.js';
 import { div } from '../latents/float32-math.js';
 import {
@@ -72,6 +73,11 @@ export interface FromPretrainedOptions extends LoadComponentsOptions {
   singleFile?: SingleFileOptions;
   /** Generation defaults laid over the folder's own `tiffin_defaults.json` (e.g. a LoRA merged at start). */
   defaults?: ModelDefaults;
+  /**
+   * Load only the `controlnets` that fit this model's UNet, leaving out the others with a log line (a request that
+   * names one is then a 400); by default one that does not fit fails the load.
+   */
+  skipUnfitControlNets?: boolean;
   log?: (message: string) => void;
 }
 
@@ -135,7 +141,7 @@ export class StableDiffusionPipeline {
     // A single-file LDM checkpoint (.safetensors) becomes a diffusers folder once (pickles refused).
     if (existsSync(dir) && statSync(dir).isFile()) dir = singleFileToDiffusers(dir, options.singleFile);
     // Single-file ControlNets become diffusers folders once, like single-file checkpoints.
-    const controlnets = Object.fromEntries(
+    const converted = Object.fromEntries(
       Object.entries(options.controlnets ?? {}).map(([name, path]) => [
         name,
         existsSync(path) && statSync(path).isFile()
@@ -143,6 +149,9 @@ export class StableDiffusionPipeline {
           : path,
       ]),
     );
+    const controlnets = options.skipUnfitControlNets
+      ? controlNetsFittingFolder(dir, converted, options.log ?? console.warn)
+      : converted;
     const backend = await selectBackend(options.backend, options.log);
     // The TF.js engine's models are loaded only when it is chosen: onnxruntime runs without TF.js.
     const components: EngineComponents =

@@ -53,6 +53,7 @@ async function start(): Promise<void> {
       defaults: init.baseLoraPath ? readLoraDefaults(init.baseLoraPath) : undefined,
       vaeTiny: init.vaeTiny,
       controlnets: init.controlnets,
+      skipUnfitControlNets: init.skipUnfitControlNets,
       log: (line) => startLog.push(line),
     });
     if (init.baseLoraPath) mergeLora(pipe.loraTarget, new LoraCache(1).get(init.baseLoraPath));

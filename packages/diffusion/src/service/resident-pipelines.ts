@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Checkpoint } from './checkpoint-catalog.js';
 import { ModelWorkerHost } from './worker-host.js';
 import type { WorkerInit } from './worker-protocol.js';
@@ -48,7 +49,12 @@ export class ResidentPipelines {
       if (this.resident.get(key) === host) this.forget(key);
     }
     await this.evictFor(1);
-    host = ModelWorkerHost.start({ ...this.init, modelDir: key });
+    // The start model was loaded with every ControlNet; another checkpoint loads those of its family.
+    host = ModelWorkerHost.start({
+      ...this.init,
+      modelDir: key,
+      skipUnfitControlNets: key !== resolve(this.init.modelDir),
+    });
     this.loadCount++;
     this.resident.set(key, host);
     try {

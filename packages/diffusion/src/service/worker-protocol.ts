@@ -20,6 +20,8 @@ export interface WorkerInit {
   loraCacheBytes?: number;
   /** ControlNets loaded beside the model, by the name requests use (`--controlnet name=folder`). */
   controlnets?: Readonly<Record<string, string>>;
+  /** A `--models-dir` checkpoint's worker: it loads the `controlnets` that fit it and leaves out the others. */
+  skipUnfitControlNets?: boolean;
 }
 
 /** Generation parameters shared by both pipelines, already validated by the request schema. */
