@@ -13,7 +13,7 @@ error weighing 3×, as the UNet's run. Fixed seeds; loss per step in training/lo
 weights exported (float16) to --out every --ckpt-every seconds.
 
 Run (from packages/demo-model, after `npx tsx --conditions=source training/export-dataset.ts`):
-  nice -n 10 env HF_HUB_OFFLINE=1 PYTHONPATH=/work/pysite /usr/bin/python3 training/train_controlnet.py \
+  nice -n 10 env HF_HUB_OFFLINE=1 PYTHONPATH=<site> /usr/bin/python3 training/train_controlnet.py \
     --out training/.cache/controlnet-canny --threads 2 --seconds 1500
 """
 

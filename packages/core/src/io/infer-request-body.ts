@@ -13,6 +13,8 @@ export async function readInferRequest(
   body: Buffer,
   headerLength: string | undefined,
   maxDepth: number,
+  /** The caller's: a body still waiting for a JSON thread when it aborts is dropped (`TaskPool.run`). */
+  signal?: AbortSignal,
 ): Promise<InferRequest> {
   const jsonBytes = headerLength ? Number(headerLength) : body.byteLength;
   // A header that is not a length is refused by the parser, at once.
@@ -20,7 +22,7 @@ export async function readInferRequest(
   const copy = Uint8Array.from(body);
   const got = await jsonThreads().run<
     Omit<InferRequest, 'inputs'> & { inputs: Array<{ name: string; array: MovedArray }> }
-  >('inferRequestFromJson', [copy, headerLength, maxDepth], [copy.buffer]);
+  >('inferRequestFromJson', [copy, headerLength, maxDepth], [copy.buffer], signal);
   const inputs: Tensor[] = got.inputs.map(({ name, array }) => ({
     name,
     array: new NDArray(array.data as never, array.shape, array.dtype as never),

@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
-import { Cancelled, InvalidArgument, ServiceUnavailable } from '../errors/index.js';
+import { InvalidArgument, ServiceUnavailable } from '../errors/index.js';
 import type { NamedTensors } from '../signature/named-tensors.js';
+import { callerGone } from '../threads/caller-gone.js';
 import { workerStart } from '../threads/worker-start.js';
 import { endThreadCall, type ThreadCall, threadCall } from '../tracing/thread-span.js';
 import { rebuildError } from './model-errors.js';
@@ -72,11 +73,7 @@ interface Instance {
 }
 
 /** The error a dropped call's caller gets: the signal's own reason (a timeout's 504) when it is an error. */
-function gone(signal: AbortSignal): Error {
-  return signal.reason instanceof Error
-    ? signal.reason
-    : new Cancelled('The caller went away before the model ran its call');
-}
+const gone = (signal: AbortSignal): Error => callerGone(signal, 'before the model ran its call');
 
 /** Most waiting calls one free thread takes in one message. */
 const MAX_BURST = 16;

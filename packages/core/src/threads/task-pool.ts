@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { endThreadCall, type ThreadCall, threadCall } from '../tracing/thread-span.js';
+import { callerGone } from './caller-gone.js';
 import type { TaskAnswer, TaskBoot, TaskCall } from './task-protocol.js';
 import { rebuildTiffinError } from './thread-errors.js';
 import { workerStart } from './worker-start.js';
@@ -23,6 +24,8 @@ interface Job {
   reject: (err: Error) => void;
   /** The caller's traced call, when a recording span was active: its `thread` span is made on the answer. */
   trace?: ThreadCall;
+  /** Answered already: its caller went away (the thread's later answer is dropped). */
+  done?: boolean;
 }
 
 /** Threads by default: cores minus one for the event loop, 1 to 4. */
@@ -51,12 +54,43 @@ export class TaskPool {
     while (this.started < this.threads) this.idle.push(this.spawn());
   }
 
-  /** Run `task(...args)` in a thread; `transfer` lists buffers moved there instead of copied. */
-  run<T>(task: string, args: unknown[], transfer: ArrayBuffer[] = []): Promise<T> {
+  /**
+   * Run `task(...args)` in a thread; `transfer` lists buffers moved there instead of copied. When `signal` aborts
+   * (the caller left, its deadline passed) the call is answered at once with its reason: a call still waiting is
+   * taken off the queue, so nothing holds its buffers for an answer no one reads; one already in a thread runs
+   * to its end there, and its answer is dropped.
+   */
+  run<T>(task: string, args: unknown[], transfer: ArrayBuffer[] = [], signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(callerGone(signal, `before ${this.options.name} ran`));
     return new Promise<T>((resolve, reject) => {
-      const job: Job = { call: { task, args }, transfer, resolve: resolve as (v: unknown) => void, reject };
+      let unlisten: (() => void) | undefined;
+      const job: Job = {
+        call: { task, args },
+        transfer,
+        resolve: (value) => {
+          unlisten?.();
+          resolve(value as T);
+        },
+        reject: (err) => {
+          unlisten?.();
+          reject(err);
+        },
+      };
       const traced = threadCall();
       if (traced) job.trace = traced;
+      if (signal) {
+        const onAbort = () => {
+          if (job.done) return;
+          job.done = true;
+          const at = this.queue.indexOf(job);
+          if (at >= 0) this.queue.splice(at, 1);
+          const err = callerGone(signal, `before ${this.options.name} ended`);
+          if (job.trace) this.traced(job, undefined, err);
+          reject(err);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        unlisten = () => signal.removeEventListener('abort', onAbort);
+      }
       this.queue.push(job);
       this.pump();
     });
@@ -104,6 +138,11 @@ export class TaskPool {
       if (answer.id !== id) return;
       done();
       this.idle.push(worker);
+      if (job.done) {
+        this.pump();
+        return;
+      }
+      job.done = true;
       if ('error' in answer) {
         const { error } = answer;
         const err =
@@ -118,6 +157,11 @@ export class TaskPool {
     };
     const fail = (why: string) => {
       done();
+      if (job.done) {
+        this.pump();
+        return;
+      }
+      job.done = true;
       const err = new Error(`${this.options.name} stopped: ${why}`);
       if (job.trace) this.traced(job, undefined, err);
       job.reject(err);

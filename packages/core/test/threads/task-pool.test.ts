@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PayloadTooLarge, TiffinError } from '../../src/errors/index.js';
+import { Cancelled, GatewayTimeout, PayloadTooLarge, TiffinError } from '../../src/errors/index.js';
 import { TaskPool } from '../../src/threads/index.js';
 
 const pool = new TaskPool({ name: 'Test tasks', module: new URL('./tasks.ts', import.meta.url), threads: 2 });
@@ -40,5 +40,33 @@ describe('TaskPool: CPU-heavy work in reused worker threads', () => {
     clearInterval(ticker);
     expect(new Set(threads).size).toBe(2);
     expect(turns).toBeGreaterThan(10);
+  }, 60_000);
+
+  it('a call whose caller goes away is answered at once; one still queued never runs, nor holds its buffers', async () => {
+    const one = new TaskPool({
+      name: 'Queued tasks',
+      module: new URL('./tasks.ts', import.meta.url),
+      threads: 1,
+    });
+    // The only thread busy for 400 ms: the next calls wait in the queue.
+    const running = one.run<number>('busy', [400]);
+    const leaving = new AbortController();
+    const gone = new Cancelled('the client left');
+    const values = Float64Array.from([1, 2]);
+    const started = performance.now();
+    const queued = one.run<number>('sum', [values], [values.buffer], leaving.signal);
+    const deadline = one.run<number>('busy', [1], [], AbortSignal.timeout(50));
+    leaving.abort(gone);
+    await expect(queued).rejects.toBe(gone);
+    await expect(deadline).rejects.toMatchObject({ name: 'TimeoutError' });
+    // Both answered while the thread was still busy, and taken off the queue.
+    expect(performance.now() - started).toBeLessThan(400);
+    expect(one['queue']).toHaveLength(0);
+    expect(typeof (await running)).toBe('number');
+    // A signal aborted already: refused before anything is queued; the pool serves the next call as before.
+    await expect(
+      one.run('sum', [values], [], AbortSignal.abort(new GatewayTimeout('past its deadline'))),
+    ).rejects.toBeInstanceOf(GatewayTimeout);
+    expect(await one.run<number>('sum', [Float64Array.from([3, 4])])).toBe(7);
   }, 60_000);
 });

@@ -130,6 +130,7 @@ export class NumpyNdarray extends IODescriptor<NDArray, NumpyNdarrayOutput> {
       'ndarrayFromJson',
       [copy, this.dtype, maxDepth],
       [copy.buffer],
+      request.signal,
     );
     return this.validate(new NDArray(got.data as never, got.shape, got.dtype as never));
   }

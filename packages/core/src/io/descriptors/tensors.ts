@@ -114,6 +114,7 @@ export class Tensors extends IODescriptor<NamedTensors, NamedTensors> {
       'tensorsFromJson',
       [copy, this.model, [...this.tensors], maxDepth],
       [copy.buffer],
+      request.signal,
     );
     const arrays: NamedTensors = {};
     for (const [name, a] of Object.entries(got))

@@ -58,6 +58,7 @@ function inferHandler(model: ModelAdapter, deps: InferenceProtocolDeps): (ctx: E
       await ctx.body(),
       ctx.get(HEADER_LENGTH) || undefined,
       deps.limits.maxDepth,
+      ctx.request.signal,
     );
     // As on the API's own route: the permit once the body is in, the client's urgency and deadline first.
     applyCallOptions(ctx, httpCallOptions(ctx.req));
