@@ -15,6 +15,7 @@ import type { ServerMetrics } from '../metrics.js';
 import { NOSNIFF } from '../raw-answers.js';
 import { requestIdFor } from '../request-id.js';
 import type { RouteTable } from '../routes/route-table.js';
+import { ClientDisconnected } from './client-disconnected.js';
 import { endHttpCall, httpServerCall } from './http-span.js';
 import { writeError } from './write-error.js';
 
@@ -242,7 +243,7 @@ export function requestPipeline(deps: RequestPipelineDeps): RequestPipeline {
     const ctx = this[EXCHANGE] as Exchange;
     // Counted out first: a close callback that throws must not leave the request in flight (drain waits on it).
     lifecycle.requestEnded();
-    if (!this.writableFinished) ctx.abort.abort(new Error('client disconnected'));
+    if (!this.writableFinished) ctx.abort.abort(new ClientDisconnected());
     if (ctx.trace?.span) endHttpCall(ctx);
     for (const fn of ctx.onClose) fn();
   }

@@ -3,6 +3,7 @@ import { Cancelled, isTiffinError } from '../../errors/index.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Exchange } from '../exchange.js';
 import type { ServerMetrics } from '../metrics.js';
+import { ClientDisconnected } from './client-disconnected.js';
 
 /**
  * Answer a thrown error with the one error body (docs/spec/io-descriptors.md D4): TiffinError → its status,
@@ -11,9 +12,10 @@ import type { ServerMetrics } from '../metrics.js';
  */
 export function writeError(ctx: Exchange, thrown: unknown, logger: Logger, metrics?: ServerMetrics): void {
   // The request's own abort reason thrown back (its client left while it waited in a queue) is no fault of the
-  // server: a cancelled request, 409 `CANCELLED`, as a generation whose client left is, never a logged 500.
+  // server: a cancelled request, 409 `CANCELLED`, as a generation whose client left is, never a logged 500. Only
+  // that reason: a route's own error aborts the request too (its other work stops), and is answered as it is.
   const err =
-    ctx.abort.isAborted && !isTiffinError(thrown) && thrown === ctx.abort.signal.reason
+    thrown instanceof ClientDisconnected
       ? new Cancelled('The request was cancelled: its client left')
       : thrown;
   const trace = ctx.trace;
