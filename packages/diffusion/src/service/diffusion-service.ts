@@ -176,7 +176,7 @@ export function createDiffusionService(options: DiffusionServiceOptions): Diffus
       },
       async (value, ctx) => {
         const task = ctx.taskId !== undefined;
-        const request = await kind.toRequest(value, context);
+        const request = await kind.toRequest(value, context, ctx.request.signal);
         // The prompt's words the model cannot represent: a header now, and in every step event of a task.
         const ignored = ignoredWords.report(request.input.params, ctx);
         const named = ignored.length > 0 ? { ignored_words: ignored } : {};

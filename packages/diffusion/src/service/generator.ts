@@ -199,7 +199,7 @@ export class Generator {
     // An unknown checkpoint is refused now (404), before the request takes a place in the queue.
     const checkpoint = this.catalog.resolve(request.model);
     this.assertSameFamily(checkpoint);
-    const { input, loras } = await prepareGeneration(roots, request, this.context.limits.maxSteps);
+    const { input, loras } = await prepareGeneration(roots, request, this.context.limits.maxSteps, signal);
     // The checkpoint's name and hash for the images' infotext, hashed (once, cached) while the job waits and runs.
     const model: Promise<ServedModel | null> = Promise.resolve()
       .then(() => servedModel(checkpoint.path))

@@ -18,6 +18,8 @@ export async function prepareGeneration(
   roots: LoraRoots,
   request: GenerationRequest,
   maxSteps: number,
+  /** The request's: its ControlNet images still waiting for a thread when it aborts are dropped. */
+  signal?: AbortSignal,
 ): Promise<PreparedGeneration> {
   const loras = await Promise.all(
     request.loras.map(async (l) => ({ path: await roots.resolve(l.path), name: l.path, weight: l.weight })),
@@ -25,7 +27,7 @@ export async function prepareGeneration(
   const input = withLoraDefaults(request, loras, maxSteps);
   // ControlNet images are decoded (and their module run) only for a request that got this far.
   if (!request.controlnet) return { input, loras };
-  return { input: { ...input, controlnet: await request.controlnet() }, loras };
+  return { input: { ...input, controlnet: await request.controlnet(signal) }, loras };
 }
 
 function withLoraDefaults(request: GenerationRequest, loras: JobLora[], maxSteps: number): JobInput {

@@ -33,8 +33,11 @@ export async function decodeUpload(
   bytes: Uint8Array,
   maxPixels: number,
   keepAlpha = false,
+  /** The request's: a decode still waiting for a thread when it aborts is dropped (`TaskPool.run`). */
+  signal?: AbortSignal,
 ): Promise<DecodedUpload> {
-  const answer = await uploadThreads().run<DecodeAnswer>('decodeUpload', [bytes, maxPixels, keepAlpha]);
+  const args = [bytes, maxPixels, keepAlpha];
+  const answer = await uploadThreads().run<DecodeAnswer>('decodeUpload', args, [], signal);
   if ('unreadable' in answer) throw new UnreadableImage(answer.unreadable, answer.tooLarge);
   return answer.image;
 }

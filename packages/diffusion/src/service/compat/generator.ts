@@ -26,6 +26,8 @@ export async function compatRequest(
   generator: Generator,
   body: Record<string, unknown>,
   { image, mask }: CompatImages = {},
+  /** The request's: its uploads' resizes are dropped if it aborts first. */
+  signal?: AbortSignal,
 ): Promise<GenerationRequest> {
   const { context } = generator;
   const { limits, family, defaults } = context;
@@ -36,7 +38,7 @@ export async function compatRequest(
     : mask
       ? { image, mask_image: mask, data: parse(inpaintSchema(limits, family, defaults), body) }
       : { img: image, data: parse(img2imgSchema(limits, family, defaults), body) };
-  return GENERATION_KINDS[name].toRequest(value, context);
+  return GENERATION_KINDS[name].toRequest(value, context, signal);
 }
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {

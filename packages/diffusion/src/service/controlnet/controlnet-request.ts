@@ -7,7 +7,7 @@ import { fitControlImage, processorSize } from './control-image-fit.js';
 import type { ControlNetBody } from './controlnet-schema.js';
 
 /** A request's ControlNet units as the worker gets them, prepared once the request is admitted. */
-export type PendingControlNets = () => Promise<JobControlNet[]>;
+export type PendingControlNets = (signal?: AbortSignal) => Promise<JobControlNet[]>;
 
 /** What the service knows of its ControlNets when it reads a request. */
 export interface ControlNetContext {
@@ -42,15 +42,17 @@ export function controlnetRequest(
       );
     return { unit: u, bytes: base64Bytes(u.image, `controlnet[${i}].image`) };
   });
-  return () =>
+  // The generation's signal: decodes, resizes and maps still waiting for a thread when it aborts are dropped.
+  return (signal) =>
     Promise.all(
       read.map(async ({ unit: u, bytes }, i) => ({
         model: u.model,
         image: await conditioningMap(
-          await decoded(bytes, `controlnet[${i}].image`, context.maxPixels),
+          await decoded(bytes, `controlnet[${i}].image`, context.maxPixels, signal),
           u,
           width,
           height,
+          signal,
         ),
         conditioning_scale: u.conditioning_scale,
         guidance_start: u.guidance_start,
@@ -73,16 +75,17 @@ export async function conditioningMap(
   u: Pick<ControlNetBody, 'module' | 'low_threshold' | 'high_threshold' | 'resize_mode' | 'processor_res'>,
   width: number,
   height: number,
+  signal?: AbortSignal,
 ): Promise<Rgb8Image> {
   const module = (image: Rgb8Image) =>
-    u.module === 'canny' ? cannyOffThread(image, u.low_threshold, u.high_threshold) : image;
+    u.module === 'canny' ? cannyOffThread(image, u.low_threshold, u.high_threshold, signal) : image;
+  const resize = (image: Rgb8Image, w: number, h: number) => resizeOffThread(image, w, h, false, signal);
   const mode = u.resize_mode ?? 'just_resize';
   if (u.processor_res === null || u.processor_res === undefined)
-    return module(await fitControlImage(picture, width, height, mode, resizeOffThread));
+    return module(await fitControlImage(picture, width, height, mode, resize));
   const [pw, ph] = processorSize(picture, u.processor_res);
-  const atRes =
-    pw === picture.width && ph === picture.height ? picture : await resizeOffThread(picture, pw, ph);
-  return fitControlImage(await module(atRes), width, height, mode, resizeOffThread);
+  const atRes = pw === picture.width && ph === picture.height ? picture : await resize(picture, pw, ph);
+  return fitControlImage(await module(atRes), width, height, mode, resize);
 }
 
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}$/;
@@ -97,9 +100,9 @@ export function base64Bytes(value: string, field: string): Uint8Array {
 }
 
 /** Decoded RGB pixels of an image (its size checked from its header first); 400 for a non-image or one too large. */
-async function decoded(bytes: Uint8Array, field: string, maxPixels: number) {
+async function decoded(bytes: Uint8Array, field: string, maxPixels: number, signal?: AbortSignal) {
   try {
-    return await decodeUpload(bytes, maxPixels);
+    return await decodeUpload(bytes, maxPixels, false, signal);
   } catch (err) {
     if (err instanceof UnreadableImage)
       throw new BadInput(`${field} ${err.message}`, {

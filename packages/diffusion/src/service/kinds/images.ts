@@ -63,14 +63,21 @@ export function resizeOffThread(
   width: number,
   height: number,
   transfer = false,
+  /** The request's: a resize still waiting for a thread when it aborts is dropped (`TaskPool.run`). */
+  signal?: AbortSignal,
 ): Promise<Rgb8Image> {
   const moved = transfer ? movable(image.data) : [];
-  return uploadThreads().run<Rgb8Image>('resizeLanczos', [image, width, height], moved);
+  return uploadThreads().run<Rgb8Image>('resizeLanczos', [image, width, height], moved, signal);
 }
 
 /** A ControlNet unit's Canny map (`cannyEdges`) in the same threads, for the same reason. */
-export function cannyOffThread(image: Rgb8Image, low: number, high: number): Promise<Rgb8Image> {
-  return uploadThreads().run<Rgb8Image>('cannyEdges', [image, low, high]);
+export function cannyOffThread(
+  image: Rgb8Image,
+  low: number,
+  high: number,
+  signal?: AbortSignal,
+): Promise<Rgb8Image> {
+  return uploadThreads().run<Rgb8Image>('cannyEdges', [image, low, high], [], signal);
 }
 
 /**
@@ -85,7 +92,7 @@ export async function rgbInput(
   field: string,
   img: DecodedImage,
   limits: GenerationLimits,
-  { transfer = false }: { transfer?: boolean } = {},
+  { transfer = false, signal }: { transfer?: boolean; signal?: AbortSignal | undefined } = {},
 ): Promise<JobImage> {
   const fit = Math.min(1, limits.maxSize / Math.max(img.width, img.height));
   const width = fittedSide(img.width, fit, limits.maxSize);
@@ -98,7 +105,8 @@ export async function rgbInput(
   if (!(img.data instanceof Uint8Array) || img.channels !== 3)
     throw new BadInput(`${field} must decode to 8-bit RGB`);
   if (width === img.width && height === img.height) return { width, height, data: img.data.slice() };
-  return resizeOffThread({ width: img.width, height: img.height, data: img.data }, width, height, transfer);
+  const pixels = { width: img.width, height: img.height, data: img.data };
+  return resizeOffThread(pixels, width, height, transfer, signal);
 }
 
 /** A job's image of one role, which its kind guarantees is there. */

@@ -25,11 +25,11 @@ export const img2img: GenerationKind = {
       img: new Image({ maxPixels: uploadMaxPixels(limits) }),
       data: jsonModel(img2imgSchema(limits, family, defaults)),
     }),
-  async toRequest(value, { limits, defaulted, controlnets }) {
+  async toRequest(value, { limits, defaulted, controlnets }, signal) {
     const parts = value as { img: TiffinImage; data: Img2ImgBody };
     // The upload is not read again: its pixels move into the resizing thread where Node can move them (a compatible
     // route's, decoded in the upload threads); sharp's own buffer (external memory) is copied.
-    const image = await rgbInput('img', parts.img, limits, { transfer: true });
+    const image = await rgbInput('img', parts.img, limits, { transfer: true, signal });
     return {
       input: {
         kind: 'img2img',

@@ -28,7 +28,7 @@ export const inpaint: GenerationKind = {
       mask_image: new Image({ maxPixels: uploadMaxPixels(limits) }),
       data: jsonModel(inpaintSchema(limits, family, defaults)),
     }),
-  async toRequest(value, { limits, defaulted, controlnets }) {
+  async toRequest(value, { limits, defaulted, controlnets }, signal) {
     const parts = value as { image: TiffinImage; mask_image: TiffinImage; data: InpaintBody };
     const { image: picture, mask_image: mask } = parts;
     if (mask.width !== picture.width || mask.height !== picture.height)
@@ -38,8 +38,8 @@ export const inpaint: GenerationKind = {
     // Both through the same resize to multiples of 8; the mask as grey replicated to RGB (binarised later). Neither
     // is read again: their pixels move into the resizing thread where Node can move them (see img2img).
     const [image, maskRgb] = await Promise.all([
-      rgbInput('image', picture, limits, { transfer: true }),
-      rgbInput('mask_image', greyAsRgb(mask), limits, { transfer: true }),
+      rgbInput('image', picture, limits, { transfer: true, signal }),
+      rgbInput('mask_image', greyAsRgb(mask), limits, { transfer: true, signal }),
     ]);
     return {
       input: {

@@ -54,7 +54,7 @@ export interface GenerationKind {
    * A validated request value as a job for the worker (400 for what the schema could not check); its uploads
    * resized off the event loop.
    */
-  toRequest(value: unknown, context: KindContext): Promise<GenerationRequest>;
+  toRequest(value: unknown, context: KindContext, signal?: AbortSignal): Promise<GenerationRequest>;
   /** In the model worker: the pipeline call for a job of this kind. */
   run(pipe: StableDiffusionPipeline, input: JobInput, common: CommonRequest): Promise<GenerationResult>;
 }

@@ -229,7 +229,7 @@ async function detect(ctx: Ctx, maxPixels: number) {
     if (typeof value !== 'string') throw new UnprocessableEntity(`${field} must be a base64 image`);
     let picture: Awaited<ReturnType<typeof decodeUpload>>;
     try {
-      picture = await decodeUpload(base64Bytes(value, field), maxPixels);
+      picture = await decodeUpload(base64Bytes(value, field), maxPixels, false, ctx.state.signal);
     } catch (err) {
       if (err instanceof UnreadableImage) throw new UnprocessableEntity(`${field} ${err.message}`);
       throw err;
@@ -240,6 +240,7 @@ async function detect(ctx: Ctx, maxPixels: number) {
             picture,
             low < 0 ? CANNY_DEFAULT_LOW : low,
             high < 0 ? CANNY_DEFAULT_HIGH : high,
+            ctx.state.signal,
           )
         : picture;
     images.push((await encodeGenerated(map.data, map.width, map.height, 'png')).toString('base64'));

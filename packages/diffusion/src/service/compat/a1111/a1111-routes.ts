@@ -125,9 +125,9 @@ export function a1111Routes(
       const inits = body.init_images;
       if (!Array.isArray(inits) || inits.length === 0)
         throw new UnprocessableEntity('init_images must be a list of one base64 image');
-      image = await base64Image(inits[0], 'init_images[0]', maxPixels);
+      image = await base64Image(inits[0], 'init_images[0]', maxPixels, ctx.state.signal);
       if (body.mask !== undefined && body.mask !== null && body.mask !== '')
-        mask = await base64Image(body.mask, 'mask', maxPixels);
+        mask = await base64Image(body.mask, 'mask', maxPixels, ctx.state.signal);
       if (mask && (mask.width !== image.width || mask.height !== image.height))
         throw new BadInput(
           `mask is ${mask.width}×${mask.height} and init_images[0] ${image.width}×${image.height}: they must be the same size`,
@@ -135,8 +135,9 @@ export function a1111Routes(
       // Fitted to the served size once for all its iterations, not by each: the decoded pixels move into the
       // resizing thread rather than being copied (a 4096² upload's 50 MB would hold the event loop).
       const { limits } = generator.context;
-      image = { ...(await rgbInput('init_images[0]', image, limits, { transfer: true })), channels: 3 };
-      if (mask) mask = { ...(await rgbInput('mask', mask, limits, { transfer: true })), channels: 3 };
+      const fit = { transfer: true, signal: ctx.state.signal };
+      image = { ...(await rgbInput('init_images[0]', image, limits, fit)), channels: 3 };
+      if (mask) mask = { ...(await rgbInput('mask', mask, limits, fit)), channels: 3 };
     }
     // This request's checkpoint: its `override_settings.sd_model_checkpoint`, else the global setting's.
     const checkpoint = await overridden(body.override_settings);
@@ -165,7 +166,7 @@ export function a1111Routes(
         let result: Awaited<ReturnType<Generator['start']>['result']>;
         try {
           const run = generator.start({
-            request: await compatRequest(generator, seeded, { image, mask }),
+            request: await compatRequest(generator, seeded, { image, mask }, signal),
             signal,
             preview: true,
           });
@@ -271,12 +272,17 @@ async function readJson(ctx: Ctx, maxBytes: number): Promise<Record<string, unkn
 }
 
 /** A base64 image (with or without a `data:` prefix) decoded to pixels. */
-async function base64Image(value: unknown, field: string, maxPixels: number): Promise<UploadedImage> {
+async function base64Image(
+  value: unknown,
+  field: string,
+  maxPixels: number,
+  signal: AbortSignal,
+): Promise<UploadedImage> {
   if (typeof value !== 'string') throw new UnprocessableEntity(`${field} must be a base64 string`);
   const comma = value.startsWith('data:') ? value.indexOf(',') : -1;
   const bytes = Buffer.from(value.slice(comma + 1), 'base64');
   try {
-    return await decodeUpload(new Uint8Array(bytes), maxPixels);
+    return await decodeUpload(new Uint8Array(bytes), maxPixels, false, signal);
   } catch (err) {
     // Over the size bound: a size error (A1111's group answers it as a 422), never "not an image".
     if (err instanceof UnreadableImage && err.tooLarge)

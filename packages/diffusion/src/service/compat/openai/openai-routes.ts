@@ -100,7 +100,12 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
         num_images_per_prompt: request.n,
         seed: request.seed,
       };
-      const text2img = await compatRequest(generator, { ...body, model: chosenModel(json.model) });
+      const text2img = await compatRequest(
+        generator,
+        { ...body, model: chosenModel(json.model) },
+        {},
+        signal,
+      );
       // The kind's own queue (--concurrency, --queue), ordered by Priority, as its native API's calls are.
       await ctx.state.queue(text2img.input.kind);
       if (streamed.stream)
@@ -117,7 +122,7 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
     const request = imagesRequest(fields, generator, kind);
     const streamed = kind === 'edits' ? streamRequest(fields) : { stream: false, partialImages: 0 };
     // Several `image[]` parts (the openai SDK's form of an image list) are one edit of all of them.
-    const images = await uploadedAll(form, ['image', 'image[]'], 'image', maxPixels);
+    const images = await uploadedAll(form, ['image', 'image[]'], 'image', maxPixels, signal);
     const image = images.length > 0 ? await combinedImage(images) : undefined;
     if (!image)
       throw invalidRequest('image is required: a PNG, JPEG or WebP file', {
@@ -131,7 +136,8 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
       seed: request.seed,
       model: chosenModel(fields.model),
     };
-    const mask = kind === 'edits' ? await uploaded(form, ['mask'], 'mask', maxPixels, true) : undefined;
+    const mask =
+      kind === 'edits' ? await uploaded(form, ['mask'], 'mask', maxPixels, true, signal) : undefined;
     let edit: Awaited<ReturnType<typeof compatRequest>>;
     if (mask) {
       requireKind('inpaint', kind);
@@ -141,13 +147,15 @@ export function openAIRoutes(options: OpenAIRoutesOptions): RouteGroup[] {
           code: 'INVALID_IMAGE_DIMENSIONS',
         });
       const maskSized = request.size ? await resizedTo(mask, ...request.size) : mask;
-      edit = await compatRequest(generator, common, {
-        image: sized,
-        mask: repaintWhereTransparent(maskSized),
-      });
+      edit = await compatRequest(
+        generator,
+        common,
+        { image: sized, mask: repaintWhereTransparent(maskSized) },
+        signal,
+      );
     } else {
       requireKind('img2img', kind);
-      edit = await compatRequest(generator, common, { image: sized });
+      edit = await compatRequest(generator, common, { image: sized }, signal);
     }
     await ctx.state.queue(edit.input.kind);
     if (streamed.stream) {
@@ -268,10 +276,11 @@ async function uploaded(
   param: string,
   maxPixels: number,
   keepAlpha = false,
+  signal?: AbortSignal,
 ): Promise<UploadedImage | undefined> {
   const value = names.map((n) => form.get(n)).find((v) => v !== null);
   if (value === undefined || value === null) return undefined;
-  return decodedPart(value, param, maxPixels, keepAlpha);
+  return decodedPart(value, param, maxPixels, keepAlpha, signal);
 }
 
 /** Every file among `names`, in order, decoded: at most {@link MAX_EDIT_IMAGES}, as OpenAI's API bounds them. */
@@ -280,6 +289,7 @@ async function uploadedAll(
   names: readonly string[],
   param: string,
   maxPixels: number,
+  signal?: AbortSignal,
 ): Promise<UploadedImage[]> {
   const values = names.flatMap((n) => form.getAll(n));
   if (values.length > MAX_EDIT_IMAGES)
@@ -288,7 +298,7 @@ async function uploadedAll(
       code: 'INVALID_VALUE',
     });
   const images: UploadedImage[] = [];
-  for (const value of values) images.push(await decodedPart(value, param, maxPixels, false));
+  for (const value of values) images.push(await decodedPart(value, param, maxPixels, false, signal));
   return images;
 }
 
@@ -298,11 +308,13 @@ async function decodedPart(
   param: string,
   maxPixels: number,
   keepAlpha: boolean,
+  /** The request's: a decode still waiting for an upload thread when it aborts is dropped. */
+  signal?: AbortSignal,
 ): Promise<UploadedImage> {
   if (typeof value === 'string')
     throw invalidRequest(`${param} must be a file`, { param, code: 'INVALID_IMAGE' });
   try {
-    return await decodeUpload(new Uint8Array(await value.arrayBuffer()), maxPixels, keepAlpha);
+    return await decodeUpload(new Uint8Array(await value.arrayBuffer()), maxPixels, keepAlpha, signal);
   } catch (err) {
     // Over the size bound: a size error the client can act on, never "not an image".
     if (err instanceof UnreadableImage && err.tooLarge)
